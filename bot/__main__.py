@@ -1,0 +1,5 @@
+"""Entry point for `python -m bot`."""
+
+from bot.cli import main
+
+main()

@@ -1,0 +1,125 @@
+"""Builds what the model sees: system prompt, history, and the new message."""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from bot.agent.memory import MemoryScope
+from bot.bus import InboundMessage
+
+BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")
+OWNER_ONLY_FILES = frozenset({"USER.md"})
+MAX_INLINE_IMAGE_BYTES = 5 * 1024 * 1024
+
+
+class FileCache:
+    """Reads text files, re-reading one only when its mtime or size changes."""
+
+    def __init__(self) -> None:
+        self._entries: dict[Path, tuple[int, int, str]] = {}
+
+    def read(self, path: Path) -> str:
+        """The file's text, or "" when it does not exist."""
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            self._entries.pop(path, None)
+            return ""
+        entry = self._entries.get(path)
+        if entry and entry[0] == stat.st_mtime_ns and entry[1] == stat.st_size:
+            return entry[2]
+        text = path.read_text(encoding="utf-8", errors="replace")
+        self._entries[path] = (stat.st_mtime_ns, stat.st_size, text)
+        return text
+
+
+class ContextBuilder:
+    """Assembles the request messages for one turn."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        timezone: str,
+        clock: Callable[[], float] = time.time,
+        extra_sections: Callable[[InboundMessage], list[str]] | None = None,
+    ) -> None:
+        self._workspace = workspace
+        self._zone = ZoneInfo(timezone)
+        self._timezone = timezone
+        self._clock = clock
+        self._files = FileCache()
+        self._extra_sections = extra_sections
+
+    def build(
+        self, message: InboundMessage, scope: MemoryScope, history: list[dict[str, Any]], user_text: str
+    ) -> list[dict[str, Any]]:
+        """System prompt, then history, then the new user message."""
+        return [
+            {"role": "system", "content": self.system_prompt(message, scope)},
+            *history,
+            self.user_message(message, user_text),
+        ]
+
+    def system_prompt(self, message: InboundMessage, scope: MemoryScope) -> str:
+        """Identity, time, workspace, bootstrap files and the scope's memory."""
+        now = datetime.fromtimestamp(self._clock(), self._zone)
+        sections = [
+            "You are relaybot, a personal AI assistant that talks with people in chat apps. "
+            "Answer in the chat's language, briefly, in Markdown that reads well on a phone.",
+            f"Current time: {now:%Y-%m-%d %H:%M} ({now:%A}), timezone {self._timezone}.\n"
+            f"Workspace: {self._workspace} (file tools take paths relative to it).",
+            f"Long-term memory of this chat is in {scope.memory_file} (shown below). "
+            f"A log of earlier conversations is in {scope.history_file}: search it (exec grep, or "
+            "read_file) when the user refers to something from the past.",
+        ]
+        for name in BOOTSTRAP_FILES:
+            if name in OWNER_ONLY_FILES and not scope.is_main:
+                continue
+            text = self._files.read(self._workspace / name).strip()
+            if text:
+                sections.append(f"## {name}\n\n{text}")
+        memory = self._files.read(scope.memory_file).strip()
+        if memory:
+            sections.append(f"## Memory (MEMORY.md)\n\n{memory}")
+        if self._extra_sections:
+            sections.extend(self._extra_sections(message))
+        return "\n\n".join(sections)
+
+    def runtime_header(self, message: InboundMessage) -> str:
+        """A one-line note of where the message came from and who sent it."""
+        chat = message.chat
+        where = f"{chat.channel} {'DM' if message.is_direct else 'group'} {chat.chat_id}"
+        if chat.thread_id:
+            where += f" thread {chat.thread_id}"
+        if message.kind == "system":
+            return f"[system message for {where}]"
+        sender = f"{message.sender_name} ({message.sender_id})" if message.sender_name else message.sender_id
+        return f"[{where} · from {sender}]"
+
+    def user_text(self, message: InboundMessage) -> str:
+        """The text stored in history: runtime header, message, and notes about attachments."""
+        lines = [self.runtime_header(message), message.text]
+        for attachment in message.attachments:
+            lines.append(f"[attached {attachment.kind}: {attachment.path} ({attachment.mime_type})]")
+        return "\n".join(line for line in lines if line)
+
+    def user_message(self, message: InboundMessage, text: str) -> dict[str, Any]:
+        """The new user message, with images inlined as image parts."""
+        images = [a for a in message.attachments if a.kind == "image"]
+        if not images:
+            return {"role": "user", "content": text}
+        parts: list[dict[str, Any]] = [{"type": "text", "text": text}]
+        for image in images:
+            data = Path(image.path).read_bytes()[: MAX_INLINE_IMAGE_BYTES + 1]
+            if len(data) > MAX_INLINE_IMAGE_BYTES:
+                parts[0]["text"] += f"\n[image too large to show: {image.path}]"
+                continue
+            encoded = base64.b64encode(data).decode("ascii")
+            parts.append({"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{encoded}"}})
+        return {"role": "user", "content": parts}

@@ -1,0 +1,245 @@
+"""The agent loop: lanes keep one turn per session, a semaphore caps turns across sessions."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from bot.agent.commands import HELP_TEXT, Command, parse_command
+from bot.agent.context import ContextBuilder
+from bot.agent.memory import scope_for
+from bot.agent.sessions import Session, SessionStore
+from bot.agent.turn import TurnResult, TurnRunner
+from bot.bus import InboundMessage, MessageBus, OutboundMessage
+from bot.config import AgentConfig
+from bot.errors import ProviderError
+from bot.events import ErrorOccurred, EventBus, StreamDelta, TurnFinished, TurnStarted
+from bot.llm import Usage
+from bot.tools.base import ToolContext
+
+logger = logging.getLogger(__name__)
+
+ReplyKind = Literal["reply", "error"]
+CRASH_REPLY = "Sorry, something went wrong on my side while answering. Please try again."
+
+
+@dataclass
+class _Lane:
+    """The queue and running turn of one session."""
+
+    pending: deque[InboundMessage] = field(default_factory=deque)
+    worker: asyncio.Task[None] | None = None
+    turn: asyncio.Task[None] | None = None
+
+
+class AgentLoop:
+    """Consumes the inbound bus and answers each message on the outbound bus."""
+
+    def __init__(
+        self,
+        bus: MessageBus,
+        runner: TurnRunner,
+        sessions: SessionStore,
+        context: ContextBuilder,
+        events: EventBus,
+        config: AgentConfig,
+        workspace: Path,
+        on_reset: Callable[[Session], None] | None = None,
+    ) -> None:
+        self._bus = bus
+        self._runner = runner
+        self._sessions = sessions
+        self._context = context
+        self._events = events
+        self._config = config
+        self._workspace = workspace
+        self._on_reset = on_reset
+        self._slots = asyncio.Semaphore(config.max_concurrent_turns)
+        self._lanes: dict[str, _Lane] = {}
+        self._dispatcher: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Begin consuming inbound messages."""
+        self._dispatcher = asyncio.create_task(self._dispatch(), name="agent-dispatch")
+
+    async def stop(self) -> None:
+        """Stop consuming, cancel running turns and wait for them to end."""
+        tasks = [self._dispatcher] if self._dispatcher else []
+        for lane in self._lanes.values():
+            lane.pending.clear()
+            tasks.extend(task for task in (lane.turn, lane.worker) if task)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._dispatcher = None
+
+    def is_busy(self, session_key: str) -> bool:
+        """Whether the session has a turn running or queued."""
+        return session_key in self._lanes
+
+    async def _dispatch(self) -> None:
+        while True:
+            message = await self._bus.consume_inbound()
+            try:
+                await self.accept(message)
+            except Exception:
+                logger.exception("[%s] could not accept message %s", message.chat.session_key, message.id)
+
+    async def accept(self, message: InboundMessage) -> None:
+        """Route one message: immediate commands now, everything else into its session's lane."""
+        key = message.chat.session_key
+        command = parse_command(message.text) if message.kind == "user" else None
+        if command is Command.STOP:
+            await self._stop_session(message)
+            return
+        if command is Command.HELP:
+            await self._reply(message, HELP_TEXT)
+            return
+        if command is Command.STATUS:
+            await self._reply(message, self._status(key))
+            return
+        lane = self._lanes.setdefault(key, _Lane())
+        lane.pending.append(message)
+        if lane.worker is None:
+            lane.worker = asyncio.create_task(self._drain(key, lane), name=f"lane:{key}")
+
+    async def _drain(self, key: str, lane: _Lane) -> None:
+        """Run the session's queued turns one after another."""
+        try:
+            while lane.pending:
+                async with self._slots:
+                    batch = self._next_batch(lane.pending)
+                    if not batch:
+                        continue
+                    lane.turn = asyncio.create_task(self._process(batch), name=f"turn:{key}")
+                    try:
+                        await lane.turn
+                    except asyncio.CancelledError:
+                        if asyncio.current_task().cancelling():  # type: ignore[union-attr]
+                            raise
+                    finally:
+                        lane.turn = None
+        finally:
+            self._lanes.pop(key, None)
+
+    def _next_batch(self, pending: deque[InboundMessage]) -> list[InboundMessage]:
+        """One message, or in collect mode every queued message up to the next command."""
+        if not pending:
+            return []
+        batch = [pending.popleft()]
+        if self._config.queue_mode == "collect" and not _is_new_session(batch[0]):
+            while pending and not _is_new_session(pending[0]):
+                batch.append(pending.popleft())
+        return batch
+
+    async def _process(self, batch: list[InboundMessage]) -> None:
+        message = batch[-1]
+        key = message.chat.session_key
+        if _is_new_session(message):
+            self._reset(key)
+            await self._reply(message, "Started a new conversation.")
+            return
+        started = time.perf_counter()
+        self._events.emit(TurnStarted(key, message.id))
+        outcome = "answered"
+        iterations = 0
+        kind: ReplyKind = "reply"
+        try:
+            result = await self._run_turn(batch)
+            reply, iterations = result.text, result.iterations
+            if result.hit_limit:
+                outcome = "iteration limit"
+        except asyncio.CancelledError:
+            outcome = "cancelled"
+            raise
+        except ProviderError as exc:
+            outcome = "provider error"
+            reply, kind = exc.user_message, "error"
+            self._events.emit(ErrorOccurred(key, "llm", type(exc).__name__))
+        except Exception as exc:
+            outcome = "crashed"
+            logger.exception("[%s] turn crashed", key)
+            reply, kind = CRASH_REPLY, "error"
+            self._events.emit(ErrorOccurred(key, "turn", type(exc).__name__))
+        finally:
+            duration = time.perf_counter() - started
+            self._events.emit(TurnFinished(key, message.id, outcome, iterations, duration))
+            logger.info("[%s] turn %s in %.2fs (%s)", key, outcome, duration, message.id)
+        await self._reply(message, reply, kind)
+
+    async def _run_turn(self, batch: list[InboundMessage]) -> TurnResult:
+        message = batch[-1]
+        session = self._sessions.get(message.chat.session_key)
+        scope = scope_for(self._workspace, message)
+        text = "\n\n".join(self._context.user_text(m) for m in batch)
+        history = session.history(self._config.memory_window)
+        messages = self._context.build(message, scope, history, text)
+        self._sessions.append(session, [{"role": "user", "content": text}])
+        ctx = ToolContext(message.chat, message.sender_id, message.trust, message.id, self._bus.publish_outbound)
+
+        def record_usage(usage: Usage) -> None:
+            self._sessions.record_usage(session, usage.prompt_tokens, usage.completion_tokens)
+
+        on_delta = None
+        if message.stream:
+
+            def on_delta(text: str) -> None:
+                self._events.emit(StreamDelta(session.key, message.id, text))
+
+        return await self._runner.run(
+            messages,
+            ctx,
+            record=lambda new: self._sessions.append(session, new),
+            on_usage=record_usage,
+            on_delta=on_delta,
+        )
+
+    def _reset(self, key: str) -> None:
+        old = self._sessions.reset(key)
+        if self._on_reset and old.messages:
+            self._on_reset(old)
+
+    async def _stop_session(self, message: InboundMessage) -> None:
+        lane = self._lanes.get(message.chat.session_key)
+        if lane is None:
+            await self._reply(message, "Nothing to stop.")
+            return
+        dropped = len(lane.pending)
+        lane.pending.clear()
+        if lane.turn is not None:
+            lane.turn.cancel()
+        note = f" and dropped {dropped} queued message{'s' if dropped != 1 else ''}" if dropped else ""
+        logger.info("[%s] turn stopped by /stop", message.chat.session_key)
+        await self._reply(message, f"Stopped{note}.")
+
+    def _status(self, key: str) -> str:
+        session = self._sessions.get(key)
+        used = session.prompt_tokens + session.completion_tokens
+        return (
+            f"Model: {self._runner.provider.model}\n"
+            f"Session: {len(session.messages)} messages\n"
+            f"Tokens used in this session: {used:,} "
+            f"({session.prompt_tokens:,} in, {session.completion_tokens:,} out)"
+        )
+
+    async def _reply(self, message: InboundMessage, text: str, kind: ReplyKind = "reply") -> None:
+        await self._bus.publish_outbound(
+            OutboundMessage(
+                chat=message.chat,
+                text=text,
+                in_reply_to=message.id,
+                reply_to_platform_id=message.platform_message_id,
+                kind=kind,
+            )
+        )
+
+
+def _is_new_session(message: InboundMessage) -> bool:
+    """Whether a message is /new, which never merges with others."""
+    return message.kind == "user" and parse_command(message.text) is Command.NEW

@@ -1,0 +1,95 @@
+"""One agent turn: call the model, run the tools it asks for, repeat until it answers."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bot.events import EventBus, LLMCalled, ToolCalled, ToolFinished
+from bot.llm import DeltaHandler, Provider, ToolCall, Usage
+from bot.tools.base import ToolContext, ToolRegistry
+
+EMPTY_REPLY = "I have nothing to add."
+
+
+@dataclass(frozen=True, slots=True)
+class TurnResult:
+    """How a turn ended: the final text, and whether it ran out of iterations."""
+
+    text: str
+    iterations: int
+    hit_limit: bool = False
+
+
+def iteration_limit_message(limit: int) -> str:
+    """The honest reply when a turn used up its iterations."""
+    return (
+        f"I stopped after {limit} steps without finishing. Tell me to continue, "
+        "or narrow the request down, and I'll pick it up from here."
+    )
+
+
+def tool_call_message(content: str, calls: tuple[ToolCall, ...]) -> dict[str, Any]:
+    """The assistant message that records a round of tool calls."""
+    return {"role": "assistant", "content": content or None, "tool_calls": [c.as_message_part() for c in calls]}
+
+
+@dataclass
+class TurnRunner:
+    """Runs the LLM↔tool loop; shared by chat turns and sub-agents."""
+
+    provider: Provider
+    registry: ToolRegistry
+    events: EventBus
+    max_iterations: int
+
+    async def run(
+        self,
+        messages: list[dict[str, Any]],
+        ctx: ToolContext,
+        record: Callable[[list[dict[str, Any]]], None],
+        on_usage: Callable[[Usage], None] | None = None,
+        on_delta: DeltaHandler | None = None,
+    ) -> TurnResult:
+        """Iterate until the model answers without tools; `record` receives each new message."""
+        tools = self.registry.definitions(ctx.trust) or None
+        for iteration in range(1, self.max_iterations + 1):
+            started = time.perf_counter()
+            response = await self.provider.chat(messages, tools, on_delta)
+            self.events.emit(
+                LLMCalled(
+                    ctx.session_key,
+                    self.provider.model,
+                    response.usage.prompt_tokens,
+                    response.usage.completion_tokens,
+                    time.perf_counter() - started,
+                )
+            )
+            if on_usage:
+                on_usage(response.usage)
+            if not response.tool_calls:
+                text = response.content or EMPTY_REPLY
+                final = {"role": "assistant", "content": text}
+                messages.append(final)
+                record([final])
+                return TurnResult(text, iteration)
+            request = tool_call_message(response.content, response.tool_calls)
+            messages.append(request)
+            record([request])
+            for call in response.tool_calls:
+                self.events.emit(ToolCalled(ctx.session_key, call.name, call.id))
+                tool_started = time.perf_counter()
+                result = await self.registry.execute(call, ctx)
+                self.events.emit(
+                    ToolFinished(ctx.session_key, call.name, call.id, result.is_error, time.perf_counter() - tool_started)
+                )
+                answer = result.as_message()
+                messages.append(answer)
+                record([answer])
+        text = iteration_limit_message(self.max_iterations)
+        final = {"role": "assistant", "content": text}
+        messages.append(final)
+        record([final])
+        return TurnResult(text, self.max_iterations, hit_limit=True)

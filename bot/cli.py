@@ -1,0 +1,144 @@
+"""The `relaybot` command line; heavy modules load inside the commands that need them."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+import typer
+
+if TYPE_CHECKING:
+    from bot.config import Config
+
+app = typer.Typer(
+    help="relaybot: a self-hosted AI assistant for Telegram, Discord and Slack.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+@dataclass(frozen=True)
+class Options:
+    config: Path
+    log_level: str
+
+
+@app.callback()
+def options(
+    ctx: typer.Context,
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="Config file (default: $RELAYBOT_CONFIG or ~/.relaybot/config.yaml)."),
+    log_level: str = typer.Option("warning", "--log-level", help="debug, info, warning or error."),
+) -> None:
+    """Global options."""
+    from bot.config import config_path
+
+    if log_level.lower() not in LOG_LEVELS:
+        raise typer.BadParameter(f"use one of {', '.join(LOG_LEVELS)}", param_hint="--log-level")
+    ctx.obj = Options(config_path(config), log_level.lower())
+
+
+def _setup_logging(level: str) -> None:
+    logging.basicConfig(
+        level=level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    if level != "debug":
+        for noisy in ("LiteLLM", "litellm", "httpx", "httpcore", "telegram", "discord", "slack_bolt", "apscheduler"):
+            logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLevelName(level.upper())))
+
+
+def _load(options: Options) -> Config:
+    """Load the config or exit 2 with one clear line."""
+    from bot.config import load_config
+    from bot.errors import ConfigError
+
+    _setup_logging(options.log_level)
+    try:
+        return load_config(options.config)
+    except ConfigError as exc:
+        typer.echo(f"config error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+@app.command()
+def init(ctx: typer.Context) -> None:
+    """Create the config file and the workspace (never overwrites existing files)."""
+    from bot.config import home_dir, load_config
+    from bot.errors import ConfigError
+    from bot.home import InitReport, init_config, init_workspace
+
+    options: Options = ctx.obj
+    report = InitReport()
+    init_config(options.config, report)
+    try:
+        workspace = load_config(options.config).workspace
+    except ConfigError as exc:
+        typer.echo(f"note: the config has a problem: {exc}", err=True)
+        workspace = home_dir() / "workspace"
+    init_workspace(workspace, report)
+    for path in report.created:
+        typer.echo(f"created {path}")
+    for path in report.kept:
+        typer.echo(f"kept    {path} (already there)")
+    typer.echo(
+        f"\nNext: set llm.model (and llm.api_key, or export OPENAI_API_KEY) in {options.config},\n"
+        "then talk to the bot with `relaybot chat`, or connect a chat app and run `relaybot run`."
+    )
+
+
+@app.command()
+def chat(
+    ctx: typer.Context,
+    message: Optional[str] = typer.Option(None, "--message", "-m", help="Ask once, print the answer and exit."),
+) -> None:
+    """Chat with the bot in this terminal."""
+    config = _load(ctx.obj)
+    import asyncio
+
+    from bot.app import run_console
+
+    raise typer.Exit(asyncio.run(run_console(config, message)))
+
+
+@app.command()
+def run(ctx: typer.Context) -> None:
+    """Start the gateway: the agent and every enabled channel."""
+    config = _load(ctx.obj)
+    import asyncio
+
+    from bot.app import run_gateway
+
+    try:
+        asyncio.run(run_gateway(config))
+    except KeyboardInterrupt:
+        pass
+
+
+@app.command()
+def status(ctx: typer.Context) -> None:
+    """Show the config in use, the model and the channels."""
+    config = _load(ctx.obj)
+    from bot.app import CHANNEL_CLASSES
+
+    options: Options = ctx.obj
+    sessions = config.state_dir / "sessions"
+    count = len(list(sessions.glob("*.jsonl"))) if sessions.exists() else 0
+    typer.echo(f"config:    {options.config}")
+    typer.echo(f"workspace: {config.workspace}")
+    typer.echo(f"state:     {config.state_dir} ({count} sessions)")
+    typer.echo(f"model:     {config.llm.model}" + (f" at {config.llm.api_base}" if config.llm.api_base else ""))
+    for name in CHANNEL_CLASSES:
+        typer.echo(f"{name + ':':<10} {'enabled' if getattr(config.channels, name).enabled else 'disabled'}")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

@@ -1,0 +1,294 @@
+"""Typed configuration: YAML plus ${VAR} interpolation, validated at the edge."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
+
+from bot.errors import ConfigError
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def parse_duration(value: Any) -> float:
+    """Turn `30s`, `10m`, `1h`, `2d`, `250ms` or a number of seconds into seconds."""
+    if isinstance(value, bool):
+        raise ValueError("expected a duration such as 30s, 10m or 1h")
+    if isinstance(value, int | float):
+        return float(value)
+    match = _DURATION.match(str(value))
+    if not match:
+        raise ValueError(f"{value!r} is not a duration; use a number with s, m or h, such as 30s, 10m or 1h")
+    return float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration)]
+
+
+class Section(BaseModel):
+    """Base of every config section: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LLMConfig(Section):
+    model: str = "openai/gpt-4o-mini"
+    api_key: SecretStr = SecretStr("")
+    api_base: str | None = None
+    max_tokens: int = Field(4096, gt=0)
+    temperature: float = Field(0.7, ge=0, le=2)
+    context_window: int | None = Field(None, gt=0)
+    timeout: Duration = 120.0
+
+
+class AgentConfig(Section):
+    max_iterations: int = Field(40, gt=0)
+    max_concurrent_turns: int = Field(8, gt=0)
+    queue_mode: Literal["collect", "followup"] = "collect"
+    memory_window: int = Field(100, gt=1)
+    max_subagents: int = Field(4, gt=0)
+
+
+DmPolicy = Literal["pairing", "allowlist", "open"]
+GroupPolicy = Literal["mention", "open", "off"]
+
+
+class ChannelSection(Section):
+    enabled: bool = False
+    allow_from: list[str] = []
+    dm_policy: DmPolicy = "pairing"
+    group_policy: GroupPolicy = "mention"
+
+    @field_validator("allow_from", mode="before")
+    @classmethod
+    def _ids_as_strings(cls, value: Any) -> Any:
+        return [str(item) for item in value] if isinstance(value, list) else value
+
+
+class TelegramConfig(ChannelSection):
+    token: SecretStr = SecretStr("")
+    api_base: str = "https://api.telegram.org/bot"
+
+
+class DiscordConfig(ChannelSection):
+    token: SecretStr = SecretStr("")
+    api_base: str = "https://discord.com/api/v10"
+    gateway_url: str = "wss://gateway.discord.gg"
+
+
+class SlackConfig(ChannelSection):
+    bot_token: SecretStr = SecretStr("")
+    app_token: SecretStr = SecretStr("")
+    api_base: str = "https://slack.com/api/"
+    reply_in_thread: bool = True
+
+
+class ChannelsConfig(Section):
+    telegram: TelegramConfig = TelegramConfig()
+    discord: DiscordConfig = DiscordConfig()
+    slack: SlackConfig = SlackConfig()
+
+
+class ExecConfig(Section):
+    enabled: bool = True
+    timeout: Duration = 60.0
+
+
+class WebSearchConfig(Section):
+    api_key: SecretStr = SecretStr("")
+    api_base: str = "https://api.search.brave.com/res/v1"
+
+
+class WebFetchConfig(Section):
+    allow_private: bool = False
+
+
+class ToolsConfig(Section):
+    restrict_to_workspace: bool = True
+    guest_tools: list[str] = ["web_search", "web_fetch", "cron", "spawn"]
+    exec: ExecConfig = ExecConfig()
+    web_search: WebSearchConfig = WebSearchConfig()
+    web_fetch: WebFetchConfig = WebFetchConfig()
+
+
+class SchedulerConfig(Section):
+    misfire_grace: Duration = 600.0
+
+
+_HOURS = re.compile(r"^([01]\d|2[0-3]):[0-5]\d-([01]\d|2[0-3]):[0-5]\d$")
+_CHAT_TARGET = re.compile(r"^[a-z]+:[^:\s]+(:[^:\s]+)?$")
+
+
+class HeartbeatConfig(Section):
+    enabled: bool = True
+    interval: Duration = 1800.0
+    deliver_to: str | None = None
+    active_hours: str | None = None
+
+    @field_validator("active_hours")
+    @classmethod
+    def _hours_range(cls, value: str | None) -> str | None:
+        if value is not None and not _HOURS.match(value):
+            raise ValueError(f"{value!r} is not a range of hours; use HH:MM-HH:MM such as 08:00-22:00")
+        return value
+
+    @field_validator("deliver_to")
+    @classmethod
+    def _chat_target(cls, value: str | None) -> str | None:
+        if value is not None and not _CHAT_TARGET.match(value):
+            raise ValueError(f"{value!r} is not a chat; use channel:chat_id such as telegram:123")
+        return value
+
+
+class Config(Section):
+    """The whole configuration file."""
+
+    workspace: Path
+    state_dir: Path
+    timezone: str = "UTC"
+    owners: list[str] = []
+    llm: LLMConfig = LLMConfig()
+    agent: AgentConfig = AgentConfig()
+    channels: ChannelsConfig = ChannelsConfig()
+    tools: ToolsConfig = ToolsConfig()
+    scheduler: SchedulerConfig = SchedulerConfig()
+    heartbeat: HeartbeatConfig = HeartbeatConfig()
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_timezone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown timezone {value!r}; use an IANA name such as UTC or Europe/Berlin") from None
+        return value
+
+    @field_validator("owners")
+    @classmethod
+    def _owner_refs(cls, value: list[str]) -> list[str]:
+        for owner in value:
+            if not re.match(r"^[a-z]+:\S+$", str(owner)):
+                raise ValueError(f"{owner!r} is not an owner; use channel:user_id such as telegram:123")
+        return [str(owner) for owner in value]
+
+    def secrets(self) -> list[str]:
+        """Every non-empty secret value in the config (tokens, keys)."""
+        found: list[str] = []
+
+        def walk(model: BaseModel) -> None:
+            for name in type(model).model_fields:
+                value = getattr(model, name)
+                if isinstance(value, SecretStr) and value.get_secret_value():
+                    found.append(value.get_secret_value())
+                elif isinstance(value, BaseModel):
+                    walk(value)
+
+        walk(self)
+        return found
+
+
+def home_dir() -> Path:
+    """The relaybot home: $RELAYBOT_HOME, else ~/.relaybot."""
+    return Path(os.environ.get("RELAYBOT_HOME") or "~/.relaybot").expanduser()
+
+
+def config_path(explicit: Path | None = None) -> Path:
+    """Where the config lives: --config, else $RELAYBOT_CONFIG, else <home>/config.yaml."""
+    if explicit is not None:
+        return explicit.expanduser()
+    if env := os.environ.get("RELAYBOT_CONFIG"):
+        return Path(env).expanduser()
+    return home_dir() / "config.yaml"
+
+
+def interpolate(value: Any, env: dict[str, str], key: str = "") -> Any:
+    """Replace ${VAR} and ${VAR:-default} in every string of a parsed YAML tree."""
+    if isinstance(value, dict):
+        return {k: interpolate(v, env, f"{key}.{k}" if key else str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [interpolate(v, env, f"{key}[{i}]") for i, v in enumerate(value)]
+    if not isinstance(value, str) or "${" not in value:
+        return value
+
+    def substitute(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in env:
+            return env[name]
+        if default is not None:
+            return default
+        raise ConfigError(
+            f"environment variable {name} is not set (write ${{{name}:-}} to allow it to be empty)", key
+        )
+
+    return _ENV_REF.sub(substitute, value)
+
+
+def load_config(path: Path, env: dict[str, str] | None = None) -> Config:
+    """Read, interpolate and validate a config file; raise ConfigError naming the key."""
+    import yaml
+
+    if not path.exists():
+        raise ConfigError(f"config file {path} not found; run `relaybot init` to create one")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{path}: YAML syntax error{where}: {problem}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of keys")
+    data = interpolate(raw, dict(os.environ) if env is None else env)
+    base = path.parent
+    for key, default in (("workspace", "workspace"), ("state_dir", "state")):
+        given = data.get(key)
+        data[key] = base / Path(given).expanduser() if given else home_dir() / default
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        raise _first_error(exc, data) from None
+
+
+def _first_error(exc: ValidationError, data: dict[str, Any]) -> ConfigError:
+    """One clear line for the first problem, naming the key path and what is allowed."""
+    error = exc.errors()[0]
+    loc = [str(part) for part in error["loc"]]
+    key = ".".join(loc)
+    more = exc.error_count() - 1
+    suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+    if error["type"] == "extra_forbidden":
+        model = _model_at(Config, loc[:-1])
+        allowed = sorted(model.model_fields) if model else []
+        close = difflib.get_close_matches(loc[-1], allowed, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else f"; allowed keys: {', '.join(allowed)}"
+        return ConfigError(f"unknown key{hint}{suffix}", key)
+    message = error["msg"].removeprefix("Value error, ")
+    return ConfigError(f"{message}{suffix}", key)
+
+
+def _model_at(model: type[BaseModel], loc: list[str]) -> type[BaseModel] | None:
+    """The section model found by following a key path from `model`."""
+    for part in loc:
+        field = model.model_fields.get(part)
+        annotation = field.annotation if field else None
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return None
+        model = annotation
+    return model

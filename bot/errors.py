@@ -1,0 +1,80 @@
+"""The one error tree of relaybot.
+
+BotError
+├── ConfigError            bad or missing configuration; `key` names the key path
+├── ProviderError          the LLM call failed; `user_message` is safe to show in a chat
+│   ├── ProviderAuthError      the API key was refused
+│   ├── ModelNotFound          the model name is unknown to the provider
+│   ├── ContextOverflow        the request did not fit the model's context window
+│   └── ProviderUnavailable    transient failures outlasted the retries (429, 5xx, timeouts)
+├── ToolError              a tool could not do what was asked; the registry reports it to the model
+└── ChannelError           a platform call failed
+    └── RateLimited            the platform asked us to wait `retry_after` seconds
+"""
+
+from __future__ import annotations
+
+
+class BotError(Exception):
+    """Root of every error relaybot raises on purpose."""
+
+
+class ConfigError(BotError):
+    """Configuration is missing or invalid; `key` is the dotted key path, if known."""
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(f"{key}: {message}" if key else message)
+        self.key = key
+
+
+class ProviderError(BotError):
+    """An LLM call failed; `user_message` is the fixed text a chat user may see."""
+
+    user_message = "Sorry, I couldn't get an answer from my language model. Please try again in a moment."
+
+
+class ProviderAuthError(ProviderError):
+    """The provider refused the API key."""
+
+    user_message = (
+        "Sorry, I can't reach my language model: the API key was refused. "
+        "The owner needs to check llm.api_key in the config."
+    )
+
+
+class ModelNotFound(ProviderError):
+    """The provider does not know the configured model."""
+
+    user_message = (
+        "Sorry, my language model is not available: the provider does not know the configured "
+        "model. The owner needs to check llm.model in the config."
+    )
+
+
+class ContextOverflow(ProviderError):
+    """The request was larger than the model's context window."""
+
+    user_message = "Sorry, this conversation has grown too long for my model. Send /new to start a fresh one."
+
+
+class ProviderUnavailable(ProviderError):
+    """Transient provider failures persisted through every retry."""
+
+    user_message = "Sorry, my language model is not answering right now. Please try again in a moment."
+
+
+class ToolError(BotError):
+    """A tool failed in a way the model should hear about and can recover from."""
+
+
+class ChannelError(BotError):
+    """A chat platform call failed."""
+
+
+class RateLimited(ChannelError):
+    """The platform asked us to wait before retrying."""
+
+    def __init__(self, retry_after: float, message: str = "rate limited") -> None:
+        super().__init__(f"{message} (retry after {retry_after}s)")
+        self.retry_after = retry_after
+

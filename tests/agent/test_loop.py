@@ -1,0 +1,146 @@
+import asyncio
+from pathlib import Path
+
+from bot.bus import Trust
+from bot.events import TurnFinished, TurnStarted
+from tests.fakes.openai_server import Error, FakeLLM, Hang, Text
+from tests.harness import Harness
+
+
+def user_texts(request: dict) -> list[str]:
+    return [m["content"] for m in request["messages"] if m["role"] == "user"]
+
+
+async def test_two_sessions_run_at_the_same_time(tmp_path: Path) -> None:
+    async with FakeLLM(latency=0.3) as fake, Harness(tmp_path, fake) as bot:
+        first = await bot.send("from a", chat="test:a")
+        second = await bot.send("from b", chat="test:b")
+        await fake.wait_for_requests(2)
+        assert bot.outbox == []
+        await bot.reply_to(first)
+        await bot.reply_to(second)
+
+
+async def test_concurrency_cap_holds_turns_back(tmp_path: Path) -> None:
+    running, peak = 0, 0
+
+    def track(event: object) -> None:
+        nonlocal running, peak
+        if isinstance(event, TurnStarted):
+            running += 1
+            peak = max(peak, running)
+        elif isinstance(event, TurnFinished):
+            running -= 1
+
+    async with FakeLLM(latency=0.1) as fake, Harness(tmp_path, fake, agent={"max_concurrent_turns": 2}) as bot:
+        bot.app.events.subscribe(track)
+        sent = [await bot.send(f"from {i}", chat=f"test:{i}") for i in range(5)]
+        for message in sent:
+            await bot.reply_to(message)
+    assert peak == 2
+
+
+async def test_one_session_stays_strictly_ordered(tmp_path: Path) -> None:
+    async with FakeLLM(latency=0.05) as fake, Harness(tmp_path, fake, agent={"queue_mode": "followup"}) as bot:
+        sent = [await bot.send(f"message {i}") for i in range(3)]
+        replies = [await bot.reply_to(m) for m in sent]
+    assert [r.text.splitlines()[-1] for r in replies] == ["message 0", "message 1", "message 2"]
+    assert len(fake.requests) == 3
+    third = fake.requests[2]["messages"]
+    assert [m["role"] for m in third[1:]] == ["user", "assistant", "user", "assistant", "user"]
+
+
+async def test_collect_mode_merges_messages_sent_while_busy(tmp_path: Path) -> None:
+    async with FakeLLM(latency=0.2) as fake, Harness(tmp_path, fake) as bot:
+        await bot.send("first")
+        await fake.wait_for_requests(1)
+        await bot.send("second")
+        last = await bot.send("third")
+        await bot.reply_to(last)
+    assert len(fake.requests) == 2
+    merged = user_texts(fake.requests[1])[-1]
+    assert "second" in merged and "third" in merged
+
+
+async def test_stop_cancels_the_running_turn(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.script(Hang())
+    async with Harness(tmp_path, fake_llm) as bot:
+        work = await bot.send("do something long")
+        await fake_llm.wait_for_requests(1)
+        assert await bot.ask("/stop") == "Stopped."
+        assert await bot.ask("are you there?") == "echo: [test DM 1 · from u1]\nare you there?"
+        assert not [out for out in bot.outbox if out.in_reply_to == work.id]
+        history = bot.app.sessions.get("test:1").messages
+    assert [m["content"] for m in history if m["role"] == "assistant"] == [
+        "echo: [test DM 1 · from u1]\nare you there?"
+    ]
+
+
+async def test_stop_with_nothing_running(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    async with Harness(tmp_path, fake_llm) as bot:
+        assert await bot.ask("/stop") == "Nothing to stop."
+    assert fake_llm.requests == []
+
+
+async def test_new_starts_a_fresh_session(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    async with Harness(tmp_path, fake_llm) as bot:
+        await bot.ask("remember the word banana")
+        assert await bot.ask("/new") == "Started a new conversation."
+        await bot.ask("what was the word?")
+    assert len(user_texts(fake_llm.requests[-1])) == 1
+
+
+async def test_help_and_status(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    async with Harness(tmp_path, fake_llm) as bot:
+        assert "/stop" in await bot.ask("/help")
+        await bot.ask("hello")
+        status = await bot.ask("/status")
+    assert "openai/fake-model" in status and "2 messages" in status and "Tokens used" in status
+    assert len(fake_llm.requests) == 1
+
+
+async def test_provider_auth_error_is_explained_and_not_saved(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.script(Error(401))
+    async with Harness(tmp_path, fake_llm) as bot:
+        reply = await bot.reply_to(await bot.send("hi"))
+        history = bot.app.sessions.get("test:1").messages
+    assert reply.kind == "error" and "llm.api_key" in reply.text
+    assert "Incorrect API key" not in reply.text
+    assert [m["role"] for m in history] == ["user"]
+
+
+async def test_provider_500_then_200_answers_normally(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.script(Error(500), Text("fine now"))
+    async with Harness(tmp_path, fake_llm) as bot:
+        assert await bot.ask("hi") == "fine now"
+
+
+async def test_system_message_is_answered_in_its_target_chat(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    async with Harness(tmp_path, fake_llm) as bot:
+        message = await bot.send("daily summary", chat="telegram:99", sender="cron", kind="system")
+        reply = await bot.reply_to(message)
+    assert reply.chat.session_key == "telegram:99"
+    assert user_texts(fake_llm.requests[0])[-1].startswith("[system message for telegram DM 99]")
+
+
+async def test_guest_chats_get_their_own_memory(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    async with Harness(tmp_path, fake_llm) as bot:
+        main = bot.config.workspace / "memory"
+        main.mkdir(parents=True)
+        (main / "MEMORY.md").write_text("owner secret: the vault code is 1234")
+        await bot.ask("hi", chat="telegram:5", sender="5", trust=Trust.GUEST)
+        await bot.ask("hi", chat="telegram:6", sender="6", trust=Trust.OWNER)
+    guest_prompt = fake_llm.requests[0]["messages"][0]["content"]
+    owner_prompt = fake_llm.requests[1]["messages"][0]["content"]
+    assert "vault code" not in guest_prompt and "chats/telegram_5/MEMORY.md" in guest_prompt
+    assert "vault code" in owner_prompt
+
+
+async def test_stopping_the_app_cancels_turns_in_flight(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.script(Hang())
+    bot = Harness(tmp_path, fake_llm)
+    await bot.__aenter__()
+    await bot.send("hang")
+    await fake_llm.wait_for_requests(1)
+    await asyncio.wait_for(bot.__aexit__(None, None, None), 5)
+    assert bot.app.loop.is_busy("test:1") is False

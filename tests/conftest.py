@@ -1,0 +1,78 @@
+"""Shared fixtures: a loopback-only network guard for every test, and the fake LLM server."""
+
+import os
+
+# Before anything imports litellm: otherwise it downloads the model price map at import.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import ipaddress  # noqa: E402
+import socket  # noqa: E402
+from collections.abc import AsyncIterator  # noqa: E402
+from typing import Any  # noqa: E402
+
+import pytest  # noqa: E402
+import pytest_asyncio  # noqa: E402
+
+from tests.fakes.openai_server import FakeLLM  # noqa: E402
+
+_LOOPBACK_NAMES = frozenset({"localhost", "localhost.", "ip6-localhost"})
+
+
+def _is_loopback_host(host: object) -> bool:
+    """True for loopback literals (127.0.0.0/8, ::1, v4-mapped) and the name localhost."""
+    if isinstance(host, bytes):
+        host = host.decode("ascii", "replace")
+    if not isinstance(host, str):
+        return False
+    if host.lower() in _LOOPBACK_NAMES:
+        return True
+    try:
+        address = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return (mapped or address).is_loopback
+
+
+def _refuse(target: object) -> RuntimeError:
+    return RuntimeError(f"test tried to reach {target!r} beyond loopback")
+
+
+@pytest.fixture(autouse=True)
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make any connection or name lookup beyond loopback raise RuntimeError."""
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+    real_getaddrinfo = socket.getaddrinfo
+
+    def check(sock: socket.socket, address: Any) -> None:
+        if sock.family == socket.AF_UNIX:
+            return
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and _is_loopback_host(address[0]):
+            return
+        raise _refuse(address)
+
+    # asyncio's sock_connect (under create_connection, httpx, aiohttp) calls sock.connect, so it lands here.
+    def connect(self: socket.socket, address: Any) -> None:
+        check(self, address)
+        return real_connect(self, address)
+
+    def connect_ex(self: socket.socket, address: Any) -> int:
+        check(self, address)
+        return real_connect_ex(self, address)
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host is not None and not _is_loopback_host(host):
+            raise _refuse(host)
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+@pytest_asyncio.fixture
+async def fake_llm() -> AsyncIterator[FakeLLM]:
+    """A started fake OpenAI-compatible server; point litellm at `fake_llm.base_url`."""
+    async with FakeLLM() as fake:
+        yield fake

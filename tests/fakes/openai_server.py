@@ -1,0 +1,276 @@
+"""A fake OpenAI-compatible Chat Completions server that speaks the real wire protocol."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import signal
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+MODEL_ID = "fake-model"
+_CHUNK_CHARS = 8
+
+# status -> (canonical message, type, code), as the OpenAI API answers them.
+_ERROR_KINDS: dict[int, tuple[str, str, str | None]] = {
+    400: ("Invalid request", "invalid_request_error", None),
+    401: ("Incorrect API key provided", "invalid_request_error", "invalid_api_key"),
+    403: ("Forbidden", "invalid_request_error", None),
+    404: ("The model does not exist", "invalid_request_error", "model_not_found"),
+    429: ("Rate limit reached", "requests", "rate_limit_exceeded"),
+}
+
+
+@dataclass(frozen=True)
+class Text:
+    """A plain assistant reply."""
+
+    content: str
+    latency: float | None = None
+
+
+@dataclass(frozen=True)
+class ToolCalls:
+    """An assistant reply calling tools; a string argument is sent verbatim, even if broken JSON."""
+
+    calls: tuple[tuple[str, dict | str], ...]
+    content: str = ""
+    latency: float | None = None
+
+
+@dataclass(frozen=True)
+class Error:
+    """An OpenAI-style error body; the default message becomes the real API's wording (401, 404, 429…)."""
+
+    status: int
+    message: str = "error"
+    latency: float | None = None
+
+
+@dataclass(frozen=True)
+class Hang:
+    """No answer until the client disconnects or the server stops (then the connection drops)."""
+
+
+Reply = Text | ToolCalls | Error | Hang
+
+
+def echo(body: dict) -> Reply:
+    """Answer with the text of the last user message, prefixed with 'echo: '."""
+    for message in reversed(body.get("messages") or []):
+        if message.get("role") == "user":
+            return Text("echo: " + _text_of(message.get("content")))
+    return Text("echo: ")
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            part.get("text", "") for part in content if isinstance(part, dict) and part.get("type") == "text"
+        )
+    return ""
+
+
+def _prompt_tokens(body: dict) -> int:
+    return sum(len(_text_of(m.get("content"))) for m in body.get("messages") or [] if isinstance(m, dict)) // 4
+
+
+def _pieces(text: str) -> list[str]:
+    return [text[i : i + _CHUNK_CHARS] for i in range(0, len(text), _CHUNK_CHARS)]
+
+
+class FakeLLM:
+    """An aiohttp server on 127.0.0.1 answering /v1/chat/completions from a script, then `default`."""
+
+    def __init__(self, latency: float = 0.0, default: Callable[[dict], Reply] | None = None) -> None:
+        self.latency = latency
+        self.default = default or echo
+        self.requests: list[dict] = []
+        self._script: deque[Reply] = deque()
+        self._ids = itertools.count(1)
+        self._arrived = asyncio.Condition()
+        self._stopping = asyncio.Event()
+        self._runner: web.AppRunner | None = None
+        self._port = 0
+
+    @property
+    def port(self) -> int:
+        """The bound TCP port (valid after start)."""
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        """The URL to pass as `api_base`."""
+        return f"http://127.0.0.1:{self._port}/v1"
+
+    def script(self, *replies: Reply) -> None:
+        """Queue replies, consumed in order, one per chat request."""
+        self._script.extend(replies)
+
+    async def wait_for_requests(self, n: int) -> None:
+        """Return once at least `n` chat requests have arrived."""
+        async with self._arrived:
+            await self._arrived.wait_for(lambda: len(self.requests) >= n)
+
+    async def start(self, port: int = 0) -> None:
+        """Bind 127.0.0.1 (port 0 picks a free one) and start serving."""
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
+        self._stopping.clear()
+        self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", port).start()
+        self._port = self._runner.addresses[0][1]
+
+    async def stop(self) -> None:
+        """Drop hung requests and stop serving."""
+        self._stopping.set()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> FakeLLM:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": MODEL_ID, "object": "model", "owned_by": "fake"}]})
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        try:
+            body = await request.json()
+        except ValueError:
+            return _error_response(Error(400, "We could not parse the JSON body of your request."))
+        self.requests.append(body)
+        async with self._arrived:
+            self._arrived.notify_all()
+        reply = self._script.popleft() if self._script else self.default(body)
+
+        if isinstance(reply, Hang):
+            await self._stopping.wait()
+            if request.transport is not None:
+                request.transport.abort()  # drop the connection: a hung request never gets an answer
+            return web.Response(status=503)
+        latency = self.latency if reply.latency is None else reply.latency
+        if latency > 0:
+            await asyncio.sleep(latency)
+        if isinstance(reply, Error):
+            return _error_response(reply)
+        calls = self._tool_calls(reply)
+        if body.get("stream"):
+            return await self._stream(request, body, reply, calls)
+        return web.json_response(self._completion(body, reply, calls))
+
+    def _tool_calls(self, reply: Text | ToolCalls) -> list[dict]:
+        if isinstance(reply, Text):
+            return []
+        return [
+            {
+                "id": f"call_{next(self._ids)}",
+                "type": "function",
+                "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)},
+            }
+            for name, args in reply.calls
+        ]
+
+    def _completion(self, body: dict, reply: Text | ToolCalls, calls: list[dict]) -> dict:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content or (None if calls else "")}
+        if calls:
+            message["tool_calls"] = calls
+        return {
+            "id": f"chatcmpl-{next(self._ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", MODEL_ID),
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+            "usage": _usage(body, reply, calls),
+        }
+
+    async def _stream(
+        self, request: web.Request, body: dict, reply: Text | ToolCalls, calls: list[dict]
+    ) -> web.StreamResponse:
+        head = {"id": f"chatcmpl-{next(self._ids)}", "object": "chat.completion.chunk", "created": int(time.time())}
+        head["model"] = body.get("model", MODEL_ID)
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        await response.prepare(request)
+        # One write for all events keeps the fake cheap; clients parse SSE the same either way.
+        await response.write(b"".join(_sse_events(head, body, reply, calls, include_usage)))
+        await response.write_eof()
+        return response
+
+
+def _sse_events(
+    head: dict, body: dict, reply: Text | ToolCalls, calls: list[dict], include_usage: bool
+) -> Iterator[bytes]:
+    def event(delta: dict | None, finish_reason: str | None = None, **extra: Any) -> bytes:
+        choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish_reason}]
+        return b"data: " + json.dumps({**head, "choices": choices, **extra}).encode() + b"\n\n"
+
+    yield event({"role": "assistant", "content": ""})
+    for piece in _pieces(reply.content):
+        yield event({"content": piece})
+    for index, call in enumerate(calls):
+        first, *rest = _pieces(call["function"]["arguments"]) or [""]
+        function = {"name": call["function"]["name"], "arguments": first}
+        yield event({"tool_calls": [{"index": index, "id": call["id"], "type": "function", "function": function}]})
+        for piece in rest:
+            yield event({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+    yield event({}, "tool_calls" if calls else "stop")
+    if include_usage:
+        yield event(None, usage=_usage(body, reply, calls))
+    yield b"data: [DONE]\n\n"
+
+
+def _usage(body: dict, reply: Text | ToolCalls, calls: list[dict]) -> dict:
+    prompt = _prompt_tokens(body)
+    completion = max(1, (len(reply.content) + sum(len(c["function"]["arguments"]) for c in calls)) // 4)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def _error_response(error: Error) -> web.Response:
+    message, kind, code = _ERROR_KINDS.get(error.status, ("The server had an error", "server_error", None))
+    if error.message != "error":
+        message = error.message
+    payload = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return web.json_response(payload, status=error.status)
+
+
+async def _serve(latency: float, port: int) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    fake = FakeLLM(latency=latency)
+    await fake.start(port)
+    try:
+        print(f"PORT {fake.port}", flush=True)
+        await stop.wait()
+    finally:
+        await fake.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the fake in its own process: prints `PORT <n>` once, serves until SIGTERM/SIGINT."""
+    parser = argparse.ArgumentParser(prog="python -m tests.fakes.openai_server", description=main.__doc__)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds to wait before each answer")
+    parser.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0 picks a free one)")
+    args = parser.parse_args(argv)
+    asyncio.run(_serve(args.latency, args.port))
+
+
+if __name__ == "__main__":
+    main()

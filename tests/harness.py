@@ -1,0 +1,85 @@
+"""A test backend: the real agent stack on a LocalBus and the real litellm against FakeLLM."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from bot.app import AgentApp
+from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
+from bot.config import Config
+from bot.llm import LiteLLMProvider
+from bot.tools.base import Tool
+from tests.fakes.openai_server import FakeLLM
+
+
+def make_config(tmp_path: Path, fake: FakeLLM, **overrides: Any) -> Config:
+    """A config pointing at the fake LLM, with nested overrides such as agent={"queue_mode": "followup"}."""
+    data: dict[str, Any] = {
+        "workspace": tmp_path / "workspace",
+        "state_dir": tmp_path / "state",
+        "llm": {"model": "openai/fake-model", "api_key": "sk-test", "api_base": fake.base_url, "timeout": 10},
+    }
+    for key, value in overrides.items():
+        data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value
+    return Config.model_validate(data)
+
+
+class Harness:
+    """Sends messages as users and collects what the bot sends back; tests stay a few lines."""
+
+    def __init__(self, tmp_path: Path, fake: FakeLLM, tools: list[Tool] = (), **overrides: Any) -> None:
+        self.config = make_config(tmp_path, fake, **overrides)
+        self.fake = fake
+        provider = LiteLLMProvider(self.config.llm, backoff=0.0)
+        self.app = AgentApp(self.config, provider)
+        for tool in tools:
+            self.app.registry.register(tool)
+        self.outbox: list[OutboundMessage] = []
+        self._arrived = asyncio.Condition()
+        self._collector: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Harness:
+        await self.app.start()
+        self._collector = asyncio.create_task(self._collect())
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._collector:
+            self._collector.cancel()
+            await asyncio.gather(self._collector, return_exceptions=True)
+        await self.app.stop()
+
+    async def send(
+        self, text: str, chat: str = "test:1", sender: str = "u1", trust: Trust = Trust.OWNER, **fields: Any
+    ) -> InboundMessage:
+        """Publish a message as a user and return it."""
+        message = InboundMessage(ChatRef.parse(chat), sender_id=sender, text=text, trust=trust, **fields)
+        await self.app.bus.publish_inbound(message)
+        return message
+
+    async def reply_to(self, message: InboundMessage, timeout: float = 10.0) -> OutboundMessage:
+        """Wait for the bot's final reply to a message."""
+        return await self.wait_for(lambda out: out.in_reply_to == message.id and out.kind != "progress", timeout)
+
+    async def ask(self, text: str, **kwargs: Any) -> str:
+        """Send a message and return the reply's text."""
+        return (await self.reply_to(await self.send(text, **kwargs))).text
+
+    async def wait_for(self, predicate: Any, timeout: float = 10.0) -> OutboundMessage:
+        """Wait until an outbound message matching `predicate` has been sent."""
+        async with asyncio.timeout(timeout):
+            async with self._arrived:
+                while True:
+                    for message in self.outbox:
+                        if predicate(message):
+                            return message
+                    await self._arrived.wait()
+
+    async def _collect(self) -> None:
+        while True:
+            message = await self.app.bus.consume_outbound()
+            async with self._arrived:
+                self.outbox.append(message)
+                self._arrived.notify_all()

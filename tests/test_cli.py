@@ -1,0 +1,115 @@
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from bot.cli import app
+from tests.fakes.openai_server import Error, FakeLLM
+
+HEAVY = ("litellm", "telegram", "discord", "slack_bolt", "slack_sdk", "apscheduler")
+
+
+def env_for(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAYBOT_")}
+    return {**env, "RELAYBOT_HOME": str(home), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+
+
+def write_config(home: Path, fake: FakeLLM) -> Path:
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / "config.yaml"
+    path.write_text(f"llm:\n  model: openai/fake-model\n  api_key: sk-test\n  api_base: {fake.base_url}\n")
+    return path
+
+
+def test_help_loads_no_heavy_module() -> None:
+    code = (
+        "import sys\nsys.argv = ['relaybot', '--help']\nfrom bot.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"print('HEAVY', sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "relaybot init" not in result.stderr
+    assert "chat" in result.stdout
+    assert result.stdout.strip().endswith("HEAVY []")
+
+
+def test_init_creates_config_0600_and_workspace_and_is_idempotent(tmp_path: Path) -> None:
+    runner = CliRunner()
+    env = env_for(tmp_path)
+    first = runner.invoke(app, ["init"], env=env)
+    assert first.exit_code == 0, first.output
+    config = tmp_path / "config.yaml"
+    assert config.stat().st_mode & 0o777 == 0o600
+    for name in ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md", "HEARTBEAT.md", "memory/MEMORY.md", "memory/HISTORY.md"):
+        assert (tmp_path / "workspace" / name).stat().st_size > 0, name
+    assert "relaybot chat" in first.output
+    (tmp_path / "workspace" / "SOUL.md").write_text("my own soul")
+    config.write_text(config.read_text() + "\n# edited\n")
+    second = runner.invoke(app, ["init"], env=env)
+    assert second.exit_code == 0
+    assert "created" not in second.output
+    assert (tmp_path / "workspace" / "SOUL.md").read_text() == "my own soul"
+    assert config.read_text().endswith("# edited\n")
+
+
+def test_config_error_exits_2_with_one_line_naming_the_key(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("agent:\n  queue_mod: collect\n")
+    result = CliRunner().invoke(app, ["--config", str(bad), "status"], env=env_for(tmp_path))
+    assert result.exit_code == 2
+    assert result.output.strip() == "config error: agent.queue_mod: unknown key; did you mean 'queue_mode'?"
+
+
+def test_relaybot_config_variable_selects_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "elsewhere.yaml"
+    path.write_text("llm:\n  model: openai/from-env-var\n")
+    env = {**env_for(tmp_path), "RELAYBOT_CONFIG": str(path)}
+    result = CliRunner().invoke(app, ["status"], env=env)
+    assert result.exit_code == 0 and "openai/from-env-var" in result.output
+
+
+async def run_cli(home: Path, *args: str) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", *args, env=env_for(home),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    stdout, stderr = await asyncio.wait_for(process.communicate(), 60)
+    return process.returncode, stdout.decode(), stderr.decode()
+
+
+async def test_chat_message_answers_once_end_to_end(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    write_config(tmp_path, fake_llm)
+    code, out, err = await run_cli(tmp_path, "chat", "-m", "hello from the cli")
+    assert code == 0, err
+    assert out.strip().endswith("hello from the cli") and out.startswith("echo: ")
+    assert fake_llm.requests[0]["stream"] is True
+    assert list((tmp_path / "state" / "sessions").glob("console*.jsonl"))
+
+
+async def test_chat_message_with_refused_key_exits_nonzero(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    write_config(tmp_path, fake_llm)
+    fake_llm.script(Error(401))
+    code, out, err = await run_cli(tmp_path, "chat", "-m", "hello")
+    assert code == 1
+    assert "API key was refused" in out
+    assert "Traceback" not in out + err
+
+
+async def test_run_without_channels_says_how_to_enable_one_and_stops_on_sigint(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    write_config(tmp_path, fake_llm)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "run", env=env_for(tmp_path),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    line = await asyncio.wait_for(process.stderr.readline(), 60)
+    assert b"No chat channel is enabled" in line and b"channels.telegram.enabled" in line
+    process.send_signal(signal.SIGINT)
+    _, stderr = await asyncio.wait_for(process.communicate(), 30)
+    assert process.returncode == 0, stderr.decode()
+    assert b"Traceback" not in stderr

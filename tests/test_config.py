@@ -1,0 +1,102 @@
+from pathlib import Path
+
+import pytest
+
+from bot.config import Config, load_config, parse_duration
+from bot.errors import ConfigError
+from bot.home import bundled
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    return path
+
+
+def error_for(tmp_path: Path, text: str, env: dict[str, str] | None = None) -> str:
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, text), env=env or {})
+    return str(info.value)
+
+
+def test_example_config_loads_with_every_design_key(tmp_path: Path) -> None:
+    config = load_config(bundled("config.example.yaml"), env={})
+    assert config.llm.model == "openai/gpt-4o-mini"
+    assert config.agent.queue_mode == "collect"
+    assert config.channels.slack.reply_in_thread is True
+    assert config.tools.guest_tools == ["web_search", "web_fetch", "cron", "spawn"]
+    assert config.scheduler.misfire_grace == 600
+    assert config.heartbeat.interval == 1800
+
+
+def test_env_interpolation_with_and_without_default(tmp_path: Path) -> None:
+    path = write(tmp_path, 'llm:\n  api_key: "${KEY}"\n  model: "${MODEL:-openai/x}"\n')
+    config = load_config(path, env={"KEY": "sk-123"})
+    assert config.llm.api_key.get_secret_value() == "sk-123"
+    assert config.llm.model == "openai/x"
+    assert "sk-123" not in repr(config)
+
+
+def test_missing_env_var_names_the_key(tmp_path: Path) -> None:
+    message = error_for(tmp_path, 'channels:\n  telegram:\n    token: "${TG_TOKEN}"\n')
+    assert message.startswith("channels.telegram.token:")
+    assert "TG_TOKEN" in message
+
+
+def test_unknown_key_suggests_the_close_match(tmp_path: Path) -> None:
+    message = error_for(tmp_path, "llm:\n  max_tokns: 10\n")
+    assert message == "llm.max_tokns: unknown key; did you mean 'max_tokens'?"
+
+
+def test_wrong_type_names_the_key(tmp_path: Path) -> None:
+    assert error_for(tmp_path, "agent:\n  max_iterations: lots\n").startswith("agent.max_iterations:")
+
+
+def test_bad_choice_says_what_is_allowed(tmp_path: Path) -> None:
+    message = error_for(tmp_path, "agent:\n  queue_mode: shuffle\n")
+    assert message.startswith("agent.queue_mode:") and "collect" in message and "followup" in message
+
+
+def test_bad_duration_names_the_key(tmp_path: Path) -> None:
+    message = error_for(tmp_path, "heartbeat:\n  interval: soon\n")
+    assert message.startswith("heartbeat.interval:") and "30s" in message
+
+
+def test_yaml_syntax_error_gives_the_line(tmp_path: Path) -> None:
+    assert "YAML syntax error at line 2" in error_for(tmp_path, "llm:\n  model: x: y\n")
+
+
+def test_missing_file_says_how_to_create_it(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="relaybot init"):
+        load_config(tmp_path / "nope.yaml")
+
+
+def test_unknown_timezone_is_rejected(tmp_path: Path) -> None:
+    assert error_for(tmp_path, "timezone: Mars/Olympus\n").startswith("timezone:")
+
+
+def test_relative_paths_resolve_against_the_config_folder(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, "workspace: ws\nstate_dir: st\n"), env={})
+    assert config.workspace == tmp_path / "ws"
+    assert config.state_dir == tmp_path / "st"
+
+
+def test_durations() -> None:
+    assert parse_duration("30s") == 30
+    assert parse_duration("10m") == 600
+    assert parse_duration("1h") == 3600
+    assert parse_duration(5) == 5
+    with pytest.raises(ValueError):
+        parse_duration("ten minutes")
+
+
+def test_secrets_lists_every_configured_token(tmp_path: Path) -> None:
+    config = Config.model_validate(
+        {
+            "workspace": tmp_path,
+            "state_dir": tmp_path,
+            "llm": {"api_key": "sk-a"},
+            "channels": {"telegram": {"token": "tg-b"}},
+        }
+    )
+    assert sorted(config.secrets()) == ["sk-a", "tg-b"]
