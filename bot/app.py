@@ -17,6 +17,7 @@ from bot.bus import LocalBus, MessageBus
 from bot.config import Config
 from bot.events import EventBus
 from bot.llm import Provider
+from bot.retry import RetryPolicy
 from bot.tools.base import ToolRegistry
 
 logger = logging.getLogger(__name__)
@@ -84,14 +85,64 @@ def enabled_channels(config: Config) -> list[str]:
     return [name for name in CHANNEL_CLASSES if getattr(config.channels, name).enabled]
 
 
-async def run_console(config: Config, message: str | None, provider: Provider | None = None) -> int:
+class Gateway:
+    """The agent plus every enabled channel, behind one channel manager."""
+
+    def __init__(
+        self,
+        config: Config,
+        provider: Provider | None = None,
+        channel_retry: RetryPolicy | None = None,
+        start_retry: RetryPolicy | None = None,
+    ) -> None:
+        from bot.access import AccessPolicy, PairingBook
+
+        self.agent = AgentApp(config, provider)
+        self.names = enabled_channels(config)
+        pairing = PairingBook(config.state_dir / "pairing.json")
+        access = {
+            name: AccessPolicy(name, config.owners, getattr(config.channels, name), pairing) for name in self.names
+        }
+        self.manager = load_object("channels.manager:ChannelManager")(
+            self.agent.bus, self.agent.events, access, start_retry
+        )
+        for name in self.names:
+            channel_class = load_object(CHANNEL_CLASSES[name])
+            self.manager.add(
+                channel_class(
+                    self.manager.publisher(name),
+                    getattr(config.channels, name),
+                    config.state_dir / "media",
+                    channel_retry,
+                )
+            )
+
+    async def start(self) -> None:
+        await self.agent.start()
+        await self.manager.start()
+
+    async def stop(self) -> None:
+        await self.manager.stop()
+        await self.agent.stop()
+
+    async def __aenter__(self) -> Gateway:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+
+async def run_console(config: Config, message: str | None) -> int:
     """`relaybot chat`: the agent on a terminal; returns the exit code."""
-    agent = AgentApp(config, provider)
-    console = load_object("channels.console:ConsoleChannel")(agent.bus.publish_inbound, agent.events)
-    manager = load_object("channels.manager:ChannelManager")(agent.bus, [console])
+    agent = AgentApp(config)
+    manager = load_object("channels.manager:ChannelManager")(agent.bus, agent.events)
+    console = load_object("channels.console:ConsoleChannel")(manager.publisher("console"), agent.events)
+    manager.add(console)
     async with agent:
         await manager.start()
         try:
+            await manager.ready("console")
             if message is not None:
                 reply = await console.ask(message)
                 return 1 if reply.kind == "error" else 0
@@ -101,20 +152,15 @@ async def run_console(config: Config, message: str | None, provider: Provider | 
             await manager.stop()
 
 
-async def run_gateway(config: Config, stop: asyncio.Event | None = None) -> None:
-    """`relaybot run`: the agent and every enabled channel, until SIGINT/SIGTERM or `stop` is set."""
-    stop = stop or asyncio.Event()
+async def run_gateway(config: Config) -> None:
+    """`relaybot run`: serve until SIGINT or SIGTERM."""
+    stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    agent = AgentApp(config)
-    names = enabled_channels(config)
-    channels = [
-        load_object(CHANNEL_CLASSES[name])(agent.bus.publish_inbound, getattr(config.channels, name)) for name in names
-    ]
-    manager = load_object("channels.manager:ChannelManager")(agent.bus, channels)
-    if names:
-        logger.warning("gateway starting with channels: %s", ", ".join(names))
+    gateway = Gateway(config)
+    if gateway.names:
+        logger.warning("gateway starting with channels: %s", ", ".join(gateway.names))
     else:
         print(
             "No chat channel is enabled, so nobody can reach the bot yet. Enable one in the config "
@@ -123,10 +169,6 @@ async def run_gateway(config: Config, stop: asyncio.Event | None = None) -> None
             file=sys.stderr,
             flush=True,
         )
-    async with agent:
-        await manager.start()
-        try:
-            await stop.wait()
-        finally:
-            await manager.stop()
+    async with gateway:
+        await stop.wait()
     logger.warning("gateway stopped")

@@ -64,6 +64,7 @@ class InboundMessage:
     trust: Trust = Trust.GUEST
     sender_name: str | None = None
     is_direct: bool = True
+    mentioned: bool = False
     kind: Literal["user", "system"] = "user"
     stream: bool = False
     attachments: tuple[Attachment, ...] = ()

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 if TYPE_CHECKING:
+    from bot.access import PairingBook
     from bot.config import Config
 
 app = typer.Typer(
@@ -137,6 +138,52 @@ def status(ctx: typer.Context) -> None:
     typer.echo(f"model:     {config.llm.model}" + (f" at {config.llm.api_base}" if config.llm.api_base else ""))
     for name in CHANNEL_CLASSES:
         typer.echo(f"{name + ':':<10} {'enabled' if getattr(config.channels, name).enabled else 'disabled'}")
+
+
+pairing_app = typer.Typer(help="Approve or revoke senders who asked to pair.", no_args_is_help=True)
+app.add_typer(pairing_app, name="pairing")
+
+
+def _pairing_book(ctx: typer.Context) -> PairingBook:
+    from bot.access import PairingBook
+
+    return PairingBook(_load(ctx.obj).state_dir / "pairing.json")
+
+
+@pairing_app.command("list")
+def pairing_list(ctx: typer.Context) -> None:
+    """Show pending pairing codes and approved senders."""
+    import time
+
+    book = _pairing_book(ctx)
+    pending = book.pending()
+    if not pending:
+        typer.echo("No pending pairing codes.")
+    for entry in pending:
+        age = int((time.time() - entry.created) / 60)
+        typer.echo(f"{entry.channel:<9} {entry.code}  user {entry.user_id} ({entry.name or 'no name'}), {age} min ago")
+    for channel, users in sorted(book.approved().items()):
+        if users:
+            typer.echo(f"approved on {channel}: {', '.join(users)}")
+
+
+@pairing_app.command("approve")
+def pairing_approve(ctx: typer.Context, channel: str, code: str) -> None:
+    """Approve the sender who holds CODE on CHANNEL (takes effect without a restart)."""
+    user_id = _pairing_book(ctx).approve(channel, code)
+    if user_id is None:
+        typer.echo(f"No pending code {code.upper()} on {channel} (codes expire after an hour).", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"Approved {channel} user {user_id}.")
+
+
+@pairing_app.command("revoke")
+def pairing_revoke(ctx: typer.Context, channel: str, user_id: str) -> None:
+    """Remove an approved sender."""
+    if not _pairing_book(ctx).revoke(channel, user_id):
+        typer.echo(f"{channel} user {user_id} was not approved.", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"Revoked {channel} user {user_id}.")
 
 
 def main() -> None:

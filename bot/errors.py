@@ -8,8 +8,10 @@ BotError
 │   ├── ContextOverflow        the request did not fit the model's context window
 │   └── ProviderUnavailable    transient failures outlasted the retries (429, 5xx, timeouts)
 ├── ToolError              a tool could not do what was asked; the registry reports it to the model
-└── ChannelError           a platform call failed
-    └── RateLimited            the platform asked us to wait `retry_after` seconds
+└── ChannelError           a platform call failed for good (bad request, forbidden)
+    ├── ChannelUnavailable     a transient failure worth retrying (5xx, connection reset, timeout)
+    │   └── RateLimited            the platform asked us to wait `retry_after` seconds
+    └── MarkupRejected         the platform could not parse our formatting; resend as plain text
 """
 
 from __future__ import annotations
@@ -71,7 +73,15 @@ class ChannelError(BotError):
     """A chat platform call failed."""
 
 
-class RateLimited(ChannelError):
+class ChannelUnavailable(ChannelError):
+    """A transient platform failure; the call may succeed if retried."""
+
+
+class MarkupRejected(ChannelError):
+    """The platform refused the message's markup."""
+
+
+class RateLimited(ChannelUnavailable):
     """The platform asked us to wait before retrying."""
 
     def __init__(self, retry_after: float, message: str = "rate limited") -> None:

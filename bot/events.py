@@ -6,22 +6,32 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot.bus import ChatRef
+
 logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
 class TurnStarted:
-    session_key: str
+    chat: ChatRef
     turn_id: str
+
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
 
 
 @dataclass(frozen=True, slots=True)
 class TurnFinished:
-    session_key: str
+    chat: ChatRef
     turn_id: str
     outcome: str
     iterations: int
     duration: float
+
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +73,16 @@ class ErrorOccurred:
     error: str
 
 
-Event = TurnStarted | TurnFinished | LLMCalled | StreamDelta | ToolCalled | ToolFinished | ErrorOccurred
+@dataclass(frozen=True, slots=True)
+class DeliveryFailed:
+    session_key: str
+    message_id: str
+    error: str
+
+
+Event = (
+    TurnStarted | TurnFinished | LLMCalled | StreamDelta | ToolCalled | ToolFinished | ErrorOccurred | DeliveryFailed
+)
 Listener = Callable[[Event], None]
 
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import random
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -20,6 +19,7 @@ from bot.errors import (
     ProviderError,
     ProviderUnavailable,
 )
+from bot.retry import RetryPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -151,19 +151,10 @@ def _import_litellm() -> Any:
 class LiteLLMProvider:
     """Chat completions through litellm with retries, a hard timeout and clean errors."""
 
-    def __init__(
-        self,
-        config: LLMConfig,
-        *,
-        attempts: int = 4,
-        backoff: float = 1.0,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-    ) -> None:
+    def __init__(self, config: LLMConfig, retry: RetryPolicy | None = None) -> None:
         self.model = config.model
         self._config = config
-        self._attempts = attempts
-        self._backoff = backoff
-        self._sleep = sleep
+        self._retry = retry or RetryPolicy(attempts=4, base_delay=1.0, max_delay=30.0)
         self._litellm = _import_litellm()
         errors = self._litellm
         self._transient: tuple[type[BaseException], ...] = (
@@ -184,7 +175,8 @@ class LiteLLMProvider:
     ) -> LLMResponse:
         """Answer a conversation; stream visible text to `on_delta` when given."""
         request = self._request(messages, tools)
-        for attempt in range(1, self._attempts + 1):
+
+        async def attempt() -> LLMResponse:
             emitted = False
 
             def track(text: str) -> None:
@@ -199,15 +191,18 @@ class LiteLLMProvider:
                         return await self._complete(request)
                     return await self._stream(request, ThinkFilter(track))
             except self._transient as exc:
-                if emitted or attempt == self._attempts:
-                    logger.warning("llm call failed after %d attempts: %s", attempt, _describe(exc))
+                if emitted:
                     raise ProviderUnavailable(_describe(exc)) from exc
-                delay = min(self._backoff * 2 ** (attempt - 1), 30.0) * (0.5 + random.random() / 2)
-                logger.info("llm call failed (%s), retry %d in %.1fs", _describe(exc), attempt, delay)
-                await self._sleep(delay)
-            except Exception as exc:
-                raise self._translate(exc) from exc
-        raise AssertionError("unreachable")
+                raise
+
+        try:
+            return await self._retry.run(attempt, f"llm call to {self.model}", self._transient)
+        except ProviderError:
+            raise
+        except self._transient as exc:
+            raise ProviderUnavailable(_describe(exc)) from exc
+        except Exception as exc:
+            raise self._translate(exc) from exc
 
     def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         config = self._config

@@ -1,12 +1,12 @@
-"""What every chat platform adapter is: start, stop, send."""
+"""What every chat platform adapter is: start, stop, send; plus the optional typing ability."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
-from typing import ClassVar
+from typing import ClassVar, Protocol, runtime_checkable
 
-from bot.bus import InboundMessage, OutboundMessage
+from bot.bus import ChatRef, InboundMessage, OutboundMessage
 
 Publish = Callable[[InboundMessage], Awaitable[None]]
 
@@ -18,7 +18,7 @@ class Channel(ABC):
 
     @abstractmethod
     async def start(self) -> None:
-        """Connect and begin publishing inbound messages."""
+        """Connect and begin publishing inbound messages; raise if the platform is unreachable."""
 
     @abstractmethod
     async def stop(self) -> None:
@@ -26,4 +26,11 @@ class Channel(ABC):
 
     @abstractmethod
     async def send(self, message: OutboundMessage) -> None:
-        """Deliver one message to its chat."""
+        """Deliver one message to its chat; raise ChannelError when it cannot be delivered."""
+
+
+@runtime_checkable
+class ShowsTyping(Protocol):
+    """A channel that can show a typing indicator in a chat."""
+
+    async def show_typing(self, chat: ChatRef) -> None: ...

@@ -1,56 +1,187 @@
-"""Starts channels and routes outbound messages to them, one worker per channel."""
+"""Starts channels, gates what they publish, and delivers outbound messages, one worker per channel."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass, field
 
-from bot.bus import MessageBus, OutboundMessage
-from channels.base import Channel
+from bot.access import AccessPolicy, Ignore, SendPairingCode, Serve, pairing_message
+from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage
+from bot.errors import ChannelError
+from bot.events import DeliveryFailed, Event, EventBus, TurnFinished, TurnStarted
+from bot.retry import RetryPolicy
+from channels.base import Channel, Publish, ShowsTyping
+from channels.dedupe import SeenIds
 
 logger = logging.getLogger(__name__)
 
+TYPING_REFRESH = 4.0
+
+
+@dataclass
+class _Slot:
+    """One channel with its outbound queue and lifecycle state."""
+
+    channel: Channel
+    queue: asyncio.Queue[OutboundMessage] = field(default_factory=asyncio.Queue)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+
 
 class ChannelManager:
-    """Owns the channels' lifecycles and their outbound workers."""
+    """Owns the channels' lifecycles; one failing or slow channel never holds up another."""
 
-    def __init__(self, bus: MessageBus, channels: list[Channel]) -> None:
+    def __init__(
+        self,
+        bus: MessageBus,
+        events: EventBus | None = None,
+        access: dict[str, AccessPolicy] | None = None,
+        start_retry: RetryPolicy | None = None,
+    ) -> None:
         self._bus = bus
-        self._channels = {channel.name: channel for channel in channels}
-        self._queues: dict[str, asyncio.Queue[OutboundMessage]] = {}
+        self._events = events or EventBus()
+        self._access = access or {}
+        self._start_retry = start_retry or RetryPolicy(base_delay=2.0, max_delay=120.0)
+        self._slots: dict[str, _Slot] = {}
         self._tasks: list[asyncio.Task[None]] = []
+        self._typing: dict[str, asyncio.Event] = {}
+        self._typing_tasks: set[asyncio.Task[None]] = set()
+        self._seen_inbound = SeenIds()
+        self._sent = SeenIds()
+        self._unsubscribe = lambda: None
+
+    def publisher(self, name: str) -> Publish:
+        """The `publish` callable for channel `name`: dedupe, then access, then the bus."""
+
+        async def publish(message: InboundMessage) -> None:
+            await self._admit(name, message)
+
+        return publish
+
+    def add(self, channel: Channel) -> None:
+        """Register a channel before `start`."""
+        self._slots[channel.name] = _Slot(channel)
 
     async def start(self) -> None:
-        """Start every channel and begin routing outbound messages."""
-        for name, channel in self._channels.items():
-            await channel.start()
-            queue: asyncio.Queue[OutboundMessage] = asyncio.Queue()
-            self._queues[name] = queue
-            self._tasks.append(asyncio.create_task(self._deliver(channel, queue), name=f"outbound:{name}"))
+        """Start every channel in the background (retrying failures) and begin routing."""
+        self._unsubscribe = self._events.subscribe(self._on_event)
+        for name, slot in self._slots.items():
+            self._tasks.append(asyncio.create_task(self._keep_starting(slot), name=f"start:{name}"))
+            self._tasks.append(asyncio.create_task(self._deliver(slot), name=f"outbound:{name}"))
         self._tasks.append(asyncio.create_task(self._route(), name="outbound-router"))
 
     async def stop(self) -> None:
-        """Stop routing, then stop channels in reverse order."""
-        for task in self._tasks:
+        """Stop routing and typing, then stop the started channels in reverse order."""
+        self._unsubscribe()
+        for stop_typing in self._typing.values():
+            stop_typing.set()
+        tasks = [*self._tasks, *self._typing_tasks]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         self._tasks.clear()
-        for channel in reversed(list(self._channels.values())):
-            await channel.stop()
+        for slot in reversed(list(self._slots.values())):
+            if slot.ready.is_set():
+                try:
+                    await slot.channel.stop()
+                except Exception:
+                    logger.exception("%s: failed to stop cleanly", slot.channel.name)
+                slot.ready.clear()
+
+    async def ready(self, name: str) -> None:
+        """Wait until channel `name` has started."""
+        await self._slots[name].ready.wait()
+
+    async def _admit(self, name: str, message: InboundMessage) -> None:
+        key = message.chat.session_key
+        if message.platform_message_id and not self._seen_inbound.add(f"{key}/{message.platform_message_id}"):
+            logger.info("[%s] duplicate delivery of %s ignored", key, message.platform_message_id)
+            return
+        policy = self._access.get(name)
+        if policy is None:
+            await self._bus.publish_inbound(message)
+            return
+        match policy.decide(message):
+            case Serve(message=served):
+                await self._bus.publish_inbound(served)
+            case SendPairingCode(code=code):
+                logger.warning("[%s] pairing code issued to %s (%s)", key, message.sender_id, message.sender_name)
+                self._slots[name].queue.put_nowait(OutboundMessage(message.chat, pairing_message(name, code)))
+            case Ignore(reason=reason):
+                logger.debug("[%s] ignored message from %s: %s", key, message.sender_id, reason)
+
+    async def _keep_starting(self, slot: _Slot) -> None:
+        name = slot.channel.name
+        attempt = 0
+        while True:
+            try:
+                await slot.channel.start()
+            except Exception as exc:
+                attempt += 1
+                delay = self._start_retry.delay(min(attempt, 8))
+                logger.error("%s: failed to start (%s: %s); retrying in %.1fs", name, type(exc).__name__, exc, delay)
+                await self._start_retry.sleep(delay)
+                continue
+            logger.warning("%s: connected", name)
+            slot.ready.set()
+            return
 
     async def _route(self) -> None:
         while True:
             message = await self._bus.consume_outbound()
-            queue = self._queues.get(message.chat.channel)
-            if queue is None:
-                logger.warning("[%s] no channel %r to deliver to; dropped", message.chat.session_key, message.chat.channel)
+            slot = self._slots.get(message.chat.channel)
+            if slot is None:
+                logger.warning("[%s] no channel %r; message dropped", message.chat.session_key, message.chat.channel)
                 continue
-            queue.put_nowait(message)
+            self._stop_typing(message.chat)
+            slot.queue.put_nowait(message)
 
-    async def _deliver(self, channel: Channel, queue: asyncio.Queue[OutboundMessage]) -> None:
+    async def _deliver(self, slot: _Slot) -> None:
+        await slot.ready.wait()
         while True:
-            message = await queue.get()
+            message = await slot.queue.get()
+            if not self._sent.add(message.id):
+                logger.info("[%s] message %s already sent; skipped", message.chat.session_key, message.id)
+                continue
             try:
-                await channel.send(message)
-            except Exception:
-                logger.exception("[%s] delivery failed for %s", message.chat.session_key, message.id)
+                await slot.channel.send(message)
+            except ChannelError as exc:
+                self._delivery_failed(message, f"{type(exc).__name__}: {exc}")
+            except Exception as exc:
+                logger.exception("[%s] delivery of %s crashed", message.chat.session_key, message.id)
+                self._delivery_failed(message, type(exc).__name__)
+
+    def _delivery_failed(self, message: OutboundMessage, error: str) -> None:
+        logger.error("[%s] could not deliver %s: %s", message.chat.session_key, message.id, error)
+        self._events.emit(DeliveryFailed(message.chat.session_key, message.id, error))
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, TurnStarted):
+            slot = self._slots.get(event.chat.channel)
+            if slot and isinstance(slot.channel, ShowsTyping) and event.session_key not in self._typing:
+                stop = self._typing[event.session_key] = asyncio.Event()
+                task = asyncio.create_task(self._show_typing(slot, event.chat, stop), name=f"typing:{event.session_key}")
+                self._typing_tasks.add(task)
+                task.add_done_callback(self._typing_tasks.discard)
+        elif isinstance(event, TurnFinished):
+            self._stop_typing(event.chat)
+
+    def _stop_typing(self, chat: ChatRef) -> None:
+        stop = self._typing.pop(chat.session_key, None)
+        if stop:
+            stop.set()
+
+    async def _show_typing(self, slot: _Slot, chat: ChatRef, stop: asyncio.Event) -> None:
+        """Refresh the typing indicator until the turn ends or its reply goes out."""
+        channel = slot.channel
+        assert isinstance(channel, ShowsTyping)
+        while not stop.is_set():
+            if slot.ready.is_set():
+                try:
+                    await channel.show_typing(chat)
+                except Exception as exc:
+                    logger.debug("[%s] typing indicator failed: %s", chat.session_key, exc)
+            try:
+                await asyncio.wait_for(stop.wait(), TYPING_REFRESH)
+            except TimeoutError:
+                continue

@@ -9,6 +9,7 @@ from typing import Any
 from bot.app import AgentApp
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
 from bot.config import Config
+from bot.retry import RetryPolicy
 from bot.llm import LiteLLMProvider
 from bot.tools.base import Tool
 from tests.fakes.openai_server import FakeLLM
@@ -32,7 +33,7 @@ class Harness:
     def __init__(self, tmp_path: Path, fake: FakeLLM, tools: list[Tool] = (), **overrides: Any) -> None:
         self.config = make_config(tmp_path, fake, **overrides)
         self.fake = fake
-        provider = LiteLLMProvider(self.config.llm, backoff=0.0)
+        provider = LiteLLMProvider(self.config.llm, RetryPolicy(attempts=4, base_delay=0.0))
         self.app = AgentApp(self.config, provider)
         for tool in tools:
             self.app.registry.register(tool)

@@ -113,3 +113,20 @@ async def test_run_without_channels_says_how_to_enable_one_and_stops_on_sigint(
     _, stderr = await asyncio.wait_for(process.communicate(), 30)
     assert process.returncode == 0, stderr.decode()
     assert b"Traceback" not in stderr
+
+
+def test_pairing_list_approve_and_revoke(tmp_path: Path) -> None:
+    from bot.access import PairingBook
+
+    config = tmp_path / "config.yaml"
+    config.write_text("llm:\n  model: openai/x\n")
+    code, _ = PairingBook(tmp_path / "state" / "pairing.json").request("telegram", "77", "Ann")
+    runner, env = CliRunner(), env_for(tmp_path)
+    listed = runner.invoke(app, ["pairing", "list"], env=env)
+    assert code in listed.output and "user 77 (Ann)" in listed.output
+    assert runner.invoke(app, ["pairing", "approve", "telegram", "WRONG234"], env=env).exit_code == 1
+    approved = runner.invoke(app, ["pairing", "approve", "telegram", code], env=env)
+    assert approved.exit_code == 0 and "77" in approved.output
+    assert PairingBook(tmp_path / "state" / "pairing.json").is_approved("telegram", "77")
+    assert runner.invoke(app, ["pairing", "revoke", "telegram", "77"], env=env).exit_code == 0
+    assert not PairingBook(tmp_path / "state" / "pairing.json").is_approved("telegram", "77")

@@ -4,6 +4,7 @@ import pytest
 
 from bot.config import LLMConfig
 from bot.errors import ModelNotFound, ProviderAuthError, ProviderUnavailable
+from bot.retry import RetryPolicy
 from bot.llm import LiteLLMProvider, ThinkFilter, parse_arguments, strip_think
 from tests.fakes.openai_server import Error, FakeLLM, Hang, Text, ToolCalls
 
@@ -12,7 +13,7 @@ USER = [{"role": "user", "content": "hi, how are you doing today?"}]
 
 def provider(fake: FakeLLM, **kwargs) -> LiteLLMProvider:
     config = LLMConfig(model="openai/fake-model", api_key="sk-test", api_base=fake.base_url, **kwargs)
-    return LiteLLMProvider(config, backoff=0.0)
+    return LiteLLMProvider(config, RetryPolicy(attempts=4, base_delay=0.0))
 
 
 async def test_plain_reply(fake_llm: FakeLLM) -> None:

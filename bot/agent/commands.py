@@ -10,7 +10,10 @@ class Command(StrEnum):
     HELP = "help"
     STOP = "stop"
     STATUS = "status"
+    START = "start"
 
+
+GREETING = "Hi! I'm your assistant. Just write to me; /help lists the commands."
 
 HELP_TEXT = (
     "Commands:\n"

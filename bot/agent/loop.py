@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from bot.agent.commands import HELP_TEXT, Command, parse_command
+from bot.agent.commands import GREETING, HELP_TEXT, Command, parse_command
 from bot.agent.context import ContextBuilder
 from bot.agent.memory import scope_for
 from bot.agent.sessions import Session, SessionStore
@@ -101,6 +101,9 @@ class AgentLoop:
         if command is Command.HELP:
             await self._reply(message, HELP_TEXT)
             return
+        if command is Command.START:
+            await self._reply(message, GREETING)
+            return
         if command is Command.STATUS:
             await self._reply(message, self._status(key))
             return
@@ -146,7 +149,7 @@ class AgentLoop:
             await self._reply(message, "Started a new conversation.")
             return
         started = time.perf_counter()
-        self._events.emit(TurnStarted(key, message.id))
+        self._events.emit(TurnStarted(message.chat, message.id))
         outcome = "answered"
         iterations = 0
         kind: ReplyKind = "reply"
@@ -169,7 +172,7 @@ class AgentLoop:
             self._events.emit(ErrorOccurred(key, "turn", type(exc).__name__))
         finally:
             duration = time.perf_counter() - started
-            self._events.emit(TurnFinished(key, message.id, outcome, iterations, duration))
+            self._events.emit(TurnFinished(message.chat, message.id, outcome, iterations, duration))
             logger.info("[%s] turn %s in %.2fs (%s)", key, outcome, duration, message.id)
         await self._reply(message, reply, kind)
 

@@ -1,0 +1,224 @@
+"""Who may talk to the bot: owners, allowlists, pairing codes, and group mention gating."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from bot.bus import InboundMessage, Trust
+from bot.config import ChannelSection
+
+logger = logging.getLogger(__name__)
+
+PAIRING_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+PAIRING_CODE_LENGTH = 8
+PAIRING_TTL = 3600.0
+MAX_PENDING_PER_CHANNEL = 3
+
+
+@dataclass(frozen=True, slots=True)
+class PendingPairing:
+    """A code handed to an unknown sender, waiting for an owner's approval."""
+
+    channel: str
+    code: str
+    user_id: str
+    name: str
+    created: float
+
+
+class PairingBook:
+    """Pending codes and approved senders in one JSON file, shared safely between processes."""
+
+    def __init__(
+        self,
+        path: Path,
+        clock: Callable[[], float] = time.time,
+        choose: Callable[[str], str] = secrets.choice,
+    ) -> None:
+        self._path = path
+        self._clock = clock
+        self._choose = choose
+        self._cache: tuple[tuple[int, int, int], dict[str, Any]] | None = None
+
+    def is_approved(self, channel: str, user_id: str) -> bool:
+        """Whether an owner approved this sender (re-read when the file changes)."""
+        return user_id in self._read().get("approved", {}).get(channel, [])
+
+    def request(self, channel: str, user_id: str, name: str) -> tuple[str, bool] | None:
+        """The sender's code and whether it is new; None when the channel has too many pending."""
+        with self._locked() as data:
+            pending = self._live(data, channel)
+            for entry in pending:
+                if entry["user_id"] == user_id:
+                    return entry["code"], False
+            if len(pending) >= MAX_PENDING_PER_CHANNEL:
+                return None
+            code = "".join(self._choose(PAIRING_ALPHABET) for _ in range(PAIRING_CODE_LENGTH))
+            pending.append({"code": code, "user_id": user_id, "name": name, "created": self._clock()})
+            return code, True
+
+    def approve(self, channel: str, code: str) -> str | None:
+        """Approve the sender holding `code`; return their user id, or None if no live code matches."""
+        with self._locked() as data:
+            pending = self._live(data, channel)
+            match = next((e for e in pending if e["code"] == code.strip().upper()), None)
+            if match is None:
+                return None
+            pending.remove(match)
+            approved = data.setdefault("approved", {}).setdefault(channel, [])
+            if match["user_id"] not in approved:
+                approved.append(match["user_id"])
+            return str(match["user_id"])
+
+    def revoke(self, channel: str, user_id: str) -> bool:
+        """Remove an approved sender; False when they were not approved."""
+        with self._locked() as data:
+            approved = data.setdefault("approved", {}).setdefault(channel, [])
+            if user_id not in approved:
+                return False
+            approved.remove(user_id)
+            return True
+
+    def pending(self) -> list[PendingPairing]:
+        """Every live pending code, oldest first."""
+        data = self._read()
+        now = self._clock()
+        return [
+            PendingPairing(channel, e["code"], e["user_id"], e.get("name", ""), e["created"])
+            for channel, entries in data.get("pending", {}).items()
+            for e in entries
+            if now - e["created"] < PAIRING_TTL
+        ]
+
+    def approved(self) -> dict[str, list[str]]:
+        """Approved sender ids by channel."""
+        return {k: list(v) for k, v in self._read().get("approved", {}).items()}
+
+    def _live(self, data: dict[str, Any], channel: str) -> list[dict[str, Any]]:
+        """The channel's pending list with expired codes dropped (mutates `data`)."""
+        now = self._clock()
+        entries = data.setdefault("pending", {}).setdefault(channel, [])
+        entries[:] = [e for e in entries if now - e["created"] < PAIRING_TTL]
+        return entries
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            stat = self._path.stat()
+        except FileNotFoundError:
+            return {}
+        version = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        if self._cache and self._cache[0] == version:
+            return self._cache[1]
+        data = json.loads(self._path.read_text(encoding="utf-8") or "{}")
+        self._cache = (version, data)
+        return data
+
+    @contextmanager
+    def _locked(self) -> Iterator[dict[str, Any]]:
+        """Read-modify-write under an exclusive lock; the file is replaced atomically."""
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self._path.with_suffix(".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self._cache = None
+            data = self._read()
+            yield data
+            temp = self._path.with_suffix(".tmp")
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(data, out, indent=1)
+            os.replace(temp, self._path)
+            self._cache = None
+
+
+@dataclass(frozen=True, slots=True)
+class Serve:
+    """Pass the message on, with the trust it earned."""
+
+    message: InboundMessage
+
+
+@dataclass(frozen=True, slots=True)
+class SendPairingCode:
+    """Reply once with a pairing code; the model is not called."""
+
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ignore:
+    """Drop the message; `reason` is for the log."""
+
+    reason: str
+
+
+Decision = Serve | SendPairingCode | Ignore
+
+
+class AccessPolicy:
+    """Decides for one channel whether a message is served, paired, or ignored."""
+
+    def __init__(self, channel: str, owners: list[str], section: ChannelSection, pairing: PairingBook) -> None:
+        self._channel = channel
+        self._owners = frozenset(o.split(":", 1)[1] for o in owners if o.startswith(f"{channel}:"))
+        self._allowed = frozenset(section.allow_from)
+        self._section = section
+        self._pairing = pairing
+        self._ignored_logged: set[str] = set()
+
+    def decide(self, message: InboundMessage) -> Decision:
+        """Owners get full trust; known senders are served as guests; the rest per policy."""
+        sender = message.sender_id
+        if message.is_direct:
+            return self._decide_direct(message)
+        policy = self._section.group_policy
+        if policy == "off":
+            return Ignore("groups are off")
+        if policy == "mention" and not message.mentioned:
+            return Ignore("not mentioned")
+        if sender in self._owners:
+            return Serve(replace(message, trust=Trust.OWNER))
+        if self._is_known(sender) or self._section.dm_policy == "open":
+            return Serve(replace(message, trust=Trust.GUEST))
+        return self._ignore_once(sender, "unknown sender in a group")
+
+    def _decide_direct(self, message: InboundMessage) -> Decision:
+        sender = message.sender_id
+        if sender in self._owners:
+            return Serve(replace(message, trust=Trust.OWNER))
+        if self._is_known(sender) or self._section.dm_policy == "open":
+            return Serve(replace(message, trust=Trust.GUEST))
+        if self._section.dm_policy == "allowlist":
+            return self._ignore_once(sender, "not on the allowlist")
+        requested = self._pairing.request(self._channel, sender, message.sender_name or "")
+        if requested is None:
+            return self._ignore_once(sender, f"{MAX_PENDING_PER_CHANNEL} pairing codes already pending")
+        code, is_new = requested
+        return SendPairingCode(code) if is_new else Ignore("pairing code already sent")
+
+    def _is_known(self, sender: str) -> bool:
+        return sender in self._allowed or self._pairing.is_approved(self._channel, sender)
+
+    def _ignore_once(self, sender: str, reason: str) -> Ignore:
+        if sender not in self._ignored_logged:
+            self._ignored_logged.add(sender)
+            logger.warning("%s: ignoring messages from %s (%s)", self._channel, sender, reason)
+        return Ignore(reason)
+
+
+def pairing_message(channel: str, code: str) -> str:
+    """The one reply an unknown sender gets."""
+    return (
+        f"Hi! I only talk with people my owner has approved. Your pairing code is {code}.\n"
+        f"Ask the owner to run: relaybot pairing approve {channel} {code}\n"
+        "The code is valid for one hour."
+    )

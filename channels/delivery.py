@@ -1,0 +1,35 @@
+"""Sending one outbound message as platform-sized chunks, each retried on its own."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from bot.bus import OutboundMessage
+from bot.errors import ChannelUnavailable, MarkupRejected
+from bot.retry import RetryPolicy
+from channels.formatting import split_for_platform
+
+logger = logging.getLogger(__name__)
+
+Post = Callable[[str, bool, bool], Awaitable[None]]
+"""post(text, as_markup, is_first_chunk): one platform call that sends one chunk."""
+
+
+async def send_in_chunks(
+    message: OutboundMessage,
+    limit: int,
+    render: Callable[[str], str],
+    post: Post,
+    retry: RetryPolicy,
+) -> None:
+    """Split, render and post each chunk; transient failures retry that chunk only, rejected markup goes plain."""
+    what = f"[{message.chat.session_key}] send {message.id}"
+    for index, chunk in enumerate(split_for_platform(message.text, limit)):
+        first = index == 0
+        rendered = render(chunk)
+        try:
+            await retry.run(lambda: post(rendered, True, first), what, (ChannelUnavailable,))
+        except MarkupRejected as exc:
+            logger.info("%s: markup rejected (%s); resending as plain text", what, exc)
+            await retry.run(lambda: post(chunk, False, first), what, (ChannelUnavailable,))

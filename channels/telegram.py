@@ -1,0 +1,247 @@
+"""Telegram through python-telegram-bot: long polling in, HTML replies out."""
+
+from __future__ import annotations
+
+import logging
+import mimetypes
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+from bot.bus import Attachment, ChatRef, InboundMessage, OutboundMessage
+from bot.config import TelegramConfig
+from bot.errors import ChannelError, ChannelUnavailable, MarkupRejected, RateLimited
+from bot.retry import RetryPolicy
+from channels.base import Channel, Publish
+from channels.delivery import send_in_chunks
+from channels.formatting import markdown_to_telegram_html
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+MAX_MESSAGE_LENGTH = 4096
+MAX_MEDIA_BYTES = 20 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class MediaRef:
+    """A file attached to a Telegram message, not yet downloaded."""
+
+    file_id: str
+    unique_id: str
+    kind: str
+    mime_type: str
+    size: int | None
+    name: str | None = None
+
+
+def parse_update(raw: dict[str, Any], bot_id: int, bot_username: str) -> InboundMessage | None:
+    """Turn a Bot API update into an InboundMessage; None for anything that is not a user's message."""
+    message = raw.get("message")
+    sender = (message or {}).get("from")
+    if not message or not sender or sender.get("is_bot"):
+        return None
+    text = message.get("text") or message.get("caption") or ""
+    if not text and media_of(message) is None:
+        return None
+    entities = message.get("entities") or message.get("caption_entities") or []
+    chat = message["chat"]
+    thread = message.get("message_thread_id") if message.get("is_topic_message") else None
+    handle = f"@{bot_username}".lower()
+    mentioned = _mentions(text, entities, handle, bot_id) or (
+        (message.get("reply_to_message") or {}).get("from", {}).get("id") == bot_id
+    )
+    name = " ".join(p for p in (sender.get("first_name"), sender.get("last_name")) if p) or sender.get("username")
+    return InboundMessage(
+        chat=ChatRef("telegram", str(chat["id"]), str(thread) if thread else None),
+        sender_id=str(sender["id"]),
+        sender_name=name,
+        text=_strip_handle(text, handle),
+        is_direct=chat.get("type") == "private",
+        mentioned=mentioned,
+        platform_message_id=str(message["message_id"]),
+    )
+
+
+def media_of(message: dict[str, Any]) -> MediaRef | None:
+    """The photo (largest size), document, voice note, audio or video a message carries."""
+    if photos := message.get("photo"):
+        best = photos[-1]
+        return MediaRef(best["file_id"], best["file_unique_id"], "image", "image/jpeg", best.get("file_size"))
+    for key, kind, default_mime in (
+        ("document", "file", "application/octet-stream"),
+        ("voice", "voice", "audio/ogg"),
+        ("audio", "file", "audio/mpeg"),
+        ("video", "file", "video/mp4"),
+    ):
+        if item := message.get(key):
+            mime = item.get("mime_type") or default_mime
+            if kind == "file" and mime.startswith("image/"):
+                kind = "image"
+            return MediaRef(item["file_id"], item["file_unique_id"], kind, mime, item.get("file_size"), item.get("file_name"))
+    return None
+
+
+def _mentions(text: str, entities: list[dict[str, Any]], handle: str, bot_id: int) -> bool:
+    for entity in entities:
+        chunk = text[entity["offset"] : entity["offset"] + entity["length"]].lower()
+        if entity["type"] == "mention" and chunk == handle:
+            return True
+        if entity["type"] == "bot_command" and chunk.endswith(handle):
+            return True
+        if entity["type"] == "text_mention" and entity.get("user", {}).get("id") == bot_id:
+            return True
+    return False
+
+
+def _strip_handle(text: str, handle: str) -> str:
+    """Remove the bot's @handle from the text (so `/new@bot` reads `/new`)."""
+    return re.sub(r"\s*" + re.escape(handle) + r"\b", "", text, flags=re.IGNORECASE).strip()
+
+
+def file_base_url(api_base: str) -> str:
+    """Bot API file URL from its method URL: `…/bot` becomes `…/file/bot`."""
+    base = api_base.rstrip("/")
+    return base[: -len("/bot")] + "/file/bot" if base.endswith("/bot") else base + "/file/bot"
+
+
+class TelegramChannel(Channel):
+    """Long-polls the Bot API, publishes messages (with media), replies in HTML."""
+
+    name: ClassVar[str] = "telegram"
+
+    def __init__(
+        self, publish: Publish, config: TelegramConfig, media_dir: Path, retry: RetryPolicy | None = None
+    ) -> None:
+        self._publish = publish
+        self._config = config
+        self._media_dir = media_dir / "telegram"
+        self._retry = retry or RetryPolicy()
+        self._app: Any = None
+        self._bot_id = 0
+        self._bot_username = ""
+
+    async def start(self) -> None:
+        from telegram.ext import Application, MessageHandler, filters
+
+        token = self._config.token.get_secret_value()
+        if not token:
+            raise ChannelError("channels.telegram.token is empty; set TELEGRAM_BOT_TOKEN or the config key")
+        app = (
+            Application.builder()
+            .token(token)
+            .base_url(self._config.api_base)
+            .base_file_url(file_base_url(self._config.api_base))
+            .concurrent_updates(True)
+            .build()
+        )
+        app.add_handler(MessageHandler(filters.UpdateType.MESSAGE, self._on_update))
+        try:
+            await app.initialize()
+            await app.start()
+            await app.updater.start_polling(allowed_updates=["message"], error_callback=self._polling_error)
+        except BaseException:
+            await _quietly(app.shutdown)
+            raise
+        self._app = app
+        self._bot_id = app.bot.id
+        self._bot_username = app.bot.username or ""
+
+    async def stop(self) -> None:
+        app, self._app = self._app, None
+        if app is None:
+            return
+        if app.updater.running:
+            await _quietly(app.updater.stop)
+        if app.running:
+            await _quietly(app.stop)
+        await _quietly(app.shutdown)
+
+    async def send(self, message: OutboundMessage) -> None:
+        chat_id = int(message.chat.chat_id)
+        thread = int(message.chat.thread_id) if message.chat.thread_id else None
+        quote = message.reply_to_platform_id if chat_id < 0 else None
+
+        async def post(text: str, as_markup: bool, first: bool) -> None:
+            from telegram import ReplyParameters
+
+            reply = ReplyParameters(int(quote), allow_sending_without_reply=True) if quote and first else None
+            await self._call(
+                lambda: self._app.bot.send_message(
+                    chat_id=chat_id,
+                    text=text,
+                    parse_mode="HTML" if as_markup else None,
+                    message_thread_id=thread,
+                    reply_parameters=reply,
+                )
+            )
+
+        await send_in_chunks(message, MAX_MESSAGE_LENGTH, markdown_to_telegram_html, post, self._retry)
+
+    async def show_typing(self, chat: ChatRef) -> None:
+        """Show "typing…" in the chat (Telegram clears it after 5 s or at the next message)."""
+        thread = int(chat.thread_id) if chat.thread_id else None
+        await self._call(
+            lambda: self._app.bot.send_chat_action(chat_id=int(chat.chat_id), action="typing", message_thread_id=thread)
+        )
+
+    async def _on_update(self, update: Any, context: Any) -> None:
+        """PTB handler: parse, download media, publish; a failure is logged, never raised into PTB."""
+        raw = update.to_dict()
+        message = parse_update(raw, self._bot_id, self._bot_username)
+        if message is None:
+            return
+        try:
+            media = media_of(raw["message"])
+            if media is not None:
+                message = await self._with_media(message, media)
+            await self._publish(message)
+        except Exception:
+            logger.exception("[%s] could not handle update %s", message.chat.session_key, raw.get("update_id"))
+
+    async def _with_media(self, message: InboundMessage, media: MediaRef) -> InboundMessage:
+        if media.size and media.size > MAX_MEDIA_BYTES:
+            note = f"[a {media.kind} of {media.size:,} bytes was sent but is too large to download]"
+            return replace(message, text=f"{message.text}\n{note}".strip())
+        suffix = Path(media.name or "").suffix or mimetypes.guess_extension(media.mime_type) or ""
+        target = self._media_dir / f"{media.unique_id}{suffix}"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        file = await self._call(lambda: self._app.bot.get_file(media.file_id))
+        await self._call(lambda: file.download_to_drive(custom_path=target))
+        text = message.text
+        if media.kind == "voice":
+            text = f"{text}\n[a voice message arrived; transcription is not available yet]".strip()
+        return replace(message, text=text, attachments=(Attachment(str(target), media.mime_type, media.kind),))
+
+    async def _call(self, make: Callable[[], Awaitable[T]]) -> T:
+        """Run one Bot API call, translating python-telegram-bot's errors into ours."""
+        from telegram import error
+
+        try:
+            return await make()
+        except error.RetryAfter as exc:
+            wait = exc.retry_after
+            raise RateLimited(wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)) from exc
+        except error.BadRequest as exc:
+            if "can't parse entities" in exc.message.lower() or "unsupported start tag" in exc.message.lower():
+                raise MarkupRejected(exc.message) from exc
+            raise ChannelError(exc.message) from exc
+        except error.TimedOut as exc:
+            raise ChannelError(f"timed out; not retried, as Telegram may have received it ({exc.message})") from exc
+        except error.NetworkError as exc:
+            raise ChannelUnavailable(exc.message) from exc
+        except error.TelegramError as exc:
+            raise ChannelError(exc.message) from exc
+
+    def _polling_error(self, exc: Exception) -> None:
+        logger.warning("telegram: polling failed (%s: %s); python-telegram-bot retries", type(exc).__name__, exc)
+
+
+async def _quietly(step: Callable[[], Awaitable[None]]) -> None:
+    """Run a shutdown step, logging instead of raising so later steps still run."""
+    try:
+        await step()
+    except Exception as exc:
+        logger.debug("telegram: shutdown step %s failed: %s", getattr(step, "__name__", step), exc)

@@ -1,0 +1,675 @@
+"""A fake Telegram Bot API server (aiohttp on 127.0.0.1) that the real python-telegram-bot talks to."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import itertools
+import json
+import re
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypedDict, Unpack
+
+from aiohttp import web
+
+TEXT_LIMIT = 4096
+CAPTION_LIMIT = 1024
+_HTML_TAGS = frozenset(
+    "b strong i em u ins s strike del span tg-spoiler a code pre blockquote tg-emoji".split()
+)
+_NAMED_ENTITIES = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
+_ENTITY = re.compile(r"&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|([a-zA-Z]+));")
+_COMMAND = re.compile(r"/[A-Za-z0-9_]+(?:@[A-Za-z0-9_]+)?")
+_MENTION = re.compile(r"(?<![\w@/])@[A-Za-z0-9_]+")
+_TAG_NAME = re.compile(r"[^\s>]*")
+_ATTRIBUTE = re.compile(r"""\s*([^\s=>]+)\s*(?:(=)\s*(?:"([^"]*)"|'([^']*)'|([A-Za-z0-9.-]*)))?""")
+_END_TAG = re.compile(r"([^\s>]*)\s*(>?)")
+# Free-text fields arrive raw; JSON-decoding them would turn a message "42" into the int 42.
+_STRING_FIELDS = frozenset(
+    "text caption parse_mode action emoji file_id callback_query_id inline_message_id url"
+    " photo document voice audio video sticker business_connection_id message_effect_id".split()
+)
+_DESCRIPTIONS = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden: bot was blocked by the user",
+    404: "Not Found",
+    409: "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
+    500: "Internal Server Error",
+}
+_BAD_GATEWAY = (
+    "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
+    "<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+)
+_NOT_MODIFIED = (
+    "Bad Request: message is not modified: specified new message content and reply markup"
+    " are exactly the same as a current content and reply markup of the message"
+)
+
+
+class ApiError(Exception):
+    """A Telegram error answer: {"ok": false, "error_code", "description", "parameters"}."""
+
+    def __init__(self, status: int, description: str, retry_after: int | None = None) -> None:
+        super().__init__(description)
+        self.status, self.description, self.retry_after = status, description, retry_after
+
+    def response(self) -> web.Response:
+        """The JSON answer real Telegram gives for this error."""
+        body: dict[str, Any] = {"ok": False, "error_code": self.status, "description": self.description}
+        if self.retry_after is not None:
+            body["parameters"] = {"retry_after": self.retry_after}
+        return web.json_response(body, status=self.status)
+
+
+class HtmlError(ValueError):
+    """Markup Telegram's HTML parse mode refuses; the message is Telegram's reason."""
+
+
+@dataclass(frozen=True)
+class Upload:
+    """A file part of a multipart request, as the bot uploaded it."""
+
+    filename: str | None
+    content_type: str
+    content: bytes
+
+
+class Sender(TypedDict, total=False):
+    """Who sends an inbound message and where; defaults: a private chat 42 with user 42, "Ann" (@ann)."""
+
+    chat_id: int
+    user_id: int
+    chat_type: str  # "private", "group" or "supergroup"
+    message_id: int | None  # None numbers it after the last message seen
+    first_name: str
+    username: str | None
+    reply_to_bot: bool  # reply to the bot's last message in the chat
+    thread_id: int | None  # a forum topic: sets message_thread_id, is_topic_message and chat.is_forum
+    entities: list[dict] | None  # None adds bot_command/mention entities like Telegram does
+
+
+@dataclass(frozen=True)
+class _StoredFile:
+    unique_id: str
+    path: str
+    content: bytes
+
+
+def html_visible_text(markup: str) -> str:
+    """The text Telegram shows for HTML parse-mode markup; HtmlError when Telegram would refuse it."""
+    out: list[str] = []
+    open_tags: list[str] = []
+    i, size = 0, len(markup)
+    while i < size:
+        char = markup[i]
+        if char == "&" and (entity := _ENTITY.match(markup, i)) and (decoded := _decode_entity(entity)):
+            out.append(decoded)
+            i = entity.end()
+        elif char != "<":
+            out.append(char)  # Telegram keeps a stray "&" or an unknown "&name;" literally
+            i += 1
+        elif markup.startswith("</", i):
+            i = _close_tag(markup, i, open_tags)
+        else:
+            i = _open_tag(markup, i, open_tags)
+    if open_tags:
+        raise HtmlError(f'Can\'t find end tag corresponding to start tag "{open_tags[-1]}"')
+    return "".join(out)
+
+
+def _decode_entity(entity: re.Match[str]) -> str | None:
+    decimal, hexadecimal, name = entity.groups()
+    if name is not None:
+        return _NAMED_ENTITIES.get(name)
+    code = int(decimal) if decimal is not None else int(hexadecimal, 16)
+    return chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else None
+
+
+def _byte_offset(markup: str, i: int) -> int:
+    return len(markup[:i].encode())
+
+
+def _open_tag(markup: str, start: int, open_tags: list[str]) -> int:
+    where = f"at byte offset {_byte_offset(markup, start)}"
+    name_match = _TAG_NAME.match(markup, start + 1)
+    assert name_match is not None
+    name, i = name_match.group().lower(), name_match.end()
+    if i == len(markup):
+        raise HtmlError(f"Unclosed start tag {where}")
+    if name not in _HTML_TAGS:
+        raise HtmlError(f'Unsupported start tag "{name}" {where}')
+    attributes: dict[str, str] = {}
+    while (found := _ATTRIBUTE.match(markup, i)) is not None:
+        attribute, equals, double, single, token = found.groups()
+        i = found.end()
+        if not equals and not (name == "blockquote" and attribute.lower() == "expandable"):
+            raise HtmlError(f'Expected equal sign in declaration of an attribute of the tag "{name}" {where}')
+        if token is not None and markup[i : i + 1] not in (">", " ", "\t", "\n", "\r"):
+            if markup[i : i + 1] in ('"', "'", ""):
+                raise HtmlError(f"Unclosed start tag {where}")
+            raise HtmlError(f"Unexpected end of name token at byte offset {_byte_offset(markup, found.start(5))}")
+        attributes[attribute.lower()] = next((v for v in (double, single, token) if v is not None), "")
+    i = len(markup) if (close := markup.find(">", i)) == -1 or markup[i:close].strip() else close
+    if i == len(markup):
+        raise HtmlError(f"Unclosed start tag {where}")
+    if name == "span" and attributes.get("class") != "tg-spoiler":
+        raise HtmlError(f'Tag "span" must have class "tg-spoiler" {where}')
+    open_tags.append(name)
+    return i + 1
+
+
+def _close_tag(markup: str, start: int, open_tags: list[str]) -> int:
+    where = f"at byte offset {_byte_offset(markup, start)}"
+    if not open_tags:
+        raise HtmlError(f"Unexpected end tag {where}")
+    match = _END_TAG.match(markup, start + 2)
+    assert match is not None
+    name, closed = match.group(1).lower(), match.group(2)
+    if not closed:
+        raise HtmlError(f"Unclosed end tag {where}")
+    if name and name != open_tags[-1]:
+        raise HtmlError(f'Unmatched end tag {where}, expected "</{open_tags[-1]}>", found "</{name}>"')
+    open_tags.pop()
+    return match.end()
+
+
+def _utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def auto_entities(text: str) -> list[dict]:
+    """Entities Telegram adds by itself: a leading /command and @username mentions (UTF-16 offsets)."""
+    entities = []
+    command = _COMMAND.match(text)
+    if command:
+        entities.append({"type": "bot_command", "offset": 0, "length": _utf16_len(command.group())})
+    for mention in _MENTION.finditer(text, command.end() if command else 0):
+        offset = _utf16_len(text[: mention.start()])
+        entities.append({"type": "mention", "offset": offset, "length": _utf16_len(mention.group())})
+    return entities
+
+
+async def _decode_fields(request: web.Request) -> dict[str, Any]:
+    if request.content_type == "application/json":
+        return dict(await request.json())
+    raw = {**request.query, **(await request.post())}
+    fields: dict[str, Any] = {}
+    for name, value in raw.items():
+        if isinstance(value, web.FileField):
+            fields[name] = Upload(value.filename, value.content_type, value.file.read())
+        elif name in _STRING_FIELDS:
+            fields[name] = value
+        else:
+            try:
+                fields[name] = json.loads(value)
+            except ValueError:
+                fields[name] = value
+    return fields
+
+
+class FakeTelegram:
+    """An aiohttp Bot API server on 127.0.0.1: queue updates with `push`/`text`, read what the bot did."""
+
+    def __init__(self, token: str = "123456:TEST-TOKEN", bot_id: int = 999, bot_username: str = "relay_bot") -> None:
+        self.token, self.bot_id, self.bot_username = token, bot_id, bot_username
+        self.calls: list[tuple[str, dict]] = []
+        self.sent: list[dict] = []
+        self.chat_actions: list[dict] = []
+        self.commands: list[dict] = []
+        self._updates: deque[dict] = deque()
+        self._update_ids = itertools.count(1)
+        self._last_message_id = 0
+        self._file_numbers = itertools.count(1)
+        self._files: dict[str, _StoredFile] = {}
+        self._chats: dict[Any, dict] = {}
+        self._messages: dict[tuple[Any, int], dict] = {}
+        self._sources: dict[tuple[Any, int], tuple] = {}  # what the bot sent, to spot no-op edits
+        self._failures: dict[str, deque[ApiError]] = {}
+        self._allowed_updates: set[str] = set()
+        self._recorded = asyncio.Condition()
+        self._wakeup = asyncio.Event()
+        self._down = False
+        self._stopping = False
+        self._runner: web.AppRunner | None = None
+        self._port = 0
+        self._methods: dict[str, Callable[[dict], Any]] = {
+            "getme": self._get_me,
+            "deletewebhook": self._delete_webhook,
+            "getwebhookinfo": self._webhook_info,
+            "setmycommands": self._set_commands,
+            "getmycommands": lambda f: self.commands,
+            "deletemycommands": lambda f: self._set_commands({}),
+            "getupdates": self._get_updates,
+            "sendmessage": self._send_message,
+            "editmessagetext": self._edit_message_text,
+            "sendchataction": self._send_chat_action,
+            "getfile": self._get_file,
+            "deletemessage": self._delete_message,
+            "answercallbackquery": lambda f: True,
+            "setmessagereaction": lambda f: True,
+            "sendphoto": lambda f: self._send_media("photo", f),
+            "senddocument": lambda f: self._send_media("document", f),
+        }
+
+    @property
+    def port(self) -> int:
+        """The bound TCP port (valid after start)."""
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        """Pass to `ApplicationBuilder.base_url`; the library appends the token."""
+        return f"http://127.0.0.1:{self._port}/bot"
+
+    @property
+    def base_file_url(self) -> str:
+        """Pass to `ApplicationBuilder.base_file_url`."""
+        return f"http://127.0.0.1:{self._port}/file/bot"
+
+    @property
+    def down(self) -> bool:
+        """While True every request gets an HTML 502, as from a proxy whose upstream is gone."""
+        return self._down
+
+    @down.setter
+    def down(self, value: bool) -> None:
+        self._down = value
+        self._poke()
+
+    async def start(self, port: int = 0) -> None:
+        """Bind 127.0.0.1 (port 0 picks a free one); queued updates and records survive a restart."""
+        app = web.Application(client_max_size=64 * 2**20)
+        app.router.add_route("*", "/bot{token}/{method}", self._api)
+        app.router.add_get("/file/bot{token}/{path:.+}", self._download)
+        self._stopping = False
+        self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True, shutdown_timeout=1.0)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", port).start()
+        self._port = self._runner.addresses[0][1]
+
+    async def stop(self) -> None:
+        """Answer held getUpdates polls with [] and stop serving."""
+        self._stopping = True
+        self._poke()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> FakeTelegram:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+    # inbound: what users send
+
+    def push(self, update: dict) -> dict:
+        """Queue an update (numbering it if it has no update_id) and wake a held getUpdates."""
+        update = dict(update)
+        if "update_id" not in update:
+            update["update_id"] = next(self._update_ids)
+        else:
+            self._update_ids = itertools.count(max(update["update_id"] + 1, next(self._update_ids)))
+        for message in (update.get(kind) for kind in ("message", "edited_message", "channel_post")):
+            if message:
+                self._remember(message)
+        self._updates.append(update)
+        self._poke()
+        return update
+
+    def text(self, text: str, **sender: Unpack[Sender]) -> dict:
+        """Push a text message from a user and return the update."""
+        return self.push({"message": self._user_message({"text": text}, "entities", text, **sender)})
+
+    def photo(self, content: bytes, *, caption: str = "", **sender: Unpack[Sender]) -> dict:
+        """Push a photo (a thumbnail and the full size; only the last size holds `content`)."""
+        thumb = {**self._register("photos", b"\xff\xd8thumbnail", ".jpg"), "width": 90, "height": 68}
+        sizes = [thumb, {**self._register("photos", content, ".jpg"), "width": 1280, "height": 960}]
+        return self.push({"message": self._user_message({"photo": sizes}, "caption_entities", caption, **sender)})
+
+    def document(
+        self, content: bytes, *, file_name: str, mime_type: str, caption: str = "", **sender: Unpack[Sender]
+    ) -> dict:
+        """Push a document message; its file can be downloaded."""
+        document = {**self._register("documents", content, ""), "file_name": file_name, "mime_type": mime_type}
+        message = self._user_message({"document": document}, "caption_entities", caption, **sender)
+        return self.push({"message": message})
+
+    def voice(self, content: bytes, *, duration: int = 3, **sender: Unpack[Sender]) -> dict:
+        """Push a voice note (audio/ogg); its file can be downloaded."""
+        voice = {**self._register("voice", content, ".oga"), "duration": duration, "mime_type": "audio/ogg"}
+        return self.push({"message": self._user_message({"voice": voice}, "caption_entities", "", **sender)})
+
+    def add_file(self, file_id: str, content: bytes, file_path: str) -> None:
+        """Make `file_id` resolvable by getFile and downloadable at `file_path`."""
+        self._files[file_id] = _StoredFile(f"u-{file_id}", file_path, content)
+
+    # outbound: what the bot did
+
+    async def wait_for_sent(self, n: int, timeout: float = 10) -> list[dict]:
+        """The first `n` sent messages, once that many exist."""
+
+        def progress() -> str:
+            return f"{len(self.sent)} of {n} sent: {self.sent}"
+
+        await self._wait_until(lambda: len(self.sent) >= n, timeout, progress)
+        return self.sent[:n]
+
+    async def wait_for_call(self, method: str, n: int = 1, timeout: float = 10) -> None:
+        """Return once `method` has been called `n` times."""
+
+        def count() -> int:
+            return sum(1 for name, _ in self.calls if name.lower() == method.lower())
+
+        await self._wait_until(lambda: count() >= n, timeout, lambda: f"{count()} of {n} {method} calls")
+
+    def fail(
+        self,
+        method: str,
+        *,
+        status: int = 429,
+        retry_after: int | None = None,
+        description: str | None = None,
+        times: int = 1,
+    ) -> None:
+        """Make the next `times` calls of `method` fail with a Telegram error (429 carries retry_after)."""
+        if status == 429 and retry_after is None:
+            retry_after = 1
+        if description is None:
+            default = f"Too Many Requests: retry after {retry_after}" if status == 429 else _DESCRIPTIONS.get(status)
+            description = default or "Internal Server Error"
+        errors = self._failures.setdefault(method.lower(), deque())
+        errors.extend(ApiError(status, description, retry_after) for _ in range(times))
+
+    # the wire
+
+    async def _api(self, request: web.Request) -> web.Response:
+        if request.match_info["token"] != self.token:
+            return _bad_gateway() if self._down else ApiError(401, "Unauthorized").response()
+        method, fields = request.match_info["method"], await _decode_fields(request)
+        self.calls.append((method, fields))  # even while down: tests want to see the bot's retries
+        await self._notify()
+        if self._down:
+            return _bad_gateway()
+        try:
+            result = await self._answer(method.lower(), fields)
+        except ApiError as error:
+            return error.response()
+        finally:
+            await self._notify()
+        return _bad_gateway() if self._down else web.json_response({"ok": True, "result": result})
+
+    async def _answer(self, method: str, fields: dict) -> Any:
+        if self._failures.get(method):
+            raise self._failures[method].popleft()
+        handler = self._methods.get(method)
+        if handler is None:
+            raise ApiError(404, "Not Found")
+        result = handler(fields)
+        return await result if inspect.isawaitable(result) else result
+
+    async def _download(self, request: web.Request) -> web.Response:
+        if self._down:
+            return _bad_gateway()
+        stored = next((f for f in self._files.values() if f.path == request.match_info["path"]), None)
+        if request.match_info["token"] != self.token or stored is None:
+            return ApiError(404, "Not Found").response()
+        return web.Response(body=stored.content, content_type="application/octet-stream")
+
+    # methods
+
+    def _get_me(self, fields: dict) -> dict:
+        extra = {"can_join_groups": True, "can_read_all_group_messages": False, "supports_inline_queries": False}
+        return {**self._bot_user(), **extra}
+
+    def _delete_webhook(self, fields: dict) -> bool:
+        if fields.get("drop_pending_updates"):
+            self._updates.clear()
+        return True
+
+    def _webhook_info(self, fields: dict) -> dict:
+        return {"url": "", "has_custom_certificate": False, "pending_update_count": len(self._updates)}
+
+    def _set_commands(self, fields: dict) -> bool:
+        self.commands = list(fields.get("commands") or [])
+        return True
+
+    async def _get_updates(self, fields: dict) -> list[dict]:
+        offset = int(fields.get("offset") or 0)
+        if offset < 0:
+            while len(self._updates) > -offset:
+                self._updates.popleft()
+        while offset > 0 and self._updates and self._updates[0]["update_id"] < offset:
+            self._updates.popleft()  # a higher offset confirms everything before it
+        if isinstance(fields.get("allowed_updates"), list):
+            self._allowed_updates = set(fields["allowed_updates"])
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + float(fields.get("timeout") or 0)
+        while not self._deliverable() and not (self._stopping or self._down) and loop.time() < deadline:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wakeup.wait(), deadline - loop.time())
+        return self._deliverable()[: int(fields.get("limit") or 100)]
+
+    def _deliverable(self) -> list[dict]:
+        if self._allowed_updates:
+            kept = [u for u in self._updates if self._allowed_updates & u.keys()]
+            self._updates = deque(kept)  # Telegram never delivers the kinds the bot opted out of
+        return list(self._updates)
+
+    def _send_message(self, fields: dict) -> dict:
+        chat = self._chat_of(fields)
+        text = _visible(fields, "text", TEXT_LIMIT, "message text is empty", "message is too long")
+        return self._record_sent(fields, self._bot_message(chat, fields, text=text))
+
+    def _send_media(self, kind: str, fields: dict) -> dict:
+        chat = self._chat_of(fields)
+        media = fields.get(kind)
+        if media is None:
+            raise ApiError(400, f"Bad Request: there is no {kind} in the request")
+        if isinstance(media, Upload):
+            stored = self._register(f"{kind}s", media.content, "")
+        elif isinstance(media, str) and media in self._files:
+            stored = self._file_info(media)
+        elif isinstance(media, str) and media.startswith(("http://", "https://")):
+            stored = self._register(f"{kind}s", b"", "")  # Telegram fetches URLs itself; the fake doesn't
+        else:
+            raise ApiError(400, "Bad Request: wrong file identifier/HTTP URL specified")
+        extra: dict[str, Any] = {kind: [{**stored, "width": 1280, "height": 960}] if kind == "photo" else stored}
+        if isinstance(media, Upload) and kind == "document":
+            extra[kind].update(file_name=media.filename, mime_type=media.content_type)
+        if fields.get("caption"):
+            extra["caption"] = _visible(fields, "caption", CAPTION_LIMIT, "", "message caption is too long")
+        return self._record_sent(fields, self._bot_message(chat, fields, **extra))
+
+    def _edit_message_text(self, fields: dict) -> dict | bool:
+        text = _visible(fields, "text", TEXT_LIMIT, "message text is empty", "message is too long")
+        if fields.get("inline_message_id"):
+            return True
+        key = (self._chat_of(fields)["id"], int(fields.get("message_id") or 0))
+        message = self._messages.get(key)
+        if message is None:
+            raise ApiError(400, "Bad Request: message to edit not found")
+        if not _is_from(message, self.bot_id):
+            raise ApiError(400, "Bad Request: message can't be edited")
+        source = (fields.get("text"), fields.get("parse_mode"), fields.get("reply_markup"))
+        if self._sources.get(key) == source:
+            raise ApiError(400, _NOT_MODIFIED)
+        self._sources[key] = source
+        message.update(text=text, edit_date=_now())
+        return message
+
+    def _delete_message(self, fields: dict) -> bool:
+        key = (self._chat_of(fields)["id"], int(fields.get("message_id") or 0))
+        if self._messages.pop(key, None) is None:
+            raise ApiError(400, "Bad Request: message to delete not found")
+        return True
+
+    def _send_chat_action(self, fields: dict) -> bool:
+        self._chat_of(fields)
+        self.chat_actions.append(fields)
+        return True
+
+    def _get_file(self, fields: dict) -> dict:
+        if fields.get("file_id") not in self._files:
+            raise ApiError(400, "Bad Request: invalid file_id")
+        return {**self._file_info(fields["file_id"]), "file_path": self._files[fields["file_id"]].path}
+
+    # message building
+
+    def _user_message(
+        self,
+        content: dict,
+        entities_key: str,
+        text: str,
+        *,
+        chat_id: int = 42,
+        user_id: int = 42,
+        chat_type: str = "private",
+        message_id: int | None = None,
+        first_name: str = "Ann",
+        username: str | None = "ann",
+        reply_to_bot: bool = False,
+        thread_id: int | None = None,
+        entities: list[dict] | None = None,
+    ) -> dict:
+        """A message from a user; `text` goes under "text" or "caption" beside its entities (see Sender)."""
+        user: dict[str, Any] = {"id": user_id, "is_bot": False, "first_name": first_name, "language_code": "en"}
+        chat: dict[str, Any] = {"id": chat_id, "type": chat_type}
+        if username is not None:
+            user["username"] = username
+        if chat_type == "private":
+            chat.update({k: v for k, v in user.items() if k in ("first_name", "username")})
+        else:
+            chat["title"] = "Test group"
+            chat["is_forum"] = thread_id is not None or self._chats.get(chat_id, {}).get("is_forum", False)
+        self._chats[chat_id] = chat
+        number = self._next_message_id() if message_id is None else message_id
+        message = {"message_id": number, "date": _now(), "chat": chat, "from": user, **content}
+        if text or entities_key == "entities":
+            message["text" if entities_key == "entities" else "caption"] = text
+        found = auto_entities(text) if entities is None else entities
+        if found:
+            message[entities_key] = found
+        if thread_id is not None:
+            message.update(message_thread_id=thread_id, is_topic_message=True)
+        if reply_to_bot:
+            message["reply_to_message"] = self._last_bot_message(chat)
+        return message
+
+    def _bot_message(self, chat: dict, fields: dict, **content: Any) -> dict:
+        message = {"message_id": self._next_message_id(), "from": self._bot_user(), "chat": chat, "date": _now()}
+        if fields.get("message_thread_id") is not None:
+            message.update(message_thread_id=fields["message_thread_id"], is_topic_message=bool(chat.get("is_forum")))
+        replied = self._reply_target(chat, fields)
+        if replied is not None:
+            message["reply_to_message"] = replied
+        return {**message, **content}
+
+    def _reply_target(self, chat: dict, fields: dict) -> dict | None:
+        target = fields.get("reply_parameters") or {}
+        if not isinstance(target, dict):
+            raise ApiError(400, "Bad Request: can't parse reply parameters JSON object")
+        message_id = target.get("message_id", fields.get("reply_to_message_id"))
+        if message_id is None:
+            return None
+        found = self._messages.get((target.get("chat_id", chat["id"]), int(message_id)))
+        if found is None and not target.get("allow_sending_without_reply", fields.get("allow_sending_without_reply")):
+            raise ApiError(400, "Bad Request: message to be replied not found")
+        return None if found is None else {k: v for k, v in found.items() if k != "reply_to_message"}
+
+    def _record_sent(self, fields: dict, message: dict) -> dict:
+        self._remember(message)
+        self._sources[(message["chat"]["id"], message["message_id"])] = (
+            fields.get("text"), fields.get("parse_mode"), fields.get("reply_markup"),
+        )
+        self.sent.append({**fields, "message_id": message["message_id"]})
+        return message
+
+    def _last_bot_message(self, chat: dict) -> dict:
+        ours = [m for (chat_id, _), m in self._messages.items() if chat_id == chat["id"] and _is_from(m, self.bot_id)]
+        if ours:
+            return {k: v for k, v in ours[-1].items() if k != "reply_to_message"}
+        earlier = {"message_id": self._next_message_id(), "from": self._bot_user(), "chat": chat, "date": 0}
+        return {**earlier, "text": "Earlier reply"}
+
+    def _chat_of(self, fields: dict) -> dict:
+        chat_id = fields.get("chat_id")
+        if chat_id in (None, ""):
+            raise ApiError(400, "Bad Request: chat_id is empty")
+        private = isinstance(chat_id, int) and chat_id > 0
+        return self._chats.get(chat_id) or {"id": chat_id, "type": "private" if private else "supergroup"}
+
+    def _remember(self, message: dict) -> None:
+        self._chats.setdefault(message["chat"]["id"], message["chat"])
+        self._messages[(message["chat"]["id"], message["message_id"])] = message
+        self._last_message_id = max(self._last_message_id, message["message_id"])
+
+    def _next_message_id(self) -> int:
+        self._last_message_id += 1
+        return self._last_message_id
+
+    def _bot_user(self) -> dict:
+        return {"id": self.bot_id, "is_bot": True, "first_name": "Relay", "username": self.bot_username}
+
+    def _register(self, folder: str, content: bytes, suffix: str) -> dict:
+        number = next(self._file_numbers)
+        self.add_file(f"{folder}-{number}", content, f"{folder}/file_{number}{suffix}")
+        return self._file_info(f"{folder}-{number}")
+
+    def _file_info(self, file_id: str) -> dict:
+        stored = self._files[file_id]
+        return {"file_id": file_id, "file_unique_id": stored.unique_id, "file_size": len(stored.content)}
+
+    # waking waiters
+
+    def _poke(self) -> None:
+        """Wake every held getUpdates; each waits on the event current when it started."""
+        self._wakeup.set()
+        self._wakeup = asyncio.Event()
+
+    async def _notify(self) -> None:
+        async with self._recorded:
+            self._recorded.notify_all()
+
+    async def _wait_until(self, ready: Callable[[], bool], timeout: float, progress: Callable[[], str]) -> None:
+        try:
+            async with asyncio.timeout(timeout), self._recorded:
+                await self._recorded.wait_for(ready)
+        except TimeoutError:
+            raise TimeoutError(f"after {timeout}s only {progress()}") from None
+
+
+def _visible(fields: dict, name: str, limit: int, empty: str, too_long: str) -> str:
+    """The visible text of a text or caption field, validated as Telegram does."""
+    raw = fields.get(name)
+    raw = "" if raw is None else str(raw)
+    mode = str(fields.get("parse_mode") or "").lower()
+    if mode not in ("", "html", "markdown", "markdownv2"):
+        raise ApiError(400, "Bad Request: unsupported parse_mode")
+    try:
+        text = html_visible_text(raw) if mode == "html" else raw
+    except HtmlError as error:
+        raise ApiError(400, f"Bad Request: can't parse entities: {error}") from None
+    if empty and not text.strip():
+        raise ApiError(400, f"Bad Request: {empty}")
+    if len(text) > limit:
+        raise ApiError(400, f"Bad Request: {too_long}")
+    return text
+
+
+def _now() -> int:
+    return int(time.time())
+
+
+def _is_from(message: dict, user_id: int) -> bool:
+    return (message.get("from") or {}).get("id") == user_id
+
+
+def _bad_gateway() -> web.Response:
+    return web.Response(status=502, text=_BAD_GATEWAY, content_type="text/html")
