@@ -182,3 +182,13 @@ async def test_api_down_at_start_connects_once_it_is_back(
         telegram.text("are you up?", chat_id=OWNER, user_id=OWNER)
         (sent,) = await telegram.wait_for_sent(1)
     assert sent["text"].endswith("are you up?")
+
+
+async def test_polling_recovers_after_an_outage(bot: Bot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+    polls = sum(1 for method, _ in telegram.calls if method == "getUpdates")
+    telegram.down = True
+    await telegram.wait_for_call("getUpdates", polls + 2)
+    telegram.down = False
+    telegram.text("back again?", chat_id=OWNER, user_id=OWNER)
+    (sent,) = await telegram.wait_for_sent(1, timeout=30)
+    assert sent["text"].endswith("back again?")

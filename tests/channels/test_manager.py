@@ -1,0 +1,114 @@
+import asyncio
+from typing import ClassVar
+
+from bot.bus import ChatRef, InboundMessage, LocalBus, OutboundMessage
+from bot.errors import ChannelError
+from bot.events import DeliveryFailed, EventBus
+from bot.retry import RetryPolicy
+from channels.base import Channel
+from channels.manager import ChannelManager
+
+
+class MemoryChannel(Channel):
+    """A channel kept in memory: `fail_starts` failed starts, then records what it is sent."""
+
+    name: ClassVar[str] = "memory"
+
+    def __init__(self, name: str, fail_starts: int = 0, gate: asyncio.Event | None = None) -> None:
+        self.name = name  # type: ignore[misc]
+        self.fail_starts = fail_starts
+        self.starts = 0
+        self.gate = gate
+        self.sent: list[OutboundMessage] = []
+        self.delivered = asyncio.Event()
+
+    async def start(self) -> None:
+        self.starts += 1
+        if self.starts <= self.fail_starts:
+            raise ConnectionError("endpoint down")
+
+    async def stop(self) -> None:
+        pass
+
+    async def send(self, message: OutboundMessage) -> None:
+        if self.gate:
+            await self.gate.wait()
+        if message.text == "permanent failure":
+            raise ChannelError("chat not found")
+        self.sent.append(message)
+        self.delivered.set()
+
+
+def manager_with(*channels: Channel, events: EventBus | None = None) -> tuple[ChannelManager, LocalBus]:
+    bus = LocalBus()
+    manager = ChannelManager(bus, events, start_retry=RetryPolicy(base_delay=0.01, max_delay=0.02))
+    for channel in channels:
+        manager.add(channel)
+    return manager, bus
+
+
+async def test_a_channel_that_fails_to_start_is_retried_without_stopping_others() -> None:
+    flaky, healthy = MemoryChannel("flaky", fail_starts=3), MemoryChannel("healthy")
+    manager, bus = manager_with(flaky, healthy)
+    await manager.start()
+    await bus.publish_outbound(OutboundMessage(ChatRef("healthy", "1"), "hello"))
+    await asyncio.wait_for(healthy.delivered.wait(), 5)
+    await asyncio.wait_for(manager.ready("flaky"), 5)
+    await bus.publish_outbound(OutboundMessage(ChatRef("flaky", "1"), "queued while down"))
+    await asyncio.wait_for(flaky.delivered.wait(), 5)
+    await manager.stop()
+    assert flaky.starts == 4
+
+
+async def test_a_slow_channel_never_delays_another() -> None:
+    gate = asyncio.Event()
+    slow, fast = MemoryChannel("slow", gate=gate), MemoryChannel("fast")
+    manager, bus = manager_with(slow, fast)
+    await manager.start()
+    await bus.publish_outbound(OutboundMessage(ChatRef("slow", "1"), "stuck"))
+    await bus.publish_outbound(OutboundMessage(ChatRef("fast", "1"), "goes through"))
+    await asyncio.wait_for(fast.delivered.wait(), 5)
+    assert slow.sent == []
+    gate.set()
+    await asyncio.wait_for(slow.delivered.wait(), 5)
+    await manager.stop()
+
+
+async def test_each_message_id_is_sent_at_most_once() -> None:
+    channel = MemoryChannel("memory")
+    manager, bus = manager_with(channel)
+    await manager.start()
+    message = OutboundMessage(ChatRef("memory", "1"), "once")
+    await bus.publish_outbound(message)
+    await bus.publish_outbound(message)
+    await bus.publish_outbound(OutboundMessage(ChatRef("memory", "1"), "barrier"))
+    while len(channel.sent) < 2:
+        channel.delivered.clear()
+        await asyncio.wait_for(channel.delivered.wait(), 5)
+    await manager.stop()
+    assert [m.text for m in channel.sent] == ["once", "barrier"]
+
+
+async def test_permanent_failure_is_reported_as_an_event() -> None:
+    events = EventBus()
+    failures: list[DeliveryFailed] = []
+    events.subscribe(lambda event: failures.append(event) if isinstance(event, DeliveryFailed) else None)
+    channel = MemoryChannel("memory")
+    manager, bus = manager_with(channel, events=events)
+    await manager.start()
+    await bus.publish_outbound(OutboundMessage(ChatRef("memory", "9"), "permanent failure"))
+    await bus.publish_outbound(OutboundMessage(ChatRef("memory", "9"), "next one"))
+    await asyncio.wait_for(channel.delivered.wait(), 5)
+    await manager.stop()
+    assert failures[0].session_key == "memory:9" and "chat not found" in failures[0].error
+
+
+async def test_inbound_duplicates_are_published_once() -> None:
+    manager, bus = manager_with(MemoryChannel("memory"))
+    publish = manager.publisher("memory")
+    first = InboundMessage(ChatRef("memory", "1"), sender_id="u", text="hi", platform_message_id="m1")
+    await publish(first)
+    await publish(InboundMessage(ChatRef("memory", "1"), sender_id="u", text="hi", platform_message_id="m1"))
+    await publish(InboundMessage(ChatRef("memory", "2"), sender_id="u", text="hi", platform_message_id="m1"))
+    assert (await bus.consume_inbound()).id == first.id
+    assert (await bus.consume_inbound()).chat.chat_id == "2"
