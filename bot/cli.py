@@ -52,8 +52,10 @@ def _setup_logging(level: str) -> None:
         stream=sys.stderr,
     )
     if level != "debug":
-        for noisy in ("LiteLLM", "litellm", "httpx", "httpcore", "telegram", "discord", "slack_bolt", "apscheduler"):
+        for noisy in ("LiteLLM", "litellm", "httpx", "httpcore", "discord", "slack_bolt", "slack_sdk", "apscheduler"):
             logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLevelName(level.upper())))
+        # python-telegram-bot logs a traceback per failed poll; the adapter logs one line instead.
+        logging.getLogger("telegram").setLevel(logging.CRITICAL)
 
 
 def _load(options: Options) -> Config:

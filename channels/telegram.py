@@ -85,8 +85,11 @@ def media_of(message: dict[str, Any]) -> MediaRef | None:
 
 
 def _mentions(text: str, entities: list[dict[str, Any]], handle: str, bot_id: int) -> bool:
+    """Whether an entity names the bot; Telegram counts offsets in UTF-16 code units."""
+    units = text.encode("utf-16-le")
     for entity in entities:
-        chunk = text[entity["offset"] : entity["offset"] + entity["length"]].lower()
+        start, end = entity["offset"] * 2, (entity["offset"] + entity["length"]) * 2
+        chunk = units[start:end].decode("utf-16-le", errors="replace").lower()
         if entity["type"] == "mention" and chunk == handle:
             return True
         if entity["type"] == "bot_command" and chunk.endswith(handle):

@@ -10,7 +10,8 @@ from bot.app import Gateway
 from bot.llm import LiteLLMProvider
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM, Text
-from tests.fakes.telegram_server import FakeTelegram, html_visible_text
+from tests.fakes.telegram_html import html_visible_text
+from tests.fakes.telegram_server import FakeTelegram
 from tests.harness import make_config
 
 OWNER = 42

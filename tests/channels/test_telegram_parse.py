@@ -81,3 +81,10 @@ def test_voice_and_document_media() -> None:
 def test_file_base_url_follows_the_api_base() -> None:
     assert file_base_url("https://api.telegram.org/bot") == "https://api.telegram.org/file/bot"
     assert file_base_url("http://127.0.0.1:8081/bot/") == "http://127.0.0.1:8081/file/bot"
+
+
+def test_mention_offsets_count_utf16_units() -> None:
+    text = "\U0001F600 @relay_bot hi"
+    raw = update(text, chat={"id": -100, "type": "group"}, entities=[{"type": "mention", "offset": 3, "length": 10}])
+    message = parse_update(raw, BOT_ID, "relay_bot")
+    assert message.mentioned and message.text == "\U0001F600 hi"

@@ -13,7 +13,8 @@ from telegram.error import BadRequest, EndPointNotFound, Forbidden, InvalidToken
 from telegram.ext import Application, CommandHandler, ContextTypes, MessageHandler, filters
 from telegram.request import HTTPXRequest
 
-from tests.fakes.telegram_server import FakeTelegram, Upload, auto_entities, html_visible_text
+from tests.fakes.telegram_html import html_visible_text
+from tests.fakes.telegram_server import FakeTelegram, Upload, auto_entities
 
 
 @pytest_asyncio.fixture
