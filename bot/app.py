@@ -7,6 +7,7 @@ import importlib
 import logging
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 from bot.agent.context import ContextBuilder
@@ -15,10 +16,13 @@ from bot.agent.sessions import SessionStore
 from bot.agent.turn import TurnRunner
 from bot.bus import LocalBus, MessageBus
 from bot.config import Config
+from bot.control import ControlServer
 from bot.events import EventBus
 from bot.llm import Provider
 from bot.retry import RetryPolicy
+from bot.scheduler.cron import CronService
 from bot.tools.base import ToolRegistry
+from bot.tools.cron import CronTool
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +84,11 @@ class AgentApp:
         await self.stop()
 
 
+def control_socket(config: Config) -> Path:
+    """Where a running gateway listens for CLI commands."""
+    return config.state_dir / "control.sock"
+
+
 def enabled_channels(config: Config) -> list[str]:
     """Names of the channels switched on in the config."""
     return [name for name in CHANNEL_CLASSES if getattr(config.channels, name).enabled]
@@ -117,13 +126,35 @@ class Gateway:
                 )
             )
 
+        self.cron = CronService(
+            config.state_dir, config.timezone, config.scheduler.misfire_grace, self.agent.bus, self.agent.events
+        )
+        self.agent.registry.register(CronTool(self.cron, config.timezone))
+        self.control = ControlServer(
+            control_socket(config), {"cron.changed": self._cron_changed, "cron.run": self._cron_run}
+        )
+
     async def start(self) -> None:
         await self.agent.start()
         await self.manager.start()
+        await self.cron.start()
+        await self.control.start()
 
     async def stop(self) -> None:
+        await self.control.stop()
+        await self.cron.stop()
         await self.manager.stop()
         await self.agent.stop()
+
+    async def _cron_changed(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.cron.wakeup()
+        return {"ok": True}
+
+    async def _cron_run(self, request: dict[str, Any]) -> dict[str, Any]:
+        record = await self.cron.run_now(str(request.get("id")))
+        if record is None:
+            return {"ok": False, "error": "no such job"}
+        return {"ok": record.ok, "delivered": record.delivered, "error": record.error}
 
     async def __aenter__(self) -> Gateway:
         await self.start()

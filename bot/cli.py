@@ -6,13 +6,16 @@ import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from bot.access import PairingBook
     from bot.config import Config
+    from bot.scheduler.cron import CronService
 
 app = typer.Typer(
     help="relaybot: a self-hosted AI assistant for Telegram, Discord and Slack.",
@@ -186,6 +189,119 @@ def pairing_revoke(ctx: typer.Context, channel: str, user_id: str) -> None:
         typer.echo(f"{channel} user {user_id} was not approved.", err=True)
         raise typer.Exit(1)
     typer.echo(f"Revoked {channel} user {user_id}.")
+
+
+cron_app = typer.Typer(help="Scheduled prompts and reminders.", no_args_is_help=True)
+app.add_typer(cron_app, name="cron")
+
+
+def _cron_call(ctx: typer.Context, action: Callable[[CronService], Any]) -> Any:
+    """Open the job store (without firing anything), run `action` on it, close it."""
+    import asyncio
+
+    from bot.scheduler.cron import CronService
+
+    config = _load(ctx.obj)
+
+    async def call() -> Any:
+        service = CronService(config.state_dir, config.timezone, config.scheduler.misfire_grace)
+        await service.start(paused=True)
+        try:
+            return action(service)
+        finally:
+            await service.stop()
+
+    return asyncio.run(call())
+
+
+def _notify_gateway(ctx: typer.Context, request: dict[str, Any]) -> dict[str, Any] | None:
+    from bot.app import control_socket
+    from bot.control import send_control
+
+    return send_control(control_socket(_load(ctx.obj)), request)
+
+
+@cron_app.command("list")
+def cron_list(ctx: typer.Context) -> None:
+    """Every job: id, name, schedule, next run, target and last status."""
+    jobs = _cron_call(ctx, lambda service: service.jobs())
+    if not jobs:
+        typer.echo("No jobs. Add one with `relaybot cron add`.")
+    for job in jobs:
+        next_run = f"{job.next_run:%Y-%m-%d %H:%M %Z}" if job.next_run else "never"
+        last = job.last_run
+        status = "never ran" if last is None else ("ok" if last.ok else f"failed ({last.error})")
+        if last is not None and not last.delivered:
+            status += ", not delivered"
+        typer.echo(f"{job.id}  {job.name!r}  {job.payload.schedule}  next {next_run}  to {job.payload.target}"
+                   f"  {job.payload.action}  last: {status}")
+
+
+@cron_app.command("add")
+def cron_add(
+    ctx: typer.Context,
+    to: str = typer.Option(..., "--to", help="Target chat, CHANNEL:CHAT_ID such as telegram:123."),
+    every: Optional[str] = typer.Option(None, "--every", help="Repeat every DURATION (30m, 1h, 1d)."),
+    cron: Optional[str] = typer.Option(None, "--cron", help='A 5-field cron expression, such as "0 8 * * *".'),
+    at: Optional[str] = typer.Option(None, "--at", help="Once, at an ISO date-time such as 2026-12-24T18:00."),
+    tz: Optional[str] = typer.Option(None, "--tz", help="Timezone of the schedule (default: config timezone)."),
+    message: Optional[str] = typer.Option(None, "--message", help="A prompt the agent answers in the target chat."),
+    remind: Optional[str] = typer.Option(None, "--remind", help="A text delivered as-is, without the model."),
+    name: Optional[str] = typer.Option(None, "--name", help="A short name for the job."),
+) -> None:
+    """Add a job; a running gateway picks it up within seconds."""
+    from bot.bus import ChatRef, Trust
+    from bot.scheduler.schedules import Schedule, ScheduleError
+
+    schedules = [(kind, value) for kind, value in (("every", every), ("cron", cron), ("at", at)) if value]
+    texts = [(kind, value) for kind, value in (("message", message), ("remind", remind)) if value]
+    if len(schedules) != 1:
+        raise typer.BadParameter("give exactly one of --every, --cron or --at")
+    if len(texts) != 1:
+        raise typer.BadParameter("give exactly one of --message or --remind")
+    try:
+        target = ChatRef.parse(to)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--to") from None
+    config = _load(ctx.obj)
+    schedule = Schedule(schedules[0][0], schedules[0][1], tz or config.timezone)  # type: ignore[arg-type]
+    is_owner_dm = f"{target.channel}:{target.chat_id}" in config.owners
+    try:
+        job = _cron_call(
+            ctx,
+            lambda service: service.add(
+                schedule, target, texts[0][0], texts[0][1], name, Trust.OWNER, is_direct=is_owner_dm  # type: ignore[arg-type]
+            ),
+        )
+    except ScheduleError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    running = _notify_gateway(ctx, {"op": "cron.changed"}) is not None
+    next_run = f"{job.next_run:%Y-%m-%d %H:%M %Z}" if job.next_run else "never"
+    typer.echo(f"Added job {job.id}; next run {next_run}." + ("" if running else " (The gateway is not running.)"))
+
+
+@cron_app.command("remove")
+def cron_remove(ctx: typer.Context, job_id: str) -> None:
+    """Remove a job."""
+    if not _cron_call(ctx, lambda service: service.remove(job_id)):
+        typer.echo(f"No job {job_id}.", err=True)
+        raise typer.Exit(1)
+    _notify_gateway(ctx, {"op": "cron.changed"})
+    typer.echo(f"Removed job {job_id}.")
+
+
+@cron_app.command("run")
+def cron_run(ctx: typer.Context, job_id: str) -> None:
+    """Fire a job now, in the running gateway."""
+    reply = _notify_gateway(ctx, {"op": "cron.run", "id": job_id})
+    if reply is None:
+        typer.echo("The gateway is not running; start it with `relaybot run`.", err=True)
+        raise typer.Exit(1)
+    if not reply.get("ok"):
+        typer.echo(f"Job {job_id} failed: {reply.get('error')}", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"Job {job_id} ran and was delivered.")
 
 
 def main() -> None:

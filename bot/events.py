@@ -74,14 +74,39 @@ class ErrorOccurred:
 
 
 @dataclass(frozen=True, slots=True)
+class Delivered:
+    session_key: str
+    message_id: str
+    in_reply_to: str | None
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
 class DeliveryFailed:
     session_key: str
     message_id: str
+    in_reply_to: str | None
     error: str
 
 
+@dataclass(frozen=True, slots=True)
+class CronRan:
+    job_id: str
+    session_key: str
+    ok: bool
+    delivered: bool
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CronSkipped:
+    job_id: str
+    late_seconds: float
+
+
 Event = (
-    TurnStarted | TurnFinished | LLMCalled | StreamDelta | ToolCalled | ToolFinished | ErrorOccurred | DeliveryFailed
+    TurnStarted | TurnFinished | LLMCalled | StreamDelta | ToolCalled | ToolFinished | ErrorOccurred | Delivered | DeliveryFailed
+    | CronRan | CronSkipped
 )
 Listener = Callable[[Event], None]
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from bot.access import AccessPolicy, Ignore, SendPairingCode, Serve, pairing_message
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage
 from bot.errors import ChannelError
-from bot.events import DeliveryFailed, Event, EventBus, TurnFinished, TurnStarted
+from bot.events import Delivered, DeliveryFailed, Event, EventBus, TurnFinished, TurnStarted
 from bot.retry import RetryPolicy
 from channels.base import Channel, Publish, ShowsTyping
 from channels.dedupe import SeenIds
@@ -145,6 +145,7 @@ class ChannelManager:
                 continue
             try:
                 await slot.channel.send(message)
+                self._events.emit(Delivered(message.chat.session_key, message.id, message.in_reply_to, message.kind))
             except ChannelError as exc:
                 self._delivery_failed(message, f"{type(exc).__name__}: {exc}")
             except Exception as exc:
@@ -153,7 +154,7 @@ class ChannelManager:
 
     def _delivery_failed(self, message: OutboundMessage, error: str) -> None:
         logger.error("[%s] could not deliver %s: %s", message.chat.session_key, message.id, error)
-        self._events.emit(DeliveryFailed(message.chat.session_key, message.id, error))
+        self._events.emit(DeliveryFailed(message.chat.session_key, message.id, message.in_reply_to, error))
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, TurnStarted):

@@ -14,6 +14,7 @@ import pytest  # noqa: E402
 import pytest_asyncio  # noqa: E402
 
 from tests.fakes.openai_server import FakeLLM  # noqa: E402
+from tests.fakes.telegram_server import FakeTelegram  # noqa: E402
 
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.", "ip6-localhost"})
 
@@ -75,4 +76,11 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
 async def fake_llm() -> AsyncIterator[FakeLLM]:
     """A started fake OpenAI-compatible server; point litellm at `fake_llm.base_url`."""
     async with FakeLLM() as fake:
+        yield fake
+
+
+@pytest_asyncio.fixture
+async def telegram() -> AsyncIterator[FakeTelegram]:
+    """A started fake Telegram Bot API."""
+    async with FakeTelegram() as fake:
         yield fake

@@ -4,15 +4,34 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bot.app import AgentApp
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
 from bot.config import Config
+from bot.events import EventBus
 from bot.retry import RetryPolicy
 from bot.llm import LiteLLMProvider
 from bot.tools.base import Tool
 from tests.fakes.openai_server import FakeLLM
+
+
+E = TypeVar("E")
+
+
+async def next_event(events: EventBus, kind: type[E], timeout: float = 10.0) -> E:
+    """Wait for the next event of a kind (subscribe before causing it)."""
+    future: asyncio.Future[E] = asyncio.get_running_loop().create_future()
+
+    def listen(event: object) -> None:
+        if isinstance(event, kind) and not future.done():
+            future.set_result(event)
+
+    unsubscribe = events.subscribe(listen)
+    try:
+        return await asyncio.wait_for(future, timeout)
+    finally:
+        unsubscribe()
 
 
 def make_config(tmp_path: Path, fake: FakeLLM, **overrides: Any) -> Config:

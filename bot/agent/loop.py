@@ -184,7 +184,9 @@ class AgentLoop:
         history = session.history(self._config.memory_window)
         messages = self._context.build(message, scope, history, text)
         self._sessions.append(session, [{"role": "user", "content": text}])
-        ctx = ToolContext(message.chat, message.sender_id, message.trust, message.id, self._bus.publish_outbound)
+        ctx = ToolContext(
+            message.chat, message.sender_id, message.trust, message.id, self._bus.publish_outbound, message.is_direct
+        )
 
         def record_usage(usage: Usage) -> None:
             self._sessions.record_usage(session, usage.prompt_tokens, usage.completion_tokens)

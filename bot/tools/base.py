@@ -25,6 +25,7 @@ class ToolContext:
     trust: Trust
     turn_id: str
     send: Callable[[OutboundMessage], Awaitable[None]]
+    is_direct: bool = True
 
     @property
     def session_key(self) -> str:

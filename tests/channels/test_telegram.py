@@ -2,74 +2,26 @@ import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
 import pytest_asyncio
 
 from bot.access import PairingBook
-from bot.app import Gateway
-from bot.llm import LiteLLMProvider
-from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_html import html_visible_text
 from tests.fakes.telegram_server import FakeTelegram
-from tests.harness import make_config
+from tests.gateway import OWNER, TelegramBot
 
-OWNER = 42
 STRANGER = 77
 GROUP = -1001
 
 
-class RecordedSleep:
-    """An injected sleep: records the wait and returns at once."""
-
-    def __init__(self) -> None:
-        self.waits: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.waits.append(seconds)
-
-
 @pytest_asyncio.fixture
-async def telegram() -> AsyncIterator[FakeTelegram]:
-    async with FakeTelegram() as fake:
-        yield fake
-
-
-class Bot:
-    """A gateway with Telegram enabled, against the fake Bot API and the fake LLM."""
-
-    def __init__(self, tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
-        self.config = make_config(
-            tmp_path,
-            fake_llm,
-            owners=[f"telegram:{OWNER}"],
-            channels={"telegram": {"enabled": True, "token": telegram.token, "api_base": telegram.base_url}},
-        )
-        self.sleep = RecordedSleep()
-        provider = LiteLLMProvider(self.config.llm, RetryPolicy(base_delay=0.0))
-        self.gateway = Gateway(
-            self.config,
-            provider,
-            channel_retry=RetryPolicy(sleep=self.sleep),
-            start_retry=RetryPolicy(base_delay=0.05, max_delay=0.2),
-        )
-
-    async def __aenter__(self) -> "Bot":
-        await self.gateway.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.gateway.stop()
-
-
-@pytest_asyncio.fixture
-async def bot(tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram) -> AsyncIterator[Bot]:
-    async with Bot(tmp_path, fake_llm, telegram) as running:
+async def bot(tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram) -> AsyncIterator[TelegramBot]:
+    async with TelegramBot(tmp_path, fake_llm, telegram) as running:
         await running.gateway.manager.ready("telegram")
         yield running
 
 
-async def test_owner_dm_gets_the_model_reply(bot: Bot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+async def test_owner_dm_gets_the_model_reply(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
     fake_llm.script(Text("Hello **owner**"))
     telegram.text("hi there", chat_id=OWNER, user_id=OWNER)
     (sent,) = await telegram.wait_for_sent(1)
@@ -77,7 +29,7 @@ async def test_owner_dm_gets_the_model_reply(bot: Bot, fake_llm: FakeLLM, telegr
     assert fake_llm.requests[0]["messages"][-1]["content"].endswith("hi there")
 
 
-async def test_unknown_sender_pairs_before_being_served(bot: Bot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+async def test_unknown_sender_pairs_before_being_served(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
     telegram.text("hello?", chat_id=STRANGER, user_id=STRANGER)
     (sent,) = await telegram.wait_for_sent(1)
     code = re.search(r"pairing code is ([A-Z2-9]{8})", sent["text"]).group(1)
@@ -93,7 +45,7 @@ async def test_unknown_sender_pairs_before_being_served(bot: Bot, fake_llm: Fake
     assert replies[2]["chat_id"] == STRANGER and replies[2]["text"].endswith("now?")
 
 
-async def test_group_needs_a_mention_and_the_reply_quotes(bot: Bot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+async def test_group_needs_a_mention_and_the_reply_quotes(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
     telegram.text("just chatting", chat_id=GROUP, user_id=OWNER, chat_type="supergroup")
     update = telegram.text("@relay_bot what time is it?", chat_id=GROUP, user_id=OWNER, chat_type="supergroup")
     (sent,) = await telegram.wait_for_sent(1)
@@ -103,7 +55,7 @@ async def test_group_needs_a_mention_and_the_reply_quotes(bot: Bot, fake_llm: Fa
     assert sent["reply_parameters"]["message_id"] == update["message"]["message_id"]
 
 
-async def test_long_reply_is_split_with_code_blocks_intact(bot: Bot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+async def test_long_reply_is_split_with_code_blocks_intact(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
     code = "```python\n" + "\n".join(f"value_{i} = {i}" for i in range(120)) + "\n```"
     prose = "\n\n".join(("Some words about the code. " * 12).strip() for _ in range(14))
     reply = (prose + "\n\n" + code + "\n\n" + prose)[:9000]
@@ -115,7 +67,7 @@ async def test_long_reply_is_split_with_code_blocks_intact(bot: Bot, fake_llm: F
     assert sum(s["text"].count("<pre>") for s in sent) == sum(s["text"].count("</pre>") for s in sent) >= 1
 
 
-async def test_rejected_html_is_resent_as_plain_text(bot: Bot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+async def test_rejected_html_is_resent_as_plain_text(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
     fake_llm.script(Text("**bold** answer"))
     telegram.fail("sendMessage", status=400, description="Bad Request: can't parse entities: unexpected end tag")
     telegram.text("hi", chat_id=OWNER, user_id=OWNER)
@@ -123,7 +75,7 @@ async def test_rejected_html_is_resent_as_plain_text(bot: Bot, fake_llm: FakeLLM
     assert sent["text"] == "**bold** answer" and sent.get("parse_mode") is None
 
 
-async def test_rate_limit_is_honoured_and_delivers_once(bot: Bot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+async def test_rate_limit_is_honoured_and_delivers_once(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
     telegram.fail("sendMessage", status=429, retry_after=3)
     telegram.text("first", chat_id=OWNER, user_id=OWNER)
     await telegram.wait_for_sent(1)
@@ -134,7 +86,7 @@ async def test_rate_limit_is_honoured_and_delivers_once(bot: Bot, fake_llm: Fake
     assert bot.sleep.waits == [3.0]
 
 
-async def test_redelivered_update_is_answered_once(bot: Bot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+async def test_redelivered_update_is_answered_once(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
     update = telegram.text("only once", chat_id=OWNER, user_id=OWNER)
     await telegram.wait_for_sent(1)
     telegram.push({"message": update["message"]})
@@ -144,7 +96,7 @@ async def test_redelivered_update_is_answered_once(bot: Bot, fake_llm: FakeLLM, 
     assert sent[1]["text"].endswith("next")
 
 
-async def test_photo_reaches_the_model_as_an_image(bot: Bot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+async def test_photo_reaches_the_model_as_an_image(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
     telegram.photo(b"\xff\xd8\xff\xe0fake jpeg bytes", caption="what is this?", chat_id=OWNER, user_id=OWNER)
     await telegram.wait_for_sent(1)
     content = fake_llm.requests[0]["messages"][-1]["content"]
@@ -153,20 +105,20 @@ async def test_photo_reaches_the_model_as_an_image(bot: Bot, fake_llm: FakeLLM, 
     assert list((bot.config.state_dir / "media" / "telegram").iterdir())
 
 
-async def test_voice_note_is_announced(bot: Bot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+async def test_voice_note_is_announced(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
     telegram.voice(b"OggS voice", chat_id=OWNER, user_id=OWNER)
     await telegram.wait_for_sent(1)
     assert "voice message arrived" in fake_llm.requests[0]["messages"][-1]["content"]
 
 
 async def test_typing_shows_while_the_turn_runs(tmp_path: Path, telegram: FakeTelegram) -> None:
-    async with FakeLLM(latency=0.3) as slow_llm, Bot(tmp_path, slow_llm, telegram):
+    async with FakeLLM(latency=0.3) as slow_llm, TelegramBot(tmp_path, slow_llm, telegram):
         telegram.text("think hard", chat_id=OWNER, user_id=OWNER)
         await telegram.wait_for_sent(1)
     assert telegram.chat_actions[0]["action"] == "typing"
 
 
-async def test_start_command_greets_without_the_model(bot: Bot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+async def test_start_command_greets_without_the_model(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
     telegram.text("/start", chat_id=OWNER, user_id=OWNER)
     (sent,) = await telegram.wait_for_sent(1)
     assert "/help" in sent["text"] and fake_llm.requests == []
@@ -176,7 +128,7 @@ async def test_api_down_at_start_connects_once_it_is_back(
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
 ) -> None:
     telegram.down = True
-    async with Bot(tmp_path, fake_llm, telegram) as bot:
+    async with TelegramBot(tmp_path, fake_llm, telegram) as bot:
         await telegram.wait_for_call("getMe", 2)
         telegram.down = False
         await bot.gateway.manager.ready("telegram")
@@ -185,7 +137,7 @@ async def test_api_down_at_start_connects_once_it_is_back(
     assert sent["text"].endswith("are you up?")
 
 
-async def test_polling_recovers_after_an_outage(bot: Bot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+async def test_polling_recovers_after_an_outage(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
     polls = sum(1 for method, _ in telegram.calls if method == "getUpdates")
     telegram.down = True
     await telegram.wait_for_call("getUpdates", polls + 2)

@@ -1,0 +1,273 @@
+"""Cron jobs: persisted in SQLite through apscheduler, delivered as reminders or agent turns."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, Trust
+from bot.events import CronRan, CronSkipped, Delivered, DeliveryFailed, Event, EventBus
+from bot.scheduler.schedules import Schedule, ScheduleError, zone_named
+
+logger = logging.getLogger(__name__)
+
+Action = Literal["message", "remind"]
+DELIVERY_TIMEOUT = 900.0
+
+
+@dataclass(frozen=True, slots=True)
+class JobPayload:
+    """What a job does and for whom; stored with the job so it survives restarts."""
+
+    target: str
+    action: Action
+    text: str
+    schedule: str
+    trust: str = Trust.OWNER.value
+    is_direct: bool = True
+
+    @property
+    def chat(self) -> ChatRef:
+        return ChatRef.parse(self.target)
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """One run of a job: when, whether it worked, whether its message reached the chat."""
+
+    job_id: str
+    ran_at: float
+    ok: bool
+    delivered: bool
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JobInfo:
+    """A job as the CLI and the cron tool show it."""
+
+    id: str
+    name: str
+    payload: JobPayload
+    next_run: datetime | None
+    last_run: RunRecord | None
+
+
+class RunLog:
+    """Append-only JSONL of job runs."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+
+    def append(self, record: RunRecord) -> None:
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        with self._path.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(asdict(record)) + "\n")
+
+    def latest(self) -> dict[str, RunRecord]:
+        """The most recent run of each job."""
+        if not self._path.exists():
+            return {}
+        latest: dict[str, RunRecord] = {}
+        for line in self._path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = RunRecord(**json.loads(line))
+            except (ValueError, TypeError):
+                continue
+            latest[record.job_id] = record
+        return latest
+
+
+_active: CronService | None = None
+
+
+async def run_job(job_id: str, payload: dict[str, Any]) -> None:
+    """The callable apscheduler persists by import path; it hands the run to the live service."""
+    if _active is None:
+        logger.error("cron job %s fired with no running cron service", job_id)
+        return
+    await _active.fire(job_id, JobPayload(**payload))
+
+
+class CronService:
+    """Adds, lists, removes and fires jobs; the same SQLite store serves the gateway and the CLI."""
+
+    def __init__(
+        self,
+        state_dir: Path,
+        timezone: str,
+        misfire_grace: float,
+        bus: MessageBus | None = None,
+        events: EventBus | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+        from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+        state_dir.mkdir(parents=True, exist_ok=True)
+        self._timezone = timezone
+        self._bus = bus
+        self._events = events or EventBus()
+        self._clock = clock
+        self._runs = RunLog(state_dir / "cron_runs.jsonl")
+        self._scheduler = AsyncIOScheduler(
+            jobstores={"default": SQLAlchemyJobStore(url=f"sqlite:///{state_dir / 'scheduler.db'}")},
+            timezone=zone_named(timezone),
+            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": max(1, int(misfire_grace))},
+        )
+        self._waiters: dict[str, asyncio.Future[tuple[bool, str | None]]] = {}
+        self._unsubscribe: Callable[[], None] = lambda: None
+
+    async def start(self, paused: bool = False) -> None:
+        """Start firing jobs (or, paused, only edit the store, as the CLI does)."""
+        global _active
+        from apscheduler.events import EVENT_JOB_MISSED
+
+        self._scheduler.start(paused=paused)
+        if not paused:
+            self._scheduler.add_listener(self._on_missed, EVENT_JOB_MISSED)
+            self._unsubscribe = self._events.subscribe(self._on_event)
+            _active = self
+
+    async def stop(self) -> None:
+        global _active
+        self._unsubscribe()
+        if self._scheduler.running:
+            self._scheduler.shutdown(wait=False)
+        if _active is self:
+            _active = None
+
+    def add(
+        self,
+        schedule: Schedule,
+        target: ChatRef,
+        action: Action,
+        text: str,
+        name: str | None = None,
+        trust: Trust = Trust.OWNER,
+        is_direct: bool = True,
+        next_run: datetime | None = None,
+    ) -> JobInfo:
+        """Persist a new job; ScheduleError when its schedule cannot be used."""
+        if not text.strip():
+            raise ScheduleError(f"a {action} job needs text")
+        trigger = schedule.trigger(datetime.now(zone_named(schedule.timezone)))
+        payload = JobPayload(target.session_key, action, text, schedule.describe(), trust.value, is_direct)
+        job_id = uuid.uuid4().hex[:8]
+        options: dict[str, Any] = {"next_run_time": next_run} if next_run else {}
+        job = self._scheduler.add_job(
+            "bot.scheduler.cron:run_job",
+            trigger=trigger,
+            id=job_id,
+            name=name or text[:40],
+            kwargs={"job_id": job_id, "payload": asdict(payload)},
+            **options,
+        )
+        logger.info("cron job %s added for %s: %s", job_id, payload.target, payload.schedule)
+        return self._info(job, {})
+
+    def jobs(self, target: ChatRef | None = None) -> list[JobInfo]:
+        """Every job (or only those aimed at `target`), soonest first."""
+        latest = self._runs.latest()
+        infos = [self._info(job, latest) for job in self._scheduler.get_jobs()]
+        if target is not None:
+            infos = [info for info in infos if info.payload.target == target.session_key]
+        far = datetime.max.replace(tzinfo=zone_named("UTC"))
+        return sorted(infos, key=lambda info: info.next_run or far)
+
+    def remove(self, job_id: str, target: ChatRef | None = None) -> bool:
+        """Delete a job (only if it targets `target`, when given); False when there is no such job."""
+        from apscheduler.jobstores.base import JobLookupError
+
+        job = self._scheduler.get_job(job_id)
+        if job is None or (target is not None and job.kwargs["payload"]["target"] != target.session_key):
+            return False
+        try:
+            self._scheduler.remove_job(job_id)
+        except JobLookupError:
+            return False
+        logger.info("cron job %s removed", job_id)
+        return True
+
+    async def run_now(self, job_id: str) -> RunRecord | None:
+        """Fire a job at once, outside its schedule; None when there is no such job."""
+        job = self._scheduler.get_job(job_id)
+        if job is None:
+            return None
+        return await self.fire(job_id, JobPayload(**job.kwargs["payload"]))
+
+    def wakeup(self) -> None:
+        """Re-read the store now (another process changed it)."""
+        self._scheduler.wakeup()
+
+    async def fire(self, job_id: str, payload: JobPayload) -> RunRecord:
+        """Run one job: deliver a reminder as-is, or run an agent turn in the target chat."""
+        assert self._bus is not None, "firing jobs needs the bus"
+        ran_at = self._clock()
+        chat = payload.chat
+        if payload.action == "remind":
+            message = OutboundMessage(chat, payload.text, kind="notice")
+            key = message.id
+            waiter = self._expect(key)
+            await self._bus.publish_outbound(message)
+        else:
+            inbound = InboundMessage(
+                chat,
+                sender_id="cron",
+                text=f"[scheduled job {job_id}] {payload.text}",
+                trust=Trust(payload.trust),
+                is_direct=payload.is_direct,
+                kind="system",
+            )
+            key = inbound.id
+            waiter = self._expect(key)
+            await self._bus.publish_inbound(inbound)
+        try:
+            delivered, error = await asyncio.wait_for(waiter, DELIVERY_TIMEOUT)
+        except TimeoutError:
+            delivered, error = False, f"no delivery within {DELIVERY_TIMEOUT:.0f}s"
+        finally:
+            self._waiters.pop(key, None)
+        record = RunRecord(job_id, ran_at, ok=error is None, delivered=delivered, error=error)
+        self._runs.append(record)
+        self._events.emit(CronRan(job_id, payload.target, record.ok, delivered, error))
+        outcome = "delivered" if delivered else f"failed: {error}"
+        logger.info("[%s] cron job %s ran (%s)", payload.target, job_id, outcome)
+        return record
+
+    def _expect(self, key: str) -> asyncio.Future[tuple[bool, str | None]]:
+        future: asyncio.Future[tuple[bool, str | None]] = asyncio.get_running_loop().create_future()
+        self._waiters[key] = future
+        return future
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, Delivered):
+            result: tuple[bool, str | None] = (True, "the agent answered with an error" if event.kind == "error" else None)
+        elif isinstance(event, DeliveryFailed):
+            result = (False, event.error)
+        else:
+            return
+        for key in (event.message_id, event.in_reply_to):
+            future = self._waiters.get(key or "")
+            if future and not future.done():
+                future.set_result(result)
+
+    def _on_missed(self, event: Any) -> None:
+        late = datetime.now(event.scheduled_run_time.tzinfo) - event.scheduled_run_time
+        logger.warning("cron job %s skipped: missed its run by %s, beyond scheduler.misfire_grace", event.job_id, _round(late))
+        self._events.emit(CronSkipped(event.job_id, late.total_seconds()))
+
+    def _info(self, job: Any, latest: dict[str, RunRecord]) -> JobInfo:
+        return JobInfo(job.id, job.name, JobPayload(**job.kwargs["payload"]), job.next_run_time, latest.get(job.id))
+
+
+def _round(delta: timedelta) -> timedelta:
+    return timedelta(seconds=int(delta.total_seconds()))
