@@ -13,6 +13,7 @@ from typing import Any
 from bot.agent.context import ContextBuilder
 from bot.agent.loop import AgentLoop
 from bot.agent.sessions import SessionStore
+from bot.agent.subagents import SubagentManager
 from bot.agent.turn import TurnRunner
 from bot.bus import LocalBus, MessageBus
 from bot.config import Config
@@ -23,6 +24,7 @@ from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.tools.base import ToolRegistry
 from bot.tools.cron import CronTool
+from bot.tools.spawn import SpawnTool
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +62,10 @@ class AgentApp:
         config.workspace.mkdir(parents=True, exist_ok=True)
         self.sessions = SessionStore(config.state_dir / "sessions")
         self.runner = TurnRunner(provider, self.registry, self.events, config.agent.max_iterations)
+        self.subagents = SubagentManager(
+            provider, self.registry, self.events, self.sessions, self.bus, config.agent.max_subagents
+        )
+        self.registry.register(SpawnTool(self.subagents))
         self.loop = AgentLoop(
             self.bus,
             self.runner,
@@ -68,12 +74,14 @@ class AgentApp:
             self.events,
             config.agent,
             config.workspace,
+            on_stop=self.subagents.cancel_for,
         )
 
     async def start(self) -> None:
         await self.loop.start()
 
     async def stop(self) -> None:
+        await self.subagents.stop()
         await self.loop.stop()
 
     async def __aenter__(self) -> AgentApp:

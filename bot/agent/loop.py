@@ -16,7 +16,7 @@ from bot.agent.context import ContextBuilder
 from bot.agent.memory import scope_for
 from bot.agent.sessions import Session, SessionStore
 from bot.agent.turn import TurnResult, TurnRunner
-from bot.bus import InboundMessage, MessageBus, OutboundMessage
+from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, Trust
 from bot.config import AgentConfig
 from bot.errors import ProviderError
 from bot.events import ErrorOccurred, EventBus, StreamDelta, TurnFinished, TurnStarted
@@ -51,6 +51,7 @@ class AgentLoop:
         config: AgentConfig,
         workspace: Path,
         on_reset: Callable[[Session], None] | None = None,
+        on_stop: Callable[[str], int] | None = None,
     ) -> None:
         self._bus = bus
         self._runner = runner
@@ -60,6 +61,8 @@ class AgentLoop:
         self._config = config
         self._workspace = workspace
         self._on_reset = on_reset
+        self._on_stop = on_stop
+        self.last_owner_chat: ChatRef | None = None
         self._slots = asyncio.Semaphore(config.max_concurrent_turns)
         self._lanes: dict[str, _Lane] = {}
         self._dispatcher: asyncio.Task[None] | None = None
@@ -94,6 +97,8 @@ class AgentLoop:
     async def accept(self, message: InboundMessage) -> None:
         """Route one message: immediate commands now, everything else into its session's lane."""
         key = message.chat.session_key
+        if message.kind == "user" and message.trust is Trust.OWNER and message.chat.channel != "console":
+            self.last_owner_chat = message.chat
         command = parse_command(message.text) if message.kind == "user" else None
         if command is Command.STOP:
             await self._stop_session(message)
@@ -176,9 +181,14 @@ class AgentLoop:
             logger.info("[%s] turn %s in %.2fs (%s)", key, outcome, duration, message.id)
         await self._reply(message, reply, kind)
 
-    async def _run_turn(self, batch: list[InboundMessage]) -> TurnResult:
+    async def run_detached(self, message: InboundMessage, session_key: str) -> TurnResult:
+        """Run one turn in session `session_key` within the concurrency cap; the reply is returned, not sent."""
+        async with self._slots:
+            return await self._run_turn([message], session_key)
+
+    async def _run_turn(self, batch: list[InboundMessage], session_key: str | None = None) -> TurnResult:
         message = batch[-1]
-        session = self._sessions.get(message.chat.session_key)
+        session = self._sessions.get(session_key or message.chat.session_key)
         scope = scope_for(self._workspace, message)
         text = "\n\n".join(self._context.user_text(m) for m in batch)
         history = session.history(self._config.memory_window)
@@ -211,17 +221,24 @@ class AgentLoop:
             self._on_reset(old)
 
     async def _stop_session(self, message: InboundMessage) -> None:
-        lane = self._lanes.get(message.chat.session_key)
-        if lane is None:
+        key = message.chat.session_key
+        lane = self._lanes.get(key)
+        helpers = self._on_stop(key) if self._on_stop else 0
+        if lane is None and not helpers:
             await self._reply(message, "Nothing to stop.")
             return
-        dropped = len(lane.pending)
-        lane.pending.clear()
-        if lane.turn is not None:
-            lane.turn.cancel()
-        note = f" and dropped {dropped} queued message{'s' if dropped != 1 else ''}" if dropped else ""
-        logger.info("[%s] turn stopped by /stop", message.chat.session_key)
-        await self._reply(message, f"Stopped{note}.")
+        notes = []
+        if lane is not None:
+            dropped = len(lane.pending)
+            lane.pending.clear()
+            if lane.turn is not None:
+                lane.turn.cancel()
+            if dropped:
+                notes.append(f"dropped {dropped} queued message{'s' if dropped != 1 else ''}")
+        if helpers:
+            notes.append(f"cancelled {helpers} background task{'s' if helpers != 1 else ''}")
+        logger.info("[%s] stopped by /stop", key)
+        await self._reply(message, "Stopped" + (f" and {' and '.join(notes)}" if notes else "") + ".")
 
     def _status(self, key: str) -> str:
         session = self._sessions.get(key)

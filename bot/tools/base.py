@@ -85,6 +85,11 @@ class ToolRegistry:
         self._validators[tool.name] = Draft202012Validator(tool.parameters)
         self._definitions.clear()
 
+    def without(self, excluded: Iterable[str]) -> ToolRegistry:
+        """A new registry with the same tools and guest set, minus `excluded`."""
+        skip = frozenset(excluded)
+        return ToolRegistry([t for n, t in self._tools.items() if n not in skip], self._guest_tools)
+
     def names(self, trust: Trust = Trust.OWNER) -> list[str]:
         """Names of the tools a sender of this trust may call."""
         return [name for name in self._tools if self.allowed(name, trust)]

@@ -1,0 +1,50 @@
+from pathlib import Path
+
+from tests.fakes.openai_server import FakeLLM, Hang, Reply, Text, ToolCalls
+from tests.harness import Harness
+
+
+def is_subagent(body: dict) -> bool:
+    return "background sub-agent" in body["messages"][0]["content"]
+
+
+def tool_names(body: dict) -> list[str]:
+    return [tool["function"]["name"] for tool in body.get("tools", [])]
+
+
+def script(body: dict) -> Reply:
+    """Main agent spawns once, sub-agent answers, main agent relays the result."""
+    last = body["messages"][-1]
+    if is_subagent(body):
+        return Text("The capital of Australia is Canberra.")
+    if last["role"] == "tool":
+        return Text("I've started on that in the background.")
+    if "[background task" in str(last["content"]):
+        return Text("Done: " + str(last["content"]).split("finished]\n", 1)[1].splitlines()[0])
+    return ToolCalls((("spawn", {"task": "Find the capital of Australia", "label": "capital"}),))
+
+
+async def test_spawned_result_is_announced_in_the_origin_chat(tmp_path: Path) -> None:
+    async with FakeLLM(default=script) as fake, Harness(tmp_path, fake) as bot:
+        first = await bot.send("what's the capital of Australia? research it", chat="telegram:42")
+        assert (await bot.reply_to(first)).text == "I've started on that in the background."
+        announced = await bot.wait_for(lambda out: out.text.startswith("Done:"))
+    assert announced.chat.session_key == "telegram:42"
+    assert announced.text == "Done: The capital of Australia is Canberra."
+    sub_request = next(body for body in fake.requests if is_subagent(body))
+    assert sub_request["messages"][1]["content"] == "Find the capital of Australia"
+    assert not {"message", "spawn", "cron"} & set(tool_names(sub_request))
+
+
+async def test_stop_cancels_running_subagents(tmp_path: Path) -> None:
+    def hang_subagent(body: dict) -> Reply:
+        return Hang() if is_subagent(body) else script(body)
+
+    async with FakeLLM(default=hang_subagent) as fake, Harness(tmp_path, fake) as bot:
+        first = await bot.send("research something slow")
+        await bot.reply_to(first)
+        await fake.wait_for_requests(3)
+        assert bot.app.subagents.running("test:1") == 1
+        assert await bot.ask("/stop") == "Stopped and cancelled 1 background task."
+        assert bot.app.subagents.running("test:1") == 0
+    assert not [out for out in bot.outbox if out.text.startswith("Done:")]
