@@ -22,6 +22,7 @@ from bot.events import EventBus
 from bot.llm import Provider
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
+from bot.scheduler.heartbeat import HeartbeatService
 from bot.tools.base import ToolRegistry
 from bot.tools.cron import CronTool
 from bot.tools.spawn import SpawnTool
@@ -138,6 +139,9 @@ class Gateway:
             config.state_dir, config.timezone, config.scheduler.misfire_grace, self.agent.bus, self.agent.events
         )
         self.agent.registry.register(CronTool(self.cron, config.timezone))
+        self.heartbeat = HeartbeatService(
+            config.heartbeat, config.workspace, config.timezone, self.agent.loop, self.agent.bus
+        )
         self.control = ControlServer(
             control_socket(config), {"cron.changed": self._cron_changed, "cron.run": self._cron_run}
         )
@@ -146,10 +150,12 @@ class Gateway:
         await self.agent.start()
         await self.manager.start()
         await self.cron.start()
+        await self.heartbeat.start()
         await self.control.start()
 
     async def stop(self) -> None:
         await self.control.stop()
+        await self.heartbeat.stop()
         await self.cron.stop()
         await self.manager.stop()
         await self.agent.stop()

@@ -1,0 +1,125 @@
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from bot.home import bundled
+from bot.scheduler.heartbeat import Outcome, actionable, strip_ack, within_hours
+from tests.fakes.openai_server import FakeLLM, Hang, Text
+from tests.fakes.telegram_server import FakeTelegram
+from tests.gateway import OWNER, TelegramBot
+
+
+def test_the_shipped_template_has_nothing_to_act_on() -> None:
+    assert not actionable(bundled("workspace-template/HEARTBEAT.md").read_text())
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("# Tasks\n\n<!-- - check mail -->\n- [ ]\n", False),
+        ("## Done\n- [x] renewed the domain\n", False),
+        ("# Tasks\n- [ ] check the build status\n", True),
+        ("Look at the weather and warn me about rain.", True),
+    ],
+)
+def test_actionable(text: str, expected: bool) -> None:
+    assert actionable(text) is expected
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("HEARTBEAT_OK", None),
+        ("  **HEARTBEAT_OK**. ", None),
+        ("HEARTBEAT_OK - all quiet", None),
+        ("Nothing new. HEARTBEAT_OK", None),
+        ("The build is red since 14:02: three tests fail in the payments module, see CI.", "The build is red since 14:02: three tests fail in the payments module, see CI."),
+    ],
+)
+def test_strip_ack(reply: str, expected: str | None) -> None:
+    assert strip_ack(reply) == expected
+
+
+def test_active_hours_including_a_window_past_midnight() -> None:
+    assert within_hours("08:00-22:00", datetime(2026, 1, 1, 8, 0))
+    assert not within_hours("08:00-22:00", datetime(2026, 1, 1, 22, 0))
+    assert within_hours("22:00-06:00", datetime(2026, 1, 1, 23, 30))
+    assert not within_hours("22:00-06:00", datetime(2026, 1, 1, 12, 0))
+    assert within_hours(None, datetime(2026, 1, 1, 3, 0))
+
+
+def heartbeat_bot(tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, tasks: str, **heartbeat: object) -> TelegramBot:
+    bot = TelegramBot(tmp_path, fake_llm, telegram, heartbeat={"deliver_to": f"telegram:{OWNER}", **heartbeat})
+    bot.config.workspace.mkdir(parents=True, exist_ok=True)
+    (bot.config.workspace / "HEARTBEAT.md").write_text(tasks)
+    return bot
+
+
+async def test_empty_file_makes_no_request(tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+    async with heartbeat_bot(tmp_path, fake_llm, telegram, "# Tasks\n- [ ]\n") as bot:
+        assert await bot.gateway.heartbeat.tick() is Outcome.NOTHING_TO_DO
+    assert fake_llm.requests == []
+
+
+async def test_heartbeat_ok_delivers_nothing(tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+    fake_llm.script(Text("HEARTBEAT_OK"))
+    async with heartbeat_bot(tmp_path, fake_llm, telegram, "- check the backups") as bot:
+        assert await bot.gateway.heartbeat.tick() is Outcome.QUIET
+    assert telegram.sent == []
+    assert "check the backups" in fake_llm.requests[0]["messages"][-1]["content"]
+
+
+async def test_other_replies_are_delivered(tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+    fake_llm.script(Text("The nightly backup failed at 03:00; the disk is full."))
+    async with heartbeat_bot(tmp_path, fake_llm, telegram, "- check the backups") as bot:
+        await bot.gateway.manager.ready("telegram")
+        assert await bot.gateway.heartbeat.tick() is Outcome.DELIVERED
+        (sent,) = await telegram.wait_for_sent(1)
+    assert sent["chat_id"] == OWNER and "disk is full" in sent["text"]
+    system_prompt = fake_llm.requests[0]["messages"][0]["content"]
+    assert "MEMORY.md" in system_prompt
+
+
+async def test_without_deliver_to_the_latest_owner_chat_is_used(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    bot = TelegramBot(tmp_path, fake_llm, telegram)
+    bot.config.workspace.mkdir(parents=True, exist_ok=True)
+    (bot.config.workspace / "HEARTBEAT.md").write_text("- anything new?")
+    async with bot:
+        await bot.gateway.manager.ready("telegram")
+        assert await bot.gateway.heartbeat.tick() is Outcome.NO_TARGET
+        telegram.text("hi", chat_id=OWNER, user_id=OWNER)
+        await telegram.wait_for_sent(1)
+        fake_llm.script(Text("A new invoice arrived from ACME, due Friday, amount 1,200 EUR."))
+        assert await bot.gateway.heartbeat.tick() is Outcome.DELIVERED
+        sent = await telegram.wait_for_sent(2)
+    assert sent[1]["chat_id"] == OWNER and "ACME" in sent[1]["text"]
+
+
+async def test_skipped_while_the_target_chat_is_mid_turn(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    fake_llm.script(Hang())
+    async with heartbeat_bot(tmp_path, fake_llm, telegram, "- check things") as bot:
+        await bot.gateway.manager.ready("telegram")
+        telegram.text("long question", chat_id=OWNER, user_id=OWNER)
+        await fake_llm.wait_for_requests(1)
+        assert await bot.gateway.heartbeat.tick() is Outcome.BUSY
+    assert len(fake_llm.requests) == 1
+
+
+async def test_outside_active_hours_nothing_runs(tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+    hour = datetime.now(timezone.utc).hour
+    window = f"{(hour + 2) % 24:02d}:00-{(hour + 3) % 24:02d}:00"
+    async with heartbeat_bot(tmp_path, fake_llm, telegram, "- check things", active_hours=window) as bot:
+        assert await bot.gateway.heartbeat.tick() is Outcome.OFF_HOURS
+    assert fake_llm.requests == []
+
+
+async def test_runs_on_its_interval(tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+    fake_llm.script(Text("Reminder: the certificate expires tomorrow, renew it today."))
+    async with heartbeat_bot(tmp_path, fake_llm, telegram, "- watch the certificate", interval="200ms"):
+        (sent,) = await telegram.wait_for_sent(1)
+    assert "certificate expires tomorrow" in sent["text"]
