@@ -6,7 +6,7 @@ import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -37,7 +37,7 @@ class Options:
 @app.callback()
 def options(
     ctx: typer.Context,
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="Config file (default: $RELAYBOT_CONFIG or ~/.relaybot/config.yaml)."),
+    config: Path | None = typer.Option(None, "--config", "-c", help="Config file (default: $RELAYBOT_CONFIG or ~/.relaybot/config.yaml)."),
     log_level: str = typer.Option("warning", "--log-level", help="debug, info, warning or error."),
 ) -> None:
     """Global options."""
@@ -103,7 +103,7 @@ def init(ctx: typer.Context) -> None:
 @app.command()
 def chat(
     ctx: typer.Context,
-    message: Optional[str] = typer.Option(None, "--message", "-m", help="Ask once, print the answer and exit."),
+    message: str | None = typer.Option(None, "--message", "-m", help="Ask once, print the answer and exit."),
 ) -> None:
     """Chat with the bot in this terminal."""
     config = _load(ctx.obj)
@@ -241,13 +241,13 @@ def cron_list(ctx: typer.Context) -> None:
 def cron_add(
     ctx: typer.Context,
     to: str = typer.Option(..., "--to", help="Target chat, CHANNEL:CHAT_ID such as telegram:123."),
-    every: Optional[str] = typer.Option(None, "--every", help="Repeat every DURATION (30m, 1h, 1d)."),
-    cron: Optional[str] = typer.Option(None, "--cron", help='A 5-field cron expression, such as "0 8 * * *".'),
-    at: Optional[str] = typer.Option(None, "--at", help="Once, at an ISO date-time such as 2026-12-24T18:00."),
-    tz: Optional[str] = typer.Option(None, "--tz", help="Timezone of the schedule (default: config timezone)."),
-    message: Optional[str] = typer.Option(None, "--message", help="A prompt the agent answers in the target chat."),
-    remind: Optional[str] = typer.Option(None, "--remind", help="A text delivered as-is, without the model."),
-    name: Optional[str] = typer.Option(None, "--name", help="A short name for the job."),
+    every: str | None = typer.Option(None, "--every", help="Repeat every DURATION (30m, 1h, 1d)."),
+    cron: str | None = typer.Option(None, "--cron", help='A 5-field cron expression, such as "0 8 * * *".'),
+    at: str | None = typer.Option(None, "--at", help="Once, at an ISO date-time such as 2026-12-24T18:00."),
+    tz: str | None = typer.Option(None, "--tz", help="Timezone of the schedule (default: config timezone)."),
+    message: str | None = typer.Option(None, "--message", help="A prompt the agent answers in the target chat."),
+    remind: str | None = typer.Option(None, "--remind", help="A text delivered as-is, without the model."),
+    name: str | None = typer.Option(None, "--name", help="A short name for the job."),
 ) -> None:
     """Add a job; a running gateway picks it up within seconds."""
     from bot.bus import ChatRef, Trust

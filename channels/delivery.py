@@ -29,7 +29,7 @@ async def send_in_chunks(
         first = index == 0
         rendered = render(chunk)
         try:
-            await retry.run(lambda: post(rendered, True, first), what, (ChannelUnavailable,))
+            await retry.run(lambda text=rendered, first=first: post(text, True, first), what, (ChannelUnavailable,))
         except MarkupRejected as exc:
             logger.info("%s: markup rejected (%s); resending as plain text", what, exc)
-            await retry.run(lambda: post(chunk, False, first), what, (ChannelUnavailable,))
+            await retry.run(lambda text=chunk, first=first: post(text, False, first), what, (ChannelUnavailable,))

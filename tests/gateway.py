@@ -48,7 +48,7 @@ class TelegramBot:
             start_retry=RetryPolicy(base_delay=0.05, max_delay=0.2),
         )
 
-    async def __aenter__(self) -> "TelegramBot":
+    async def __aenter__(self) -> TelegramBot:
         await self.gateway.start()
         return self
 

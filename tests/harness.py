@@ -10,11 +10,10 @@ from bot.app import AgentApp
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
 from bot.config import Config
 from bot.events import EventBus
-from bot.retry import RetryPolicy
 from bot.llm import LiteLLMProvider
+from bot.retry import RetryPolicy
 from bot.tools.base import Tool
 from tests.fakes.openai_server import FakeLLM
-
 
 E = TypeVar("E")
 

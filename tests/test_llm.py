@@ -4,8 +4,8 @@ import pytest
 
 from bot.config import LLMConfig
 from bot.errors import ModelNotFound, ProviderAuthError, ProviderUnavailable
-from bot.retry import RetryPolicy
 from bot.llm import LiteLLMProvider, ThinkFilter, parse_arguments, strip_think
+from bot.retry import RetryPolicy
 from tests.fakes.openai_server import Error, FakeLLM, Hang, Text, ToolCalls
 
 USER = [{"role": "user", "content": "hi, how are you doing today?"}]

@@ -24,8 +24,7 @@ _COMMAND = re.compile(r"/[A-Za-z0-9_]+(?:@[A-Za-z0-9_]+)?")
 _MENTION = re.compile(r"(?<![\w@/])@[A-Za-z0-9_]+")
 # Free-text fields arrive raw; JSON-decoding them would turn a message "42" into the int 42.
 _STRING_FIELDS = frozenset(
-    "text caption parse_mode action emoji file_id callback_query_id inline_message_id url"
-    " photo document voice audio video sticker business_connection_id message_effect_id".split()
+    ["text", "caption", "parse_mode", "action", "emoji", "file_id", "callback_query_id", "inline_message_id", "url", "photo", "document", "voice", "audio", "video", "sticker", "business_connection_id", "message_effect_id"]
 )
 _DESCRIPTIONS = {
     400: "Bad Request",

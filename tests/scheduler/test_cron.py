@@ -1,6 +1,6 @@
 import asyncio
 import logging
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -20,7 +20,7 @@ OWNER_CHAT = ChatRef("telegram", str(OWNER))
 
 
 def soon(seconds: float = 1.0) -> str:
-    return (datetime.now(timezone.utc) + timedelta(seconds=seconds)).isoformat()
+    return (datetime.now(UTC) + timedelta(seconds=seconds)).isoformat()
 
 
 async def offline_service(state_dir: Path) -> CronService:
@@ -98,7 +98,7 @@ async def test_missed_run_inside_the_grace_runs_once_at_start(
 ) -> None:
     bot = TelegramBot(tmp_path, fake_llm, telegram)
     offline = await offline_service(bot.config.state_dir)
-    five_minutes_ago = datetime.now(timezone.utc) - timedelta(minutes=5)
+    five_minutes_ago = datetime.now(UTC) - timedelta(minutes=5)
     offline.add(Schedule("every", "1h", "UTC"), OWNER_CHAT, "remind", "missed but in grace", next_run=five_minutes_ago)
     await offline.stop()
     async with bot:
@@ -111,7 +111,7 @@ async def test_missed_run_beyond_the_grace_is_skipped_and_logged(
 ) -> None:
     bot = TelegramBot(tmp_path, fake_llm, telegram)
     offline = await offline_service(bot.config.state_dir)
-    an_hour_ago = datetime.now(timezone.utc) - timedelta(hours=1)
+    an_hour_ago = datetime.now(UTC) - timedelta(hours=1)
     job = offline.add(Schedule("every", "1d", "UTC"), OWNER_CHAT, "remind", "too late", next_run=an_hour_ago)
     await offline.stop()
     skipped = asyncio.ensure_future(next_event(bot.gateway.agent.events, CronSkipped))
@@ -121,7 +121,7 @@ async def test_missed_run_beyond_the_grace_is_skipped_and_logged(
             (remaining,) = bot.gateway.cron.jobs()
     assert f"cron job {job.id} skipped" in caplog.text
     assert telegram.sent == []
-    assert remaining.next_run > datetime.now(timezone.utc)
+    assert remaining.next_run > datetime.now(UTC)
 
 
 async def test_cli_jobs_reach_a_running_gateway(tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:

@@ -1,4 +1,4 @@
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -111,7 +111,7 @@ async def test_skipped_while_the_target_chat_is_mid_turn(
 
 
 async def test_outside_active_hours_nothing_runs(tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
-    hour = datetime.now(timezone.utc).hour
+    hour = datetime.now(UTC).hour
     window = f"{(hour + 2) % 24:02d}:00-{(hour + 3) % 24:02d}:00"
     async with heartbeat_bot(tmp_path, fake_llm, telegram, "- check things", active_hours=window) as bot:
         assert await bot.gateway.heartbeat.tick() is Outcome.OFF_HOURS
