@@ -48,30 +48,19 @@ def options(
     ctx.obj = Options(config_path(config), log_level.lower())
 
 
-def _setup_logging(level: str) -> None:
-    logging.basicConfig(
-        level=level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    if level != "debug":
-        for noisy in ("LiteLLM", "litellm", "httpx", "httpcore", "discord", "slack_bolt", "slack_sdk", "apscheduler"):
-            logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLevelName(level.upper())))
-        # python-telegram-bot logs a traceback per failed poll; the adapter logs one line instead.
-        logging.getLogger("telegram").setLevel(logging.CRITICAL)
-
-
 def _load(options: Options) -> Config:
     """Load the config or exit 2 with one clear line."""
     from bot.config import load_config
     from bot.errors import ConfigError
+    from bot.logs import setup_logging
 
-    _setup_logging(options.log_level)
     try:
-        return load_config(options.config)
+        config = load_config(options.config)
     except ConfigError as exc:
         typer.echo(f"config error: {exc}", err=True)
         raise typer.Exit(2) from None
+    setup_logging(options.log_level, config.secrets())
+    return config
 
 
 @app.command()

@@ -130,3 +130,14 @@ def test_pairing_list_approve_and_revoke(tmp_path: Path) -> None:
     assert PairingBook(tmp_path / "state" / "pairing.json").is_approved("telegram", "77")
     assert runner.invoke(app, ["pairing", "revoke", "telegram", "77"], env=env).exit_code == 0
     assert not PairingBook(tmp_path / "state" / "pairing.json").is_approved("telegram", "77")
+
+
+async def test_debug_logs_never_show_the_api_key(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "config.yaml").write_text(
+        f"llm:\n  model: openai/fake-model\n  api_key: sk-very-secret-key-123\n  api_base: {fake_llm.base_url}\n"
+    )
+    code, out, err = await run_cli(tmp_path, "--log-level", "debug", "chat", "-m", "hello")
+    assert code == 0, err
+    assert "turn answered" in err
+    assert "sk-very-secret-key-123" not in out + err
