@@ -61,6 +61,7 @@ class AgentApp:
         self.provider = provider
         self.registry = build_registry(config)
         config.workspace.mkdir(parents=True, exist_ok=True)
+        config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.sessions = SessionStore(config.state_dir / "sessions")
         self.runner = TurnRunner(provider, self.registry, self.events, config.agent.max_iterations)
         self.subagents = SubagentManager(
