@@ -17,7 +17,9 @@ from bot.bus import LocalBus, MessageBus
 from bot.config import Config
 from bot.events import EventBus
 from bot.llm import Provider
-from bot.tools.base import ToolRegistry
+from bot.tools.base import Tool, ToolRegistry
+from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+from bot.tools.workspace import WorkspacePaths
 
 logger = logging.getLogger(__name__)
 
@@ -35,8 +37,10 @@ def load_object(path: str) -> Any:
 
 
 def build_registry(config: Config) -> ToolRegistry:
-    """The tools this bot offers, with the guest set from the config."""
-    return ToolRegistry([], guest_tools=config.tools.guest_tools)
+    """The tools this bot offers, each given only its part of the config, with the guest set."""
+    paths = WorkspacePaths(config.workspace, config.tools.restrict_to_workspace)
+    tools: list[Tool] = [ReadFileTool(paths), WriteFileTool(paths), EditFileTool(paths), ListDirTool(paths)]
+    return ToolRegistry(tools, guest_tools=config.tools.guest_tools)
 
 
 class AgentApp:
