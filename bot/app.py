@@ -19,6 +19,7 @@ from bot.events import EventBus
 from bot.llm import Provider
 from bot.tools.base import Tool, ToolRegistry
 from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+from bot.tools.shell import ExecTool
 from bot.tools.workspace import WorkspacePaths
 
 logger = logging.getLogger(__name__)
@@ -40,6 +41,8 @@ def build_registry(config: Config) -> ToolRegistry:
     """The tools this bot offers, each given only its part of the config, with the guest set."""
     paths = WorkspacePaths(config.workspace, config.tools.restrict_to_workspace)
     tools: list[Tool] = [ReadFileTool(paths), WriteFileTool(paths), EditFileTool(paths), ListDirTool(paths)]
+    if config.tools.exec.enabled:
+        tools.append(ExecTool(config.workspace, config.tools.exec.timeout, config.secrets()))
     return ToolRegistry(tools, guest_tools=config.tools.guest_tools)
 
 
