@@ -19,7 +19,9 @@ from bot.events import EventBus
 from bot.llm import Provider
 from bot.tools.base import Tool, ToolRegistry
 from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+from bot.tools.netguard import any_address, is_public
 from bot.tools.shell import ExecTool
+from bot.tools.web import WebFetchTool, WebSearchTool
 from bot.tools.workspace import WorkspacePaths
 
 logger = logging.getLogger(__name__)
@@ -43,6 +45,9 @@ def build_registry(config: Config) -> ToolRegistry:
     tools: list[Tool] = [ReadFileTool(paths), WriteFileTool(paths), EditFileTool(paths), ListDirTool(paths)]
     if config.tools.exec.enabled:
         tools.append(ExecTool(config.workspace, config.tools.exec.timeout, config.secrets()))
+    search = config.tools.web_search
+    tools.append(WebSearchTool(search.api_key.get_secret_value(), search.api_base))
+    tools.append(WebFetchTool(any_address if config.tools.web_fetch.allow_private else is_public))
     return ToolRegistry(tools, guest_tools=config.tools.guest_tools)
 
 
