@@ -19,6 +19,7 @@ from bot.events import EventBus
 from bot.llm import Provider
 from bot.tools.base import Tool, ToolRegistry
 from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+from bot.tools.message import MessageTool
 from bot.tools.netguard import any_address, is_public
 from bot.tools.shell import ExecTool
 from bot.tools.web import WebFetchTool, WebSearchTool
@@ -48,6 +49,7 @@ def build_registry(config: Config) -> ToolRegistry:
     search = config.tools.web_search
     tools.append(WebSearchTool(search.api_key.get_secret_value(), search.api_base))
     tools.append(WebFetchTool(any_address if config.tools.web_fetch.allow_private else is_public))
+    tools.append(MessageTool())
     return ToolRegistry(tools, guest_tools=config.tools.guest_tools)
 
 

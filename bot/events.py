@@ -17,11 +17,14 @@ class TurnStarted:
 
 @dataclass(frozen=True, slots=True)
 class TurnFinished:
+    """A turn ended; `replied` is False when no final reply follows (stopped, or answered through `message`)."""
+
     session_key: str
     turn_id: str
     outcome: str
     iterations: int
     duration: float
+    replied: bool = True
 
 
 @dataclass(frozen=True, slots=True)
