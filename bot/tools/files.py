@@ -40,9 +40,10 @@ def refuse_binary(path: Path, shown: str) -> None:
     """Raise ToolError when the file does not look like UTF-8 text (a NUL byte or invalid UTF-8 up front)."""
     with path.open("rb") as file:
         head = file.read(SNIFF_BYTES)
+    # A multi-byte character may be cut at the end of a full sample; only an error before that counts.
+    sample = head if len(head) < SNIFF_BYTES else head[:-3]
     try:
-        # A multi-byte character may be cut at the end of the sample; only a real error counts.
-        head.decode("utf-8") if len(head) < SNIFF_BYTES else head[:-3].decode("utf-8")
+        sample.decode("utf-8")
         binary = b"\0" in head
     except UnicodeDecodeError:
         binary = True

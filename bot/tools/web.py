@@ -141,7 +141,7 @@ class WebFetchTool(Tool):
             async with session.get(url, allow_redirects=False) as response:
                 location = response.headers.get("Location")
                 if response.status in REDIRECT_STATUSES and location:
-                    url = _web_url(str(url.join(URL(location))))
+                    url = _web_url(location, base=url)
                     continue
                 if response.status >= 400:
                     raise ToolError(f"{url} answered HTTP {response.status}.")
@@ -150,9 +150,10 @@ class WebFetchTool(Tool):
         raise ToolError(f"too many redirects (more than {MAX_REDIRECTS}); the last one pointed to {url}.")
 
 
-def _web_url(text: str) -> URL:
+def _web_url(text: str, base: URL | None = None) -> URL:
+    """`text` as an absolute http(s) URL, resolved against `base` (a redirect's Location may be relative)."""
     try:
-        url = URL(text.strip())
+        url = base.join(URL(text.strip())) if base is not None else URL(text.strip())
     except ValueError as exc:
         raise ToolError(f"{text!r} is not a URL.") from exc
     if url.scheme not in ("http", "https") or not url.host:
