@@ -32,6 +32,6 @@ class TurnOutbox:
         await self._publish(message)
 
     def repeats(self, text: str) -> bool:
-        """True when the turn's messages to its chat already contain all of `text` (whole words, any spacing or case)."""
+        """True when messages to the turn's chat already hold all of `text` (whole words, any case or spacing)."""
         wanted = re.escape(_normalized(text))
         return bool(wanted) and any(re.search(rf"(?<!\w){wanted}(?!\w)", said) for said in self._said)

@@ -23,7 +23,7 @@ class MessageTool(Tool):
             "text": {"type": "string", "minLength": 1, "description": "The message."},
             "to": {
                 "type": "string",
-                "description": "Another chat as channel:chat_id[:thread_id], e.g. telegram:123. Leave out for this chat.",
+                "description": "Another chat, channel:chat_id[:thread_id] such as telegram:123. Omit for this chat.",
             },
         },
         "required": ["text"],

@@ -106,7 +106,8 @@ class CappedOutput:
         dropped = self.total - len(self._head) - len(self._tail)
         if not dropped:
             return (self._head + self._tail).decode("utf-8", errors="replace")
-        note = f"[... {dropped:,} bytes omitted: {self.total:,} in total, showing the first and last {self._keep:,} ...]"
+        shown = f"showing the first and last {self._keep:,}"
+        note = f"[... {dropped:,} bytes omitted: {self.total:,} in total, {shown} ...]"
         head, tail = self._head.decode("utf-8", errors="replace"), self._tail.decode("utf-8", errors="replace")
         return f"{head}\n{note}\n{tail}"
 
@@ -130,7 +131,12 @@ class ExecTool(Tool):
         "type": "object",
         "properties": {
             "command": {"type": "string", "minLength": 1, "description": "The shell command to run."},
-            "timeout": {"type": "integer", "minimum": 1, "maximum": 3600, "description": "Seconds before it is killed."},
+            "timeout": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 3600,
+                "description": "Seconds before it is killed.",
+            },
         },
         "required": ["command"],
     }

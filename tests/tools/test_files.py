@@ -145,7 +145,9 @@ async def test_edit_without_exactly_one_match_changes_nothing(
     assert (workspace / "todo.md").read_bytes() == original
 
 
-async def test_edit_keeps_line_endings_it_does_not_touch(workspace: Path, paths: WorkspacePaths, ctx: ToolContext) -> None:
+async def test_edit_keeps_line_endings_it_does_not_touch(
+    workspace: Path, paths: WorkspacePaths, ctx: ToolContext
+) -> None:
     (workspace / "win.txt").write_bytes(b"one\r\ntwo\r\n")
     await EditFileTool(paths).run({"path": "win.txt", "old_text": "two", "new_text": "2"}, ctx)
     assert (workspace / "win.txt").read_bytes() == b"one\r\n2\r\n"

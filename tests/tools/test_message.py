@@ -12,9 +12,13 @@ from tests.fakes.openai_server import FakeLLM, Reply, Text, ToolCalls
 from tests.harness import Harness
 
 
-async def test_without_to_it_goes_to_the_current_chat_as_progress(ctx: ToolContext, sent: list[OutboundMessage]) -> None:
+async def test_without_to_it_goes_to_the_current_chat_as_progress(
+    ctx: ToolContext, sent: list[OutboundMessage]
+) -> None:
     assert await MessageTool().run({"text": "working on it"}, ctx) == "Sent to this chat."
-    assert [(m.chat, m.text, m.kind, m.in_reply_to) for m in sent] == [(ctx.chat, "working on it", "progress", "turn-1")]
+    assert [(m.chat, m.text, m.kind, m.in_reply_to) for m in sent] == [
+        (ctx.chat, "working on it", "progress", "turn-1")
+    ]
 
 
 async def test_owner_may_write_to_another_chat(ctx: ToolContext, sent: list[OutboundMessage]) -> None:

@@ -138,7 +138,14 @@ async def test_obvious_destroyers_are_refused(workspace: Path, ctx: ToolContext,
 
 @pytest.mark.parametrize(
     "command",
-    ["rm -rf build/", "rm -rf ./tmp ~/old-cache", "grep shutdown log.txt", "echo reboot", "ls /", "dd if=x of=/dev/null"],
+    [
+        "rm -rf build/",
+        "rm -rf ./tmp ~/old-cache",
+        "grep shutdown log.txt",
+        "echo reboot",
+        "ls /",
+        "dd if=x of=/dev/null",
+    ],
 )
 def test_ordinary_commands_pass_the_deny_list(command: str) -> None:
     assert deny_reason(command) is None
