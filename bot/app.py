@@ -23,9 +23,15 @@ from bot.llm import Provider
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
-from bot.tools.base import ToolRegistry
+from bot.tools.base import Tool, ToolRegistry
 from bot.tools.cron import CronTool
+from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+from bot.tools.message import MessageTool
+from bot.tools.netguard import any_address, is_public
+from bot.tools.shell import ExecTool
 from bot.tools.spawn import SpawnTool
+from bot.tools.web import WebFetchTool, WebSearchTool
+from bot.tools.workspace import WorkspacePaths
 
 logger = logging.getLogger(__name__)
 
@@ -43,8 +49,16 @@ def load_object(path: str) -> Any:
 
 
 def build_registry(config: Config) -> ToolRegistry:
-    """The tools this bot offers, with the guest set from the config."""
-    return ToolRegistry([], guest_tools=config.tools.guest_tools)
+    """The tools this bot offers, each given only its part of the config, with the guest set."""
+    paths = WorkspacePaths(config.workspace, config.tools.restrict_to_workspace)
+    tools: list[Tool] = [ReadFileTool(paths), WriteFileTool(paths), EditFileTool(paths), ListDirTool(paths)]
+    if config.tools.exec.enabled:
+        tools.append(ExecTool(config.workspace, config.tools.exec.timeout, config.secrets()))
+    search = config.tools.web_search
+    tools.append(WebSearchTool(search.api_key.get_secret_value(), search.api_base))
+    tools.append(WebFetchTool(any_address if config.tools.web_fetch.allow_private else is_public))
+    tools.append(MessageTool())
+    return ToolRegistry(tools, guest_tools=config.tools.guest_tools)
 
 
 class AgentApp:
@@ -179,9 +193,9 @@ class Gateway:
         await self.stop()
 
 
-async def run_console(config: Config, message: str | None) -> int:
+async def run_console(config: Config, message: str | None, provider: Provider | None = None) -> int:
     """`relaybot chat`: the agent on a terminal; returns the exit code."""
-    agent = AgentApp(config)
+    agent = AgentApp(config, provider)
     manager = load_object("channels.manager:ChannelManager")(agent.bus, agent.events)
     console = load_object("channels.console:ConsoleChannel")(manager.publisher("console"), agent.events)
     manager.add(console)

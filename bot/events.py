@@ -23,11 +23,14 @@ class TurnStarted:
 
 @dataclass(frozen=True, slots=True)
 class TurnFinished:
+    """A turn ended; `replied` is False when no final reply follows (stopped, or answered through `message`)."""
+
     chat: ChatRef
     turn_id: str
     outcome: str
     iterations: int
     duration: float
+    replied: bool = True
 
     @property
     def session_key(self) -> str:

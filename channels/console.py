@@ -8,7 +8,7 @@ import threading
 from typing import ClassVar, TextIO
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
-from bot.events import Event, EventBus, StreamDelta
+from bot.events import Event, EventBus, StreamDelta, TurnFinished
 from channels.base import Channel, Publish
 
 CONSOLE_CHAT = ChatRef("console", "local")
@@ -19,9 +19,9 @@ class ConsoleChannel(Channel):
 
     name: ClassVar[str] = "console"
 
-    def __init__(self, publish: Publish, events: EventBus, out: TextIO = sys.stdout) -> None:
+    def __init__(self, publish: Publish, events: EventBus, out: TextIO | None = None) -> None:
         self._publish = publish
-        self._out = out
+        self._out = out or sys.stdout  # looked up now, not at import, so a replaced stdout is honoured
         self._events = events
         self._unsubscribe = lambda: None
         self._streamed: set[str] = set()
@@ -34,19 +34,17 @@ class ConsoleChannel(Channel):
         self._unsubscribe()
 
     async def send(self, message: OutboundMessage) -> None:
-        """Print a message; a reply whose text was streamed only ends its line."""
-        if message.in_reply_to in self._streamed:
-            self._streamed.discard(message.in_reply_to)
-            self._out.write("\n")
-        else:
+        """Print a message; a final reply whose text was streamed only ends its line."""
+        final = message.kind in ("reply", "error")
+        streamed = self._end_streamed_line(message.in_reply_to)
+        if not (streamed and final):
             self._out.write(message.text + "\n")
         self._out.flush()
-        waiter = self._waiting.pop(message.in_reply_to or "", None)
-        if waiter and not waiter.done() and message.kind in ("reply", "error"):
-            waiter.set_result(message)
+        if final:
+            self._finish(message.in_reply_to or "", message)
 
     async def ask(self, text: str) -> OutboundMessage:
-        """Send one line as the owner and wait for the agent's reply."""
+        """Send one line as the owner and wait for the turn's reply (empty text when the turn sent none)."""
         message = InboundMessage(CONSOLE_CHAT, sender_id="owner", text=text, trust=Trust.OWNER, stream=True)
         waiter: asyncio.Future[OutboundMessage] = asyncio.get_running_loop().create_future()
         self._waiting[message.id] = waiter
@@ -71,6 +69,24 @@ class ConsoleChannel(Channel):
             self._streamed.add(event.turn_id)
             self._out.write(event.text)
             self._out.flush()
+        elif isinstance(event, TurnFinished) and not event.replied and event.turn_id in self._waiting:
+            # No reply will come (answered through `message`, or stopped): stop waiting for one.
+            self._end_streamed_line(event.turn_id)
+            self._out.flush()
+            self._finish(event.turn_id, OutboundMessage(CONSOLE_CHAT, "", in_reply_to=event.turn_id))
+
+    def _end_streamed_line(self, turn_id: str | None) -> bool:
+        """End the line of text streamed for a turn, if any; True when there was one."""
+        if turn_id not in self._streamed:
+            return False
+        self._streamed.discard(turn_id)
+        self._out.write("\n")
+        return True
+
+    def _finish(self, turn_id: str, message: OutboundMessage) -> None:
+        waiter = self._waiting.pop(turn_id, None)
+        if waiter and not waiter.done():
+            waiter.set_result(message)
 
 
 def _stdin_lines() -> asyncio.Queue[str | None]:

@@ -14,8 +14,9 @@ from typing import Literal
 from bot.agent.commands import GREETING, HELP_TEXT, Command, parse_command
 from bot.agent.context import ContextBuilder
 from bot.agent.memory import scope_for
+from bot.agent.outbox import TurnOutbox
 from bot.agent.sessions import Session, SessionStore
-from bot.agent.turn import TurnResult, TurnRunner
+from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, Trust
 from bot.config import AgentConfig
 from bot.errors import ProviderError
@@ -155,14 +156,18 @@ class AgentLoop:
             return
         started = time.perf_counter()
         self._events.emit(TurnStarted(message.chat, message.id))
+        outbox = TurnOutbox(message.chat, self._bus.publish_outbound)
         outcome = "answered"
         iterations = 0
+        reply: str | None = None
         kind: ReplyKind = "reply"
         try:
-            result = await self._run_turn(batch)
+            result = await self._run_turn(batch, outbox)
             reply, iterations = result.text, result.iterations
             if result.hit_limit:
                 outcome = "iteration limit"
+            elif _already_said(result, outbox):
+                outcome, reply = "answered by message", None
         except asyncio.CancelledError:
             outcome = "cancelled"
             raise
@@ -177,16 +182,21 @@ class AgentLoop:
             self._events.emit(ErrorOccurred(key, "turn", type(exc).__name__))
         finally:
             duration = time.perf_counter() - started
-            self._events.emit(TurnFinished(message.chat, message.id, outcome, iterations, duration))
+            self._events.emit(
+                TurnFinished(message.chat, message.id, outcome, iterations, duration, replied=reply is not None)
+            )
             logger.info("[%s] turn %s in %.2fs (%s)", key, outcome, duration, message.id)
-        await self._reply(message, reply, kind)
+        if reply is not None:
+            await self._reply(message, reply, kind)
 
     async def run_detached(self, message: InboundMessage, session_key: str) -> TurnResult:
         """Run one turn in session `session_key` within the concurrency cap; the reply is returned, not sent."""
         async with self._slots:
-            return await self._run_turn([message], session_key)
+            return await self._run_turn([message], TurnOutbox(message.chat, self._bus.publish_outbound), session_key)
 
-    async def _run_turn(self, batch: list[InboundMessage], session_key: str | None = None) -> TurnResult:
+    async def _run_turn(
+        self, batch: list[InboundMessage], outbox: TurnOutbox, session_key: str | None = None
+    ) -> TurnResult:
         message = batch[-1]
         session = self._sessions.get(session_key or message.chat.session_key)
         scope = scope_for(self._workspace, message)
@@ -194,9 +204,7 @@ class AgentLoop:
         history = session.history(self._config.memory_window)
         messages = self._context.build(message, scope, history, text)
         self._sessions.append(session, [{"role": "user", "content": text}])
-        ctx = ToolContext(
-            message.chat, message.sender_id, message.trust, message.id, self._bus.publish_outbound, message.is_direct
-        )
+        ctx = ToolContext(message.chat, message.sender_id, message.trust, message.id, outbox.send, message.is_direct)
 
         def record_usage(usage: Usage) -> None:
             self._sessions.record_usage(session, usage.prompt_tokens, usage.completion_tokens)
@@ -205,7 +213,9 @@ class AgentLoop:
         if message.stream:
 
             def on_delta(text: str) -> None:
-                self._events.emit(StreamDelta(session.key, message.id, text))
+                # Once the turn has written to its chat, its final text may repeat that and be dropped: hold it back.
+                if not outbox.spoke:
+                    self._events.emit(StreamDelta(session.key, message.id, text))
 
         return await self._runner.run(
             messages,
@@ -260,6 +270,11 @@ class AgentLoop:
                 kind=kind,
             )
         )
+
+
+def _already_said(result: TurnResult, outbox: TurnOutbox) -> bool:
+    """The dedupe rule: after `message` wrote to this chat, a final reply that is empty or repeats it is dropped."""
+    return outbox.spoke and (result.text == EMPTY_REPLY or outbox.repeats(result.text))
 
 
 def _is_new_session(message: InboundMessage) -> bool:

@@ -28,7 +28,7 @@ def tool_messages(request: dict) -> list[dict]:
 
 async def test_tool_result_is_paired_with_its_call(tmp_path: Path, fake_llm: FakeLLM) -> None:
     fake_llm.script(ToolCalls((("add", {"a": 2, "b": 3}),)), Text("It is 5."))
-    async with Harness(tmp_path, fake_llm, tools=[AddTool()]) as bot:
+    async with Harness(tmp_path, fake_llm, extra_tools=[AddTool()]) as bot:
         assert await bot.ask("what is 2+3?") == "It is 5."
     first, second = fake_llm.requests
     assert "add" in [tool["function"]["name"] for tool in first["tools"]]
@@ -38,7 +38,7 @@ async def test_tool_result_is_paired_with_its_call(tmp_path: Path, fake_llm: Fak
 
 async def test_tool_context_survives_into_the_next_turn(tmp_path: Path, fake_llm: FakeLLM) -> None:
     fake_llm.script(ToolCalls((("add", {"a": 1, "b": 1}),)), Text("2"), Text("ok"))
-    async with Harness(tmp_path, fake_llm, tools=[AddTool()]) as bot:
+    async with Harness(tmp_path, fake_llm, extra_tools=[AddTool()]) as bot:
         await bot.ask("1+1?")
         await bot.ask("thanks")
     assert tool_messages(fake_llm.requests[2])[0]["content"] == "2"
@@ -56,7 +56,7 @@ async def test_bad_tool_calls_become_errors_the_model_can_recover_from(tmp_path:
         ),
         Text("sorry, let me fix that"),
     )
-    async with Harness(tmp_path, fake_llm, tools=[AddTool()]) as bot:
+    async with Harness(tmp_path, fake_llm, extra_tools=[AddTool()]) as bot:
         assert await bot.ask("go") == "sorry, let me fix that"
     results = [m["content"] for m in tool_messages(fake_llm.requests[1])]
     assert "no tool named 'nope'" in results[0] and "add" in results[0]
@@ -67,7 +67,7 @@ async def test_bad_tool_calls_become_errors_the_model_can_recover_from(tmp_path:
 
 async def test_iteration_limit_ends_with_an_honest_message(tmp_path: Path, fake_llm: FakeLLM) -> None:
     fake_llm.script(*[ToolCalls((("add", {"a": 1, "b": 1}),))] * 3)
-    async with Harness(tmp_path, fake_llm, tools=[AddTool()], agent={"max_iterations": 3}) as bot:
+    async with Harness(tmp_path, fake_llm, extra_tools=[AddTool()], agent={"max_iterations": 3}) as bot:
         reply = await bot.ask("loop forever")
     assert "stopped after 3 steps" in reply
     assert len(fake_llm.requests) == 3
