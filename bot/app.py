@@ -9,6 +9,7 @@ import signal
 import sys
 from typing import Any
 
+from bot.agent.budget import BudgetedProvider, ContextBudget, ContextWindow
 from bot.agent.context import ContextBuilder
 from bot.agent.loop import AgentLoop
 from bot.agent.sessions import SessionStore
@@ -40,7 +41,7 @@ def build_registry(config: Config) -> ToolRegistry:
 
 
 class AgentApp:
-    """Everything but the channels: bus, events, provider, tools, sessions, agent loop."""
+    """Everything but the channels: bus, events, provider, budget, tools, sessions, agent loop."""
 
     def __init__(self, config: Config, provider: Provider | None = None, bus: MessageBus | None = None) -> None:
         if provider is None:
@@ -51,10 +52,13 @@ class AgentApp:
         self.bus: MessageBus = bus or LocalBus()
         self.events = EventBus()
         self.provider = provider
+        self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
         self.registry = build_registry(config)
         config.workspace.mkdir(parents=True, exist_ok=True)
         self.sessions = SessionStore(config.state_dir / "sessions")
-        self.runner = TurnRunner(provider, self.registry, self.events, config.agent.max_iterations)
+        self.runner = TurnRunner(
+            BudgetedProvider(provider, self.budget), self.registry, self.events, config.agent.max_iterations
+        )
         self.loop = AgentLoop(
             self.bus,
             self.runner,

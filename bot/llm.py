@@ -138,7 +138,7 @@ def sanitize_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in m.items() if k in _MESSAGE_KEYS} for m in messages]
 
 
-def _import_litellm() -> Any:
+def import_litellm() -> Any:
     """Import litellm offline and quiet; it costs seconds, so only where a model is called."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
@@ -164,7 +164,7 @@ class LiteLLMProvider:
         self._attempts = attempts
         self._backoff = backoff
         self._sleep = sleep
-        self._litellm = _import_litellm()
+        self._litellm = import_litellm()
         errors = self._litellm
         self._transient: tuple[type[BaseException], ...] = (
             errors.RateLimitError,
