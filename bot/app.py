@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from bot.agent.budget import BudgetedProvider, ContextBudget, ContextWindow
+from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
 from bot.agent.loop import AgentLoop
 from bot.agent.sessions import SessionStore
@@ -41,7 +42,7 @@ def build_registry(config: Config) -> ToolRegistry:
 
 
 class AgentApp:
-    """Everything but the channels: bus, events, provider, budget, tools, sessions, agent loop."""
+    """Everything but the channels: bus, events, provider, budget, tools, sessions, memory, agent loop."""
 
     def __init__(self, config: Config, provider: Provider | None = None, bus: MessageBus | None = None) -> None:
         if provider is None:
@@ -56,6 +57,9 @@ class AgentApp:
         self.registry = build_registry(config)
         config.workspace.mkdir(parents=True, exist_ok=True)
         self.sessions = SessionStore(config.state_dir / "sessions")
+        self.memory = MemoryConsolidator(
+            provider, self.sessions, self.budget, config.agent.memory_window, config.timezone
+        )
         self.runner = TurnRunner(
             BudgetedProvider(provider, self.budget), self.registry, self.events, config.agent.max_iterations
         )
@@ -67,6 +71,7 @@ class AgentApp:
             self.events,
             config.agent,
             config.workspace,
+            self.memory,
         )
 
     async def start(self) -> None:
@@ -74,6 +79,7 @@ class AgentApp:
 
     async def stop(self) -> None:
         await self.loop.stop()
+        await self.memory.stop()
 
     async def __aenter__(self) -> AgentApp:
         await self.start()

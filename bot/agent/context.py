@@ -11,7 +11,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.agent.memory import MemoryScope
-from bot.bus import InboundMessage
+from bot.bus import InboundMessage, Trust
 
 BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")
 OWNER_ONLY_FILES = frozenset({"USER.md"})
@@ -37,6 +37,21 @@ class FileCache:
         text = path.read_text(encoding="utf-8", errors="replace")
         self._entries[path] = (stat.st_mtime_ns, stat.st_size, text)
         return text
+
+
+def memory_note(scope: MemoryScope, workspace: Path, trust: Trust) -> str:
+    """Where this chat's memory lives, and how the model can search its history with the tools it has."""
+    memory, history = (path.relative_to(workspace) for path in (scope.memory_file, scope.history_file))
+    note = (
+        f"Long-term memory of this chat is in {memory} (shown below when it has content). {history} is an "
+        "append-only log with one timestamped summary per past conversation; "
+    )
+    if trust is Trust.OWNER:
+        return note + (
+            "when the user refers to something from before, search it before saying you do not know: "
+            f"exec `grep -i -C1 'keyword' {history}`, or read_file it."
+        )
+    return note + "your tools cannot search it in this chat, so say so if asked about older conversations."
 
 
 class ContextBuilder:
@@ -74,9 +89,7 @@ class ContextBuilder:
             "Answer in the chat's language, briefly, in Markdown that reads well on a phone.",
             f"Current time: {now:%Y-%m-%d %H:%M} ({now:%A}), timezone {self._timezone}.\n"
             f"Workspace: {self._workspace} (file tools take paths relative to it).",
-            f"Long-term memory of this chat is in {scope.memory_file} (shown below). "
-            f"A log of earlier conversations is in {scope.history_file}: search it (exec grep, or "
-            "read_file) when the user refers to something from the past.",
+            memory_note(scope, self._workspace, message.trust),
         ]
         for name in BOOTSTRAP_FILES:
             if name in OWNER_ONLY_FILES and not scope.is_main:

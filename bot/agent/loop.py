@@ -6,15 +6,15 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from bot.agent.commands import HELP_TEXT, Command, parse_command
+from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
 from bot.agent.memory import scope_for
-from bot.agent.sessions import Session, SessionStore
+from bot.agent.sessions import SessionStore
 from bot.agent.turn import TurnResult, TurnRunner
 from bot.bus import InboundMessage, MessageBus, OutboundMessage
 from bot.config import AgentConfig
@@ -50,7 +50,7 @@ class AgentLoop:
         events: EventBus,
         config: AgentConfig,
         workspace: Path,
-        on_reset: Callable[[Session], None] | None = None,
+        memory: MemoryConsolidator | None = None,
     ) -> None:
         self._bus = bus
         self._runner = runner
@@ -59,7 +59,7 @@ class AgentLoop:
         self._events = events
         self._config = config
         self._workspace = workspace
-        self._on_reset = on_reset
+        self._memory = memory
         self._slots = asyncio.Semaphore(config.max_concurrent_turns)
         self._lanes: dict[str, _Lane] = {}
         self._dispatcher: asyncio.Task[None] | None = None
@@ -142,7 +142,7 @@ class AgentLoop:
         message = batch[-1]
         key = message.chat.session_key
         if _is_new_session(message):
-            self._reset(key)
+            self._reset(message)
             await self._reply(message, "Started a new conversation.")
             return
         started = time.perf_counter()
@@ -192,18 +192,22 @@ class AgentLoop:
             def on_delta(text: str) -> None:
                 self._events.emit(StreamDelta(session.key, message.id, text))
 
-        return await self._runner.run(
+        result = await self._runner.run(
             messages,
             ctx,
             record=lambda new: self._sessions.append(session, new),
             on_usage=record_usage,
             on_delta=on_delta,
         )
+        if self._memory:
+            self._memory.after_turn(session, scope)
+        return result
 
-    def _reset(self, key: str) -> None:
-        old = self._sessions.reset(key)
-        if self._on_reset and old.messages:
-            self._on_reset(old)
+    def _reset(self, message: InboundMessage) -> None:
+        """Archive the session; its memory is consolidated in the background."""
+        old = self._sessions.reset(message.chat.session_key)
+        if self._memory and old.messages:
+            self._memory.archive(old, scope_for(self._workspace, message))
 
     async def _stop_session(self, message: InboundMessage) -> None:
         lane = self._lanes.get(message.chat.session_key)
