@@ -14,12 +14,15 @@ from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
 from bot.agent.loop import AgentLoop
 from bot.agent.sessions import SessionStore
+from bot.agent.skills import SkillLibrary
 from bot.agent.turn import TurnRunner
 from bot.bus import LocalBus, MessageBus
 from bot.config import Config
 from bot.events import EventBus
+from bot.home import bundled
 from bot.llm import Provider
 from bot.tools.base import ToolRegistry
+from bot.tools.skills import LoadSkillTool
 
 logger = logging.getLogger(__name__)
 
@@ -36,13 +39,13 @@ def load_object(path: str) -> Any:
     return getattr(importlib.import_module(module), attribute)
 
 
-def build_registry(config: Config) -> ToolRegistry:
+def build_registry(config: Config, skills: SkillLibrary) -> ToolRegistry:
     """The tools this bot offers, with the guest set from the config."""
-    return ToolRegistry([], guest_tools=config.tools.guest_tools)
+    return ToolRegistry([LoadSkillTool(skills)], guest_tools=config.tools.guest_tools)
 
 
 class AgentApp:
-    """Everything but the channels: bus, events, provider, budget, tools, sessions, memory, agent loop."""
+    """Everything but the channels: bus, events, provider, budget, skills, tools, sessions, memory, agent loop."""
 
     def __init__(self, config: Config, provider: Provider | None = None, bus: MessageBus | None = None) -> None:
         if provider is None:
@@ -54,7 +57,8 @@ class AgentApp:
         self.events = EventBus()
         self.provider = provider
         self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
-        self.registry = build_registry(config)
+        self.skills = SkillLibrary([bundled("skills"), config.workspace / "skills"])
+        self.registry = build_registry(config, self.skills)
         config.workspace.mkdir(parents=True, exist_ok=True)
         self.sessions = SessionStore(config.state_dir / "sessions")
         self.memory = MemoryConsolidator(
@@ -67,7 +71,7 @@ class AgentApp:
             self.bus,
             self.runner,
             self.sessions,
-            ContextBuilder(config.workspace, config.timezone),
+            ContextBuilder(config.workspace, config.timezone, skills=self.skills),
             self.events,
             config.agent,
             config.workspace,

@@ -11,6 +11,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.agent.memory import MemoryScope
+from bot.agent.skills import SkillLibrary, skills_prompt
 from bot.bus import InboundMessage, Trust
 
 BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")
@@ -62,14 +63,14 @@ class ContextBuilder:
         workspace: Path,
         timezone: str,
         clock: Callable[[], float] = time.time,
-        extra_sections: Callable[[InboundMessage], list[str]] | None = None,
+        skills: SkillLibrary | None = None,
     ) -> None:
         self._workspace = workspace
         self._zone = ZoneInfo(timezone)
         self._timezone = timezone
         self._clock = clock
         self._files = FileCache()
-        self._extra_sections = extra_sections
+        self._skills = skills
 
     def build(
         self, message: InboundMessage, scope: MemoryScope, history: list[dict[str, Any]], user_text: str
@@ -82,7 +83,7 @@ class ContextBuilder:
         ]
 
     def system_prompt(self, message: InboundMessage, scope: MemoryScope) -> str:
-        """Identity, time, workspace, bootstrap files and the scope's memory."""
+        """Identity, time, workspace, bootstrap files, the scope's memory and the skills."""
         now = datetime.fromtimestamp(self._clock(), self._zone)
         sections = [
             "You are relaybot, a personal AI assistant that talks with people in chat apps. "
@@ -100,8 +101,8 @@ class ContextBuilder:
         memory = self._files.read(scope.memory_file).strip()
         if memory:
             sections.append(f"## Memory (MEMORY.md)\n\n{memory}")
-        if self._extra_sections:
-            sections.extend(self._extra_sections(message))
+        if self._skills and (listing := skills_prompt(self._skills.skills())):
+            sections.append(listing)
         return "\n\n".join(sections)
 
     def runtime_header(self, message: InboundMessage) -> str:
