@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bot.app import AgentApp  # noqa: E402
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust  # noqa: E402
 from bot.config import Config  # noqa: E402
-from bot.llm import _import_litellm  # noqa: E402
+from bot.llm import import_litellm  # noqa: E402
 
 
 class FakeServer:
@@ -100,7 +100,7 @@ def summary(samples: list[float]) -> str:
 
 async def litellm_baseline(base_url: str, system_prompt: str, count: int) -> list[float]:
     """litellm's own call time for a request of the same shape (system prompt + one message)."""
-    litellm = _import_litellm()
+    litellm = import_litellm()
     samples = []
     for i in range(count):
         started = time.perf_counter()

@@ -10,15 +10,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bot.agent.budget import BudgetedProvider, ContextBudget, ContextWindow
+from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
 from bot.agent.loop import AgentLoop
 from bot.agent.sessions import SessionStore
+from bot.agent.skills import SkillLibrary
 from bot.agent.subagents import SubagentManager
 from bot.agent.turn import TurnRunner
 from bot.bus import LocalBus, MessageBus
 from bot.config import Config
 from bot.control import ControlServer
 from bot.events import EventBus
+from bot.home import bundled
 from bot.llm import Provider
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
@@ -29,6 +33,7 @@ from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTo
 from bot.tools.message import MessageTool
 from bot.tools.netguard import any_address, is_public
 from bot.tools.shell import ExecTool
+from bot.tools.skills import LoadSkillTool
 from bot.tools.spawn import SpawnTool
 from bot.tools.web import WebFetchTool, WebSearchTool
 from bot.tools.workspace import WorkspacePaths
@@ -48,7 +53,7 @@ def load_object(path: str) -> Any:
     return getattr(importlib.import_module(module), attribute)
 
 
-def build_registry(config: Config) -> ToolRegistry:
+def build_registry(config: Config, skills: SkillLibrary) -> ToolRegistry:
     """The tools this bot offers, each given only its part of the config, with the guest set."""
     paths = WorkspacePaths(config.workspace, config.tools.restrict_to_workspace)
     tools: list[Tool] = [ReadFileTool(paths), WriteFileTool(paths), EditFileTool(paths), ListDirTool(paths)]
@@ -58,11 +63,12 @@ def build_registry(config: Config) -> ToolRegistry:
     tools.append(WebSearchTool(search.api_key.get_secret_value(), search.api_base))
     tools.append(WebFetchTool(any_address if config.tools.web_fetch.allow_private else is_public))
     tools.append(MessageTool())
+    tools.append(LoadSkillTool(skills))
     return ToolRegistry(tools, guest_tools=config.tools.guest_tools)
 
 
 class AgentApp:
-    """Everything but the channels: bus, events, provider, tools, sessions, agent loop."""
+    """Everything but the channels: bus, events, provider, budget, skills, tools, sessions, memory, agent loop."""
 
     def __init__(self, config: Config, provider: Provider | None = None, bus: MessageBus | None = None) -> None:
         if provider is None:
@@ -73,23 +79,30 @@ class AgentApp:
         self.bus: MessageBus = bus or LocalBus()
         self.events = EventBus()
         self.provider = provider
-        self.registry = build_registry(config)
+        self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
+        self.skills = SkillLibrary([bundled("skills"), config.workspace / "skills"])
+        self.registry = build_registry(config, self.skills)
         config.workspace.mkdir(parents=True, exist_ok=True)
         config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.sessions = SessionStore(config.state_dir / "sessions")
-        self.runner = TurnRunner(provider, self.registry, self.events, config.agent.max_iterations)
+        self.memory = MemoryConsolidator(
+            provider, self.sessions, self.budget, config.agent.memory_window, config.timezone
+        )
+        budgeted = BudgetedProvider(provider, self.budget)
+        self.runner = TurnRunner(budgeted, self.registry, self.events, config.agent.max_iterations)
         self.subagents = SubagentManager(
-            provider, self.registry, self.events, self.sessions, self.bus, config.agent.max_subagents
+            budgeted, self.registry, self.events, self.sessions, self.bus, config.agent.max_subagents
         )
         self.registry.register(SpawnTool(self.subagents))
         self.loop = AgentLoop(
             self.bus,
             self.runner,
             self.sessions,
-            ContextBuilder(config.workspace, config.timezone),
+            ContextBuilder(config.workspace, config.timezone, skills=self.skills),
             self.events,
             config.agent,
             config.workspace,
+            self.memory,
             on_stop=self.subagents.cancel_for,
         )
 
@@ -99,6 +112,7 @@ class AgentApp:
     async def stop(self) -> None:
         await self.subagents.stop()
         await self.loop.stop()
+        await self.memory.stop()
 
     async def __aenter__(self) -> AgentApp:
         await self.start()

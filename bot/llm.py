@@ -138,7 +138,7 @@ def sanitize_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in m.items() if k in _MESSAGE_KEYS} for m in messages]
 
 
-def _import_litellm() -> Any:
+def import_litellm() -> Any:
     """Import litellm offline and quiet; it costs seconds, so only where a model is called."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
@@ -155,7 +155,7 @@ class LiteLLMProvider:
         self.model = config.model
         self._config = config
         self._retry = retry or RetryPolicy(attempts=4, base_delay=1.0, max_delay=30.0)
-        self._litellm = _import_litellm()
+        self._litellm = import_litellm()
         errors = self._litellm
         self._transient: tuple[type[BaseException], ...] = (
             errors.RateLimitError,

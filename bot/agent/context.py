@@ -11,7 +11,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.agent.memory import MemoryScope
-from bot.bus import InboundMessage
+from bot.agent.skills import SkillLibrary, skills_prompt
+from bot.bus import InboundMessage, Trust
 
 BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")
 OWNER_ONLY_FILES = frozenset({"USER.md"})
@@ -39,6 +40,21 @@ class FileCache:
         return text
 
 
+def memory_note(scope: MemoryScope, workspace: Path, trust: Trust) -> str:
+    """Where this chat's memory lives, and how the model can search its history with the tools it has."""
+    memory, history = (path.relative_to(workspace) for path in (scope.memory_file, scope.history_file))
+    note = (
+        f"Long-term memory of this chat is in {memory} (shown below when it has content). {history} is an "
+        "append-only log with one timestamped summary per past conversation; "
+    )
+    if trust is Trust.OWNER:
+        return note + (
+            "when the user refers to something from before, search it before saying you do not know: "
+            f"exec `grep -i -C1 'keyword' {history}`, or read_file it."
+        )
+    return note + "your tools cannot search it in this chat, so say so if asked about older conversations."
+
+
 class ContextBuilder:
     """Assembles the request messages for one turn."""
 
@@ -47,14 +63,14 @@ class ContextBuilder:
         workspace: Path,
         timezone: str,
         clock: Callable[[], float] = time.time,
-        extra_sections: Callable[[InboundMessage], list[str]] | None = None,
+        skills: SkillLibrary | None = None,
     ) -> None:
         self._workspace = workspace
         self._zone = ZoneInfo(timezone)
         self._timezone = timezone
         self._clock = clock
         self._files = FileCache()
-        self._extra_sections = extra_sections
+        self._skills = skills
 
     def build(
         self, message: InboundMessage, scope: MemoryScope, history: list[dict[str, Any]], user_text: str
@@ -67,16 +83,14 @@ class ContextBuilder:
         ]
 
     def system_prompt(self, message: InboundMessage, scope: MemoryScope) -> str:
-        """Identity, time, workspace, bootstrap files and the scope's memory."""
+        """Identity, time, workspace, bootstrap files, the scope's memory and the skills."""
         now = datetime.fromtimestamp(self._clock(), self._zone)
         sections = [
             "You are relaybot, a personal AI assistant that talks with people in chat apps. "
             "Answer in the chat's language, briefly, in Markdown that reads well on a phone.",
             f"Current time: {now:%Y-%m-%d %H:%M} ({now:%A}), timezone {self._timezone}.\n"
             f"Workspace: {self._workspace} (file tools take paths relative to it).",
-            f"Long-term memory of this chat is in {scope.memory_file} (shown below). "
-            f"A log of earlier conversations is in {scope.history_file}: search it (exec grep, or "
-            "read_file) when the user refers to something from the past.",
+            memory_note(scope, self._workspace, message.trust),
         ]
         for name in BOOTSTRAP_FILES:
             if name in OWNER_ONLY_FILES and not scope.is_main:
@@ -87,8 +101,8 @@ class ContextBuilder:
         memory = self._files.read(scope.memory_file).strip()
         if memory:
             sections.append(f"## Memory (MEMORY.md)\n\n{memory}")
-        if self._extra_sections:
-            sections.extend(self._extra_sections(message))
+        if self._skills and (listing := skills_prompt(self._skills.skills())):
+            sections.append(listing)
         return "\n\n".join(sections)
 
     def runtime_header(self, message: InboundMessage) -> str:

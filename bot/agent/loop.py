@@ -6,16 +6,16 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from bot.agent.commands import GREETING, HELP_TEXT, Command, parse_command
+from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
 from bot.agent.memory import scope_for
 from bot.agent.outbox import TurnOutbox
-from bot.agent.sessions import Session, SessionStore
+from bot.agent.sessions import SessionStore
 from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, Trust
 from bot.config import AgentConfig
@@ -51,7 +51,7 @@ class AgentLoop:
         events: EventBus,
         config: AgentConfig,
         workspace: Path,
-        on_reset: Callable[[Session], None] | None = None,
+        memory: MemoryConsolidator | None = None,
         on_stop: Callable[[str], int] | None = None,
     ) -> None:
         self._bus = bus
@@ -61,7 +61,7 @@ class AgentLoop:
         self._events = events
         self._config = config
         self._workspace = workspace
-        self._on_reset = on_reset
+        self._memory = memory
         self._on_stop = on_stop
         self.last_owner_chat: ChatRef | None = None
         self._slots = asyncio.Semaphore(config.max_concurrent_turns)
@@ -151,7 +151,7 @@ class AgentLoop:
         message = batch[-1]
         key = message.chat.session_key
         if _is_new_session(message):
-            self._reset(key)
+            self._reset(message)
             await self._reply(message, "Started a new conversation.")
             return
         started = time.perf_counter()
@@ -217,18 +217,22 @@ class AgentLoop:
                 if not outbox.spoke:
                     self._events.emit(StreamDelta(session.key, message.id, text))
 
-        return await self._runner.run(
+        result = await self._runner.run(
             messages,
             ctx,
             record=lambda new: self._sessions.append(session, new),
             on_usage=record_usage,
             on_delta=on_delta,
         )
+        if self._memory:
+            self._memory.after_turn(session, scope)
+        return result
 
-    def _reset(self, key: str) -> None:
-        old = self._sessions.reset(key)
-        if self._on_reset and old.messages:
-            self._on_reset(old)
+    def _reset(self, message: InboundMessage) -> None:
+        """Archive the session; its memory is consolidated in the background."""
+        old = self._sessions.reset(message.chat.session_key)
+        if self._memory and old.messages:
+            self._memory.archive(old, scope_for(self._workspace, message))
 
     async def _stop_session(self, message: InboundMessage) -> None:
         key = message.chat.session_key

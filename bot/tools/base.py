@@ -52,6 +52,7 @@ class Tool(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
     parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
+    for_everyone: ClassVar[bool] = False  # harmless for any sender, whatever tools.guest_tools says
 
     @abstractmethod
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
@@ -95,7 +96,9 @@ class ToolRegistry:
         return [name for name in self._tools if self.allowed(name, trust)]
 
     def allowed(self, name: str, trust: Trust) -> bool:
-        return name in self._tools and (trust is Trust.OWNER or name in self._guest_tools)
+        """Owners may call every tool; guests the guest set and tools marked `for_everyone`."""
+        tool = self._tools.get(name)
+        return tool is not None and (trust is Trust.OWNER or tool.for_everyone or name in self._guest_tools)
 
     def definitions(self, trust: Trust) -> list[dict[str, Any]]:
         """Tool definitions shown to the model for this trust level (cached)."""

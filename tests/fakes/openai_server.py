@@ -91,9 +91,12 @@ def _pieces(text: str) -> list[str]:
 class FakeLLM:
     """An aiohttp server on 127.0.0.1 answering /v1/chat/completions from a script, then `default`."""
 
-    def __init__(self, latency: float = 0.0, default: Callable[[dict], Reply] | None = None) -> None:
+    def __init__(
+        self, latency: float = 0.0, default: Callable[[dict], Reply] | None = None, context_length: int | None = None
+    ) -> None:
         self.latency = latency
         self.default = default or echo
+        self.context_length = context_length  # reported in /v1/models when set, as vLLM-style servers do
         self.requests: list[dict] = []
         self._script: deque[Reply] = deque()
         self._ids = itertools.count(1)
@@ -147,7 +150,10 @@ class FakeLLM:
         await self.stop()
 
     async def _models(self, request: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [{"id": MODEL_ID, "object": "model", "owned_by": "fake"}]})
+        model: dict[str, Any] = {"id": MODEL_ID, "object": "model", "owned_by": "fake"}
+        if self.context_length is not None:
+            model["context_length"] = self.context_length
+        return web.json_response({"object": "list", "data": [model]})
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         try:

@@ -1,0 +1,230 @@
+"""The context budget: how large the model's window is, and fitting every request into it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from bot.config import LLMConfig
+from bot.errors import ContextOverflow
+from bot.llm import DeltaHandler, LLMResponse, Provider
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_WINDOW = 8192
+CACHE_SECONDS = 300.0
+CHARS_PER_TOKEN = 3
+IMAGE_TOKENS = 1000
+MESSAGE_OVERHEAD = 4
+OVERFLOW_SHRINK = 0.75
+MODELS_TIMEOUT = 5.0
+# Where OpenAI-compatible servers report a model's context length in /v1/models
+# (OpenRouter and others, vLLM, LM Studio); llama.cpp nests it under "meta".
+_LENGTH_KEYS = ("context_length", "max_model_len", "context_window", "max_context_length")
+
+ModelInfo = Callable[[str], Mapping[str, Any]]
+
+
+def estimate_tokens(message: Mapping[str, Any]) -> int:
+    """A cheap estimate of a chat message's tokens: characters / 3, images at a flat rate."""
+    chars = 0
+    images = 0
+    content = message.get("content")
+    if isinstance(content, str):
+        chars += len(content)
+    elif isinstance(content, list):
+        for part in content:
+            if isinstance(part, dict) and part.get("type") == "text":
+                chars += len(part.get("text") or "")
+            else:
+                images += 1
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") or {}
+        chars += len(function.get("name") or "") + len(function.get("arguments") or "")
+    return chars // CHARS_PER_TOKEN + images * IMAGE_TOKENS + MESSAGE_OVERHEAD
+
+
+def fit_history(messages: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """Drop the oldest history until the estimate fits `limit`; keep the system prompt, the current turn, tool pairs."""
+    # The current turn starts at the last user message. History is cut only just before a user
+    # message, so an assistant tool call is never separated from its results.
+    current = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), None)
+    if current is None:
+        return messages
+    head = 1 if messages[0].get("role") == "system" else 0
+    fixed = messages[:head] + messages[current:]
+    room = limit - sum(estimate_tokens(m) for m in fixed)
+    start = current
+    used = 0
+    for index in range(current - 1, head - 1, -1):
+        used += estimate_tokens(messages[index])
+        if used > room:
+            break
+        start = index
+    while start < current and messages[start].get("role") != "user":
+        start += 1
+    if start == head:
+        return messages
+    return messages[:head] + messages[start:]
+
+
+def litellm_model_info(model: str) -> Mapping[str, Any]:
+    """litellm's record of a model (raises when the model is unknown to it)."""
+    from bot.llm import import_litellm
+
+    return import_litellm().get_model_info(model)
+
+
+def context_length_in(payload: Any, model: str) -> int | None:
+    """The context length a `/v1/models` answer reports for `model`, if any."""
+    entries = payload.get("data") if isinstance(payload, dict) else None
+    if not isinstance(entries, list):
+        return None
+    name = model.split("/", 1)[-1]
+    matching = [e for e in entries if isinstance(e, dict) and e.get("id") in (model, name)]
+    if not matching and len(entries) == 1 and isinstance(entries[0], dict):
+        matching = entries
+    for entry in matching:
+        meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+        for value in (*(entry.get(key) for key in _LENGTH_KEYS), meta.get("n_ctx_train")):
+            if isinstance(value, int) and value > 0:
+                return value
+    return None
+
+
+class ContextWindow:
+    """The model's window in tokens: config, else litellm's model data, else /v1/models, else 8192; cached 5 min."""
+
+    def __init__(
+        self,
+        config: LLMConfig,
+        clock: Callable[[], float] = time.monotonic,
+        model_info: ModelInfo = litellm_model_info,
+    ) -> None:
+        self._config = config
+        self._clock = clock
+        self._model_info = model_info
+        self._cached: tuple[int, float] | None = None
+        self._lock = asyncio.Lock()
+
+    async def size(self) -> int:
+        """The window size, discovered at most once per cache period."""
+        if self._config.context_window:
+            return self._config.context_window
+        async with self._lock:
+            if self._cached is None or self._clock() >= self._cached[1]:
+                size = await self._discover()
+                self._cached = (size, self._clock() + CACHE_SECONDS)
+            return self._cached[0]
+
+    def forget(self) -> None:
+        """Discover again on the next call."""
+        self._cached = None
+
+    async def _discover(self) -> int:
+        model = self._config.model
+        size = await asyncio.to_thread(self._from_litellm) or await self._from_models_endpoint()
+        if size is None:
+            logger.info("context window of %s unknown; assuming %d (set llm.context_window)", model, DEFAULT_WINDOW)
+            return DEFAULT_WINDOW
+        logger.info("context window of %s: %d tokens", model, size)
+        return size
+
+    def _from_litellm(self) -> int | None:
+        try:
+            info = self._model_info(self._config.model)
+        except Exception as exc:  # litellm raises assorted errors for models it has not mapped
+            logger.debug("litellm has no model info for %s: %s", self._config.model, exc)
+            return None
+        size = info.get("max_input_tokens") or info.get("max_tokens")
+        return size if isinstance(size, int) and size > 0 else None
+
+    async def _from_models_endpoint(self) -> int | None:
+        base = self._config.api_base
+        if not base:
+            return None
+        import aiohttp
+
+        headers = {}
+        if key := self._config.api_key.get_secret_value():
+            headers["Authorization"] = f"Bearer {key}"
+        timeout = aiohttp.ClientTimeout(total=MODELS_TIMEOUT)
+        try:
+            async with (
+                aiohttp.ClientSession(timeout=timeout) as http,
+                http.get(base.rstrip("/") + "/models", headers=headers) as response,
+            ):
+                if response.status != 200:
+                    return None
+                payload = await response.json(content_type=None)
+        except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+            logger.debug("could not read %s/models: %s", base, exc)
+            return None
+        return context_length_in(payload, self._config.model)
+
+
+class ContextBudget:
+    """Input tokens a request may use: window - max_tokens - tool definitions, lowered for a while after an overflow."""
+
+    def __init__(self, window: ContextWindow, max_tokens: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self._window = window
+        self._max_tokens = max_tokens
+        self._clock = clock
+        self._ceiling: tuple[int, float] | None = None
+        self._tool_sizes: dict[int, tuple[list[dict[str, Any]], int]] = {}
+
+    async def input_limit(self, tools: list[dict[str, Any]] | None) -> int:
+        """Tokens left for the messages of a request that carries these tools."""
+        limit = await self._window.size() - self._max_tokens
+        if self._ceiling and self._clock() < self._ceiling[1]:
+            limit = min(limit, self._ceiling[0])
+        return limit - self.tools_size(tools)
+
+    def tools_size(self, tools: list[dict[str, Any]] | None) -> int:
+        """Estimated tokens of the tool definitions; measured once per definitions list."""
+        if not tools:
+            return 0
+        entry = self._tool_sizes.get(id(tools))
+        if entry is None or entry[0] is not tools:
+            if len(self._tool_sizes) > 16:
+                self._tool_sizes.clear()
+            entry = (tools, len(json.dumps(tools)) // CHARS_PER_TOKEN)
+            self._tool_sizes[id(tools)] = entry
+        return entry[1]
+
+    def overflowed(self, sent_tokens: int) -> None:
+        """The model refused about `sent_tokens` of input: rediscover the window and stay well below that."""
+        self._window.forget()
+        self._ceiling = (int(sent_tokens * OVERFLOW_SHRINK), self._clock() + CACHE_SECONDS)
+
+
+class BudgetedProvider:
+    """A Provider that trims each request's history to the budget, and after an overflow shrinks it and retries once."""
+
+    def __init__(self, provider: Provider, budget: ContextBudget) -> None:
+        self.model = provider.model
+        self._provider = provider
+        self._budget = budget
+
+    async def chat(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        on_delta: DeltaHandler | None = None,
+    ) -> LLMResponse:
+        """Answer like the wrapped provider; a second overflow propagates as ContextOverflow."""
+        fitted = fit_history(messages, await self._budget.input_limit(tools))
+        try:
+            return await self._provider.chat(fitted, tools, on_delta)
+        except ContextOverflow:
+            sent = sum(estimate_tokens(m) for m in fitted) + self._budget.tools_size(tools)
+            self._budget.overflowed(sent)
+            retry = fit_history(messages, await self._budget.input_limit(tools))
+            logger.warning(
+                "context overflow at about %d tokens; retrying with %d of %d messages", sent, len(retry), len(messages)
+            )
+            return await self._provider.chat(retry, tools, on_delta)

@@ -1,0 +1,156 @@
+import json
+from pathlib import Path
+from typing import Any
+
+from bot.agent.budget import (
+    ContextBudget,
+    ContextWindow,
+    context_length_in,
+    estimate_tokens,
+    fit_history,
+)
+from bot.config import LLMConfig
+from bot.errors import ContextOverflow
+from tests.fakes.openai_server import Error, FakeLLM, Text
+from tests.harness import Harness
+
+OVERFLOW = Error(
+    400,
+    "This model's maximum context length is 8192 tokens. However, your messages resulted in 9100 tokens. "
+    "Please reduce the length of the messages.",
+)
+
+
+def exchange(i: int, size: int = 30) -> list[dict[str, Any]]:
+    """One user turn with a tool round: user, assistant call, tool result, assistant answer."""
+    call = {"id": f"c{i}", "type": "function", "function": {"name": "lookup", "arguments": json.dumps({"q": i})}}
+    return [
+        {"role": "user", "content": f"question {i} " + "x" * size},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": f"c{i}", "name": "lookup", "content": "y" * size},
+        {"role": "assistant", "content": f"answer {i}"},
+    ]
+
+
+def assert_tool_pairs_whole(messages: list[dict[str, Any]]) -> None:
+    for index, message in enumerate(messages):
+        if message["role"] == "tool":
+            owner = next(m for m in reversed(messages[:index]) if m["role"] != "tool")
+            assert message["tool_call_id"] in {c["id"] for c in owner.get("tool_calls") or []}
+        for call in message.get("tool_calls") or []:
+            answered = {m.get("tool_call_id") for m in messages[index + 1 : index + 1 + len(message["tool_calls"])]}
+            assert call["id"] in answered
+
+
+def config(**fields: Any) -> LLMConfig:
+    return LLMConfig(model="openai/fake-model", **fields)
+
+
+def test_fit_keeps_system_prompt_and_current_turn_and_drops_oldest_whole_exchanges() -> None:
+    system = {"role": "system", "content": "s" * 300}
+    history = [m for i in range(10) for m in exchange(i)]
+    current = [{"role": "user", "content": "now"}, *exchange(99)[1:3]]
+    messages = [system, *history, *current]
+    fitted = fit_history(messages, limit=200)
+    assert fitted[0] is system and fitted[-3:] == current
+    assert fitted[1]["role"] == "user" and len(fitted) < len(messages)
+    assert sum(estimate_tokens(m) for m in fitted) <= 200
+    assert_tool_pairs_whole(fitted)
+    assert fit_history(messages, limit=100_000) is messages
+    assert fit_history(messages, limit=0) == [system, *current]
+
+
+def test_images_count_at_a_flat_rate_not_by_their_base64_size() -> None:
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 3_000_000}}
+    assert estimate_tokens({"role": "user", "content": [{"type": "text", "text": "abc"}, image]}) == 1 + 1000 + 4
+
+
+def unknown(model: str) -> dict[str, int]:
+    raise ValueError(f"{model} is not mapped")
+
+
+async def test_window_prefers_config_then_litellm_then_models_endpoint_then_default(fake_llm: FakeLLM) -> None:
+    assert await ContextWindow(config(context_window=4000), model_info=unknown).size() == 4000
+    known = ContextWindow(config(), model_info=lambda model: {"max_input_tokens": 128_000, "max_tokens": 16_384})
+    assert await known.size() == 128_000
+    assert await ContextWindow(config(api_base=fake_llm.base_url), model_info=unknown).size() == 8192
+    fake_llm.context_length = 32_768
+    assert await ContextWindow(config(api_base=fake_llm.base_url), model_info=unknown).size() == 32_768
+
+
+async def test_window_is_cached_for_five_minutes() -> None:
+    now, calls = 0.0, []
+
+    def info(model: str) -> dict[str, int]:
+        calls.append(model)
+        return {"max_input_tokens": 1000 * len(calls)}
+
+    window = ContextWindow(config(), clock=lambda: now, model_info=info)
+    assert await window.size() == 1000
+    now = 299.0
+    assert await window.size() == 1000
+    now = 301.0
+    assert await window.size() == 2000 and len(calls) == 2
+
+
+async def test_budget_subtracts_max_tokens_and_tools_and_shrinks_after_an_overflow() -> None:
+    now = 0.0
+    budget = ContextBudget(ContextWindow(config(context_window=10_000)), max_tokens=2000, clock=lambda: now)
+    tools = [{"type": "function", "function": {"name": "t", "description": "d" * 2980, "parameters": {}}}]
+    assert await budget.input_limit(None) == 8000
+    assert 990 < budget.tools_size(tools) < 1030
+    assert await budget.input_limit(tools) == 8000 - budget.tools_size(tools)
+    budget.overflowed(4000)
+    assert await budget.input_limit(None) == 3000
+    now = 301.0
+    assert await budget.input_limit(None) == 8000
+
+
+def test_models_listing_formats() -> None:
+    assert context_length_in({"data": [{"id": "m", "max_model_len": 4096}]}, "openai/m") == 4096
+    assert context_length_in({"data": [{"id": "a"}, {"id": "b", "context_length": 9}]}, "openai/a") is None
+    assert context_length_in({"data": [{"id": "x", "meta": {"n_ctx_train": 2048}}]}, "openai/other") == 2048
+    assert context_length_in({"error": "nope"}, "m") is None
+
+
+def prefill(bot: Harness, key: str, exchanges: int, size: int = 30) -> None:
+    session = bot.app.sessions.get(key)
+    bot.app.sessions.append(session, [m for i in range(exchanges) for m in exchange(i, size)])
+
+
+async def test_a_2000_message_session_sends_a_request_within_budget_with_tool_pairs_whole(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    llm = {"context_window": 10_000, "max_tokens": 1000}
+    async with Harness(tmp_path, fake_llm, llm=llm, agent={"memory_window": 5000}) as bot:
+        prefill(bot, "test:1", exchanges=500, size=60)
+        assert len(bot.app.sessions.get("test:1").messages) == 2000
+        await bot.ask("and now?")
+    [request] = fake_llm.requests
+    messages = request["messages"]
+    tools = sum(len(json.dumps(t)) for t in request.get("tools", [])) // 3
+    assert sum(estimate_tokens(m) for m in messages) + tools <= 9000
+    assert messages[0]["role"] == "system" and messages[1]["role"] == "user"
+    assert messages[-1]["content"].endswith("and now?")
+    assert 100 < len(messages) < 2000
+    assert "answer 499" in json.dumps(messages) and "answer 0\"" not in json.dumps(messages)
+    assert_tool_pairs_whole(messages)
+
+
+async def test_an_overflow_is_retried_once_with_a_smaller_history(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.script(OVERFLOW, Text("fits now"))
+    async with Harness(tmp_path, fake_llm, llm={"context_window": 100_000}, agent={"memory_window": 1000}) as bot:
+        prefill(bot, "test:1", exchanges=100)
+        assert await bot.ask("hello") == "fits now"
+    first, second = fake_llm.requests
+    assert len(second["messages"]) < len(first["messages"])
+    assert second["messages"][-1] == first["messages"][-1]
+    assert_tool_pairs_whole(second["messages"])
+
+
+async def test_a_second_overflow_tells_the_user_to_start_over(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.script(OVERFLOW, OVERFLOW)
+    async with Harness(tmp_path, fake_llm) as bot:
+        reply = await bot.reply_to(await bot.send("hello"))
+    assert reply.kind == "error" and reply.text == ContextOverflow.user_message and "/new" in reply.text
+    assert len(fake_llm.requests) == 2
