@@ -74,3 +74,8 @@ def test_shared_files_are_listed_with_their_kind() -> None:
     assert [(f.unique_id, f.kind, f.source, f.size) for f in files_of(raw)] == [
         ("F1", "image", "https://x/a.png", 10), ("F2", "file", "https://x/b?dl", None)
     ]
+
+
+def test_commands_survive_slacks_slash_workarounds() -> None:
+    assert parse_event(event(" /new"), BOT, True).text == "/new"
+    assert parse_event(event("<@UBOT> /new", channel="C1", channel_type="channel"), BOT, True).text == "/new"
