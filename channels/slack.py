@@ -135,6 +135,9 @@ class SlackChannel(Channel):
         app.event("app_mention")(self._on_event)
         handler = AsyncSocketModeHandler(app, app_token, ping_interval=self._ping_interval)
         handler.client.on_message_listeners.append(self._on_frame)
+        # Everything the listeners use is in place first: events follow the hello at once.
+        self._client, self._handler, self._bot_user_id = client, handler, identity["user_id"]
+        self._http = aiohttp.ClientSession()
         self._hello.clear()
         self._connections = 0
         try:
@@ -144,13 +147,11 @@ class SlackChannel(Channel):
                 await handler.connect_async()
                 await self._hello.wait()
         except TimeoutError as exc:
-            await handler.close_async()
+            await self.stop()
             raise ChannelUnavailable(f"Socket Mode did not connect within {CONNECT_TIMEOUT:.0f}s") from exc
         except BaseException:
-            await handler.close_async()
+            await self.stop()
             raise
-        self._client, self._handler, self._bot_user_id = client, handler, identity["user_id"]
-        self._http = aiohttp.ClientSession()
 
     async def stop(self) -> None:
         handler, self._handler = self._handler, None

@@ -191,11 +191,13 @@ async def test_shared_image_reaches_the_model(bot: Bot, fake_llm: FakeLLM, slack
 
 async def test_refused_token_fails_start_until_fixed(tmp_path: Path, fake_llm: FakeLLM, slack: FakeSlack) -> None:
     slack.fail("auth.test", status=200, error="invalid_auth", times=2)
+    slack.fail("apps.connections.open", status=200, error="invalid_auth")
+    slack.dm("are you up?", user=OWNER)  # Slack keeps it until the app connects
     async with Bot(tmp_path, fake_llm, slack):
-        slack.dm("are you up?", user=OWNER)
         (posted,) = await slack.wait_for_posted(1)
     assert posted["text"].endswith("are you up?")
-    assert sum(1 for method, _ in slack.calls if method == "auth.test") >= 3
+    opened = [method for method, _ in slack.calls if method == "apps.connections.open"]
+    assert len(opened) == 2 and slack.connections == 1
 
 
 async def test_abrupt_drop_is_noticed_by_ping_and_recovers(tmp_path: Path, slack: FakeSlack) -> None:
