@@ -151,6 +151,14 @@ async def test_rate_limit_is_honoured_and_posts_once(bot: Bot, fake_llm: FakeLLM
     assert sum(1 for method, _ in slack.calls if method == "chat.postMessage") == 3
 
 
+async def test_connection_reset_is_retried_by_us_alone(bot: Bot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
+    slack.fail("chat.postMessage", status=0)
+    slack.dm("hello", user=OWNER)
+    (posted,) = await slack.wait_for_posted(1)
+    assert sum(1 for method, _ in slack.calls if method == "chat.postMessage") == 2  # the SDK did not retry too
+    assert len(bot.sleep.waits) == 1
+
+
 async def test_refresh_mid_conversation_loses_nothing_and_doubles_nothing(
     bot: Bot, fake_llm: FakeLLM, slack: FakeSlack
 ) -> None:

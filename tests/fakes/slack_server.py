@@ -20,7 +20,7 @@ _UNAVAILABLE = "<html><body><h1>503 Service Unavailable</h1></body></html>"
 
 @dataclass
 class Failure:
-    """An injected answer for the next call of a method: a Slack error, a 429, or a bare 5xx page."""
+    """An injected answer for the next call of a method: a Slack error, a 429, a bare 5xx page, or (0) a reset."""
 
     status: int
     error: str
@@ -220,7 +220,7 @@ class FakeSlack:
 
     def fail(self, method: str, status: int = 429, error: str = "ratelimited", retry_after: int | None = 1,
              times: int = 1) -> None:
-        """Make the next `times` calls of `method` fail (429 with Retry-After, another status, or a 5xx page)."""
+        """Make the next `times` calls of `method` fail: 429 with Retry-After, another status, a 5xx page, 0 a reset."""
         failure = Failure(status, error, retry_after if status == 429 else None)
         self._failures.setdefault(method, deque()).extend(failure for _ in range(times))
 
@@ -267,7 +267,10 @@ class FakeSlack:
         if self.down:
             return Failure(503, "").response()
         if failures := self._failures.get(method):
-            return failures.popleft().response()
+            failure = failures.popleft()
+            if failure.status == 0 and request.transport is not None:
+                request.transport.abort()  # the connection resets before any answer
+            return failure.response()
         token = request.headers.get("Authorization", "").removeprefix("Bearer ") or fields.get("token", "")
         if error := self._auth_error(method, token):
             return web.json_response({"ok": False, "error": error})

@@ -83,6 +83,9 @@ async def test_injected_failures(fake: FakeSlack) -> None:
     with pytest.raises(SlackApiError) as unavailable:
         await web(fake).chat_postMessage(channel="C1", text="a")
     assert unavailable.value.response.status_code == 502
+    fake.fail("chat.postMessage", status=0)
+    with pytest.raises(aiohttp.ServerDisconnectedError):
+        await web(fake).chat_postMessage(channel="C1", text="a")
     await web(fake).chat_postMessage(channel="C1", text="a")
     assert len(fake.posted) == 1
 
