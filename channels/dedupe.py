@@ -13,6 +13,9 @@ class SeenIds:
     capacity: int = 4096
     _ids: OrderedDict[str, None] = field(default_factory=OrderedDict)
 
+    def __contains__(self, key: object) -> bool:
+        return key in self._ids
+
     def add(self, key: str) -> bool:
         """Remember `key`; False when it was already there."""
         if key in self._ids:

@@ -95,3 +95,10 @@ def markdown_to_telegram_html(text: str) -> str:
     from chatgpt_md_converter import telegram_format
 
     return telegram_format(text)
+
+
+def markdown_to_slack_mrkdwn(text: str) -> str:
+    """Slack's mrkdwn: bold, italic, strike, code, links as <url|label>, bullets; &, < and > escaped."""
+    from slackify_markdown import slackify_markdown
+
+    return slackify_markdown(text).strip()

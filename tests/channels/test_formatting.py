@@ -1,4 +1,4 @@
-from channels.formatting import markdown_to_telegram_html, split_for_platform
+from channels.formatting import markdown_to_slack_mrkdwn, markdown_to_telegram_html, split_for_platform
 
 
 def fences_balanced(chunk: str) -> bool:
@@ -57,3 +57,16 @@ def test_markdown_becomes_telegram_html() -> None:
     html = markdown_to_telegram_html("**bold** _it_ `code` [link](https://example.org) 1 < 2")
     assert "<b>bold</b>" in html and "<i>it</i>" in html and "<code>code</code>" in html
     assert '<a href="https://example.org">link</a>' in html and "1 &lt; 2" in html
+
+
+def test_slack_mrkdwn_covers_the_common_markdown() -> None:
+    assert markdown_to_slack_mrkdwn("**bold**, *italic* and ~~gone~~") == "*bold*, _italic_ and ~gone~"
+    assert markdown_to_slack_mrkdwn("see [the docs](https://example.com/a?b=1)") == "see <https://example.com/a?b=1|the docs>"
+    assert markdown_to_slack_mrkdwn("- one\n- two") == "•   one\n•   two"
+    assert markdown_to_slack_mrkdwn("# Title") == "*Title*"
+
+
+def test_slack_mrkdwn_leaves_code_alone_and_escapes_control_characters() -> None:
+    assert markdown_to_slack_mrkdwn("call `__init__(**kw)` now") == "call `__init__(**kw)` now"
+    assert markdown_to_slack_mrkdwn("```python\nx = **y**\n```") == "```\nx = **y**\n```"
+    assert markdown_to_slack_mrkdwn("a <b> & c") == "a &lt;b&gt; &amp; c"

@@ -68,7 +68,7 @@ def test_photo_uses_the_largest_size_and_caption() -> None:
     message = parse_update(raw, BOT_ID, "relay_bot")
     assert message.text == "look"
     media = media_of(raw["message"])
-    assert (media.file_id, media.kind, media.size) == ("big", "image", 1234)
+    assert (media.source, media.kind, media.size) == ("big", "image", 1234)
 
 
 def test_voice_and_document_media() -> None:

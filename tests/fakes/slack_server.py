@@ -1,0 +1,405 @@
+"""A fake Slack (Web API + Socket Mode websocket, aiohttp on 127.0.0.1) that the real slack-bolt talks to."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+TEXT_LIMIT = 40_000
+_UNAVAILABLE = "<html><body><h1>503 Service Unavailable</h1></body></html>"
+
+
+@dataclass
+class Failure:
+    """An injected answer for the next call of a method: a Slack error, a 429, a bare 5xx page, or (0) a reset."""
+
+    status: int
+    error: str
+    retry_after: int | None = None
+
+    def response(self) -> web.Response:
+        """What real Slack answers for this failure."""
+        if self.status >= 500:
+            return web.Response(status=self.status, text=_UNAVAILABLE, content_type="text/html")
+        headers = {"Retry-After": str(self.retry_after)} if self.retry_after is not None else None
+        return web.json_response({"ok": False, "error": self.error}, status=self.status, headers=headers)
+
+
+@dataclass
+class Envelope:
+    """One events_api envelope; `acked` flips when the client answers with its envelope_id."""
+
+    body: dict
+    retry_attempt: int = 0
+    envelope_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    sent: bool = False
+    acked: bool = False
+
+    def frame(self) -> str:
+        """The websocket frame Slack sends for this envelope."""
+        return json.dumps(
+            {
+                "envelope_id": self.envelope_id,
+                "type": "events_api",
+                "payload": self.body,
+                "accepts_response_payload": False,
+                "retry_attempt": self.retry_attempt,
+                "retry_reason": "timeout" if self.retry_attempt else "",
+            }
+        )
+
+
+class FakeSlack:
+    """Slack for one workspace: push events with `dm`/`channel_message`/`file_share`, read `posted` and `acks`."""
+
+    def __init__(
+        self,
+        bot_token: str = "xoxb-test-token",
+        app_token: str = "xapp-test-token",
+        bot_user_id: str = "UBOT",
+        bot_id: str = "BBOT",
+        team_id: str = "T0001",
+    ) -> None:
+        self.bot_token, self.app_token = bot_token, app_token
+        self.bot_user_id, self.bot_id, self.team_id = bot_user_id, bot_id, team_id
+        self.calls: list[tuple[str, dict]] = []
+        self.posted: list[dict] = []
+        self.acks: list[str] = []
+        self.connections = 0
+        self.users: dict[str, str] = {}
+        self.down = False
+        self._envelopes: list[Envelope] = []
+        self._files: dict[str, tuple[str, bytes]] = {}
+        self._failures: dict[str, deque[Failure]] = {}
+        self._socket: web.WebSocketResponse | None = None
+        self._request: web.Request | None = None
+        self._sockets: set[web.WebSocketResponse] = set()
+        self._flushing = asyncio.Lock()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._event_ids = itertools.count(1)
+        self._ts = itertools.count(1)
+        self._changed = asyncio.Condition()
+        self._runner: web.AppRunner | None = None
+        self._port = 0
+        self._methods: dict[str, Callable[[dict], dict]] = {
+            "auth.test": self._auth_test,
+            "chat.postMessage": self._post_message,
+            "users.info": self._users_info,
+        }
+
+    @property
+    def base_url(self) -> str:
+        """Pass to `AsyncWebClient(base_url=…)`; methods arrive as `POST` (some `GET`) `/api/<method>`."""
+        return f"http://127.0.0.1:{self._port}/api/"
+
+    @property
+    def connected(self) -> bool:
+        """Whether a Socket Mode client is connected now."""
+        return self._socket is not None and not self._socket.closed
+
+    async def start(self, port: int = 0) -> None:
+        """Bind 127.0.0.1 (port 0 picks a free one)."""
+        app = web.Application()
+        app.router.add_route("*", "/api/{method}", self._api)
+        app.router.add_get("/socket", self._websocket)
+        app.router.add_get("/files/{file_id}/{name}", self._download)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", port).start()
+        self._port = self._runner.addresses[0][1]
+
+    async def stop(self) -> None:
+        """Close every socket and stop serving."""
+        for task in self._tasks:
+            task.cancel()
+        for socket in list(self._sockets):
+            await socket.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> FakeSlack:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+    # inbound: what users do
+
+    def dm(self, text: str, user: str = "U0001", channel: str = "D0001", **extra: Any) -> dict:
+        """A direct message to the bot (message.im); returns the event."""
+        return self.send_event(self._message(text, user, channel, "im", **extra))
+
+    def channel_message(
+        self,
+        text: str,
+        channel: str = "C0001",
+        user: str = "U0001",
+        mention: bool = False,
+        thread_ts: str | None = None,
+        channel_type: str = "channel",
+        **extra: Any,
+    ) -> dict:
+        """A channel message; a mention prefixes `<@bot>` and, like Slack, also sends an app_mention (same ts)."""
+        if mention:
+            text = f"<@{self.bot_user_id}> {text}"
+        if thread_ts is not None:
+            extra["thread_ts"] = thread_ts
+        event = self._message(text, user, channel, channel_type, **extra)
+        if mention:
+            mention_event = {k: v for k, v in event.items() if k not in ("channel_type", "subtype")}
+            self.send_event({**mention_event, "type": "app_mention"})
+        return self.send_event(event)
+
+    def file_share(
+        self, content: bytes, name: str, mimetype: str, text: str = "", user: str = "U0001", channel: str = "D0001"
+    ) -> dict:
+        """A message carrying an uploaded file (subtype file_share) whose url_private the bot may download."""
+        file = self.add_file(content, name, mimetype)
+        channel_type = "im" if channel.startswith("D") else "channel"
+        return self.send_event(self._message(text, user, channel, channel_type, subtype="file_share", files=[file]))
+
+    def add_file(self, content: bytes, name: str, mimetype: str) -> dict:
+        """Store a file and return its Slack file object (url_private needs the bot token)."""
+        file_id = f"F{len(self._files) + 1:04d}"
+        self._files[file_id] = (mimetype, content)
+        url = f"http://127.0.0.1:{self._port}/files/{file_id}/{name}"
+        return {
+            "id": file_id, "name": name, "title": name, "mimetype": mimetype, "filetype": name.rpartition(".")[2],
+            "size": len(content), "url_private": url, "url_private_download": f"{url}?download=1",
+        }
+
+    def send_event(self, event: dict) -> dict:
+        """Wrap `event` in an event_callback body and envelope; sent now, or on the next connection."""
+        body = {
+            "token": "verification-token", "team_id": self.team_id, "api_app_id": "A0001", "event": event,
+            "type": "event_callback", "event_id": f"Ev{next(self._event_ids):08d}", "event_time": int(time.time()),
+            "authorizations": [{"team_id": self.team_id, "user_id": self.bot_user_id, "is_bot": True}],
+        }
+        self._queue(Envelope(body))
+        return event
+
+    def redeliver(self, event: dict) -> None:
+        """Slack's retry of an event already delivered: same event_id, retry_attempt 1, a new envelope."""
+        body = next(e.body for e in reversed(self._envelopes) if e.body["event"] is event)
+        self._queue(Envelope(body, retry_attempt=1))
+
+    async def retry_unacked(self) -> int:
+        """Resend every sent but unacknowledged envelope as a retry; return how many."""
+        unacked = [e for e in self._envelopes if e.sent and not e.acked]
+        for envelope in unacked:
+            envelope.acked = True  # superseded by its retry
+            self._queue(Envelope(envelope.body, retry_attempt=envelope.retry_attempt + 1))
+        return len(unacked)
+
+    async def refresh(self) -> None:
+        """Ask the client to reconnect, as Slack does every few hours; later events wait for the new connection."""
+        assert self._socket is not None, "no Socket Mode client connected"
+        socket, self._socket = self._socket, None
+        frame = {"type": "disconnect", "reason": "refresh_requested", "debug_info": {"host": "fake-applink"}}
+        await socket.send_str(json.dumps(frame))
+
+    async def drop(self, abrupt: bool = False) -> None:
+        """Close the current socket unasked: with a close frame, or `abrupt`ly by cutting the TCP connection."""
+        assert self._socket is not None and self._request is not None, "no Socket Mode client connected"
+        socket, self._socket = self._socket, None
+        if abrupt and self._request.transport is not None:
+            self._request.transport.abort()
+        else:
+            await socket.close()
+
+    def fail(self, method: str, status: int = 429, error: str = "ratelimited", retry_after: int | None = 1,
+             times: int = 1) -> None:
+        """Make the next `times` calls of `method` fail: 429 with Retry-After, another status, a 5xx page, 0 a reset."""
+        failure = Failure(status, error, retry_after if status == 429 else None)
+        self._failures.setdefault(method, deque()).extend(failure for _ in range(times))
+
+    # outbound: what the bot did
+
+    async def wait_for_posted(self, n: int, timeout: float = 10) -> list[dict]:
+        """The first `n` posted messages, once that many exist."""
+        await self.wait_until(lambda: len(self.posted) >= n, timeout, lambda: f"{len(self.posted)} of {n} posted")
+        return self.posted[:n]
+
+    async def wait_for_acks(self, n: int, timeout: float = 10) -> None:
+        """Return once `n` envelopes have been acknowledged."""
+        await self.wait_until(lambda: len(self.acks) >= n, timeout, lambda: f"{len(self.acks)} of {n} acks")
+
+    async def wait_for_connections(self, n: int, timeout: float = 10) -> None:
+        """Return once `n` Socket Mode connections have been opened in all and one is open now."""
+        await self.wait_until(
+            lambda: self.connections >= n and self.connected, timeout, lambda: f"{self.connections} of {n} connections"
+        )
+
+    async def wait_for_call(self, method: str, n: int = 1, timeout: float = 10) -> None:
+        """Return once `method` has been called `n` times."""
+
+        def count() -> int:
+            return sum(1 for name, _ in self.calls if name == method)
+
+        await self.wait_until(lambda: count() >= n, timeout, lambda: f"{count()} of {n} {method} calls")
+
+    async def wait_until(self, ready: Callable[[], bool], timeout: float, progress: Callable[[], str]) -> None:
+        """Wait until `ready()` holds, woken by every change the fake records."""
+        try:
+            async with asyncio.timeout(timeout), self._changed:
+                await self._changed.wait_for(ready)
+        except TimeoutError:
+            raise TimeoutError(f"after {timeout}s only {progress()}") from None
+
+    # the wire
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        fields = await _fields(request)
+        self.calls.append((method, fields))
+        await self._notify()
+        if self.down:
+            return Failure(503, "").response()
+        if failures := self._failures.get(method):
+            failure = failures.popleft()
+            if failure.status == 0 and request.transport is not None:
+                request.transport.abort()  # the connection resets before any answer
+            return failure.response()
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ") or fields.get("token", "")
+        if error := self._auth_error(method, token):
+            return web.json_response({"ok": False, "error": error})
+        if method == "apps.connections.open":
+            return web.json_response({"ok": True, "url": f"ws://127.0.0.1:{self._port}/socket?ticket={uuid.uuid4()}"})
+        handler = self._methods.get(method)
+        if handler is None:
+            return web.json_response({"ok": False, "error": "unknown_method"}, status=404)
+        answer = handler(fields)
+        await self._notify()
+        return web.json_response(answer)
+
+    def _auth_error(self, method: str, token: str) -> str | None:
+        if not token:
+            return "not_authed"
+        expected = self.app_token if method == "apps.connections.open" else self.bot_token
+        if token == expected:
+            return None
+        return "not_allowed_token_type" if token in (self.app_token, self.bot_token) else "invalid_auth"
+
+    async def _websocket(self, request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse(autoping=True)
+        await socket.prepare(request)
+        self._socket, self._request = socket, request
+        self._sockets.add(socket)
+        self.connections += 1
+        hello = {"type": "hello", "num_connections": 1, "debug_info": {"host": "fake-applink"},
+                 "connection_info": {"app_id": "A0001"}}
+        await socket.send_str(json.dumps(hello))
+        await self._flush()
+        await self._notify()
+        try:
+            async for frame in socket:
+                if frame.type == WSMsgType.TEXT:
+                    await self._on_ack(json.loads(frame.data))
+        except ConnectionResetError:
+            pass  # dropped on purpose by drop(abrupt=True)
+        finally:
+            self._sockets.discard(socket)
+            if self._socket is socket:
+                self._socket = None
+            await self._notify()
+        return socket
+
+    async def _on_ack(self, frame: dict) -> None:
+        envelope_id = frame.get("envelope_id")
+        for envelope in self._envelopes:
+            if envelope.envelope_id == envelope_id:
+                envelope.acked = True
+                self.acks.append(envelope_id)
+        await self._notify()
+
+    async def _download(self, request: web.Request) -> web.Response:
+        stored = self._files.get(request.match_info["file_id"])
+        if request.headers.get("Authorization") != f"Bearer {self.bot_token}" or stored is None:
+            return web.Response(status=403 if stored else 404, text="forbidden or not found")
+        return web.Response(body=stored[1], content_type=stored[0])
+
+    # Web API methods
+
+    def _auth_test(self, fields: dict) -> dict:
+        return {
+            "ok": True, "url": "https://fake.slack.com/", "team": "Fake", "user": "relaybot",
+            "team_id": self.team_id, "user_id": self.bot_user_id, "bot_id": self.bot_id, "is_enterprise_install": False,
+        }
+
+    def _post_message(self, fields: dict) -> dict:
+        channel, text = fields.get("channel"), fields.get("text") or ""
+        if not channel:
+            return {"ok": False, "error": "channel_not_found"}
+        if not text.strip() and not fields.get("blocks"):
+            return {"ok": False, "error": "no_text"}
+        if len(text) > TEXT_LIMIT:
+            return {"ok": False, "error": "msg_too_long"}
+        message = {"type": "message", "user": self.bot_user_id, "bot_id": self.bot_id, "text": text, "ts": self._next_ts()}
+        if fields.get("thread_ts"):
+            message["thread_ts"] = fields["thread_ts"]
+        self.posted.append({**fields, "ts": message["ts"]})
+        channel_type = "im" if channel.startswith("D") else "channel"
+        self.send_event({**message, "channel": channel, "channel_type": channel_type})  # Slack echoes the bot's post
+        return {"ok": True, "channel": channel, "ts": message["ts"], "message": message}
+
+    def _users_info(self, fields: dict) -> dict:
+        user = fields.get("user", "")
+        name = self.users.get(user)
+        if name is None:
+            return {"ok": False, "error": "user_not_found"}
+        profile = {"real_name": name, "display_name": name.split()[0]}
+        return {"ok": True, "user": {"id": user, "name": name.lower(), "real_name": name, "is_bot": False,
+                                     "profile": profile}}
+
+    # helpers
+
+    def _message(self, text: str, user: str, channel: str, channel_type: str, **extra: Any) -> dict:
+        event = {"type": "message", "user": user, "text": text, "ts": self._next_ts(), "team": self.team_id,
+                 "channel": channel, "channel_type": channel_type, "event_ts": "", **extra}
+        event["event_ts"] = event["ts"]
+        event["client_msg_id"] = str(uuid.uuid4())
+        return event
+
+    def _next_ts(self) -> str:
+        return f"{int(time.time())}.{next(self._ts):06d}"
+
+    def _queue(self, envelope: Envelope) -> None:
+        self._envelopes.append(envelope)
+        task = asyncio.get_running_loop().create_task(self._flush())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _flush(self) -> None:
+        """Send, in order, every envelope not yet sent while a client is connected."""
+        async with self._flushing:
+            for envelope in self._envelopes:
+                if self._socket is None or self._socket.closed:
+                    return
+                if not envelope.sent:
+                    envelope.sent = True
+                    await self._socket.send_str(envelope.frame())
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+
+async def _fields(request: web.Request) -> dict[str, Any]:
+    """A Web API call's arguments: query string plus a form or JSON body."""
+    fields: dict[str, Any] = dict(request.query)
+    if request.content_type == "application/json":
+        fields.update(await request.json())
+    else:
+        fields.update({k: v for k, v in (await request.post()).items() if isinstance(v, str)})
+    return fields
