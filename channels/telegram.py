@@ -3,38 +3,24 @@
 from __future__ import annotations
 
 import logging
-import mimetypes
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from bot.bus import Attachment, ChatRef, InboundMessage, OutboundMessage
+from bot.bus import ChatRef, InboundMessage, OutboundMessage
 from bot.config import TelegramConfig
 from bot.errors import ChannelError, ChannelUnavailable, MarkupRejected, RateLimited
 from bot.retry import RetryPolicy
 from channels.base import Channel, Publish
 from channels.delivery import send_in_chunks
 from channels.formatting import markdown_to_telegram_html
+from channels.media import MediaFolder, MediaRef, kind_of
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 MAX_MESSAGE_LENGTH = 4096
-MAX_MEDIA_BYTES = 20 * 1024 * 1024
-
-
-@dataclass(frozen=True, slots=True)
-class MediaRef:
-    """A file attached to a Telegram message, not yet downloaded."""
-
-    file_id: str
-    unique_id: str
-    kind: str
-    mime_type: str
-    size: int | None
-    name: str | None = None
 
 
 def parse_update(raw: dict[str, Any], bot_id: int, bot_username: str) -> InboundMessage | None:
@@ -70,16 +56,15 @@ def media_of(message: dict[str, Any]) -> MediaRef | None:
     if photos := message.get("photo"):
         best = photos[-1]
         return MediaRef(best["file_id"], best["file_unique_id"], "image", "image/jpeg", best.get("file_size"))
-    for key, kind, default_mime in (
-        ("document", "file", "application/octet-stream"),
-        ("voice", "voice", "audio/ogg"),
-        ("audio", "file", "audio/mpeg"),
-        ("video", "file", "video/mp4"),
+    for key, default_mime in (
+        ("document", "application/octet-stream"),
+        ("voice", "audio/ogg"),
+        ("audio", "audio/mpeg"),
+        ("video", "video/mp4"),
     ):
         if item := message.get(key):
             mime = item.get("mime_type") or default_mime
-            if kind == "file" and mime.startswith("image/"):
-                kind = "image"
+            kind = "voice" if key == "voice" else kind_of(mime)
             return MediaRef(item["file_id"], item["file_unique_id"], kind, mime, item.get("file_size"), item.get("file_name"))
     return None
 
@@ -117,7 +102,7 @@ class TelegramChannel(Channel):
     ) -> None:
         self._publish = publish
         self._config = config
-        self._media_dir = media_dir / "telegram"
+        self._media = MediaFolder(media_dir / "telegram")
         self._retry = retry or RetryPolicy()
         self._app: Any = None
         self._bot_id = 0
@@ -196,24 +181,14 @@ class TelegramChannel(Channel):
         try:
             media = media_of(raw["message"])
             if media is not None:
-                message = await self._with_media(message, media)
+                message = await self._media.attach(message, [media], self._download)
             await self._publish(message)
         except Exception:
             logger.exception("[%s] could not handle update %s", message.chat.session_key, raw.get("update_id"))
 
-    async def _with_media(self, message: InboundMessage, media: MediaRef) -> InboundMessage:
-        if media.size and media.size > MAX_MEDIA_BYTES:
-            note = f"[a {media.kind} of {media.size:,} bytes was sent but is too large to download]"
-            return replace(message, text=f"{message.text}\n{note}".strip())
-        suffix = Path(media.name or "").suffix or mimetypes.guess_extension(media.mime_type) or ""
-        target = self._media_dir / f"{media.unique_id}{suffix}"
-        target.parent.mkdir(parents=True, exist_ok=True)
+    async def _download(self, media: MediaRef, target: Path) -> None:
         file = await self._call(lambda: self._app.bot.get_file(media.file_id))
         await self._call(lambda: file.download_to_drive(custom_path=target))
-        text = message.text
-        if media.kind == "voice":
-            text = f"{text}\n[a voice message arrived; transcription is not available yet]".strip()
-        return replace(message, text=text, attachments=(Attachment(str(target), media.mime_type, media.kind),))
 
     async def _call(self, make: Callable[[], Awaitable[T]]) -> T:
         """Run one Bot API call, translating python-telegram-bot's errors into ours."""
