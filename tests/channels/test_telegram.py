@@ -6,26 +6,13 @@ import pytest
 import pytest_asyncio
 
 from bot.access import PairingBook
-from bot.app import Gateway
-from bot.llm import LiteLLMProvider
-from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram, html_visible_text
-from tests.harness import make_config
+from tests.harness import GatewayUnderTest
 
 OWNER = 42
 STRANGER = 77
 GROUP = -1001
-
-
-class RecordedSleep:
-    """An injected sleep: records the wait and returns at once."""
-
-    def __init__(self) -> None:
-        self.waits: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.waits.append(seconds)
 
 
 @pytest_asyncio.fixture
@@ -34,31 +21,12 @@ async def telegram() -> AsyncIterator[FakeTelegram]:
         yield fake
 
 
-class Bot:
+class Bot(GatewayUnderTest):
     """A gateway with Telegram enabled, against the fake Bot API and the fake LLM."""
 
     def __init__(self, tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
-        self.config = make_config(
-            tmp_path,
-            fake_llm,
-            owners=[f"telegram:{OWNER}"],
-            channels={"telegram": {"enabled": True, "token": telegram.token, "api_base": telegram.base_url}},
-        )
-        self.sleep = RecordedSleep()
-        provider = LiteLLMProvider(self.config.llm, RetryPolicy(base_delay=0.0))
-        self.gateway = Gateway(
-            self.config,
-            provider,
-            channel_retry=RetryPolicy(sleep=self.sleep),
-            start_retry=RetryPolicy(base_delay=0.05, max_delay=0.2),
-        )
-
-    async def __aenter__(self) -> "Bot":
-        await self.gateway.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.gateway.stop()
+        channels = {"telegram": {"enabled": True, "token": telegram.token, "api_base": telegram.base_url}}
+        super().__init__(tmp_path, fake_llm, [f"telegram:{OWNER}"], channels)
 
 
 @pytest_asyncio.fixture
