@@ -11,16 +11,17 @@ import time
 import uuid
 import zlib
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from tests.fakes import discord_payloads as payloads
+from tests.fakes.waiting import RecordWaiter
+
 TEXT_LIMIT = 2000
 API_PREFIX = "/api/v10"
-IS_VOICE_MESSAGE = 1 << 13
 # Gateway intents the fake honours: what a session receives depends on what it identified with.
 GUILD_MESSAGES, DIRECT_MESSAGES, MESSAGE_CONTENT = 1 << 9, 1 << 12, 1 << 15
 _ROUTES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
@@ -126,9 +127,9 @@ class FakeDiscord:
         self.calls: list[tuple[str, str]] = []
         self.received: list[dict] = []
         self.connections: list[str] = []
-        self.down = False
-        self._users: dict[int, dict] = {bot_id: _user(bot_id, "relay", bot=True)}
-        self._channels: dict[int, dict] = {channel_id: self._text_channel(channel_id, "general")}
+        self.down = False  # while True, REST answers 503 and new gateway connections are refused
+        self._users: dict[int, dict] = {bot_id: payloads.user(bot_id, "relay", bot=True)}
+        self._channels: dict[int, dict] = {channel_id: payloads.text_channel(channel_id, guild_id, "general")}
         self._dm_channels: dict[int, int] = {}
         self._messages: dict[int, dict] = {}
         self._files: dict[int, tuple[bytes, str]] = {}
@@ -139,7 +140,7 @@ class FakeDiscord:
         self._live: _Connection | None = None
         self._connections: set[_Connection] = set()
         self._tasks: set[asyncio.Task[None]] = set()
-        self._recorded = asyncio.Condition()
+        self._recorded = RecordWaiter()
         self._runner: web.AppRunner | None = None
         self._port = 0
 
@@ -203,22 +204,21 @@ class FakeDiscord:
         """A message in a guild text channel; `mention_bot` prefixes `<@bot>`, `reply_to` makes it a reply."""
         channel_id = channel_id or self.channel_id
         if channel_id not in self._channels:
-            self._channels[channel_id] = self._text_channel(channel_id, f"channel-{channel_id}")
+            self._channels[channel_id] = payloads.text_channel(channel_id, self.guild_id, f"channel-{channel_id}")
             self.dispatch("CHANNEL_CREATE", self._channels[channel_id])
         message = self._user_message(channel_id, self.guild_id, text, user_id, attachments, **extra)
         if mention_bot:
             message["content"] = f"<@{self.bot_id}> {text}"
             message["mentions"].append(self._mention(self.bot_id))
         if reply_to is not None:
-            replied = _without_reply(self._messages[int(reply_to["id"])])
-            message.update(type=19, referenced_message=replied, message_reference=_reference(replied))
+            message = payloads.as_reply(message, self._messages[int(reply_to["id"])])
         return self._dispatch_message(message)
 
     def thread_message(self, text: str, *, thread_id: int = 5100, parent_id: int | None = None, **kwargs: Any) -> dict:
         """A message in a public thread (channel type 11); a new thread is announced with THREAD_CREATE first."""
         if thread_id not in self._channels:
             parent = parent_id or self.channel_id
-            self._channels[thread_id] = self._thread(thread_id, parent)
+            self._channels[thread_id] = payloads.thread(thread_id, self.guild_id, parent)
             self.dispatch("THREAD_CREATE", {**self._channels[thread_id], "newly_created": True})
         return self.guild_message(text, channel_id=thread_id, **kwargs)
 
@@ -227,14 +227,7 @@ class FakeDiscord:
         attachment_id = next(self._ids)
         self._files[attachment_id] = (content, content_type or "application/octet-stream")
         url = f"http://127.0.0.1:{self._port}/attachments/0/{attachment_id}/{filename}"
-        payload: dict[str, Any] = {
-            "id": str(attachment_id), "filename": filename, "size": len(content), "url": url, "proxy_url": url,
-        }
-        if content_type:
-            payload["content_type"] = content_type
-        if voice:
-            payload.update(duration_secs=2.5, waveform="AAAA")
-        return payload
+        return payloads.attachment(attachment_id, filename, len(content), url, content_type, voice)
 
     def redeliver(self, message: dict) -> None:
         """Dispatch the same MESSAGE_CREATE again, with a new sequence number."""
@@ -263,16 +256,25 @@ class FakeDiscord:
         if connection is not None and connection.request.transport is not None:
             connection.request.transport.abort()
 
-    def fail(self, route: str, *, status: int = 429, retry_after: float = 0.05, times: int = 1) -> None:
+    def fail(
+        self, route: str, *, status: int = 429, retry_after: float = 0.05, is_global: bool = False, times: int = 1
+    ) -> None:
         """Make the next `times` calls of `route` (send_message, typing, me…) fail with Discord's error body."""
-        error = rate_limited(retry_after) if status == 429 else ApiError(status, _ERROR_BODIES.get(status, {"message": "error", "code": 0}))
+        if status == 429:
+            error = rate_limited(retry_after, is_global)
+        else:
+            error = ApiError(status, _ERROR_BODIES.get(status, {"message": f"{status}: error", "code": 0}))
         self._failures.setdefault(route, deque()).extend(error for _ in range(times))
 
     # outbound: what the bot did
 
     async def wait_for_sent(self, n: int, timeout: float = 10) -> list[dict]:
         """The first `n` messages the bot created, once that many exist."""
-        await self._wait_until(lambda: len(self.sent) >= n, timeout, lambda: f"{len(self.sent)} of {n} sent: {self.sent}")
+
+        def progress() -> str:
+            return f"{len(self.sent)} of {n} sent: {self.sent}"
+
+        await self._recorded.wait_until(lambda: len(self.sent) >= n, timeout, progress)
         return self.sent[:n]
 
     async def wait_for_op(self, op: int, n: int = 1, timeout: float = 10) -> list[dict]:
@@ -281,7 +283,7 @@ class FakeDiscord:
         def frames() -> list[dict]:
             return [f for f in self.received if f.get("op") == op]
 
-        await self._wait_until(lambda: len(frames()) >= n, timeout, lambda: f"{len(frames())} of {n} op {op}")
+        await self._recorded.wait_until(lambda: len(frames()) >= n, timeout, lambda: f"{len(frames())} of {n} op {op}")
         return frames()[:n]
 
     async def wait_for_call(self, path: str, n: int = 1, timeout: float = 10) -> None:
@@ -290,14 +292,14 @@ class FakeDiscord:
         def count() -> int:
             return sum(1 for _, called in self.calls if called == path)
 
-        await self._wait_until(lambda: count() >= n, timeout, lambda: f"{count()} of {n} calls of {path}")
+        await self._recorded.wait_until(lambda: count() >= n, timeout, lambda: f"{count()} of {n} calls of {path}")
 
     # the wire: REST
 
     async def _api(self, request: web.Request) -> web.Response:
         path = request.match_info["path"]
         self.calls.append((request.method, path))
-        await self._notify()
+        await self._recorded.notify()
         if self.down:
             return web.Response(status=503, text="<html>503 Service Unavailable</html>", content_type="text/html")
         for method, pattern, name in _ROUTES:
@@ -314,14 +316,14 @@ class FakeDiscord:
         except ApiError as error:
             return error.response()
         finally:
-            await self._notify()
+            await self._recorded.notify()
         return web.Response(status=204) if result is None else _json(result)
 
     async def _answer(self, name: str, params: dict[str, str], request: web.Request) -> dict | None:
         if name == "me":
             return {**self._users[self.bot_id], "verified": True, "mfa_enabled": False, "flags": 0}
         if name == "application":
-            return self._application()
+            return payloads.application(self._users[self.bot_id], payloads.user(42, "owner"))
         if name == "gateway":
             return {"url": self.gateway_url}
         if name == "gateway_bot":
@@ -344,14 +346,14 @@ class FakeDiscord:
             raise invalid_form("content", "BASE_TYPE_MAX_LENGTH", f"Must be {TEXT_LIMIT} or fewer in length.")
         if not content.strip() and not body.get("embeds") and not body.get("attachments"):
             raise ApiError(400, {"message": "Cannot send an empty message", "code": 50006})
-        message = self._message(channel_id, self._guild_of(channel_id), self.bot_id, content)
+        guild_id = self.guild_id if channel_id in self._channels else None
+        message = payloads.message(next(self._ids), channel_id, guild_id, self._users[self.bot_id], content)
         if reference := body.get("message_reference"):
             replied = self._messages.get(int(reference["message_id"]))
             if replied is None and reference.get("fail_if_not_exists", True):
                 raise invalid_form("message_reference", "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", "Unknown message")
             if replied is not None:
-                replied = _without_reply(replied)
-                message.update(type=19, referenced_message=replied, message_reference=_reference(replied))
+                message = payloads.as_reply(message, replied)
         if nonce:
             message["nonce"] = nonce
             self._nonces[nonce] = message
@@ -393,7 +395,7 @@ class FakeDiscord:
 
     async def _on_frame(self, connection: _Connection, frame: dict) -> None:
         self.received.append(frame)
-        await self._notify()
+        await self._recorded.notify()
         op, data = frame.get("op"), frame.get("d") or {}
         if op == 1:
             await self._send(connection, {"op": 11})
@@ -404,9 +406,9 @@ class FakeDiscord:
         elif op == 2:
             self._session = _Session(uuid.uuid4().hex, int(data.get("intents") or 0))
             self._live = connection
-            guilds = [{"id": str(self.guild_id), "unavailable": True}]
-            self.dispatch("READY", self._ready(guilds))
-            self.dispatch("GUILD_CREATE", self._guild())
+            bot, resume_url = self._users[self.bot_id], f"ws://127.0.0.1:{self._port}/resume"
+            self.dispatch("READY", payloads.ready(bot, [self.guild_id], self._session.id, resume_url))
+            self.dispatch("GUILD_CREATE", payloads.guild(self.guild_id, self._users.values(), self._channels.values()))
         elif op == 6:
             if self._session is None or data.get("session_id") != self._session.id:
                 await self._send(connection, {"op": 9, "d": False})
@@ -435,7 +437,7 @@ class FakeDiscord:
         task.add_done_callback(self._tasks.discard)
 
     def _as_seen_by_bot(self, message: dict) -> dict | None:
-        """Apply the session's intents: no guild/DM messages without their intent, no content without MESSAGE_CONTENT."""
+        """The message as the session's intents let it through: none, or without content, or whole."""
         assert self._session is not None
         intents, in_guild = self._session.intents, "guild_id" in message
         if not intents & (GUILD_MESSAGES if in_guild else DIRECT_MESSAGES):
@@ -445,28 +447,18 @@ class FakeDiscord:
             return message
         return {**message, "content": "", "attachments": [], "embeds": []}
 
-    # payloads
+    # building messages
 
     def _user_message(
         self, channel_id: int, guild_id: int | None, text: str, user_id: int, attachments: Sequence[dict], **extra: Any
     ) -> dict:
-        self._users.setdefault(user_id, _user(user_id, f"user{user_id}", bot=bool(extra.pop("bot", False))))
-        message = self._message(channel_id, guild_id, user_id, text)
+        is_bot = bool(extra.pop("bot", False))
+        author = self._users.setdefault(user_id, payloads.user(user_id, f"user{user_id}", is_bot))
+        message = payloads.message(next(self._ids), channel_id, guild_id, author, text)
         message["attachments"] = list(attachments)
         if any("duration_secs" in a for a in attachments):
-            message["flags"] |= IS_VOICE_MESSAGE
+            message["flags"] |= payloads.IS_VOICE_MESSAGE
         return {**message, **extra}
-
-    def _message(self, channel_id: int, guild_id: int | None, author_id: int, content: str) -> dict:
-        message: dict[str, Any] = {
-            "id": str(next(self._ids)), "channel_id": str(channel_id), "author": self._users[author_id],
-            "content": content, "timestamp": _now(), "edited_timestamp": None, "tts": False,
-            "mention_everyone": False, "mentions": [], "mention_roles": [], "attachments": [], "embeds": [],
-            "components": [], "pinned": False, "type": 0, "flags": 0,
-        }
-        if guild_id is not None:
-            message.update(guild_id=str(guild_id), member=_member_fields())
-        return message
 
     def _dispatch_message(self, message: dict) -> dict:
         self._messages[int(message["id"])] = message
@@ -474,97 +466,11 @@ class FakeDiscord:
         return message
 
     def _mention(self, user_id: int) -> dict:
-        return {**self._users[user_id], "member": _member_fields()}
-
-    def _guild_of(self, channel_id: int) -> int | None:
-        return self.guild_id if channel_id in self._channels else None
-
-    def _ready(self, guilds: list[dict]) -> dict:
-        assert self._session is not None
-        return {
-            "v": 10, "user": self._users[self.bot_id], "guilds": guilds, "session_id": self._session.id,
-            "resume_gateway_url": f"ws://127.0.0.1:{self._port}/resume", "session_type": "normal",
-            "application": {"id": str(self.bot_id), "flags": 0}, "private_channels": [], "relationships": [],
-        }
-
-    def _guild(self) -> dict:
-        everyone = {
-            "id": str(self.guild_id), "name": "@everyone", "permissions": "104324673", "position": 0, "color": 0,
-            "hoist": False, "managed": False, "mentionable": False, "flags": 0,
-        }
-        channels = [c for c in self._channels.values() if c["type"] == 0]
-        threads = [c for c in self._channels.values() if c["type"] == 11]
-        members = [{"user": user, **_member_fields()} for user in self._users.values()]
-        return {
-            "id": str(self.guild_id), "name": "Test guild", "icon": None, "owner_id": "42", "unavailable": False,
-            "joined_at": _now(), "large": False, "member_count": len(members), "members": members,
-            "roles": [everyone], "channels": channels, "threads": threads, "emojis": [], "stickers": [],
-            "features": [], "presences": [], "voice_states": [], "stage_instances": [], "guild_scheduled_events": [],
-            "soundboard_sounds": [], "verification_level": 0, "default_message_notifications": 0,
-            "explicit_content_filter": 0, "mfa_level": 0, "premium_tier": 0, "nsfw_level": 0, "afk_timeout": 300,
-            "preferred_locale": "en-US", "system_channel_id": None,
-        }
-
-    def _text_channel(self, channel_id: int, name: str) -> dict:
-        return {
-            "id": str(channel_id), "type": 0, "guild_id": str(self.guild_id), "name": name, "position": 0,
-            "permission_overwrites": [], "parent_id": None, "nsfw": False, "topic": None, "last_message_id": None,
-            "rate_limit_per_user": 0,
-        }
-
-    def _thread(self, thread_id: int, parent_id: int) -> dict:
-        metadata = {"archived": False, "auto_archive_duration": 1440, "archive_timestamp": _now(), "locked": False}
-        return {
-            "id": str(thread_id), "type": 11, "guild_id": str(self.guild_id), "parent_id": str(parent_id),
-            "owner_id": "42", "name": f"thread-{thread_id}", "last_message_id": None, "message_count": 0,
-            "member_count": 1, "rate_limit_per_user": 0, "flags": 0, "thread_metadata": metadata,
-        }
-
-    def _application(self) -> dict:
-        bot = self._users[self.bot_id]
-        return {
-            "id": str(self.bot_id), "name": "relay", "description": "", "icon": None, "bot_public": True,
-            "bot_require_code_grant": False, "owner": _user(42, "owner"), "verify_key": "0" * 64, "flags": 0,
-            "bot": bot, "team": None,
-        }
-
-    # waking waiters
-
-    async def _notify(self) -> None:
-        async with self._recorded:
-            self._recorded.notify_all()
-
-    async def _wait_until(self, ready: Callable[[], bool], timeout: float, progress: Callable[[], str]) -> None:
-        try:
-            async with asyncio.timeout(timeout), self._recorded:
-                await self._recorded.wait_for(ready)
-        except TimeoutError:
-            raise TimeoutError(f"after {timeout}s only {progress()}") from None
-
-
-def _user(user_id: int, name: str, bot: bool = False) -> dict:
-    user = {"id": str(user_id), "username": name, "discriminator": "0", "global_name": name.title(), "avatar": None}
-    return {**user, "bot": True} if bot else user
-
-
-def _member_fields() -> dict:
-    return {"roles": [], "joined_at": _now(), "deaf": False, "mute": False, "flags": 0, "nick": None}
-
-
-def _reference(message: dict) -> dict:
-    reference = {"type": 0, "message_id": message["id"], "channel_id": message["channel_id"]}
-    return {**reference, "guild_id": message["guild_id"]} if "guild_id" in message else reference
-
-
-def _without_reply(message: dict) -> dict:
-    """A message as Discord nests it in `referenced_message`: one level deep."""
-    return {k: v for k, v in message.items() if k != "referenced_message"}
+        return {**self._users[user_id], "member": payloads.member_fields()}
 
 
 def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
     """JSON with the bare `application/json` type: discord.py decodes nothing else."""
-    return web.Response(body=json.dumps(data).encode(), status=status, headers={"Content-Type": "application/json", **(headers or {})})
+    headers = {"Content-Type": "application/json", **(headers or {})}
+    return web.Response(body=json.dumps(data).encode(), status=status, headers=headers)
 
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat()

@@ -72,14 +72,15 @@ async def test_rest_answers_are_bare_application_json(fake: FakeDiscord) -> None
 async def test_a_429_has_discords_body_and_headers(fake: FakeDiscord) -> None:
     fake.fail("send_message", status=429, retry_after=0.5)
     async with aiohttp.ClientSession(headers={"Authorization": f"Bot {fake.token}"}) as session:
-        async with session.post(f"{fake.api_base}/channels/{fake.channel_id}/messages", json={"content": "x"}) as answer:
+        url = f"{fake.api_base}/channels/{fake.channel_id}/messages"
+        async with session.post(url, json={"content": "x"}) as answer:
             body, headers = await answer.json(), answer.headers
     assert answer.status == 429
     assert body == {"message": "You are being rate limited.", "retry_after": 0.5, "global": False}
     assert headers["Retry-After"] == "1" and headers["X-RateLimit-Remaining"] == "0" and "Via" in headers
 
 
-async def test_dm_guild_and_thread_messages_arrive_as_discord_would_send_them(client: Client, fake: FakeDiscord) -> None:
+async def test_dm_guild_and_thread_messages_arrive_as_discord_sends_them(client: Client, fake: FakeDiscord) -> None:
     fake.dm("in private", user_id=42)
     dm = await client.next_from_user()
     assert isinstance(dm.channel, discord.DMChannel) and dm.guild is None and dm.content == "in private"
