@@ -185,7 +185,9 @@ class DiscordChannel(Channel):
     async def send(self, message: OutboundMessage) -> None:
         target = self._client.get_partial_messageable(int(message.chat.thread_id or message.chat.chat_id))
         answered = message.reply_to_platform_id
-        reference = target.get_partial_message(int(answered)).to_reference(fail_if_not_exists=False) if answered else None
+        reference = None
+        if answered:
+            reference = target.get_partial_message(int(answered)).to_reference(fail_if_not_exists=False)
         posted = 0
 
         async def post(text: str, as_markup: bool, first: bool) -> None:
@@ -233,7 +235,7 @@ class DiscordChannel(Channel):
         logger.warning("discord: gateway reconnected and resumed; missed events are replayed")
 
     async def _on_message(self, raw: Any) -> None:
-        """discord.py handler: parse, download attachments, publish; a failure is logged, never raised into discord.py."""
+        """discord.py handler: parse, download attachments, publish; failures are logged, not raised."""
         message = DiscordMessage.from_discord(raw)
         inbound = parse_message(message, self._client.user.id)
         if inbound is None:
@@ -282,7 +284,7 @@ def translate_error(exc: BaseException) -> ChannelError:
     if isinstance(exc, discord.LoginFailure):
         return ChannelError("Discord refused the bot token; check channels.discord.token")
     if isinstance(exc, discord.PrivilegedIntentsRequired):
-        return ChannelError("Discord refused the Message Content intent; switch it on under Bot in the developer portal")
+        return ChannelError("Discord refused the Message Content intent; switch it on in the developer portal (Bot)")
     if isinstance(exc, discord.HTTPException):
         if exc.status == 429:
             return RateLimited(float(exc.response.headers.get("Retry-After") or 1))

@@ -29,7 +29,8 @@ class Bot(GatewayUnderTest):
     """A gateway with Discord enabled, against the fake Discord and the fake LLM."""
 
     def __init__(self, tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
-        section = {"enabled": True, "token": discord.token, "api_base": discord.api_base, "gateway_url": discord.gateway_url}
+        section = {"enabled": True, "token": discord.token}
+        section.update(api_base=discord.api_base, gateway_url=discord.gateway_url)
         super().__init__(tmp_path, fake_llm, [f"discord:{OWNER}"], {"discord": section})
 
 
@@ -40,8 +41,8 @@ async def bot(tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord) -> AsyncI
         yield running
 
 
-def last_user_text(fake_llm: FakeLLM, index: int = -1) -> str:
-    content = fake_llm.requests[index]["messages"][-1]["content"]
+def last_user_text(fake_llm: FakeLLM) -> str:
+    content = fake_llm.requests[-1]["messages"][-1]["content"]
     return content if isinstance(content, str) else content[0]["text"]
 
 
@@ -97,7 +98,7 @@ async def test_a_thread_is_answered_in_the_thread_as_its_own_session(
     (_, in_thread) = await discord.wait_for_sent(2)
     assert in_thread["channel_id"] == 5100
     history = str(fake_llm.requests[1]["messages"])
-    assert f"thread 5100" in history and "cobalt" not in history
+    assert "thread 5100" in history and "cobalt" not in history
 
 
 async def test_long_reply_is_split_with_code_blocks_intact(bot: Bot, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
@@ -208,6 +209,7 @@ async def test_start_fails_with_a_clear_error_when_discord_refuses(
         raise AssertionError("nothing should be published")
 
     async with FakeDiscord(message_content_allowed=message_content_allowed) as discord:
-        section = DiscordConfig(token=token or discord.token, api_base=discord.api_base, gateway_url=discord.gateway_url)
+        endpoints = {"api_base": discord.api_base, "gateway_url": discord.gateway_url}
+        section = DiscordConfig(token=token or discord.token, **endpoints)
         with pytest.raises(ChannelError, match=error):
             await DiscordChannel(publish, section, tmp_path).start()

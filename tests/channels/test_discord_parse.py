@@ -71,7 +71,8 @@ def http_error(status: int, body: dict | str, headers: dict | None = None) -> di
 
 
 def test_discord_errors_are_translated() -> None:
-    limited = translate_error(http_error(429, {"message": "You are being rate limited.", "code": 0}, {"Retry-After": "3"}))
+    body = {"message": "You are being rate limited.", "code": 0}
+    limited = translate_error(http_error(429, body, {"Retry-After": "3"}))
     assert isinstance(limited, RateLimited) and limited.retry_after == 3.0
     assert isinstance(translate_error(discord.RateLimited(42.0)), RateLimited)
     assert isinstance(translate_error(http_error(503, "upstream down")), ChannelUnavailable)
