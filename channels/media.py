@@ -39,6 +39,11 @@ class MediaRef:
         return f"{self.unique_id}{suffix}"
 
 
+def kind_of(mime_type: str) -> Literal["image", "file"]:
+    """Images reach the model as image parts; every other file as a note."""
+    return "image" if mime_type.startswith("image/") else "file"
+
+
 Fetch = Callable[[MediaRef, Path], Awaitable[None]]
 """fetch(media, target): save the platform file `media` at `target`, raising ChannelError when it cannot."""
 

@@ -20,7 +20,7 @@ from channels.base import Channel, Publish
 from channels.dedupe import SeenIds
 from channels.delivery import send_in_chunks
 from channels.formatting import markdown_to_slack_mrkdwn
-from channels.media import MediaRef, attach_media, download_capped
+from channels.media import MediaRef, attach_media, download_capped, kind_of
 
 if TYPE_CHECKING:
     import aiohttp
@@ -78,8 +78,7 @@ def files_of(event: dict[str, Any]) -> list[MediaRef]:
         url = file.get("url_private_download") or file.get("url_private")
         if url:
             mime = file.get("mimetype") or "application/octet-stream"
-            kind = "image" if mime.startswith("image/") else "file"
-            found.append(MediaRef(url, file["id"], kind, mime, file.get("size"), file.get("name")))
+            found.append(MediaRef(url, file["id"], kind_of(mime), mime, file.get("size"), file.get("name")))
     return found
 
 

@@ -15,7 +15,7 @@ from bot.retry import RetryPolicy
 from channels.base import Channel, Publish
 from channels.delivery import send_in_chunks
 from channels.formatting import markdown_to_telegram_html
-from channels.media import MediaRef, attach_media
+from channels.media import MediaRef, attach_media, kind_of
 
 logger = logging.getLogger(__name__)
 
@@ -64,8 +64,8 @@ def media_of(message: dict[str, Any]) -> MediaRef | None:
     ):
         if item := message.get(key):
             mime = item.get("mime_type") or default_mime
-            if kind == "file" and mime.startswith("image/"):
-                kind = "image"
+            if kind == "file":
+                kind = kind_of(mime)
             return MediaRef(item["file_id"], item["file_unique_id"], kind, mime, item.get("file_size"), item.get("file_name"))
     return None
 

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bot.app import AgentApp
+from bot.app import AgentApp, Gateway
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
 from bot.config import Config
 from bot.events import EventBus
@@ -104,3 +104,37 @@ class Harness:
             async with self._arrived:
                 self.outbox.append(message)
                 self._arrived.notify_all()
+
+
+class RecordedSleep:
+    """An injected sleep: records the wait and returns at once."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+
+
+class GatewayUnderTest:
+    """`relaybot run` in a test: a Gateway with the given channels against fakes; channel retries never sleep."""
+
+    def __init__(
+        self, tmp_path: Path, fake: FakeLLM, owners: list[str], channels: dict[str, dict], **overrides: Any
+    ) -> None:
+        self.config = make_config(tmp_path, fake, owners=owners, channels=channels, **overrides)
+        self.sleep = RecordedSleep()
+        provider = LiteLLMProvider(self.config.llm, RetryPolicy(base_delay=0.0))
+        self.gateway = Gateway(
+            self.config,
+            provider,
+            channel_retry=RetryPolicy(sleep=self.sleep),
+            start_retry=RetryPolicy(base_delay=0.05, max_delay=0.2),
+        )
+
+    async def __aenter__(self) -> GatewayUnderTest:
+        await self.gateway.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.gateway.stop()

@@ -17,6 +17,7 @@ from typing import Any, TypedDict, Unpack
 from aiohttp import web
 
 from tests.fakes.telegram_html import HtmlError, html_visible_text
+from tests.fakes.waiting import RecordWaiter
 
 TEXT_LIMIT = 4096
 CAPTION_LIMIT = 1024
@@ -142,7 +143,7 @@ class FakeTelegram:
         self._sources: dict[tuple[Any, int], tuple] = {}  # what the bot sent, to spot no-op edits
         self._failures: dict[str, deque[ApiError]] = {}
         self._allowed_updates: set[str] = set()
-        self._recorded = asyncio.Condition()
+        self._recorded = RecordWaiter()
         self._wakeup = asyncio.Event()
         self._down = False
         self._stopping = False
@@ -269,7 +270,7 @@ class FakeTelegram:
         def progress() -> str:
             return f"{len(self.sent)} of {n} sent: {self.sent}"
 
-        await self._wait_until(lambda: len(self.sent) >= n, timeout, progress)
+        await self._recorded.wait_until(lambda: len(self.sent) >= n, timeout, progress)
         return self.sent[:n]
 
     async def wait_for_call(self, method: str, n: int = 1, timeout: float = 10) -> None:
@@ -278,7 +279,7 @@ class FakeTelegram:
         def count() -> int:
             return sum(1 for name, _ in self.calls if name.lower() == method.lower())
 
-        await self._wait_until(lambda: count() >= n, timeout, lambda: f"{count()} of {n} {method} calls")
+        await self._recorded.wait_until(lambda: count() >= n, timeout, lambda: f"{count()} of {n} {method} calls")
 
     def fail(
         self,
@@ -305,7 +306,7 @@ class FakeTelegram:
             return _bad_gateway() if self._down else ApiError(401, "Unauthorized").response()
         method, fields = request.match_info["method"], await _decode_fields(request)
         self.calls.append((method, fields))  # even while down: tests want to see the bot's retries
-        await self._notify()
+        await self._recorded.notify()
         if self._down:
             return _bad_gateway()
         try:
@@ -313,7 +314,7 @@ class FakeTelegram:
         except ApiError as error:
             return error.response()
         finally:
-            await self._notify()
+            await self._recorded.notify()
         return _bad_gateway() if self._down else web.json_response({"ok": True, "result": result})
 
     async def _answer(self, method: str, fields: dict) -> Any:
@@ -544,16 +545,6 @@ class FakeTelegram:
         self._wakeup.set()
         self._wakeup = asyncio.Event()
 
-    async def _notify(self) -> None:
-        async with self._recorded:
-            self._recorded.notify_all()
-
-    async def _wait_until(self, ready: Callable[[], bool], timeout: float, progress: Callable[[], str]) -> None:
-        try:
-            async with asyncio.timeout(timeout), self._recorded:
-                await self._recorded.wait_for(ready)
-        except TimeoutError:
-            raise TimeoutError(f"after {timeout}s only {progress()}") from None
 
 
 def _visible(fields: dict, name: str, limit: int, empty: str, too_long: str) -> str:
