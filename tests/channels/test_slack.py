@@ -7,29 +7,16 @@ from typing import Any
 import pytest_asyncio
 
 from bot.access import PairingBook
-from bot.app import Gateway
 from bot.bus import InboundMessage
 from bot.config import SlackConfig
-from bot.llm import LiteLLMProvider
-from bot.retry import RetryPolicy
 from channels.slack import SlackChannel
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.slack_server import FakeSlack
-from tests.harness import make_config
+from tests.harness import GatewayUnderTest
 
 OWNER = "U0OWNER"
 STRANGER = "U0STRANGER"
 CHANNEL = "C0GENERAL"
-
-
-class RecordedSleep:
-    """An injected sleep: records the wait and returns at once."""
-
-    def __init__(self) -> None:
-        self.waits: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.waits.append(seconds)
 
 
 def slack_section(slack: FakeSlack, **overrides: Any) -> dict[str, Any]:
@@ -46,29 +33,16 @@ async def slack() -> AsyncIterator[FakeSlack]:
         yield fake
 
 
-class Bot:
+class Bot(GatewayUnderTest):
     """A gateway with Slack enabled, against the fake Slack and the fake LLM."""
 
     def __init__(self, tmp_path: Path, fake_llm: FakeLLM, slack: FakeSlack, **section: Any) -> None:
-        self.config = make_config(
-            tmp_path, fake_llm, owners=[f"slack:{OWNER}"], channels={"slack": slack_section(slack, **section)}
-        )
-        self.sleep = RecordedSleep()
-        provider = LiteLLMProvider(self.config.llm, RetryPolicy(base_delay=0.0))
-        self.gateway = Gateway(
-            self.config,
-            provider,
-            channel_retry=RetryPolicy(sleep=self.sleep),
-            start_retry=RetryPolicy(base_delay=0.05, max_delay=0.2),
-        )
+        super().__init__(tmp_path, fake_llm, [f"slack:{OWNER}"], {"slack": slack_section(slack, **section)})
 
     async def __aenter__(self) -> "Bot":
-        await self.gateway.start()
+        await super().__aenter__()
         await self.gateway.manager.ready("slack")
         return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.gateway.stop()
 
 
 @pytest_asyncio.fixture
