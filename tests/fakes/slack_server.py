@@ -14,6 +14,8 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from tests.fakes.waiting import RecordWaiter
+
 TEXT_LIMIT = 40_000
 _UNAVAILABLE = "<html><body><h1>503 Service Unavailable</h1></body></html>"
 
@@ -87,7 +89,7 @@ class FakeSlack:
         self._tasks: set[asyncio.Task[None]] = set()
         self._event_ids = itertools.count(1)
         self._ts = itertools.count(1)
-        self._changed = asyncio.Condition()
+        self._recorded = RecordWaiter()
         self._runner: web.AppRunner | None = None
         self._port = 0
         self._methods: dict[str, Callable[[dict], dict]] = {
@@ -251,11 +253,7 @@ class FakeSlack:
 
     async def wait_until(self, ready: Callable[[], bool], timeout: float, progress: Callable[[], str]) -> None:
         """Wait until `ready()` holds, woken by every change the fake records."""
-        try:
-            async with asyncio.timeout(timeout), self._changed:
-                await self._changed.wait_for(ready)
-        except TimeoutError:
-            raise TimeoutError(f"after {timeout}s only {progress()}") from None
+        await self._recorded.wait_until(ready, timeout, progress)
 
     # the wire
 
@@ -391,8 +389,7 @@ class FakeSlack:
                     await self._socket.send_str(envelope.frame())
 
     async def _notify(self) -> None:
-        async with self._changed:
-            self._changed.notify_all()
+        await self._recorded.notify()
 
 
 async def _fields(request: web.Request) -> dict[str, Any]:
