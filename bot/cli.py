@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,7 +35,9 @@ class Options:
 @app.callback()
 def options(
     ctx: typer.Context,
-    config: Path | None = typer.Option(None, "--config", "-c", help="Config file (default: $RELAYBOT_CONFIG or ~/.relaybot/config.yaml)."),
+    config: Path | None = typer.Option(
+        None, "--config", "-c", help="Config file (default: $RELAYBOT_CONFIG or ~/.relaybot/config.yaml)."
+    ),
     log_level: str = typer.Option("warning", "--log-level", help="debug, info, warning or error."),
 ) -> None:
     """Global options."""
@@ -108,13 +108,12 @@ def run(ctx: typer.Context) -> None:
     """Start the gateway: the agent and every enabled channel."""
     config = _load(ctx.obj)
     import asyncio
+    import contextlib
 
     from bot.app import run_gateway
 
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(run_gateway(config))
-    except KeyboardInterrupt:
-        pass
 
 
 @app.command()
@@ -222,8 +221,10 @@ def cron_list(ctx: typer.Context) -> None:
         status = "never ran" if last is None else ("ok" if last.ok else f"failed ({last.error})")
         if last is not None and not last.delivered:
             status += ", not delivered"
-        typer.echo(f"{job.id}  {job.name!r}  {job.payload.schedule}  next {next_run}  to {job.payload.target}"
-                   f"  {job.payload.action}  last: {status}")
+        typer.echo(
+            f"{job.id}  {job.name!r}  {job.payload.schedule}  next {next_run}  to {job.payload.target}"
+            f"  {job.payload.action}  last: {status}"
+        )
 
 
 @cron_app.command("add")
@@ -259,7 +260,13 @@ def cron_add(
         job = _cron_call(
             ctx,
             lambda service: service.add(
-                schedule, target, texts[0][0], texts[0][1], name, Trust.OWNER, is_direct=is_owner_dm  # type: ignore[arg-type]
+                schedule,
+                target,
+                texts[0][0],
+                texts[0][1],
+                name,
+                Trust.OWNER,
+                is_direct=is_owner_dm,  # type: ignore[arg-type]
             ),
         )
     except ScheduleError as exc:

@@ -233,9 +233,7 @@ def interpolate(value: Any, env: dict[str, str], key: str = "") -> Any:
             return env[name]
         if default is not None:
             return default
-        raise ConfigError(
-            f"environment variable {name} is not set (write ${{{name}:-}} to allow it to be empty)", key
-        )
+        raise ConfigError(f"environment variable {name} is not set (write ${{{name}:-}} to allow it to be empty)", key)
 
     return _ENV_REF.sub(substitute, value)
 

@@ -87,4 +87,3 @@ class RateLimited(ChannelUnavailable):
     def __init__(self, retry_after: float, message: str = "rate limited") -> None:
         super().__init__(f"{message} (retry after {retry_after}s)")
         self.retry_after = retry_after
-

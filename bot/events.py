@@ -108,8 +108,17 @@ class CronSkipped:
 
 
 Event = (
-    TurnStarted | TurnFinished | LLMCalled | StreamDelta | ToolCalled | ToolFinished | ErrorOccurred | Delivered | DeliveryFailed
-    | CronRan | CronSkipped
+    TurnStarted
+    | TurnFinished
+    | LLMCalled
+    | StreamDelta
+    | ToolCalled
+    | ToolFinished
+    | ErrorOccurred
+    | Delivered
+    | DeliveryFailed
+    | CronRan
+    | CronSkipped
 )
 Listener = Callable[[Event], None]
 

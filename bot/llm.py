@@ -242,9 +242,7 @@ class LiteLLMProvider:
         )
 
     async def _stream(self, request: dict[str, Any], visible: ThinkFilter) -> LLMResponse:
-        stream = await self._litellm.acompletion(
-            **request, stream=True, stream_options={"include_usage": True}
-        )
+        stream = await self._litellm.acompletion(**request, stream=True, stream_options={"include_usage": True})
         text: list[str] = []
         parts: dict[int, dict[str, str]] = {}
         finish_reason = "stop"

@@ -28,9 +28,7 @@ class RetryPolicy:
         """Backoff before retry number `attempt` (1-based): exponential, capped, jittered."""
         return min(self.base_delay * 2 ** (attempt - 1), self.max_delay) * (0.5 + self.jitter() / 2)
 
-    async def run(
-        self, call: Callable[[], Awaitable[T]], what: str, retry_on: tuple[type[BaseException], ...]
-    ) -> T:
+    async def run(self, call: Callable[[], Awaitable[T]], what: str, retry_on: tuple[type[BaseException], ...]) -> T:
         """Await `call()`, retrying the `retry_on` failures; the last one propagates."""
         for attempt in range(1, self.attempts + 1):
             try:

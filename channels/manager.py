@@ -161,7 +161,9 @@ class ChannelManager:
             slot = self._slots.get(event.chat.channel)
             if slot and isinstance(slot.channel, ShowsTyping) and event.session_key not in self._typing:
                 stop = self._typing[event.session_key] = asyncio.Event()
-                task = asyncio.create_task(self._show_typing(slot, event.chat, stop), name=f"typing:{event.session_key}")
+                task = asyncio.create_task(
+                    self._show_typing(slot, event.chat, stop), name=f"typing:{event.session_key}"
+                )
                 self._typing_tasks.add(task)
                 task.add_done_callback(self._typing_tasks.discard)
         elif isinstance(event, TurnFinished):

@@ -124,7 +124,8 @@ class SlackChannel(Channel):
         bot_token, app_token = self._config.bot_token.get_secret_value(), self._config.app_token.get_secret_value()
         if not bot_token or not app_token:
             raise ChannelError(
-                "channels.slack needs bot_token (xoxb-…) and app_token (xapp-…); set SLACK_BOT_TOKEN and SLACK_APP_TOKEN"
+                "channels.slack needs bot_token (xoxb-…) and app_token (xapp-…); "
+                "set SLACK_BOT_TOKEN and SLACK_APP_TOKEN"
             )
         # Retries are ours, once per chunk; the SDK's own would re-post a message Slack may have received.
         client = AsyncWebClient(token=bot_token, base_url=self._config.api_base, retry_handlers=[])
@@ -140,7 +141,8 @@ class SlackChannel(Channel):
         self._hello.clear()
         self._connections = 0
         try:
-            # Fetching the first URL here makes a refused app token fail start(); the SDK's connect() would retry forever.
+            # Fetching the first URL here makes a refused app token fail start();
+            # the SDK's own connect() would retry forever.
             handler.client.wss_uri = await self._call(handler.client.issue_new_wss_url)
             async with asyncio.timeout(CONNECT_TIMEOUT):
                 await handler.connect_async()
@@ -254,4 +256,3 @@ def _translate(exc: SlackApiError) -> ChannelError:
     if response.status_code >= 500 or error in TRANSIENT_ERRORS:
         return ChannelUnavailable(error)
     return ChannelError(error)
-

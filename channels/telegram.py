@@ -66,7 +66,9 @@ def media_of(message: dict[str, Any]) -> MediaRef | None:
             mime = item.get("mime_type") or default_mime
             if kind == "file":
                 kind = kind_of(mime)
-            return MediaRef(item["file_id"], item["file_unique_id"], kind, mime, item.get("file_size"), item.get("file_name"))
+            return MediaRef(
+                item["file_id"], item["file_unique_id"], kind, mime, item.get("file_size"), item.get("file_name")
+            )
     return None
 
 

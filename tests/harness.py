@@ -48,9 +48,7 @@ def make_config(tmp_path: Path, fake: FakeLLM, **overrides: Any) -> Config:
 class Harness:
     """Sends messages as users and collects what the bot sends back; tests stay a few lines."""
 
-    def __init__(
-        self, tmp_path: Path, fake: FakeLLM, extra_tools: list[Tool] = (), **overrides: Any
-    ) -> None:
+    def __init__(self, tmp_path: Path, fake: FakeLLM, extra_tools: list[Tool] = (), **overrides: Any) -> None:
         self.config = make_config(tmp_path, fake, **overrides)
         self.fake = fake
         provider = LiteLLMProvider(self.config.llm, RetryPolicy(attempts=4, base_delay=0.0))

@@ -24,7 +24,9 @@ def dm(sender: str) -> InboundMessage:
 
 
 def group(sender: str, mentioned: bool) -> InboundMessage:
-    return InboundMessage(ChatRef("telegram", "-100"), sender_id=sender, text="hi", is_direct=False, mentioned=mentioned)
+    return InboundMessage(
+        ChatRef("telegram", "-100"), sender_id=sender, text="hi", is_direct=False, mentioned=mentioned
+    )
 
 
 def policy(tmp_path: Path, pairing: PairingBook | None = None, **section: object) -> AccessPolicy:

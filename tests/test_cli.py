@@ -44,7 +44,15 @@ def test_init_creates_config_0600_and_workspace_and_is_idempotent(tmp_path: Path
     assert first.exit_code == 0, first.output
     config = tmp_path / "config.yaml"
     assert config.stat().st_mode & 0o777 == 0o600
-    for name in ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md", "HEARTBEAT.md", "memory/MEMORY.md", "memory/HISTORY.md"):
+    for name in (
+        "AGENTS.md",
+        "SOUL.md",
+        "USER.md",
+        "TOOLS.md",
+        "HEARTBEAT.md",
+        "memory/MEMORY.md",
+        "memory/HISTORY.md",
+    ):
         assert (tmp_path / "workspace" / name).stat().st_size > 0, name
     assert "relaybot chat" in first.output
     (tmp_path / "workspace" / "SOUL.md").write_text("my own soul")
@@ -74,8 +82,13 @@ def test_relaybot_config_variable_selects_the_file(tmp_path: Path) -> None:
 
 async def run_cli(home: Path, *args: str) -> tuple[int, str, str]:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", *args, env=env_for(home),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "bot",
+        *args,
+        env=env_for(home),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     stdout, stderr = await asyncio.wait_for(process.communicate(), 60)
     return process.returncode, stdout.decode(), stderr.decode()
@@ -104,8 +117,13 @@ async def test_run_without_channels_says_how_to_enable_one_and_stops_on_sigint(
 ) -> None:
     write_config(tmp_path, fake_llm)
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "run", env=env_for(tmp_path),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "bot",
+        "run",
+        env=env_for(tmp_path),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     line = await asyncio.wait_for(process.stderr.readline(), 60)
     assert b"No chat channel is enabled" in line and b"channels.telegram.enabled" in line

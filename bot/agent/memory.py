@@ -20,7 +20,6 @@ SAVE_MEMORY = "save_memory"
 MEMORY_CAP_CHARS = 6000
 
 
-
 @dataclass(frozen=True, slots=True)
 class MemoryScope:
     """A folder holding one MEMORY.md (facts, rewritten whole) and one HISTORY.md (append-only log)."""

@@ -119,7 +119,10 @@ class SubagentManager:
     async def _work(self, agent: _Running, task: str, origin: ToolContext) -> str:
         session = self._sessions.get(f"subagent:{agent.id}")
         messages = [
-            {"role": "system", "content": SUBAGENT_PROMPT.format(now=f"{datetime.now().astimezone():%Y-%m-%d %H:%M %Z}")},
+            {
+                "role": "system",
+                "content": SUBAGENT_PROMPT.format(now=f"{datetime.now().astimezone():%Y-%m-%d %H:%M %Z}"),
+            },
             {"role": "user", "content": task},
         ]
         self._sessions.append(session, messages[1:])

@@ -83,7 +83,9 @@ class TurnRunner:
                 tool_started = time.perf_counter()
                 result = await self.registry.execute(call, ctx)
                 self.events.emit(
-                    ToolFinished(ctx.session_key, call.name, call.id, result.is_error, time.perf_counter() - tool_started)
+                    ToolFinished(
+                        ctx.session_key, call.name, call.id, result.is_error, time.perf_counter() - tool_started
+                    )
                 )
                 answer = result.as_message()
                 messages.append(answer)

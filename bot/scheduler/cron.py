@@ -250,7 +250,10 @@ class CronService:
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, Delivered):
-            result: tuple[bool, str | None] = (True, "the agent answered with an error" if event.kind == "error" else None)
+            result: tuple[bool, str | None] = (
+                True,
+                "the agent answered with an error" if event.kind == "error" else None,
+            )
         elif isinstance(event, DeliveryFailed):
             result = (False, event.error)
         else:
@@ -262,7 +265,9 @@ class CronService:
 
     def _on_missed(self, event: Any) -> None:
         late = datetime.now(event.scheduled_run_time.tzinfo) - event.scheduled_run_time
-        logger.warning("cron job %s skipped: missed its run by %s, beyond scheduler.misfire_grace", event.job_id, _round(late))
+        logger.warning(
+            "cron job %s skipped: missed its run by %s, beyond scheduler.misfire_grace", event.job_id, _round(late)
+        )
         self._events.emit(CronSkipped(event.job_id, late.total_seconds()))
 
     def _info(self, job: Any, latest: dict[str, RunRecord]) -> JobInfo:

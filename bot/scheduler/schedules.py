@@ -52,7 +52,9 @@ class Schedule:
                 raise ScheduleError(f"{self.value!r} is not a valid cron expression: {exc}") from None
         moment = parse_moment(self.value, zone)
         if moment <= now:
-            raise ScheduleError(f"{moment.isoformat()} is in the past; the time is now {now.astimezone(zone):%Y-%m-%d %H:%M}")
+            raise ScheduleError(
+                f"{moment.isoformat()} is in the past; the time is now {now.astimezone(zone):%Y-%m-%d %H:%M}"
+            )
         return DateTrigger(run_date=moment, timezone=zone)
 
 

@@ -139,4 +139,3 @@ class ToolRegistry:
 def _describe_problem(problem: Any) -> str:
     where = ".".join(str(part) for part in problem.path)
     return f"{where}: {problem.message}" if where else problem.message
-

@@ -74,7 +74,13 @@ class CronTool(Tool):
         is_direct = ctx.is_direct if target == ctx.chat else False
         try:
             job = self._cron.add(
-                schedule, target, actions[0], args[actions[0]], args.get("name"), ctx.trust, is_direct  # type: ignore[arg-type]
+                schedule,
+                target,
+                actions[0],
+                args[actions[0]],
+                args.get("name"),
+                ctx.trust,
+                is_direct,  # type: ignore[arg-type]
             )
         except ScheduleError as exc:
             raise ToolError(str(exc)) from None

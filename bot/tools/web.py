@@ -55,10 +55,12 @@ class WebSearchTool(Tool):
         query, count = args["query"], args.get("count", 5)
         headers = {"Accept": "application/json", "X-Subscription-Token": self._api_key}
         try:
-            async with aiohttp.ClientSession(timeout=self._timeout) as session:
-                async with session.get(self._url, params={"q": query, "count": count}, headers=headers) as response:
-                    body = await response.json(content_type=None)
-                    status = response.status
+            async with (
+                aiohttp.ClientSession(timeout=self._timeout) as session,
+                session.get(self._url, params={"q": query, "count": count}, headers=headers) as response,
+            ):
+                body = await response.json(content_type=None)
+                status = response.status
         except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
             raise ToolError(f"could not get an answer from the Brave Search API ({type(exc).__name__}).") from exc
         if status != 200:

@@ -133,7 +133,7 @@ async def test_a_2000_message_session_sends_a_request_within_budget_with_tool_pa
     assert messages[0]["role"] == "system" and messages[1]["role"] == "user"
     assert messages[-1]["content"].endswith("and now?")
     assert 100 < len(messages) < 2000
-    assert "answer 499" in json.dumps(messages) and "answer 0\"" not in json.dumps(messages)
+    assert "answer 499" in json.dumps(messages) and 'answer 0"' not in json.dumps(messages)
     assert_tool_pairs_whole(messages)
 
 

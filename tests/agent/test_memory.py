@@ -67,9 +67,10 @@ async def test_consolidation_after_memory_window_writes_both_files_and_advances_
     "failure", [Error(500), Text("I would rather not summarise this."), save("", "# Memory\n- wiped")]
 )
 async def test_failed_consolidation_leaves_files_and_offset_untouched(tmp_path: Path, failure: Reply) -> None:
-    async with FakeLLM(default=consolidating(lambda body: failure)) as fake, Harness(
-        tmp_path, fake, agent={"memory_window": 4}
-    ) as bot:
+    async with (
+        FakeLLM(default=consolidating(lambda body: failure)) as fake,
+        Harness(tmp_path, fake, agent={"memory_window": 4}) as bot,
+    ):
         memory = bot.config.workspace / "memory"
         memory.mkdir(parents=True)
         (memory / "MEMORY.md").write_text("original facts\n")
@@ -101,9 +102,10 @@ async def test_empty_memory_update_keeps_memory_but_logs_history(tmp_path: Path)
 
 async def test_json_in_a_text_answer_is_accepted(tmp_path: Path) -> None:
     text = 'Here you go: {"history_entry": "Planned a trip to Lisbon.", "memory_update": "- Trip: Lisbon in May"}'
-    async with FakeLLM(default=consolidating(lambda body: Text(text))) as fake, Harness(
-        tmp_path, fake, agent={"memory_window": 4}
-    ) as bot:
+    async with (
+        FakeLLM(default=consolidating(lambda body: Text(text))) as fake,
+        Harness(tmp_path, fake, agent={"memory_window": 4}) as bot,
+    ):
         for i in range(2):
             await bot.ask(f"message {i}", chat="console:me")
         await bot.app.memory.idle()
@@ -114,9 +116,10 @@ async def test_json_in_a_text_answer_is_accepted(tmp_path: Path) -> None:
 
 async def test_oversized_memory_is_sent_back_once_to_be_condensed(tmp_path: Path) -> None:
     answers = iter([save("Long chat.", "- fact\n" * 2000), save("Long chat.", "- the one fact that matters")])
-    async with FakeLLM(default=consolidating(lambda body: next(answers))) as fake, Harness(
-        tmp_path, fake, agent={"memory_window": 4}
-    ) as bot:
+    async with (
+        FakeLLM(default=consolidating(lambda body: next(answers))) as fake,
+        Harness(tmp_path, fake, agent={"memory_window": 4}) as bot,
+    ):
         for i in range(2):
             await bot.ask(f"message {i}", chat="console:me")
         await bot.app.memory.idle()
@@ -134,9 +137,10 @@ async def test_chats_of_different_users_never_see_each_others_memory(tmp_path: P
         secret = re.search(r"secret is (\w+)", excerpt(body)).group(1)
         return save(f"Heard the secret {secret}.", f"- The secret is {secret}.")
 
-    async with FakeLLM(default=consolidating(remember_secret)) as fake, Harness(
-        tmp_path, fake, agent={"memory_window": 4}
-    ) as bot:
+    async with (
+        FakeLLM(default=consolidating(remember_secret)) as fake,
+        Harness(tmp_path, fake, agent={"memory_window": 4}) as bot,
+    ):
         for user, secret in (("5", "alpha"), ("6", "beta")):
             for _ in range(2):
                 await bot.ask(f"my secret is {secret}", chat=f"telegram:{user}", sender=user, trust=Trust.GUEST)
@@ -173,9 +177,10 @@ async def test_new_archives_the_session_and_consolidates_all_of_it(tmp_path: Pat
 
 
 async def test_a_hanging_consolidation_never_blocks_replies(tmp_path: Path) -> None:
-    async with FakeLLM(default=consolidating(lambda body: Hang())) as fake, Harness(
-        tmp_path, fake, agent={"memory_window": 4}
-    ) as bot:
+    async with (
+        FakeLLM(default=consolidating(lambda body: Hang())) as fake,
+        Harness(tmp_path, fake, agent={"memory_window": 4}) as bot,
+    ):
         for i in range(2):
             await bot.ask(f"message {i}", chat="console:me")
         await fake.wait_for_requests(3)
@@ -237,9 +242,10 @@ async def test_an_edit_to_memory_during_consolidation_wins_and_is_retried_later(
         memory_file.write_text("- edited by the owner just now\n")
         return save("Chatted.", "- stale rewrite")
 
-    async with FakeLLM(default=consolidating(edit_meanwhile)) as fake, Harness(
-        tmp_path, fake, agent={"memory_window": 4}
-    ) as bot:
+    async with (
+        FakeLLM(default=consolidating(edit_meanwhile)) as fake,
+        Harness(tmp_path, fake, agent={"memory_window": 4}) as bot,
+    ):
         memory_file.parent.mkdir(parents=True)
         memory_file.write_text("- as it was\n")
         for i in range(2):
@@ -251,9 +257,10 @@ async def test_an_edit_to_memory_during_consolidation_wins_and_is_retried_later(
 
 
 async def test_after_a_failure_consolidation_waits_for_more_messages_before_trying_again(tmp_path: Path) -> None:
-    async with FakeLLM(default=consolidating(lambda body: Text("no tools for me"))) as fake, Harness(
-        tmp_path, fake, agent={"memory_window": 16}
-    ) as bot:
+    async with (
+        FakeLLM(default=consolidating(lambda body: Text("no tools for me"))) as fake,
+        Harness(tmp_path, fake, agent={"memory_window": 16}) as bot,
+    ):
         attempts_after = []
         for turn in range(1, 13):
             await bot.ask(f"message {turn}", chat="console:me")

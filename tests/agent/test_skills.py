@@ -55,7 +55,7 @@ def test_a_malformed_skill_is_skipped_with_a_warning_naming_its_file(
 ) -> None:
     good = write_skill(tmp_path, "good", "name: good\ndescription: Fine.")
     bad = write_skill(tmp_path, "bad", "name: bad\ndescription: [unclosed")
-    (tmp_path / "plain" ).mkdir()
+    (tmp_path / "plain").mkdir()
     (tmp_path / "plain" / "SKILL.md").write_text("no frontmatter here")
     with caplog.at_level(logging.WARNING, logger="bot.agent.skills"):
         skills = SkillLibrary([tmp_path]).skills()
@@ -120,9 +120,7 @@ async def test_a_guest_can_load_a_skill(tmp_path: Path, fake_llm: FakeLLM) -> No
 
 
 async def test_load_skill_reports_missing_requirements_and_unknown_names(tmp_path: Path, fake_llm: FakeLLM) -> None:
-    fake_llm.script(
-        ToolCalls((("load_skill", {"name": "radio"}), ("load_skill", {"name": "nope"}))), Text("ok")
-    )
+    fake_llm.script(ToolCalls((("load_skill", {"name": "radio"}), ("load_skill", {"name": "nope"}))), Text("ok"))
     async with Harness(tmp_path, fake_llm) as bot:
         write_skill(bot.config.workspace / "skills", "radio", "description: Radio.\nrequires: {env: [RADIO_KEY_XYZ]}")
         await bot.ask("play the radio")

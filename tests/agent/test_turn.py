@@ -73,9 +73,7 @@ async def test_iteration_limit_ends_with_an_honest_message(tmp_path: Path, fake_
     assert len(fake_llm.requests) == 3
 
 
-async def test_system_prompt_has_identity_time_workspace_and_bootstrap_files(
-    tmp_path: Path, fake_llm: FakeLLM
-) -> None:
+async def test_system_prompt_has_identity_time_workspace_and_bootstrap_files(tmp_path: Path, fake_llm: FakeLLM) -> None:
     async with Harness(tmp_path, fake_llm) as bot:
         (bot.config.workspace / "SOUL.md").write_text("Be kind to ducks.")
         (bot.config.workspace / "memory").mkdir()

@@ -42,7 +42,11 @@ class Platform:
 
 def telegram(fake: FakeTelegram) -> Platform:
     return Platform(
-        "telegram", fake, "42", "77", 4096,
+        "telegram",
+        fake,
+        "42",
+        "77",
+        4096,
         {"token": fake.token, "api_base": fake.base_url},
         dm=lambda text, user: fake.text(text, chat_id=int(user), user_id=int(user)),
         group=lambda text, user, mention: fake.text(
@@ -56,7 +60,11 @@ def telegram(fake: FakeTelegram) -> Platform:
 
 def discord(fake: FakeDiscord) -> Platform:
     return Platform(
-        "discord", fake, "42", "77", 2000,
+        "discord",
+        fake,
+        "42",
+        "77",
+        2000,
         {"token": fake.token, "api_base": fake.api_base, "gateway_url": fake.gateway_url},
         dm=lambda text, user: fake.dm(text, user_id=int(user)),
         group=lambda text, user, mention: fake.guild_message(text, user_id=int(user), mention_bot=mention),
@@ -68,7 +76,11 @@ def discord(fake: FakeDiscord) -> Platform:
 
 def slack(fake: FakeSlack) -> Platform:
     return Platform(
-        "slack", fake, "U0OWNER", "U0STRANGER", 3900,
+        "slack",
+        fake,
+        "U0OWNER",
+        "U0STRANGER",
+        3900,
         {"bot_token": fake.bot_token, "app_token": fake.app_token, "api_base": fake.base_url},
         dm=lambda text, user: fake.dm(text, user=user, channel=f"D{user}"),
         group=lambda text, user, mention: fake.channel_message(text, user=user, mention=mention),
@@ -105,9 +117,7 @@ def user_texts(fake_llm: FakeLLM) -> list[str]:
     return texts
 
 
-async def test_owner_dm_is_answered_by_the_model(
-    bot: GatewayUnderTest, fake_llm: FakeLLM, platform: Platform
-) -> None:
+async def test_owner_dm_is_answered_by_the_model(bot: GatewayUnderTest, fake_llm: FakeLLM, platform: Platform) -> None:
     fake_llm.script(Text("Hello, owner."))
     platform.dm("good morning", platform.owner)
     assert await platform.texts(1) == ["Hello, owner."]

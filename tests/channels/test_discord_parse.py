@@ -8,8 +8,15 @@ from channels.discord import DiscordMessage, attachment_ref, chunk_nonce, parse_
 
 BOT_ID = 900
 DM = DiscordMessage(
-    id=10, channel_id=20, guild_id=None, thread_parent_id=None, type=0,
-    author_id=42, author_name="Ann", author_is_bot=False, content="hi",
+    id=10,
+    channel_id=20,
+    guild_id=None,
+    thread_parent_id=None,
+    type=0,
+    author_id=42,
+    author_name="Ann",
+    author_is_bot=False,
+    content="hi",
 )
 IN_GUILD = replace(DM, guild_id=30)
 

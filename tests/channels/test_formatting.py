@@ -61,7 +61,10 @@ def test_markdown_becomes_telegram_html() -> None:
 
 def test_slack_mrkdwn_covers_the_common_markdown() -> None:
     assert markdown_to_slack_mrkdwn("**bold**, *italic* and ~~gone~~") == "*bold*, _italic_ and ~gone~"
-    assert markdown_to_slack_mrkdwn("see [the docs](https://example.com/a?b=1)") == "see <https://example.com/a?b=1|the docs>"
+    assert (
+        markdown_to_slack_mrkdwn("see [the docs](https://example.com/a?b=1)")
+        == "see <https://example.com/a?b=1|the docs>"
+    )
     assert markdown_to_slack_mrkdwn("- one\n- two") == "•   one\n•   two"
     assert markdown_to_slack_mrkdwn("# Title") == "*Title*"
 

@@ -17,7 +17,10 @@ async def test_files_are_saved_and_attached(tmp_path: Path) -> None:
     async def fetch(media: MediaRef, target: Path) -> None:
         target.write_bytes(media.source.encode())
 
-    media = [MediaRef("png", "F1", "image", "image/png", 3), MediaRef("pdf", "F2", "file", "application/pdf", 3, "a.pdf")]
+    media = [
+        MediaRef("png", "F1", "image", "image/png", 3),
+        MediaRef("pdf", "F2", "file", "application/pdf", 3, "a.pdf"),
+    ]
     message = await attach_media(MESSAGE, media, tmp_path / "slack", fetch)
     assert [(Path(a.path).name, a.kind) for a in message.attachments] == [("F1.png", "image"), ("F2.pdf", "file")]
     assert (tmp_path / "slack" / "F1.png").read_bytes() == b"png" and message.text == "look"

@@ -21,7 +21,10 @@ CHANNEL = "C0GENERAL"
 
 def slack_section(slack: FakeSlack, **overrides: Any) -> dict[str, Any]:
     return {
-        "enabled": True, "bot_token": slack.bot_token, "app_token": slack.app_token, "api_base": slack.base_url,
+        "enabled": True,
+        "bot_token": slack.bot_token,
+        "app_token": slack.app_token,
+        "api_base": slack.base_url,
         **overrides,
     }
 
@@ -91,7 +94,9 @@ async def test_channel_mention_is_answered_once_in_its_thread(bot: Bot, fake_llm
     posted = await slack.wait_for_posted(2)
     assert posted[1]["thread_ts"] == asked["ts"]
     assert len(fake_llm.requests) == 2  # app_mention + message of the same ts went to the model once
-    assert "and the date?" in str(fake_llm.requests[1]["messages"]) and "what time" in str(fake_llm.requests[1]["messages"])
+    assert "and the date?" in str(fake_llm.requests[1]["messages"]) and "what time" in str(
+        fake_llm.requests[1]["messages"]
+    )
 
 
 async def test_without_reply_in_thread_the_answer_goes_to_the_channel(
@@ -167,7 +172,9 @@ async def test_shared_image_reaches_the_model(bot: Bot, fake_llm: FakeLLM, slack
     content = fake_llm.requests[0]["messages"][-1]["content"]
     assert "what is this?" in content[0]["text"]
     assert content[1]["image_url"]["url"].startswith("data:image/png;base64,")
-    assert "report.pdf" not in last_user_text(fake_llm, 0) and "F0002.pdf (application/pdf)" in last_user_text(fake_llm, 1)
+    assert "report.pdf" not in last_user_text(fake_llm, 0) and "F0002.pdf (application/pdf)" in last_user_text(
+        fake_llm, 1
+    )
     assert sorted(p.name for p in (bot.config.state_dir / "media" / "slack").iterdir()) == ["F0001.png", "F0002.pdf"]
 
 

@@ -30,7 +30,10 @@ def test_app_mention_and_message_of_one_post_look_the_same() -> None:
     mention = parse_event({"type": "app_mention", "user": "U1", **base}, BOT, True)
     message = parse_event(event(channel_type="channel", **base), BOT, True)
     assert (mention.chat, mention.platform_message_id, mention.mentioned, mention.is_direct) == (
-        message.chat, message.platform_message_id, message.mentioned, message.is_direct
+        message.chat,
+        message.platform_message_id,
+        message.mentioned,
+        message.is_direct,
     )
 
 
@@ -72,7 +75,8 @@ def test_shared_files_are_listed_with_their_kind() -> None:
     raw = event("", subtype="file_share", files=files)
     assert parse_event(raw, BOT, True) is not None
     assert [(f.unique_id, f.kind, f.source, f.size) for f in files_of(raw)] == [
-        ("F1", "image", "https://x/a.png", 10), ("F2", "file", "https://x/b?dl", None)
+        ("F1", "image", "https://x/a.png", 10),
+        ("F2", "file", "https://x/b?dl", None),
     ]
 
 

@@ -29,7 +29,9 @@ async def test_owner_dm_gets_the_model_reply(bot: TelegramBot, fake_llm: FakeLLM
     assert fake_llm.requests[0]["messages"][-1]["content"].endswith("hi there")
 
 
-async def test_unknown_sender_pairs_before_being_served(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+async def test_unknown_sender_pairs_before_being_served(
+    bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
     telegram.text("hello?", chat_id=STRANGER, user_id=STRANGER)
     (sent,) = await telegram.wait_for_sent(1)
     code = re.search(r"pairing code is ([A-Z2-9]{8})", sent["text"]).group(1)
@@ -45,7 +47,9 @@ async def test_unknown_sender_pairs_before_being_served(bot: TelegramBot, fake_l
     assert replies[2]["chat_id"] == STRANGER and replies[2]["text"].endswith("now?")
 
 
-async def test_group_needs_a_mention_and_the_reply_quotes(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+async def test_group_needs_a_mention_and_the_reply_quotes(
+    bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
     telegram.text("just chatting", chat_id=GROUP, user_id=OWNER, chat_type="supergroup")
     update = telegram.text("@relay_bot what time is it?", chat_id=GROUP, user_id=OWNER, chat_type="supergroup")
     (sent,) = await telegram.wait_for_sent(1)
@@ -55,7 +59,9 @@ async def test_group_needs_a_mention_and_the_reply_quotes(bot: TelegramBot, fake
     assert sent["reply_parameters"]["message_id"] == update["message"]["message_id"]
 
 
-async def test_long_reply_is_split_with_code_blocks_intact(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+async def test_long_reply_is_split_with_code_blocks_intact(
+    bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
     code = "```python\n" + "\n".join(f"value_{i} = {i}" for i in range(120)) + "\n```"
     prose = "\n\n".join(("Some words about the code. " * 12).strip() for _ in range(14))
     reply = (prose + "\n\n" + code + "\n\n" + prose)[:9000]
@@ -67,7 +73,9 @@ async def test_long_reply_is_split_with_code_blocks_intact(bot: TelegramBot, fak
     assert sum(s["text"].count("<pre>") for s in sent) == sum(s["text"].count("</pre>") for s in sent) >= 1
 
 
-async def test_rejected_html_is_resent_as_plain_text(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+async def test_rejected_html_is_resent_as_plain_text(
+    bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
     fake_llm.script(Text("**bold** answer"))
     telegram.fail("sendMessage", status=400, description="Bad Request: can't parse entities: unexpected end tag")
     telegram.text("hi", chat_id=OWNER, user_id=OWNER)
@@ -75,7 +83,9 @@ async def test_rejected_html_is_resent_as_plain_text(bot: TelegramBot, fake_llm:
     assert sent["text"] == "**bold** answer" and sent.get("parse_mode") is None
 
 
-async def test_rate_limit_is_honoured_and_delivers_once(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+async def test_rate_limit_is_honoured_and_delivers_once(
+    bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
     telegram.fail("sendMessage", status=429, retry_after=3)
     telegram.text("first", chat_id=OWNER, user_id=OWNER)
     await telegram.wait_for_sent(1)
@@ -118,7 +128,9 @@ async def test_typing_shows_while_the_turn_runs(tmp_path: Path, telegram: FakeTe
     assert telegram.chat_actions[0]["action"] == "typing"
 
 
-async def test_start_command_greets_without_the_model(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+async def test_start_command_greets_without_the_model(
+    bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
     telegram.text("/start", chat_id=OWNER, user_id=OWNER)
     (sent,) = await telegram.wait_for_sent(1)
     assert "/help" in sent["text"] and fake_llm.requests == []

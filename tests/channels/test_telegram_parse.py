@@ -25,14 +25,24 @@ def test_private_text_message() -> None:
 
 def test_group_mention_is_detected_and_stripped() -> None:
     text = "hey @Relay_Bot what's up"
-    raw = update(text, chat={"id": -100, "type": "supergroup"}, entities=[{"type": "mention", "offset": 4, "length": 10}])
+    raw = update(
+        text, chat={"id": -100, "type": "supergroup"}, entities=[{"type": "mention", "offset": 4, "length": 10}]
+    )
     message = parse_update(raw, BOT_ID, "relay_bot")
     assert message.mentioned and not message.is_direct
     assert message.text == "hey what's up"
 
 
 def test_reply_to_the_bot_counts_as_a_mention() -> None:
-    raw = update(chat={"id": -100, "type": "group"}, reply_to_message={"message_id": 1, "date": 0, "chat": {"id": -100, "type": "group"}, "from": {"id": BOT_ID, "is_bot": True, "first_name": "R"}})
+    raw = update(
+        chat={"id": -100, "type": "group"},
+        reply_to_message={
+            "message_id": 1,
+            "date": 0,
+            "chat": {"id": -100, "type": "group"},
+            "from": {"id": BOT_ID, "is_bot": True, "first_name": "R"},
+        },
+    )
     assert parse_update(raw, BOT_ID, "relay_bot").mentioned
 
 
@@ -46,7 +56,11 @@ def test_forum_topic_is_its_own_session() -> None:
 
 
 def test_command_addressed_to_the_bot_loses_its_suffix() -> None:
-    raw = update("/new@relay_bot", chat={"id": -100, "type": "group"}, entities=[{"type": "bot_command", "offset": 0, "length": 14}])
+    raw = update(
+        "/new@relay_bot",
+        chat={"id": -100, "type": "group"},
+        entities=[{"type": "bot_command", "offset": 0, "length": 14}],
+    )
     message = parse_update(raw, BOT_ID, "relay_bot")
     assert message.text == "/new" and message.mentioned
 
@@ -62,7 +76,10 @@ def test_bots_and_service_messages_are_skipped() -> None:
 
 
 def test_photo_uses_the_largest_size_and_caption() -> None:
-    sizes = [{"file_id": "small", "file_unique_id": "s", "width": 90, "height": 90}, {"file_id": "big", "file_unique_id": "b", "width": 800, "height": 800, "file_size": 1234}]
+    sizes = [
+        {"file_id": "small", "file_unique_id": "s", "width": 90, "height": 90},
+        {"file_id": "big", "file_unique_id": "b", "width": 800, "height": 800, "file_size": 1234},
+    ]
     raw = update(photo=sizes, caption="look")
     del raw["message"]["text"]
     message = parse_update(raw, BOT_ID, "relay_bot")
@@ -74,7 +91,9 @@ def test_photo_uses_the_largest_size_and_caption() -> None:
 def test_voice_and_document_media() -> None:
     voice = media_of({"voice": {"file_id": "v", "file_unique_id": "vu", "duration": 2}})
     assert (voice.kind, voice.mime_type) == ("voice", "audio/ogg")
-    doc = media_of({"document": {"file_id": "d", "file_unique_id": "du", "mime_type": "application/pdf", "file_name": "a.pdf"}})
+    doc = media_of(
+        {"document": {"file_id": "d", "file_unique_id": "du", "mime_type": "application/pdf", "file_name": "a.pdf"}}
+    )
     assert (doc.kind, doc.name) == ("file", "a.pdf")
 
 
@@ -84,7 +103,7 @@ def test_file_base_url_follows_the_api_base() -> None:
 
 
 def test_mention_offsets_count_utf16_units() -> None:
-    text = "\U0001F600 @relay_bot hi"
+    text = "\U0001f600 @relay_bot hi"
     raw = update(text, chat={"id": -100, "type": "group"}, entities=[{"type": "mention", "offset": 3, "length": 10}])
     message = parse_update(raw, BOT_ID, "relay_bot")
-    assert message.mentioned and message.text == "\U0001F600 hi"
+    assert message.mentioned and message.text == "\U0001f600 hi"

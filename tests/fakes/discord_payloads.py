@@ -23,9 +23,22 @@ def member_fields() -> dict:
 def message(message_id: int, channel_id: int, guild_id: int | None, author: dict, content: str) -> dict:
     """A plain message (type 0); in a guild it carries `guild_id` and the author's `member`."""
     fields: dict[str, Any] = {
-        "id": str(message_id), "channel_id": str(channel_id), "author": author, "content": content,
-        "timestamp": now(), "edited_timestamp": None, "tts": False, "mention_everyone": False, "mentions": [],
-        "mention_roles": [], "attachments": [], "embeds": [], "components": [], "pinned": False, "type": 0, "flags": 0,
+        "id": str(message_id),
+        "channel_id": str(channel_id),
+        "author": author,
+        "content": content,
+        "timestamp": now(),
+        "edited_timestamp": None,
+        "tts": False,
+        "mention_everyone": False,
+        "mentions": [],
+        "mention_roles": [],
+        "attachments": [],
+        "embeds": [],
+        "components": [],
+        "pinned": False,
+        "type": 0,
+        "flags": 0,
     }
     if guild_id is not None:
         fields.update(guild_id=str(guild_id), member=member_fields())
@@ -55,8 +68,16 @@ def attachment(attachment_id: int, filename: str, size: int, url: str, content_t
 def text_channel(channel_id: int, guild_id: int, name: str) -> dict:
     """A guild text channel (type 0)."""
     return {
-        "id": str(channel_id), "type": 0, "guild_id": str(guild_id), "name": name, "position": 0,
-        "permission_overwrites": [], "parent_id": None, "nsfw": False, "topic": None, "last_message_id": None,
+        "id": str(channel_id),
+        "type": 0,
+        "guild_id": str(guild_id),
+        "name": name,
+        "position": 0,
+        "permission_overwrites": [],
+        "parent_id": None,
+        "nsfw": False,
+        "topic": None,
+        "last_message_id": None,
         "rate_limit_per_user": 0,
     }
 
@@ -65,45 +86,98 @@ def thread(thread_id: int, guild_id: int, parent_id: int) -> dict:
     """A public thread (type 11) under a text channel."""
     metadata = {"archived": False, "auto_archive_duration": 1440, "archive_timestamp": now(), "locked": False}
     return {
-        "id": str(thread_id), "type": 11, "guild_id": str(guild_id), "parent_id": str(parent_id), "owner_id": "42",
-        "name": f"thread-{thread_id}", "last_message_id": None, "message_count": 0, "member_count": 1,
-        "rate_limit_per_user": 0, "flags": 0, "thread_metadata": metadata,
+        "id": str(thread_id),
+        "type": 11,
+        "guild_id": str(guild_id),
+        "parent_id": str(parent_id),
+        "owner_id": "42",
+        "name": f"thread-{thread_id}",
+        "last_message_id": None,
+        "message_count": 0,
+        "member_count": 1,
+        "rate_limit_per_user": 0,
+        "flags": 0,
+        "thread_metadata": metadata,
     }
 
 
 def guild(guild_id: int, users: Iterable[dict], channels: Iterable[dict]) -> dict:
     """GUILD_CREATE's guild: members, the @everyone role, channels and active threads."""
     everyone = {
-        "id": str(guild_id), "name": "@everyone", "permissions": "104324673", "position": 0, "color": 0,
-        "hoist": False, "managed": False, "mentionable": False, "flags": 0,
+        "id": str(guild_id),
+        "name": "@everyone",
+        "permissions": "104324673",
+        "position": 0,
+        "color": 0,
+        "hoist": False,
+        "managed": False,
+        "mentionable": False,
+        "flags": 0,
     }
     channels = list(channels)
     members = [{"user": u, **member_fields()} for u in users]
     return {
-        "id": str(guild_id), "name": "Test guild", "icon": None, "owner_id": "42", "unavailable": False,
-        "joined_at": now(), "large": False, "member_count": len(members), "members": members, "roles": [everyone],
-        "channels": [c for c in channels if c["type"] == 0], "threads": [c for c in channels if c["type"] == 11],
-        "emojis": [], "stickers": [], "features": [], "presences": [], "voice_states": [], "stage_instances": [],
-        "guild_scheduled_events": [], "soundboard_sounds": [], "verification_level": 0,
-        "default_message_notifications": 0, "explicit_content_filter": 0, "mfa_level": 0, "premium_tier": 0,
-        "nsfw_level": 0, "afk_timeout": 300, "preferred_locale": "en-US", "system_channel_id": None,
+        "id": str(guild_id),
+        "name": "Test guild",
+        "icon": None,
+        "owner_id": "42",
+        "unavailable": False,
+        "joined_at": now(),
+        "large": False,
+        "member_count": len(members),
+        "members": members,
+        "roles": [everyone],
+        "channels": [c for c in channels if c["type"] == 0],
+        "threads": [c for c in channels if c["type"] == 11],
+        "emojis": [],
+        "stickers": [],
+        "features": [],
+        "presences": [],
+        "voice_states": [],
+        "stage_instances": [],
+        "guild_scheduled_events": [],
+        "soundboard_sounds": [],
+        "verification_level": 0,
+        "default_message_notifications": 0,
+        "explicit_content_filter": 0,
+        "mfa_level": 0,
+        "premium_tier": 0,
+        "nsfw_level": 0,
+        "afk_timeout": 300,
+        "preferred_locale": "en-US",
+        "system_channel_id": None,
     }
 
 
 def ready(bot: dict, guild_ids: Iterable[int], session_id: str, resume_gateway_url: str) -> dict:
     """READY: the bot user, its guilds (unavailable until their GUILD_CREATE) and where to resume."""
     return {
-        "v": 10, "user": bot, "guilds": [{"id": str(g), "unavailable": True} for g in guild_ids],
-        "session_id": session_id, "resume_gateway_url": resume_gateway_url, "session_type": "normal",
-        "application": {"id": bot["id"], "flags": 0}, "private_channels": [], "relationships": [],
+        "v": 10,
+        "user": bot,
+        "guilds": [{"id": str(g), "unavailable": True} for g in guild_ids],
+        "session_id": session_id,
+        "resume_gateway_url": resume_gateway_url,
+        "session_type": "normal",
+        "application": {"id": bot["id"], "flags": 0},
+        "private_channels": [],
+        "relationships": [],
     }
 
 
 def application(bot: dict, owner: dict) -> dict:
     """GET /oauth2/applications/@me, with the fields discord.py reads at login."""
     return {
-        "id": bot["id"], "name": bot["username"], "description": "", "icon": None, "bot_public": True,
-        "bot_require_code_grant": False, "owner": owner, "verify_key": "0" * 64, "flags": 0, "bot": bot, "team": None,
+        "id": bot["id"],
+        "name": bot["username"],
+        "description": "",
+        "icon": None,
+        "bot_public": True,
+        "bot_require_code_grant": False,
+        "owner": owner,
+        "verify_key": "0" * 64,
+        "flags": 0,
+        "bot": bot,
+        "team": None,
     }
 
 

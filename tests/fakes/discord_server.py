@@ -302,7 +302,7 @@ class FakeDiscord:
         await self._recorded.notify()
         if self.down:
             return web.Response(status=503, text="<html>503 Service Unavailable</html>", content_type="text/html")
-        for method, pattern, name in _ROUTES:
+        for method, pattern, name in _ROUTES:  # noqa: B007 - `name` is used after the loop
             if method == request.method and (match := pattern.fullmatch(path)):
                 break
         else:
@@ -473,4 +473,3 @@ def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -
     """JSON with the bare `application/json` type: discord.py decodes nothing else."""
     headers = {"Content-Type": "application/json", **(headers or {})}
     return web.Response(body=json.dumps(data).encode(), status=status, headers=headers)
-

@@ -177,15 +177,26 @@ class FakeSlack:
         self._files[file_id] = (mimetype, content)
         url = f"http://127.0.0.1:{self._port}/files/{file_id}/{name}"
         return {
-            "id": file_id, "name": name, "title": name, "mimetype": mimetype, "filetype": name.rpartition(".")[2],
-            "size": len(content), "url_private": url, "url_private_download": f"{url}?download=1",
+            "id": file_id,
+            "name": name,
+            "title": name,
+            "mimetype": mimetype,
+            "filetype": name.rpartition(".")[2],
+            "size": len(content),
+            "url_private": url,
+            "url_private_download": f"{url}?download=1",
         }
 
     def send_event(self, event: dict) -> dict:
         """Wrap `event` in an event_callback body and envelope; sent now, or on the next connection."""
         body = {
-            "token": "verification-token", "team_id": self.team_id, "api_app_id": "A0001", "event": event,
-            "type": "event_callback", "event_id": f"Ev{next(self._event_ids):08d}", "event_time": int(time.time()),
+            "token": "verification-token",
+            "team_id": self.team_id,
+            "api_app_id": "A0001",
+            "event": event,
+            "type": "event_callback",
+            "event_id": f"Ev{next(self._event_ids):08d}",
+            "event_time": int(time.time()),
             "authorizations": [{"team_id": self.team_id, "user_id": self.bot_user_id, "is_bot": True}],
         }
         self._queue(Envelope(body))
@@ -220,8 +231,9 @@ class FakeSlack:
         else:
             await socket.close()
 
-    def fail(self, method: str, status: int = 429, error: str = "ratelimited", retry_after: int | None = 1,
-             times: int = 1) -> None:
+    def fail(
+        self, method: str, status: int = 429, error: str = "ratelimited", retry_after: int | None = 1, times: int = 1
+    ) -> None:
         """Make the next `times` calls of `method` fail: 429 with Retry-After, another status, a 5xx page, 0 a reset."""
         failure = Failure(status, error, retry_after if status == 429 else None)
         self._failures.setdefault(method, deque()).extend(failure for _ in range(times))
@@ -295,8 +307,12 @@ class FakeSlack:
         self._socket, self._request = socket, request
         self._sockets.add(socket)
         self.connections += 1
-        hello = {"type": "hello", "num_connections": 1, "debug_info": {"host": "fake-applink"},
-                 "connection_info": {"app_id": "A0001"}}
+        hello = {
+            "type": "hello",
+            "num_connections": 1,
+            "debug_info": {"host": "fake-applink"},
+            "connection_info": {"app_id": "A0001"},
+        }
         await socket.send_str(json.dumps(hello))
         await self._flush()
         await self._notify()
@@ -331,8 +347,14 @@ class FakeSlack:
 
     def _auth_test(self, fields: dict) -> dict:
         return {
-            "ok": True, "url": "https://fake.slack.com/", "team": "Fake", "user": "relaybot",
-            "team_id": self.team_id, "user_id": self.bot_user_id, "bot_id": self.bot_id, "is_enterprise_install": False,
+            "ok": True,
+            "url": "https://fake.slack.com/",
+            "team": "Fake",
+            "user": "relaybot",
+            "team_id": self.team_id,
+            "user_id": self.bot_user_id,
+            "bot_id": self.bot_id,
+            "is_enterprise_install": False,
         }
 
     def _post_message(self, fields: dict) -> dict:
@@ -343,7 +365,13 @@ class FakeSlack:
             return {"ok": False, "error": "no_text"}
         if len(text) > TEXT_LIMIT:
             return {"ok": False, "error": "msg_too_long"}
-        message = {"type": "message", "user": self.bot_user_id, "bot_id": self.bot_id, "text": text, "ts": self._next_ts()}
+        message = {
+            "type": "message",
+            "user": self.bot_user_id,
+            "bot_id": self.bot_id,
+            "text": text,
+            "ts": self._next_ts(),
+        }
         if fields.get("thread_ts"):
             message["thread_ts"] = fields["thread_ts"]
         self.posted.append({**fields, "ts": message["ts"]})
@@ -357,14 +385,25 @@ class FakeSlack:
         if name is None:
             return {"ok": False, "error": "user_not_found"}
         profile = {"real_name": name, "display_name": name.split()[0]}
-        return {"ok": True, "user": {"id": user, "name": name.lower(), "real_name": name, "is_bot": False,
-                                     "profile": profile}}
+        return {
+            "ok": True,
+            "user": {"id": user, "name": name.lower(), "real_name": name, "is_bot": False, "profile": profile},
+        }
 
     # helpers
 
     def _message(self, text: str, user: str, channel: str, channel_type: str, **extra: Any) -> dict:
-        event = {"type": "message", "user": user, "text": text, "ts": self._next_ts(), "team": self.team_id,
-                 "channel": channel, "channel_type": channel_type, "event_ts": "", **extra}
+        event = {
+            "type": "message",
+            "user": user,
+            "text": text,
+            "ts": self._next_ts(),
+            "team": self.team_id,
+            "channel": channel,
+            "channel_type": channel_type,
+            "event_ts": "",
+            **extra,
+        }
         event["event_ts"] = event["ts"]
         event["client_msg_id"] = str(uuid.uuid4())
         return event

@@ -5,7 +5,24 @@ from __future__ import annotations
 import re
 
 _HTML_TAGS = frozenset(
-    ["b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "span", "tg-spoiler", "a", "code", "pre", "blockquote", "tg-emoji"]
+    [
+        "b",
+        "strong",
+        "i",
+        "em",
+        "u",
+        "ins",
+        "s",
+        "strike",
+        "del",
+        "span",
+        "tg-spoiler",
+        "a",
+        "code",
+        "pre",
+        "blockquote",
+        "tg-emoji",
+    ]
 )
 _NAMED_ENTITIES = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
 _ENTITY = re.compile(r"&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|([a-zA-Z]+));")

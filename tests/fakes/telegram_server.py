@@ -25,7 +25,25 @@ _COMMAND = re.compile(r"/[A-Za-z0-9_]+(?:@[A-Za-z0-9_]+)?")
 _MENTION = re.compile(r"(?<![\w@/])@[A-Za-z0-9_]+")
 # Free-text fields arrive raw; JSON-decoding them would turn a message "42" into the int 42.
 _STRING_FIELDS = frozenset(
-    ["text", "caption", "parse_mode", "action", "emoji", "file_id", "callback_query_id", "inline_message_id", "url", "photo", "document", "voice", "audio", "video", "sticker", "business_connection_id", "message_effect_id"]
+    [
+        "text",
+        "caption",
+        "parse_mode",
+        "action",
+        "emoji",
+        "file_id",
+        "callback_query_id",
+        "inline_message_id",
+        "url",
+        "photo",
+        "document",
+        "voice",
+        "audio",
+        "video",
+        "sticker",
+        "business_connection_id",
+        "message_effect_id",
+    ]
 )
 _DESCRIPTIONS = {
     400: "Bad Request",
@@ -498,7 +516,9 @@ class FakeTelegram:
     def _record_sent(self, fields: dict, message: dict) -> dict:
         self._remember(message)
         self._sources[(message["chat"]["id"], message["message_id"])] = (
-            fields.get("text"), fields.get("parse_mode"), fields.get("reply_markup"),
+            fields.get("text"),
+            fields.get("parse_mode"),
+            fields.get("reply_markup"),
         )
         self.sent.append({**fields, "message_id": message["message_id"]})
         return message
@@ -544,7 +564,6 @@ class FakeTelegram:
         """Wake every held getUpdates; each waits on the event current when it started."""
         self._wakeup.set()
         self._wakeup = asyncio.Event()
-
 
 
 def _visible(fields: dict, name: str, limit: int, empty: str, too_long: str) -> str:

@@ -30,6 +30,7 @@ WEATHER_TOOL = {
     },
 }
 
+
 @pytest.fixture(autouse=True)
 def quiet_litellm(monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep litellm from printing its 'Give Feedback' banner on every error."""
@@ -124,7 +125,10 @@ async def test_tool_call_without_streaming(fake_llm: FakeLLM) -> None:
 async def test_tool_call_wire_format_sends_arguments_in_fragments(fake_llm: FakeLLM) -> None:
     fake_llm.script(ToolCalls((("get_weather", {"city": "Rio de Janeiro"}),), content="Checking."))
     request = {"model": "m", "messages": [], "stream": True}
-    async with aiohttp.ClientSession() as http, http.post(fake_llm.base_url + "/chat/completions", json=request) as resp:
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(fake_llm.base_url + "/chat/completions", json=request) as resp,
+    ):
         assert resp.headers["Content-Type"].startswith("text/event-stream")
         events = [line[6:] for line in (await resp.text()).split("\n\n") if line.startswith("data: ")]
 

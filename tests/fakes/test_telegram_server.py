@@ -291,7 +291,9 @@ async def test_document_and_voice_files_download(fake: FakeTelegram, bot: Bot) -
     document, voice = document_update.message.document, voice_update.message.voice
 
     assert (document.file_name, document.mime_type, document_update.message.caption) == (
-        "report.pdf", "application/pdf", "read this"
+        "report.pdf",
+        "application/pdf",
+        "read this",
     )
     assert pushed_voice["message"]["voice"]["duration"] == 5  # PTB's .duration warns until PTB_TIMEDELTA is set
     assert await (await bot.get_file(document.file_id)).download_as_bytearray() == b"%PDF-1.7"

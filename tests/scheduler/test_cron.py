@@ -31,12 +31,19 @@ async def offline_service(state_dir: Path) -> CronService:
 
 async def test_jobs_survive_a_restart(tmp_path: Path) -> None:
     first = await offline_service(tmp_path)
-    added = first.add(Schedule("cron", "0 8 * * *", "Europe/Berlin"), OWNER_CHAT, "message", "Morning briefing", "daily")
+    added = first.add(
+        Schedule("cron", "0 8 * * *", "Europe/Berlin"), OWNER_CHAT, "message", "Morning briefing", "daily"
+    )
     await first.stop()
     second = await offline_service(tmp_path)
     (job,) = second.jobs()
     await second.stop()
-    assert (job.id, job.name, job.payload.text, job.payload.target) == (added.id, "daily", "Morning briefing", "telegram:42")
+    assert (job.id, job.name, job.payload.text, job.payload.target) == (
+        added.id,
+        "daily",
+        "Morning briefing",
+        "telegram:42",
+    )
     assert job.next_run.hour == 8 and str(job.next_run.tzinfo) == "Europe/Berlin"
 
 
@@ -142,7 +149,9 @@ async def test_cli_jobs_reach_a_running_gateway(tmp_path: Path, fake_llm: FakeLL
         (sent,) = await telegram.wait_for_sent(1)
         assert sent["text"] == "from the cli"
 
-        await cli("cron", "add", "--to", f"telegram:{OWNER}", "--every", "1d", "--remind", "daily nudge", "--name", "nudge")
+        await cli(
+            "cron", "add", "--to", f"telegram:{OWNER}", "--every", "1d", "--remind", "daily nudge", "--name", "nudge"
+        )
         job_id = next(j.id for j in bot.gateway.cron.jobs() if j.name == "nudge")
         assert "delivered" in await cli("cron", "run", job_id)
         assert (await telegram.wait_for_sent(2))[1]["text"] == "daily nudge"

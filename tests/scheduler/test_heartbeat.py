@@ -34,7 +34,10 @@ def test_actionable(text: str, expected: bool) -> None:
         ("  **HEARTBEAT_OK**. ", None),
         ("HEARTBEAT_OK - all quiet", None),
         ("Nothing new. HEARTBEAT_OK", None),
-        ("The build is red since 14:02: three tests fail in the payments module, see CI.", "The build is red since 14:02: three tests fail in the payments module, see CI."),
+        (
+            "The build is red since 14:02: three tests fail in the payments module, see CI.",
+            "The build is red since 14:02: three tests fail in the payments module, see CI.",
+        ),
     ],
 )
 def test_strip_ack(reply: str, expected: str | None) -> None:
@@ -49,7 +52,9 @@ def test_active_hours_including_a_window_past_midnight() -> None:
     assert within_hours(None, datetime(2026, 1, 1, 3, 0))
 
 
-def heartbeat_bot(tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, tasks: str, **heartbeat: object) -> TelegramBot:
+def heartbeat_bot(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, tasks: str, **heartbeat: object
+) -> TelegramBot:
     bot = TelegramBot(tmp_path, fake_llm, telegram, heartbeat={"deliver_to": f"telegram:{OWNER}", **heartbeat})
     bot.config.workspace.mkdir(parents=True, exist_ok=True)
     (bot.config.workspace / "HEARTBEAT.md").write_text(tasks)

@@ -121,7 +121,7 @@ async def test_secret_values_in_output_are_redacted(workspace: Path, ctx: ToolCo
         "rm -rf ~",
         "sudo rm -fr /*",
         "rm -r --no-preserve-root /",
-        "cd /tmp && rm -Rf \"$HOME\"",
+        'cd /tmp && rm -Rf "$HOME"',
         "mkfs.ext4 /dev/sda1",
         "dd if=/dev/zero of=/dev/sda bs=1M",
         "echo boom > /dev/nvme0n1",

@@ -185,8 +185,21 @@ async def test_text_is_cut_at_max_chars_and_cannot_fake_the_end_marker(pages: Pa
 
 
 def test_public_policy_refuses_every_kind_of_private_address() -> None:
-    refused = ["10.1.2.3", "172.16.0.1", "192.168.1.1", "127.0.0.1", "169.254.169.254", "0.0.0.0", "100.64.0.1",
-               "224.0.0.1", "::1", "fe80::1", "fc00::1", "::ffff:127.0.0.1", "2002:7f00:1::"]
+    refused = [
+        "10.1.2.3",
+        "172.16.0.1",
+        "192.168.1.1",
+        "127.0.0.1",
+        "169.254.169.254",
+        "0.0.0.0",
+        "100.64.0.1",
+        "224.0.0.1",
+        "::1",
+        "fe80::1",
+        "fc00::1",
+        "::ffff:127.0.0.1",
+        "2002:7f00:1::",
+    ]
     for text in refused:
         assert not is_public(ipaddress.ip_address(text)), text
     for text in ["93.184.216.34", "2606:4700:4700::1111", "::ffff:8.8.8.8"]:
