@@ -7,6 +7,7 @@ The fake OpenAI-compatible server runs in its own process; the agent runs in thi
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import os
 import statistics
@@ -98,8 +99,8 @@ def summary(samples: list[float]) -> str:
     return f"mean {statistics.mean(samples) * 1000:.2f} ms, p99 {p99 * 1000:.2f} ms"
 
 
-async def litellm_baseline(base_url: str, system_prompt: str, count: int) -> list[float]:
-    """litellm's own call time for a request of the same shape (system prompt + one message)."""
+async def litellm_baseline(base_url: str, system_prompt: str, tools: list[dict], count: int) -> list[float]:
+    """litellm's own call time for a request of the same shape (system prompt, tools, one message)."""
     litellm = import_litellm()
     samples = []
     for i in range(count):
@@ -109,6 +110,7 @@ async def litellm_baseline(base_url: str, system_prompt: str, count: int) -> lis
             api_base=base_url,
             api_key="sk-bench",
             messages=[{"role": "system", "content": system_prompt}, {"role": "user", "content": f"message {i}"}],
+            tools=tools,
             max_tokens=4096,
             temperature=0.7,
             num_retries=0,
@@ -136,11 +138,12 @@ async def sequential(home: Path) -> None:
             from bot.agent.memory import scope_for
 
             probe = InboundMessage(ChatRef("bench", "x"), sender_id="u", text="", trust=Trust.OWNER)
-            prompt = bench.app.loop._context.system_prompt(probe, scope_for(bench.config.workspace, probe))
-        baseline = await litellm_baseline(server.base_url, prompt, 200)
+            prompt = bench.app.context.system_prompt(probe, scope_for(bench.config.workspace, probe))
+            tools = bench.app.registry.definitions(Trust.OWNER)
+        baseline = await litellm_baseline(server.base_url, prompt, tools, 200)
     added = statistics.mean(fresh) - statistics.mean(baseline)
     print("1. 200 sequential messages, 0 ms model latency")
-    print(f"   litellm alone, same request shape:   {summary(baseline)}")
+    print(f"   litellm alone, same request ({len(tools)} tools): {summary(baseline)}")
     print(f"   relaybot end to end, a new chat each: {summary(fresh)}")
     print(f"   relaybot end to end, one chat:        {summary(one_chat)}")
     print(f"   added by relaybot (new chat each):    {added * 1000:.2f} ms mean")
@@ -167,6 +170,7 @@ def cli_help_time(runs: int = 10) -> None:
 
 
 async def main() -> None:
+    logging.basicConfig(level=logging.ERROR)
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         await sequential(home)

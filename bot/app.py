@@ -89,6 +89,7 @@ class AgentApp:
             provider, self.sessions, self.budget, config.agent.memory_window, config.timezone
         )
         budgeted = BudgetedProvider(provider, self.budget)
+        self.context = ContextBuilder(config.workspace, config.timezone, skills=self.skills)
         self.runner = TurnRunner(budgeted, self.registry, self.events, config.agent.max_iterations)
         self.subagents = SubagentManager(
             budgeted, self.registry, self.events, self.sessions, self.bus, config.agent.max_subagents
@@ -98,7 +99,7 @@ class AgentApp:
             self.bus,
             self.runner,
             self.sessions,
-            ContextBuilder(config.workspace, config.timezone, skills=self.skills),
+            self.context,
             self.events,
             config.agent,
             config.workspace,
