@@ -28,7 +28,7 @@ class InitReport:
 
 def init_config(config_file: Path, report: InitReport) -> None:
     """Create the config file from the example, mode 0600, unless it exists."""
-    config_file.parent.mkdir(parents=True, exist_ok=True)
+    config_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     _copy_new(bundled("config.example.yaml"), config_file, report, mode=0o600)
 
 
