@@ -134,15 +134,6 @@ async def test_a_gateway_interruption_loses_nothing_and_doubles_nothing(
     assert "gateway connection lost" in caplog.text and "gateway reconnected and resumed" in caplog.text
 
 
-async def test_redelivered_message_is_answered_once(bot: Bot, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
-    message = discord.dm("only once", user_id=OWNER)
-    await discord.wait_for_sent(1)
-    discord.redeliver(message)
-    discord.dm("next", user_id=OWNER)
-    sent = await discord.wait_for_sent(2)
-    assert len(fake_llm.requests) == 2 and sent[1]["content"].endswith("next")
-
-
 async def test_image_reaches_the_model_as_an_image(bot: Bot, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
     image = discord.attachment("cat.png", b"\x89PNG fake image bytes", "image/png")
     document = discord.attachment("notes.pdf", b"%PDF-1.7 fake", "application/pdf")

@@ -155,15 +155,6 @@ async def test_refresh_mid_conversation_loses_nothing_and_doubles_nothing(
     assert await slack.retry_unacked() == 0
 
 
-async def test_redelivered_event_is_answered_once(bot: Bot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
-    event = slack.dm("only once", user=OWNER)
-    await slack.wait_for_posted(1)
-    slack.redeliver(event)
-    slack.dm("next", user=OWNER)
-    posted = await slack.wait_for_posted(2)
-    assert len(fake_llm.requests) == 2 and posted[1]["text"].endswith("next")
-
-
 async def test_shared_image_reaches_the_model(bot: Bot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
     slack.file_share(b"\x89PNG fake image", "shot.png", "image/png", text="what is this?", user=OWNER)
     await slack.wait_for_posted(1)

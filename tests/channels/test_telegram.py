@@ -96,16 +96,6 @@ async def test_rate_limit_is_honoured_and_delivers_once(
     assert bot.sleep.waits == [3.0]
 
 
-async def test_redelivered_update_is_answered_once(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
-    update = telegram.text("only once", chat_id=OWNER, user_id=OWNER)
-    await telegram.wait_for_sent(1)
-    telegram.push({"message": update["message"]})
-    telegram.text("next", chat_id=OWNER, user_id=OWNER)
-    sent = await telegram.wait_for_sent(2)
-    assert len(fake_llm.requests) == 2
-    assert sent[1]["text"].endswith("next")
-
-
 async def test_photo_reaches_the_model_as_an_image(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
     telegram.photo(b"\xff\xd8\xff\xe0fake jpeg bytes", caption="what is this?", chat_id=OWNER, user_id=OWNER)
     await telegram.wait_for_sent(1)
