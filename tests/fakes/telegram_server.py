@@ -7,8 +7,6 @@ import contextlib
 import inspect
 import itertools
 import json
-import re
-import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,13 +14,12 @@ from typing import Any, TypedDict, Unpack
 
 from aiohttp import web
 
+from tests.fakes import telegram_payloads as payloads
 from tests.fakes.telegram_html import HtmlError, html_visible_text
 from tests.fakes.waiting import RecordWaiter
 
 TEXT_LIMIT = 4096
 CAPTION_LIMIT = 1024
-_COMMAND = re.compile(r"/[A-Za-z0-9_]+(?:@[A-Za-z0-9_]+)?")
-_MENTION = re.compile(r"(?<![\w@/])@[A-Za-z0-9_]+")
 # Free-text fields arrive raw; JSON-decoding them would turn a message "42" into the int 42.
 _STRING_FIELDS = frozenset(
     [
@@ -106,22 +103,6 @@ class _StoredFile:
     unique_id: str
     path: str
     content: bytes
-
-
-def _utf16_len(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
-
-
-def auto_entities(text: str) -> list[dict]:
-    """Entities Telegram adds by itself: a leading /command and @username mentions (UTF-16 offsets)."""
-    entities = []
-    command = _COMMAND.match(text)
-    if command:
-        entities.append({"type": "bot_command", "offset": 0, "length": _utf16_len(command.group())})
-    for mention in _MENTION.finditer(text, command.end() if command else 0):
-        offset = _utf16_len(text[: mention.start()])
-        entities.append({"type": "mention", "offset": offset, "length": _utf16_len(mention.group())})
-    return entities
 
 
 async def _decode_fields(request: web.Request) -> dict[str, Any]:
@@ -259,21 +240,21 @@ class FakeTelegram:
 
     def photo(self, content: bytes, *, caption: str = "", **sender: Unpack[Sender]) -> dict:
         """Push a photo (a thumbnail and the full size; only the last size holds `content`)."""
-        thumb = {**self._register("photos", b"\xff\xd8thumbnail", ".jpg"), "width": 90, "height": 68}
-        sizes = [thumb, {**self._register("photos", content, ".jpg"), "width": 1280, "height": 960}]
+        thumb = payloads.photo_size(self._register("photos", b"\xff\xd8thumbnail", ".jpg"), 90, 68)
+        sizes = [thumb, payloads.photo_size(self._register("photos", content, ".jpg"), 1280, 960)]
         return self.push({"message": self._user_message({"photo": sizes}, "caption_entities", caption, **sender)})
 
     def document(
         self, content: bytes, *, file_name: str, mime_type: str, caption: str = "", **sender: Unpack[Sender]
     ) -> dict:
         """Push a document message; its file can be downloaded."""
-        document = {**self._register("documents", content, ""), "file_name": file_name, "mime_type": mime_type}
+        document = payloads.document(self._register("documents", content, ""), file_name, mime_type)
         message = self._user_message({"document": document}, "caption_entities", caption, **sender)
         return self.push({"message": message})
 
     def voice(self, content: bytes, *, duration: int = 3, **sender: Unpack[Sender]) -> dict:
         """Push a voice note (audio/ogg); its file can be downloaded."""
-        voice = {**self._register("voice", content, ".oga"), "duration": duration, "mime_type": "audio/ogg"}
+        voice = payloads.voice(self._register("voice", content, ".oga"), duration)
         return self.push({"message": self._user_message({"voice": voice}, "caption_entities", "", **sender)})
 
     def add_file(self, file_id: str, content: bytes, file_path: str) -> None:
@@ -355,8 +336,7 @@ class FakeTelegram:
     # methods
 
     def _get_me(self, fields: dict) -> dict:
-        extra = {"can_join_groups": True, "can_read_all_group_messages": False, "supports_inline_queries": False}
-        return {**self._bot_user(), **extra}
+        return payloads.me(self.bot_id, self.bot_username)
 
     def _delete_webhook(self, fields: dict) -> bool:
         if fields.get("drop_pending_updates"):
@@ -364,7 +344,7 @@ class FakeTelegram:
         return True
 
     def _webhook_info(self, fields: dict) -> dict:
-        return {"url": "", "has_custom_certificate": False, "pending_update_count": len(self._updates)}
+        return payloads.webhook_info(len(self._updates))
 
     def _set_commands(self, fields: dict) -> bool:
         self.commands = list(fields.get("commands") or [])
@@ -395,7 +375,7 @@ class FakeTelegram:
     def _send_message(self, fields: dict) -> dict:
         chat = self._chat_of(fields)
         text = _visible(fields, "text", TEXT_LIMIT, "message text is empty", "message is too long")
-        return self._record_sent(fields, self._bot_message(chat, fields, text=text))
+        return self._record_sent(fields, self._bot_message(chat, fields, {"text": text}))
 
     def _send_media(self, kind: str, fields: dict) -> dict:
         chat = self._chat_of(fields)
@@ -410,12 +390,12 @@ class FakeTelegram:
             stored = self._register(f"{kind}s", b"", "")  # Telegram fetches URLs itself; the fake doesn't
         else:
             raise ApiError(400, "Bad Request: wrong file identifier/HTTP URL specified")
-        extra: dict[str, Any] = {kind: [{**stored, "width": 1280, "height": 960}] if kind == "photo" else stored}
+        extra: dict[str, Any] = {kind: [payloads.photo_size(stored, 1280, 960)] if kind == "photo" else stored}
         if isinstance(media, Upload) and kind == "document":
-            extra[kind].update(file_name=media.filename, mime_type=media.content_type)
+            extra[kind] = payloads.document(stored, media.filename, media.content_type)
         if fields.get("caption"):
             extra["caption"] = _visible(fields, "caption", CAPTION_LIMIT, "", "message caption is too long")
-        return self._record_sent(fields, self._bot_message(chat, fields, **extra))
+        return self._record_sent(fields, self._bot_message(chat, fields, extra))
 
     def _edit_message_text(self, fields: dict) -> dict | bool:
         text = _visible(fields, "text", TEXT_LIMIT, "message text is empty", "message is too long")
@@ -431,7 +411,7 @@ class FakeTelegram:
         if self._sources.get(key) == source:
             raise ApiError(400, _NOT_MODIFIED)
         self._sources[key] = source
-        message.update(text=text, edit_date=_now())
+        message.update(text=text, edit_date=payloads.now())
         return message
 
     def _delete_message(self, fields: dict) -> bool:
@@ -448,7 +428,7 @@ class FakeTelegram:
     def _get_file(self, fields: dict) -> dict:
         if fields.get("file_id") not in self._files:
             raise ApiError(400, "Bad Request: invalid file_id")
-        return {**self._file_info(fields["file_id"]), "file_path": self._files[fields["file_id"]].path}
+        return payloads.file(self._file_info(fields["file_id"]), self._files[fields["file_id"]].path)
 
     # message building
 
@@ -469,37 +449,19 @@ class FakeTelegram:
         entities: list[dict] | None = None,
     ) -> dict:
         """A message from a user; `text` goes under "text" or "caption" beside its entities (see Sender)."""
-        user: dict[str, Any] = {"id": user_id, "is_bot": False, "first_name": first_name, "language_code": "en"}
-        chat: dict[str, Any] = {"id": chat_id, "type": chat_type}
-        if username is not None:
-            user["username"] = username
-        if chat_type == "private":
-            chat.update({k: v for k, v in user.items() if k in ("first_name", "username")})
-        else:
-            chat["title"] = "Test group"
-            chat["is_forum"] = thread_id is not None or self._chats.get(chat_id, {}).get("is_forum", False)
-        self._chats[chat_id] = chat
+        user = payloads.user(user_id, first_name, username)
+        is_forum = thread_id is not None or self._chats.get(chat_id, {}).get("is_forum", False)
+        chat = self._chats[chat_id] = payloads.chat(chat_id, chat_type, user, is_forum)
         number = self._next_message_id() if message_id is None else message_id
-        message = {"message_id": number, "date": _now(), "chat": chat, "from": user, **content}
-        if text or entities_key == "entities":
-            message["text" if entities_key == "entities" else "caption"] = text
-        found = auto_entities(text) if entities is None else entities
-        if found:
-            message[entities_key] = found
-        if thread_id is not None:
-            message.update(message_thread_id=thread_id, is_topic_message=True)
+        message = payloads.user_message(number, chat, user, content, entities_key, text, entities, thread_id)
         if reply_to_bot:
             message["reply_to_message"] = self._last_bot_message(chat)
         return message
 
-    def _bot_message(self, chat: dict, fields: dict, **content: Any) -> dict:
-        message = {"message_id": self._next_message_id(), "from": self._bot_user(), "chat": chat, "date": _now()}
-        if fields.get("message_thread_id") is not None:
-            message.update(message_thread_id=fields["message_thread_id"], is_topic_message=bool(chat.get("is_forum")))
+    def _bot_message(self, chat: dict, fields: dict, content: dict) -> dict:
+        number = self._next_message_id()  # numbered before the reply check, which may fail
         replied = self._reply_target(chat, fields)
-        if replied is not None:
-            message["reply_to_message"] = replied
-        return {**message, **content}
+        return payloads.bot_message(number, self._bot_user(), chat, content, fields.get("message_thread_id"), replied)
 
     def _reply_target(self, chat: dict, fields: dict) -> dict | None:
         target = fields.get("reply_parameters") or {}
@@ -511,7 +473,7 @@ class FakeTelegram:
         found = self._messages.get((target.get("chat_id", chat["id"]), int(message_id)))
         if found is None and not target.get("allow_sending_without_reply", fields.get("allow_sending_without_reply")):
             raise ApiError(400, "Bad Request: message to be replied not found")
-        return None if found is None else {k: v for k, v in found.items() if k != "reply_to_message"}
+        return None if found is None else payloads.as_replied(found)
 
     def _record_sent(self, fields: dict, message: dict) -> dict:
         self._remember(message)
@@ -526,16 +488,14 @@ class FakeTelegram:
     def _last_bot_message(self, chat: dict) -> dict:
         ours = [m for (chat_id, _), m in self._messages.items() if chat_id == chat["id"] and _is_from(m, self.bot_id)]
         if ours:
-            return {k: v for k, v in ours[-1].items() if k != "reply_to_message"}
-        earlier = {"message_id": self._next_message_id(), "from": self._bot_user(), "chat": chat, "date": 0}
-        return {**earlier, "text": "Earlier reply"}
+            return payloads.as_replied(ours[-1])
+        return payloads.earlier_bot_message(self._next_message_id(), self._bot_user(), chat)
 
     def _chat_of(self, fields: dict) -> dict:
         chat_id = fields.get("chat_id")
         if chat_id in (None, ""):
             raise ApiError(400, "Bad Request: chat_id is empty")
-        private = isinstance(chat_id, int) and chat_id > 0
-        return self._chats.get(chat_id) or {"id": chat_id, "type": "private" if private else "supergroup"}
+        return self._chats.get(chat_id) or payloads.bare_chat(chat_id)
 
     def _remember(self, message: dict) -> None:
         self._chats.setdefault(message["chat"]["id"], message["chat"])
@@ -547,7 +507,7 @@ class FakeTelegram:
         return self._last_message_id
 
     def _bot_user(self) -> dict:
-        return {"id": self.bot_id, "is_bot": True, "first_name": "Relay", "username": self.bot_username}
+        return payloads.bot_user(self.bot_id, self.bot_username)
 
     def _register(self, folder: str, content: bytes, suffix: str) -> dict:
         number = next(self._file_numbers)
@@ -556,7 +516,7 @@ class FakeTelegram:
 
     def _file_info(self, file_id: str) -> dict:
         stored = self._files[file_id]
-        return {"file_id": file_id, "file_unique_id": stored.unique_id, "file_size": len(stored.content)}
+        return payloads.file_info(file_id, stored.unique_id, len(stored.content))
 
     # waking waiters
 
@@ -582,10 +542,6 @@ def _visible(fields: dict, name: str, limit: int, empty: str, too_long: str) -> 
     if len(text) > limit:
         raise ApiError(400, f"Bad Request: {too_long}")
     return text
-
-
-def _now() -> int:
-    return int(time.time())
 
 
 def _is_from(message: dict, user_id: int) -> bool:

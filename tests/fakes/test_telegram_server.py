@@ -14,7 +14,8 @@ from telegram.ext import Application, CommandHandler, ContextTypes, MessageHandl
 from telegram.request import HTTPXRequest
 
 from tests.fakes.telegram_html import html_visible_text
-from tests.fakes.telegram_server import FakeTelegram, Upload, auto_entities
+from tests.fakes.telegram_payloads import auto_entities
+from tests.fakes.telegram_server import FakeTelegram, Upload
 
 
 @pytest_asyncio.fixture
