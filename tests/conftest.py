@@ -1,20 +1,19 @@
 """Shared fixtures: a loopback-only network guard for every test, and the fake LLM server."""
 
+import ipaddress
 import os
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
 
-# Before anything imports litellm: otherwise it downloads the model price map at import.
+import pytest
+import pytest_asyncio
+
+from tests.fakes.openai_server import FakeLLM
+from tests.fakes.telegram_server import FakeTelegram
+
+# Before any test imports litellm (lazily, through bot.llm): otherwise it downloads the price map at import.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-import ipaddress  # noqa: E402
-import socket  # noqa: E402
-from collections.abc import AsyncIterator  # noqa: E402
-from typing import Any  # noqa: E402
-
-import pytest  # noqa: E402
-import pytest_asyncio  # noqa: E402
-
-from tests.fakes.openai_server import FakeLLM  # noqa: E402
-from tests.fakes.telegram_server import FakeTelegram  # noqa: E402
 
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.", "ip6-localhost"})
 

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 from bot.app import AgentApp, Gateway
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
 from bot.config import Config
-from bot.events import EventBus
+from bot.events import EventBus, TurnFinished, TurnStarted
 from bot.llm import LiteLLMProvider
 from bot.retry import RetryPolicy
 from bot.tools.base import Tool
@@ -31,6 +31,22 @@ async def next_event(events: EventBus, kind: type[E], timeout: float = 10.0) -> 
         return await asyncio.wait_for(future, timeout)
     finally:
         unsubscribe()
+
+
+class TurnConcurrency:
+    """Counts turns running at once from TurnStarted/TurnFinished events; `peak` is the most seen."""
+
+    def __init__(self, events: EventBus) -> None:
+        self.running = 0
+        self.peak = 0
+        events.subscribe(self._track)
+
+    def _track(self, event: object) -> None:
+        if isinstance(event, TurnStarted):
+            self.running += 1
+            self.peak = max(self.peak, self.running)
+        elif isinstance(event, TurnFinished):
+            self.running -= 1
 
 
 def make_config(tmp_path: Path, fake: FakeLLM, **overrides: Any) -> Config:

@@ -2,9 +2,8 @@ import asyncio
 from pathlib import Path
 
 from bot.bus import Trust
-from bot.events import TurnFinished, TurnStarted
 from tests.fakes.openai_server import Error, FakeLLM, Hang, Text
-from tests.harness import Harness
+from tests.harness import Harness, TurnConcurrency
 
 
 def user_texts(request: dict) -> list[str]:
@@ -22,22 +21,12 @@ async def test_two_sessions_run_at_the_same_time(tmp_path: Path) -> None:
 
 
 async def test_concurrency_cap_holds_turns_back(tmp_path: Path) -> None:
-    running, peak = 0, 0
-
-    def track(event: object) -> None:
-        nonlocal running, peak
-        if isinstance(event, TurnStarted):
-            running += 1
-            peak = max(peak, running)
-        elif isinstance(event, TurnFinished):
-            running -= 1
-
     async with FakeLLM(latency=0.1) as fake, Harness(tmp_path, fake, agent={"max_concurrent_turns": 2}) as bot:
-        bot.app.events.subscribe(track)
+        turns = TurnConcurrency(bot.app.events)
         sent = [await bot.send(f"from {i}", chat=f"test:{i}") for i in range(5)]
         for message in sent:
             await bot.reply_to(message)
-    assert peak == 2
+    assert turns.peak == 2
 
 
 async def test_one_session_stays_strictly_ordered(tmp_path: Path) -> None:

@@ -5,11 +5,11 @@ import pytest
 
 from bot.bus import ChatRef, OutboundMessage, Trust
 from bot.errors import ToolError
-from bot.events import TurnFinished, TurnStarted
+from bot.events import TurnFinished
 from bot.tools.base import ToolContext
 from bot.tools.message import MessageTool
 from tests.fakes.openai_server import FakeLLM, Reply, Text, ToolCalls
-from tests.harness import Harness
+from tests.harness import Harness, TurnConcurrency
 
 
 async def test_without_to_it_goes_to_the_current_chat_as_progress(
@@ -96,23 +96,13 @@ async def test_concurrent_turns_each_message_their_own_chat(tmp_path: Path) -> N
         chat = re.search(r"\[test DM (\w+)", last["content"]).group(1)
         return ToolCalls((("message", {"text": f"progress for {chat}"}),))
 
-    running, peak = 0, 0
-
-    def track(event: object) -> None:
-        nonlocal running, peak
-        if isinstance(event, TurnStarted):
-            running += 1
-            peak = max(peak, running)
-        elif isinstance(event, TurnFinished):
-            running -= 1
-
     async with FakeLLM(latency=0.2, default=model) as fake, Harness(tmp_path, fake) as bot:
-        bot.app.events.subscribe(track)
+        turns = TurnConcurrency(bot.app.events)
         first = await bot.send("go", chat="test:a")
         second = await bot.send("go", chat="test:b")
         await bot.reply_to(first)
         await bot.reply_to(second)
-    assert peak == 2
+    assert turns.peak == 2
     assert texts(bot, "test:a") == [("progress", "progress for a"), ("reply", "done")]
     assert texts(bot, "test:b") == [("progress", "progress for b"), ("reply", "done")]
     progress = {m.chat.chat_id: m.in_reply_to for m in bot.outbox if m.kind == "progress"}
