@@ -7,6 +7,7 @@ import importlib
 import logging
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from bot.control import ControlServer
 from bot.events import EventBus
 from bot.home import bundled
 from bot.llm import Provider
+from bot.lock import AlreadyRunning, GatewayLock
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
@@ -39,6 +41,8 @@ from bot.tools.web import WebFetchTool, WebSearchTool
 from bot.tools.workspace import WorkspacePaths
 
 logger = logging.getLogger(__name__)
+
+SEND_ONCE = RetryPolicy(attempts=1)
 
 CHANNEL_CLASSES = {
     "telegram": "channels.telegram:TelegramChannel",
@@ -108,12 +112,14 @@ class AgentApp:
         )
 
     async def start(self) -> None:
+        await self.bus.start()
         await self.loop.start()
 
     async def stop(self) -> None:
         await self.subagents.stop()
         await self.loop.stop()
         await self.memory.stop()
+        await self.bus.stop()
 
     async def __aenter__(self) -> AgentApp:
         await self.start()
@@ -121,6 +127,11 @@ class AgentApp:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
+
+
+def journal_path(config: Config) -> Path:
+    """The gateway's inbox and outbox journal."""
+    return config.state_dir / "journal.db"
 
 
 def control_socket(config: Config) -> Path:
@@ -145,25 +156,22 @@ class Gateway:
     ) -> None:
         from bot.access import AccessPolicy, PairingBook
 
-        self.agent = AgentApp(config, provider)
+        self.config = config
+        self.agent = AgentApp(config, provider, LocalBus(journal_path(config)))
         self.names = enabled_channels(config)
         pairing = PairingBook(config.state_dir / "pairing.json")
         access = {
             name: AccessPolicy(name, config.owners, getattr(config.channels, name), pairing) for name in self.names
         }
         self.manager = load_object("channels.manager:ChannelManager")(
-            self.agent.bus, self.agent.events, access, start_retry
+            self.agent.bus, self.agent.events, access, start_retry, channel_retry
         )
         for name in self.names:
             channel_class = load_object(CHANNEL_CLASSES[name])
-            self.manager.add(
-                channel_class(
-                    self.manager.publisher(name),
-                    getattr(config.channels, name),
-                    config.state_dir / "media",
-                    channel_retry,
-                )
-            )
+            section = getattr(config.channels, name)
+            # The channel tries each send once; its outbox retries, without holding a send slot while it waits.
+            channel = channel_class(self.manager.publisher(name), section, config.state_dir / "media", SEND_ONCE)
+            self.manager.add(channel, section.send_concurrency)
 
         self.cron = CronService(
             config.state_dir, config.timezone, config.scheduler.misfire_grace, self.agent.bus, self.agent.events
@@ -184,9 +192,16 @@ class Gateway:
         await self.control.start()
 
     async def stop(self) -> None:
+        """Stop intake, let running turns finish within `shutdown_grace`, flush the outbox, leave the rest pending."""
+        self.agent.bus.close_intake()
         await self.control.stop()
         await self.heartbeat.stop()
         await self.cron.stop()
+        grace = self.config.shutdown_grace
+        started = time.monotonic()
+        await self.agent.loop.drain(grace)
+        if not await self.manager.flush(max(grace - (time.monotonic() - started), 0.1)):
+            logger.warning("stopping with unsent replies; they are sent at the next start")
         await self.manager.stop()
         await self.agent.stop()
 
@@ -227,8 +242,22 @@ async def run_console(config: Config, message: str | None, provider: Provider | 
             await manager.stop()
 
 
-async def run_gateway(config: Config) -> None:
-    """`relaybot run`: serve until SIGINT or SIGTERM."""
+async def run_gateway(config: Config) -> int:
+    """`relaybot run`: serve until SIGINT or SIGTERM; 1 at once when another gateway holds this home."""
+    lock = GatewayLock(config.state_dir)
+    try:
+        lock.acquire()
+    except AlreadyRunning as exc:
+        print(str(exc), file=sys.stderr, flush=True)
+        return 1
+    try:
+        await _serve(config)
+    finally:
+        lock.release()
+    return 0
+
+
+async def _serve(config: Config) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):

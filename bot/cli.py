@@ -113,14 +113,15 @@ def run(ctx: typer.Context) -> None:
     from bot.app import run_gateway
 
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run_gateway(config))
+        raise typer.Exit(asyncio.run(run_gateway(config)))
 
 
 @app.command()
 def status(ctx: typer.Context) -> None:
     """Show the config in use, the model and the channels."""
     config = _load(ctx.obj)
-    from bot.app import CHANNEL_CLASSES
+    from bot.app import CHANNEL_CLASSES, journal_path
+    from bot.bus.journal import describe_journal
 
     options: Options = ctx.obj
     sessions = config.state_dir / "sessions"
@@ -131,6 +132,7 @@ def status(ctx: typer.Context) -> None:
     typer.echo(f"model:     {config.llm.model}" + (f" at {config.llm.api_base}" if config.llm.api_base else ""))
     for name in CHANNEL_CLASSES:
         typer.echo(f"{name + ':':<10} {'enabled' if getattr(config.channels, name).enabled else 'disabled'}")
+    typer.echo(f"delivery:  {describe_journal(journal_path(config))}")
 
 
 pairing_app = typer.Typer(help="Approve or revoke senders who asked to pair.", no_args_is_help=True)

@@ -73,6 +73,7 @@ class ChannelSection(Section):
     allow_from: list[str] = []
     dm_policy: DmPolicy = "pairing"
     group_policy: GroupPolicy = "mention"
+    send_concurrency: int = Field(8, gt=0)
 
     @field_validator("allow_from", mode="before")
     @classmethod
@@ -168,6 +169,7 @@ class Config(Section):
     tools: ToolsConfig = ToolsConfig()
     scheduler: SchedulerConfig = SchedulerConfig()
     heartbeat: HeartbeatConfig = HeartbeatConfig()
+    shutdown_grace: Duration = 10.0
 
     @field_validator("timezone")
     @classmethod
