@@ -7,6 +7,7 @@ BotError
 │   ├── ModelNotFound          the model name is unknown to the provider
 │   ├── ContextOverflow        the request did not fit the model's context window
 │   └── ProviderUnavailable    transient failures outlasted the retries (429, 5xx, timeouts)
+├── TurnTimedOut           a turn ran past agent.turn_timeout and was cancelled; `seconds` is the limit
 ├── ToolError              a tool could not do what was asked; the registry reports it to the model
 └── ChannelError           a platform call failed for good (bad request, forbidden)
     ├── ChannelUnavailable     a transient failure worth retrying (5xx, connection reset, timeout)
@@ -63,6 +64,14 @@ class ProviderUnavailable(ProviderError):
     """Transient provider failures persisted through every retry."""
 
     user_message = "Sorry, my language model is not answering right now. Please try again in a moment."
+
+
+class TurnTimedOut(BotError):
+    """A turn ran past `agent.turn_timeout` and was cancelled."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"turn ran past its {seconds:g}s limit")
+        self.seconds = seconds
 
 
 class ToolError(BotError):
