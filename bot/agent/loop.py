@@ -26,9 +26,10 @@ from bot.agent.interruption import (
 )
 from bot.agent.memory import scope_for
 from bot.agent.outbox import TurnOutbox
+from bot.agent.owner_dm import LastOwnerDM
 from bot.agent.sessions import SessionStore
 from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
-from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, Trust, lowest_trust
+from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, lowest_trust
 from bot.config import AgentConfig
 from bot.errors import ProviderError, TurnTimedOut
 from bot.events import ErrorOccurred, EventBus, StreamDelta, TurnFinished, TurnStarted
@@ -65,6 +66,7 @@ class AgentLoop:
         workspace: Path,
         memory: MemoryConsolidator | None = None,
         on_stop: Callable[[str], int] | None = None,
+        owner_dm: LastOwnerDM | None = None,
     ) -> None:
         self._bus = bus
         self._runner = runner
@@ -75,7 +77,7 @@ class AgentLoop:
         self._workspace = workspace
         self._memory = memory
         self._on_stop = on_stop
-        self.last_owner_chat: ChatRef | None = None
+        self._owner_dm = owner_dm or LastOwnerDM()
         self._slots = asyncio.Semaphore(config.max_concurrent_turns)
         self._lanes: dict[str, _Lane] = {}
         self._dispatcher: asyncio.Task[None] | None = None
@@ -95,6 +97,11 @@ class AgentLoop:
         await asyncio.gather(*tasks, return_exceptions=True)
         self._dispatcher = None
 
+    @property
+    def last_owner_chat(self) -> ChatRef | None:
+        """The direct chat in which an owner wrote most recently (never a group)."""
+        return self._owner_dm.chat
+
     def is_busy(self, session_key: str) -> bool:
         """Whether the session has a turn running or queued."""
         return session_key in self._lanes
@@ -110,8 +117,7 @@ class AgentLoop:
     async def accept(self, message: InboundMessage) -> None:
         """Route one message: immediate commands now, everything else into its session's lane."""
         key = message.chat.session_key
-        if message.kind == "user" and message.trust is Trust.OWNER and message.chat.channel != "console":
-            self.last_owner_chat = message.chat
+        self._owner_dm.note(message)
         command = parse_command(message.text) if message.kind == "user" else None
         if command is Command.STOP:
             await self._stop_session(message)
