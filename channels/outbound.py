@@ -86,8 +86,8 @@ class ChannelOutbox:
         """Send with retries: a 429 pauses this chat (or every chat when global), an ambiguous drop retries once."""
         key = message.chat.session_key
         ambiguous = 0
+        await self._wait_for_global_pause()
         for attempt in range(1, self._retry.attempts + 1):
-            await self._wait_for_global_pause()
             try:
                 async with self._pool:
                     await self._send_once(message)
@@ -112,6 +112,7 @@ class ChannelOutbox:
                 return await self._give_up(message, type(exc).__name__)
             if attempt == self._retry.attempts:
                 break
+            wait = max(wait, self._paused_until - self._clock())
             logger.info("[%s] send %s failed; retry %d in %.1fs", key, message.id, attempt, wait)
             await self._retry.sleep(wait)
         await self._give_up(message, f"still failing after {self._retry.attempts} attempts")

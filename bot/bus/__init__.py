@@ -2,9 +2,19 @@
 
 from bot.bus.contract import BusStats, MessageBus
 from bot.bus.local import LocalBus
-from bot.bus.messages import Attachment, ChatRef, InboundMessage, OutboundMessage, Trust, new_id
+from bot.bus.messages import (
+    TRUST_ORDER,
+    Attachment,
+    ChatRef,
+    InboundMessage,
+    OutboundMessage,
+    Trust,
+    lowest_trust,
+    new_id,
+)
 
 __all__ = [
+    "TRUST_ORDER",
     "Attachment",
     "BusStats",
     "ChatRef",
@@ -13,5 +23,6 @@ __all__ = [
     "MessageBus",
     "OutboundMessage",
     "Trust",
+    "lowest_trust",
     "new_id",
 ]
