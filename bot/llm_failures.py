@@ -98,7 +98,9 @@ def to_provider_error(failure: Failure, exc: BaseException, model: str, shown: b
         "not_found": ModelNotFound,
         "rejected": RequestRejected,
     }.get(failure.kind, ProviderError)
-    logger.error("llm call to %s failed (%s, HTTP %s): %s", model, failure.kind, failure.status or "-", detail)
+    status = failure.status or "-"
+    unexpected = failure.kind == "unknown"  # not a provider answer we know: keep the traceback
+    logger.error("llm call to %s failed (%s, HTTP %s): %s", model, failure.kind, status, detail, exc_info=unexpected)
     return target(detail)
 
 
