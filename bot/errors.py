@@ -12,6 +12,7 @@ BotError
 │   └── ProviderUnavailable    transient failures outlasted the retries (429, 5xx, timeouts)
 │       ├── ProviderUnreachable    connection refused or unknown host; `address` is where we tried
 │       └── StreamBroken           the stream failed after part of the reply was shown
+├── TurnTimedOut           a turn ran past agent.turn_timeout and was cancelled; `seconds` is the limit
 ├── ToolError              a tool could not do what was asked; the registry reports it to the model
 └── ChannelError           a platform call failed for good (bad request, forbidden)
     ├── ChannelUnavailable     a transient failure worth retrying (5xx, connection reset, timeout)
@@ -121,6 +122,14 @@ class StreamBroken(ProviderUnavailable):
         "Sorry, my reply broke off: the connection to my language model failed midway, "
         "so the text above is incomplete. Please ask again."
     )
+
+
+class TurnTimedOut(BotError):
+    """A turn ran past `agent.turn_timeout` and was cancelled."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"turn ran past its {seconds:g}s limit")
+        self.seconds = seconds
 
 
 class ToolError(BotError):
