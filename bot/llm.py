@@ -195,7 +195,11 @@ class LiteLLMProvider:
                     return await self._complete(request)
             return await self._stream(request, show)
 
+        tries = 0
+
         def decide(exc: BaseException, attempt: int) -> float | None:
+            nonlocal tries
+            tries = attempt
             if shown or isinstance(exc, ProviderError):
                 return None  # text already reached the user: a second answer would contradict it
             return retry_delay(classify(exc), attempt, self._retry)
@@ -205,7 +209,7 @@ class LiteLLMProvider:
         except ProviderError:
             raise
         except Exception as exc:
-            raise to_provider_error(classify(exc), exc, self.model, shown) from exc
+            raise to_provider_error(classify(exc), exc, self.model, shown, tries) from exc
 
     def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         config = self._config
