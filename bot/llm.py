@@ -136,6 +136,12 @@ class ThinkFilter:
             self._pending = self._pending[len(visible) :]
             return
 
+    def flush(self) -> None:
+        """The stream ended: emit text held back as a possible tag start, unless inside a think block."""
+        if self._pending and not self._inside:
+            self._emit(self._pending)
+        self._pending = ""
+
 
 def _partial_suffix(text: str, tag: str) -> int:
     """Length of the longest suffix of `text` that is a proper prefix of `tag`."""
@@ -279,6 +285,7 @@ class LiteLLMProvider:
                     if fragment.function:
                         part["name"] = fragment.function.name or part["name"]
                         part["arguments"] += fragment.function.arguments or ""
+        visible.flush()
         content = strip_think("".join(text))
         # litellm reports finish_reason "stop" for a stream cut short; only the wrapper knows none arrived.
         if getattr(stream, "received_finish_reason", finish_reason) is None:
