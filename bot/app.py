@@ -90,7 +90,13 @@ class AgentApp:
             provider, self.sessions, self.budget, config.agent.memory_window, config.timezone
         )
         budgeted = BudgetedProvider(provider, self.budget)
-        self.context = ContextBuilder(config.workspace, config.timezone, skills=self.skills)
+        self.context = ContextBuilder(
+            config.workspace,
+            config.timezone,
+            skills=self.skills,
+            max_inbound_chars=config.agent.max_inbound_chars,
+            inline_attachment_chars=config.agent.inline_attachment_chars,
+        )
         self.runner = TurnRunner(budgeted, self.registry, self.events, config.agent.max_iterations)
         self.subagents = SubagentManager(
             budgeted, self.registry, self.events, self.sessions, self.bus, config.agent.max_subagents
@@ -162,7 +168,7 @@ class Gateway:
                 channel_class(
                     self.manager.publisher(name),
                     getattr(config.channels, name),
-                    config.state_dir / "media",
+                    config.workspace / "inbox",
                     channel_retry,
                 )
             )

@@ -63,6 +63,8 @@ class AgentConfig(Section):
     memory_window: int = Field(100, gt=1)
     max_subagents: int = Field(4, gt=0)
     turn_timeout: Duration = Field(600.0, gt=0)
+    max_inbound_chars: int = Field(32_000, gt=0)
+    inline_attachment_chars: int = Field(20_000, ge=0)
 
 
 DmPolicy = Literal["pairing", "allowlist", "open"]
