@@ -26,6 +26,7 @@ from bot.control import ControlServer
 from bot.events import EventBus
 from bot.home import bundled
 from bot.llm import Provider
+from bot.ratelimit import SenderRateLimit
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
@@ -174,7 +175,7 @@ class Gateway:
             name: AccessPolicy(name, config.owners, getattr(config.channels, name), pairing) for name in self.names
         }
         self.manager = load_object("channels.manager:ChannelManager")(
-            self.agent.bus, self.agent.events, access, start_retry
+            self.agent.bus, self.agent.events, access, start_retry, SenderRateLimit(config.access.rate_limit)
         )
         for name in self.names:
             channel_class = load_object(CHANNEL_CLASSES[name])

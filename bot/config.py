@@ -144,6 +144,10 @@ class ToolsConfig(Section):
     web_fetch: WebFetchConfig = WebFetchConfig()
 
 
+class AccessConfig(Section):
+    rate_limit: int = Field(20, ge=0)
+
+
 class SchedulerConfig(Section):
     misfire_grace: Duration = 600.0
 
@@ -184,6 +188,7 @@ class Config(Section):
     agent: AgentConfig = AgentConfig()
     channels: ChannelsConfig = ChannelsConfig()
     tools: ToolsConfig = ToolsConfig()
+    access: AccessConfig = AccessConfig()
     scheduler: SchedulerConfig = SchedulerConfig()
     heartbeat: HeartbeatConfig = HeartbeatConfig()
     _source: Path | None = PrivateAttr(None)
