@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import mimetypes
 from pathlib import Path
 
 from bot.bus import Attachment
@@ -24,17 +25,22 @@ TEXT_MIME_TYPES = frozenset(
         "application/x-ndjson",
     }
 )
-TEXT_SUFFIXES = frozenset(
-    ".txt .md .markdown .rst .csv .tsv .json .jsonl .ndjson .yaml .yml .toml .ini .cfg .conf .env .log .xml "
-    ".html .htm .css .js .mjs .ts .tsx .jsx .py .rb .go .rs .java .kt .c .h .cc .cpp .hpp .cs .php .sh .bash "
-    ".zsh .sql .swift .lua .pl .r .scala .dart .vue .svelte .tex .srt .vtt .diff .patch".split()
-)
+# Code and config files that mimetypes does not know as text (it reads .ts as video).
+CODE_SUFFIXES = frozenset({".ts", ".tsx", ".go", ".rs", ".kt", ".swift", ".toml", ".yaml", ".yml", ".jsonl"})
+CODE_SUFFIXES |= {".vue", ".svelte", ".dart", ".lua", ".scala", ".r", ".rb", ".php", ".ini", ".cfg", ".conf", ".log"}
 
 
 def is_text_like(attachment: Attachment) -> bool:
     """Text, JSON, CSV, Markdown and code, by MIME type or, for platforms that say octet-stream, by file suffix."""
-    mime = attachment.mime_type.split(";", 1)[0].strip().lower()
-    return mime.startswith("text/") or mime in TEXT_MIME_TYPES or Path(attachment.path).suffix.lower() in TEXT_SUFFIXES
+    path = Path(attachment.path)
+    if path.suffix.lower() in CODE_SUFFIXES:
+        return True
+    return any(_is_text_mime(mime) for mime in (attachment.mime_type, mimetypes.guess_type(path.name)[0] or ""))
+
+
+def _is_text_mime(mime: str) -> bool:
+    mime = mime.split(";", 1)[0].strip().lower()
+    return mime.startswith("text/") or mime in TEXT_MIME_TYPES
 
 
 def is_pdf(attachment: Attachment) -> bool:

@@ -67,11 +67,18 @@ async def test_a_guest_csv_reaches_the_model_and_other_files_land_in_the_workspa
 ) -> None:
     guest = 77
     async with TelegramBot(tmp_path, fake_llm, telegram, telegram_options={"dm_policy": "open"}) as bot:
-        telegram.document(b"date,amount\n2026-01-02,12.50\n", file_name="costs.csv", mime_type="text/csv",
-                          caption="sum this", chat_id=guest, user_id=guest)
+        telegram.document(
+            b"date,amount\n2026-01-02,12.50\n",
+            file_name="costs.csv",
+            mime_type="text/csv",
+            caption="sum this",
+            chat_id=guest,
+            user_id=guest,
+        )
         await telegram.wait_for_sent(1)
-        telegram.document(b"PK\x03\x04\0\0zip", file_name="photos.zip", mime_type="application/zip",
-                          chat_id=OWNER, user_id=OWNER)
+        telegram.document(
+            b"PK\x03\x04\0\0zip", file_name="photos.zip", mime_type="application/zip", chat_id=OWNER, user_id=OWNER
+        )
         await telegram.wait_for_sent(2)
         inbox = bot.config.workspace / "inbox" / "telegram"
     guest_text = fake_llm.requests[0]["messages"][-1]["content"]
