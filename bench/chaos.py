@@ -56,6 +56,7 @@ async def run(base_url: str, messages: int, chats: int, rate: float) -> Outcome:
                     "heartbeat": {"enabled": False},
                     "llm": {"model": "openai/fake-model", "api_key": "sk-x", "api_base": base_url},
                     "agent": {"queue_mode": "followup"},
+                    "access": {"rate_limit": 0},
                     "channels": {
                         "telegram": {
                             "enabled": True,

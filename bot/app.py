@@ -28,6 +28,7 @@ from bot.events import EventBus
 from bot.home import bundled
 from bot.llm import Provider
 from bot.lock import AlreadyRunning, GatewayLock
+from bot.ratelimit import SenderRateLimit
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
@@ -108,7 +109,13 @@ class AgentApp:
             provider, self.sessions, self.budget, config.agent.memory_window, config.timezone
         )
         budgeted = BudgetedProvider(provider, self.budget)
-        self.context = ContextBuilder(config.workspace, config.timezone, skills=self.skills)
+        self.context = ContextBuilder(
+            config.workspace,
+            config.timezone,
+            skills=self.skills,
+            max_inbound_chars=config.agent.max_inbound_chars,
+            inline_attachment_chars=config.agent.inline_attachment_chars,
+        )
         self.runner = TurnRunner(budgeted, self.registry, self.events, config.agent.max_iterations)
         self.subagents = SubagentManager(
             budgeted, self.registry, self.events, self.sessions, self.bus, config.agent.max_subagents
@@ -180,13 +187,18 @@ class Gateway:
             name: AccessPolicy(name, config.owners, getattr(config.channels, name), pairing) for name in self.names
         }
         self.manager = load_object("channels.manager:ChannelManager")(
-            self.agent.bus, self.agent.events, access, start_retry, channel_retry
+            self.agent.bus,
+            self.agent.events,
+            access,
+            start_retry,
+            SenderRateLimit(config.access.rate_limit),
+            send_retry=channel_retry,
         )
         for name in self.names:
             channel_class = load_object(CHANNEL_CLASSES[name])
             section = getattr(config.channels, name)
             # The channel tries each send once; its outbox retries, without holding a send slot while it waits.
-            channel = channel_class(self.manager.publisher(name), section, config.state_dir / "media", SEND_ONCE)
+            channel = channel_class(self.manager.publisher(name), section, config.workspace / "inbox", SEND_ONCE)
             self.manager.add(channel, section.send_concurrency)
 
         self.cron = CronService(

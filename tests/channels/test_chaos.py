@@ -21,7 +21,8 @@ async def test_chaos_loses_nothing_and_doubles_only_ambiguous_sends(
     telegram.chaos(0.1, seed=7)
     rng = random.Random(3)
     options = {"dm_policy": "open", "send_concurrency": 4}
-    async with TelegramBot(tmp_path, fake_llm, telegram, options, agent={"queue_mode": "followup"}) as bot:
+    overrides = {"agent": {"queue_mode": "followup"}, "access": {"rate_limit": 0}}
+    async with TelegramBot(tmp_path, fake_llm, telegram, options, **overrides) as bot:
         tokens = []
         for n in range(PER_CHAT):
             for chat in range(1000, 1000 + CHATS):
