@@ -96,6 +96,7 @@ async def main() -> None:
     parser.add_argument("--rate", type=float, default=0.1)
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
+    logging.getLogger("telegram").setLevel(logging.CRITICAL)  # the injected 502 pages, logged by PTB
     with FakeServer(latency=0.0) as llm:
         clean = await run(llm.base_url, args.messages, args.chats, 0.0)
         chaos = await run(llm.base_url, args.messages, args.chats, args.rate)

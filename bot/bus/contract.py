@@ -57,8 +57,8 @@ class MessageBus(Protocol):
     async def release_inbound(self, message_ids: Sequence[str]) -> None:
         """Give messages back unfinished (a graceful stop); the next start runs them again."""
 
-    async def publish_outbound(self, message: OutboundMessage, completes: Sequence[str] = ()) -> None:
-        """Journal a message for delivery and mark `completes` handled, in one durable write."""
+    async def publish_outbound(self, message: OutboundMessage, completes: Sequence[str] = ()) -> bool:
+        """Journal a message for delivery and mark `completes` handled, in one durable write; False for a known id."""
 
     async def consume_outbound(self) -> OutboundMessage:
         """The next message to deliver."""

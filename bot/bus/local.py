@@ -78,10 +78,12 @@ class LocalBus:
     async def release_inbound(self, message_ids: Sequence[str]) -> None:
         self._journal.set_inbound(message_ids, "pending")
 
-    async def publish_outbound(self, message: OutboundMessage, completes: Sequence[str] = ()) -> None:
+    async def publish_outbound(self, message: OutboundMessage, completes: Sequence[str] = ()) -> bool:
         await self.start()
-        if self._journal.add_outbound(message, completes):
-            self._outbound.put_nowait(message)
+        if not self._journal.add_outbound(message, completes):
+            return False
+        self._outbound.put_nowait(message)
+        return True
 
     async def consume_outbound(self) -> OutboundMessage:
         return await self._outbound.get()
