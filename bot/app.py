@@ -161,7 +161,7 @@ class Gateway:
 
         self.agent = AgentApp(config, provider)
         self.names = enabled_channels(config)
-        pairing = PairingBook(config.state_dir / "pairing.json")
+        pairing = PairingBook(config.state_dir / "pairing.json", max_pending=config.access.max_pending)
         access = {
             name: AccessPolicy(name, config.owners, getattr(config.channels, name), pairing) for name in self.names
         }

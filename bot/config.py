@@ -141,6 +141,10 @@ class ToolsConfig(Section):
     web_fetch: WebFetchConfig = WebFetchConfig()
 
 
+class AccessConfig(Section):
+    max_pending: int = Field(10, gt=0)
+
+
 class SchedulerConfig(Section):
     misfire_grace: Duration = 600.0
 
@@ -181,6 +185,7 @@ class Config(Section):
     agent: AgentConfig = AgentConfig()
     channels: ChannelsConfig = ChannelsConfig()
     tools: ToolsConfig = ToolsConfig()
+    access: AccessConfig = AccessConfig()
     scheduler: SchedulerConfig = SchedulerConfig()
     heartbeat: HeartbeatConfig = HeartbeatConfig()
     _source: Path | None = PrivateAttr(None)
