@@ -15,6 +15,7 @@ from bot.agent.budget import BudgetedProvider, ContextBudget, ContextWindow
 from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
 from bot.agent.loop import AgentLoop
+from bot.agent.owner_dm import LastOwnerDM
 from bot.agent.sessions import SessionStore
 from bot.agent.skills import SkillLibrary
 from bot.agent.subagents import SubagentManager
@@ -119,6 +120,7 @@ class AgentApp:
             config.workspace,
             self.memory,
             on_stop=self.subagents.cancel_for,
+            owner_dm=LastOwnerDM(config.state_dir / "owner_dm.json"),
         )
 
     async def start(self) -> None:

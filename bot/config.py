@@ -63,6 +63,7 @@ class AgentConfig(Section):
     queue_mode: Literal["collect", "followup"] = "collect"
     memory_window: int = Field(100, gt=1)
     max_subagents: int = Field(4, gt=0)
+    turn_timeout: Duration = Field(600.0, gt=0)
 
 
 DmPolicy = Literal["pairing", "allowlist", "open"]
