@@ -64,6 +64,8 @@ class AgentConfig(Section):
     memory_window: int = Field(100, gt=1)
     max_subagents: int = Field(4, gt=0)
     turn_timeout: Duration = Field(600.0, gt=0)
+    max_inbound_chars: int = Field(32_000, gt=0)
+    inline_attachment_chars: int = Field(20_000, ge=0)
 
 
 DmPolicy = Literal["pairing", "allowlist", "open"]
@@ -144,6 +146,7 @@ class ToolsConfig(Section):
 
 class AccessConfig(Section):
     max_pending: int = Field(10, gt=0)
+    rate_limit: int = Field(20, ge=0)
 
 
 class SchedulerConfig(Section):
