@@ -24,6 +24,7 @@ from bot.bus import LocalBus, MessageBus
 from bot.config import Config, home_dir
 from bot.control import ControlServer
 from bot.events import EventBus
+from bot.filemodes import keep_private
 from bot.home import bundled
 from bot.llm import Provider
 from bot.ratelimit import SenderRateLimit
@@ -65,6 +66,14 @@ def exec_launcher(config: Config) -> Launcher:
     return choose_launcher(exec_config.sandbox, sandbox, HostShell(os.environ, tuple(config.secrets())))
 
 
+def private_roots(config: Config) -> list[Path]:
+    """What relaybot keeps private: the workspace, the state, and the relaybot home when the config lives there."""
+    roots = [config.workspace, config.state_dir]
+    if config.source is not None and config.source.parent == home_dir().resolve():
+        roots.append(config.source.parent)
+    return roots
+
+
 def build_registry(config: Config, skills: SkillLibrary) -> ToolRegistry:
     """The tools this bot offers, each given only its part of the config, with the guest set."""
     paths = WorkspacePaths(config.workspace, config.tools.restrict_to_workspace)
@@ -98,8 +107,9 @@ class AgentApp:
         self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
         self.skills = SkillLibrary([bundled("skills"), config.workspace / "skills"])
         self.registry = build_registry(config, self.skills)
-        config.workspace.mkdir(parents=True, exist_ok=True)
+        config.workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
         config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        keep_private(private_roots(config))
         self.sessions = SessionStore(config.state_dir / "sessions")
         self.memory = MemoryConsolidator(
             provider, self.sessions, self.budget, config.agent.memory_window, config.timezone
@@ -170,7 +180,7 @@ class Gateway:
 
         self.agent = AgentApp(config, provider)
         self.names = enabled_channels(config)
-        pairing = PairingBook(config.state_dir / "pairing.json")
+        pairing = PairingBook(config.state_dir / "pairing.json", max_pending=config.access.max_pending)
         access = {
             name: AccessPolicy(name, config.owners, getattr(config.channels, name), pairing) for name in self.names
         }

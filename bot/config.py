@@ -145,6 +145,7 @@ class ToolsConfig(Section):
 
 
 class AccessConfig(Section):
+    max_pending: int = Field(10, gt=0)
     rate_limit: int = Field(20, ge=0)
 
 
