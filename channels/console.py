@@ -8,10 +8,11 @@ import threading
 from typing import ClassVar, TextIO
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
-from bot.events import Event, EventBus, StreamDelta, TurnFinished
+from bot.events import Event, EventBus, ReasoningDelta, StreamDelta, TurnFinished
 from channels.base import Channel, Publish
 
 CONSOLE_CHAT = ChatRef("console", "local")
+DIM, RESET = "\x1b[2m", "\x1b[0m"
 
 
 class ConsoleChannel(Channel):
@@ -68,6 +69,10 @@ class ConsoleChannel(Channel):
         if isinstance(event, StreamDelta) and event.session_key == CONSOLE_CHAT.session_key:
             self._streamed.add(event.turn_id)
             self._out.write(event.text)
+            self._out.flush()
+        elif isinstance(event, ReasoningDelta) and event.session_key == CONSOLE_CHAT.session_key:
+            self._streamed.add(event.turn_id)
+            self._out.write(f"{DIM}{event.text}{RESET}")
             self._out.flush()
         elif isinstance(event, TurnFinished) and not event.replied and event.turn_id in self._waiting:
             # No reply will come (answered through `message`, or stopped): stop waiting for one.

@@ -7,8 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bot.agent.stream import StreamEmitter, summarize
 from bot.events import EventBus, LLMCalled, ToolCalled, ToolFinished
-from bot.llm import DeltaHandler, Provider, ToolCall, Usage
+from bot.llm import Provider, ToolCall, Usage
 from bot.tools.base import ToolContext, ToolRegistry
 
 EMPTY_REPLY = "I have nothing to add."
@@ -51,13 +52,21 @@ class TurnRunner:
         ctx: ToolContext,
         record: Callable[[list[dict[str, Any]]], None],
         on_usage: Callable[[Usage], None] | None = None,
-        on_delta: DeltaHandler | None = None,
+        stream: StreamEmitter | None = None,
     ) -> TurnResult:
         """Iterate until the model answers without tools; `record` receives each new message."""
         tools = self.registry.definitions(ctx.trust) or None
         for iteration in range(1, self.max_iterations + 1):
             started = time.perf_counter()
-            response = await self.provider.chat(messages, tools, on_delta)
+            if stream is None:
+                response = await self.provider.chat(messages, tools)
+            else:
+                try:
+                    response = await self.provider.chat(messages, tools, stream.begin())
+                except BaseException:
+                    stream.end("error")
+                    raise
+                stream.end(response.finish_reason)
             self.events.emit(
                 LLMCalled(
                     ctx.session_key,
@@ -79,12 +88,21 @@ class TurnRunner:
             messages.append(request)
             record([request])
             for call in response.tool_calls:
-                self.events.emit(ToolCalled(ctx.session_key, call.name, call.id))
+                self.events.emit(
+                    ToolCalled(ctx.session_key, call.name, call.id, ctx.turn_id, summarize(call.arguments))
+                )
                 tool_started = time.perf_counter()
                 result = await self.registry.execute(call, ctx)
+                duration = time.perf_counter() - tool_started
                 self.events.emit(
                     ToolFinished(
-                        ctx.session_key, call.name, call.id, result.is_error, time.perf_counter() - tool_started
+                        ctx.session_key,
+                        call.name,
+                        call.id,
+                        result.is_error,
+                        duration,
+                        ctx.turn_id,
+                        summarize(result.content),
                     )
                 )
                 answer = result.as_message()

@@ -30,10 +30,11 @@ _ERROR_KINDS: dict[int, tuple[str, str, str | None]] = {
 
 @dataclass(frozen=True)
 class Text:
-    """A plain assistant reply."""
+    """A plain assistant reply; with `chunk_delay` a stream sends its pieces that many seconds apart."""
 
     content: str
     latency: float | None = None
+    chunk_delay: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -213,8 +214,14 @@ class FakeLLM:
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await response.prepare(request)
-        # One write for all events keeps the fake cheap; clients parse SSE the same either way.
-        await response.write(b"".join(_sse_events(head, body, reply, calls, include_usage)))
+        events = _sse_events(head, body, reply, calls, include_usage)
+        if isinstance(reply, Text) and reply.chunk_delay:
+            for event in events:
+                await response.write(event)
+                await asyncio.sleep(reply.chunk_delay)
+        else:
+            # One write for all events keeps the fake cheap; clients parse SSE the same either way.
+            await response.write(b"".join(events))
         await response.write_eof()
         return response
 
