@@ -64,7 +64,8 @@ class EditedMessages:
 
     async def show(self, text: str) -> None:
         """Intermediate pages go out without markup (a half-written reply may not parse)."""
-        pages = [self._intermediate(page) for page in split_for_platform(text, self._limit)]
+        # Room for the fence an intermediate page may need closed.
+        pages = [self._intermediate(page) for page in split_for_platform(text, self._limit - 8)]
         await self._apply(pages, markup=False)
 
     async def finish(self, text: str) -> bool:

@@ -12,7 +12,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from bot.bus import ChatRef, OutboundMessage
 from bot.config import ChannelSection
-from bot.errors import ChannelError, RateLimited
+from bot.errors import ChannelError, ChannelUnavailable, RateLimited
 from bot.retry import RetryPolicy
 
 logger = logging.getLogger(__name__)
@@ -135,7 +135,6 @@ class LiveReply:
             else:
                 await self._discard()
             return False
-        await self._wait_interval()
         return await self._final(message.text)
 
     async def abandon(self, outcome: str) -> None:
@@ -157,7 +156,7 @@ class LiveReply:
 
     async def _final(self, text: str) -> bool:
         try:
-            return await self._retry.run(lambda: self._writer.finish(text), "live reply final", (RateLimited,))
+            return await self._retry.run(lambda: self._writer.finish(text), "live reply final", (ChannelUnavailable,))
         except ChannelError as exc:
             logger.warning("live reply could not be completed in place (%s); sending it anew", exc)
             await self._discard()
@@ -169,13 +168,8 @@ class LiveReply:
         except ChannelError as exc:
             logger.info("live reply could not be removed: %s", exc)
 
-    async def _wait_interval(self) -> None:
-        """Keep the pace even for the last update."""
-        remaining = self._last_shown + self._settings.interval - self._clock()
-        if remaining > 0:
-            await self._retry.sleep(remaining)
-
     async def _run(self) -> None:
+        failures = 0
         while not self._closing.is_set():
             await _first_of(self._dirty, self._closing)
             if self._closing.is_set():
@@ -192,9 +186,15 @@ class LiveReply:
                 continue
             try:
                 await self._writer.show(view)
-            except RateLimited as exc:
-                logger.info("live reply rate limited; next update in %.1fs", exc.retry_after)
-                await self._retry.sleep(exc.retry_after)
+            except ChannelUnavailable as exc:
+                failures += 1
+                if failures >= self._retry.attempts:
+                    logger.warning("live reply stopped updating after %d failures: %s", failures, exc)
+                    self._broken = True
+                    return
+                wait = exc.retry_after if isinstance(exc, RateLimited) else self._retry.delay(failures)
+                logger.info("live reply update failed (%s); next one in %.1fs", exc, wait)
+                await self._retry.sleep(wait)
                 self._dirty.set()
                 continue
             except ChannelError as exc:
@@ -205,6 +205,7 @@ class LiveReply:
                 logger.exception("live reply crashed")
                 self._broken = True
                 return
+            failures = 0
             self._shown, self._last_shown = view, self._clock()
 
 
