@@ -25,7 +25,7 @@ class ConsoleChannel(Channel):
         self._out = out or sys.stdout  # looked up now, not at import, so a replaced stdout is honoured
         self._events = events
         self._unsubscribe = lambda: None
-        self._streamed: set[str] = set()
+        self._streamed: dict[str, str] = {}  # turn id -> msg id of the text last printed
         self._waiting: dict[str, asyncio.Future[OutboundMessage]] = {}
 
     async def start(self) -> None:
@@ -35,10 +35,10 @@ class ConsoleChannel(Channel):
         self._unsubscribe()
 
     async def send(self, message: OutboundMessage) -> None:
-        """Print a message; a final reply whose text was streamed only ends its line."""
+        """Print a message; a final reply whose text was streamed only ends its line (an error is always shown)."""
         final = message.kind in ("reply", "error")
         streamed = self._end_streamed_line(message.in_reply_to)
-        if not (streamed and final):
+        if not (streamed and message.kind == "reply"):
             self._out.write(message.text + "\n")
         self._out.flush()
         if final:
@@ -67,11 +67,11 @@ class ConsoleChannel(Channel):
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, StreamDelta) and event.session_key == CONSOLE_CHAT.session_key:
-            self._streamed.add(event.turn_id)
+            self._streamed[event.turn_id] = event.msg_id
             self._out.write(event.text)
             self._out.flush()
         elif isinstance(event, ReasoningDelta) and event.session_key == CONSOLE_CHAT.session_key:
-            self._streamed.add(event.turn_id)
+            self._streamed.setdefault(event.turn_id, event.msg_id)
             self._out.write(f"{DIM}{event.text}{RESET}")
             self._out.flush()
         elif isinstance(event, TurnFinished) and not event.replied and event.turn_id in self._waiting:
@@ -84,7 +84,7 @@ class ConsoleChannel(Channel):
         """End the line of text streamed for a turn, if any; True when there was one."""
         if turn_id not in self._streamed:
             return False
-        self._streamed.discard(turn_id)
+        del self._streamed[turn_id]
         self._out.write("\n")
         return True
 

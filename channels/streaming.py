@@ -95,6 +95,7 @@ class LiveReply:
         """Append streamed reply text."""
         if self._new_call:
             self._text, self._reasoning, self._new_call = "", "", False
+            text = text.lstrip()
         self._text += text
         self._status = ""
         self._dirty.set()

@@ -32,7 +32,11 @@ def summarize(value: Any, limit: int = SUMMARY_CHARS) -> str:
 
 
 class StreamEmitter:
-    """Emits StreamStarted/Delta/Ended for each model call of a turn; silent while `muted()` is true."""
+    """Emits StreamStarted/Delta/Ended for each model call of a turn; silent while `muted()` is true.
+
+    A call's text after an earlier call's starts with a blank line, so text sent beside a tool call stays its
+    own paragraph for consumers that join every delta of a turn.
+    """
 
     def __init__(
         self,
@@ -50,10 +54,12 @@ class StreamEmitter:
         self._msg_id = ""
         self._held = ""
         self._released = False
+        self._spoke = False
+        self._fresh = True
 
     def begin(self) -> DeltaHandler:
         """Start a model call with a fresh msg_id; the returned handler takes its visible text."""
-        self._msg_id, self._held, self._released = new_id(), "", False
+        self._msg_id, self._held, self._released, self._fresh = new_id(), "", False, True
         self._events.emit(StreamStarted(self._chat, self._turn_id, self._msg_id, self._reply_to))
         return self._delta
 
@@ -78,5 +84,9 @@ class StreamEmitter:
             self._release(held)
 
     def _release(self, text: str) -> None:
-        if text and not self._muted():
-            self._events.emit(StreamDelta(self._chat, self._turn_id, self._msg_id, text))
+        if not text or self._muted():
+            return
+        if self._fresh and self._spoke:
+            text = "\n\n" + text
+        self._fresh, self._spoke = False, True
+        self._events.emit(StreamDelta(self._chat, self._turn_id, self._msg_id, text))

@@ -9,7 +9,7 @@ from typing import Any
 
 from bot.agent.stream import StreamEmitter, summarize
 from bot.events import EventBus, LLMCalled, ToolCalled, ToolFinished
-from bot.llm import Provider, ToolCall, Usage
+from bot.llm import LENGTH_NOTE, Provider, ToolCall, Usage
 from bot.tools.base import ToolContext, ToolRegistry
 
 EMPTY_REPLY = "I have nothing to add."
@@ -17,11 +17,12 @@ EMPTY_REPLY = "I have nothing to add."
 
 @dataclass(frozen=True, slots=True)
 class TurnResult:
-    """How a turn ended: the final text, and whether it ran out of iterations."""
+    """How a turn ended: the final text, whether it ran out of iterations, and whether the text was cut short."""
 
     text: str
     iterations: int
     hit_limit: bool = False
+    incomplete: bool = False
 
 
 def iteration_limit_message(limit: int) -> str:
@@ -56,6 +57,7 @@ class TurnRunner:
     ) -> TurnResult:
         """Iterate until the model answers without tools; `record` receives each new message."""
         tools = self.registry.definitions(ctx.trust) or None
+        cut_rounds = 0
         for iteration in range(1, self.max_iterations + 1):
             started = time.perf_counter()
             if stream is None:
@@ -78,12 +80,16 @@ class TurnRunner:
             )
             if on_usage:
                 on_usage(response.usage)
-            if not response.tool_calls:
-                text = response.content or EMPTY_REPLY
-                final = {"role": "assistant", "content": text}
+            # Calls cut at max_tokens are never run (the registry reports them to the model); cut twice, give up.
+            cut_rounds += bool(response.tool_calls) and response.finish_reason == "length"
+            if not response.tool_calls or cut_rounds > 1:
+                text = response.content or (LENGTH_NOTE if response.tool_calls else EMPTY_REPLY)
+                final: dict[str, Any] = {"role": "assistant", "content": text}
+                if response.incomplete:
+                    final["incomplete"] = True
                 messages.append(final)
                 record([final])
-                return TurnResult(text, iteration)
+                return TurnResult(text, iteration, incomplete=response.incomplete)
             request = tool_call_message(response.content, response.tool_calls)
             messages.append(request)
             record([request])
