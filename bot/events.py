@@ -49,12 +49,17 @@ class LLMCalled:
 
 @dataclass(frozen=True, slots=True)
 class StreamStarted:
-    """One model call of a turn began streaming; `msg_id` is fresh per call, `reply_to` the platform id answered."""
+    """One model call of a turn began streaming; `msg_id` is fresh per call.
+
+    `reply_to` is the platform id of the message answered and `recipient` its sender, for platforms whose live
+    replies are addressed (Slack streams to one user).
+    """
 
     chat: ChatRef
     turn_id: str
     msg_id: str
     reply_to: str | None = None
+    recipient: str | None = None
 
     @property
     def session_key(self) -> str:

@@ -202,7 +202,7 @@ class DiscordChannel(Channel):
 
         await send_in_chunks(message, MAX_MESSAGE_LENGTH, as_discord_markdown, post, self._retry)
 
-    def live_reply(self, chat: ChatRef, reply_to: str | None) -> LiveReply | None:
+    def live_reply(self, chat: ChatRef, reply_to: str | None, recipient: str | None) -> LiveReply | None:
         """One message edited as the reply grows (Discord has no drafts); None with `streaming: off`."""
         if self._streaming.mode == "off":
             return None

@@ -198,7 +198,7 @@ class ChannelManager:
             live = self._live.get(event.turn_id)
             slot = self._slots.get(event.chat.channel)
             if live is None and slot and slot.ready.is_set() and isinstance(slot.channel, StreamsReplies):
-                live = slot.channel.live_reply(event.chat, event.reply_to)
+                live = slot.channel.live_reply(event.chat, event.reply_to, event.recipient)
                 if live is not None:
                     self._live[event.turn_id] = live
             if live is not None:

@@ -54,7 +54,7 @@ class LiveWriter(Protocol):
 class StreamsReplies(Protocol):
     """A channel that can show replies live; None when the chat or its config does not stream."""
 
-    def live_reply(self, chat: ChatRef, reply_to: str | None) -> LiveReply | None: ...
+    def live_reply(self, chat: ChatRef, reply_to: str | None, recipient: str | None) -> LiveReply | None: ...
 
 
 class LiveReply:

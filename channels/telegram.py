@@ -176,7 +176,7 @@ class TelegramChannel(Channel):
 
         await send_in_chunks(message, MAX_MESSAGE_LENGTH, markdown_to_telegram_html, post, self._retry)
 
-    def live_reply(self, chat: ChatRef, reply_to: str | None) -> LiveReply | None:
+    def live_reply(self, chat: ChatRef, reply_to: str | None, recipient: str | None) -> LiveReply | None:
         """A draft bubble in private chats (`streaming: auto`), else an edited message; None when off."""
         mode = self._streaming.mode
         if mode == "off":

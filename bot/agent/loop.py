@@ -243,7 +243,12 @@ class AgentLoop:
         if message.stream:
             # Once the turn has written to its chat, its final text may repeat that and be dropped: hold it back.
             stream = StreamEmitter(
-                self._events, message.chat, message.id, message.platform_message_id, lambda: outbox.spoke
+                self._events,
+                message.chat,
+                message.id,
+                message.platform_message_id,
+                lambda: outbox.spoke,
+                message.sender_id,
             )
         result = await self._runner.run(
             messages,

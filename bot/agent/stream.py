@@ -45,11 +45,13 @@ class StreamEmitter:
         turn_id: str,
         reply_to: str | None = None,
         muted: Callable[[], bool] = lambda: False,
+        recipient: str | None = None,
     ) -> None:
         self._events = events
         self._chat = chat
         self._turn_id = turn_id
         self._reply_to = reply_to
+        self._recipient = recipient
         self._muted = muted
         self._msg_id = ""
         self._held = ""
@@ -60,7 +62,7 @@ class StreamEmitter:
     def begin(self) -> DeltaHandler:
         """Start a model call with a fresh msg_id; the returned handler takes its visible text."""
         self._msg_id, self._held, self._released, self._fresh = new_id(), "", False, True
-        self._events.emit(StreamStarted(self._chat, self._turn_id, self._msg_id, self._reply_to))
+        self._events.emit(StreamStarted(self._chat, self._turn_id, self._msg_id, self._reply_to, self._recipient))
         return self._delta
 
     def reasoning(self, text: str) -> None:

@@ -69,3 +69,15 @@ async def test_long_reply_continues_in_a_second_message(bot: Bot, fake_llm: Fake
     assert all(len(text) <= TEXT_LIMIT for text in final.values())
     joined = "\n\n".join(final[call["id"]] for call in discord.sent)
     assert " ".join(joined.split()) == " ".join(reply.split())
+
+
+async def test_rate_limited_edit_is_retried_and_the_reply_completes(
+    bot: Bot, fake_llm: FakeLLM, discord: FakeDiscord
+) -> None:
+    discord.fail("edit_message", retry_after=0.05)
+    fake_llm.script(Text(REPLY, chunk_delay=0.015))
+    done = asyncio.create_task(next_event(bot.gateway.agent.events, Delivered))
+    discord.guild_message("show me code", user_id=OWNER, mention_bot=True)
+    await done
+    assert ("PATCH", f"channels/{discord.channel_id}/messages/{discord.sent[0]['id']}") in discord.calls
+    assert discord.edits[-1]["content"] == REPLY and len(discord.sent) == 1
