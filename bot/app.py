@@ -25,6 +25,7 @@ from bot.bus import LocalBus, MessageBus
 from bot.config import Config, home_dir
 from bot.control import ControlServer
 from bot.events import EventBus
+from bot.filemodes import keep_private
 from bot.home import bundled
 from bot.llm import Provider
 from bot.lock import AlreadyRunning, GatewayLock
@@ -35,6 +36,7 @@ from bot.scheduler.heartbeat import HeartbeatService
 from bot.tools.base import Tool, ToolRegistry
 from bot.tools.cron import CronTool
 from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+from bot.tools.mcp import MCPServers
 from bot.tools.message import MessageTool
 from bot.tools.netguard import any_address, is_public
 from bot.tools.sandbox import SECRET_NAME, BwrapSandbox, HostShell, Launcher, choose_launcher
@@ -45,8 +47,6 @@ from bot.tools.web import WebFetchTool, WebSearchTool
 from bot.tools.workspace import WorkspacePaths
 
 logger = logging.getLogger(__name__)
-
-SEND_ONCE = RetryPolicy(attempts=1)
 
 CHANNEL_CLASSES = {
     "telegram": "channels.telegram:TelegramChannel",
@@ -67,6 +67,14 @@ def exec_launcher(config: Config) -> Launcher:
     hidden = (home_dir(), config.state_dir, *([config.source] if config.source else []), Path.home())
     sandbox = BwrapSandbox(config.workspace, hidden=hidden, network=exec_config.network, extra_env=exec_config.env)
     return choose_launcher(exec_config.sandbox, sandbox, HostShell(os.environ, tuple(config.secrets())))
+
+
+def private_roots(config: Config) -> list[Path]:
+    """What relaybot keeps private: the workspace, the state, and the relaybot home when the config lives there."""
+    roots = [config.workspace, config.state_dir]
+    if config.source is not None and config.source.parent == home_dir().resolve():
+        roots.append(config.source.parent)
+    return roots
 
 
 def build_registry(config: Config, skills: SkillLibrary) -> ToolRegistry:
@@ -102,8 +110,9 @@ class AgentApp:
         self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
         self.skills = SkillLibrary([bundled("skills"), config.workspace / "skills"])
         self.registry = build_registry(config, self.skills)
-        config.workspace.mkdir(parents=True, exist_ok=True)
+        config.workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
         config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        keep_private(private_roots(config))
         self.sessions = SessionStore(config.state_dir / "sessions")
         self.memory = MemoryConsolidator(
             provider, self.sessions, self.budget, config.agent.memory_window, config.timezone
@@ -121,6 +130,7 @@ class AgentApp:
             budgeted, self.registry, self.events, self.sessions, self.bus, config.agent.max_subagents
         )
         self.registry.register(SpawnTool(self.subagents))
+        self.mcp = MCPServers(config.mcp_servers, self.registry)
         self.loop = AgentLoop(
             self.bus,
             self.runner,
@@ -136,12 +146,14 @@ class AgentApp:
 
     async def start(self) -> None:
         await self.bus.start()
+        await self.mcp.start()
         await self.loop.start()
 
     async def stop(self) -> None:
         await self.subagents.stop()
         await self.loop.stop()
         await self.memory.stop()
+        await self.mcp.stop()
         await self.bus.stop()
 
     async def __aenter__(self) -> AgentApp:
@@ -182,7 +194,7 @@ class Gateway:
         self.config = config
         self.agent = AgentApp(config, provider, LocalBus(journal_path(config)))
         self.names = enabled_channels(config)
-        pairing = PairingBook(config.state_dir / "pairing.json")
+        pairing = PairingBook(config.state_dir / "pairing.json", max_pending=config.access.max_pending)
         access = {
             name: AccessPolicy(name, config.owners, getattr(config.channels, name), pairing) for name in self.names
         }
@@ -197,8 +209,7 @@ class Gateway:
         for name in self.names:
             channel_class = load_object(CHANNEL_CLASSES[name])
             section = getattr(config.channels, name)
-            # The channel tries each send once; its outbox retries, without holding a send slot while it waits.
-            channel = channel_class(self.manager.publisher(name), section, config.workspace / "inbox", SEND_ONCE)
+            channel = channel_class(self.manager.publisher(name), section, config.workspace / "inbox", channel_retry)
             self.manager.add(channel, section.send_concurrency)
 
         self.cron = CronService(
