@@ -34,6 +34,7 @@ from bot.scheduler.heartbeat import HeartbeatService
 from bot.tools.base import Tool, ToolRegistry
 from bot.tools.cron import CronTool
 from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+from bot.tools.mcp import MCPServers
 from bot.tools.message import MessageTool
 from bot.tools.netguard import any_address, is_public
 from bot.tools.sandbox import SECRET_NAME, BwrapSandbox, HostShell, Launcher, choose_launcher
@@ -127,6 +128,7 @@ class AgentApp:
             budgeted, self.registry, self.events, self.sessions, self.bus, config.agent.max_subagents
         )
         self.registry.register(SpawnTool(self.subagents))
+        self.mcp = MCPServers(config.mcp_servers, self.registry)
         self.loop = AgentLoop(
             self.bus,
             self.runner,
@@ -141,12 +143,14 @@ class AgentApp:
         )
 
     async def start(self) -> None:
+        await self.mcp.start()
         await self.loop.start()
 
     async def stop(self) -> None:
         await self.subagents.stop()
         await self.loop.stop()
         await self.memory.stop()
+        await self.mcp.stop()
 
     async def __aenter__(self) -> AgentApp:
         await self.start()

@@ -186,3 +186,16 @@ def test_required_sandbox_that_cannot_run_stops_chat_with_one_line(tmp_path: Pat
         "config error: tools.exec.sandbox: is bwrap, but bwrap is not installed (Debian package bubblewrap); "
         "install bubblewrap or use auto"
     )
+
+
+def test_status_lists_each_mcp_server_with_its_tool_count(tmp_path: Path) -> None:
+    repo = Path(__file__).resolve().parents[1]
+    (tmp_path / "config.yaml").write_text(
+        "mcp_servers:\n"
+        f"  calc:\n    command: {sys.executable}\n    args: [-m, tests.fakes.mcp_server]\n    cwd: {repo}\n"
+        f"  gone:\n    command: {tmp_path / 'missing'}\n"
+    )
+    result = CliRunner().invoke(app, ["status"], env=env_for(tmp_path))
+    assert result.exit_code == 0
+    assert "mcp calc: " in result.output and ": 4 tools" in result.output
+    assert f"mcp gone: {tmp_path / 'missing'}: cannot start (FileNotFoundError" in result.output

@@ -81,7 +81,8 @@ def slack(fake: FakeSlack) -> Platform:
         "U0OWNER",
         "U0STRANGER",
         3900,
-        {"bot_token": fake.bot_token, "app_token": fake.app_token, "api_base": fake.base_url},
+        # Final messages only: Slack's live replies (a stream API) are covered in test_slack_streaming.
+        {"bot_token": fake.bot_token, "app_token": fake.app_token, "api_base": fake.base_url, "streaming": "off"},
         dm=lambda text, user: fake.dm(text, user=user, channel=f"D{user}"),
         group=lambda text, user, mention: fake.channel_message(text, user=user, mention=mention),
         redeliver=fake.redeliver,

@@ -20,11 +20,13 @@ CHANNEL = "C0GENERAL"
 
 
 def slack_section(slack: FakeSlack, **overrides: Any) -> dict[str, Any]:
+    """Live replies off: these tests read final messages; test_slack_streaming covers streaming."""
     return {
         "enabled": True,
         "bot_token": slack.bot_token,
         "app_token": slack.app_token,
         "api_base": slack.base_url,
+        "streaming": "off",
         **overrides,
     }
 
