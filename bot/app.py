@@ -45,6 +45,7 @@ from bot.tools.skills import LoadSkillTool
 from bot.tools.spawn import SpawnTool
 from bot.tools.web import WebFetchTool, WebSearchTool
 from bot.tools.workspace import WorkspacePaths
+from channels.catchup import ActiveChats, CatchesUp
 
 logger = logging.getLogger(__name__)
 
@@ -210,6 +211,8 @@ class Gateway:
             channel_class = load_object(CHANNEL_CLASSES[name])
             section = getattr(config.channels, name)
             channel = channel_class(self.manager.publisher(name), section, config.workspace / "inbox", channel_retry)
+            if isinstance(channel, CatchesUp):
+                channel.remember_chats(ActiveChats(config.state_dir / "catchup" / f"{name}.json"))
             self.manager.add(channel, section.send_concurrency)
 
         self.cron = CronService(
