@@ -23,7 +23,7 @@ from bot.config import Config
 from bot.control import ControlServer
 from bot.events import EventBus
 from bot.home import bundled
-from bot.llm import Provider
+from bot.llm import Provider, Warmable
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
@@ -106,14 +106,30 @@ class AgentApp:
             self.memory,
             on_stop=self.subagents.cancel_for,
         )
+        self._warming: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
+        if isinstance(self.provider, Warmable):
+            self._warming = asyncio.create_task(self._warm_up(self.provider), name="llm-warm-up")
         await self.loop.start()
 
     async def stop(self) -> None:
         await self.subagents.stop()
         await self.loop.stop()
         await self.memory.stop()
+        if self._warming is not None:
+            self._warming.cancel()
+            await asyncio.gather(self._warming, return_exceptions=True)
+        if isinstance(self.provider, Warmable):
+            await self.provider.aclose()
+
+    @staticmethod
+    async def _warm_up(provider: Warmable) -> None:
+        """Import and warm the provider while channels connect; a failure shows again on the first call."""
+        try:
+            await provider.warm_up()
+        except Exception:
+            logger.exception("warming up the llm provider failed")
 
     async def __aenter__(self) -> AgentApp:
         await self.start()

@@ -54,14 +54,17 @@ class LLMConfig(Section):
     temperature: float = Field(0.7, ge=0, le=2)
     context_window: int | None = Field(None, gt=0)
     timeout: Duration = 120.0
+    fast_path: bool = True
 
 
 class AgentConfig(Section):
     max_iterations: int = Field(40, gt=0)
-    max_concurrent_turns: int = Field(8, gt=0)
+    max_concurrent_turns: int = Field(64, gt=0)
     queue_mode: Literal["collect", "followup"] = "collect"
     memory_window: int = Field(100, gt=1)
     max_subagents: int = Field(4, gt=0)
+    session_cache_size: int = Field(500, gt=0)
+    session_cache_mb: float = Field(32.0, gt=0)
 
 
 DmPolicy = Literal["pairing", "allowlist", "open"]

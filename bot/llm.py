@@ -8,10 +8,12 @@ import os
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, runtime_checkable
 
 from bot.config import LLMConfig
+from bot.llm_fastpath import TransientProviderError, fast_path_for
+from bot.model_prices import call_cost
 from bot.errors import (
     ContextOverflow,
     ModelNotFound,
@@ -50,8 +52,11 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """Tokens of one call, and its cost in USD computed once from them (0.0 when the model has no price)."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cost: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +80,15 @@ class Provider(Protocol):
         tools: list[dict[str, Any]] | None = None,
         on_delta: DeltaHandler | None = None,
     ) -> LLMResponse: ...
+
+
+@runtime_checkable
+class Warmable(Protocol):
+    """A provider that can load its heavy parts in the background and release its connections."""
+
+    async def warm_up(self) -> None: ...
+
+    async def aclose(self) -> None: ...
 
 
 def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
@@ -155,17 +169,34 @@ class LiteLLMProvider:
         self.model = config.model
         self._config = config
         self._retry = retry or RetryPolicy(attempts=4, base_delay=1.0, max_delay=30.0)
-        self._litellm = import_litellm()
-        errors = self._litellm
-        self._transient: tuple[type[BaseException], ...] = (
-            errors.RateLimitError,
-            errors.InternalServerError,
-            errors.ServiceUnavailableError,
-            errors.BadGatewayError,
-            errors.APIConnectionError,
-            errors.Timeout,
-            TimeoutError,
-        )
+        self._fast = fast_path_for(config)
+        self._litellm: Any = None
+        self._transient: tuple[type[BaseException], ...] = (TransientProviderError, TimeoutError)
+
+    async def warm_up(self) -> None:
+        """Load what the first call needs (litellm unless on the fast path, the price table) off the event loop."""
+        if self._litellm is None and self._fast is None:
+            litellm = await asyncio.to_thread(import_litellm)
+            self._litellm = litellm
+            self._transient += (
+                litellm.RateLimitError,
+                litellm.InternalServerError,
+                litellm.ServiceUnavailableError,
+                litellm.BadGatewayError,
+                litellm.APIConnectionError,
+                litellm.Timeout,
+            )
+        await asyncio.to_thread(call_cost, self.model, 0, 0)
+
+    async def aclose(self) -> None:
+        """Close the fast path's pooled connections."""
+        if self._fast is not None:
+            await self._fast.aclose()
+
+    async def _acompletion(self, **request: Any) -> Any:
+        if self._fast is not None:
+            return await self._fast.acompletion(**request)
+        return await self._litellm.acompletion(**request)
 
     async def chat(
         self,
@@ -174,6 +205,8 @@ class LiteLLMProvider:
         on_delta: DeltaHandler | None = None,
     ) -> LLMResponse:
         """Answer a conversation; stream visible text to `on_delta` when given."""
+        if self._litellm is None and self._fast is None:
+            await self.warm_up()
         request = self._request(messages, tools)
 
         async def attempt() -> LLMResponse:
@@ -196,7 +229,7 @@ class LiteLLMProvider:
                 raise
 
         try:
-            return await self._retry.run(attempt, f"llm call to {self.model}", self._transient)
+            return priced(await self._retry.run(attempt, f"llm call to {self.model}", self._transient), self.model)
         except ProviderError:
             raise
         except self._transient as exc:
@@ -225,7 +258,7 @@ class LiteLLMProvider:
 
     async def _complete(self, request: dict[str, Any]) -> LLMResponse:
         started = time.perf_counter()
-        response = await self._litellm.acompletion(**request)
+        response = await self._acompletion(**request)
         choice = response.choices[0]
         message = choice.message
         calls = tuple(
@@ -242,7 +275,7 @@ class LiteLLMProvider:
         )
 
     async def _stream(self, request: dict[str, Any], visible: ThinkFilter) -> LLMResponse:
-        stream = await self._litellm.acompletion(**request, stream=True, stream_options={"include_usage": True})
+        stream = await self._acompletion(**request, stream=True, stream_options={"include_usage": True})
         text: list[str] = []
         parts: dict[int, dict[str, str]] = {}
         finish_reason = "stop"
@@ -278,7 +311,7 @@ class LiteLLMProvider:
             (errors.PermissionDeniedError, ProviderAuthError),
             (errors.NotFoundError, ModelNotFound),
             (errors.ContextWindowExceededError, ContextOverflow),
-        ]
+        ] if errors is not None else []
         for source, target in kinds:
             if isinstance(exc, source):
                 logger.error("llm call failed for model %s: %s", self.model, _describe(exc))
@@ -296,6 +329,13 @@ def _usage(usage: Any) -> Usage:
     if usage is None:
         return Usage()
     return Usage(int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0))
+
+
+def priced(response: LLMResponse, model: str) -> LLMResponse:
+    """The response with its usage's cost filled in from the model's price per token."""
+    usage = response.usage
+    cost = call_cost(model, usage.prompt_tokens, usage.completion_tokens)
+    return response if not cost else replace(response, usage=replace(usage, cost=cost))
 
 
 def _describe(exc: BaseException) -> str:

@@ -1,0 +1,113 @@
+"""The bench rig: the fake model in its own process, a home made by `relaybot init`, and a bot to ask."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust  # noqa: E402
+from bot.config import Config, load_config  # noqa: E402
+
+
+class FakeProcess:
+    """tests.fakes.openai_server in a subprocess, so its CPU never lands on the measured process."""
+
+    def __init__(self, latency: float = 0.0) -> None:
+        self.latency = latency
+        self.process: subprocess.Popen[str] | None = None
+        self.base_url = ""
+
+    def __enter__(self) -> FakeProcess:
+        command = [sys.executable, "-m", "tests.fakes.openai_server", "--latency", str(self.latency)]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        assert self.process.stdout is not None
+        port = int(self.process.stdout.readline().split()[1])
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        assert self.process is not None
+        self.process.terminate()
+        self.process.wait(10)
+
+
+def init_home(home: Path) -> Path:
+    """Run `relaybot init` into `home` as a user would; returns the config file."""
+    env = {**os.environ, "RELAYBOT_HOME": str(home), "RELAYBOT_CONFIG": str(home / "config.yaml")}
+    subprocess.run([sys.executable, "-m", "bot", "init"], cwd=ROOT, env=env, check=True, capture_output=True)
+    return home / "config.yaml"
+
+
+def write_config(config_file: Path, base_url: str, **sections: dict[str, Any]) -> None:
+    """Point the initialised config at the fake model, plus overrides such as agent={...}."""
+    import yaml
+
+    data = yaml.safe_load(config_file.read_text()) or {}
+    data.setdefault("llm", {}).update({"model": "openai/fake-model", "api_key": "sk-bench", "api_base": base_url})
+    for name, values in sections.items():
+        data.setdefault(name, {}).update(values)
+    config_file.write_text(yaml.safe_dump(data))
+
+
+def bench_config(home: Path, base_url: str, **sections: dict[str, Any]) -> Config:
+    """`relaybot init` in `home`, pointed at the fake; the loaded Config."""
+    config_file = init_home(home)
+    write_config(config_file, base_url, **sections)
+    return load_config(config_file)
+
+
+class Bot:
+    """An AgentApp on its LocalBus, asked as a user would, replies matched by message id."""
+
+    def __init__(self, config: Config) -> None:
+        from bot.app import AgentApp
+
+        self.config = config
+        self.app = AgentApp(config)
+        self.waiters: dict[str, asyncio.Future[OutboundMessage]] = {}
+        self._collector: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Bot:
+        await self.app.start()
+        self._collector = asyncio.create_task(self._collect())
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        assert self._collector is not None
+        self._collector.cancel()
+        await asyncio.gather(self._collector, return_exceptions=True)
+        await self.app.stop()
+
+    async def ask(self, chat: str, text: str, sender: str = "42") -> OutboundMessage:
+        message = InboundMessage(ChatRef.parse(chat), sender_id=sender, text=text, trust=Trust.OWNER)
+        future: asyncio.Future[OutboundMessage] = asyncio.get_running_loop().create_future()
+        self.waiters[message.id] = future
+        await self.app.bus.publish_inbound(message)
+        return await future
+
+    async def _collect(self) -> None:
+        while True:
+            reply = await self.app.bus.consume_outbound()
+            future = self.waiters.pop(reply.in_reply_to or "", None)
+            if future and not future.done():
+                future.set_result(reply)
+
+
+def summary(samples: list[float]) -> str:
+    """Mean, median and p99 in milliseconds."""
+    ordered = sorted(samples)
+    p99 = ordered[min(len(ordered) - 1, math.ceil(0.99 * len(ordered)) - 1)]
+    return (
+        f"mean {statistics.mean(samples) * 1000:6.2f} ms, median {statistics.median(samples) * 1000:6.2f} ms,"
+        f" p99 {p99 * 1000:6.2f} ms"
+    )
