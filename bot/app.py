@@ -84,7 +84,12 @@ class AgentApp:
         self.registry = build_registry(config, self.skills)
         config.workspace.mkdir(parents=True, exist_ok=True)
         config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.sessions = SessionStore(config.state_dir / "sessions")
+        self.sessions = SessionStore(
+            config.state_dir / "sessions",
+            tail=config.agent.memory_window,
+            max_sessions=config.agent.session_cache_size,
+            max_bytes=int(config.agent.session_cache_mb * 1024 * 1024),
+        )
         self.memory = MemoryConsolidator(
             provider, self.sessions, self.budget, config.agent.memory_window, config.timezone
         )

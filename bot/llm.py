@@ -12,8 +12,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from bot.config import LLMConfig
-from bot.llm_fastpath import TransientProviderError, fast_path_for
-from bot.model_prices import call_cost
 from bot.errors import (
     ContextOverflow,
     ModelNotFound,
@@ -21,6 +19,8 @@ from bot.errors import (
     ProviderError,
     ProviderUnavailable,
 )
+from bot.llm_fastpath import TransientProviderError, fast_path_for
+from bot.model_prices import call_cost
 from bot.retry import RetryPolicy
 
 logger = logging.getLogger(__name__)
@@ -306,12 +306,16 @@ class LiteLLMProvider:
     def _translate(self, exc: Exception) -> ProviderError:
         """Map a litellm error onto our tree, logging the detail the user never sees."""
         errors = self._litellm
-        kinds: list[tuple[type[BaseException], type[ProviderError]]] = [
-            (errors.AuthenticationError, ProviderAuthError),
-            (errors.PermissionDeniedError, ProviderAuthError),
-            (errors.NotFoundError, ModelNotFound),
-            (errors.ContextWindowExceededError, ContextOverflow),
-        ] if errors is not None else []
+        kinds: list[tuple[type[BaseException], type[ProviderError]]] = (
+            [
+                (errors.AuthenticationError, ProviderAuthError),
+                (errors.PermissionDeniedError, ProviderAuthError),
+                (errors.NotFoundError, ModelNotFound),
+                (errors.ContextWindowExceededError, ContextOverflow),
+            ]
+            if errors is not None
+            else []
+        )
         for source, target in kinds:
             if isinstance(exc, source):
                 logger.error("llm call failed for model %s: %s", self.model, _describe(exc))

@@ -260,7 +260,7 @@ class AgentLoop:
         used = session.prompt_tokens + session.completion_tokens
         return (
             f"Model: {self._runner.provider.model}\n"
-            f"Session: {len(session.messages)} messages\n"
+            f"Session: {session.total} messages\n"
             f"Tokens used in this session: {used:,} "
             f"({session.prompt_tokens:,} in, {session.completion_tokens:,} out)"
         )
