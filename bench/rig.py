@@ -48,18 +48,26 @@ def init_home(home: Path) -> Path:
     return home / "config.yaml"
 
 
-def write_config(config_file: Path, base_url: str, **sections: dict[str, Any]) -> None:
-    """Point the initialised config at the fake model, plus overrides such as agent={...}."""
+def write_config(config_file: Path, base_url: str, **sections: Any) -> None:
+    """Point the initialised config at the fake model, plus overrides: agent={...} merges, owners=[...] replaces."""
     import yaml
 
     data = yaml.safe_load(config_file.read_text()) or {}
     data.setdefault("llm", {}).update({"model": "openai/fake-model", "api_key": "sk-bench", "api_base": base_url})
     for name, values in sections.items():
-        data.setdefault(name, {}).update(values)
+        if isinstance(values, dict):
+            for key, value in values.items():
+                merged = data.setdefault(name, {})
+                if isinstance(value, dict) and isinstance(merged.get(key), dict):
+                    merged[key].update(value)
+                else:
+                    merged[key] = value
+        else:
+            data[name] = values
     config_file.write_text(yaml.safe_dump(data))
 
 
-def bench_config(home: Path, base_url: str, **sections: dict[str, Any]) -> Config:
+def bench_config(home: Path, base_url: str, **sections: Any) -> Config:
     """`relaybot init` in `home`, pointed at the fake; the loaded Config."""
     config_file = init_home(home)
     write_config(config_file, base_url, **sections)

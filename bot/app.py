@@ -200,6 +200,8 @@ class Gateway:
     async def start(self) -> None:
         await self.agent.start()
         await self.manager.start()
+        # Channels connect on the event loop while the scheduler's imports load in a thread.
+        await asyncio.to_thread(importlib.import_module, "apscheduler.jobstores.sqlalchemy")
         await self.cron.start()
         await self.heartbeat.start()
         await self.control.start()
