@@ -3,7 +3,9 @@
 litellm spends most of a call in the OpenAI SDK's request transform, per-call cost and model-info
 lookups and its logging callbacks. For `openai/…` models none of that changes the request, so the
 provider sends the same JSON body itself and reads the answer into objects litellm's shape, which
-`LiteLLMProvider` parses unchanged. Every other provider still goes through litellm.
+`LiteLLMProvider` parses unchanged; its failures carry what `bot.llm_failures.classify` reads
+(a status, headers, the URL), so retries and errors follow the same rules. Every other provider
+still goes through litellm.
 """
 
 from __future__ import annotations
@@ -11,19 +13,21 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 from collections.abc import AsyncIterator
+from types import SimpleNamespace
 from typing import Any
 
 from bot.config import LLMConfig
-from bot.errors import ContextOverflow, ModelNotFound, ProviderAuthError, ProviderError, ProviderUnavailable
 
 logger = logging.getLogger(__name__)
 
 PREFIX = "openai/"
 DEFAULT_BASE = "https://api.openai.com/v1"
+KEY_VARIABLE = "OPENAI_API_KEY"
+PLACEHOLDER_KEY = "no-key"
 # The keys of litellm's request that are part of the wire body; the rest steer litellm itself.
 _BODY_KEYS = ("messages", "max_tokens", "temperature", "tools", "stream", "stream_options")
-_TRANSIENT_STATUS = frozenset({408, 409, 429})
 # litellm's markers of a context-window error (exception_mapping_utils), lower-cased.
 _OVERFLOW_MARKERS = (
     "context_length_exceeded",
@@ -38,12 +42,24 @@ _OVERFLOW_MARKERS = (
 )
 
 
-class TransientProviderError(ProviderUnavailable):
-    """A failure worth retrying (408, 409, 429, 5xx, a dropped connection); `retry_after` when the server said."""
+class HTTPFailure(Exception):
+    """The endpoint answered with an error status; read by `bot.llm_failures.classify` like an SDK error."""
 
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
+    def __init__(self, status: int, message: str, headers: Any, url: Any) -> None:
+        super().__init__(f"HTTP {status}: {message[:300]}")
+        self.status_code = status
+        self.response = SimpleNamespace(headers=headers)
+        self.request = SimpleNamespace(url=url)
+        lowered = message.lower()
+        self.overflow = any(marker in lowered for marker in _OVERFLOW_MARKERS)
+
+
+class ConnectionLost(ConnectionError):
+    """The connection failed or broke off without an HTTP status (the cause is chained); `request.url` is where."""
+
+    def __init__(self, message: str, url: Any) -> None:
         super().__init__(message)
-        self.retry_after = retry_after
+        self.request = SimpleNamespace(url=url)
 
 
 class Wire(dict):  # type: ignore[type-arg]
@@ -59,7 +75,17 @@ def fast_path_for(config: LLMConfig) -> OpenAICompatible | None:
     """The direct client for an `openai/…` model when `llm.fast_path` is on, else None (use litellm)."""
     if not config.fast_path or not config.model.startswith(PREFIX):
         return None
-    return OpenAICompatible(config.api_base or DEFAULT_BASE, config.api_key.get_secret_value())
+    return OpenAICompatible(config.api_base or DEFAULT_BASE)
+
+
+def openai_key(config: LLMConfig) -> tuple[str | None, list[str]]:
+    """The key to send and the variables to name when none is set, as litellm resolves them for `openai/…`."""
+    key = config.api_key.get_secret_value() or os.environ.get(KEY_VARIABLE, "")
+    if key:
+        return key, []
+    if config.api_base:
+        return PLACEHOLDER_KEY, []  # a local server needs no key; litellm sends a placeholder too
+    return None, [KEY_VARIABLE]
 
 
 def wire_body(request: dict[str, Any]) -> dict[str, Any]:
@@ -74,23 +100,8 @@ def wire_body(request: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def error_for(status: int, text: str, retry_after: str | None) -> ProviderError:
-    """Map an HTTP error answer onto our error tree as litellm would classify it."""
-    message = _error_message(text)
-    described = f"HTTP {status}: {message[:300]}"
-    if status in _TRANSIENT_STATUS or status >= 500:
-        return TransientProviderError(described, _seconds(retry_after))
-    if status in (401, 403):
-        return ProviderAuthError(described)
-    if status == 404:
-        return ModelNotFound(described)
-    lowered = message.lower()
-    if status in (400, 413, 422) and any(marker in lowered for marker in _OVERFLOW_MARKERS):
-        return ContextOverflow(described)
-    return ProviderError(described)
-
-
-def _error_message(text: str) -> str:
+def error_message(text: str) -> str:
+    """The message of an OpenAI-style error body, or the body itself."""
     try:
         payload = json.loads(text)
     except ValueError:
@@ -101,60 +112,18 @@ def _error_message(text: str) -> str:
     return " ".join(str(error or payload).split())
 
 
-def _seconds(value: str | None) -> float | None:
-    try:
-        return max(0.0, float(value)) if value else None
-    except ValueError:
-        return None
+class SSEStream:
+    """Chunks of a server-sent-events answer until `[DONE]`; `received_finish_reason` as litellm's stream has it."""
 
+    def __init__(self, response: Any) -> None:
+        self._response = response
+        self.received_finish_reason: str | None = None
 
-class OpenAICompatible:
-    """POSTs chat completions to one base URL; `acompletion` mirrors litellm's call and result shapes."""
-
-    def __init__(self, base_url: str, api_key: str) -> None:
-        self._url = base_url.rstrip("/") + "/chat/completions"
-        self._headers = {"Content-Type": "application/json"}
-        if api_key:
-            self._headers["Authorization"] = f"Bearer {api_key}"
-        self._session: Any = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    async def acompletion(self, **request: Any) -> Any:
-        """A completion (`Wire`), or with `stream=True` an async iterator of chunks (`Wire`)."""
-        import aiohttp
-
-        session = self._http()
-        data = json.dumps(wire_body(request), ensure_ascii=False, separators=(",", ":")).encode()
-        try:
-            response = await session.post(self._url, data=data, headers=self._headers)
-        except aiohttp.ClientError as exc:
-            raise TransientProviderError(f"{type(exc).__name__}: {exc}") from exc
-        try:
-            if response.status >= 400:
-                text = await response.text(errors="replace")
-                error = error_for(response.status, text, response.headers.get("Retry-After"))
-                if not isinstance(error, TransientProviderError):
-                    logger.error("llm call failed for model %s: %s", request["model"], error)
-                raise error
-            if request.get("stream"):
-                return self._chunks(response)
-            return json.loads(await response.read(), object_hook=Wire)
-        except aiohttp.ClientError as exc:
-            response.release()
-            raise TransientProviderError(f"{type(exc).__name__}: {exc}") from exc
-        except BaseException:
-            response.release()
-            raise
-        finally:
-            if not request.get("stream"):
-                response.release()
-
-    async def _chunks(self, response: Any) -> AsyncIterator[Wire]:
-        """Server-sent events until `[DONE]`; a dropped connection or an error event raises."""
+    async def __aiter__(self) -> AsyncIterator[Wire]:
         import aiohttp
 
         try:
-            async for raw in response.content:
+            async for raw in self._response.content:
                 line = raw.strip()
                 if not line.startswith(b"data:"):
                     continue
@@ -163,12 +132,55 @@ class OpenAICompatible:
                     return
                 chunk = json.loads(data, object_hook=Wire)
                 if chunk.get("error"):
-                    raise error_for(500, data.decode(errors="replace"), None)
+                    text = data.decode(errors="replace")
+                    raise HTTPFailure(500, error_message(text), {}, self._response.url)
+                for choice in chunk.get("choices") or ():
+                    self.received_finish_reason = choice.get("finish_reason") or self.received_finish_reason
                 yield chunk
         except aiohttp.ClientError as exc:
-            raise TransientProviderError(f"stream broke off: {type(exc).__name__}: {exc}") from exc
+            raise ConnectionLost(f"stream broke off: {type(exc).__name__}: {exc}", self._response.url) from exc
         finally:
-            response.release()
+            self._response.release()
+
+
+class OpenAICompatible:
+    """POSTs chat completions to one base URL; `acompletion` mirrors litellm's call and result shapes."""
+
+    def __init__(self, base_url: str) -> None:
+        import yarl
+
+        self._url = base_url.rstrip("/") + "/chat/completions"
+        self._target = yarl.URL(self._url)
+        self._session: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def acompletion(self, **request: Any) -> Any:
+        """A completion (`Wire`), or with `stream=True` an `SSEStream` of chunks."""
+        import aiohttp
+
+        session = self._http()
+        headers = {"Content-Type": "application/json"}
+        if request.get("api_key"):
+            headers["Authorization"] = f"Bearer {request['api_key']}"
+        data = json.dumps(wire_body(request), ensure_ascii=False, separators=(",", ":")).encode()
+        try:
+            response = await session.post(self._url, data=data, headers=headers)
+        except aiohttp.ClientError as exc:
+            raise ConnectionLost(f"{type(exc).__name__}: {exc}", self._target) from exc
+        streaming = False
+        try:
+            if response.status >= 400:
+                text = await response.text(errors="replace")
+                raise HTTPFailure(response.status, error_message(text), response.headers, response.url)
+            if request.get("stream"):
+                streaming = True
+                return SSEStream(response)
+            return json.loads(await response.read(), object_hook=Wire)
+        except aiohttp.ClientError as exc:
+            raise ConnectionLost(f"{type(exc).__name__}: {exc}", self._target) from exc
+        finally:
+            if not streaming:
+                response.release()
 
     def _http(self) -> Any:
         """The pooled session of the running event loop, made on first use."""

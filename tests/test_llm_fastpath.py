@@ -6,12 +6,12 @@ from dataclasses import replace
 import pytest
 
 from bot.config import LLMConfig
-from bot.errors import ContextOverflow, ModelNotFound, ProviderAuthError, ProviderError
+from bot.errors import ProviderError, ProviderUnreachable
 from bot.llm import LiteLLMProvider, LLMResponse
-from bot.llm_fastpath import TransientProviderError, error_for, fast_path_for, wire_body
+from bot.llm_fastpath import fast_path_for, wire_body
 from bot.model_prices import call_cost, model_record
 from bot.retry import RetryPolicy
-from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
+from tests.fakes.openai_server import Error, FakeLLM, Text, ToolCalls
 
 MESSAGES = [
     {"role": "system", "content": "You are terse."},
@@ -95,15 +95,39 @@ async def test_text_and_usage_read_the_same(pair, fake_llm: FakeLLM, streamed: b
     assert from_fast.content == "Hello there, friend." and from_fast.usage.prompt_tokens > 0
 
 
-def test_http_errors_map_onto_the_error_tree() -> None:
-    overflow = '{"error": {"message": "This model\'s maximum context length is 8192 tokens", "code": null}}'
-    assert isinstance(error_for(400, overflow, None), ContextOverflow)
-    assert type(error_for(400, '{"error": {"message": "bad"}}', None)) is ProviderError
-    assert isinstance(error_for(401, "", None), ProviderAuthError)
-    assert isinstance(error_for(404, "not json", None), ModelNotFound)
-    limited = error_for(429, '{"error": {"message": "slow down"}}', "2")
-    assert isinstance(limited, TransientProviderError) and limited.retry_after == 2.0
-    assert isinstance(error_for(503, "", None), TransientProviderError)
+@pytest.mark.parametrize(
+    "script",
+    [
+        [Error(401)],
+        [Error(404)],
+        [Error(400, "This model's maximum context length is 8192 tokens")],
+        [Error(400, "Invalid value for temperature")],
+        [Error(429), Text("later")],
+        [Error(503), Error(503)],
+    ],
+    ids=["auth", "model", "overflow", "rejected", "rate-limited-then-ok", "unavailable"],
+)
+async def test_failures_end_the_same_way(pair, fake_llm: FakeLLM, script: list) -> None:
+    async def outcome(provider: LiteLLMProvider) -> object:
+        fake_llm.script(*script)
+        before = len(fake_llm.requests)
+        try:
+            answer: object = (await provider.chat(MESSAGES)).content
+        except ProviderError as exc:
+            answer = type(exc)
+        return answer, len(fake_llm.requests) - before
+
+    fast, slow = pair
+    assert await outcome(fast) == await outcome(slow)
+
+
+async def test_a_refused_connection_names_the_address() -> None:
+    config = LLMConfig(model="openai/fake-model", api_key="sk-test", api_base="http://127.0.0.1:9/v1")
+    provider = LiteLLMProvider(config, RetryPolicy(attempts=2, base_delay=0.0))
+    with pytest.raises(ProviderUnreachable) as info:
+        await provider.chat(MESSAGES)
+    await provider.aclose()
+    assert info.value.address == "http://127.0.0.1:9"
 
 
 def test_wire_body_drops_litellm_only_keys() -> None:
