@@ -20,15 +20,17 @@ from bot.config import Config, load_config  # noqa: E402
 
 
 class FakeProcess:
-    """tests.fakes.openai_server in a subprocess, so its CPU never lands on the measured process."""
+    """The fake model in a subprocess, off the measured CPU; `consolidating` also answers memory consolidation."""
 
-    def __init__(self, latency: float = 0.0) -> None:
+    def __init__(self, latency: float = 0.0, consolidating: bool = False) -> None:
         self.latency = latency
+        self.consolidating = consolidating
         self.process: subprocess.Popen[str] | None = None
         self.base_url = ""
 
     def __enter__(self) -> FakeProcess:
-        command = [sys.executable, "-m", "tests.fakes.openai_server", "--latency", str(self.latency)]
+        server = [str(ROOT / "bench" / "fake_model.py")] if self.consolidating else ["-m", "tests.fakes.openai_server"]
+        command = [sys.executable, *server, "--latency", str(self.latency)]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT)
         assert self.process.stdout is not None
         port = int(self.process.stdout.readline().split()[1])
