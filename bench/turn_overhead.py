@@ -5,7 +5,8 @@ Run from the repository root: python bench/turn_overhead.py [--rounds 200]
 The fake model runs in its own process with 0 s latency. One phase interleaves, round by round:
 a raw aiohttp POST of the exact body relaybot sent in the previous round (the floor), litellm's
 own `acompletion` with the same messages and tools, and a relaybot turn end to end (publish on the
-bus → agent loop → model → reply on the bus) in a new chat made by `relaybot init`'s workspace.
+bus → agent loop → model → reply on the bus): the owner's DM with a bot made by `relaybot init`,
+its history growing and consolidated in the background as in use.
 """
 
 from __future__ import annotations
@@ -26,14 +27,16 @@ import bot.llm_fastpath as fastpath
 
 
 class BodyTap:
-    """Keeps the last wire body the fast path sent (bench-only observation)."""
+    """Keeps the last chat request body the fast path sent (bench-only observation)."""
 
     def __init__(self) -> None:
         self.body: dict[str, Any] = {}
         original = fastpath.OpenAICompatible.acompletion
 
         async def tapped(client: fastpath.OpenAICompatible, **request: Any) -> Any:
-            self.body = fastpath.wire_body(request)
+            body = fastpath.wire_body(request)
+            if not any(tool["function"]["name"] == "save_memory" for tool in body.get("tools") or []):
+                self.body = body  # chat turns only; consolidation runs beside them
             return await original(client, **request)
 
         fastpath.OpenAICompatible.acompletion = tapped  # type: ignore[method-assign]
@@ -69,7 +72,7 @@ async def interleaved(home: Path, rounds: int) -> None:
 
     tap = BodyTap()
     litellm = import_litellm()
-    with FakeProcess(0.0) as fake:
+    with FakeProcess(0.0, consolidating=True) as fake:
         config = bench_config(home / "seq", fake.base_url)
         url = fake.base_url + "/chat/completions"
         raw: list[float] = []
@@ -78,7 +81,7 @@ async def interleaved(home: Path, rounds: int) -> None:
         sizes: list[int] = []
         async with Bot(config) as bot, aiohttp.ClientSession() as session:
             for i in range(20):
-                await bot.ask(f"telegram:{1000 + i}", "warm up")
+                await bot.ask("telegram:42", f"warm up {i}")
                 data = json.dumps(tap.body).encode()
                 await raw_post(session, url, data)
                 await litellm_call(litellm, fake.base_url, tap.body)
@@ -88,29 +91,81 @@ async def interleaved(home: Path, rounds: int) -> None:
                 raw.append(await raw_post(session, url, data))
                 via_litellm.append(await litellm_call(litellm, fake.base_url, tap.body))
                 started = time.perf_counter()
-                await bot.ask(f"telegram:{i}", f"message {i}: what is on my list today?")
+                await bot.ask("telegram:42", f"message {i}: what is on my list today?")
                 relaybot.append(time.perf_counter() - started)
             tools = len(tap.body.get("tools") or [])
     ratio = statistics.mean(relaybot) / statistics.mean(raw)
     median_ratio = statistics.median(relaybot) / statistics.median(raw)
-    print(f"1. {rounds} rounds, interleaved, 0 s model in its own process; body {statistics.mean(sizes) / 1024:.1f} KB")
-    print(f"   with {tools} tools and {len(tap.body['messages'])} messages")
+    print(f"1. {rounds} rounds, interleaved, 0 s model in its own process; the owner's DM, {tools} tools;")
+    low, high, mean = min(sizes) / 1024, max(sizes) / 1024, statistics.mean(sizes) / 1024
+    print(f"   request body {low:.1f}–{high:.1f} KB, mean {mean:.1f} KB")
     print(f"   raw POST of the same body (floor): {summary(raw)}")
     print(f"   litellm.acompletion, same request: {summary(via_litellm)}")
-    print(f"   relaybot end to end, new chat:     {summary(relaybot)}")
+    print(f"   relaybot end to end, owner's DM:   {summary(relaybot)}")
     print(f"   relaybot / floor: {ratio:.2f}x mean, {median_ratio:.2f}x median")
 
 
-async def burst(home: Path, chats: int, latency: float) -> None:
+async def burst(home: Path, chats: int, latency: float, cap: int | None) -> float:
+    """Seconds until `chats` chats writing at once are all answered; `cap` None keeps the default."""
+    agent = {} if cap is None else {"max_concurrent_turns": cap}
     with FakeProcess(latency) as fake:
-        config = bench_config(home / f"burst{chats}", fake.base_url)
+        config = bench_config(home / f"burst{chats}-{cap}", fake.base_url, agent=agent)
         async with Bot(config) as bot:
             await bot.ask("telegram:warm", "warm up")
             started = time.perf_counter()
             await asyncio.gather(*(bot.ask(f"telegram:{i}", "hello") for i in range(chats)))
-            elapsed = time.perf_counter() - started
-    cap = config.agent.max_concurrent_turns
-    print(f"   {chats} chats at once, {latency} s model, default cap {cap}: all answered in {elapsed:.2f} s")
+            return time.perf_counter() - started
+
+
+async def concurrency(home: Path) -> None:
+    default = bench_config(home / "defaults", "http://127.0.0.1:9/v1").agent.max_concurrent_turns
+    print(f"2. chats writing at the same moment to a model that takes 1 s (default max_concurrent_turns {default})")
+    print(f"   20 chats, default config: all answered in {await burst(home, 20, 1.0, None):.2f} s")
+    for cap in (8, 16, 32, 64, 128):
+        twenty = await burst(home, 20, 1.0, cap)
+        hundred = await burst(home, 100, 1.0, cap)
+        print(f"   max_concurrent_turns {cap:>3}: 20 chats in {twenty:.2f} s, 100 chats in {hundred:.2f} s")
+
+
+def add_skills(workspace: Path, count: int) -> None:
+    for i in range(count):
+        folder = workspace / "skills" / f"skill-{i:03}"
+        folder.mkdir(parents=True, exist_ok=True)
+        meta = f"name: skill-{i:03}\ndescription: Handles task family {i}.\nrequires: {{bins: [tool{i}]}}"
+        (folder / "SKILL.md").write_text(f"---\n{meta}\n---\nStep by step instructions for family {i}.\n")
+
+
+async def skills_cost(home: Path, rounds: int) -> None:
+    """Turns and system-prompt builds with 0 and 100 workspace skills, interleaved."""
+    from bot.agent.memory import scope_for
+    from bot.bus import ChatRef, InboundMessage, Trust
+
+    with FakeProcess(0.0, consolidating=True) as fake:
+        bots = {}
+        for count in (0, 100):
+            config = bench_config(home / f"skills{count}", fake.base_url)
+            add_skills(config.workspace, count)
+            bots[count] = Bot(config)
+        turns: dict[int, list[float]] = {0: [], 100: []}
+        builds: dict[int, list[float]] = {0: [], 100: []}
+        probe = InboundMessage(ChatRef("telegram", "42"), sender_id="42", text="", trust=Trust.OWNER)
+        async with bots[0], bots[100]:
+            for bot in bots.values():
+                reply = await bot.ask("telegram:42", "warm up")
+                assert reply.text.startswith("echo: "), reply.text
+            for i in range(rounds):
+                for count, bot in bots.items():
+                    started = time.perf_counter()
+                    await bot.ask("telegram:42", f"message {i}")
+                    turns[count].append(time.perf_counter() - started)
+                    context, scope = bot.app.context, scope_for(bot.config.workspace, probe)
+                    started = time.perf_counter()
+                    context.system_prompt(probe, scope)
+                    builds[count].append(time.perf_counter() - started)
+    print(f"3. workspace skills, {rounds} interleaved rounds (owner's DM; 6 built-in skills in both)")
+    for count in (0, 100):
+        build = statistics.median(builds[count]) * 1e6
+        print(f"   {count:>3} extra skills: system prompt {build:6.1f} µs median, turn {summary(turns[count])}")
 
 
 async def main(rounds: int) -> None:
@@ -118,9 +173,8 @@ async def main(rounds: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         await interleaved(home, rounds)
-        print("2. chats writing at the same moment, default config")
-        await burst(home, 20, 1.0)
-        await burst(home, 100, 1.0)
+        await concurrency(home)
+        await skills_cost(home, rounds)
 
 
 if __name__ == "__main__":

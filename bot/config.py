@@ -60,7 +60,7 @@ class LLMConfig(Section):
 
 class AgentConfig(Section):
     max_iterations: int = Field(40, gt=0)
-    max_concurrent_turns: int = Field(64, gt=0)
+    max_concurrent_turns: int = Field(128, gt=0)
     queue_mode: Literal["collect", "followup"] = "collect"
     memory_window: int = Field(100, gt=1)
     max_subagents: int = Field(4, gt=0)
