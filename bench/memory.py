@@ -3,7 +3,8 @@
 Run from the repository root: python bench/memory.py [--chats 3000] [--baseline 300]
 
 Each count of chats runs in a fresh child process: a bot from `relaybot init`'s workspace, the
-fake model (0 s) in a process of its own, one turn per chat, 20 chats at a time. The child prints
+fake model (0 s) in a process of its own, one turn per chat (a different paired user's DM each),
+20 chats at a time. The child prints
 its RSS idle (after one warm-up turn) and after the chats (after a garbage collection), and how
 many sessions its cache holds. Then a 100,000-message session is written turn by turn in the
 store's own format, and opening it is timed: the tail read the agent does, beside a whole-file read.
@@ -22,6 +23,8 @@ import time
 from pathlib import Path
 
 from rig import ROOT, Bot, FakeProcess, bench_config
+
+from bot.bus import Trust
 
 
 def rss_kb() -> int:
@@ -42,7 +45,10 @@ async def child(chats: int, home: Path) -> None:
             idle = rss_kb()
             for start in range(0, chats, 20):
                 await asyncio.gather(
-                    *(bot.ask(f"telegram:{i}", f"hello from chat {i}") for i in range(start, min(chats, start + 20)))
+                    *(
+                        bot.ask(f"telegram:{i}", f"hello from chat {i}", str(i), Trust.USER)
+                        for i in range(start, min(chats, start + 20))
+                    )
                 )
             gc.collect()
             after = rss_kb()

@@ -55,6 +55,8 @@ def write_config(config_file: Path, base_url: str, **sections: Any) -> None:
     import yaml
 
     data = yaml.safe_load(config_file.read_text()) or {}
+    home = config_file.parent  # the paths `relaybot init` used there, whatever RELAYBOT_HOME this process has
+    data.update({"workspace": str(home / "workspace"), "state_dir": str(home / "state")})
     data.setdefault("llm", {}).update({"model": "openai/fake-model", "api_key": "sk-bench", "api_base": base_url})
     for name, values in sections.items():
         if isinstance(values, dict):
@@ -98,8 +100,9 @@ class Bot:
         await asyncio.gather(self._collector, return_exceptions=True)
         await self.app.stop()
 
-    async def ask(self, chat: str, text: str, sender: str = "42") -> OutboundMessage:
-        message = InboundMessage(ChatRef.parse(chat), sender_id=sender, text=text, trust=Trust.OWNER)
+    async def ask(self, chat: str, text: str, sender: str = "42", trust: Trust = Trust.OWNER) -> OutboundMessage:
+        """Send as a user (the owner unless told) and wait for the reply."""
+        message = InboundMessage(ChatRef.parse(chat), sender_id=sender, text=text, trust=trust)
         future: asyncio.Future[OutboundMessage] = asyncio.get_running_loop().create_future()
         self.waiters[message.id] = future
         await self.app.bus.publish_inbound(message)

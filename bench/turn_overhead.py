@@ -24,6 +24,7 @@ from typing import Any
 from rig import Bot, FakeProcess, bench_config, summary
 
 import bot.llm_fastpath as fastpath
+from bot.bus import Trust
 
 
 class BodyTap:
@@ -106,14 +107,14 @@ async def interleaved(home: Path, rounds: int) -> None:
 
 
 async def burst(home: Path, chats: int, latency: float, cap: int | None) -> float:
-    """Seconds until `chats` chats writing at once are all answered; `cap` None keeps the default."""
+    """Seconds until `chats` people writing at once in their DMs are all answered; `cap` None keeps the default."""
     agent = {} if cap is None else {"max_concurrent_turns": cap}
     with FakeProcess(latency) as fake:
         config = bench_config(home / f"burst{chats}-{cap}", fake.base_url, agent=agent)
         async with Bot(config) as bot:
             await bot.ask("telegram:warm", "warm up")
             started = time.perf_counter()
-            await asyncio.gather(*(bot.ask(f"telegram:{i}", "hello") for i in range(chats)))
+            await asyncio.gather(*(bot.ask(f"telegram:{i}", "hello", str(i), Trust.USER) for i in range(chats)))
             return time.perf_counter() - started
 
 
@@ -138,7 +139,7 @@ def add_skills(workspace: Path, count: int) -> None:
 async def skills_cost(home: Path, rounds: int) -> None:
     """Turns and system-prompt builds with 0 and 100 workspace skills, interleaved."""
     from bot.agent.memory import scope_for
-    from bot.bus import ChatRef, InboundMessage, Trust
+    from bot.bus import ChatRef, InboundMessage
 
     with FakeProcess(0.0, consolidating=True) as fake:
         bots = {}
