@@ -3,7 +3,7 @@
 Run from the repository root: python bench/memory.py [--chats 3000] [--baseline 300]
 
 Each count of chats runs in a fresh child process: a bot from `relaybot init`'s workspace, the
-fake model (0 s) in a process of its own, one turn per chat (a different paired user's DM each),
+fake model (0 s) in a process of its own, one turn per chat (a different guest's DM each),
 20 chats at a time. The child prints
 its RSS idle (after one warm-up turn) and after the chats (after a garbage collection), and how
 many sessions its cache holds. Then a 100,000-message session is written turn by turn in the
@@ -46,7 +46,7 @@ async def child(chats: int, home: Path) -> None:
             for start in range(0, chats, 20):
                 await asyncio.gather(
                     *(
-                        bot.ask(f"telegram:{i}", f"hello from chat {i}", str(i), Trust.USER)
+                        bot.ask(f"telegram:{i}", f"hello from chat {i}", str(i), Trust.GUEST)
                         for i in range(start, min(chats, start + 20))
                     )
                 )

@@ -19,6 +19,9 @@ from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust  # noqa: E40
 from bot.config import Config, load_config  # noqa: E402
 
 
+WINDOW = 65_536  # the context window the peers default to; the fake model reports none
+
+
 class FakeProcess:
     """The fake model in a subprocess, off the measured CPU; `consolidating` also answers memory consolidation."""
 
@@ -57,7 +60,8 @@ def write_config(config_file: Path, base_url: str, **sections: Any) -> None:
     data = yaml.safe_load(config_file.read_text()) or {}
     home = config_file.parent  # the paths `relaybot init` used there, whatever RELAYBOT_HOME this process has
     data.update({"workspace": str(home / "workspace"), "state_dir": str(home / "state")})
-    data.setdefault("llm", {}).update({"model": "openai/fake-model", "api_key": "sk-bench", "api_base": base_url})
+    llm = {"model": "openai/fake-model", "api_key": "sk-bench", "api_base": base_url, "context_window": WINDOW}
+    data.setdefault("llm", {}).update(llm)
     for name, values in sections.items():
         if isinstance(values, dict):
             for key, value in values.items():
