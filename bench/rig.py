@@ -18,7 +18,6 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust  # noqa: E402
 from bot.config import Config, load_config  # noqa: E402
 
-
 WINDOW = 65_536  # the context window the peers default to; the fake model reports none
 
 

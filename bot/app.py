@@ -26,6 +26,7 @@ from bot.control import ControlServer
 from bot.events import EventBus
 from bot.home import bundled
 from bot.llm import Provider, Warmable
+from bot.ratelimit import SenderRateLimit
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
@@ -109,7 +110,13 @@ class AgentApp:
             provider, self.sessions, self.budget, config.agent.memory_window, config.timezone
         )
         budgeted = BudgetedProvider(provider, self.budget)
-        self.context = ContextBuilder(config.workspace, config.timezone, skills=self.skills)
+        self.context = ContextBuilder(
+            config.workspace,
+            config.timezone,
+            skills=self.skills,
+            max_inbound_chars=config.agent.max_inbound_chars,
+            inline_attachment_chars=config.agent.inline_attachment_chars,
+        )
         self.runner = TurnRunner(budgeted, self.registry, self.events, config.agent.max_iterations)
         self.subagents = SubagentManager(
             budgeted, self.registry, self.events, self.sessions, self.bus, config.agent.max_subagents
@@ -189,7 +196,7 @@ class Gateway:
             name: AccessPolicy(name, config.owners, getattr(config.channels, name), pairing) for name in self.names
         }
         self.manager = load_object("channels.manager:ChannelManager")(
-            self.agent.bus, self.agent.events, access, start_retry
+            self.agent.bus, self.agent.events, access, start_retry, SenderRateLimit(config.access.rate_limit)
         )
         for name in self.names:
             channel_class = load_object(CHANNEL_CLASSES[name])
@@ -197,7 +204,7 @@ class Gateway:
                 channel_class(
                     self.manager.publisher(name),
                     getattr(config.channels, name),
-                    config.state_dir / "media",
+                    config.workspace / "inbox",
                     channel_retry,
                 )
             )

@@ -67,6 +67,8 @@ class AgentConfig(Section):
     session_cache_size: int = Field(500, gt=0)
     session_cache_mb: float = Field(32.0, gt=0)
     turn_timeout: Duration = Field(600.0, gt=0)
+    max_inbound_chars: int = Field(32_000, gt=0)
+    inline_attachment_chars: int = Field(20_000, ge=0)
 
 
 DmPolicy = Literal["pairing", "allowlist", "open"]
@@ -145,6 +147,10 @@ class ToolsConfig(Section):
     web_fetch: WebFetchConfig = WebFetchConfig()
 
 
+class AccessConfig(Section):
+    rate_limit: int = Field(20, ge=0)
+
+
 class SchedulerConfig(Section):
     misfire_grace: Duration = 600.0
 
@@ -185,6 +191,7 @@ class Config(Section):
     agent: AgentConfig = AgentConfig()
     channels: ChannelsConfig = ChannelsConfig()
     tools: ToolsConfig = ToolsConfig()
+    access: AccessConfig = AccessConfig()
     scheduler: SchedulerConfig = SchedulerConfig()
     heartbeat: HeartbeatConfig = HeartbeatConfig()
     _source: Path | None = PrivateAttr(None)
