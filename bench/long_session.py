@@ -5,9 +5,10 @@ Run from the repository root: python bench/long_session.py [--rounds 40]
 One bot with `relaybot init`'s workspace and the default config (memory window 100) talks to the
 fake model in its own process, which echoes chats and answers memory consolidation with a
 save_memory call. Three chats are built turn by turn through the agent, as users would, with
-consolidation running in the background as it does in use. Then each round gives every chat one
-more turn, interleaved (10, 1,000, 10,000, 10, …), so machine load hits all three alike. Printed
-per chat: the median turn, publish → reply, and the request the model got (bytes and messages).
+consolidation running in the background as it does in use (the 10-message size is a fresh chat
+each round, so it stays that size). Then each round gives every size one more turn, interleaved
+(10, 1,000, 10,000, 10, …), so machine load hits all three alike. Printed per size: the median
+turn, publish → reply, and the request the model got (bytes and messages).
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ async def main(rounds: int) -> None:
         config = bench_config(Path(tmp), fake.base_url)
         async with Bot(config) as bot:
             started = time.perf_counter()
-            await asyncio.gather(*(build(bot, f"telegram:{size}", size) for size in SIZES))
+            small = [build(bot, f"telegram:{SIZES[0]}-{i}", SIZES[0]) for i in range(rounds)]
+            await asyncio.gather(*(build(bot, f"telegram:{size}", size) for size in SIZES[1:]), *small)
             await bot.app.memory.idle()
             print(
                 f"built chats of {', '.join(f'{s:,}' for s in SIZES)} messages in {time.perf_counter() - started:.0f} s"
@@ -73,12 +75,14 @@ async def main(rounds: int) -> None:
             sent: dict[int, list[tuple[int, int]]] = {size: [] for size in SIZES}
             for i in range(rounds):
                 for size in SIZES:
+                    chat = f"telegram:{size}-{i}" if size == SIZES[0] else f"telegram:{size}"
                     started = time.perf_counter()
-                    await bot.ask(f"telegram:{size}", f"One more thing, number {i}?")
+                    await bot.ask(chat, f"One more thing, number {i}?")
                     times[size].append(time.perf_counter() - started)
                     body = requests.last_chat_request()
                     sent[size].append((len(json.dumps(body, ensure_ascii=False).encode()), len(body["messages"])))
-            sessions = {size: bot.app.sessions.get(f"telegram:{size}") for size in SIZES}
+            sessions = {size: bot.app.sessions.get(f"telegram:{size}") for size in SIZES[1:]}
+            sessions[SIZES[0]] = bot.app.sessions.get(f"telegram:{SIZES[0]}-0")
             await bot.app.memory.idle()
     print(f"agent.memory_window = {config.agent.memory_window}; {rounds} interleaved rounds, median per turn:")
     for size in SIZES:
