@@ -7,8 +7,8 @@ import pytest
 
 from bot.config import LLMConfig
 from bot.errors import ProviderError, ProviderUnreachable
-from bot.llm import LiteLLMProvider, LLMResponse
-from bot.llm_fastpath import fast_path_for, wire_body
+from bot.llm import LiteLLMProvider, LLMResponse, Usage, priced
+from bot.llm_fastpath import fast_path_for, openai_key, wire_body
 from bot.model_prices import call_cost, model_record
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import Error, FakeLLM, Text, ToolCalls
@@ -141,3 +141,18 @@ def test_cost_is_computed_from_usage_and_the_price_table() -> None:
     expected = 1000 * record.input_cost_per_token + 100 * record.output_cost_per_token
     assert call_cost("openai/gpt-4o-mini", 1000, 100) == pytest.approx(expected)
     assert call_cost("openai/fake-model", 1000, 100) == 0.0
+
+
+def test_the_key_is_resolved_as_litellm_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert openai_key(LLMConfig(model="openai/gpt-4o-mini", api_key="sk-set")) == ("sk-set", [])
+    assert openai_key(LLMConfig(model="openai/gpt-4o-mini")) == (None, ["OPENAI_API_KEY"])
+    assert openai_key(LLMConfig(model="openai/local", api_base="http://127.0.0.1:1/v1")) == ("no-key", [])
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
+    assert openai_key(LLMConfig(model="openai/gpt-4o-mini")) == ("sk-env", [])
+
+
+def test_a_priced_model_reports_the_cost_of_its_usage() -> None:
+    response = priced(LLMResponse("hi", usage=Usage(1000, 100)), "openai/gpt-4o-mini")
+    assert response.usage.cost == pytest.approx(call_cost("openai/gpt-4o-mini", 1000, 100)) and response.usage.cost > 0
+    assert priced(LLMResponse("hi", usage=Usage(1000, 100)), "openai/fake-model").usage.cost == 0.0
