@@ -33,6 +33,7 @@ class SessionFile:
     consolidated: int = 0
     base: int = 0
     size: int = 0
+    inbound_ids: set[str] = field(default_factory=set)
 
     @classmethod
     def read(cls, path: Path, key: str, repair: bool = True) -> SessionFile:
@@ -50,6 +51,7 @@ class SessionFile:
                 kind = record.get("type")
                 if kind == "message":
                     found.messages.append(record["message"])
+                    found.inbound_ids.update(record.get("inbound", ()))
                     found.size += len(line)
                 elif kind == "usage":
                     found.prompt_tokens += int(record.get("prompt", 0))
@@ -85,6 +87,7 @@ def read_tail(path: Path, key: str, tail: int) -> SessionFile:
                 if total is None:
                     total = index + 1
                 backwards.append(record["message"])
+                found.inbound_ids.update(record.get("inbound", ()))
                 found.size += len(line)
                 if index <= total - tail:
                     break

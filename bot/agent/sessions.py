@@ -38,6 +38,7 @@ class Session:
     consolidated: int = 0
     base: int = 0
     size: int = 0
+    inbound_ids: set[str] = field(default_factory=set)
 
     @property
     def total(self) -> int:
@@ -122,15 +123,22 @@ class SessionStore:
             self._sessions.move_to_end(key)
         return session
 
-    def append(self, session: Session, messages: list[dict[str, Any]]) -> None:
-        """Append messages to the session and its file in one write."""
+    def append(self, session: Session, messages: list[dict[str, Any]], inbound_ids: list[str] | None = None) -> None:
+        """Append messages to the session and its file in one write; `inbound_ids` names the bus messages they hold."""
         now = time.time()
         first = session.total
         lines = [{"type": "message", "ts": now, "n": first + i, "message": m} for i, m in enumerate(messages)]
+        if inbound_ids:
+            lines[0]["inbound"] = inbound_ids
+            session.inbound_ids.update(inbound_ids)
         written = self._write(session.path, lines)
         session.messages.extend(messages)
         self._grow(session, written)
         self._trim(session)
+
+    def has_inbound(self, session: Session, inbound_ids: list[str]) -> bool:
+        """Whether these bus messages are already in the session (a turn run again after a crash)."""
+        return bool(inbound_ids) and session.inbound_ids.issuperset(inbound_ids)
 
     def record_usage(self, session: Session, prompt_tokens: int, completion_tokens: int) -> None:
         """Add one LLM call's token counts to the session's totals."""
@@ -220,4 +228,5 @@ class SessionStore:
             consolidated=tail.consolidated,
             base=tail.base,
             size=tail.size,
+            inbound_ids=tail.inbound_ids,
         )
