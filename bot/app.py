@@ -41,6 +41,7 @@ from bot.tools.skills import LoadSkillTool
 from bot.tools.spawn import SpawnTool
 from bot.tools.web import WebFetchTool, WebSearchTool
 from bot.tools.workspace import WorkspacePaths
+from bot.transcription import Transcriber
 
 logger = logging.getLogger(__name__)
 
@@ -128,6 +129,7 @@ class AgentApp:
             self.memory,
             on_stop=self.subagents.cancel_for,
             owner_dm=LastOwnerDM(config.state_dir / "owner_dm.json"),
+            transcriber=Transcriber(config.llm) if config.llm.transcription_model else None,
         )
 
     async def start(self) -> None:
