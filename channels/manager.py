@@ -122,8 +122,10 @@ class ChannelManager:
                 if not self._within_rate(name, served):
                     return
                 await self._bus.publish_inbound(served)
-            case SendPairingCode(code=code):
-                logger.warning("[%s] pairing code issued to %s (%s)", key, message.sender_id, message.sender_name)
+            case SendPairingCode(code=code, repeated=repeated):
+                level = logging.INFO if repeated else logging.WARNING
+                what = "sent again" if repeated else "issued"
+                logger.log(level, "[%s] pairing code %s to %s (%s)", key, what, message.sender_id, message.sender_name)
                 self._slots[name].queue.put_nowait(OutboundMessage(message.chat, pairing_message(name, code)))
             case Ignore(reason=reason):
                 logger.debug("[%s] ignored message from %s: %s", key, message.sender_id, reason)
