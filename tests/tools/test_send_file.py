@@ -86,3 +86,12 @@ async def test_a_file_over_the_platform_limit_is_refused_before_upload(tmp_path:
     with pytest.raises(ToolError, match="outside the workspace"):
         await tool.run({"path": "../secret"}, ctx)
     assert sent == []
+
+
+def test_an_outbound_file_survives_the_journal_codec() -> None:
+    from bot.bus.messages import Attachment, outbound_from_json, outbound_to_json
+
+    message = OutboundMessage(
+        ChatRef("slack", "D1"), "caption", finalises="turn-1", files=(Attachment("/ws/a.pdf", "application/pdf"),)
+    )
+    assert outbound_from_json(outbound_to_json(message)) == message
