@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from bot.bus import ChatRef, OutboundMessage, Trust
+from bot.bus.messages import Attachment, outbound_from_json, outbound_to_json
 from bot.errors import ToolError
 from bot.tools.base import ToolContext
 from bot.tools.send_file import MB, SendFileTool
@@ -89,8 +90,6 @@ async def test_a_file_over_the_platform_limit_is_refused_before_upload(tmp_path:
 
 
 def test_an_outbound_file_survives_the_journal_codec() -> None:
-    from bot.bus.messages import Attachment, outbound_from_json, outbound_to_json
-
     message = OutboundMessage(
         ChatRef("slack", "D1"), "caption", finalises="turn-1", files=(Attachment("/ws/a.pdf", "application/pdf"),)
     )
