@@ -40,11 +40,13 @@ from bot.tools.mcp import MCPServers
 from bot.tools.message import MessageTool
 from bot.tools.netguard import any_address, is_public
 from bot.tools.sandbox import SECRET_NAME, BwrapSandbox, HostShell, Launcher, choose_launcher
+from bot.tools.send_file import SendFileTool
 from bot.tools.shell import ExecTool
 from bot.tools.skills import LoadSkillTool
 from bot.tools.spawn import SpawnTool
 from bot.tools.web import WebFetchTool, WebSearchTool
 from bot.tools.workspace import WorkspacePaths
+from bot.transcription import Transcriber
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +93,7 @@ def build_registry(config: Config, skills: SkillLibrary) -> ToolRegistry:
     tools.append(WebSearchTool(search.api_key.get_secret_value(), search.api_base))
     tools.append(WebFetchTool(any_address if config.tools.web_fetch.allow_private else is_public))
     tools.append(MessageTool())
+    tools.append(SendFileTool(WorkspacePaths(config.workspace, restrict=True)))
     tools.append(LoadSkillTool(skills))
     return ToolRegistry(tools, guest_tools=config.tools.guest_tools)
 
@@ -147,6 +150,7 @@ class AgentApp:
             self.memory,
             on_stop=self.subagents.cancel_for,
             owner_dm=LastOwnerDM(config.state_dir / "owner_dm.json"),
+            transcriber=Transcriber(config.llm) if config.llm.transcription_model else None,
         )
         self._warming: asyncio.Task[None] | None = None
 
