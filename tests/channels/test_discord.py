@@ -228,7 +228,9 @@ async def test_a_dm_sent_while_the_bot_was_down_is_answered_once_after_start(
     assert last_user_text(fake_llm).endswith("while you were away")
 
 
-async def test_catch_up_skips_a_message_already_journaled(tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
+async def test_catch_up_skips_a_message_already_journaled(
+    tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord
+) -> None:
     fake_llm.script(Text("first"))
     async with Bot(tmp_path, fake_llm, discord) as running:
         await running.gateway.manager.ready("discord")

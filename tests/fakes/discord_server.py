@@ -370,7 +370,7 @@ class FakeDiscord:
         return body
 
     def _history(self, channel_id: int, query: Any) -> list[dict]:
-        """`GET /channels/{id}/messages?after=&limit=`: the `limit` oldest after `after`, newest first, as Discord does."""
+        """`GET /channels/{id}/messages?after=&limit=`: the `limit` oldest after `after`, newest first, like Discord."""
         after, limit = int(query.get("after", 0)), min(int(query.get("limit", 50)), 100)
         found = sorted(
             (m for m in self._messages.values() if int(m["channel_id"]) == channel_id and int(m["id"]) > after),
