@@ -26,6 +26,10 @@ from bot.control import ControlServer
 from bot.events import EventBus
 from bot.home import bundled
 from bot.llm import Provider
+from bot.plugins.approvals import ExecApprovals
+from bot.plugins.events import GatewayStart, GatewayStop
+from bot.plugins.hooks import Hooks
+from bot.plugins.loader import Plugins, load_plugins
 from bot.ratelimit import SenderRateLimit
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
@@ -66,7 +70,7 @@ def exec_launcher(config: Config) -> Launcher:
     return choose_launcher(exec_config.sandbox, sandbox, HostShell(os.environ, tuple(config.secrets())))
 
 
-def build_registry(config: Config, skills: SkillLibrary) -> ToolRegistry:
+def build_registry(config: Config, skills: SkillLibrary, hooks: Hooks | None = None) -> ToolRegistry:
     """The tools this bot offers, each given only its part of the config, with the guest set."""
     paths = WorkspacePaths(config.workspace, config.tools.restrict_to_workspace)
     tools: list[Tool] = [ReadFileTool(paths), WriteFileTool(paths), EditFileTool(paths), ListDirTool(paths)]
@@ -81,7 +85,13 @@ def build_registry(config: Config, skills: SkillLibrary) -> ToolRegistry:
     tools.append(WebFetchTool(any_address if config.tools.web_fetch.allow_private else is_public))
     tools.append(MessageTool())
     tools.append(LoadSkillTool(skills))
-    return ToolRegistry(tools, guest_tools=config.tools.guest_tools)
+    return ToolRegistry(tools, guest_tools=config.tools.guest_tools, hooks=hooks)
+
+
+def plugins_for(config: Config) -> Plugins:
+    """The plugins from the `relaybot.plugins` entry points and the config's `plugins` list."""
+    base = config.source.parent if config.source else Path.cwd()
+    return load_plugins(config.plugins, base)
 
 
 class AgentApp:
@@ -98,12 +108,24 @@ class AgentApp:
         self.provider = provider
         self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
         self.skills = SkillLibrary([bundled("skills"), config.workspace / "skills"])
-        self.registry = build_registry(config, self.skills)
+        self.plugins = plugins_for(config)
+        self.registry = build_registry(config, self.skills, self.plugins.hooks)
+        for tool in self.plugins.tools:
+            self.registry.register(tool)
+        if config.tools.exec.enabled:
+            wait = min(config.tools.exec.approval_timeout, config.agent.turn_timeout)
+            approvals = ExecApprovals(config.tools.exec.approval, config.workspace, self.bus.publish_outbound, wait)
+            approvals.install(self.plugins.hooks)
         config.workspace.mkdir(parents=True, exist_ok=True)
         config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.sessions = SessionStore(config.state_dir / "sessions")
         self.memory = MemoryConsolidator(
-            provider, self.sessions, self.budget, config.agent.memory_window, config.timezone
+            provider,
+            self.sessions,
+            self.budget,
+            config.agent.memory_window,
+            config.timezone,
+            hooks=self.plugins.hooks,
         )
         budgeted = BudgetedProvider(provider, self.budget)
         self.context = ContextBuilder(
@@ -130,6 +152,7 @@ class AgentApp:
             self.memory,
             on_stop=self.subagents.cancel_for,
             owner_dm=LastOwnerDM(config.state_dir / "owner_dm.json"),
+            hooks=self.plugins.hooks,
         )
 
     async def start(self) -> None:
@@ -191,6 +214,9 @@ class Gateway:
                     channel_retry,
                 )
             )
+        for channel_class in self.agent.plugins.channels:
+            self.names.append(channel_class.name)
+            self.manager.add(channel_class(self.manager.publisher(channel_class.name)))
 
         self.cron = CronService(
             config.state_dir, config.timezone, config.scheduler.misfire_grace, self.agent.bus, self.agent.events
@@ -209,8 +235,10 @@ class Gateway:
         await self.cron.start()
         await self.heartbeat.start()
         await self.control.start()
+        await self.agent.plugins.hooks.run("gateway_start", GatewayStart(tuple(self.names)))
 
     async def stop(self) -> None:
+        await self.agent.plugins.hooks.run("gateway_stop", GatewayStop())
         await self.control.stop()
         await self.heartbeat.stop()
         await self.cron.stop()

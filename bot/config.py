@@ -60,7 +60,7 @@ class LLMConfig(Section):
 class AgentConfig(Section):
     max_iterations: int = Field(40, gt=0)
     max_concurrent_turns: int = Field(8, gt=0)
-    queue_mode: Literal["collect", "followup"] = "collect"
+    queue_mode: Literal["collect", "followup", "steer"] = "collect"
     memory_window: int = Field(100, gt=1)
     max_subagents: int = Field(4, gt=0)
     turn_timeout: Duration = Field(600.0, gt=0)
@@ -117,6 +117,8 @@ class ExecConfig(Section):
     sandbox: Literal["auto", "bwrap", "off"] = "auto"
     network: bool = True
     env: dict[str, str] = {}
+    approval: Literal["off", "dangerous", "always"] = "dangerous"
+    approval_timeout: Duration = Field(300.0, gt=0)
 
     @field_validator("env")
     @classmethod
@@ -224,6 +226,7 @@ class Config(Section):
     scheduler: SchedulerConfig = SchedulerConfig()
     heartbeat: HeartbeatConfig = HeartbeatConfig()
     mcp_servers: dict[str, MCPServerConfig] = {}
+    plugins: list[str] = []
     _source: Path | None = PrivateAttr(None)
 
     @property
