@@ -24,6 +24,7 @@ from bot.bus import LocalBus, MessageBus
 from bot.config import Config, home_dir
 from bot.control import ControlServer
 from bot.events import EventBus
+from bot.filemodes import keep_private
 from bot.home import bundled
 from bot.llm import Provider
 from bot.plugins.approvals import ExecApprovals
@@ -68,6 +69,14 @@ def exec_launcher(config: Config) -> Launcher:
     hidden = (home_dir(), config.state_dir, *([config.source] if config.source else []), Path.home())
     sandbox = BwrapSandbox(config.workspace, hidden=hidden, network=exec_config.network, extra_env=exec_config.env)
     return choose_launcher(exec_config.sandbox, sandbox, HostShell(os.environ, tuple(config.secrets())))
+
+
+def private_roots(config: Config) -> list[Path]:
+    """What relaybot keeps private: the workspace, the state, and the relaybot home when the config lives there."""
+    roots = [config.workspace, config.state_dir]
+    if config.source is not None and config.source.parent == home_dir().resolve():
+        roots.append(config.source.parent)
+    return roots
 
 
 def build_registry(config: Config, skills: SkillLibrary, hooks: Hooks | None = None) -> ToolRegistry:
@@ -116,8 +125,9 @@ class AgentApp:
             wait = min(config.tools.exec.approval_timeout, config.agent.turn_timeout)
             approvals = ExecApprovals(config.tools.exec.approval, config.workspace, self.bus.publish_outbound, wait)
             approvals.install(self.plugins.hooks)
-        config.workspace.mkdir(parents=True, exist_ok=True)
+        config.workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
         config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        keep_private(private_roots(config))
         self.sessions = SessionStore(config.state_dir / "sessions")
         self.memory = MemoryConsolidator(
             provider,
@@ -197,7 +207,7 @@ class Gateway:
 
         self.agent = AgentApp(config, provider)
         self.names = enabled_channels(config)
-        pairing = PairingBook(config.state_dir / "pairing.json")
+        pairing = PairingBook(config.state_dir / "pairing.json", max_pending=config.access.max_pending)
         access = {
             name: AccessPolicy(name, config.owners, getattr(config.channels, name), pairing) for name in self.names
         }

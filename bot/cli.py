@@ -42,7 +42,9 @@ def options(
 ) -> None:
     """Global options."""
     from bot.config import config_path
+    from bot.filemodes import private_umask
 
+    private_umask()  # whatever the command creates under the relaybot home is private
     if log_level.lower() not in LOG_LEVELS:
         raise typer.BadParameter(f"use one of {', '.join(LOG_LEVELS)}", param_hint="--log-level")
     ctx.obj = Options(config_path(config), log_level.lower())

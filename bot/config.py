@@ -55,6 +55,9 @@ class LLMConfig(Section):
     temperature: float = Field(0.7, ge=0, le=2)
     context_window: int | None = Field(None, gt=0)
     timeout: Duration = 120.0
+    transcription_model: str | None = None
+    transcription_api_base: str | None = None
+    transcription_api_key: SecretStr = SecretStr("")
 
 
 class AgentConfig(Section):
@@ -77,6 +80,10 @@ class ChannelSection(Section):
     allow_from: list[str] = []
     dm_policy: DmPolicy = "pairing"
     group_policy: GroupPolicy = "mention"
+    streaming: Literal["auto", "edit", "off"] = "auto"
+    stream_interval: Duration = Field(1.0, gt=0)
+    show_tool_progress: bool = True
+    show_reasoning: bool = False
 
     @field_validator("allow_from", mode="before")
     @classmethod
@@ -179,6 +186,7 @@ class MCPServerConfig(Section):
 
 
 class AccessConfig(Section):
+    max_pending: int = Field(10, gt=0)
     rate_limit: int = Field(20, ge=0)
 
 

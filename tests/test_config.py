@@ -102,6 +102,23 @@ def test_secrets_lists_every_configured_token(tmp_path: Path) -> None:
     assert sorted(config.secrets()) == ["sk-a", "tg-b"]
 
 
+def test_exec_sandbox_and_access_keys_are_checked(tmp_path: Path) -> None:
+    config = load_config(bundled("config.example.yaml"), env={})
+    assert (config.tools.exec.sandbox, config.tools.exec.network, config.tools.exec.env) == ("auto", True, {})
+    assert config.access.max_pending == 10
+    assert "tools.exec.sandbox: Input should be 'auto', 'bwrap' or 'off'" in error_for(
+        tmp_path, "tools:\n  exec:\n    sandbox: docker\n"
+    )
+    assert error_for(tmp_path, "tools:\n  exec:\n    env:\n      BAD-NAME: x\n").startswith(
+        "tools.exec.env: 'BAD-NAME' is not an environment variable name"
+    )
+    assert error_for(tmp_path, "access:\n  max_pending: 0\n").startswith("access.max_pending: Input should be greater")
+
+
+def test_a_loaded_config_knows_its_file(tmp_path: Path) -> None:
+    assert load_config(write(tmp_path, "{}\n"), env={}).source == (tmp_path / "config.yaml").resolve()
+
+
 def test_trust_limits_have_their_defaults_and_name_their_keys(tmp_path: Path) -> None:
     config = load_config(bundled("config.example.yaml"), env={})
     assert config.agent.turn_timeout == 600
