@@ -5,6 +5,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from bot.app import plugins_for
@@ -178,3 +179,23 @@ async def test_turn_hooks_see_each_stage_and_their_decisions_apply(tmp_path: Pat
     assert fake.requests[0]["messages"][0]["content"].endswith("Always answer in French.")
     assert not tool_answers(fake.requests[1])[0].startswith("[listing")
     assert saved == ["[listing withheld]"]
+
+
+def test_installed_plugins_are_found_through_the_entry_point_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    (site / "relaybot_echo_plugin-1.0.dist-info").mkdir(parents=True)
+    (site / "relaybot_echo_plugin-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: relaybot-echo-plugin\nVersion: 1.0\n"
+    )
+    (site / "relaybot_echo_plugin-1.0.dist-info" / "entry_points.txt").write_text(
+        "[relaybot.plugins]\necho = relaybot_echo_plugin\n"
+    )
+    (site / "relaybot_echo_plugin.py").write_text(
+        "def register(api):\n    api.command('echo', lambda event: event.args)\n"
+    )
+    monkeypatch.syspath_prepend(str(site))
+    (tmp_path / "config.yaml").write_text("{}\n")
+    plugins = plugins_for(load_config(tmp_path / "config.yaml", env={}))
+    assert [(p.plugin, p.commands) for p in plugins.loaded] == [("echo (relaybot_echo_plugin)", ["echo"])]
