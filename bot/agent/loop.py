@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -103,8 +103,21 @@ class AgentLoop:
         """Begin consuming inbound messages."""
         self._dispatcher = asyncio.create_task(self._dispatch(), name="agent-dispatch")
 
+    async def drain(self, grace: float) -> None:
+        """Stop taking messages and give running turns up to `grace` seconds to finish."""
+        if self._dispatcher:
+            self._dispatcher.cancel()
+            await asyncio.gather(self._dispatcher, return_exceptions=True)
+            self._dispatcher = None
+        for lane in self._lanes.values():
+            lane.pending.clear()
+        turns = [lane.turn for lane in self._lanes.values() if lane.turn]
+        if turns:
+            logger.warning("waiting up to %.0fs for %d running turns", grace, len(turns))
+            await asyncio.wait(turns, timeout=grace)
+
     async def stop(self) -> None:
-        """Stop consuming, cancel running turns and wait for them to end."""
+        """Stop consuming, cancel running turns (they stay pending in the bus) and wait for them to end."""
         tasks = [self._dispatcher] if self._dispatcher else []
         for lane in self._lanes.values():
             lane.pending.clear()
@@ -140,13 +153,13 @@ class AgentLoop:
             await self._stop_session(message)
             return
         if command is Command.HELP:
-            await self._reply(message, HELP_TEXT)
+            await self._reply(message, HELP_TEXT, completes=[message.id])
             return
         if command is Command.START:
-            await self._reply(message, GREETING)
+            await self._reply(message, GREETING, completes=[message.id])
             return
         if command is Command.STATUS:
-            await self._reply(message, self._status(key))
+            await self._reply(message, self._status(key), completes=[message.id])
             return
         if message.kind == "user" and await self._plugin_command(message):
             return
@@ -196,11 +209,13 @@ class AgentLoop:
     async def _process(self, batch: list[InboundMessage], lane: _Lane) -> None:
         message = batch[-1]
         key = message.chat.session_key
+        ids = [m.id for m in batch]
         if _is_new_session(message):
             closed = self._reset(message)
             await self._hook("session_end", SessionEnd(key, message.chat, closed))
-            await self._reply(message, "Started a new conversation.")
+            await self._reply(message, "Started a new conversation.", completes=ids)
             return
+        await self._bus.begin_inbound(ids)
         started = time.perf_counter()
         self._events.emit(TurnStarted(message.chat, message.id))
         outbox = TurnOutbox(message.chat, self._bus.publish_outbound)
@@ -209,7 +224,7 @@ class AgentLoop:
         reply: str | None = None
         kind: ReplyKind = "reply"
         try:
-            steer = self._steering(lane, lowest_trust(batch)) if self._config.queue_mode == "steer" else None
+            steer = self._steering(lane, lowest_trust(batch), ids) if self._config.queue_mode == "steer" else None
             result = await bounded(self._run_turn(batch, outbox, steer=steer), self._config.turn_timeout)
             reply, iterations = result.text, result.iterations
             if result.hit_limit:
@@ -221,6 +236,8 @@ class AgentLoop:
         except asyncio.CancelledError:
             outcome = "cancelled"
             self._close_unfinished(key, STOPPED if lane.stopped else SHUT_DOWN)
+            # Stopped by the user: handled. Stopped by a shutdown: the next start runs it again.
+            await (self._bus.complete_inbound(ids) if lane.stopped else self._bus.release_inbound(ids))
             raise
         except TurnTimedOut as exc:
             outcome = "timed out"
@@ -246,7 +263,11 @@ class AgentLoop:
             logger.info("[%s] turn %s in %.2fs (%s)", key, outcome, duration, message.id)
         await self._hook("agent_end", AgentEnd(key, message.chat, message.sender_id, outcome, reply))
         if reply is not None:
-            await self._reply(message, reply, kind, finalises=message.id if message.stream else None)
+            await self._reply(
+                message, reply, kind, completes=ids, finalises=message.id if message.stream else None
+            )
+        else:
+            await self._bus.complete_inbound(ids)
 
     async def run_detached(self, message: InboundMessage, session_key: str) -> TurnResult:
         """Run one turn in session `session_key` within the concurrency cap and the turn timeout; returns the reply."""
@@ -264,8 +285,8 @@ class AgentLoop:
                 self._close_unfinished(session_key, CRASHED)
                 raise
 
-    def _steering(self, lane: _Lane, trust: Trust) -> Callable[[], list[str]]:
-        """Takes the messages queued behind the running turn for it (steer mode).
+    def _steering(self, lane: _Lane, trust: Trust, ids: list[str]) -> Callable[[], list[str]]:
+        """Takes the messages queued behind the running turn for it (steer mode); their ids join `ids`.
 
         Only messages as trusted as the turn join it, so the turn still acts with its messages' lowest trust;
         a less trusted one, or /new, waits for the next turn.
@@ -274,7 +295,9 @@ class AgentLoop:
         def take() -> list[str]:
             taken: list[str] = []
             while lane.pending and _may_join(lane.pending[0], trust):
-                taken.append(self._context.user_text(lane.pending.popleft()))
+                message = lane.pending.popleft()
+                ids.append(message.id)  # answered by this turn's reply, so completed with it
+                taken.append(self._context.user_text(message))
             return taken
 
         return take
@@ -292,6 +315,11 @@ class AgentLoop:
         scope = scope_for(self._workspace, message)
         text = "\n\n".join(self._context.user_text(m) for m in batch)
         history = session.history(self._config.memory_window)
+        ids = [m.id for m in batch]
+        again = self._sessions.has_inbound(session, ids)
+        if again:
+            logger.info("[%s] running %s again after a restart", session.key, message.id)
+            history = _before_last_user(history, text)
         messages = self._context.build(message, scope, history, text)
         if not session.messages:
             await self._hook("session_start", SessionStart(session.key, message.chat))
@@ -299,7 +327,8 @@ class AgentLoop:
         added = await self._hook("before_agent_start", event)
         if isinstance(added, Replace):
             messages[0] = {**messages[0], "content": f"{messages[0]['content']}\n\n{added.value}"}
-        self._sessions.append(session, [{"role": "user", "content": text}])
+        if not again:
+            self._sessions.append(session, [{"role": "user", "content": text}], inbound_ids=ids)
         ctx = ToolContext(message.chat, message.sender_id, message.trust, message.id, outbox.send, message.is_direct)
 
         def record_usage(usage: Usage) -> None:
@@ -364,11 +393,12 @@ class AgentLoop:
         lane = self._lanes.get(key)
         helpers = self._on_stop(key) if self._on_stop else 0
         if lane is None and not helpers:
-            await self._reply(message, "Nothing to stop.")
+            await self._reply(message, "Nothing to stop.", completes=[message.id])
             return
         notes = []
         if lane is not None:
             dropped = len(lane.pending)
+            await self._bus.complete_inbound([m.id for m in lane.pending])
             lane.pending.clear()
             if lane.turn is not None:
                 lane.stopped = True
@@ -378,7 +408,8 @@ class AgentLoop:
         if helpers:
             notes.append(f"cancelled {helpers} background task{'s' if helpers != 1 else ''}")
         logger.info("[%s] stopped by /stop", key)
-        await self._reply(message, "Stopped" + (f" and {' and '.join(notes)}" if notes else "") + ".")
+        text = "Stopped" + (f" and {' and '.join(notes)}" if notes else "") + "."
+        await self._reply(message, text, completes=[message.id])
 
     def _status(self, key: str) -> str:
         session = self._sessions.get(key)
@@ -391,11 +422,18 @@ class AgentLoop:
         )
 
     async def _reply(
-        self, message: InboundMessage, text: str, kind: ReplyKind = "reply", finalises: str | None = None
+        self,
+        message: InboundMessage,
+        text: str,
+        kind: ReplyKind = "reply",
+        completes: Sequence[str] = (),
+        finalises: str | None = None,
     ) -> None:
+        """Publish the reply; the messages it answers are marked handled in the same journal write."""
         decision = await self._hook("message_sending", MessageSending(message.chat, text, message.id))
         if isinstance(decision, Block):
             logger.info("[%s] reply dropped by a plugin: %s", message.chat.session_key, decision.reason)
+            await self._bus.complete_inbound(completes)
             return
         if isinstance(decision, Replace):
             text = str(decision.value)
@@ -406,8 +444,10 @@ class AgentLoop:
                 in_reply_to=message.id,
                 reply_to_platform_id=message.platform_message_id,
                 kind=kind,
+                id=f"{message.id}:reply",
                 finalises=finalises,
-            )
+            ),
+            completes,
         )
         await self._hook("message_sent", MessageSent(message.chat, text, message.id))
 
@@ -421,6 +461,14 @@ def _may_join(message: InboundMessage, trust: Trust) -> bool:
     """Whether a queued message may be steered into a running turn of this trust."""
     more_trusted = TRUST_ORDER.index(message.trust) >= TRUST_ORDER.index(trust)
     return message.kind == "user" and not _is_new_session(message) and more_trusted
+
+
+def _before_last_user(history: list[dict], text: str) -> list[dict]:
+    """History up to the user message being run again, which the new prompt repeats."""
+    for index in range(len(history) - 1, -1, -1):
+        if history[index].get("role") == "user" and history[index].get("content") == text:
+            return history[:index]
+    return history
 
 
 def _is_new_session(message: InboundMessage) -> bool:
