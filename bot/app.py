@@ -29,6 +29,10 @@ from bot.filemodes import keep_private
 from bot.home import bundled
 from bot.llm import Provider, Warmable
 from bot.lock import AlreadyRunning, GatewayLock
+from bot.plugins.approvals import ExecApprovals
+from bot.plugins.events import GatewayStart, GatewayStop
+from bot.plugins.hooks import Hooks
+from bot.plugins.loader import Plugins, load_plugins
 from bot.ratelimit import SenderRateLimit
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
@@ -80,7 +84,7 @@ def private_roots(config: Config) -> list[Path]:
     return roots
 
 
-def build_registry(config: Config, skills: SkillLibrary) -> ToolRegistry:
+def build_registry(config: Config, skills: SkillLibrary, hooks: Hooks | None = None) -> ToolRegistry:
     """The tools this bot offers, each given only its part of the config, with the guest set."""
     paths = WorkspacePaths(config.workspace, config.tools.restrict_to_workspace)
     tools: list[Tool] = [ReadFileTool(paths), WriteFileTool(paths), EditFileTool(paths), ListDirTool(paths)]
@@ -96,7 +100,13 @@ def build_registry(config: Config, skills: SkillLibrary) -> ToolRegistry:
     tools.append(MessageTool())
     tools.append(SendFileTool(WorkspacePaths(config.workspace, restrict=True)))
     tools.append(LoadSkillTool(skills))
-    return ToolRegistry(tools, guest_tools=config.tools.guest_tools)
+    return ToolRegistry(tools, guest_tools=config.tools.guest_tools, hooks=hooks)
+
+
+def plugins_for(config: Config) -> Plugins:
+    """The plugins from the `relaybot.plugins` entry points and the config's `plugins` list."""
+    base = config.source.parent if config.source else Path.cwd()
+    return load_plugins(config.plugins, base)
 
 
 class AgentApp:
@@ -113,7 +123,14 @@ class AgentApp:
         self.provider = provider
         self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
         self.skills = SkillLibrary([bundled("skills"), config.workspace / "skills"])
-        self.registry = build_registry(config, self.skills)
+        self.plugins = plugins_for(config)
+        self.registry = build_registry(config, self.skills, self.plugins.hooks)
+        for tool in self.plugins.tools:
+            self.registry.register(tool)
+        if config.tools.exec.enabled:
+            wait = min(config.tools.exec.approval_timeout, config.agent.turn_timeout)
+            approvals = ExecApprovals(config.tools.exec.approval, config.workspace, self.bus.publish_outbound, wait)
+            approvals.install(self.plugins.hooks)
         config.workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
         config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         keep_private(private_roots(config))
@@ -124,7 +141,12 @@ class AgentApp:
             max_bytes=int(config.agent.session_cache_mb * 1024 * 1024),
         )
         self.memory = MemoryConsolidator(
-            provider, self.sessions, self.budget, config.agent.memory_window, config.timezone
+            provider,
+            self.sessions,
+            self.budget,
+            config.agent.memory_window,
+            config.timezone,
+            hooks=self.plugins.hooks,
         )
         budgeted = BudgetedProvider(provider, self.budget)
         self.context = ContextBuilder(
@@ -152,6 +174,7 @@ class AgentApp:
             on_stop=self.subagents.cancel_for,
             owner_dm=LastOwnerDM(config.state_dir / "owner_dm.json"),
             transcriber=Transcriber(config.llm) if config.llm.transcription_model else None,
+            hooks=self.plugins.hooks,
         )
         self._warming: asyncio.Task[None] | None = None
 
@@ -239,6 +262,9 @@ class Gateway:
             if isinstance(channel, CatchesUp):
                 channel.remember_chats(ActiveChats(config.state_dir / "catchup" / f"{name}.json"))
             self.manager.add(channel, section.send_concurrency)
+        for channel_class in self.agent.plugins.channels:
+            self.names.append(channel_class.name)
+            self.manager.add(channel_class(self.manager.publisher(channel_class.name)))
 
         self.cron = CronService(
             config.state_dir, config.timezone, config.scheduler.misfire_grace, self.agent.bus, self.agent.events
@@ -259,9 +285,11 @@ class Gateway:
         await self.cron.start()
         await self.heartbeat.start()
         await self.control.start()
+        await self.agent.plugins.hooks.run("gateway_start", GatewayStart(tuple(self.names)))
 
     async def stop(self) -> None:
         """Stop intake, let running turns finish within `shutdown_grace`, flush the outbox, leave the rest pending."""
+        await self.agent.plugins.hooks.run("gateway_stop", GatewayStop())
         self.agent.bus.close_intake()
         await self.control.stop()
         await self.heartbeat.stop()
