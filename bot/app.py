@@ -10,20 +10,25 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bot.access import PairingBook
+from bot.agent.account import AccountCommands
 from bot.agent.budget import BudgetedProvider, ContextBudget, ContextWindow
 from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
 from bot.agent.loop import AgentLoop
+from bot.agent.persona_turns import PersonaTurns
 from bot.agent.sessions import SessionStore
 from bot.agent.skills import SkillLibrary
 from bot.agent.subagents import SubagentManager
 from bot.agent.turn import TurnRunner
-from bot.bus import LocalBus, MessageBus
-from bot.config import Config
+from bot.bus import LocalBus, MessageBus, OutboundMessage, Trust
+from bot.config import Config, LLMConfig
 from bot.control import ControlServer
 from bot.events import EventBus
 from bot.home import bundled
 from bot.llm import Provider
+from bot.model_stack import ModelStack
+from bot.personas import Persona, PersonaRouter, personas_from
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
@@ -37,6 +42,8 @@ from bot.tools.skills import LoadSkillTool
 from bot.tools.spawn import SpawnTool
 from bot.tools.web import WebFetchTool, WebSearchTool
 from bot.tools.workspace import WorkspacePaths
+from bot.usage.budgets import BudgetGuard
+from bot.usage.ledger import UsageLedger
 
 logger = logging.getLogger(__name__)
 
@@ -64,33 +71,53 @@ def build_registry(config: Config, skills: SkillLibrary) -> ToolRegistry:
     tools.append(WebFetchTool(any_address if config.tools.web_fetch.allow_private else is_public))
     tools.append(MessageTool())
     tools.append(LoadSkillTool(skills))
-    return ToolRegistry(tools, guest_tools=config.tools.guest_tools)
+    by_role = config.tools.by_role
+    return ToolRegistry(tools, {Trust.GUEST: by_role.guest, Trust.USER: by_role.user, Trust.ADMIN: by_role.admin})
 
 
 class AgentApp:
     """Everything but the channels: bus, events, provider, budget, skills, tools, sessions, memory, agent loop."""
 
-    def __init__(self, config: Config, provider: Provider | None = None, bus: MessageBus | None = None) -> None:
-        if provider is None:
-            from bot.llm import LiteLLMProvider
+    def __init__(
+        self,
+        config: Config,
+        provider: Provider | None = None,
+        bus: MessageBus | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        from bot.llm import LiteLLMProvider
 
-            provider = LiteLLMProvider(config.llm)
+        def make_provider(llm: LLMConfig) -> Provider:
+            if provider is not None and llm == config.llm:
+                return provider
+            return LiteLLMProvider(llm, retry)
+
         self.config = config
         self.bus: MessageBus = bus or LocalBus()
         self.events = EventBus()
-        self.provider = provider
+        config.workspace.mkdir(parents=True, exist_ok=True)
+        config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.ledger = UsageLedger(config.state_dir / "usage.db")
+        self.guard = BudgetGuard(config.budgets, self.ledger, config.timezone, notify_owner=self._notify_owner)
+        self.models = ModelStack(make_provider, self.ledger, self.guard)
+        self.provider = self.models.provider(config.llm)
         self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
         self.skills = SkillLibrary([bundled("skills"), config.workspace / "skills"])
         self.registry = build_registry(config, self.skills)
-        config.workspace.mkdir(parents=True, exist_ok=True)
-        config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.pairing = PairingBook(config.state_dir / "pairing.json")
         self.sessions = SessionStore(config.state_dir / "sessions")
         self.memory = MemoryConsolidator(
-            provider, self.sessions, self.budget, config.agent.memory_window, config.timezone
+            self.provider, self.sessions, self.budget, config.agent.memory_window, config.timezone
         )
-        budgeted = BudgetedProvider(provider, self.budget)
-        self.context = ContextBuilder(config.workspace, config.timezone, skills=self.skills)
-        self.runner = TurnRunner(budgeted, self.registry, self.events, config.agent.max_iterations)
+        budgeted = BudgetedProvider(self.provider, self.budget)
+        self.context = ContextBuilder(
+            config.workspace,
+            config.timezone,
+            skills=self.skills,
+            max_tool_result_chars=config.agent.max_tool_result_chars,
+        )
+        self.runner = self._runner(budgeted, self.registry)
+        self._notices: set[asyncio.Task[None]] = set()
         self.subagents = SubagentManager(
             budgeted, self.registry, self.events, self.sessions, self.bus, config.agent.max_subagents
         )
@@ -105,7 +132,34 @@ class AgentApp:
             config.workspace,
             self.memory,
             on_stop=self.subagents.cancel_for,
+            personas=PersonaTurns(
+                PersonaRouter(personas_from(config.personas, config.workspace), config.routes),
+                self.runner,
+                self._persona_runner,
+            ),
+            account=AccountCommands(self.ledger, self.guard, self.pairing, config.timezone),
         )
+
+    def _runner(self, provider: Provider, registry: ToolRegistry) -> TurnRunner:
+        agent = self.config.agent
+        return TurnRunner(provider, registry, self.events, agent.max_iterations, agent.max_tool_result_chars)
+
+    def _persona_runner(self, persona: Persona) -> TurnRunner:
+        """A runner with the persona's model (metered, with fallbacks, fitted to its window) and tools."""
+        llm = persona.llm_config(self.config.llm)
+        provider = BudgetedProvider(self.models.provider(llm), ContextBudget(ContextWindow(llm), llm.max_tokens))
+        registry = self.registry.only(persona.tools) if persona.tools is not None else self.registry
+        return self._runner(provider, registry)
+
+    def _notify_owner(self, text: str) -> None:
+        """Send a notice to the chat the owner last wrote from, if any."""
+        chat = self.loop.last_owner_chat
+        if chat is None:
+            return
+        notice = OutboundMessage(chat, text, kind="notice")
+        task = asyncio.get_running_loop().create_task(self.bus.publish_outbound(notice))
+        self._notices.add(task)
+        task.add_done_callback(self._notices.discard)
 
     async def start(self) -> None:
         await self.loop.start()
@@ -114,6 +168,8 @@ class AgentApp:
         await self.subagents.stop()
         await self.loop.stop()
         await self.memory.stop()
+        await asyncio.gather(*self._notices, return_exceptions=True)
+        self.ledger.close()
 
     async def __aenter__(self) -> AgentApp:
         await self.start()
@@ -143,13 +199,13 @@ class Gateway:
         channel_retry: RetryPolicy | None = None,
         start_retry: RetryPolicy | None = None,
     ) -> None:
-        from bot.access import AccessPolicy, PairingBook
+        from bot.access import AccessPolicy
 
         self.agent = AgentApp(config, provider)
         self.names = enabled_channels(config)
-        pairing = PairingBook(config.state_dir / "pairing.json")
         access = {
-            name: AccessPolicy(name, config.owners, getattr(config.channels, name), pairing) for name in self.names
+            name: AccessPolicy(name, config.owners, getattr(config.channels, name), self.agent.pairing, config.roles)
+            for name in self.names
         }
         self.manager = load_object("channels.manager:ChannelManager")(
             self.agent.bus, self.agent.events, access, start_retry

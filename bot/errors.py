@@ -6,7 +6,8 @@ BotError
 │   ├── ProviderAuthError      the API key was refused
 │   ├── ModelNotFound          the model name is unknown to the provider
 │   ├── ContextOverflow        the request did not fit the model's context window
-│   └── ProviderUnavailable    transient failures outlasted the retries (429, 5xx, timeouts)
+│   ├── ProviderUnavailable    transient failures outlasted the retries (429, 5xx, timeouts)
+│   └── BudgetExceeded         a spending limit was reached; the model was not called
 ├── ToolError              a tool could not do what was asked; the registry reports it to the model
 └── ChannelError           a platform call failed for good (bad request, forbidden)
     ├── ChannelUnavailable     a transient failure worth retrying (5xx, connection reset, timeout)
@@ -63,6 +64,14 @@ class ProviderUnavailable(ProviderError):
     """Transient provider failures persisted through every retry."""
 
     user_message = "Sorry, my language model is not answering right now. Please try again in a moment."
+
+
+class BudgetExceeded(ProviderError):
+    """A sender's (or background work's) budget is used up for the period; `user_message` says when it resets."""
+
+    def __init__(self, user_message: str) -> None:
+        super().__init__(user_message)
+        self.user_message = user_message
 
 
 class ToolError(BotError):

@@ -19,6 +19,7 @@ from bot.errors import (
     ProviderError,
     ProviderUnavailable,
 )
+from bot.prompt_cache import mark_cache_breakpoints, takes_cache_breakpoints
 from bot.retry import RetryPolicy
 
 logger = logging.getLogger(__name__)
@@ -50,8 +51,11 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """Tokens the provider reported; `cached_tokens` is the part of the prompt read from its cache."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +225,7 @@ class LiteLLMProvider:
             request["api_base"] = config.api_base
         if tools:
             request["tools"] = tools
-        return request
+        return mark_cache_breakpoints(request) if takes_cache_breakpoints(config.model) else request
 
     async def _complete(self, request: dict[str, Any]) -> LLMResponse:
         started = time.perf_counter()
@@ -295,7 +299,11 @@ def _tool_call(call_id: str, name: str, raw: str) -> ToolCall:
 def _usage(usage: Any) -> Usage:
     if usage is None:
         return Usage()
-    return Usage(int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0))
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or getattr(usage, "cache_read_input_tokens", None) or 0
+    return Usage(
+        int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0), int(cached)
+    )
 
 
 def _describe(exc: BaseException) -> str:

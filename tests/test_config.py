@@ -24,7 +24,7 @@ def test_example_config_loads_with_every_design_key(tmp_path: Path) -> None:
     assert config.llm.model == "openai/gpt-4o-mini"
     assert config.agent.queue_mode == "collect"
     assert config.channels.slack.reply_in_thread is True
-    assert config.tools.guest_tools == ["web_search", "web_fetch", "cron", "spawn"]
+    assert config.tools.by_role.guest == ["web_search", "web_fetch", "load_skill"]
     assert config.scheduler.misfire_grace == 600
     assert config.heartbeat.interval == 1800
 

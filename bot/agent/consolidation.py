@@ -24,6 +24,7 @@ from bot.agent.memory import (
 )
 from bot.agent.sessions import Session, SessionStore
 from bot.errors import ProviderError
+from bot.usage.charge import Charge, charged_to
 from bot.llm import LLMResponse, Provider
 
 logger = logging.getLogger(__name__)
@@ -157,7 +158,8 @@ class MemoryConsolidator:
 
     async def _supervise(self, session: Session, work: Coroutine[Any, Any, None]) -> None:
         try:
-            await work
+            with charged_to(Charge("consolidation", session.key)):
+                await work
         except Exception:
             logger.exception("[%s] memory consolidation crashed; it will be retried after a later turn", session.key)
 

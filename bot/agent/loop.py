@@ -16,14 +16,18 @@ from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
 from bot.agent.memory import scope_for
 from bot.agent.outbox import TurnOutbox
-from bot.agent.sessions import SessionStore
+from bot.agent.account import AccountCommands
+from bot.agent.persona_turns import PersonaTurns
+from bot.agent.sessions import Session, SessionStore
 from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, Trust
 from bot.config import AgentConfig
 from bot.errors import ProviderError
 from bot.events import ErrorOccurred, EventBus, StreamDelta, TurnFinished, TurnStarted
 from bot.llm import Usage
+from bot.personas import Persona
 from bot.tools.base import ToolContext
+from bot.usage.charge import charge_for, charged_to
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +58,11 @@ class AgentLoop:
         workspace: Path,
         memory: MemoryConsolidator | None = None,
         on_stop: Callable[[str], int] | None = None,
+        personas: PersonaTurns | None = None,
+        account: AccountCommands | None = None,
     ) -> None:
+        self._personas = personas
+        self._account = account
         self._bus = bus
         self._runner = runner
         self._sessions = sessions
@@ -112,7 +120,10 @@ class AgentLoop:
             await self._reply(message, GREETING)
             return
         if command is Command.STATUS:
-            await self._reply(message, self._status(key))
+            await self._reply(message, self._status(message))
+            return
+        if command in (Command.USAGE, Command.PAIR) and self._account is not None:
+            await self._reply(message, self._account.answer(command, message))
             return
         lane = self._lanes.setdefault(key, _Lane())
         lane.pending.append(message)
@@ -200,10 +211,23 @@ class AgentLoop:
     ) -> TurnResult:
         message = batch[-1]
         session = self._sessions.get(session_key or message.chat.session_key)
+        persona, runner = self._personas.for_message(message) if self._personas else (None, self._runner)
+        with charged_to(charge_for(message, session.key)):
+            return await self._run_persona_turn(batch, outbox, session, persona, runner)
+
+    async def _run_persona_turn(
+        self,
+        batch: list[InboundMessage],
+        outbox: TurnOutbox,
+        session: Session,
+        persona: Persona | None,
+        runner: TurnRunner,
+    ) -> TurnResult:
+        message = batch[-1]
         scope = scope_for(self._workspace, message)
         text = "\n\n".join(self._context.user_text(m) for m in batch)
         history = session.history(self._config.memory_window)
-        messages = self._context.build(message, scope, history, text)
+        messages = self._context.build(message, scope, history, text, persona.system_file if persona else None)
         self._sessions.append(session, [{"role": "user", "content": text}])
         ctx = ToolContext(message.chat, message.sender_id, message.trust, message.id, outbox.send, message.is_direct)
 
@@ -211,14 +235,14 @@ class AgentLoop:
             self._sessions.record_usage(session, usage.prompt_tokens, usage.completion_tokens)
 
         on_delta = None
-        if message.stream:
+        if message.stream and (persona is None or persona.streaming is not False):
 
             def on_delta(text: str) -> None:
                 # Once the turn has written to its chat, its final text may repeat that and be dropped: hold it back.
                 if not outbox.spoke:
                     self._events.emit(StreamDelta(session.key, message.id, text))
 
-        result = await self._runner.run(
+        result = await runner.run(
             messages,
             ctx,
             record=lambda new: self._sessions.append(session, new),
@@ -255,15 +279,20 @@ class AgentLoop:
         logger.info("[%s] stopped by /stop", key)
         await self._reply(message, "Stopped" + (f" and {' and '.join(notes)}" if notes else "") + ".")
 
-    def _status(self, key: str) -> str:
-        session = self._sessions.get(key)
+    def _status(self, message: InboundMessage) -> str:
+        session = self._sessions.get(message.chat.session_key)
         used = session.prompt_tokens + session.completion_tokens
-        return (
-            f"Model: {self._runner.provider.model}\n"
-            f"Session: {len(session.messages)} messages\n"
-            f"Tokens used in this session: {used:,} "
-            f"({session.prompt_tokens:,} in, {session.completion_tokens:,} out)"
-        )
+        persona, runner = self._personas.for_message(message) if self._personas else (None, self._runner)
+        lines = [
+            f"Model: {runner.provider.model}",
+            f"Persona: {persona.name if persona else 'default'}",
+            f"Your role: {message.trust.value}",
+            f"Session: {len(session.messages)} messages",
+            f"Tokens used in this session: {used:,} ({session.prompt_tokens:,} in, {session.completion_tokens:,} out)",
+        ]
+        if self._account is not None:
+            lines.append(f"Budget left: {self._account.budget_left(message)}")
+        return "\n".join(lines)
 
     async def _reply(self, message: InboundMessage, text: str, kind: ReplyKind = "reply") -> None:
         await self._bus.publish_outbound(

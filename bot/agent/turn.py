@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message
 from bot.events import EventBus, LLMCalled, ToolCalled, ToolFinished
 from bot.llm import DeltaHandler, Provider, ToolCall, Usage
 from bot.tools.base import ToolContext, ToolRegistry
@@ -44,6 +45,7 @@ class TurnRunner:
     registry: ToolRegistry
     events: EventBus
     max_iterations: int
+    max_tool_result_chars: int = DEFAULT_TOOL_RESULT_CHARS
 
     async def run(
         self,
@@ -88,7 +90,7 @@ class TurnRunner:
                     )
                 )
                 answer = result.as_message()
-                messages.append(answer)
+                messages.append(clip_tool_message(answer, self.max_tool_result_chars))
                 record([answer])
         text = iteration_limit_message(self.max_iterations)
         final = {"role": "assistant", "content": text}

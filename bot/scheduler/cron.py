@@ -33,6 +33,7 @@ class JobPayload:
     schedule: str
     trust: str = Trust.OWNER.value
     is_direct: bool = True
+    created_by: str | None = None  # `channel:user id` charged for the job's model calls
 
     @property
     def chat(self) -> ChatRef:
@@ -155,12 +156,13 @@ class CronService:
         trust: Trust = Trust.OWNER,
         is_direct: bool = True,
         next_run: datetime | None = None,
+        created_by: str | None = None,
     ) -> JobInfo:
         """Persist a new job; ScheduleError when its schedule cannot be used."""
         if not text.strip():
             raise ScheduleError(f"a {action} job needs text")
         trigger = schedule.trigger(datetime.now(zone_named(schedule.timezone)))
-        payload = JobPayload(target.session_key, action, text, schedule.describe(), trust.value, is_direct)
+        payload = JobPayload(target.session_key, action, text, schedule.describe(), trust.value, is_direct, created_by)
         job_id = uuid.uuid4().hex[:8]
         options: dict[str, Any] = {"next_run_time": next_run} if next_run else {}
         job = self._scheduler.add_job(
@@ -226,6 +228,7 @@ class CronService:
                 trust=Trust(payload.trust),
                 is_direct=payload.is_direct,
                 kind="system",
+                charge_to=payload.created_by,
             )
             key = inbound.id
             waiter = self._expect(key)

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from bot.bus import ChatRef, Trust
 from bot.errors import ToolError
 from bot.scheduler.cron import CronService
+from bot.usage.charge import sender_ref
 from bot.scheduler.schedules import Schedule, ScheduleError
 from bot.tools.base import Tool, ToolContext
 
@@ -81,6 +82,7 @@ class CronTool(Tool):
                 args.get("name"),
                 ctx.trust,
                 is_direct,  # type: ignore[arg-type]
+                created_by=sender_ref(ctx.chat.channel, ctx.sender_id),
             )
         except ScheduleError as exc:
             raise ToolError(str(exc)) from None
