@@ -98,6 +98,7 @@ class FakeLLM:
         self.default = default or echo
         self.context_length = context_length  # reported in /v1/models when set, as vLLM-style servers do
         self.requests: list[dict] = []
+        self.reported: list[dict] = []  # the usage sent back with each answer that carried one
         self._script: deque[Reply] = deque()
         self._ids = itertools.count(1)
         self._arrived = asyncio.Condition()
@@ -176,6 +177,8 @@ class FakeLLM:
         if isinstance(reply, Error):
             return _error_response(reply)
         calls = self._tool_calls(reply)
+        if not body.get("stream") or (body.get("stream_options") or {}).get("include_usage"):
+            self.reported.append(_usage(body, reply, calls))
         if body.get("stream"):
             return await self._stream(request, body, reply, calls)
         return web.json_response(self._completion(body, reply, calls))

@@ -1,0 +1,48 @@
+from pathlib import Path
+
+import pytest
+
+from bot.bus import ChatRef, InboundMessage
+from bot.config import Config, LLMConfig, RouteConfig
+from bot.errors import ConfigError
+from bot.personas import Persona, PersonaRouter
+
+
+def message(channel: str, chat: str, server: str | None = None) -> InboundMessage:
+    return InboundMessage(ChatRef(channel, chat), "1", "hi", server_id=server)
+
+
+def test_the_most_specific_route_wins() -> None:
+    personas = {name: Persona(name) for name in ("chat", "guild", "channel", "fallback")}
+    routes = [
+        RouteConfig(match="default", persona="fallback"),
+        RouteConfig(match="discord", persona="channel"),
+        RouteConfig(match="discord:guild:10", persona="guild"),
+        RouteConfig(match="discord:chat:555", persona="chat"),
+    ]
+    router = PersonaRouter(personas, routes)
+    assert router.resolve(message("discord", "555", "10")).name == "chat"
+    assert router.resolve(message("discord", "556", "10")).name == "guild"
+    assert router.resolve(message("discord", "557", None)).name == "channel"
+    assert router.resolve(message("slack", "C1", "T1")).name == "fallback"
+    assert PersonaRouter(personas, []).resolve(message("slack", "C1")) is None
+
+
+def test_a_persona_overrides_model_and_sampling_but_keeps_the_provider_settings() -> None:
+    base = LLMConfig(model="openai/a", api_base="http://127.0.0.1:1/v1", temperature=0.7)
+    llm = Persona("p", model="openai/b", temperature=0.1).llm_config(base)
+    assert (llm.model, llm.api_base, llm.temperature, llm.max_tokens) == ("openai/b", base.api_base, 0.1, 4096)
+
+
+def test_routes_must_name_a_known_persona_and_a_valid_match(tmp_path: Path) -> None:
+    base = {"workspace": tmp_path, "state_dir": tmp_path}
+    with pytest.raises(ConfigError, match=r"routes\[0\]\.persona.*unknown persona 'x'"):
+        Config.model_validate({**base, "routes": [{"match": "telegram", "persona": "x"}]})
+    with pytest.raises(ValueError, match="is not a route"):
+        Config.model_validate({**base, "personas": {"x": {}}, "routes": [{"match": "discord:guild", "persona": "x"}]})
+
+
+def test_the_old_guest_tools_key_still_sets_the_guest_role(caplog: pytest.LogCaptureFixture) -> None:
+    config = Config.model_validate({"workspace": "w", "state_dir": "s", "tools": {"guest_tools": ["web_search"]}})
+    assert config.tools.by_role.guest == ["web_search"]
+    assert "deprecated" in caplog.text
