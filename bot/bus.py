@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal, Protocol
@@ -26,14 +27,20 @@ class Trust(StrEnum):
     @property
     def rank(self) -> int:
         """Position in guest < user < admin < owner."""
-        return _TRUST_ORDER.index(self)
+        return TRUST_ORDER.index(self)
 
     def at_least(self, other: Trust) -> bool:
         """Whether this role is `other` or above it."""
         return self.rank >= other.rank
 
 
-_TRUST_ORDER = (Trust.GUEST, Trust.USER, Trust.ADMIN, Trust.OWNER)
+TRUST_ORDER = (Trust.GUEST, Trust.USER, Trust.ADMIN, Trust.OWNER)
+"""Every trust level, least trusted first."""
+
+
+def lowest_trust(messages: Iterable[InboundMessage]) -> Trust:
+    """The trust a turn carrying `messages` acts with: the least trusted sender's."""
+    return min((m.trust for m in messages), key=TRUST_ORDER.index, default=Trust.GUEST)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PrivateAttr,
     SecretStr,
     ValidationError,
     field_validator,
@@ -69,6 +70,7 @@ class AgentConfig(Section):
     memory_window: int = Field(100, gt=1)
     max_subagents: int = Field(4, gt=0)
     max_tool_result_chars: int = Field(16_000, ge=200)
+    turn_timeout: Duration = Field(600.0, gt=0)
 
 
 DmPolicy = Literal["pairing", "allowlist", "open"]
@@ -111,9 +113,23 @@ class ChannelsConfig(Section):
     slack: SlackConfig = SlackConfig()
 
 
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
 class ExecConfig(Section):
     enabled: bool = True
     timeout: Duration = 60.0
+    sandbox: Literal["auto", "bwrap", "off"] = "auto"
+    network: bool = True
+    env: dict[str, str] = {}
+
+    @field_validator("env")
+    @classmethod
+    def _variable_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for name in value:
+            if not _ENV_NAME.match(name):
+                raise ValueError(f"{name!r} is not an environment variable name; use letters, digits and _")
+        return value
 
 
 class WebSearchConfig(Section):
@@ -281,6 +297,13 @@ class Config(Section):
                 raise ConfigError(f"unknown persona {route.persona!r} (personas: {known})", f"routes[{index}].persona")
         return self
 
+    _source: Path | None = PrivateAttr(None)
+
+    @property
+    def source(self) -> Path | None:
+        """The file this config was read from (exec's sandbox hides it), when it came from one."""
+        return self._source
+
     @field_validator("timezone")
     @classmethod
     def _known_timezone(cls, value: str) -> str:
@@ -371,9 +394,11 @@ def load_config(path: Path, env: dict[str, str] | None = None) -> Config:
         given = data.get(key)
         data[key] = base / Path(given).expanduser() if given else home_dir() / default
     try:
-        return Config.model_validate(data)
+        config = Config.model_validate(data)
     except ValidationError as exc:
         raise _first_error(exc, data) from None
+    config._source = path.resolve()
+    return config
 
 
 def _first_error(exc: ValidationError, data: dict[str, Any]) -> ConfigError:
