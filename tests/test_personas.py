@@ -6,6 +6,8 @@ from bot.bus import ChatRef, InboundMessage
 from bot.config import Config, LLMConfig, RouteConfig
 from bot.errors import ConfigError
 from bot.personas import Persona, PersonaRouter
+from tests.fakes.openai_server import FakeLLM
+from tests.harness import Harness
 
 
 def message(channel: str, chat: str, server: str | None = None) -> InboundMessage:
@@ -46,3 +48,17 @@ def test_the_old_guest_tools_key_still_sets_the_guest_role(caplog: pytest.LogCap
     config = Config.model_validate({"workspace": "w", "state_dir": "s", "tools": {"guest_tools": ["web_search"]}})
     assert config.tools.by_role.guest == ["web_search"]
     assert "deprecated" in caplog.text
+
+
+async def test_a_persona_limits_tools_and_sets_sampling_and_status_names_it(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    persona = {"tools": ["web_search"], "max_tokens": 77, "temperature": 0.1}
+    routes = [{"match": "test", "persona": "narrow"}]
+    async with Harness(tmp_path, fake_llm, personas={"narrow": persona}, routes=routes) as bot:
+        await bot.ask("hi")
+        status = await bot.ask("/status")
+        await bot.ask("hi", chat="telegram:1")
+    narrow, default = fake_llm.requests
+    assert [t["function"]["name"] for t in narrow["tools"]] == ["web_search"]
+    assert (narrow["max_tokens"], narrow["temperature"]) == (77, 0.1)
+    assert len(default["tools"]) > 1 and default["max_tokens"] == 4096
+    assert "Persona: narrow" in status and "Model: openai/fake-model" in status and "Your role: owner" in status
