@@ -6,7 +6,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from bot.errors import ContextOverflow, ProviderUnavailable
+from bot.errors import ContextOverflow, ProviderUnavailable, StreamBroken
 from bot.llm import DeltaHandler, LLMResponse, Provider
 
 logger = logging.getLogger(__name__)
@@ -32,6 +32,8 @@ class FallbackProvider:
         for provider in others:
             try:
                 return await provider.chat(messages, tools, on_delta)
+            except StreamBroken:
+                raise  # part of the reply is already on screen: another model would repeat it
             except (ProviderUnavailable, ContextOverflow) as exc:
                 logger.warning("model %s failed (%s); falling back", provider.model, type(exc).__name__)
         return await last.chat(messages, tools, on_delta)

@@ -24,8 +24,8 @@ from bot.agent.memory import (
 )
 from bot.agent.sessions import Session, SessionStore
 from bot.errors import ProviderError
-from bot.usage.charge import Charge, charged_to
 from bot.llm import LLMResponse, Provider
+from bot.usage.charge import Charge, charged_to
 
 logger = logging.getLogger(__name__)
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
+from bot.agent.account import AccountCommands
 from bot.agent.commands import GREETING, HELP_TEXT, Command, parse_command
 from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
@@ -26,7 +27,6 @@ from bot.agent.interruption import (
 )
 from bot.agent.memory import scope_for
 from bot.agent.outbox import TurnOutbox
-from bot.agent.account import AccountCommands
 from bot.agent.owner_dm import LastOwnerDM
 from bot.agent.persona_turns import PersonaTurns
 from bot.agent.sessions import Session, SessionStore

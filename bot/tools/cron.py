@@ -7,9 +7,9 @@ from typing import Any, ClassVar
 from bot.bus import ChatRef, Trust
 from bot.errors import ToolError
 from bot.scheduler.cron import CronService
-from bot.usage.charge import sender_ref
 from bot.scheduler.schedules import Schedule, ScheduleError
 from bot.tools.base import Tool, ToolContext
+from bot.usage.charge import sender_ref
 
 
 class CronTool(Tool):

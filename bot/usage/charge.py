@@ -30,12 +30,13 @@ class Charge:
         return self.sender is None and self.purpose in BACKGROUND
 
 
-_current: ContextVar[Charge] = ContextVar("relaybot_charge", default=Charge())
+_UNATTRIBUTED = Charge()
+_current: ContextVar[Charge | None] = ContextVar("relaybot_charge", default=None)
 
 
 def current_charge() -> Charge:
-    """The charge of the model calls made in this task."""
-    return _current.get()
+    """The charge of the model calls made in this task (a chat call with no sender when none was set)."""
+    return _current.get() or _UNATTRIBUTED
 
 
 @contextmanager

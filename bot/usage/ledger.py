@@ -131,6 +131,4 @@ class UsageLedger:
             return self._db.execute(sql, list(args)).fetchall()
 
 
-_SUMS = (
-    "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0), SUM(cost_usd)"
-)
+_SUMS = "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0), SUM(cost_usd)"
