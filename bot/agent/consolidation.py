@@ -23,7 +23,7 @@ from bot.agent.memory import (
     parse_update,
 )
 from bot.agent.sessions import Session, SessionStore
-from bot.errors import ProviderError
+from bot.errors import BudgetExceeded, ProviderError
 from bot.llm import LLMResponse, Provider
 from bot.usage.charge import Charge, charged_to
 
@@ -232,6 +232,9 @@ class MemoryConsolidator:
     async def _request(self, key: str, messages: list[dict[str, Any]]) -> tuple[MemoryUpdate, LLMResponse] | None:
         try:
             response = await self._provider.chat(messages, [SAVE_MEMORY_TOOL])
+        except BudgetExceeded:
+            logger.debug("[%s] memory consolidation paused by the background budget", key)
+            return None
         except ProviderError as exc:
             logger.warning("[%s] memory consolidation failed (%s); trying again later", key, type(exc).__name__)
             return None

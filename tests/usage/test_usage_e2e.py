@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 from bot.bus import Trust
 from bot.cli import app
 from bot.config import HeartbeatConfig
-from bot.scheduler.heartbeat import HeartbeatService
+from bot.scheduler.heartbeat import HeartbeatService, Outcome
 from bot.tools.base import Tool, ToolContext
 from bot.usage.pricing import call_cost, litellm_prices
 from tests.agent.test_memory import consolidating, save
@@ -163,3 +163,19 @@ async def test_admins_pair_in_chat_and_others_cannot(tmp_path: Path, fake_llm: F
         revoked = await bot.ask("/pair revoke 77", chat="telegram:6", sender="6", trust=Trust.ADMIN)
         assert revoked == "Revoked telegram:77."
     assert not [body for body in fake_llm.requests if "/pair" in json.dumps(body)]
+
+
+async def test_background_work_pauses_at_its_cap_with_one_note_to_the_owner(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.script(Text("owner chat"), Text("The backup failed."))
+    async with Harness(tmp_path, fake_llm, budgets={"background": {"daily_tokens": 1}}) as bot:
+        await bot.ask("hi", chat="telegram:1", sender="1")
+        (bot.config.workspace / "HEARTBEAT.md").write_text("- check the backups")
+        heartbeat = HeartbeatService(
+            HeartbeatConfig(deliver_to="telegram:1"), bot.config.workspace, "UTC", bot.app.loop, bot.app.bus
+        )
+        outcomes = [await heartbeat.tick() for _ in range(3)]
+        note = await bot.wait_for(lambda out: "paused" in out.text)
+    assert [o.value for o in outcomes] == ["delivered", Outcome.PAUSED.value, Outcome.PAUSED.value]
+    assert len(fake_llm.requests) == 2
+    assert note.chat.session_key == "telegram:1" and note.kind == "notice"
+    assert len([out for out in bot.outbox if "paused" in out.text]) == 1
