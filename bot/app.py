@@ -31,6 +31,7 @@ from bot.home import bundled
 from bot.llm import Provider
 from bot.model_stack import ModelStack
 from bot.personas import Persona, PersonaRouter, personas_from
+from bot.ratelimit import SenderRateLimit
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
@@ -130,6 +131,8 @@ class AgentApp:
             config.timezone,
             skills=self.skills,
             max_tool_result_chars=config.agent.max_tool_result_chars,
+            max_inbound_chars=config.agent.max_inbound_chars,
+            inline_attachment_chars=config.agent.inline_attachment_chars,
         )
         self.runner = self._runner(budgeted, self.registry)
         self._notices: set[asyncio.Task[None]] = set()
@@ -224,7 +227,7 @@ class Gateway:
             for name in self.names
         }
         self.manager = load_object("channels.manager:ChannelManager")(
-            self.agent.bus, self.agent.events, access, start_retry
+            self.agent.bus, self.agent.events, access, start_retry, SenderRateLimit(config.access.rate_limit)
         )
         for name in self.names:
             channel_class = load_object(CHANNEL_CLASSES[name])
@@ -232,7 +235,7 @@ class Gateway:
                 channel_class(
                     self.manager.publisher(name),
                     getattr(config.channels, name),
-                    config.state_dir / "media",
+                    config.workspace / "inbox",
                     channel_retry,
                 )
             )

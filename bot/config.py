@@ -71,6 +71,8 @@ class AgentConfig(Section):
     max_subagents: int = Field(4, gt=0)
     max_tool_result_chars: int = Field(16_000, ge=200)
     turn_timeout: Duration = Field(600.0, gt=0)
+    max_inbound_chars: int = Field(32_000, gt=0)
+    inline_attachment_chars: int = Field(20_000, ge=0)
 
 
 DmPolicy = Literal["pairing", "allowlist", "open"]
@@ -174,6 +176,10 @@ class ToolsConfig(Section):
         return data
 
 
+class AccessConfig(Section):
+    rate_limit: int = Field(20, ge=0)
+
+
 class SchedulerConfig(Section):
     misfire_grace: Duration = 600.0
 
@@ -275,6 +281,7 @@ class Config(Section):
     agent: AgentConfig = AgentConfig()
     channels: ChannelsConfig = ChannelsConfig()
     tools: ToolsConfig = ToolsConfig()
+    access: AccessConfig = AccessConfig()
     scheduler: SchedulerConfig = SchedulerConfig()
     heartbeat: HeartbeatConfig = HeartbeatConfig()
     budgets: BudgetsConfig = BudgetsConfig()

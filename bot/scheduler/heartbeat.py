@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 from bot.agent.loop import AgentLoop
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, Trust
 from bot.config import HeartbeatConfig
-from bot.errors import BudgetExceeded, ProviderError
+from bot.errors import BudgetExceeded, ProviderError, TurnTimedOut
 
 logger = logging.getLogger(__name__)
 
@@ -145,8 +145,8 @@ class HeartbeatService:
             result = await self._loop.run_detached(message, SESSION_KEY)
         except BudgetExceeded:
             return Outcome.PAUSED  # the budget guard has logged it and told the owner once
-        except ProviderError as exc:
-            logger.warning("heartbeat: the model failed (%s)", type(exc).__name__)
+        except (ProviderError, TurnTimedOut) as exc:
+            logger.warning("heartbeat: the turn failed (%s)", type(exc).__name__)
             return Outcome.FAILED
         text = strip_ack(result.text)
         if text is None:
