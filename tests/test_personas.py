@@ -5,6 +5,7 @@ import pytest
 from bot.bus import ChatRef, InboundMessage
 from bot.config import Config, LLMConfig, RouteConfig
 from bot.errors import ConfigError
+from bot.events import StreamDelta
 from bot.personas import Persona, PersonaRouter
 from tests.fakes.openai_server import FakeLLM
 from tests.harness import Harness
@@ -62,3 +63,14 @@ async def test_a_persona_limits_tools_and_sets_sampling_and_status_names_it(tmp_
     assert (narrow["max_tokens"], narrow["temperature"]) == (77, 0.1)
     assert len(default["tools"]) > 1 and default["max_tokens"] == 4096
     assert "Persona: narrow" in status and "Model: openai/fake-model" in status and "Your role: owner" in status
+
+
+async def test_a_persona_without_streaming_sends_no_drafts(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    routes = [{"match": "telegram:chat:1", "persona": "calm"}]
+    async with Harness(tmp_path, fake_llm, personas={"calm": {"streaming": False}}, routes=routes) as bot:
+        deltas: list[str] = []
+        bot.app.events.subscribe(lambda event: deltas.append(event.text) if isinstance(event, StreamDelta) else None)
+        await bot.ask("quiet please", chat="telegram:1", stream=True)
+        assert deltas == []
+        await bot.ask("stream please", chat="telegram:2", stream=True)
+    assert "".join(deltas).endswith("stream please")

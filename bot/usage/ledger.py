@@ -72,6 +72,7 @@ class UsageLedger:
         self._lock = threading.Lock()
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL stays consistent; a power cut may lose the last rows
             self._db.executescript(_SCHEMA)
 
     def record(self, call: CallRecord) -> None:
