@@ -27,6 +27,7 @@ from bot.bus import LocalBus, MessageBus, OutboundMessage, Trust
 from bot.config import Config, LLMConfig, home_dir
 from bot.control import ControlServer
 from bot.events import EventBus
+from bot.filemodes import keep_private
 from bot.home import bundled
 from bot.llm import Provider
 from bot.model_stack import ModelStack
@@ -38,6 +39,7 @@ from bot.scheduler.heartbeat import HeartbeatService
 from bot.tools.base import Tool, ToolRegistry
 from bot.tools.cron import CronTool
 from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+from bot.tools.mcp import MCPServers
 from bot.tools.message import MessageTool
 from bot.tools.netguard import any_address, is_public
 from bot.tools.sandbox import SECRET_NAME, BwrapSandbox, HostShell, Launcher, choose_launcher
@@ -70,6 +72,14 @@ def exec_launcher(config: Config) -> Launcher:
     hidden = (home_dir(), config.state_dir, *([config.source] if config.source else []), Path.home())
     sandbox = BwrapSandbox(config.workspace, hidden=hidden, network=exec_config.network, extra_env=exec_config.env)
     return choose_launcher(exec_config.sandbox, sandbox, HostShell(os.environ, tuple(config.secrets())))
+
+
+def private_roots(config: Config) -> list[Path]:
+    """What relaybot keeps private: the workspace, the state, and the relaybot home when the config lives there."""
+    roots = [config.workspace, config.state_dir]
+    if config.source is not None and config.source.parent == home_dir().resolve():
+        roots.append(config.source.parent)
+    return roots
 
 
 def build_registry(config: Config, skills: SkillLibrary) -> ToolRegistry:
@@ -111,8 +121,9 @@ class AgentApp:
         self.config = config
         self.bus: MessageBus = bus or LocalBus()
         self.events = EventBus()
-        config.workspace.mkdir(parents=True, exist_ok=True)
+        config.workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
         config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        keep_private(private_roots(config))
         self.ledger = UsageLedger(config.state_dir / "usage.db")
         self.guard = BudgetGuard(config.budgets, self.ledger, config.timezone, notify_owner=self._notify_owner)
         self.models = ModelStack(make_provider, self.ledger, self.guard)
@@ -120,7 +131,7 @@ class AgentApp:
         self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
         self.skills = SkillLibrary([bundled("skills"), config.workspace / "skills"])
         self.registry = build_registry(config, self.skills)
-        self.pairing = PairingBook(config.state_dir / "pairing.json")
+        self.pairing = PairingBook(config.state_dir / "pairing.json", max_pending=config.access.max_pending)
         self.sessions = SessionStore(config.state_dir / "sessions")
         self.memory = MemoryConsolidator(
             self.provider, self.sessions, self.budget, config.agent.memory_window, config.timezone
@@ -140,6 +151,7 @@ class AgentApp:
             budgeted, self.registry, self.events, self.sessions, self.bus, config.agent.max_subagents
         )
         self.registry.register(SpawnTool(self.subagents))
+        self.mcp = MCPServers(config.mcp_servers, self.registry)
         self.loop = AgentLoop(
             self.bus,
             self.runner,
@@ -181,12 +193,14 @@ class AgentApp:
         task.add_done_callback(self._notices.discard)
 
     async def start(self) -> None:
+        await self.mcp.start()
         await self.loop.start()
 
     async def stop(self) -> None:
         await self.subagents.stop()
         await self.loop.stop()
         await self.memory.stop()
+        await self.mcp.stop()
         await asyncio.gather(*self._notices, return_exceptions=True)
         self.ledger.close()
 

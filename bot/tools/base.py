@@ -53,6 +53,7 @@ class Tool(ABC):
     description: ClassVar[str]
     parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
     for_everyone: ClassVar[bool] = False  # harmless for any sender, whatever tools.by_role says
+    min_trust: Trust | None = None  # when set, exactly the senders at or above it see the tool (MCP servers' `trust`)
 
     @abstractmethod
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
@@ -86,6 +87,12 @@ class ToolRegistry:
         self._validators[tool.name] = Draft202012Validator(tool.parameters)
         self._definitions.clear()
 
+    def unregister(self, name: str) -> None:
+        """Withdraw a tool (an MCP server that died); unknown names are ignored."""
+        self._tools.pop(name, None)
+        self._validators.pop(name, None)
+        self._definitions.clear()
+
     def without(self, excluded: Iterable[str]) -> ToolRegistry:
         """A new registry with the same tools and role sets, minus `excluded`."""
         skip = frozenset(excluded)
@@ -105,6 +112,8 @@ class ToolRegistry:
         tool = self._tools.get(name)
         if tool is None:
             return False
+        if tool.min_trust is not None:
+            return trust.at_least(tool.min_trust)
         return trust is Trust.OWNER or tool.for_everyone or name in self._role_tools.get(trust, frozenset())
 
     def definitions(self, trust: Trust) -> list[dict[str, Any]]:

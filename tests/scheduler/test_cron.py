@@ -177,7 +177,7 @@ async def test_cron_tool_schedules_for_the_current_chat_and_guards_other_chats(
         telegram.text("remind me daily", chat_id=500, user_id=500)
         await telegram.wait_for_sent(1)
         (job,) = bot.gateway.cron.jobs()
-        assert job.payload.created_by == "telegram:500"
+        assert job.payload.creator == "telegram:500"
         assert (job.payload.target, job.payload.trust, job.name) == ("telegram:500", "user", "standup")
         telegram.text("remind the owner", chat_id=500, user_id=500)
         await telegram.wait_for_sent(2)
