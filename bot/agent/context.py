@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import base64
-import time
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -73,7 +71,6 @@ class ContextBuilder:
         self,
         workspace: Path,
         timezone: str,
-        clock: Callable[[], float] = time.time,
         skills: SkillLibrary | None = None,
         max_tool_result_chars: int = DEFAULT_TOOL_RESULT_CHARS,
         max_inbound_chars: int = MAX_INBOUND_CHARS,
@@ -83,7 +80,6 @@ class ContextBuilder:
         self._workspace = workspace
         self._zone = ZoneInfo(timezone)
         self._timezone = timezone
-        self._clock = clock
         self._files = FileCache()
         self._skills = skills
         self._max_inbound_chars = max_inbound_chars
@@ -137,8 +133,8 @@ class ContextBuilder:
         where = f"{chat.channel} {'DM' if message.is_direct else 'group'} {chat.chat_id}"
         if chat.thread_id:
             where += f" thread {chat.thread_id}"
-        now = datetime.fromtimestamp(self._clock(), self._zone)
-        when = f"{now:%Y-%m-%d %H:%M} {now:%A}"
+        sent = datetime.fromtimestamp(message.created_at, self._zone)  # the same header if the turn runs again
+        when = f"{sent:%Y-%m-%d %H:%M} {sent:%A}"
         if message.kind == "system":
             return f"[system message for {where} · {when}]"
         sender = f"{message.sender_name} ({message.sender_id})" if message.sender_name else message.sender_id

@@ -16,14 +16,6 @@ from tests.fakes.openai_server import Error, FakeLLM, Text, ToolCalls, echo
 from tests.harness import Harness
 
 
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
 class BigTool(Tool):
     name = "big"
     description = "Returns a long text."
@@ -34,11 +26,8 @@ class BigTool(Tool):
 
 async def test_two_turns_a_minute_apart_send_byte_identical_system_prompts(tmp_path: Path, fake_llm: FakeLLM) -> None:
     async with Harness(tmp_path, fake_llm) as bot:
-        clock = Clock(1_700_000_000.0)
-        bot.app.context._clock = clock
-        await bot.ask("first")
-        clock.now += 61
-        await bot.ask("second")
+        await bot.ask("first", created_at=1_700_000_000.0)
+        await bot.ask("second", created_at=1_700_000_061.0)
     first, second = fake_llm.requests
     assert json.dumps(first["messages"][0]).encode() == json.dumps(second["messages"][0]).encode()
     assert json.dumps(first["tools"]).encode() == json.dumps(second["tools"]).encode()
