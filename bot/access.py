@@ -8,7 +8,7 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -170,16 +170,24 @@ Decision = Serve | SendPairingCode | Ignore
 class AccessPolicy:
     """Decides for one channel whether a message is served, paired, or ignored."""
 
-    def __init__(self, channel: str, owners: list[str], section: ChannelSection, pairing: PairingBook) -> None:
+    def __init__(
+        self,
+        channel: str,
+        owners: list[str],
+        section: ChannelSection,
+        pairing: PairingBook,
+        roles: Mapping[str, Trust] | None = None,
+    ) -> None:
         self._channel = channel
         self._owners = frozenset(o.split(":", 1)[1] for o in owners if o.startswith(f"{channel}:"))
+        self._roles = {k.split(":", 1)[1]: v for k, v in (roles or {}).items() if k.startswith(f"{channel}:")}
         self._allowed = frozenset(section.allow_from)
         self._section = section
         self._pairing = pairing
         self._ignored_logged: set[str] = set()
 
     def decide(self, message: InboundMessage) -> Decision:
-        """Owners get full trust; known senders are served as guests; the rest per policy."""
+        """Owners, `roles:` entries, known senders (users) and open-policy strangers (guests) are served."""
         sender = message.sender_id
         if message.is_direct:
             return self._decide_direct(message)
@@ -188,18 +196,24 @@ class AccessPolicy:
             return Ignore("groups are off")
         if policy == "mention" and not message.mentioned:
             return Ignore("not mentioned")
-        if sender in self._owners:
-            return Serve(replace(message, trust=Trust.OWNER))
-        if self._is_known(sender) or self._section.dm_policy == "open":
-            return Serve(replace(message, trust=Trust.GUEST))
+        if (role := self.role_of(sender)) is not None:
+            return Serve(replace(message, trust=role))
         return self._ignore_once(sender, "unknown sender in a group")
+
+    def role_of(self, sender: str) -> Trust | None:
+        """The sender's role, or None for a stranger this channel would not serve."""
+        if sender in self._owners:
+            return Trust.OWNER
+        if sender in self._roles:
+            return self._roles[sender]
+        if self._is_known(sender):
+            return Trust.USER
+        return Trust.GUEST if self._section.dm_policy == "open" else None
 
     def _decide_direct(self, message: InboundMessage) -> Decision:
         sender = message.sender_id
-        if sender in self._owners:
-            return Serve(replace(message, trust=Trust.OWNER))
-        if self._is_known(sender) or self._section.dm_policy == "open":
-            return Serve(replace(message, trust=Trust.GUEST))
+        if (role := self.role_of(sender)) is not None:
+            return Serve(replace(message, trust=role))
         if self._section.dm_policy == "allowlist":
             return self._ignore_once(sender, "not on the allowlist")
         code, is_new = self._pairing.request(self._channel, sender, message.sender_name or "")
@@ -220,5 +234,6 @@ def pairing_message(channel: str, code: str) -> str:
     return (
         f"Hi! I only talk with people my owner has approved. Your pairing code is {code}.\n"
         f"Ask the owner to run: relaybot pairing approve {channel} {code}\n"
+        f"(or an admin to send /pair approve {code} in a chat with me)\n"
         "The code is valid for one hour."
     )

@@ -12,23 +12,28 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bot.access import PairingBook
+from bot.agent.account import AccountCommands
 from bot.agent.budget import BudgetedProvider, ContextBudget, ContextWindow
 from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
 from bot.agent.loop import AgentLoop
 from bot.agent.owner_dm import LastOwnerDM
+from bot.agent.persona_turns import PersonaTurns
 from bot.agent.sessions import SessionStore
 from bot.agent.skills import SkillLibrary
 from bot.agent.subagents import SubagentManager
 from bot.agent.turn import TurnRunner
-from bot.bus import LocalBus, MessageBus
-from bot.config import Config, home_dir
+from bot.bus import LocalBus, MessageBus, OutboundMessage, Trust
+from bot.config import Config, LLMConfig, home_dir
 from bot.control import ControlServer
 from bot.events import EventBus
 from bot.filemodes import keep_private
 from bot.home import bundled
 from bot.llm import Provider, Warmable
 from bot.lock import AlreadyRunning, GatewayLock
+from bot.model_stack import ModelStack
+from bot.personas import Persona, PersonaRouter, personas_from
 from bot.plugins.approvals import ExecApprovals
 from bot.plugins.events import GatewayStart, GatewayStop
 from bot.plugins.hooks import Hooks
@@ -51,6 +56,8 @@ from bot.tools.spawn import SpawnTool
 from bot.tools.web import WebFetchTool, WebSearchTool
 from bot.tools.workspace import WorkspacePaths
 from bot.transcription import Transcriber
+from bot.usage.budgets import BudgetGuard
+from bot.usage.ledger import UsageLedger
 from channels.catchup import ActiveChats, CatchesUp
 
 logger = logging.getLogger(__name__)
@@ -100,8 +107,9 @@ def build_registry(config: Config, skills: SkillLibrary, hooks: Hooks | None = N
     tools.append(MessageTool())
     tools.append(SendFileTool(WorkspacePaths(config.workspace, restrict=True)))
     tools.append(LoadSkillTool(skills))
-    return ToolRegistry(tools, guest_tools=config.tools.guest_tools, hooks=hooks)
-
+    by_role = config.tools.by_role
+    roles = {Trust.GUEST: by_role.guest, Trust.USER: by_role.user, Trust.ADMIN: by_role.admin}
+    return ToolRegistry(tools, roles, hooks=hooks)
 
 def plugins_for(config: Config) -> Plugins:
     """The plugins from the `relaybot.plugins` entry points and the config's `plugins` list."""
@@ -112,15 +120,30 @@ def plugins_for(config: Config) -> Plugins:
 class AgentApp:
     """Everything but the channels: bus, events, provider, budget, skills, tools, sessions, memory, agent loop."""
 
-    def __init__(self, config: Config, provider: Provider | None = None, bus: MessageBus | None = None) -> None:
-        if provider is None:
-            from bot.llm import LiteLLMProvider
+    def __init__(
+        self,
+        config: Config,
+        provider: Provider | None = None,
+        bus: MessageBus | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        from bot.llm import LiteLLMProvider
 
-            provider = LiteLLMProvider(config.llm)
+        def make_provider(llm: LLMConfig) -> Provider:
+            if provider is not None and llm == config.llm:
+                return provider
+            return LiteLLMProvider(llm, retry)
+
         self.config = config
         self.bus: MessageBus = bus or LocalBus()
         self.events = EventBus()
-        self.provider = provider
+        config.workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
+        config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        keep_private(private_roots(config))
+        self.ledger = UsageLedger(config.state_dir / "usage.db")
+        self.guard = BudgetGuard(config.budgets, self.ledger, config.timezone, notify_owner=self._notify_owner)
+        self.models = ModelStack(make_provider, self.ledger, self.guard)
+        self.provider = self.models.provider(config.llm)
         self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
         self.skills = SkillLibrary([bundled("skills"), config.workspace / "skills"])
         self.plugins = plugins_for(config)
@@ -131,9 +154,7 @@ class AgentApp:
             wait = min(config.tools.exec.approval_timeout, config.agent.turn_timeout)
             approvals = ExecApprovals(config.tools.exec.approval, config.workspace, self.bus.publish_outbound, wait)
             approvals.install(self.plugins.hooks)
-        config.workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
-        config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        keep_private(private_roots(config))
+        self.pairing = PairingBook(config.state_dir / "pairing.json", max_pending=config.access.max_pending)
         self.sessions = SessionStore(
             config.state_dir / "sessions",
             tail=config.agent.memory_window,
@@ -141,22 +162,24 @@ class AgentApp:
             max_bytes=int(config.agent.session_cache_mb * 1024 * 1024),
         )
         self.memory = MemoryConsolidator(
-            provider,
+            self.provider,
             self.sessions,
             self.budget,
             config.agent.memory_window,
             config.timezone,
             hooks=self.plugins.hooks,
         )
-        budgeted = BudgetedProvider(provider, self.budget)
+        budgeted = BudgetedProvider(self.provider, self.budget)
         self.context = ContextBuilder(
             config.workspace,
             config.timezone,
             skills=self.skills,
+            max_tool_result_chars=config.agent.max_tool_result_chars,
             max_inbound_chars=config.agent.max_inbound_chars,
             inline_attachment_chars=config.agent.inline_attachment_chars,
         )
-        self.runner = TurnRunner(budgeted, self.registry, self.events, config.agent.max_iterations)
+        self.runner = self._runner(budgeted, self.registry)
+        self._notices: set[asyncio.Task[None]] = set()
         self.subagents = SubagentManager(
             budgeted, self.registry, self.events, self.sessions, self.bus, config.agent.max_subagents
         )
@@ -172,15 +195,43 @@ class AgentApp:
             config.workspace,
             self.memory,
             on_stop=self.subagents.cancel_for,
+            personas=PersonaTurns(
+                PersonaRouter(personas_from(config.personas, config.workspace), config.routes),
+                self.runner,
+                self._persona_runner,
+            ),
+            account=AccountCommands(self.ledger, self.guard, self.pairing, config.timezone),
             owner_dm=LastOwnerDM(config.state_dir / "owner_dm.json"),
             transcriber=Transcriber(config.llm) if config.llm.transcription_model else None,
             hooks=self.plugins.hooks,
         )
         self._warming: asyncio.Task[None] | None = None
 
+    def _runner(self, provider: Provider, registry: ToolRegistry) -> TurnRunner:
+        agent = self.config.agent
+        return TurnRunner(provider, registry, self.events, agent.max_iterations, agent.max_tool_result_chars)
+
+    def _persona_runner(self, persona: Persona) -> TurnRunner:
+        """A runner with the persona's model (metered, with fallbacks, fitted to its window) and tools."""
+        llm = persona.llm_config(self.config.llm)
+        provider = BudgetedProvider(self.models.provider(llm), ContextBudget(ContextWindow(llm), llm.max_tokens))
+        registry = self.registry.only(persona.tools) if persona.tools is not None else self.registry
+        return self._runner(provider, registry)
+
+    def _notify_owner(self, text: str) -> None:
+        """Send a notice to the chat the owner last wrote from, if any."""
+        chat = self.loop.last_owner_chat
+        if chat is None:
+            return
+        notice = OutboundMessage(chat, text, kind="notice")
+        task = asyncio.get_running_loop().create_task(self.bus.publish_outbound(notice))
+        self._notices.add(task)
+        task.add_done_callback(self._notices.discard)
+
     async def start(self) -> None:
-        if isinstance(self.provider, Warmable):
-            self._warming = asyncio.create_task(self._warm_up(self.provider), name="llm-warm-up")
+        primary = self.models.made[0] if self.models.made else None
+        if isinstance(primary, Warmable):
+            self._warming = asyncio.create_task(self._warm_up(primary), name="llm-warm-up")
         await self.bus.start()
         await self.mcp.start()
         await self.loop.start()
@@ -190,12 +241,15 @@ class AgentApp:
         await self.loop.stop()
         await self.memory.stop()
         await self.mcp.stop()
+        await asyncio.gather(*self._notices, return_exceptions=True)
+        self.ledger.close()
         await self.bus.stop()
         if self._warming is not None:
             self._warming.cancel()
             await asyncio.gather(self._warming, return_exceptions=True)
-        if isinstance(self.provider, Warmable):
-            await self.provider.aclose()
+        for provider in self.models.made:
+            if isinstance(provider, Warmable):
+                await provider.aclose()
 
     @staticmethod
     async def _warm_up(provider: Warmable) -> None:
@@ -238,14 +292,14 @@ class Gateway:
         channel_retry: RetryPolicy | None = None,
         start_retry: RetryPolicy | None = None,
     ) -> None:
-        from bot.access import AccessPolicy, PairingBook
+        from bot.access import AccessPolicy
 
         self.config = config
         self.agent = AgentApp(config, provider, LocalBus(journal_path(config)))
         self.names = enabled_channels(config)
-        pairing = PairingBook(config.state_dir / "pairing.json", max_pending=config.access.max_pending)
         access = {
-            name: AccessPolicy(name, config.owners, getattr(config.channels, name), pairing) for name in self.names
+            name: AccessPolicy(name, config.owners, getattr(config.channels, name), self.agent.pairing, config.roles)
+            for name in self.names
         }
         self.manager = load_object("channels.manager:ChannelManager")(
             self.agent.bus,

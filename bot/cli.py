@@ -367,6 +367,47 @@ def cron_run(ctx: typer.Context, job_id: str) -> None:
     typer.echo(f"Job {job_id} ran and was delivered.")
 
 
+@app.command()
+def usage(
+    ctx: typer.Context,
+    by: str = typer.Option("sender", "--by", help="Group by sender, chat, model or purpose."),
+    since: str | None = typer.Option(None, "--since", help="7d, 12h or 2026-11-01 (default: start of this month)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON array, one object per group."),
+    chart: bool = typer.Option(False, "--chart", help="Also draw tokens per day as a bar chart."),
+) -> None:
+    """Tokens and cost of every model call, from the usage ledger."""
+    import time
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from bot.usage import report
+    from bot.usage.ledger import GROUPS, UsageLedger
+
+    config = _load(ctx.obj)
+    if by not in GROUPS:
+        raise typer.BadParameter(f"use one of {', '.join(GROUPS)}", param_hint="--by")
+    zone = ZoneInfo(config.timezone)
+    now = time.time()
+    try:
+        start = report.since_timestamp(since, now, zone)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--since") from None
+    ledger = UsageLedger(config.state_dir / "usage.db")
+    try:
+        groups = ledger.grouped(by, start)
+        if as_json:
+            typer.echo(report.as_json(groups))
+            return
+        typer.echo(report.as_table(groups, by))
+        if chart:
+            offset = datetime.now(zone).utcoffset()
+            days = ledger.daily(start, offset.total_seconds() if offset else 0.0)
+            typer.echo("")
+            typer.echo(report.as_chart(days))
+    finally:
+        ledger.close()
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import re
 from pathlib import Path
@@ -17,9 +18,13 @@ from pydantic import (
     SecretStr,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
+from bot.bus import Trust
 from bot.errors import ConfigError
+
+logger = logging.getLogger(__name__)
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -59,6 +64,7 @@ class LLMConfig(Section):
     transcription_model: str | None = None
     transcription_api_base: str | None = None
     transcription_api_key: SecretStr = SecretStr("")
+    fallbacks: list[str] = []
 
 
 class AgentConfig(Section):
@@ -69,6 +75,7 @@ class AgentConfig(Section):
     max_subagents: int = Field(4, gt=0)
     session_cache_size: int = Field(500, gt=0)
     session_cache_mb: float = Field(32.0, gt=0)
+    max_tool_result_chars: int = Field(16_000, ge=200)
     turn_timeout: Duration = Field(600.0, gt=0)
     max_inbound_chars: int = Field(32_000, gt=0)
     inline_attachment_chars: int = Field(20_000, ge=0)
@@ -149,12 +156,37 @@ class WebFetchConfig(Section):
     allow_private: bool = False
 
 
+GUEST_TOOLS = ["web_search", "web_fetch", "load_skill"]
+USER_TOOLS = [*GUEST_TOOLS, "cron", "spawn", "send_file"]
+ADMIN_TOOLS = [*USER_TOOLS, "read_file", "write_file", "edit_file", "list_dir"]
+
+
+class ToolsByRole(Section):
+    """The tools each role may call; owners may call every tool."""
+
+    guest: list[str] = GUEST_TOOLS
+    user: list[str] = USER_TOOLS
+    admin: list[str] = ADMIN_TOOLS
+
+
 class ToolsConfig(Section):
     restrict_to_workspace: bool = True
-    guest_tools: list[str] = ["web_search", "web_fetch", "cron", "spawn"]
+    by_role: ToolsByRole = ToolsByRole()
     exec: ExecConfig = ExecConfig()
     web_search: WebSearchConfig = WebSearchConfig()
     web_fetch: WebFetchConfig = WebFetchConfig()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _guest_tools_alias(cls, data: Any) -> Any:
+        """`tools.guest_tools` is the old name of `tools.by_role.guest`."""
+        if isinstance(data, dict) and "guest_tools" in data:
+            data = dict(data)
+            logger.warning("config: tools.guest_tools is deprecated; use tools.by_role.guest")
+            by_role = dict(data.get("by_role") or {})
+            by_role.setdefault("guest", data.pop("guest_tools"))
+            data["by_role"] = by_role
+        return data
 
 
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,30}$")
@@ -169,7 +201,7 @@ class MCPServerConfig(Section):
     cwd: Path | None = None
     url: str | None = None
     headers: dict[str, str] = {}
-    trust: Literal["guest", "owner"] = "owner"
+    trust: Literal["guest", "user", "admin", "owner"] = "owner"
     timeout: Duration = Field(60.0, gt=0)
 
     @field_validator("env")
@@ -223,6 +255,66 @@ class HeartbeatConfig(Section):
         return value
 
 
+class Limit(Section):
+    """A spending cap: tokens (prompt + completion) and/or USD, per day and/or per month; unset = unlimited."""
+
+    daily_tokens: int | None = Field(None, ge=0)
+    monthly_tokens: int | None = Field(None, ge=0)
+    daily_usd: float | None = Field(None, ge=0)
+    monthly_usd: float | None = Field(None, ge=0)
+
+
+class BudgetsConfig(Section):
+    """Limits per role (null = unlimited), per-sender overrides, and the cap on background work."""
+
+    guest: Limit | None = None
+    user: Limit | None = None
+    admin: Limit | None = None
+    owner: Limit | None = None
+    senders: dict[str, Limit] = {}
+    background: Limit | None = Limit(daily_usd=1.0)
+
+    @field_validator("senders")
+    @classmethod
+    def _sender_refs(cls, value: dict[str, Limit]) -> dict[str, Limit]:
+        for sender in value:
+            if not re.match(r"^[a-z]+:\S+$", sender):
+                raise ValueError(f"{sender!r} is not a sender; use channel:user_id such as telegram:42")
+        return value
+
+
+_ROUTE = re.compile(r"^(default|[a-z]+|[a-z]+:(chat|guild|team|server):[^:\s]+)$")
+
+
+class PersonaConfig(Section):
+    """A persona: its own model, system file (relative to the workspace), tools and sampling."""
+
+    model: str | None = None
+    api_base: str | None = None
+    system: str | None = None
+    tools: list[str] | None = None
+    max_tokens: int | None = Field(None, gt=0)
+    temperature: float | None = Field(None, ge=0, le=2)
+    streaming: bool | None = None
+
+
+class RouteConfig(Section):
+    """Which persona answers where: `discord:guild:1234`, `slack:team:T01`, `telegram:chat:-100`, `slack`, `default`."""
+
+    match: str
+    persona: str
+
+    @field_validator("match")
+    @classmethod
+    def _match_form(cls, value: str) -> str:
+        if not _ROUTE.match(value):
+            raise ValueError(
+                f"{value!r} is not a route; use channel:chat:ID, channel:guild:ID, channel:team:ID, a channel name "
+                "such as telegram, or default"
+            )
+        return value
+
+
 class Config(Section):
     """The whole configuration file."""
 
@@ -230,6 +322,7 @@ class Config(Section):
     state_dir: Path
     timezone: str = "UTC"
     owners: list[str] = []
+    roles: dict[str, Trust] = {}
     llm: LLMConfig = LLMConfig()
     agent: AgentConfig = AgentConfig()
     channels: ChannelsConfig = ChannelsConfig()
@@ -239,6 +332,26 @@ class Config(Section):
     heartbeat: HeartbeatConfig = HeartbeatConfig()
     shutdown_grace: Duration = 10.0
     mcp_servers: dict[str, MCPServerConfig] = {}
+    budgets: BudgetsConfig = BudgetsConfig()
+    personas: dict[str, PersonaConfig] = {}
+    routes: list[RouteConfig] = []
+
+    @field_validator("roles")
+    @classmethod
+    def _role_refs(cls, value: dict[str, Trust]) -> dict[str, Trust]:
+        for sender in value:
+            if not re.match(r"^[a-z]+:\S+$", sender):
+                raise ValueError(f"{sender!r} is not a sender; use channel:user_id such as discord:123")
+        return value
+
+    @model_validator(mode="after")
+    def _routes_name_personas(self) -> Config:
+        for index, route in enumerate(self.routes):
+            if route.persona not in self.personas:
+                known = ", ".join(sorted(self.personas)) or "none defined"
+                raise ConfigError(f"unknown persona {route.persona!r} (personas: {known})", f"routes[{index}].persona")
+        return self
+
     plugins: list[str] = []
     _source: Path | None = PrivateAttr(None)
 

@@ -9,9 +9,10 @@ BotError
 │   ├── RequestRejected        the provider refused the request itself (other 4xx); retrying cannot help
 │   ├── ContextOverflow        the request did not fit the model's context window
 │   │   └── MessageTooLarge        the user's message alone does not fit
-│   └── ProviderUnavailable    transient failures outlasted the retries (429, 5xx, timeouts)
-│       ├── ProviderUnreachable    connection refused or unknown host; `address` is where we tried
-│       └── StreamBroken           the stream failed after part of the reply was shown
+│   ├── ProviderUnavailable    transient failures outlasted the retries (429, 5xx, timeouts)
+│   │   ├── ProviderUnreachable    connection refused or unknown host; `address` is where we tried
+│   │   └── StreamBroken           the stream failed after part of the reply was shown
+│   └── BudgetExceeded         a spending limit was reached; the model was not called
 ├── TurnTimedOut           a turn ran past agent.turn_timeout and was cancelled; `seconds` is the limit
 ├── ToolError              a tool could not do what was asked; the registry reports it to the model
 ├── BusClosed              the bus takes no new inbound messages (a stop is under way)
@@ -132,6 +133,14 @@ class TurnTimedOut(BotError):
     def __init__(self, seconds: float) -> None:
         super().__init__(f"turn ran past its {seconds:g}s limit")
         self.seconds = seconds
+
+
+class BudgetExceeded(ProviderError):
+    """A sender's (or background work's) budget is used up for the period; `user_message` says when it resets."""
+
+    def __init__(self, user_message: str) -> None:
+        super().__init__(user_message)
+        self.user_message = user_message
 
 
 class ToolError(BotError):

@@ -16,6 +16,7 @@ from bot.errors import MissingApiKey, ProviderError
 from bot.llm_failures import StreamCut, classify, retry_delay, to_provider_error
 from bot.llm_fastpath import fast_path_for, openai_key
 from bot.model_prices import call_cost
+from bot.prompt_cache import mark_cache_breakpoints, takes_cache_breakpoints
 from bot.retry import RetryPolicy
 
 logger = logging.getLogger(__name__)
@@ -59,6 +60,7 @@ class Usage:
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
     cost: float = 0.0
 
 
@@ -285,7 +287,7 @@ class LiteLLMProvider:
             request["api_base"] = config.api_base
         if tools:
             request["tools"] = tools
-        return request
+        return mark_cache_breakpoints(request) if takes_cache_breakpoints(config.model) else request
 
     async def _complete(self, request: dict[str, Any]) -> LLMResponse:
         started = time.perf_counter()
@@ -406,4 +408,8 @@ def _tool_call(call_id: str, name: str, raw: str) -> ToolCall:
 def _usage(usage: Any) -> Usage:
     if usage is None:
         return Usage()
-    return Usage(int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0))
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or getattr(usage, "cache_read_input_tokens", None) or 0
+    return Usage(
+        int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0), int(cached)
+    )

@@ -103,6 +103,7 @@ def parse_message(message: DiscordMessage, bot_id: int) -> InboundMessage | None
         is_direct=message.guild_id is None,
         mentioned=mentioned,
         platform_message_id=str(message.id),
+        server_id=str(message.guild_id) if message.guild_id is not None else None,
     )
 
 

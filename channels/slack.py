@@ -72,6 +72,7 @@ def parse_event(
         is_direct=is_direct,
         mentioned=mentioned,
         platform_message_id=f"{channel}:{ts}",
+        server_id=event.get("team") or None,
     )
 
 

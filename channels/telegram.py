@@ -57,6 +57,7 @@ def parse_update(raw: dict[str, Any], bot_id: int, bot_username: str) -> Inbound
         is_direct=chat.get("type") == "private",
         mentioned=mentioned,
         platform_message_id=str(message["message_id"]),
+        server_id=str(chat["id"]),  # a Telegram group is its own server
     )
 
 

@@ -68,8 +68,8 @@ class Harness:
     def __init__(self, tmp_path: Path, fake: FakeLLM, extra_tools: list[Tool] = (), **overrides: Any) -> None:
         self.config = make_config(tmp_path, fake, **overrides)
         self.fake = fake
-        provider = LiteLLMProvider(self.config.llm, RetryPolicy(attempts=4, base_delay=0.0))
-        self.app = AgentApp(self.config, provider)
+        retry = RetryPolicy(attempts=4, base_delay=0.0)
+        self.app = AgentApp(self.config, LiteLLMProvider(self.config.llm, retry), retry=retry)
         for tool in extra_tools:
             self.app.registry.register(tool)
         self.outbox: list[OutboundMessage] = []

@@ -38,9 +38,22 @@ def test_owner_is_served_with_full_trust(tmp_path: Path) -> None:
     assert isinstance(decision, Serve) and decision.message.trust is Trust.OWNER
 
 
-def test_allow_from_is_served_as_guest(tmp_path: Path) -> None:
+def test_allow_from_is_served_as_user(tmp_path: Path) -> None:
     decision = policy(tmp_path, allow_from=["5"]).decide(dm("5"))
-    assert isinstance(decision, Serve) and decision.message.trust is Trust.GUEST
+    assert isinstance(decision, Serve) and decision.message.trust is Trust.USER
+
+
+def test_roles_entry_admits_the_sender_with_that_role(tmp_path: Path) -> None:
+    roles = {"telegram:6": Trust.ADMIN, "discord:7": Trust.ADMIN}
+    access = AccessPolicy("telegram", [], TelegramConfig(), book(tmp_path), roles)
+    decision = access.decide(dm("6"))
+    assert isinstance(decision, Serve) and decision.message.trust is Trust.ADMIN
+    assert isinstance(access.decide(dm("7")), SendPairingCode)
+
+
+def test_roles_are_ordered_guest_user_admin_owner() -> None:
+    assert Trust.OWNER.at_least(Trust.ADMIN) and Trust.ADMIN.at_least(Trust.USER) and Trust.USER.at_least(Trust.GUEST)
+    assert not Trust.GUEST.at_least(Trust.USER)
 
 
 def test_unknown_sender_gets_a_code_and_the_same_code_when_writing_again(tmp_path: Path) -> None:
@@ -57,7 +70,7 @@ def test_approval_takes_effect_for_a_running_policy(tmp_path: Path) -> None:
     code = access.decide(dm("7")).code
     assert book(tmp_path).approve("telegram", code.lower()) == "7"
     decision = access.decide(dm("7"))
-    assert isinstance(decision, Serve) and decision.message.trust is Trust.GUEST
+    assert isinstance(decision, Serve) and decision.message.trust is Trust.USER
     assert book(tmp_path).revoke("telegram", "7")
     assert not isinstance(access.decide(dm("7")), Serve)
 

@@ -24,7 +24,7 @@ def test_example_config_loads_with_every_design_key(tmp_path: Path) -> None:
     assert config.llm.model == "openai/gpt-4o-mini"
     assert config.agent.queue_mode == "collect"
     assert config.channels.slack.reply_in_thread is True
-    assert config.tools.guest_tools == ["web_search", "web_fetch", "cron", "spawn"]
+    assert config.tools.by_role.guest == ["web_search", "web_fetch", "load_skill"]
     assert config.scheduler.misfire_grace == 600
     assert config.heartbeat.interval == 1800
 
@@ -133,7 +133,7 @@ def test_mcp_server_needs_exactly_one_of_command_and_url(tmp_path: Path) -> None
     both = error_for(tmp_path, "mcp_servers:\n  x:\n    command: a\n    url: http://127.0.0.1/mcp\n")
     assert both == "mcp_servers.x: give either command (a stdio server) or url (a streamable HTTP server)"
     assert "is not a server name" in error_for(tmp_path, "mcp_servers:\n  a__b:\n    command: a\n")
-    assert error_for(tmp_path, "mcp_servers:\n  x:\n    command: a\n    trust: admin\n").startswith(
+    assert error_for(tmp_path, "mcp_servers:\n  x:\n    command: a\n    trust: root\n").startswith(
         "mcp_servers.x.trust:"
     )
 

@@ -11,6 +11,8 @@ class Command(StrEnum):
     STOP = "stop"
     STATUS = "status"
     START = "start"
+    USAGE = "usage"
+    PAIR = "pair"
 
 
 GREETING = "Hi! I'm your assistant. Just write to me; /help lists the commands."
@@ -19,7 +21,9 @@ HELP_TEXT = (
     "Commands:\n"
     "/new - start a fresh conversation (what matters is kept in memory)\n"
     "/stop - stop what I'm doing right now\n"
-    "/status - model, conversation length and tokens used\n"
+    "/status - your role, model, persona, conversation length, tokens used and budget left\n"
+    "/usage - your and this chat's tokens and cost today and this month\n"
+    "/pair approve CODE, /pair revoke ID - admins: let a sender in, or out\n"
     "/help - this list"
 )
 

@@ -23,10 +23,11 @@ from bot.agent.memory import (
     parse_update,
 )
 from bot.agent.sessions import Session, SessionStore
-from bot.errors import ProviderError
+from bot.errors import BudgetExceeded, ProviderError
 from bot.llm import LLMResponse, Provider
 from bot.plugins.events import AfterCompaction, BeforeCompaction
 from bot.plugins.hooks import Hooks
+from bot.usage.charge import Charge, charged_to
 
 logger = logging.getLogger(__name__)
 
@@ -164,7 +165,8 @@ class MemoryConsolidator:
         await self._hooks.run("before_compaction", BeforeCompaction(session.key, len(session.messages) - before))
         ok = False
         try:
-            await work
+            with charged_to(Charge("consolidation", session.key)):
+                await work
             ok = True
         except Exception:
             logger.exception("[%s] memory consolidation crashed; it will be retried after a later turn", session.key)
@@ -244,6 +246,9 @@ class MemoryConsolidator:
     async def _request(self, key: str, messages: list[dict[str, Any]]) -> tuple[MemoryUpdate, LLMResponse] | None:
         try:
             response = await self._provider.chat(messages, [SAVE_MEMORY_TOOL])
+        except BudgetExceeded:
+            logger.debug("[%s] memory consolidation paused by the background budget", key)
+            return None
         except ProviderError as exc:
             logger.warning("[%s] memory consolidation failed (%s); trying again later", key, type(exc).__name__)
             return None

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import base64
-import time
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -13,6 +11,7 @@ from zoneinfo import ZoneInfo
 from bot.agent.attachments import describe_attachment
 from bot.agent.memory import MemoryScope
 from bot.agent.skills import SkillLibrary
+from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message
 from bot.bus import InboundMessage, Trust
 
 BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")
@@ -72,37 +71,44 @@ class ContextBuilder:
         self,
         workspace: Path,
         timezone: str,
-        clock: Callable[[], float] = time.time,
         skills: SkillLibrary | None = None,
+        max_tool_result_chars: int = DEFAULT_TOOL_RESULT_CHARS,
         max_inbound_chars: int = MAX_INBOUND_CHARS,
         inline_attachment_chars: int = INLINE_ATTACHMENT_CHARS,
     ) -> None:
+        self._max_tool_result_chars = max_tool_result_chars
         self._workspace = workspace
         self._zone = ZoneInfo(timezone)
         self._timezone = timezone
-        self._clock = clock
         self._files = FileCache()
         self._skills = skills
         self._max_inbound_chars = max_inbound_chars
         self._inline_attachment_chars = inline_attachment_chars
 
     def build(
-        self, message: InboundMessage, scope: MemoryScope, history: list[dict[str, Any]], user_text: str
+        self,
+        message: InboundMessage,
+        scope: MemoryScope,
+        history: list[dict[str, Any]],
+        user_text: str,
+        persona_file: Path | None = None,
     ) -> list[dict[str, Any]]:
-        """System prompt, then history, then the new user message."""
+        """System prompt, then history (long tool results cut), then the new user message."""
         return [
-            {"role": "system", "content": self.system_prompt(message, scope)},
-            *history,
+            {"role": "system", "content": self.system_prompt(message, scope, persona_file)},
+            *(clip_tool_message(m, self._max_tool_result_chars) for m in history),
             self.user_message(message, user_text),
         ]
 
-    def system_prompt(self, message: InboundMessage, scope: MemoryScope) -> str:
-        """Identity, time, workspace, bootstrap files, the scope's memory and the skills."""
-        now = datetime.fromtimestamp(self._clock(), self._zone)
+    def system_prompt(self, message: InboundMessage, scope: MemoryScope, persona_file: Path | None = None) -> str:
+        """Identity, workspace, bootstrap files (the persona's after SOUL.md), the scope's memory and the skills.
+
+        Byte-stable between turns so providers can reuse a cached prefix: the time goes in each user message.
+        """
         sections = [
             "You are relaybot, a personal AI assistant that talks with people in chat apps. "
             "Answer in the chat's language, briefly, in Markdown that reads well on a phone.",
-            f"Current time: {now:%Y-%m-%d %H:%M} ({now:%A}), timezone {self._timezone}.\n"
+            f"Timezone: {self._timezone}; each user message starts with its time and where it came from.\n"
             f"Workspace: {self._workspace} (file tools take paths relative to it).",
             memory_note(scope, self._workspace, message.trust),
         ]
@@ -112,6 +118,8 @@ class ContextBuilder:
             text = self._files.read(self._workspace / name).strip()
             if text:
                 sections.append(f"## {name}\n\n{text}")
+            if name == "SOUL.md" and persona_file is not None and (persona := self._files.read(persona_file).strip()):
+                sections.append(f"## Persona\n\n{persona}")
         memory = self._files.read(scope.memory_file).strip()
         if memory:
             sections.append(f"## Memory (MEMORY.md)\n\n{memory}")
@@ -125,10 +133,12 @@ class ContextBuilder:
         where = f"{chat.channel} {'DM' if message.is_direct else 'group'} {chat.chat_id}"
         if chat.thread_id:
             where += f" thread {chat.thread_id}"
+        sent = datetime.fromtimestamp(message.created_at, self._zone)  # the same header if the turn runs again
+        when = f"{sent:%Y-%m-%d %H:%M} {sent:%A}"
         if message.kind == "system":
-            return f"[system message for {where}]"
+            return f"[system message for {where} · {when}]"
         sender = f"{message.sender_name} ({message.sender_id})" if message.sender_name else message.sender_id
-        return f"[{where} · from {sender}]"
+        return f"[{where} · from {sender} · {when}]"
 
     def user_text(self, message: InboundMessage) -> str:
         """The text stored in history: runtime header, message (capped), and attachments (text-like ones inlined)."""

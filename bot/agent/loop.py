@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from bot.agent.account import AccountCommands
 from bot.agent.commands import GREETING, HELP_TEXT, Command, parse_command
 from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
@@ -28,7 +29,8 @@ from bot.agent.interruption import (
 from bot.agent.memory import scope_for
 from bot.agent.outbox import TurnOutbox
 from bot.agent.owner_dm import LastOwnerDM
-from bot.agent.sessions import SessionStore
+from bot.agent.persona_turns import PersonaTurns
+from bot.agent.sessions import Session, SessionStore
 from bot.agent.stream import StreamEmitter, is_silent
 from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
 from bot.bus import TRUST_ORDER, ChatRef, InboundMessage, MessageBus, OutboundMessage, Trust, lowest_trust
@@ -36,6 +38,7 @@ from bot.config import AgentConfig
 from bot.errors import ProviderError, TurnTimedOut
 from bot.events import ErrorOccurred, EventBus, TurnFinished, TurnStarted
 from bot.llm import Usage
+from bot.personas import Persona
 from bot.plugins.events import (
     AgentEnd,
     BeforeAgentStart,
@@ -51,6 +54,7 @@ from bot.plugins.events import (
 from bot.plugins.hooks import Hooks
 from bot.tools.base import ToolContext
 from bot.transcription import Transcriber
+from bot.usage.charge import charge_for, charged_to
 
 logger = logging.getLogger(__name__)
 
@@ -82,10 +86,14 @@ class AgentLoop:
         workspace: Path,
         memory: MemoryConsolidator | None = None,
         on_stop: Callable[[str], int] | None = None,
+        personas: PersonaTurns | None = None,
+        account: AccountCommands | None = None,
         owner_dm: LastOwnerDM | None = None,
         transcriber: Transcriber | None = None,
         hooks: Hooks | None = None,
     ) -> None:
+        self._personas = personas
+        self._account = account
         self._bus = bus
         self._runner = runner
         self._sessions = sessions
@@ -162,7 +170,10 @@ class AgentLoop:
             await self._reply(message, GREETING, completes=[message.id])
             return
         if command is Command.STATUS:
-            await self._reply(message, self._status(key), completes=[message.id])
+            await self._reply(message, self._status(message), completes=[message.id])
+            return
+        if command in (Command.USAGE, Command.PAIR) and self._account is not None:
+            await self._reply(message, self._account.answer(command, message), completes=[message.id])
             return
         if message.kind == "user" and await self._plugin_command(message):
             return
@@ -316,6 +327,20 @@ class AgentLoop:
             batch = [await self._transcriber.apply(m) for m in batch]
         message = replace(batch[-1], trust=lowest_trust(batch))
         session = self._sessions.get(session_key or message.chat.session_key)
+        persona, runner = self._personas.for_message(message) if self._personas else (None, self._runner)
+        with charged_to(charge_for(message, session.key)):
+            return await self._run_persona_turn(message, batch, outbox, session, persona, runner, steer)
+
+    async def _run_persona_turn(
+        self,
+        message: InboundMessage,
+        batch: list[InboundMessage],
+        outbox: TurnOutbox,
+        session: Session,
+        persona: Persona | None,
+        runner: TurnRunner,
+        steer: Callable[[], list[str]] | None,
+    ) -> TurnResult:
         self._close_unfinished(session.key, RESTARTED)  # open calls before a turn starts: the process died mid-round
         scope = scope_for(self._workspace, message)
         text = "\n\n".join(self._context.user_text(m) for m in batch)
@@ -325,7 +350,7 @@ class AgentLoop:
         if again:
             logger.info("[%s] running %s again after a restart", session.key, message.id)
             history = _before_last_user(history, text)
-        messages = self._context.build(message, scope, history, text)
+        messages = self._context.build(message, scope, history, text, persona.system_file if persona else None)
         if not session.messages:
             await self._hook("session_start", SessionStart(session.key, message.chat))
         event = BeforeAgentStart(session.key, message.chat, message.sender_id, message.trust.value, text)
@@ -340,7 +365,7 @@ class AgentLoop:
             self._sessions.record_usage(session, usage.prompt_tokens, usage.completion_tokens)
 
         stream = None
-        if message.stream:
+        if message.stream and (persona is None or persona.streaming is not False):
             # Once the turn has written to its chat, its final text may repeat that and be dropped: hold it back.
             stream = StreamEmitter(
                 self._events,
@@ -350,7 +375,7 @@ class AgentLoop:
                 lambda: outbox.spoke,
                 message.sender_id,
             )
-        result = await self._runner.run(
+        result = await runner.run(
             messages,
             ctx,
             record=lambda new: self._sessions.append(session, new),
@@ -416,15 +441,20 @@ class AgentLoop:
         text = "Stopped" + (f" and {' and '.join(notes)}" if notes else "") + "."
         await self._reply(message, text, completes=[message.id])
 
-    def _status(self, key: str) -> str:
-        session = self._sessions.get(key)
+    def _status(self, message: InboundMessage) -> str:
+        session = self._sessions.get(message.chat.session_key)
         used = session.prompt_tokens + session.completion_tokens
-        return (
-            f"Model: {self._runner.provider.model}\n"
-            f"Session: {session.total} messages\n"
-            f"Tokens used in this session: {used:,} "
-            f"({session.prompt_tokens:,} in, {session.completion_tokens:,} out)"
-        )
+        persona, runner = self._personas.for_message(message) if self._personas else (None, self._runner)
+        lines = [
+            f"Model: {runner.provider.model}",
+            f"Persona: {persona.name if persona else 'default'}",
+            f"Your role: {message.trust.value}",
+            f"Session: {session.total} messages",
+            f"Tokens used in this session: {used:,} ({session.prompt_tokens:,} in, {session.completion_tokens:,} out)",
+        ]
+        if self._account is not None:
+            lines.append(f"Budget left: {self._account.budget_left(message)}")
+        return "\n".join(lines)
 
     async def _reply(
         self,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from bot.agent.sessions import SessionStore
@@ -15,6 +15,7 @@ from bot.errors import ProviderError
 from bot.events import EventBus
 from bot.llm import Provider
 from bot.tools.base import ToolContext, ToolRegistry
+from bot.usage.charge import charged_to, current_charge
 
 logger = logging.getLogger(__name__)
 
@@ -113,6 +114,7 @@ class SubagentManager:
                 trust=origin.trust,
                 is_direct=origin.is_direct,
                 kind="system",
+                charge_to=current_charge().sender,
             )
         )
 
@@ -128,5 +130,6 @@ class SubagentManager:
         self._sessions.append(session, messages[1:])
         runner = TurnRunner(self._provider, self._registry.without(EXCLUDED_TOOLS), self._events, SUBAGENT_ITERATIONS)
         ctx = ToolContext(origin.chat, origin.sender_id, origin.trust, agent.id, origin.send, origin.is_direct)
-        result = await runner.run(messages, ctx, record=lambda new: self._sessions.append(session, new))
+        with charged_to(replace(current_charge(), purpose="subagent", session_key=session.key)):
+            result = await runner.run(messages, ctx, record=lambda new: self._sessions.append(session, new))
         return result.text

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.agent.stream import StreamEmitter, summarize
+from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message
 from bot.events import EventBus, LLMCalled, ToolCalled, ToolFinished
 from bot.llm import LENGTH_NOTE, Provider, ToolCall, Usage
 from bot.tools.base import ToolContext, ToolRegistry
@@ -46,6 +47,7 @@ class TurnRunner:
     registry: ToolRegistry
     events: EventBus
     max_iterations: int
+    max_tool_result_chars: int = DEFAULT_TOOL_RESULT_CHARS
 
     async def run(
         self,
@@ -121,7 +123,7 @@ class TurnRunner:
                     )
                 )
                 answer = result.as_message()
-                messages.append(answer)
+                messages.append(clip_tool_message(answer, self.max_tool_result_chars))
                 record([await self._persisted(answer, ctx)])
         text = iteration_limit_message(self.max_iterations)
         final = {"role": "assistant", "content": text}

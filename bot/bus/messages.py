@@ -17,13 +17,24 @@ def new_id() -> str:
 
 
 class Trust(StrEnum):
-    """What a sender may do: owners get every tool, guests the guest set."""
+    """A sender's role, lowest first: guest < user < admin < owner; each role has its own tool set."""
 
-    OWNER = "owner"
     GUEST = "guest"
+    USER = "user"
+    ADMIN = "admin"
+    OWNER = "owner"
+
+    @property
+    def rank(self) -> int:
+        """Position in guest < user < admin < owner."""
+        return TRUST_ORDER.index(self)
+
+    def at_least(self, other: Trust) -> bool:
+        """Whether this role is `other` or above it."""
+        return self.rank >= other.rank
 
 
-TRUST_ORDER = (Trust.GUEST, Trust.OWNER)
+TRUST_ORDER = (Trust.GUEST, Trust.USER, Trust.ADMIN, Trust.OWNER)
 """Every trust level, least trusted first."""
 
 
@@ -79,6 +90,8 @@ class InboundMessage:
     stream: bool = False
     attachments: tuple[Attachment, ...] = ()
     platform_message_id: str | None = None
+    server_id: str | None = None  # Discord guild, Slack team, Telegram chat: what persona routes match
+    charge_to: str | None = None  # `channel:user id` billed for a system message (a cron job's creator)
     id: str = field(default_factory=new_id)
     created_at: float = field(default_factory=time.time)
 

@@ -257,6 +257,7 @@ class CronService:
                 trust=Trust(payload.trust),
                 is_direct=payload.is_direct,
                 kind="system",
+                charge_to=payload.creator or None,
                 id=run_id,
             )
             key = inbound.id

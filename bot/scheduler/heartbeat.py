@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 from bot.agent.loop import AgentLoop
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, Trust
 from bot.config import HeartbeatConfig
-from bot.errors import ProviderError, TurnTimedOut
+from bot.errors import BudgetExceeded, ProviderError, TurnTimedOut
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +41,7 @@ class Outcome(StrEnum):
     QUIET = "HEARTBEAT_OK, nothing delivered"
     DELIVERED = "delivered"
     FAILED = "failed"
+    PAUSED = "paused: the background budget is used up"
 
 
 def actionable(text: str) -> bool:
@@ -142,6 +143,8 @@ class HeartbeatService:
         )
         try:
             result = await self._loop.run_detached(message, SESSION_KEY)
+        except BudgetExceeded:
+            return Outcome.PAUSED  # the budget guard has logged it and told the owner once
         except (ProviderError, TurnTimedOut) as exc:
             logger.warning("heartbeat: the turn failed (%s)", type(exc).__name__)
             return Outcome.FAILED

@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from bot.bus import TRUST_ORDER, ChatRef, OutboundMessage, Trust
+from bot.bus import ChatRef, OutboundMessage, Trust
 from bot.errors import ToolError
 from bot.llm import ToolCall
 
@@ -55,7 +55,7 @@ class Tool(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
     parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
-    for_everyone: ClassVar[bool] = False  # harmless for any sender, whatever tools.guest_tools says
+    for_everyone: ClassVar[bool] = False  # harmless for any sender, whatever tools.by_role says
     min_trust: Trust | None = None  # when set, exactly the senders at or above it see the tool (MCP servers' `trust`)
 
     @abstractmethod
@@ -73,11 +73,16 @@ class Tool(ABC):
 class ToolRegistry:
     """Holds tools, shows each trust level its own set, and turns failures into error results."""
 
-    def __init__(self, tools: Iterable[Tool] = (), guest_tools: Iterable[str] = (), hooks: Hooks | None = None) -> None:
+    def __init__(
+        self,
+        tools: Iterable[Tool] = (),
+        role_tools: Mapping[Trust, Iterable[str]] | None = None,
+        hooks: Hooks | None = None,
+    ) -> None:
         self.hooks = hooks
         self._tools: dict[str, Tool] = {}
         self._validators: dict[str, Any] = {}
-        self._guest_tools = frozenset(guest_tools)
+        self._role_tools = {role: frozenset(names) for role, names in (role_tools or {}).items()}
         self._definitions: dict[Trust, list[dict[str, Any]]] = {}
         for tool in tools:
             self.register(tool)
@@ -97,6 +102,7 @@ class ToolRegistry:
             Draft202012Validator.check_schema(self._tools[name].parameters)
             validator = self._validators[name] = Draft202012Validator(self._tools[name].parameters)
         return validator
+
     def unregister(self, name: str) -> None:
         """Withdraw a tool (an MCP server that died); unknown names are ignored."""
         self._tools.pop(name, None)
@@ -104,20 +110,27 @@ class ToolRegistry:
         self._definitions.clear()
 
     def without(self, excluded: Iterable[str]) -> ToolRegistry:
-        """A new registry with the same tools and guest set, minus `excluded`."""
+        """A new registry with the same tools and role sets, minus `excluded`."""
         skip = frozenset(excluded)
-        return ToolRegistry([t for n, t in self._tools.items() if n not in skip], self._guest_tools, self.hooks)
+        return ToolRegistry([t for n, t in self._tools.items() if n not in skip], self._role_tools, self.hooks)
+
+    def only(self, included: Iterable[str]) -> ToolRegistry:
+        """A new registry with the same role sets and just the `included` tools (a persona's)."""
+        keep = frozenset(included)
+        return ToolRegistry([t for n, t in self._tools.items() if n in keep], self._role_tools, self.hooks)
 
     def names(self, trust: Trust = Trust.OWNER) -> list[str]:
         """Names of the tools a sender of this trust may call."""
         return [name for name in self._tools if self.allowed(name, trust)]
 
     def allowed(self, name: str, trust: Trust) -> bool:
-        """Owners may call every tool; guests the guest set and tools marked `for_everyone`."""
+        """Owners may call every tool; other roles their set and tools marked `for_everyone`."""
         tool = self._tools.get(name)
-        if tool is not None and tool.min_trust is not None:
-            return TRUST_ORDER.index(trust) >= TRUST_ORDER.index(tool.min_trust)
-        return tool is not None and (trust is Trust.OWNER or tool.for_everyone or name in self._guest_tools)
+        if tool is None:
+            return False
+        if tool.min_trust is not None:
+            return trust.at_least(tool.min_trust)
+        return trust is Trust.OWNER or tool.for_everyone or name in self._role_tools.get(trust, frozenset())
 
     def definitions(self, trust: Trust) -> list[dict[str, Any]]:
         """Tool definitions shown to the model for this trust level (cached)."""
@@ -176,7 +189,7 @@ class ToolRegistry:
             known = ", ".join(self.names(ctx.trust)) or "none"
             raise ToolError(f"there is no tool named {call.name!r}. Available tools: {known}.")
         if not self.allowed(call.name, ctx.trust):
-            raise ToolError(f"the {call.name} tool is only available to the bot's owners.")
+            raise ToolError(f"the {call.name} tool is not available to this sender (role {ctx.trust.value}).")
         if call.arguments_error:
             raise ToolError(f"{call.arguments_error}; send the arguments as one JSON object.")
         problems = sorted(self._validator(call.name).iter_errors(call.arguments), key=lambda e: list(e.path))

@@ -14,7 +14,7 @@ def test_system_prompt_is_rebuilt_when_a_file_it_reads_changes(tmp_path: Path) -
     (workspace / "skills").mkdir(parents=True)
     agents = workspace / "AGENTS.md"
     agents.write_text("Be kind.")
-    builder = ContextBuilder(workspace, "UTC", clock=lambda: 0.0, skills=SkillLibrary([workspace / "skills"]))
+    builder = ContextBuilder(workspace, "UTC", skills=SkillLibrary([workspace / "skills"]))
     message = InboundMessage(ChatRef("telegram", "42"), sender_id="42", text="hi", trust=Trust.OWNER)
     scope = scope_for(workspace, message)
     first = builder.system_prompt(message, scope)

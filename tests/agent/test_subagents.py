@@ -29,6 +29,8 @@ async def test_spawned_result_is_announced_in_the_origin_chat(tmp_path: Path) ->
         first = await bot.send("what's the capital of Australia? research it", chat="telegram:42")
         assert (await bot.reply_to(first)).text == "I've started on that in the background."
         announced = await bot.wait_for(lambda out: out.text.startswith("Done:"))
+        charged = {(call.purpose, call.sender) for call in bot.app.ledger.calls()}
+    assert charged == {("chat", "telegram:u1"), ("subagent", "telegram:u1")}
     assert announced.chat.session_key == "telegram:42"
     assert announced.text == "Done: The capital of Australia is Canberra."
     sub_request = next(body for body in fake.requests if is_subagent(body))

@@ -82,10 +82,10 @@ async def test_system_prompt_has_identity_time_workspace_and_bootstrap_files(tmp
         (bot.config.workspace / "memory" / "MEMORY.md").write_text("The owner likes tea.")
         await bot.ask("hi", chat="telegram:7", sender="7", is_direct=True)
     system, *_, user = fake_llm.requests[0]["messages"]
-    assert "relaybot" in system["content"] and "timezone UTC" in system["content"]
+    assert "relaybot" in system["content"] and "Timezone: UTC" in system["content"]
     assert str(bot.config.workspace) in system["content"]
     assert "Be kind to ducks." in system["content"] and "The owner likes tea." in system["content"]
-    assert user["content"].startswith("[telegram DM 7 · from 7]")
+    assert user["content"].startswith("[telegram DM 7 · from 7 · ")
 
 
 class CountingAdd(AddTool):

@@ -27,6 +27,7 @@ class Platform:
     owner: str
     stranger: str
     limit: int
+    server: str
     section: dict[str, Any]
     dm: Callable[[str, str], Any]
     group: Callable[[str, str, bool], Any]
@@ -47,6 +48,7 @@ def telegram(fake: FakeTelegram) -> Platform:
         "42",
         "77",
         4096,
+        "-100",
         {"token": fake.token, "api_base": fake.base_url},
         dm=lambda text, user: fake.text(text, chat_id=int(user), user_id=int(user)),
         group=lambda text, user, mention: fake.text(
@@ -65,6 +67,7 @@ def discord(fake: FakeDiscord) -> Platform:
         "42",
         "77",
         2000,
+        str(fake.guild_id),
         {"token": fake.token, "api_base": fake.api_base, "gateway_url": fake.gateway_url},
         dm=lambda text, user: fake.dm(text, user_id=int(user)),
         group=lambda text, user, mention: fake.guild_message(text, user_id=int(user), mention_bot=mention),
@@ -81,6 +84,7 @@ def slack(fake: FakeSlack) -> Platform:
         "U0OWNER",
         "U0STRANGER",
         3900,
+        fake.team_id,
         # Final messages only: Slack's live replies (a stream API) are covered in test_slack_streaming.
         {"bot_token": fake.bot_token, "app_token": fake.app_token, "api_base": fake.base_url, "streaming": "off"},
         dm=lambda text, user: fake.dm(text, user=user, channel=f"D{user}"),
@@ -184,3 +188,30 @@ async def test_a_redelivered_message_is_answered_once(
     texts = await platform.texts(2)
     assert texts[1].endswith("next")
     assert len(fake_llm.requests) == 2
+
+
+async def test_a_server_routed_to_a_persona_gets_its_model_and_system_text(
+    tmp_path: Path, fake_llm: FakeLLM, platform: Platform
+) -> None:
+    (tmp_path / "workspace" / "personas").mkdir(parents=True)
+    (tmp_path / "workspace" / "personas" / "support.md").write_text("You are the support desk.")
+    section = {"enabled": True, **platform.section}
+    async with GatewayUnderTest(
+        tmp_path,
+        fake_llm,
+        [f"{platform.name}:{platform.owner}"],
+        {platform.name: section},
+        personas={"support": {"model": "openai/support-model", "system": "personas/support.md"}},
+        routes=[{"match": f"{platform.name}:server:{platform.server}", "persona": "support"}],
+    ) as running:
+        await running.gateway.manager.ready(platform.name)
+        platform.group("help me", platform.owner, True)
+        await platform.texts(1)
+        platform.dm("and in private?", platform.owner)
+        await platform.texts(2)
+    group, direct = fake_llm.requests
+    assert group["model"] == "support-model" and "You are the support desk." in group["messages"][0]["content"]
+    if platform.name == "slack":  # a Slack DM happens inside the workspace (team), so the team's persona answers
+        assert direct["model"] == "support-model"
+    else:
+        assert direct["model"] == "fake-model" and "support desk" not in direct["messages"][0]["content"]

@@ -119,6 +119,7 @@ class FakeLLM:
         self.requests: list[dict] = []
         self.transcript = "transcribed words"
         self.transcriptions: list[dict] = []  # what /v1/audio/transcriptions received
+        self.reported: list[dict] = []  # the usage sent back with each answer that carried one
         self._script: deque[Reply] = deque()
         self._ids = itertools.count(1)
         self._arrived = asyncio.Condition()
@@ -207,6 +208,8 @@ class FakeLLM:
         if isinstance(reply, Error):
             return _error_response(reply)
         calls = self._tool_calls(reply)
+        if not body.get("stream") or (body.get("stream_options") or {}).get("include_usage"):
+            self.reported.append(_usage(body, reply, calls))
         if body.get("stream"):
             return await self._stream(request, body, reply, calls)
         return web.json_response(self._completion(body, reply, calls))

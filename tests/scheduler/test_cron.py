@@ -177,10 +177,10 @@ async def test_cli_jobs_reach_a_running_gateway(tmp_path: Path, fake_llm: FakeLL
         assert [j for j in bot.gateway.cron.jobs() if j.id == job_id] == []
 
 
-async def test_cron_tool_schedules_for_the_current_chat_and_guards_guests(
+async def test_cron_tool_schedules_for_the_current_chat_and_guards_other_chats(
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
 ) -> None:
-    async with TelegramBot(tmp_path, fake_llm, telegram, {"dm_policy": "open"}) as bot:
+    async with TelegramBot(tmp_path, fake_llm, telegram, {"allow_from": ["500"]}) as bot:
         await bot.gateway.manager.ready("telegram")
         fake_llm.script(
             ToolCalls((("cron", {"action": "add", "cron": "0 9 * * *", "remind": "stand-up", "name": "standup"}),)),
@@ -193,7 +193,8 @@ async def test_cron_tool_schedules_for_the_current_chat_and_guards_guests(
         telegram.text("remind me daily", chat_id=500, user_id=500)
         await telegram.wait_for_sent(1)
         (job,) = bot.gateway.cron.jobs()
-        assert (job.payload.target, job.payload.trust, job.name) == ("telegram:500", "guest", "standup")
+        assert job.payload.creator == "telegram:500"
+        assert (job.payload.target, job.payload.trust, job.name) == ("telegram:500", "user", "standup")
         telegram.text("remind the owner", chat_id=500, user_id=500)
         await telegram.wait_for_sent(2)
         telegram.text("bad one", chat_id=500, user_id=500)

@@ -22,7 +22,7 @@ async def registry(tmp_path: Path) -> AsyncIterator[ToolRegistry]:
     """The cron tool over a paused job store, behind the registry that turns refusals into results."""
     service = CronService(tmp_path, "UTC", misfire_grace=600)
     await service.start(paused=True)
-    yield ToolRegistry([CronTool(service, "UTC")], guest_tools=["cron"])
+    yield ToolRegistry([CronTool(service, "UTC")], {Trust.GUEST: ["cron"]})
     await service.stop()
 
 

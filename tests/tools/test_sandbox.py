@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import build_registry, exec_launcher
 from bot.agent.skills import SkillLibrary
+from bot.app import build_registry, exec_launcher
 from bot.config import Config, load_config
 from bot.errors import ConfigError
 from bot.tools.base import ToolContext

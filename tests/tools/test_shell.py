@@ -206,7 +206,7 @@ async def test_guest_is_not_shown_exec_and_is_refused_when_calling_it(tmp_path: 
     shown = {tool["function"]["name"] for tool in fake_llm.requests[0].get("tools", [])}
     assert "exec" not in shown and "write_file" not in shown
     result = [m["content"] for m in fake_llm.requests[1]["messages"] if m["role"] == "tool"][0]
-    assert result == "Error: the exec tool is only available to the bot's owners."
+    assert result == "Error: the exec tool is not available to this sender (role guest)."
 
 
 async def test_exec_can_be_switched_off(tmp_path: Path, fake_llm: FakeLLM) -> None:

@@ -1,0 +1,1 @@
+"""The usage ledger: every model call recorded, budgets checked before calls, reports."""

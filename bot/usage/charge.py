@@ -1,0 +1,64 @@
+"""Who and what a model call is for, carried in a context variable so every provider call is attributed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.bus import InboundMessage, Trust
+
+Purpose = Literal["chat", "subagent", "consolidation", "heartbeat", "cron", "transcription"]
+PURPOSES: tuple[Purpose, ...] = ("chat", "subagent", "consolidation", "heartbeat", "cron", "transcription")
+BACKGROUND: frozenset[str] = frozenset({"heartbeat", "consolidation"})
+
+
+@dataclass(frozen=True, slots=True)
+class Charge:
+    """The ledger's who and why: `sender` is `channel:user id`, None for background work."""
+
+    purpose: Purpose = "chat"
+    session_key: str | None = None
+    sender: str | None = None
+    role: Trust | None = None
+
+    @property
+    def is_background(self) -> bool:
+        """Work charged to no sender (heartbeat, consolidation)."""
+        return self.sender is None and self.purpose in BACKGROUND
+
+
+_UNATTRIBUTED = Charge()
+_current: ContextVar[Charge | None] = ContextVar("relaybot_charge", default=None)
+
+
+def current_charge() -> Charge:
+    """The charge of the model calls made in this task (a chat call with no sender when none was set)."""
+    return _current.get() or _UNATTRIBUTED
+
+
+@contextmanager
+def charged_to(charge: Charge) -> Iterator[Charge]:
+    """Attribute the model calls made inside the block (and in tasks it starts) to `charge`."""
+    token = _current.set(charge)
+    try:
+        yield charge
+    finally:
+        _current.reset(token)
+
+
+def sender_ref(channel: str, user_id: str) -> str:
+    """The ledger's sender key, `channel:user id`."""
+    return f"{channel}:{user_id}"
+
+
+def charge_for(message: InboundMessage, session_key: str) -> Charge:
+    """The charge of a turn: the sender's chat, a cron job's creator, or the heartbeat (no sender)."""
+    if message.kind == "system":
+        if message.sender_id == "heartbeat":
+            return Charge("heartbeat", session_key, None, message.trust)
+        purpose: Purpose = "cron" if message.sender_id == "cron" else "chat"
+        return Charge(purpose, session_key, message.charge_to, message.trust)
+    return Charge("chat", session_key, sender_ref(message.chat.channel, message.sender_id), message.trust)

@@ -1,0 +1,135 @@
+"""The ledger: one SQLite row per model call (state_dir/usage.db), and sums over it."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable
+from dataclasses import astuple, dataclass, fields
+from pathlib import Path
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS calls (
+    id INTEGER PRIMARY KEY,
+    ts REAL NOT NULL,
+    session_key TEXT,
+    sender TEXT,
+    purpose TEXT NOT NULL,
+    model TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    cached_tokens INTEGER NOT NULL,
+    cost_usd REAL,
+    estimated INTEGER NOT NULL,
+    latency REAL NOT NULL,
+    outcome TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS calls_by_sender ON calls (sender, ts);
+CREATE INDEX IF NOT EXISTS calls_by_time ON calls (ts);
+"""
+GROUPS = {"sender": "sender", "chat": "session_key", "model": "model", "purpose": "purpose"}
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One model call: who, why, which model, what it used and cost (None = unknown price), how it ended."""
+
+    ts: float
+    session_key: str | None
+    sender: str | None
+    purpose: str
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    cost_usd: float | None
+    estimated: bool
+    latency: float
+    outcome: str
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """Sums over a set of calls; `cost_usd` is None when no call had a known price."""
+
+    key: str | None
+    calls: int
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float | None
+
+    @property
+    def tokens(self) -> int:
+        return self.tokens_in + self.tokens_out
+
+
+class UsageLedger:
+    """Appends call records and answers sums by sender, period or group; safe across threads."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._lock = threading.Lock()
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL stays consistent; a power cut may lose the last rows
+            self._db.executescript(_SCHEMA)
+
+    def record(self, call: CallRecord) -> None:
+        """Append one call."""
+        names = ", ".join(f.name for f in fields(CallRecord))
+        marks = ", ".join("?" for _ in fields(CallRecord))
+        with self._lock:
+            self._db.execute(f"INSERT INTO calls ({names}) VALUES ({marks})", astuple(call))
+
+    def totals(
+        self, since: float, sender: str | None = None, session_key: str | None = None, background: bool = False
+    ) -> Totals:
+        """Sums since `since` for a sender, a chat, background work (no sender), or everything."""
+        where, args = ["ts >= ?"], [since]
+        if sender is not None:
+            where.append("sender = ?")
+            args.append(sender)
+        if session_key is not None:
+            where.append("session_key = ?")
+            args.append(session_key)
+        if background:
+            where.append("sender IS NULL AND purpose IN ('heartbeat', 'consolidation')")
+        row = self._query(f"{_SUMS} FROM calls WHERE {' AND '.join(where)}", args)[0]
+        return Totals(None, *row)
+
+    def grouped(self, by: str, since: float) -> list[Totals]:
+        """Sums since `since` grouped by sender, chat, model or purpose, biggest spenders first."""
+        column = GROUPS[by]
+        rows = self._query(
+            f"SELECT {column}, {_SUMS[len('SELECT ') :]} FROM calls WHERE ts >= ? GROUP BY {column} "
+            "ORDER BY SUM(prompt_tokens + completion_tokens) DESC",
+            [since],
+        )
+        return [Totals(*row) for row in rows]
+
+    def daily(self, since: float, offset_seconds: float) -> list[tuple[int, int]]:
+        """(day number, tokens) since `since`, days counted in local time given its UTC offset."""
+        rows = self._query(
+            "SELECT CAST((ts + ?) / 86400 AS INTEGER) AS day, SUM(prompt_tokens + completion_tokens) "
+            "FROM calls WHERE ts >= ? GROUP BY day ORDER BY day",
+            [offset_seconds, since],
+        )
+        return [(int(day), int(tokens)) for day, tokens in rows]
+
+    def calls(self, since: float = 0.0) -> list[CallRecord]:
+        """Every call since `since`, oldest first."""
+        names = ", ".join(f.name for f in fields(CallRecord))
+        rows = self._query(f"SELECT {names} FROM calls WHERE ts >= ? ORDER BY id", [since])
+        return [CallRecord(*row[:9], bool(row[9]), *row[10:]) for row in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _query(self, sql: str, args: Iterable[object]) -> list[tuple]:
+        with self._lock:
+            return self._db.execute(sql, list(args)).fetchall()
+
+
+_SUMS = "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0), SUM(cost_usd)"
