@@ -89,7 +89,9 @@ class AgentApp:
             provider, self.sessions, self.budget, config.agent.memory_window, config.timezone
         )
         budgeted = BudgetedProvider(provider, self.budget)
-        self.context = ContextBuilder(config.workspace, config.timezone, skills=self.skills)
+        self.context = ContextBuilder(
+            config.workspace, config.timezone, skills=self.skills, memory_chars=self.budget.memory_chars
+        )
         self.runner = TurnRunner(budgeted, self.registry, self.events, config.agent.max_iterations)
         self.subagents = SubagentManager(
             budgeted, self.registry, self.events, self.sessions, self.bus, config.agent.max_subagents
@@ -105,6 +107,7 @@ class AgentApp:
             config.workspace,
             self.memory,
             on_stop=self.subagents.cancel_for,
+            budget=self.budget,
         )
 
     async def start(self) -> None:
@@ -235,7 +238,7 @@ async def run_gateway(config: Config) -> None:
         loop.add_signal_handler(signum, stop.set)
     gateway = Gateway(config)
     if gateway.names:
-        logger.warning("gateway starting with channels: %s", ", ".join(gateway.names))
+        logger.info("gateway starting with channels: %s", ", ".join(gateway.names))
     else:
         print(
             "No chat channel is enabled, so nobody can reach the bot yet. Enable one in the config "
@@ -246,4 +249,4 @@ async def run_gateway(config: Config) -> None:
         )
     async with gateway:
         await stop.wait()
-    logger.warning("gateway stopped")
+    logger.info("gateway stopped")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import typer
 
@@ -23,13 +23,24 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-LOG_LEVELS = ("debug", "info", "warning", "error")
+GATEWAY_LOG = "relaybot.log"
+CHAT_LOG = "chat.log"
+
+LogMode = Literal["stderr", "gateway", "chat"]
 
 
 @dataclass(frozen=True)
 class Options:
     config: Path
-    log_level: str
+    log_level: str | None
+
+
+def _version(value: bool) -> None:
+    if value:
+        from bot import __version__
+
+        typer.echo(f"relaybot {__version__}")
+        raise typer.Exit()
 
 
 @app.callback()
@@ -38,28 +49,39 @@ def options(
     config: Path | None = typer.Option(
         None, "--config", "-c", help="Config file (default: $RELAYBOT_CONFIG or ~/.relaybot/config.yaml)."
     ),
-    log_level: str = typer.Option("warning", "--log-level", help="debug, info, warning or error."),
+    log_level: str | None = typer.Option(
+        None, "--log-level", help="trace, debug, info, warning or error (trace also shows libraries' debug lines)."
+    ),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
 ) -> None:
     """Global options."""
     from bot.config import config_path
+    from bot.logs import LOG_LEVELS
 
-    if log_level.lower() not in LOG_LEVELS:
+    if log_level is not None and log_level.lower() not in LOG_LEVELS:
         raise typer.BadParameter(f"use one of {', '.join(LOG_LEVELS)}", param_hint="--log-level")
-    ctx.obj = Options(config_path(config), log_level.lower())
+    ctx.obj = Options(config_path(config), log_level.lower() if log_level else None)
 
 
-def _load(options: Options) -> Config:
-    """Load the config or exit 2 with one clear line."""
+def _load(options: Options, mode: LogMode = "stderr") -> Config:
+    """Load the config or exit 2 with one clear line; set up logging for the command's `mode`."""
     from bot.config import load_config
     from bot.errors import ConfigError
-    from bot.logs import setup_logging
+    from bot.logs import log_dir, setup_logging
 
     try:
         config = load_config(options.config)
     except ConfigError as exc:
         typer.echo(f"config error: {exc}", err=True)
         raise typer.Exit(2) from None
-    setup_logging(options.log_level, config.secrets())
+    level = options.log_level
+    if mode == "gateway":
+        setup_logging(level or "info", config.secrets(), file=log_dir(config.state_dir) / GATEWAY_LOG)
+    elif mode == "chat" and level is None:
+        # The conversation owns the terminal: log lines go to a file instead.
+        setup_logging("info", config.secrets(), file=log_dir(config.state_dir) / CHAT_LOG, stderr=False)
+    else:
+        setup_logging(level or "warning", config.secrets())
     return config
 
 
@@ -94,8 +116,8 @@ def chat(
     ctx: typer.Context,
     message: str | None = typer.Option(None, "--message", "-m", help="Ask once, print the answer and exit."),
 ) -> None:
-    """Chat with the bot in this terminal."""
-    config = _load(ctx.obj)
+    """Chat with the bot in this terminal (logs go to state_dir/logs/chat.log unless --log-level is given)."""
+    config = _load(ctx.obj, "chat")
     import asyncio
 
     from bot.app import run_console
@@ -105,8 +127,8 @@ def chat(
 
 @app.command()
 def run(ctx: typer.Context) -> None:
-    """Start the gateway: the agent and every enabled channel."""
-    config = _load(ctx.obj)
+    """Start the gateway: the agent and every enabled channel (logs also go to state_dir/logs/relaybot.log)."""
+    config = _load(ctx.obj, "gateway")
     import asyncio
     import contextlib
 
@@ -131,6 +153,29 @@ def status(ctx: typer.Context) -> None:
     typer.echo(f"model:     {config.llm.model}" + (f" at {config.llm.api_base}" if config.llm.api_base else ""))
     for name in CHANNEL_CLASSES:
         typer.echo(f"{name + ':':<10} {'enabled' if getattr(config.channels, name).enabled else 'disabled'}")
+
+
+@app.command()
+def logs(
+    ctx: typer.Context,
+    follow: bool = typer.Option(False, "--follow", "-f", help="Keep printing new lines until Ctrl-C."),
+    lines: int = typer.Option(50, "--lines", "-n", help="How many of the last lines to show."),
+) -> None:
+    """Show the gateway's log file (state_dir/logs/relaybot.log)."""
+    import contextlib
+
+    from bot.logs import follow_lines, last_lines, log_dir
+
+    path = log_dir(_load(ctx.obj).state_dir) / GATEWAY_LOG
+    if not path.exists():
+        typer.echo(f"No log yet at {path}; `relaybot run` writes it.", err=True)
+        raise typer.Exit(1)
+    for line in last_lines(path, lines):
+        typer.echo(line, nl=False)
+    if follow:
+        with contextlib.suppress(KeyboardInterrupt):
+            for line in follow_lines(path):
+                typer.echo(line, nl=False)
 
 
 pairing_app = typer.Typer(help="Approve or revoke senders who asked to pair.", no_args_is_help=True)

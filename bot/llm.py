@@ -74,6 +74,7 @@ class Provider(Protocol):
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None = None,
         on_delta: DeltaHandler | None = None,
+        max_tokens: int | None = None,
     ) -> LLMResponse: ...
 
 
@@ -143,6 +144,9 @@ def import_litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
+    from bot.logs import adopt_library_loggers
+
+    adopt_library_loggers()
     litellm.suppress_debug_info = True
     litellm.drop_params = True
     return litellm
@@ -172,9 +176,12 @@ class LiteLLMProvider:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None = None,
         on_delta: DeltaHandler | None = None,
+        max_tokens: int | None = None,
     ) -> LLMResponse:
-        """Answer a conversation; stream visible text to `on_delta` when given."""
+        """Answer a conversation; stream visible text to `on_delta` when given; `max_tokens` lowers the reply cap."""
         request = self._request(messages, tools)
+        if max_tokens is not None:
+            request["max_tokens"] = max_tokens
 
         async def attempt() -> LLMResponse:
             emitted = False

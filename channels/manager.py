@@ -122,7 +122,7 @@ class ChannelManager:
                 logger.error("%s: failed to start (%s: %s); retrying in %.1fs", name, type(exc).__name__, exc, delay)
                 await self._start_retry.sleep(delay)
                 continue
-            logger.warning("%s: connected", name)
+            logger.info("%s: connected", name)
             slot.ready.set()
             return
 

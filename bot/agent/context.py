@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import logging
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -13,6 +14,8 @@ from zoneinfo import ZoneInfo
 from bot.agent.memory import MemoryScope
 from bot.agent.skills import SkillLibrary, skills_prompt
 from bot.bus import InboundMessage, Trust
+
+logger = logging.getLogger(__name__)
 
 BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")
 OWNER_ONLY_FILES = frozenset({"USER.md"})
@@ -64,8 +67,11 @@ class ContextBuilder:
         timezone: str,
         clock: Callable[[], float] = time.time,
         skills: SkillLibrary | None = None,
+        memory_chars: Callable[[], int] | None = None,
     ) -> None:
         self._workspace = workspace
+        self._memory_chars = memory_chars
+        self._memory_cuts: set[tuple[Path, int]] = set()
         self._zone = ZoneInfo(timezone)
         self._timezone = timezone
         self._clock = clock
@@ -100,10 +106,24 @@ class ContextBuilder:
                 sections.append(f"## {name}\n\n{text}")
         memory = self._files.read(scope.memory_file).strip()
         if memory:
-            sections.append(f"## Memory (MEMORY.md)\n\n{memory}")
+            sections.append(f"## Memory (MEMORY.md)\n\n{self._within_share(memory, scope)}")
         if self._skills and (listing := skills_prompt(self._skills.skills())):
             sections.append(listing)
         return "\n\n".join(sections)
+
+    def _within_share(self, memory: str, scope: MemoryScope) -> str:
+        """MEMORY.md cut to its share of the window, with a note telling the model so."""
+        limit = self._memory_chars() if self._memory_chars else None
+        if limit is None or len(memory) <= limit:
+            return memory
+        if (scope.memory_file, len(memory)) not in self._memory_cuts:
+            self._memory_cuts.add((scope.memory_file, len(memory)))
+            logger.info("%s is %d characters; the prompt carries its first %d", scope.memory_file, len(memory), limit)
+        path = scope.memory_file.relative_to(self._workspace)
+        return (
+            f"{memory[:limit]}\n\n[{path} is longer ({len(memory):,} characters) than fits here; only its first "
+            f"{limit:,} are shown. Read the file for the rest, and condense it when you next update it.]"
+        )
 
     def runtime_header(self, message: InboundMessage) -> str:
         """A one-line note of where the message came from and who sent it."""

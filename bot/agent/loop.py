@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from bot.agent.commands import GREETING, HELP_TEXT, Command, parse_command
+from bot.agent.budget import ContextBudget
+from bot.agent.commands import GREETING, UNKNOWN_COMMAND, Command, help_text, is_unknown_command, parse_command
 from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
 from bot.agent.memory import scope_for
@@ -54,6 +55,7 @@ class AgentLoop:
         workspace: Path,
         memory: MemoryConsolidator | None = None,
         on_stop: Callable[[str], int] | None = None,
+        budget: ContextBudget | None = None,
     ) -> None:
         self._bus = bus
         self._runner = runner
@@ -64,6 +66,7 @@ class AgentLoop:
         self._workspace = workspace
         self._memory = memory
         self._on_stop = on_stop
+        self._budget = budget
         self.last_owner_chat: ChatRef | None = None
         self._slots = asyncio.Semaphore(config.max_concurrent_turns)
         self._lanes: dict[str, _Lane] = {}
@@ -106,7 +109,10 @@ class AgentLoop:
             await self._stop_session(message)
             return
         if command is Command.HELP:
-            await self._reply(message, HELP_TEXT)
+            await self._reply(message, help_text(message.chat.channel))
+            return
+        if message.kind == "user" and is_unknown_command(message.text):
+            await self._reply(message, UNKNOWN_COMMAND)
             return
         if command is Command.START:
             await self._reply(message, GREETING)
@@ -258,12 +264,15 @@ class AgentLoop:
     def _status(self, key: str) -> str:
         session = self._sessions.get(key)
         used = session.prompt_tokens + session.completion_tokens
-        return (
+        status = (
             f"Model: {self._runner.provider.model}\n"
             f"Session: {len(session.messages)} messages\n"
             f"Tokens used in this session: {used:,} "
             f"({session.prompt_tokens:,} in, {session.completion_tokens:,} out)"
         )
+        if self._budget and self._budget.cramped:
+            status += f"\nWarning: {self._budget.cramped}"
+        return status
 
     async def _reply(self, message: InboundMessage, text: str, kind: ReplyKind = "reply") -> None:
         await self._bus.publish_outbound(
