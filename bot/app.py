@@ -7,6 +7,7 @@ import importlib
 import logging
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -175,8 +176,10 @@ class Gateway:
         self.heartbeat = HeartbeatService(
             config.heartbeat, config.workspace, config.timezone, self.agent.loop, self.agent.bus
         )
+        self.started_at = time.time()
         self.control = ControlServer(
-            control_socket(config), {"cron.changed": self._cron_changed, "cron.run": self._cron_run}
+            control_socket(config),
+            {"cron.changed": self._cron_changed, "cron.run": self._cron_run, "status": self._status},
         )
 
     async def start(self) -> None:
@@ -197,8 +200,17 @@ class Gateway:
         self.cron.wakeup()
         return {"ok": True}
 
+    async def _status(self, request: dict[str, Any]) -> dict[str, Any]:
+        channels = {name: health.as_dict() for name, health in self.manager.health().items()}
+        return {"ok": True, "started_at": self.started_at, "channels": channels, "context": self.agent.budget.cramped}
+
     async def _cron_run(self, request: dict[str, Any]) -> dict[str, Any]:
-        record = await self.cron.run_now(str(request.get("id")))
+        job = next((job for job in self.cron.jobs() if job.id == str(request.get("id"))), None)
+        if job is None:
+            return {"ok": False, "error": "no such job"}
+        if job.payload.chat.channel not in self.names:
+            return {"ok": False, "error": f"its target {job.payload.target} is on a channel that is not enabled"}
+        record = await self.cron.run_now(job.id)
         if record is None:
             return {"ok": False, "error": "no such job"}
         return {"ok": record.ok, "delivered": record.delivered, "error": record.error}
@@ -215,7 +227,9 @@ async def run_console(config: Config, message: str | None, provider: Provider | 
     """`relaybot chat`: the agent on a terminal; returns the exit code."""
     agent = AgentApp(config, provider)
     manager = load_object("channels.manager:ChannelManager")(agent.bus, agent.events)
-    console = load_object("channels.console:ConsoleChannel")(manager.publisher("console"), agent.events)
+    console = load_object("channels.console:ConsoleChannel")(
+        manager.publisher("console"), agent.events, history_file=config.state_dir / "chat_history"
+    )
     manager.add(console)
     async with agent:
         await manager.start()

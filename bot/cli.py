@@ -24,6 +24,8 @@ app = typer.Typer(
 )
 
 GATEWAY_LOG = "relaybot.log"
+CONTROL_TIMEOUT = 10.0
+CRON_RUN_TIMEOUT = 930.0  # above the scheduler's own delivery timeout (a prompt job runs a whole turn)
 CHAT_LOG = "chat.log"
 
 LogMode = Literal["stderr", "gateway", "chat"]
@@ -140,9 +142,10 @@ def run(ctx: typer.Context) -> None:
 
 @app.command()
 def status(ctx: typer.Context) -> None:
-    """Show the config in use, the model and the channels."""
+    """Show the config in use, the model, and each channel as the running gateway sees it."""
     config = _load(ctx.obj)
     from bot.app import CHANNEL_CLASSES
+    from bot.gateway_status import describe_channel, describe_uptime
 
     options: Options = ctx.obj
     sessions = config.state_dir / "sessions"
@@ -151,8 +154,36 @@ def status(ctx: typer.Context) -> None:
     typer.echo(f"workspace: {config.workspace}")
     typer.echo(f"state:     {config.state_dir} ({count} sessions)")
     typer.echo(f"model:     {config.llm.model}" + (f" at {config.llm.api_base}" if config.llm.api_base else ""))
+    reply = _ask_gateway(config, {"op": "status"}, timeout=CONTROL_TIMEOUT)
+    typer.echo(f"gateway:   {describe_uptime(reply)}")
+    if reply and reply.get("context"):
+        typer.echo(f"warning:   {reply['context']}")
+    health = (reply or {}).get("channels") or {}
     for name in CHANNEL_CLASSES:
-        typer.echo(f"{name + ':':<10} {'enabled' if getattr(config.channels, name).enabled else 'disabled'}")
+        enabled = getattr(config.channels, name).enabled
+        typer.echo(f"{name + ':':<10} {describe_channel(enabled, health.get(name), reply is not None)}")
+
+
+@app.command()
+def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print the checks as JSON.")) -> None:
+    """Check the config, folders, model, channel credentials, sandbox, gateway and disk; exit 1 on any ✗."""
+    import asyncio
+    import json
+
+    from bot.doctor import run_checks
+
+    options: Options = ctx.obj
+    checks = _config_check(options)
+    if checks[0].status == "ok":
+        config = _load(options)
+        checks += asyncio.run(run_checks(config, _gateway_status(config)))
+    if as_json:
+        typer.echo(json.dumps([check.as_dict() for check in checks], indent=2, ensure_ascii=False))
+    else:
+        for check in checks:
+            typer.echo(check.line())
+    if any(check.status == "fail" for check in checks):
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -247,11 +278,55 @@ def _cron_call(ctx: typer.Context, action: Callable[[CronService], Any]) -> Any:
     return asyncio.run(call())
 
 
-def _notify_gateway(ctx: typer.Context, request: dict[str, Any]) -> dict[str, Any] | None:
+def _ask_gateway(config: Config, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any] | None:
+    """One request to the running gateway; None when none runs; exit 1 in one line when it does not answer."""
     from bot.app import control_socket
     from bot.control import send_control
+    from bot.errors import GatewayUnreachable
 
-    return send_control(control_socket(_load(ctx.obj)), request)
+    try:
+        return send_control(control_socket(config), request, CONTROL_TIMEOUT if timeout is None else timeout)
+    except GatewayUnreachable as exc:
+        typer.echo(f"error: {exc}; check it with `relaybot logs`.", err=True)
+        raise typer.Exit(1) from None
+
+
+def _config_check(options: Options) -> list[Any]:
+    """The doctor's first line: whether the config file loads."""
+    from bot.config import load_config
+    from bot.doctor import Check
+    from bot.errors import ConfigError
+
+    try:
+        load_config(options.config)
+    except ConfigError as exc:
+        return [Check("config", "fail", str(exc), "fix that key, or run `relaybot init` to create the file")]
+    return [Check("config", "ok", f"{options.config} is valid")]
+
+
+def _gateway_status(config: Config) -> dict[str, Any] | None:
+    """The running gateway's status answer, or None when none runs or it does not answer."""
+    from bot.app import control_socket
+    from bot.control import send_control
+    from bot.errors import GatewayUnreachable
+
+    try:
+        return send_control(control_socket(config), {"op": "status"}, CONTROL_TIMEOUT)
+    except GatewayUnreachable:
+        return None
+
+
+def _check_target(config: Config, channel: str) -> None:
+    """Exit 2 in one line unless `channel` is a chat channel that is enabled."""
+    from bot.app import CHANNEL_CLASSES, enabled_channels
+
+    if channel not in CHANNEL_CLASSES:
+        known = ", ".join(CHANNEL_CLASSES)
+        raise typer.BadParameter(f"no channel {channel!r}; channels are {known}", param_hint="--to")
+    if channel not in enabled_channels(config):
+        raise typer.BadParameter(
+            f"channel {channel} is not enabled; set channels.{channel}.enabled: true first", param_hint="--to"
+        )
 
 
 @cron_app.command("list")
@@ -299,6 +374,7 @@ def cron_add(
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--to") from None
     config = _load(ctx.obj)
+    _check_target(config, target.channel)
     schedule = Schedule(schedules[0][0], schedules[0][1], tz or config.timezone)  # type: ignore[arg-type]
     is_owner_dm = f"{target.channel}:{target.chat_id}" in config.owners
     try:
@@ -317,7 +393,7 @@ def cron_add(
     except ScheduleError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    running = _notify_gateway(ctx, {"op": "cron.changed"}) is not None
+    running = _ask_gateway(config, {"op": "cron.changed"}) is not None
     next_run = f"{job.next_run:%Y-%m-%d %H:%M %Z}" if job.next_run else "never"
     typer.echo(f"Added job {job.id}; next run {next_run}." + ("" if running else " (The gateway is not running.)"))
 
@@ -328,14 +404,14 @@ def cron_remove(ctx: typer.Context, job_id: str) -> None:
     if not _cron_call(ctx, lambda service: service.remove(job_id)):
         typer.echo(f"No job {job_id}.", err=True)
         raise typer.Exit(1)
-    _notify_gateway(ctx, {"op": "cron.changed"})
+    _ask_gateway(_load(ctx.obj), {"op": "cron.changed"})
     typer.echo(f"Removed job {job_id}.")
 
 
 @cron_app.command("run")
 def cron_run(ctx: typer.Context, job_id: str) -> None:
     """Fire a job now, in the running gateway."""
-    reply = _notify_gateway(ctx, {"op": "cron.run", "id": job_id})
+    reply = _ask_gateway(_load(ctx.obj), {"op": "cron.run", "id": job_id}, timeout=CRON_RUN_TIMEOUT)
     if reply is None:
         typer.echo("The gateway is not running; start it with `relaybot run`.", err=True)
         raise typer.Exit(1)

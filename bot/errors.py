@@ -8,6 +8,7 @@ BotError
 │   ├── ContextOverflow        the request did not fit the model's context window
 │   └── ProviderUnavailable    transient failures outlasted the retries (429, 5xx, timeouts)
 ├── ToolError              a tool could not do what was asked; the registry reports it to the model
+├── GatewayUnreachable     the running gateway did not answer on its control socket in time
 └── ChannelError           a platform call failed for good (bad request, forbidden)
     ├── ChannelUnavailable     a transient failure worth retrying (5xx, connection reset, timeout)
     │   └── RateLimited            the platform asked us to wait `retry_after` seconds
@@ -67,6 +68,10 @@ class ProviderUnavailable(ProviderError):
 
 class ToolError(BotError):
     """A tool failed in a way the model should hear about and can recover from."""
+
+
+class GatewayUnreachable(BotError):
+    """The gateway's control socket exists but did not answer in time."""
 
 
 class ChannelError(BotError):

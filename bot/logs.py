@@ -9,6 +9,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TextIO
 
 LOG_LEVELS = ("trace", "debug", "info", "warning", "error")
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -51,6 +52,18 @@ class RedactSecrets(logging.Filter):
         return True
 
 
+class CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever `sys.stderr` is when a record arrives, so a swapped stderr is followed."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: TextIO) -> None:
+        pass
+
+
 def log_dir(state_dir: Path) -> Path:
     """Where relaybot writes its log files."""
     return state_dir / "logs"
@@ -67,7 +80,7 @@ def setup_logging(level: str, secrets: Iterable[str] = (), file: Path | None = N
     """Log at `level` to stderr and/or a rotating `file`; libraries stay quiet; secrets never print."""
     handlers: list[logging.Handler] = []
     if stderr:
-        handlers.append(logging.StreamHandler(sys.stderr))
+        handlers.append(CurrentStderr())
     if file is not None:
         file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         handlers.append(

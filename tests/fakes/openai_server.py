@@ -34,6 +34,7 @@ class Text:
 
     content: str
     latency: float | None = None
+    interval: float = 0.0  # when streamed, seconds between chunks (a slow model)
 
 
 @dataclass(frozen=True)
@@ -213,8 +214,14 @@ class FakeLLM:
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await response.prepare(request)
-        # One write for all events keeps the fake cheap; clients parse SSE the same either way.
-        await response.write(b"".join(_sse_events(head, body, reply, calls, include_usage)))
+        events = _sse_events(head, body, reply, calls, include_usage)
+        if isinstance(reply, Text) and reply.interval > 0:
+            for event in events:
+                await response.write(event)
+                await asyncio.sleep(reply.interval)
+        else:
+            # One write for all events keeps the fake cheap; clients parse SSE the same either way.
+            await response.write(b"".join(events))
         await response.write_eof()
         return response
 
