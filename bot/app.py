@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import os
 import signal
 import sys
 import time
@@ -15,12 +16,13 @@ from bot.agent.budget import BudgetedProvider, ContextBudget, ContextWindow
 from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
 from bot.agent.loop import AgentLoop
+from bot.agent.owner_dm import LastOwnerDM
 from bot.agent.sessions import SessionStore
 from bot.agent.skills import SkillLibrary
 from bot.agent.subagents import SubagentManager
 from bot.agent.turn import TurnRunner
 from bot.bus import LocalBus, MessageBus
-from bot.config import Config
+from bot.config import Config, home_dir
 from bot.control import ControlServer
 from bot.events import EventBus
 from bot.home import bundled
@@ -33,6 +35,7 @@ from bot.tools.cron import CronTool
 from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
 from bot.tools.message import MessageTool
 from bot.tools.netguard import any_address, is_public
+from bot.tools.sandbox import SECRET_NAME, BwrapSandbox, HostShell, Launcher, choose_launcher
 from bot.tools.shell import ExecTool
 from bot.tools.skills import LoadSkillTool
 from bot.tools.spawn import SpawnTool
@@ -54,12 +57,24 @@ def load_object(path: str) -> Any:
     return getattr(importlib.import_module(module), attribute)
 
 
+def exec_launcher(config: Config) -> Launcher:
+    """Where exec runs: bubblewrap hiding the relaybot home, state, config and the user's home, or the host."""
+    exec_config = config.tools.exec
+    hidden = (home_dir(), config.state_dir, *([config.source] if config.source else []), Path.home())
+    sandbox = BwrapSandbox(config.workspace, hidden=hidden, network=exec_config.network, extra_env=exec_config.env)
+    return choose_launcher(exec_config.sandbox, sandbox, HostShell(os.environ, tuple(config.secrets())))
+
+
 def build_registry(config: Config, skills: SkillLibrary) -> ToolRegistry:
     """The tools this bot offers, each given only its part of the config, with the guest set."""
     paths = WorkspacePaths(config.workspace, config.tools.restrict_to_workspace)
     tools: list[Tool] = [ReadFileTool(paths), WriteFileTool(paths), EditFileTool(paths), ListDirTool(paths)]
     if config.tools.exec.enabled:
-        tools.append(ExecTool(config.workspace, config.tools.exec.timeout, config.secrets()))
+        launcher = exec_launcher(config)
+        if isinstance(launcher, HostShell) and config.tools.exec.sandbox == "auto":
+            logger.warning("exec is %s", launcher.description)
+        named = [value for name, value in config.tools.exec.env.items() if SECRET_NAME.search(name)]
+        tools.append(ExecTool(config.workspace, config.tools.exec.timeout, [*config.secrets(), *named], launcher))
     search = config.tools.web_search
     tools.append(WebSearchTool(search.api_key.get_secret_value(), search.api_base))
     tools.append(WebFetchTool(any_address if config.tools.web_fetch.allow_private else is_public))
@@ -109,6 +124,7 @@ class AgentApp:
             self.memory,
             on_stop=self.subagents.cancel_for,
             budget=self.budget,
+            owner_dm=LastOwnerDM(config.state_dir / "owner_dm.json"),
         )
 
     async def start(self) -> None:

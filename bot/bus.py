@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal, Protocol
@@ -20,6 +21,15 @@ class Trust(StrEnum):
 
     OWNER = "owner"
     GUEST = "guest"
+
+
+TRUST_ORDER = (Trust.GUEST, Trust.OWNER)
+"""Every trust level, least trusted first."""
+
+
+def lowest_trust(messages: Iterable[InboundMessage]) -> Trust:
+    """The trust a turn carrying `messages` acts with: the least trusted sender's."""
+    return min((m.trust for m in messages), key=TRUST_ORDER.index, default=Trust.GUEST)
 
 
 @dataclass(frozen=True, slots=True)

@@ -123,8 +123,14 @@ def chat(
     import asyncio
 
     from bot.app import run_console
+    from bot.errors import ConfigError
 
-    raise typer.Exit(asyncio.run(run_console(config, message)))
+    try:
+        code = asyncio.run(run_console(config, message))
+    except ConfigError as exc:  # found while composing, such as tools.exec.sandbox: bwrap without a usable bwrap
+        typer.echo(f"config error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -135,9 +141,14 @@ def run(ctx: typer.Context) -> None:
     import contextlib
 
     from bot.app import run_gateway
+    from bot.errors import ConfigError
 
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run_gateway(config))
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(run_gateway(config))
+    except ConfigError as exc:
+        typer.echo(f"config error: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 @app.command()
@@ -162,6 +173,20 @@ def status(ctx: typer.Context) -> None:
     for name in CHANNEL_CLASSES:
         enabled = getattr(config.channels, name).enabled
         typer.echo(f"{name + ':':<10} {describe_channel(enabled, health.get(name), reply is not None)}")
+    typer.echo(f"exec:      {_exec_status(config)}")
+
+
+def _exec_status(config: Config) -> str:
+    """Whether exec is off, sandboxed, or running on the host with only the guard rail (and why)."""
+    from bot.app import exec_launcher
+    from bot.errors import ConfigError
+
+    if not config.tools.exec.enabled:
+        return "disabled (tools.exec.enabled: false)"
+    try:
+        return exec_launcher(config).description
+    except ConfigError as exc:
+        return f"cannot start: {exc}"
 
 
 @app.command()

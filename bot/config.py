@@ -13,6 +13,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PrivateAttr,
     SecretStr,
     ValidationError,
     field_validator,
@@ -62,6 +63,7 @@ class AgentConfig(Section):
     queue_mode: Literal["collect", "followup"] = "collect"
     memory_window: int = Field(100, gt=1)
     max_subagents: int = Field(4, gt=0)
+    turn_timeout: Duration = Field(600.0, gt=0)
 
 
 DmPolicy = Literal["pairing", "allowlist", "open"]
@@ -104,9 +106,23 @@ class ChannelsConfig(Section):
     slack: SlackConfig = SlackConfig()
 
 
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
 class ExecConfig(Section):
     enabled: bool = True
     timeout: Duration = 60.0
+    sandbox: Literal["auto", "bwrap", "off"] = "auto"
+    network: bool = True
+    env: dict[str, str] = {}
+
+    @field_validator("env")
+    @classmethod
+    def _variable_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for name in value:
+            if not _ENV_NAME.match(name):
+                raise ValueError(f"{name!r} is not an environment variable name; use letters, digits and _")
+        return value
 
 
 class WebSearchConfig(Section):
@@ -168,6 +184,12 @@ class Config(Section):
     tools: ToolsConfig = ToolsConfig()
     scheduler: SchedulerConfig = SchedulerConfig()
     heartbeat: HeartbeatConfig = HeartbeatConfig()
+    _source: Path | None = PrivateAttr(None)
+
+    @property
+    def source(self) -> Path | None:
+        """The file this config was read from (exec's sandbox hides it), when it came from one."""
+        return self._source
 
     @field_validator("timezone")
     @classmethod
@@ -259,9 +281,11 @@ def load_config(path: Path, env: dict[str, str] | None = None) -> Config:
         given = data.get(key)
         data[key] = base / Path(given).expanduser() if given else home_dir() / default
     try:
-        return Config.model_validate(data)
+        config = Config.model_validate(data)
     except ValidationError as exc:
         raise _first_error(exc, data) from None
+    config._source = path.resolve()
+    return config
 
 
 def _first_error(exc: ValidationError, data: dict[str, Any]) -> ConfigError:

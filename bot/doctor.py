@@ -38,9 +38,17 @@ class Check:
         return asdict(self)
 
 
-def sandbox_available() -> bool:
-    """Whether exec can run in a sandbox (bubblewrap on PATH)."""
-    return shutil.which("bwrap") is not None
+def exec_description(config: Config) -> tuple[bool, str]:
+    """Whether exec runs in the sandbox, and how it runs (the launcher the gateway would pick)."""
+    from bot.app import exec_launcher
+    from bot.errors import ConfigError
+    from bot.tools.sandbox import HostShell
+
+    try:
+        launcher = exec_launcher(config)
+    except ConfigError as exc:
+        return False, str(exc)
+    return not isinstance(launcher, HostShell), launcher.description
 
 
 def check_folder(name: str, path: Path) -> Check:
@@ -65,13 +73,14 @@ def check_disk(path: Path) -> Check:
     return Check("disk", "ok", text)
 
 
-def check_sandbox(available: Callable[[], bool] = sandbox_available) -> Check:
+def check_sandbox(config: Config, describe: Callable[[Config], tuple[bool, str]] = exec_description) -> Check:
     """exec's sandbox: a warning, not a failure, when it is missing."""
-    if available():
-        return Check("exec sandbox", "ok", "bubblewrap found")
-    return Check(
-        "exec sandbox", "warn", "bubblewrap (bwrap) is not installed", "install it (Debian: apt-get install bubblewrap)"
-    )
+    if not config.tools.exec.enabled:
+        return Check("exec sandbox", "ok", "exec is disabled")
+    sandboxed, description = describe(config)
+    if sandboxed:
+        return Check("exec sandbox", "ok", description)
+    return Check("exec sandbox", "warn", description, "install bubblewrap (Debian: apt-get install bubblewrap)")
 
 
 def check_gateway(status: dict[str, Any] | None) -> Check:
@@ -153,9 +162,7 @@ async def check_context(config: Config) -> Check:
     return Check("context window", "ok", text)
 
 
-async def run_checks(
-    config: Config, gateway: dict[str, Any] | None, sandbox: Callable[[], bool] = sandbox_available
-) -> list[Check]:
+async def run_checks(config: Config, gateway: dict[str, Any] | None) -> list[Check]:
     """Every check after the config loaded, in the order a new user fixes things."""
     checks = [check_folder("workspace", config.workspace), check_folder("state", config.state_dir)]
     probes: list[Awaitable[Check | list[Check]]] = [check_model(config), check_context(config)]
@@ -165,5 +172,5 @@ async def run_checks(
             probes.append(check_channel(name, section, HTTP_TIMEOUT))
     for outcome in await asyncio.gather(*probes):
         checks.extend(outcome if isinstance(outcome, list) else [outcome])
-    checks += [check_sandbox(sandbox), check_gateway(gateway), check_disk(config.state_dir)]
+    checks += [check_sandbox(config), check_gateway(gateway), check_disk(config.state_dir)]
     return checks

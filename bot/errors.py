@@ -4,9 +4,15 @@ BotError
 ├── ConfigError            bad or missing configuration; `key` names the key path
 ├── ProviderError          the LLM call failed; `user_message` is safe to show in a chat
 │   ├── ProviderAuthError      the API key was refused
-│   ├── ModelNotFound          the model name is unknown to the provider
+│   │   └── MissingApiKey          no key is set for a hosted provider; `env_vars` name where to set one
+│   ├── ModelNotFound          the model name is unknown to the provider (HTTP 404)
+│   ├── RequestRejected        the provider refused the request itself (other 4xx); retrying cannot help
 │   ├── ContextOverflow        the request did not fit the model's context window
+│   │   └── MessageTooLarge        the user's message alone does not fit
 │   └── ProviderUnavailable    transient failures outlasted the retries (429, 5xx, timeouts)
+│       ├── ProviderUnreachable    connection refused or unknown host; `address` is where we tried
+│       └── StreamBroken           the stream failed after part of the reply was shown
+├── TurnTimedOut           a turn ran past agent.turn_timeout and was cancelled; `seconds` is the limit
 ├── ToolError              a tool could not do what was asked; the registry reports it to the model
 ├── GatewayUnreachable     the running gateway did not answer on its control socket in time
 └── ChannelError           a platform call failed for good (bad request, forbidden)
@@ -45,6 +51,19 @@ class ProviderAuthError(ProviderError):
     )
 
 
+class MissingApiKey(ProviderAuthError):
+    """A hosted provider needs a key and none is configured; `env_vars` are the variables that would hold one."""
+
+    def __init__(self, env_vars: list[str]) -> None:
+        self.env_vars = env_vars
+        names = " or ".join(env_vars)
+        super().__init__(f"no API key: set {names} or llm.api_key")
+        self.user_message = (
+            f"Sorry, I can't reach my language model: no API key is set. "
+            f"The owner needs to set {names} in the environment (or llm.api_key in the config)."
+        )
+
+
 class ModelNotFound(ProviderError):
     """The provider does not know the configured model."""
 
@@ -54,16 +73,64 @@ class ModelNotFound(ProviderError):
     )
 
 
+class RequestRejected(ProviderError):
+    """The provider refused the request as malformed or not allowed; the same request would fail again."""
+
+    user_message = (
+        "Sorry, my language model refused this request. The owner can find the reason in the log "
+        "(check llm.model and llm.api_base in the config)."
+    )
+
+
 class ContextOverflow(ProviderError):
     """The request was larger than the model's context window."""
 
     user_message = "Sorry, this conversation has grown too long for my model. Send /new to start a fresh one."
 
 
+class MessageTooLarge(ContextOverflow):
+    """The current message alone overflows the context window, so a fresh conversation would not help."""
+
+    user_message = (
+        "Sorry, your message is too large for my model's context window. "
+        "Please send a shorter message, or split it into parts."
+    )
+
+
 class ProviderUnavailable(ProviderError):
     """Transient provider failures persisted through every retry."""
 
     user_message = "Sorry, my language model is not answering right now. Please try again in a moment."
+
+
+class ProviderUnreachable(ProviderUnavailable):
+    """No connection could be made (refused, unknown host); `address` is where we tried."""
+
+    def __init__(self, address: str, reason: str) -> None:
+        super().__init__(f"{address}: {reason}")
+        self.address = address
+        self.reason = reason
+        self.user_message = (
+            f"Sorry, I can't reach my language model at {address} ({reason}). "
+            "The owner needs to check that the server is running and llm.api_base is right."
+        )
+
+
+class StreamBroken(ProviderUnavailable):
+    """The model's stream failed after part of the reply had been shown."""
+
+    user_message = (
+        "Sorry, my reply broke off: the connection to my language model failed midway, "
+        "so the text above is incomplete. Please ask again."
+    )
+
+
+class TurnTimedOut(BotError):
+    """A turn ran past `agent.turn_timeout` and was cancelled."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"turn ran past its {seconds:g}s limit")
+        self.seconds = seconds
 
 
 class ToolError(BotError):

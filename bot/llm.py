@@ -8,23 +8,26 @@ import os
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from bot.config import LLMConfig
-from bot.errors import (
-    ContextOverflow,
-    ModelNotFound,
-    ProviderAuthError,
-    ProviderError,
-    ProviderUnavailable,
-)
+from bot.errors import MissingApiKey, ProviderError
+from bot.llm_failures import StreamCut, classify, retry_delay, to_provider_error
 from bot.retry import RetryPolicy
 
 logger = logging.getLogger(__name__)
 
 _MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
 _THINK_BLOCK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL)
+
+CUT_NOTE = "(the reply was cut off)"
+LENGTH_NOTE = "(cut at the max_tokens limit)"
+LENGTH_CUT_CALL = (
+    "your reply was cut at the max_tokens limit while this call was being written, so it was not run; "
+    "do it in smaller steps"
+)
+PLACEHOLDER_KEY = "no-key"
 
 DeltaHandler = Callable[[str], None]
 
@@ -56,12 +59,21 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class LLMResponse:
-    """What the model answered: text, tool calls, or both."""
+    """What the model answered: text, tool calls, or both.
+
+    `finish_reason` is the provider's ("stop", "tool_calls", "length": cut at max_tokens, its tool calls marked
+    unusable) or "cut": the stream ended without one after text was shown, and `content` ends with a note saying so.
+    """
 
     content: str
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: str = "stop"
     usage: Usage = field(default_factory=Usage)
+
+    @property
+    def incomplete(self) -> bool:
+        """True when the reply was cut short (at max_tokens, or by a broken stream)."""
+        return self.finish_reason in ("length", "cut")
 
 
 class Provider(Protocol):
@@ -153,23 +165,14 @@ def import_litellm() -> Any:
 
 
 class LiteLLMProvider:
-    """Chat completions through litellm with retries, a hard timeout and clean errors."""
+    """Chat completions through litellm with retries, idle timeouts on streams and clean errors."""
 
     def __init__(self, config: LLMConfig, retry: RetryPolicy | None = None) -> None:
         self.model = config.model
         self._config = config
         self._retry = retry or RetryPolicy(attempts=4, base_delay=1.0, max_delay=30.0)
         self._litellm = import_litellm()
-        errors = self._litellm
-        self._transient: tuple[type[BaseException], ...] = (
-            errors.RateLimitError,
-            errors.InternalServerError,
-            errors.ServiceUnavailableError,
-            errors.BadGatewayError,
-            errors.APIConnectionError,
-            errors.Timeout,
-            TimeoutError,
-        )
+        self._api_key, self._missing_keys = _resolve_key(self._litellm, config)
 
     async def chat(
         self,
@@ -179,37 +182,37 @@ class LiteLLMProvider:
         max_tokens: int | None = None,
     ) -> LLMResponse:
         """Answer a conversation; stream visible text to `on_delta` when given; `max_tokens` lowers the reply cap."""
+        if self._missing_keys:
+            logger.error("llm %s has no API key: set %s or llm.api_key", self.model, " or ".join(self._missing_keys))
+            raise MissingApiKey(self._missing_keys)
         request = self._request(messages, tools)
         if max_tokens is not None:
             request["max_tokens"] = max_tokens
+        shown = False
+
+        def show(text: str) -> None:
+            nonlocal shown
+            shown = True
+            assert on_delta is not None
+            on_delta(text)
 
         async def attempt() -> LLMResponse:
-            emitted = False
-
-            def track(text: str) -> None:
-                nonlocal emitted
-                emitted = True
-                assert on_delta is not None
-                on_delta(text)
-
-            try:
+            if on_delta is None:
                 async with asyncio.timeout(self._config.timeout):
-                    if on_delta is None:
-                        return await self._complete(request)
-                    return await self._stream(request, ThinkFilter(track))
-            except self._transient as exc:
-                if emitted:
-                    raise ProviderUnavailable(_describe(exc)) from exc
-                raise
+                    return await self._complete(request)
+            return await self._stream(request, show)
+
+        def decide(exc: BaseException, attempt: int) -> float | None:
+            if shown or isinstance(exc, ProviderError):
+                return None  # text already reached the user: a second answer would contradict it
+            return retry_delay(classify(exc), attempt, self._retry)
 
         try:
-            return await self._retry.run(attempt, f"llm call to {self.model}", self._transient)
+            return await self._retry.run(attempt, f"llm call to {self.model}", (Exception,), decide)
         except ProviderError:
             raise
-        except self._transient as exc:
-            raise ProviderUnavailable(_describe(exc)) from exc
         except Exception as exc:
-            raise self._translate(exc) from exc
+            raise to_provider_error(classify(exc), exc, self.model, shown) from exc
 
     def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         config = self._config
@@ -222,8 +225,8 @@ class LiteLLMProvider:
             "num_retries": 0,
             "max_retries": 0,
         }
-        if key := config.api_key.get_secret_value():
-            request["api_key"] = key
+        if self._api_key:
+            request["api_key"] = self._api_key
         if config.api_base:
             request["api_base"] = config.api_base
         if tools:
@@ -241,57 +244,94 @@ class LiteLLMProvider:
         )
         usage = getattr(response, "usage", None)
         logger.debug("llm answered in %.1f ms", (time.perf_counter() - started) * 1000)
-        return LLMResponse(
-            content=strip_think(message.content or ""),
-            tool_calls=calls,
-            finish_reason=choice.finish_reason or "stop",
-            usage=_usage(usage),
-        )
+        return self._finished(strip_think(message.content or ""), calls, choice.finish_reason or "stop", _usage(usage))
 
-    async def _stream(self, request: dict[str, Any], visible: ThinkFilter) -> LLMResponse:
-        stream = await self._litellm.acompletion(**request, stream=True, stream_options={"include_usage": True})
+    async def _stream(self, request: dict[str, Any], emit: DeltaHandler) -> LLMResponse:
+        """Stream one answer; `llm.timeout` bounds the wait for the first chunk and between chunks, not the whole."""
+        shown = False
+
+        def show(text: str) -> None:
+            nonlocal shown
+            shown = True
+            emit(text)
+
+        visible = ThinkFilter(show)
         text: list[str] = []
         parts: dict[int, dict[str, str]] = {}
         finish_reason = "stop"
         usage = Usage()
-        async for chunk in stream:
-            if chunk_usage := getattr(chunk, "usage", None):
-                usage = _usage(chunk_usage)
-            if not chunk.choices:
-                continue
-            choice = chunk.choices[0]
-            finish_reason = choice.finish_reason or finish_reason
-            delta = choice.delta
-            if delta.content:
-                text.append(delta.content)
-                visible.feed(delta.content)
-            for fragment in delta.tool_calls or []:
-                part = parts.setdefault(fragment.index or 0, {"id": "", "name": "", "arguments": ""})
-                part["id"] = fragment.id or part["id"]
-                if fragment.function:
-                    part["name"] = fragment.function.name or part["name"]
-                    part["arguments"] += fragment.function.arguments or ""
+        timeout = self._config.timeout
+        loop = asyncio.get_running_loop()
+        async with asyncio.timeout(timeout) as idle:
+            stream = await self._litellm.acompletion(**request, stream=True, stream_options={"include_usage": True})
+            async for chunk in stream:
+                idle.reschedule(loop.time() + timeout)
+                if chunk_usage := getattr(chunk, "usage", None):
+                    usage = _usage(chunk_usage)
+                if not chunk.choices:
+                    continue
+                choice = chunk.choices[0]
+                finish_reason = choice.finish_reason or finish_reason
+                delta = choice.delta
+                if delta.content:
+                    text.append(delta.content)
+                    visible.feed(delta.content)
+                for fragment in delta.tool_calls or []:
+                    part = parts.setdefault(fragment.index or 0, {"id": "", "name": "", "arguments": ""})
+                    part["id"] = fragment.id or part["id"]
+                    if fragment.function:
+                        part["name"] = fragment.function.name or part["name"]
+                        part["arguments"] += fragment.function.arguments or ""
+        content = strip_think("".join(text))
+        # litellm reports finish_reason "stop" for a stream cut short; only the wrapper knows none arrived.
+        if getattr(stream, "received_finish_reason", finish_reason) is None:
+            if not shown:
+                raise StreamCut(f"the stream from {self.model} ended without a finish reason")
+            logger.warning(
+                "llm stream from %s ended without a finish reason after %d characters; kept as incomplete",
+                self.model,
+                len(content),
+            )
+            emit(f"\n\n{CUT_NOTE}")
+            return LLMResponse(f"{content}\n\n{CUT_NOTE}", (), "cut", usage)
         calls = tuple(
             _tool_call(part["id"] or f"call_{index}", part["name"], part["arguments"])
             for index, part in sorted(parts.items())
         )
-        return LLMResponse(strip_think("".join(text)), calls, finish_reason, usage)
+        return self._finished(content, calls, finish_reason, usage, emit if shown else None)
 
-    def _translate(self, exc: Exception) -> ProviderError:
-        """Map a litellm error onto our tree, logging the detail the user never sees."""
-        errors = self._litellm
-        kinds: list[tuple[type[BaseException], type[ProviderError]]] = [
-            (errors.AuthenticationError, ProviderAuthError),
-            (errors.PermissionDeniedError, ProviderAuthError),
-            (errors.NotFoundError, ModelNotFound),
-            (errors.ContextWindowExceededError, ContextOverflow),
-        ]
-        for source, target in kinds:
-            if isinstance(exc, source):
-                logger.error("llm call failed for model %s: %s", self.model, _describe(exc))
-                return target(_describe(exc))
-        logger.error("llm call failed for model %s: %s", self.model, _describe(exc))
-        return ProviderError(_describe(exc))
+    def _finished(
+        self,
+        content: str,
+        calls: tuple[ToolCall, ...],
+        finish_reason: str,
+        usage: Usage,
+        emit: DeltaHandler | None = None,
+    ) -> LLMResponse:
+        """The response as the user sees it: a reply cut at max_tokens says so, and its tool calls are unusable."""
+        if finish_reason != "length":
+            return LLMResponse(content, calls, finish_reason, usage)
+        logger.warning("llm %s stopped at llm.max_tokens (%d)", self.model, self._config.max_tokens)
+        calls = tuple(replace(call, arguments_error=LENGTH_CUT_CALL) for call in calls)
+        if content or not calls:
+            separator = "\n\n" if content else ""
+            if emit is not None:
+                emit(separator + LENGTH_NOTE)
+            content = content + separator + LENGTH_NOTE
+        return LLMResponse(content, calls, finish_reason, usage)
+
+
+def _resolve_key(litellm: Any, config: LLMConfig) -> tuple[str | None, list[str]]:
+    """The key to send, and the variables to name when a hosted provider has none (then the call fails at once)."""
+    key = config.api_key.get_secret_value()
+    if key:
+        return key, []
+    missing = [name for name in litellm.validate_environment(config.model)["missing_keys"] if name.endswith("_API_KEY")]
+    if not missing:
+        return None, []
+    if config.api_base:
+        return PLACEHOLDER_KEY, []  # a local OpenAI-compatible server needs no key, but the client insists on one
+    return None, missing
 
 
 def _tool_call(call_id: str, name: str, raw: str) -> ToolCall:
@@ -303,9 +343,3 @@ def _usage(usage: Any) -> Usage:
     if usage is None:
         return Usage()
     return Usage(int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0))
-
-
-def _describe(exc: BaseException) -> str:
-    """A one-line description of an exception for the log, capped in length."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return f"{type(exc).__name__}: {text[:300]}"

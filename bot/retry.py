@@ -13,6 +13,9 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+# Given a failure and the 1-based attempt it ended, the seconds to wait before the next try, or None to give up.
+Decide = Callable[[BaseException, int], float | None]
+
 
 @dataclass
 class RetryPolicy:
@@ -28,16 +31,37 @@ class RetryPolicy:
         """Backoff before retry number `attempt` (1-based): exponential, capped, jittered."""
         return min(self.base_delay * 2 ** (attempt - 1), self.max_delay) * (0.5 + self.jitter() / 2)
 
-    async def run(self, call: Callable[[], Awaitable[T]], what: str, retry_on: tuple[type[BaseException], ...]) -> T:
-        """Await `call()`, retrying the `retry_on` failures; the last one propagates."""
-        for attempt in range(1, self.attempts + 1):
+    def wait_before_retry(self, exc: BaseException, attempt: int) -> float | None:
+        """The default decision: the failure's `retry_after`, else backoff, until the attempts run out."""
+        if attempt >= self.attempts:
+            return None
+        return getattr(exc, "retry_after", None) or self.delay(attempt)
+
+    async def run(
+        self,
+        call: Callable[[], Awaitable[T]],
+        what: str,
+        retry_on: tuple[type[BaseException], ...],
+        decide: Decide | None = None,
+    ) -> T:
+        """Await `call()`, retrying the `retry_on` failures as `decide` says; the last one propagates."""
+        decide = decide or self.wait_before_retry
+        attempt = 0
+        while True:
+            attempt += 1
             try:
                 return await call()
             except retry_on as exc:
-                if attempt == self.attempts:
-                    logger.warning("%s failed after %d attempts: %s", what, attempt, exc)
+                wait = decide(exc, attempt)
+                if wait is None:
+                    if attempt > 1:
+                        logger.warning("%s failed after %d attempts: %s", what, attempt, _brief(exc))
                     raise
-                wait = getattr(exc, "retry_after", None) or self.delay(attempt)
-                logger.info("%s failed (%s); retry %d in %.1fs", what, exc, attempt, wait)
+                logger.info("%s failed (%s); retry %d in %.1fs", what, _brief(exc), attempt, wait)
                 await self.sleep(wait)
-        raise AssertionError("unreachable")
+
+
+def _brief(exc: BaseException) -> str:
+    """The first line of an exception's text, capped, for one-line logs."""
+    text = str(exc).strip().splitlines()
+    return (text[0][:200] if text else "") or type(exc).__name__

@@ -48,10 +48,10 @@ class ConsoleChannel(Channel):
         self._unsubscribe()
 
     async def send(self, message: OutboundMessage) -> None:
-        """Print a message; a final reply whose text was streamed only ends its line."""
+        """Print a message; a final reply whose text was streamed only ends its line (an error is always shown)."""
         final = message.kind in ("reply", "error")
         streamed = self._end_streamed_line(message.in_reply_to)
-        if not (streamed and final):
+        if not (streamed and message.kind == "reply"):
             self._write(message.text + "\n")
         self._out.flush()
         if final:

@@ -1,5 +1,6 @@
 import asyncio
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -8,6 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from bot.cli import app
+from bot.tools.sandbox import bwrap_problem
 from tests.fakes.openai_server import Error, FakeLLM
 
 HEAVY = ("litellm", "telegram", "discord", "slack_bolt", "slack_sdk", "apscheduler")
@@ -159,3 +161,25 @@ async def test_debug_logs_never_show_the_api_key(tmp_path: Path, fake_llm: FakeL
     assert code == 0, err
     assert "turn answered" in err
     assert "sk-very-secret-key-123" not in out + err
+
+
+def test_status_says_whether_exec_is_sandboxed(tmp_path: Path) -> None:
+    (tmp_path / "config.yaml").write_text("llm:\n  model: openai/x\n")
+    runner, env = CliRunner(), env_for(tmp_path)
+    bare = runner.invoke(app, ["status"], env={**env, "PATH": str(tmp_path / "no-bin")})
+    assert bare.exit_code == 0
+    assert "exec:      NOT sandboxed (bwrap is not installed (Debian package bubblewrap))" in bare.output
+    if shutil.which("bwrap") and bwrap_problem(shutil.which("bwrap") or "") is None:
+        sandboxed = runner.invoke(app, ["status"], env=env)
+        assert "exec:      sandboxed by bubblewrap" in sandboxed.output
+
+
+def test_required_sandbox_that_cannot_run_stops_chat_with_one_line(tmp_path: Path) -> None:
+    (tmp_path / "config.yaml").write_text("llm:\n  model: openai/x\ntools:\n  exec:\n    sandbox: bwrap\n")
+    env = {**env_for(tmp_path), "PATH": str(tmp_path / "no-bin")}
+    result = CliRunner().invoke(app, ["chat", "-m", "hi"], env=env)
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        "config error: tools.exec.sandbox: is bwrap, but bwrap is not installed (Debian package bubblewrap); "
+        "install bubblewrap or use auto"
+    )

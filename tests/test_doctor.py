@@ -97,6 +97,10 @@ def test_a_broken_config_is_the_only_line(tmp_path: Path) -> None:
     assert result.output.startswith("✗ config: llm.modl: unknown key")
 
 
-def test_a_missing_sandbox_is_a_warning_not_a_failure() -> None:
-    check = check_sandbox(lambda: False)
+def test_a_missing_sandbox_is_a_warning_not_a_failure(tmp_path: Path) -> None:
+    from bot.config import Config
+
+    config = Config.model_validate({"workspace": tmp_path, "state_dir": tmp_path})
+    check = check_sandbox(config, lambda _: (False, "NOT sandboxed (bwrap is not installed)"))
     assert check.status == "warn" and "bubblewrap" in check.fix
+    assert check_sandbox(config, lambda _: (True, "bubblewrap")).status == "ok"

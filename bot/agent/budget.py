@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from bot.config import LLMConfig
-from bot.errors import ContextOverflow
+from bot.errors import ContextOverflow, MessageTooLarge
 from bot.llm import DeltaHandler, LLMResponse, Provider
 
 logger = logging.getLogger(__name__)
@@ -273,17 +273,32 @@ class BudgetedProvider:
         tools: list[dict[str, Any]] | None = None,
         on_delta: DeltaHandler | None = None,
     ) -> LLMResponse:
-        """Answer like the wrapped provider; a second overflow propagates as ContextOverflow."""
+        """Answer like the wrapped provider; a second overflow propagates (MessageTooLarge when no history is left)."""
         fitted, reserve = await self._budget.fit(messages, tools)
         try:
             if reserve is not None:
                 return await self._provider.chat(fitted, tools, on_delta, max_tokens=reserve)
             return await self._provider.chat(fitted, tools, on_delta)
-        except ContextOverflow:
+        except ContextOverflow as exc:
+            if _only_one_message(fitted):
+                raise MessageTooLarge(str(exc)) from exc
             sent = sum(estimate_tokens(m) for m in fitted) + self._budget.tools_size(tools)
             self._budget.overflowed(sent)
             retry = fit_history(messages, await self._budget.input_limit(tools))
+            if len(retry) >= len(fitted):
+                raise  # nothing left to drop: the same request would overflow again
             logger.warning(
                 "context overflow at about %d tokens; retrying with %d of %d messages", sent, len(retry), len(messages)
             )
+        try:
             return await self._provider.chat(retry, tools, on_delta)
+        except ContextOverflow as exc:
+            if _only_one_message(retry):
+                raise MessageTooLarge(str(exc)) from exc
+            raise
+
+
+def _only_one_message(messages: list[dict[str, Any]]) -> bool:
+    """True when a request is the system prompt and the user's message alone: no history left to drop."""
+    rest = [m for m in messages if m.get("role") != "system"]
+    return len(rest) == 1 and rest[0].get("role") == "user"

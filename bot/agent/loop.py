@@ -7,7 +7,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -15,13 +15,24 @@ from bot.agent.budget import ContextBudget
 from bot.agent.commands import GREETING, UNKNOWN_COMMAND, Command, help_text, is_unknown_command, parse_command
 from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
+from bot.agent.interruption import (
+    CRASHED,
+    MODEL_FAILED,
+    SHUT_DOWN,
+    STOPPED,
+    bounded,
+    closing_results,
+    timed_out,
+    timeout_reply,
+)
 from bot.agent.memory import scope_for
 from bot.agent.outbox import TurnOutbox
+from bot.agent.owner_dm import LastOwnerDM
 from bot.agent.sessions import SessionStore
 from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
-from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, Trust
+from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, lowest_trust
 from bot.config import AgentConfig
-from bot.errors import ProviderError
+from bot.errors import ProviderError, TurnTimedOut
 from bot.events import ErrorOccurred, EventBus, StreamDelta, TurnFinished, TurnStarted
 from bot.llm import Usage
 from bot.tools.base import ToolContext
@@ -39,6 +50,7 @@ class _Lane:
     pending: deque[InboundMessage] = field(default_factory=deque)
     worker: asyncio.Task[None] | None = None
     turn: asyncio.Task[None] | None = None
+    stopped: bool = False
 
 
 class AgentLoop:
@@ -56,6 +68,7 @@ class AgentLoop:
         memory: MemoryConsolidator | None = None,
         on_stop: Callable[[str], int] | None = None,
         budget: ContextBudget | None = None,
+        owner_dm: LastOwnerDM | None = None,
     ) -> None:
         self._bus = bus
         self._runner = runner
@@ -67,7 +80,7 @@ class AgentLoop:
         self._memory = memory
         self._on_stop = on_stop
         self._budget = budget
-        self.last_owner_chat: ChatRef | None = None
+        self._owner_dm = owner_dm or LastOwnerDM()
         self._slots = asyncio.Semaphore(config.max_concurrent_turns)
         self._lanes: dict[str, _Lane] = {}
         self._dispatcher: asyncio.Task[None] | None = None
@@ -87,6 +100,11 @@ class AgentLoop:
         await asyncio.gather(*tasks, return_exceptions=True)
         self._dispatcher = None
 
+    @property
+    def last_owner_chat(self) -> ChatRef | None:
+        """The direct chat in which an owner wrote most recently (never a group)."""
+        return self._owner_dm.chat
+
     def is_busy(self, session_key: str) -> bool:
         """Whether the session has a turn running or queued."""
         return session_key in self._lanes
@@ -102,8 +120,7 @@ class AgentLoop:
     async def accept(self, message: InboundMessage) -> None:
         """Route one message: immediate commands now, everything else into its session's lane."""
         key = message.chat.session_key
-        if message.kind == "user" and message.trust is Trust.OWNER and message.chat.channel != "console":
-            self.last_owner_chat = message.chat
+        self._owner_dm.note(message)
         command = parse_command(message.text) if message.kind == "user" else None
         if command is Command.STOP:
             await self._stop_session(message)
@@ -133,7 +150,8 @@ class AgentLoop:
                     batch = self._next_batch(lane.pending)
                     if not batch:
                         continue
-                    lane.turn = asyncio.create_task(self._process(batch), name=f"turn:{key}")
+                    lane.stopped = False
+                    lane.turn = asyncio.create_task(self._process(batch, lane), name=f"turn:{key}")
                     try:
                         await lane.turn
                     except asyncio.CancelledError:
@@ -154,7 +172,7 @@ class AgentLoop:
                 batch.append(pending.popleft())
         return batch
 
-    async def _process(self, batch: list[InboundMessage]) -> None:
+    async def _process(self, batch: list[InboundMessage], lane: _Lane) -> None:
         message = batch[-1]
         key = message.chat.session_key
         if _is_new_session(message):
@@ -169,7 +187,7 @@ class AgentLoop:
         reply: str | None = None
         kind: ReplyKind = "reply"
         try:
-            result = await self._run_turn(batch, outbox)
+            result = await bounded(self._run_turn(batch, outbox), self._config.turn_timeout)
             reply, iterations = result.text, result.iterations
             if result.hit_limit:
                 outcome = "iteration limit"
@@ -177,14 +195,22 @@ class AgentLoop:
                 outcome, reply = "answered by message", None
         except asyncio.CancelledError:
             outcome = "cancelled"
+            self._close_unfinished(key, STOPPED if lane.stopped else SHUT_DOWN)
             raise
+        except TurnTimedOut as exc:
+            outcome = "timed out"
+            logger.warning("[%s] turn cancelled: %s", key, exc)
+            self._close_unfinished(key, timed_out(exc.seconds))
+            reply, kind = timeout_reply(exc.seconds), "error"
         except ProviderError as exc:
             outcome = "provider error"
+            self._close_unfinished(key, MODEL_FAILED)
             reply, kind = exc.user_message, "error"
             self._events.emit(ErrorOccurred(key, "llm", type(exc).__name__))
         except Exception as exc:
             outcome = "crashed"
             logger.exception("[%s] turn crashed", key)
+            self._close_unfinished(key, CRASHED)
             reply, kind = CRASH_REPLY, "error"
             self._events.emit(ErrorOccurred(key, "turn", type(exc).__name__))
         finally:
@@ -204,7 +230,7 @@ class AgentLoop:
     async def _run_turn(
         self, batch: list[InboundMessage], outbox: TurnOutbox, session_key: str | None = None
     ) -> TurnResult:
-        message = batch[-1]
+        message = replace(batch[-1], trust=lowest_trust(batch))
         session = self._sessions.get(session_key or message.chat.session_key)
         scope = scope_for(self._workspace, message)
         text = "\n\n".join(self._context.user_text(m) for m in batch)
@@ -235,6 +261,13 @@ class AgentLoop:
             self._memory.after_turn(session, scope)
         return result
 
+    def _close_unfinished(self, key: str, reason: str) -> None:
+        """Answer every call the turn left open with `reason`; finished calls and results stay as they are."""
+        session = self._sessions.get(key)
+        results = closing_results(session.messages, reason)
+        if results:
+            self._sessions.append(session, results)
+
     def _reset(self, message: InboundMessage) -> None:
         """Archive the session; its memory is consolidated in the background."""
         old = self._sessions.reset(message.chat.session_key)
@@ -253,6 +286,7 @@ class AgentLoop:
             dropped = len(lane.pending)
             lane.pending.clear()
             if lane.turn is not None:
+                lane.stopped = True
                 lane.turn.cancel()
             if dropped:
                 notes.append(f"dropped {dropped} queued message{'s' if dropped != 1 else ''}")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.events import EventBus, LLMCalled, ToolCalled, ToolFinished
-from bot.llm import DeltaHandler, Provider, ToolCall, Usage
+from bot.llm import LENGTH_NOTE, DeltaHandler, Provider, ToolCall, Usage
 from bot.tools.base import ToolContext, ToolRegistry
 
 EMPTY_REPLY = "I have nothing to add."
@@ -16,11 +16,12 @@ EMPTY_REPLY = "I have nothing to add."
 
 @dataclass(frozen=True, slots=True)
 class TurnResult:
-    """How a turn ended: the final text, and whether it ran out of iterations."""
+    """How a turn ended: the final text, whether it ran out of iterations, and whether the text was cut short."""
 
     text: str
     iterations: int
     hit_limit: bool = False
+    incomplete: bool = False
 
 
 def iteration_limit_message(limit: int) -> str:
@@ -34,6 +35,26 @@ def iteration_limit_message(limit: int) -> str:
 def tool_call_message(content: str, calls: tuple[ToolCall, ...]) -> dict[str, Any]:
     """The assistant message that records a round of tool calls."""
     return {"role": "assistant", "content": content or None, "tool_calls": [c.as_message_part() for c in calls]}
+
+
+class Paragraphs:
+    """Streams each model call's text as its own paragraph, so text sent beside a tool call is not glued to the next."""
+
+    def __init__(self, emit: DeltaHandler) -> None:
+        self._emit = emit
+        self._shown = False
+        self._fresh = True
+
+    def next_call(self) -> None:
+        """A new model call begins: its first text starts a new paragraph."""
+        self._fresh = True
+
+    def __call__(self, text: str) -> None:
+        if self._fresh and self._shown:
+            text = "\n\n" + text
+        self._fresh = False
+        self._shown = True
+        self._emit(text)
 
 
 @dataclass
@@ -55,9 +76,13 @@ class TurnRunner:
     ) -> TurnResult:
         """Iterate until the model answers without tools; `record` receives each new message."""
         tools = self.registry.definitions(ctx.trust) or None
+        stream = Paragraphs(on_delta) if on_delta else None
+        cut_rounds = 0
         for iteration in range(1, self.max_iterations + 1):
             started = time.perf_counter()
-            response = await self.provider.chat(messages, tools, on_delta)
+            if stream:
+                stream.next_call()
+            response = await self.provider.chat(messages, tools, stream)
             self.events.emit(
                 LLMCalled(
                     ctx.session_key,
@@ -69,12 +94,16 @@ class TurnRunner:
             )
             if on_usage:
                 on_usage(response.usage)
-            if not response.tool_calls:
-                text = response.content or EMPTY_REPLY
-                final = {"role": "assistant", "content": text}
+            # Calls cut at max_tokens are never run (the registry reports them to the model); cut twice, give up.
+            cut_rounds += bool(response.tool_calls) and response.finish_reason == "length"
+            if not response.tool_calls or cut_rounds > 1:
+                text = response.content or (LENGTH_NOTE if response.tool_calls else EMPTY_REPLY)
+                final: dict[str, Any] = {"role": "assistant", "content": text}
+                if response.incomplete:
+                    final["incomplete"] = True
                 messages.append(final)
                 record([final])
-                return TurnResult(text, iteration)
+                return TurnResult(text, iteration, incomplete=response.incomplete)
             request = tool_call_message(response.content, response.tool_calls)
             messages.append(request)
             record([request])

@@ -36,7 +36,7 @@ class Outcome(StrEnum):
 
     OFF_HOURS = "outside active hours"
     NOTHING_TO_DO = "nothing to do"
-    NO_TARGET = "no chat to deliver to"
+    NO_TARGET = "skipped: no deliver_to and no owner has written in a direct chat yet"
     BUSY = "target chat busy"
     QUIET = "HEARTBEAT_OK, nothing delivered"
     DELIVERED = "delivered"

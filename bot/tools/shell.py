@@ -1,4 +1,4 @@
-"""The exec tool: a shell command in the workspace, bounded in time and output, without the bot's secrets."""
+"""The exec tool: a shell command in the workspace (in a sandbox where one runs), bounded in time and output."""
 
 from __future__ import annotations
 
@@ -8,16 +8,16 @@ import os
 import re
 import shlex
 import signal
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from bot.errors import ToolError
 from bot.tools.base import Tool, ToolContext
+from bot.tools.sandbox import Launcher
 
 KEEP_BYTES = 8000
 REDACTED = "[redacted]"
-SECRET_NAME = re.compile(r"(_TOKEN|_KEY|_SECRET)$|PASSWORD|PASSWD|API_KEY|SECRET", re.IGNORECASE)
 _SEGMENT_BREAK = re.compile(r";|&&|\|\||[|&\n()`]|\$\(")
 _FORK_BOMB = re.compile(r"(?P<f>[\w:]+)\s*\(\)\s*\{\s*(?P=f)\s*\|\s*(?P=f)\s*&\s*;?\s*\}")
 _DISK_REDIRECT = re.compile(r">\s*/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk)")
@@ -27,16 +27,6 @@ _HARMLESS_DEVICES = ("/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr")
 _ROOT_OR_HOME = frozenset(
     {"/", "//", "/*", "/.", "~", "~/", "~/*", "~/.", "$HOME", "$HOME/", "$HOME/*", "${HOME}", "${HOME}/", "${HOME}/*"}
 )
-
-
-def scrubbed_env(environ: Mapping[str, str], secrets: Iterable[str]) -> dict[str, str]:
-    """The environment minus variables named like a secret and any variable holding one of `secrets`."""
-    values = [secret for secret in secrets if secret]
-    return {
-        name: value
-        for name, value in environ.items()
-        if not SECRET_NAME.search(name) and not any(secret in value for secret in values)
-    }
 
 
 def deny_reason(command: str) -> str | None:
@@ -120,7 +110,7 @@ async def _kill_group(process: asyncio.subprocess.Process) -> None:
 
 
 class ExecTool(Tool):
-    """Runs a shell command; the child gets a scrubbed environment and dies whole at the timeout."""
+    """Runs a shell command through its launcher (sandbox or host); it dies whole at the timeout."""
 
     name = "exec"
     description = (
@@ -141,13 +131,11 @@ class ExecTool(Tool):
         "required": ["command"],
     }
 
-    def __init__(
-        self, workspace: Path, timeout: float, secrets: Iterable[str], environ: Mapping[str, str] = os.environ
-    ) -> None:
+    def __init__(self, workspace: Path, timeout: float, secrets: Iterable[str], launcher: Launcher) -> None:
         self._workspace = workspace
         self._timeout = timeout
-        self._secrets = [secret for secret in secrets if secret]
-        self._environ = environ
+        self._secrets = [secret for secret in secrets if secret]  # masked in the output: a second layer
+        self._launcher = launcher
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
         command = args["command"]
@@ -176,11 +164,12 @@ class ExecTool(Tool):
     async def _spawn(self, command: str) -> asyncio.subprocess.Process:
         """Start the shell in its own process group; a cancellation during start-up still kills the group."""
         self._workspace.mkdir(parents=True, exist_ok=True)
+        launch = self._launcher.launch(command)
         starting = asyncio.ensure_future(
-            asyncio.create_subprocess_shell(
-                command,
+            asyncio.create_subprocess_exec(
+                *launch.argv,
                 cwd=self._workspace,
-                env=scrubbed_env(self._environ, self._secrets),
+                env=launch.env,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,

@@ -11,7 +11,7 @@ from bot.agent.budget import (
     fit_history,
 )
 from bot.config import LLMConfig
-from bot.errors import ContextOverflow
+from bot.errors import ContextOverflow, MessageTooLarge
 from tests.fakes.openai_server import Error, FakeLLM, Text
 from tests.harness import Harness
 
@@ -151,7 +151,8 @@ async def test_an_overflow_is_retried_once_with_a_smaller_history(tmp_path: Path
 
 async def test_a_second_overflow_tells_the_user_to_start_over(tmp_path: Path, fake_llm: FakeLLM) -> None:
     fake_llm.script(OVERFLOW, OVERFLOW)
-    async with Harness(tmp_path, fake_llm) as bot:
+    async with Harness(tmp_path, fake_llm, llm={"context_window": 100_000}) as bot:
+        prefill(bot, "test:1", exchanges=20)
         reply = await bot.reply_to(await bot.send("hello"))
     assert reply.kind == "error" and reply.text == ContextOverflow.user_message and "/new" in reply.text
     assert len(fake_llm.requests) == 2
@@ -206,3 +207,14 @@ async def test_a_memory_file_larger_than_its_share_is_cut_with_a_note(
     assert "THE LAST FACT" not in system
     assert "only its first 6,000 are shown" in system
     assert any("MEMORY.md is 21015 characters" in r.getMessage() for r in caplog.records)
+
+
+async def test_an_overflow_of_the_first_message_says_the_message_is_too_large(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script(OVERFLOW, Text("never asked"))
+    async with Harness(tmp_path, fake_llm) as bot:
+        reply = await bot.reply_to(await bot.send("a very long paste"))
+    assert reply.kind == "error" and reply.text == MessageTooLarge.user_message
+    assert "/new" not in reply.text and "message is too large" in reply.text
+    assert len(fake_llm.requests) == 1

@@ -1,9 +1,11 @@
 import asyncio
+import logging
 from pathlib import Path
 
 import pytest
 
 from bot.app import run_console
+from bot.errors import StreamBroken
 from bot.llm import LiteLLMProvider
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
@@ -39,3 +41,15 @@ async def test_streamed_reply_is_printed_once(
     fake_llm.script(Text("Hello there, how can I help?"))
     assert await chat_once(tmp_path, fake_llm, "hi") == 0
     assert capfd.readouterr().out == "Hello there, how can I help?\n"
+
+
+async def test_a_reply_that_breaks_midway_ends_with_an_apology_and_a_warning(
+    tmp_path: Path, fake_llm: FakeLLM, capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    fake_llm.script(Text("The answer is forty and", cut_after=2, cut="drop"))
+    with caplog.at_level(logging.WARNING):
+        assert await chat_once(tmp_path, fake_llm, "what is the answer?") == 1
+    assert capfd.readouterr().out == f"The answer is fo\n{StreamBroken.user_message}\n"
+    assert any(
+        r.levelno == logging.WARNING and "broke after part of the reply" in r.getMessage() for r in caplog.records
+    )

@@ -56,7 +56,7 @@ def drive(home: Path, transcript: io.StringIO) -> int:
 async def test_terminal_chat_stays_live_while_a_reply_streams(tmp_path: Path, fake_llm: FakeLLM) -> None:
     write_config(tmp_path, fake_llm)
     story = "".join(f"line {i}\n" for i in range(200))
-    fake_llm.script(Text(story, interval=0.05), Text("**bold** and `code`"))
+    fake_llm.script(Text(story, chunk_delay=0.05), Text("**bold** and `code`"))
     transcript = io.StringIO()
     status = await asyncio.wait_for(asyncio.to_thread(drive, tmp_path, transcript), 90)
     output = transcript.getvalue()

@@ -10,8 +10,8 @@ import signal
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from aiohttp import web
 
@@ -28,17 +28,30 @@ _ERROR_KINDS: dict[int, tuple[str, str, str | None]] = {
 }
 
 
+@dataclass(frozen=True, kw_only=True)
+class Delivery:
+    """How an answer is delivered: the pace of a stream, its finish reason, and where a stream breaks off.
+
+    `cut_after` counts the chunks after the first (role) chunk; then the stream ends its body without a
+    finish reason or [DONE] (`cut="eof"`), drops the connection (`"drop"`), or goes silent (`"stall"`).
+    """
+
+    chunk_delay: float = 0.0
+    finish_reason: str | None = None
+    cut_after: int | None = None
+    cut: Literal["eof", "drop", "stall"] = "eof"
+
+
 @dataclass(frozen=True)
-class Text:
+class Text(Delivery):
     """A plain assistant reply."""
 
     content: str
     latency: float | None = None
-    interval: float = 0.0  # when streamed, seconds between chunks (a slow model)
 
 
 @dataclass(frozen=True)
-class ToolCalls:
+class ToolCalls(Delivery):
     """An assistant reply calling tools; a string argument is sent verbatim, even if broken JSON."""
 
     calls: tuple[tuple[str, dict | str], ...]
@@ -48,11 +61,16 @@ class ToolCalls:
 
 @dataclass(frozen=True)
 class Error:
-    """An OpenAI-style error body; the default message becomes the real API's wording (401, 404, 429…)."""
+    """An OpenAI-style error body; the default message becomes the real API's wording (401, 404, 429…).
+
+    `headers` are sent along (e.g. Retry-After); `body` replaces the JSON error with raw text, as proxies answer.
+    """
 
     status: int
     message: str = "error"
     latency: float | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    body: str | None = None
 
 
 @dataclass(frozen=True)
@@ -202,7 +220,7 @@ class FakeLLM:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", MODEL_ID),
-            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+            "choices": [{"index": 0, "message": message, "finish_reason": _finish_reason(reply, calls)}],
             "usage": _usage(body, reply, calls),
         }
 
@@ -214,14 +232,23 @@ class FakeLLM:
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await response.prepare(request)
-        events = _sse_events(head, body, reply, calls, include_usage)
-        if isinstance(reply, Text) and reply.interval > 0:
-            for event in events:
+        events = list(_sse_events(head, body, reply, calls, include_usage))
+        if reply.cut_after is not None:
+            events = events[: reply.cut_after + 1]
+        if reply.chunk_delay > 0:
+            for index, event in enumerate(events):
+                if index:
+                    await asyncio.sleep(reply.chunk_delay)
                 await response.write(event)
-                await asyncio.sleep(reply.interval)
         else:
             # One write for all events keeps the fake cheap; clients parse SSE the same either way.
             await response.write(b"".join(events))
+        if reply.cut_after is not None and reply.cut != "eof":
+            if reply.cut == "stall":
+                await self._stopping.wait()
+            if request.transport is not None:
+                request.transport.abort()
+            return response
         await response.write_eof()
         return response
 
@@ -242,10 +269,14 @@ def _sse_events(
         yield event({"tool_calls": [{"index": index, "id": call["id"], "type": "function", "function": function}]})
         for piece in rest:
             yield event({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-    yield event({}, "tool_calls" if calls else "stop")
+    yield event({}, _finish_reason(reply, calls))
     if include_usage:
         yield event(None, usage=_usage(body, reply, calls))
     yield b"data: [DONE]\n\n"
+
+
+def _finish_reason(reply: Text | ToolCalls, calls: list[dict]) -> str:
+    return reply.finish_reason or ("tool_calls" if calls else "stop")
 
 
 def _usage(body: dict, reply: Text | ToolCalls, calls: list[dict]) -> dict:
@@ -258,8 +289,10 @@ def _error_response(error: Error) -> web.Response:
     message, kind, code = _ERROR_KINDS.get(error.status, ("The server had an error", "server_error", None))
     if error.message != "error":
         message = error.message
+    if error.body is not None:
+        return web.Response(text=error.body, status=error.status, headers=error.headers)
     payload = {"error": {"message": message, "type": kind, "param": None, "code": code}}
-    return web.json_response(payload, status=error.status)
+    return web.json_response(payload, status=error.status, headers=error.headers)
 
 
 async def _serve(latency: float, port: int) -> None:

@@ -1,3 +1,4 @@
+import logging
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -128,3 +129,37 @@ async def test_runs_on_its_interval(tmp_path: Path, fake_llm: FakeLLM, telegram:
     async with heartbeat_bot(tmp_path, fake_llm, telegram, "- watch the certificate", interval="200ms"):
         (sent,) = await telegram.wait_for_sent(1)
     assert "certificate expires tomorrow" in sent["text"]
+
+
+async def test_without_deliver_to_only_an_owner_dm_is_used_and_remembered(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, caplog: pytest.LogCaptureFixture
+) -> None:
+    group = -1001
+    caplog.set_level(logging.INFO, "bot.scheduler.heartbeat")
+
+    def bot() -> TelegramBot:
+        made = TelegramBot(tmp_path, fake_llm, telegram, telegram_options={"group_policy": "open"})
+        made.config.workspace.mkdir(parents=True, exist_ok=True)
+        (made.config.workspace / "HEARTBEAT.md").write_text("- anything new?")
+        return made
+
+    async with bot() as first:
+        await first.gateway.manager.ready("telegram")
+        telegram.text("hi all", chat_id=group, user_id=OWNER, chat_type="group")
+        await telegram.wait_for_sent(1)
+        caplog.clear()
+        assert await first.gateway.heartbeat.tick() is Outcome.NO_TARGET
+        assert [r.getMessage() for r in caplog.records if r.name == "bot.scheduler.heartbeat"] == [
+            "heartbeat: skipped: no deliver_to and no owner has written in a direct chat yet"
+        ]
+        telegram.text("hi", chat_id=OWNER, user_id=OWNER)
+        telegram.text("and in the group again", chat_id=group, user_id=OWNER, chat_type="group")
+        await telegram.wait_for_sent(3)
+    remembered = first.config.state_dir / "owner_dm.json"
+    assert remembered.stat().st_mode & 0o777 == 0o600
+    fake_llm.script(Text("A new invoice arrived from ACME, due Friday, amount 1,200 EUR."))
+    async with bot() as second:
+        await second.gateway.manager.ready("telegram")
+        assert await second.gateway.heartbeat.tick() is Outcome.DELIVERED
+        sent = await telegram.wait_for_sent(4)
+    assert sent[3]["chat_id"] == OWNER and "ACME" in sent[3]["text"]

@@ -9,7 +9,8 @@ import pytest
 from bot.bus import Trust
 from bot.errors import ToolError
 from bot.tools.base import ToolContext
-from bot.tools.shell import CappedOutput, ExecTool, deny_reason, scrubbed_env
+from bot.tools.sandbox import BwrapSandbox, HostShell, Launcher, scrubbed_env
+from bot.tools.shell import CappedOutput, ExecTool, deny_reason
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.harness import Harness
 
@@ -21,9 +22,32 @@ def workspace(tmp_path: Path) -> Path:
     return tmp_path / "ws"
 
 
-def exec_tool(workspace: Path, timeout: float = 10, **env: str) -> ExecTool:
-    environ = {"PATH": os.environ["PATH"], "HOME": str(workspace.parent), **env}
-    return ExecTool(workspace, timeout, [CONFIG_SECRET, ""], environ)
+@pytest.fixture(params=["host", "bwrap"])
+def launcher(request: pytest.FixtureRequest, workspace: Path) -> Launcher:
+    """Each process test runs on the bare host and in the bubblewrap sandbox."""
+    if request.param == "bwrap":
+        return BwrapSandbox(workspace, request.getfixturevalue("bwrap"))
+    return host_shell(workspace)
+
+
+def host_shell(workspace: Path, **env: str) -> HostShell:
+    return HostShell({"PATH": os.environ["PATH"], "HOME": str(workspace.parent), **env}, (CONFIG_SECRET,))
+
+
+def exec_tool(workspace: Path, launcher: Launcher | None = None, timeout: float = 10) -> ExecTool:
+    return ExecTool(workspace, timeout, [CONFIG_SECRET, ""], launcher or host_shell(workspace))
+
+
+def host_pids(marker: str) -> list[int]:
+    """Live processes on the host whose command line contains `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
 
 
 async def wait_until_gone(pid: int, within: float = 10.0) -> bool:
@@ -39,39 +63,49 @@ async def wait_until_gone(pid: int, within: float = 10.0) -> bool:
         os.close(fd)
 
 
-async def test_runs_in_the_workspace_and_reports_output_and_exit_code(workspace: Path, ctx: ToolContext) -> None:
-    result = await exec_tool(workspace).run({"command": "pwd; echo oops >&2; exit 3"}, ctx)
+async def test_runs_in_the_workspace_and_reports_output_and_exit_code(
+    workspace: Path, launcher: Launcher, ctx: ToolContext
+) -> None:
+    result = await exec_tool(workspace, launcher).run({"command": "pwd; echo oops >&2; exit 3"}, ctx)
     assert result == f"{workspace}\noops\n[exit code 3]"
 
 
-async def test_no_output_says_so(workspace: Path, ctx: ToolContext) -> None:
-    assert await exec_tool(workspace).run({"command": "true"}, ctx) == "(no output)\n[exit code 0]"
+async def test_no_output_says_so(workspace: Path, launcher: Launcher, ctx: ToolContext) -> None:
+    assert await exec_tool(workspace, launcher).run({"command": "true"}, ctx) == "(no output)\n[exit code 0]"
 
 
-async def test_timeout_kills_the_whole_process_tree(workspace: Path, ctx: ToolContext) -> None:
-    command = "sh -c 'sleep 30 & echo $! > grandchild.pid; sleep 30'"
+async def test_timeout_kills_the_whole_process_tree(workspace: Path, launcher: Launcher, ctx: ToolContext) -> None:
+    marker = f"30.{os.getpid()}{time.monotonic_ns() % 100000}"  # a sleep only this test starts
+    command = f"sh -c 'sleep {marker} & sleep {marker}'"
     started = time.monotonic()
-    result = await exec_tool(workspace, timeout=1).run({"command": command}, ctx)
+    result = await exec_tool(workspace, launcher, timeout=1).run({"command": command}, ctx)
     assert time.monotonic() - started < 10
     assert result.endswith("[killed after 1 s: the command did not finish in time]")
-    grandchild = int((workspace / "grandchild.pid").read_text())
-    assert await wait_until_gone(grandchild)
+    for pid in host_pids(f"sleep\0{marker}"):
+        assert await wait_until_gone(pid)
 
 
-async def test_cancelled_call_kills_the_process_tree(workspace: Path, ctx: ToolContext) -> None:
+async def test_cancelled_call_kills_the_process_tree(workspace: Path, launcher: Launcher, ctx: ToolContext) -> None:
     workspace.mkdir()
-    os.mkfifo(workspace / "pid.fifo")
-    command = "sleep 30 & echo $! > pid.fifo; wait"
-    call = asyncio.create_task(exec_tool(workspace).run({"command": command}, ctx))
-    child = int(await asyncio.to_thread((workspace / "pid.fifo").read_text))
+    os.mkfifo(workspace / "started.fifo")
+    marker = f"marker-{os.getpid()}-{time.monotonic_ns()}"
+    child = "import time; open('started.fifo', 'w').write('up'); time.sleep(30)"
+    command = f'python3 -c "{child}" {marker} & wait'
+    call = asyncio.create_task(exec_tool(workspace, launcher).run({"command": command}, ctx))
+    await asyncio.to_thread((workspace / "started.fifo").read_text)
+    children = host_pids(marker)
+    assert children
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
-    assert await wait_until_gone(child)
+    for pid in children:
+        assert await wait_until_gone(pid)
 
 
-async def test_long_output_keeps_head_and_tail_and_notes_the_size(workspace: Path, ctx: ToolContext) -> None:
-    result = await exec_tool(workspace).run({"command": "seq 1 100000"}, ctx)
+async def test_long_output_keeps_head_and_tail_and_notes_the_size(
+    workspace: Path, launcher: Launcher, ctx: ToolContext
+) -> None:
+    result = await exec_tool(workspace, launcher).run({"command": "seq 1 100000"}, ctx)
     assert result.startswith("1\n2\n3\n")
     assert result.endswith("99999\n100000\n[exit code 0]")
     assert "bytes omitted: 588,895 in total, showing the first and last 8,000" in result
@@ -96,7 +130,7 @@ async def test_child_environment_holds_no_secret(workspace: Path, ctx: ToolConte
         "OPENAI_API_KEY_FILE": "api-key-5",
         "INNOCENT_LOOKING": f"prefix-{CONFIG_SECRET}",
     }
-    tool = exec_tool(workspace, GREETING="hello", **secrets)
+    tool = exec_tool(workspace, host_shell(workspace, GREETING="hello", **secrets))
     result = await tool.run({"command": "env"}, ctx)
     assert "GREETING=hello" in result
     for name, value in secrets.items():

@@ -1,0 +1,56 @@
+"""The direct chat in which an owner wrote most recently: where the heartbeat may speak without a target."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import asdict
+from pathlib import Path
+
+from bot.bus import ChatRef, InboundMessage, Trust
+
+logger = logging.getLogger(__name__)
+
+UNREACHABLE_CHANNELS = frozenset({"console"})
+
+
+class LastOwnerDM:
+    """Remembers the latest owner DM in a small JSON file (0600, replaced atomically) so it survives restarts."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self._path = path
+        self._chat = self._load()
+
+    @property
+    def chat(self) -> ChatRef | None:
+        """The remembered chat, or None when no owner has written in a DM yet."""
+        return self._chat
+
+    def note(self, message: InboundMessage) -> None:
+        """Remember the message's chat when an owner wrote it directly; groups and system messages never count."""
+        if message.kind != "user" or message.trust is not Trust.OWNER or not message.is_direct:
+            return
+        if message.chat.channel in UNREACHABLE_CHANNELS or message.chat == self._chat:
+            return
+        self._chat = message.chat
+        if self._path is not None:
+            self._save(self._path, message.chat)
+
+    def _load(self) -> ChatRef | None:
+        if self._path is None or not self._path.exists():
+            return None
+        try:
+            return ChatRef(**json.loads(self._path.read_text(encoding="utf-8")))
+        except (ValueError, TypeError):
+            logger.warning("%s is unreadable; no owner DM is known until an owner writes again", self._path)
+            return None
+
+    @staticmethod
+    def _save(path: Path, chat: ChatRef) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temp = path.with_suffix(".tmp")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(asdict(chat), out)
+        os.replace(temp, path)
