@@ -88,29 +88,69 @@ def _load(options: Options, mode: LogMode = "stderr") -> Config:
 
 
 @app.command()
-def init(ctx: typer.Context) -> None:
-    """Create the config file and the workspace (never overwrites existing files)."""
+def init(
+    ctx: typer.Context,
+    non_interactive: bool = typer.Option(
+        False, "--non-interactive", help="Ask nothing: copy the example config and the workspace, as scripts want."
+    ),
+) -> None:
+    """Create the config and the workspace, asking for the model and channels on a terminal; add new config keys."""
+    import sys
+
     from bot.config import home_dir, load_config
     from bot.errors import ConfigError
-    from bot.home import InitReport, init_config, init_workspace
+    from bot.home import InitReport, add_new_keys, init_config, init_workspace
 
     options: Options = ctx.obj
     report = InitReport()
+    existed = options.config.exists()
     init_config(options.config, report)
+    if existed:
+        add_new_keys(options.config, report)
+    elif not non_interactive and sys.stdin.isatty():
+        _ask_for_settings(options.config)
     try:
-        workspace = load_config(options.config).workspace
+        config = load_config(options.config)
     except ConfigError as exc:
         typer.echo(f"note: the config has a problem: {exc}", err=True)
-        workspace = home_dir() / "workspace"
+        config = None
+    workspace = config.workspace if config else home_dir() / "workspace"
     init_workspace(workspace, report)
+    if config:
+        config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     for path in report.created:
         typer.echo(f"created {path}")
     for path in report.kept:
         typer.echo(f"kept    {path} (already there)")
+    if report.added_keys:
+        typer.echo(f"added to {options.config}, commented out with their defaults: {', '.join(report.added_keys)}")
+    if config and not existed and not non_interactive and sys.stdin.isatty():
+        import asyncio
+
+        from bot.doctor import run_checks
+
+        typer.echo("\nChecking the setup (`relaybot doctor` runs these again):")
+        for check in asyncio.run(run_checks(config, _gateway_status(config))):
+            typer.echo(check.line())
     typer.echo(
-        f"\nNext: set llm.model (and llm.api_key, or export OPENAI_API_KEY) in {options.config},\n"
-        "then talk to the bot with `relaybot chat`, or connect a chat app and run `relaybot run`."
+        f"\nNext: check llm.model (and llm.api_key, or export OPENAI_API_KEY) in {options.config},\n"
+        "run `relaybot doctor`, talk to the bot with `relaybot chat`, then connect a chat app and `relaybot run`."
     )
+
+
+def _ask_for_settings(config_file: Path) -> None:
+    """Ask for the model, its key or server, and the channels; write the answers into the new config."""
+    from bot.init_wizard import apply_settings, ask_settings
+
+    def ask(question: str, default: str, hidden: bool) -> str:
+        return str(typer.prompt(question, default=default, hide_input=hidden, show_default=bool(default))).strip()
+
+    def confirm(question: str) -> bool:
+        return typer.confirm(question, default=False)
+
+    typer.echo(f"Setting up {config_file} (Enter keeps the default; every answer can be changed there later).")
+    settings = ask_settings(ask, confirm)
+    config_file.write_text(apply_settings(config_file.read_text(encoding="utf-8"), settings), encoding="utf-8")
 
 
 @app.command()
