@@ -27,6 +27,7 @@ from bot.control import ControlServer
 from bot.events import EventBus
 from bot.home import bundled
 from bot.llm import Provider
+from bot.ratelimit import SenderRateLimit
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
@@ -106,7 +107,12 @@ class AgentApp:
         )
         budgeted = BudgetedProvider(provider, self.budget)
         self.context = ContextBuilder(
-            config.workspace, config.timezone, skills=self.skills, memory_chars=self.budget.memory_chars
+            config.workspace,
+            config.timezone,
+            skills=self.skills,
+            memory_chars=self.budget.memory_chars,
+            max_inbound_chars=config.agent.max_inbound_chars,
+            inline_attachment_chars=config.agent.inline_attachment_chars,
         )
         self.runner = TurnRunner(budgeted, self.registry, self.events, config.agent.max_iterations)
         self.subagents = SubagentManager(
@@ -172,7 +178,7 @@ class Gateway:
             name: AccessPolicy(name, config.owners, getattr(config.channels, name), pairing) for name in self.names
         }
         self.manager = load_object("channels.manager:ChannelManager")(
-            self.agent.bus, self.agent.events, access, start_retry
+            self.agent.bus, self.agent.events, access, start_retry, SenderRateLimit(config.access.rate_limit)
         )
         for name in self.names:
             channel_class = load_object(CHANNEL_CLASSES[name])
@@ -180,7 +186,7 @@ class Gateway:
                 channel_class(
                     self.manager.publisher(name),
                     getattr(config.channels, name),
-                    config.state_dir / "media",
+                    config.workspace / "inbox",
                     channel_retry,
                 )
             )

@@ -64,6 +64,8 @@ class AgentConfig(Section):
     memory_window: int = Field(100, gt=1)
     max_subagents: int = Field(4, gt=0)
     turn_timeout: Duration = Field(600.0, gt=0)
+    max_inbound_chars: int = Field(32_000, gt=0)
+    inline_attachment_chars: int = Field(20_000, ge=0)
 
 
 DmPolicy = Literal["pairing", "allowlist", "open"]
@@ -142,6 +144,10 @@ class ToolsConfig(Section):
     web_fetch: WebFetchConfig = WebFetchConfig()
 
 
+class AccessConfig(Section):
+    rate_limit: int = Field(20, ge=0)
+
+
 class SchedulerConfig(Section):
     misfire_grace: Duration = 600.0
 
@@ -182,6 +188,7 @@ class Config(Section):
     agent: AgentConfig = AgentConfig()
     channels: ChannelsConfig = ChannelsConfig()
     tools: ToolsConfig = ToolsConfig()
+    access: AccessConfig = AccessConfig()
     scheduler: SchedulerConfig = SchedulerConfig()
     heartbeat: HeartbeatConfig = HeartbeatConfig()
     _source: Path | None = PrivateAttr(None)

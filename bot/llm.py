@@ -137,6 +137,12 @@ class ThinkFilter:
             self._pending = self._pending[len(visible) :]
             return
 
+    def flush(self) -> None:
+        """The stream ended: emit text held back as a possible tag start, unless inside a think block."""
+        if self._pending and not self._inside:
+            self._emit(self._pending)
+        self._pending = ""
+
 
 def _partial_suffix(text: str, tag: str) -> int:
     """Length of the longest suffix of `text` that is a proper prefix of `tag`."""
@@ -202,7 +208,11 @@ class LiteLLMProvider:
                     return await self._complete(request)
             return await self._stream(request, show)
 
+        tries = 0
+
         def decide(exc: BaseException, attempt: int) -> float | None:
+            nonlocal tries
+            tries = attempt
             if shown or isinstance(exc, ProviderError):
                 return None  # text already reached the user: a second answer would contradict it
             return retry_delay(classify(exc), attempt, self._retry)
@@ -212,7 +222,7 @@ class LiteLLMProvider:
         except ProviderError:
             raise
         except Exception as exc:
-            raise to_provider_error(classify(exc), exc, self.model, shown) from exc
+            raise to_provider_error(classify(exc), exc, self.model, shown, tries) from exc
 
     def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         config = self._config
@@ -282,6 +292,7 @@ class LiteLLMProvider:
                     if fragment.function:
                         part["name"] = fragment.function.name or part["name"]
                         part["arguments"] += fragment.function.arguments or ""
+        visible.flush()
         content = strip_think("".join(text))
         # litellm reports finish_reason "stop" for a stream cut short; only the wrapper knows none arrived.
         if getattr(stream, "received_finish_reason", finish_reason) is None:

@@ -76,9 +76,14 @@ def retry_delay(failure: Failure, attempt: int, policy: RetryPolicy) -> float | 
     return policy.delay(attempt)
 
 
-def to_provider_error(failure: Failure, exc: BaseException, model: str, shown: bool) -> ProviderError:
+def to_provider_error(
+    failure: Failure, exc: BaseException, model: str, shown: bool, attempts: int = 1
+) -> ProviderError:
     """Our error for a failure that will not be retried again, logging the detail the user never sees."""
-    detail = describe(exc)
+    # litellm's own text for a refused connection only says "Connection error.": the root cause says more.
+    detail = describe(list(_chain(exc))[-1] if failure.kind == "unreachable" else exc)
+    if attempts > 1:
+        detail = f"{detail} (after {attempts} attempts)"
     if shown:
         logger.warning(
             "llm stream from %s broke after part of the reply was shown (%s): %s", model, failure.kind, detail
@@ -98,7 +103,9 @@ def to_provider_error(failure: Failure, exc: BaseException, model: str, shown: b
         "not_found": ModelNotFound,
         "rejected": RequestRejected,
     }.get(failure.kind, ProviderError)
-    logger.error("llm call to %s failed (%s, HTTP %s): %s", model, failure.kind, failure.status or "-", detail)
+    status = failure.status or "-"
+    unexpected = failure.kind == "unknown"  # not a provider answer we know: keep the traceback
+    logger.error("llm call to %s failed (%s, HTTP %s): %s", model, failure.kind, status, detail, exc_info=unexpected)
     return target(detail)
 
 

@@ -44,7 +44,11 @@ class RetryPolicy:
         retry_on: tuple[type[BaseException], ...],
         decide: Decide | None = None,
     ) -> T:
-        """Await `call()`, retrying the `retry_on` failures as `decide` says; the last one propagates."""
+        """Await `call()`, retrying the `retry_on` failures as `decide` says; the last one propagates.
+
+        With the default decision the final failure is logged here; a caller with its own `decide` reports it.
+        """
+        report = decide is None
         decide = decide or self.wait_before_retry
         attempt = 0
         while True:
@@ -54,7 +58,7 @@ class RetryPolicy:
             except retry_on as exc:
                 wait = decide(exc, attempt)
                 if wait is None:
-                    if attempt > 1:
+                    if report and attempt > 1:
                         logger.warning("%s failed after %d attempts: %s", what, attempt, _brief(exc))
                     raise
                 logger.info("%s failed (%s); retry %d in %.1fs", what, _brief(exc), attempt, wait)

@@ -12,6 +12,7 @@ from bot.access import AccessPolicy, Ignore, SendPairingCode, Serve, pairing_mes
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage
 from bot.errors import ChannelError
 from bot.events import Delivered, DeliveryFailed, Event, EventBus, TurnFinished, TurnStarted
+from bot.ratelimit import SenderRateLimit, Verdict, flood_notice
 from bot.retry import RetryPolicy
 from channels.base import Channel, Publish, ShowsTyping
 from channels.dedupe import SeenIds
@@ -41,11 +42,13 @@ class ChannelManager:
         events: EventBus | None = None,
         access: dict[str, AccessPolicy] | None = None,
         start_retry: RetryPolicy | None = None,
+        rate_limit: SenderRateLimit | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._bus = bus
         self._events = events or EventBus()
         self._access = access or {}
+        self._rate_limit = rate_limit
         self._start_retry = start_retry or RetryPolicy(base_delay=2.0, max_delay=START_RETRY_CAP)
         self._clock = clock
         self._health: dict[str, ChannelHealth] = {}
@@ -109,17 +112,29 @@ class ChannelManager:
             logger.info("[%s] duplicate delivery of %s ignored", key, message.platform_message_id)
             return
         policy = self._access.get(name)
-        if policy is None:
-            await self._bus.publish_inbound(message)
-            return
-        match policy.decide(message):
+        match policy.decide(message) if policy else Serve(message):
             case Serve(message=served):
+                if not self._within_rate(name, served):
+                    return
                 await self._bus.publish_inbound(served)
             case SendPairingCode(code=code):
                 logger.warning("[%s] pairing code issued to %s (%s)", key, message.sender_id, message.sender_name)
                 self._slots[name].queue.put_nowait(OutboundMessage(message.chat, pairing_message(name, code)))
             case Ignore(reason=reason):
                 logger.debug("[%s] ignored message from %s: %s", key, message.sender_id, reason)
+
+    def _within_rate(self, name: str, message: InboundMessage) -> bool:
+        """Whether the sender is within `access.rate_limit`; past it the message is dropped before the model."""
+        if self._rate_limit is None:
+            return True
+        verdict = self._rate_limit.check(message)
+        if verdict is Verdict.PASS:
+            return True
+        if verdict is Verdict.DROP_AND_NOTIFY:
+            logger.warning("[%s] %s is over the rate limit; dropping", message.chat.session_key, message.sender_id)
+            notice = flood_notice(self._rate_limit.per_minute)
+            self._slots[name].queue.put_nowait(OutboundMessage(message.chat, notice, kind="notice"))
+        return False
 
     async def _keep_starting(self, slot: _Slot) -> None:
         """Start the channel, retrying with capped backoff; the first failure is one ERROR line, repeats INFO."""

@@ -100,3 +100,13 @@ def test_secrets_lists_every_configured_token(tmp_path: Path) -> None:
         }
     )
     assert sorted(config.secrets()) == ["sk-a", "tg-b"]
+
+
+def test_trust_limits_have_their_defaults_and_name_their_keys(tmp_path: Path) -> None:
+    config = load_config(bundled("config.example.yaml"), env={})
+    assert config.agent.turn_timeout == 600
+    assert (config.agent.max_inbound_chars, config.agent.inline_attachment_chars) == (32_000, 20_000)
+    assert config.access.rate_limit == 20
+    assert error_for(tmp_path, "access:\n  rate_limit: -1\n").startswith("access.rate_limit:")
+    assert error_for(tmp_path, "agent:\n  turn_timeout: 0\n").startswith("agent.turn_timeout:")
+    assert error_for(tmp_path, "agent:\n  turn_timeout: forever\n").startswith("agent.turn_timeout:")

@@ -16,7 +16,8 @@ from bot.errors import (
     ProviderUnreachable,
     RequestRejected,
 )
-from bot.llm import LiteLLMProvider
+from bot.llm import LiteLLMProvider, import_litellm
+from bot.llm_failures import classify
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import Error, FakeLLM, Text
 from tests.harness import RecordedSleep
@@ -158,3 +159,16 @@ async def test_failures_are_logged_with_their_detail(fake_llm: FakeLLM, caplog: 
         await provider(RecordedSleep(), api_base=fake_llm.base_url).chat(USER)
     [record] = [r for r in caplog.records if r.name == "bot.llm_failures"]
     assert record.levelno == logging.ERROR and "HTTP 404" in record.getMessage()
+
+
+def test_a_client_that_refuses_before_sending_is_not_retried() -> None:
+    import openai
+
+    litellm = import_litellm()
+    try:
+        try:
+            raise openai.OpenAIError("Missing credentials. Please pass an `api_key`")
+        except openai.OpenAIError as inner:
+            raise litellm.InternalServerError("Missing credentials", "openai", "fake-model") from inner
+    except litellm.InternalServerError as exc:
+        assert classify(exc).kind == "rejected"

@@ -116,3 +116,9 @@ async def test_tool_calls_cut_at_max_tokens_are_marked_unusable(fake_llm: FakeLL
     [call] = response.tool_calls
     assert call.arguments_error and "max_tokens" in call.arguments_error
     assert response.content == shown == ""
+
+
+async def test_text_ending_like_the_start_of_a_tag_is_shown_whole(fake_llm: FakeLLM) -> None:
+    fake_llm.script(Text("so the answer is x <"))
+    response, shown = await stream(fake_llm)
+    assert response.content == shown == "so the answer is x <"

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from bot.agent.attachments import describe_attachment
 from bot.agent.memory import MemoryScope
 from bot.agent.skills import SkillLibrary, skills_prompt
 from bot.bus import InboundMessage, Trust
@@ -20,6 +21,15 @@ logger = logging.getLogger(__name__)
 BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")
 OWNER_ONLY_FILES = frozenset({"USER.md"})
 MAX_INLINE_IMAGE_BYTES = 5 * 1024 * 1024
+MAX_INBOUND_CHARS = 32_000
+INLINE_ATTACHMENT_CHARS = 20_000
+
+
+def cap_text(text: str, limit: int) -> str:
+    """The text up to `limit` characters, with a note the model sees when the rest was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[message cut: it had {len(text):,} characters; only the first {limit:,} are shown]"
 
 
 class FileCache:
@@ -67,6 +77,8 @@ class ContextBuilder:
         timezone: str,
         clock: Callable[[], float] = time.time,
         skills: SkillLibrary | None = None,
+        max_inbound_chars: int = MAX_INBOUND_CHARS,
+        inline_attachment_chars: int = INLINE_ATTACHMENT_CHARS,
         memory_chars: Callable[[], int] | None = None,
     ) -> None:
         self._workspace = workspace
@@ -77,6 +89,8 @@ class ContextBuilder:
         self._clock = clock
         self._files = FileCache()
         self._skills = skills
+        self._max_inbound_chars = max_inbound_chars
+        self._inline_attachment_chars = inline_attachment_chars
 
     def build(
         self, message: InboundMessage, scope: MemoryScope, history: list[dict[str, Any]], user_text: str
@@ -137,10 +151,10 @@ class ContextBuilder:
         return f"[{where} · from {sender}]"
 
     def user_text(self, message: InboundMessage) -> str:
-        """The text stored in history: runtime header, message, and notes about attachments."""
-        lines = [self.runtime_header(message), message.text]
+        """The text stored in history: runtime header, message (capped), and attachments (text-like ones inlined)."""
+        lines = [self.runtime_header(message), cap_text(message.text, self._max_inbound_chars)]
         for attachment in message.attachments:
-            lines.append(f"[attached {attachment.kind}: {attachment.path} ({attachment.mime_type})]")
+            lines.append(describe_attachment(attachment, self._workspace, self._inline_attachment_chars))
         return "\n".join(line for line in lines if line)
 
     def user_message(self, message: InboundMessage, text: str) -> dict[str, Any]:

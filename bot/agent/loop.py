@@ -223,9 +223,20 @@ class AgentLoop:
             await self._reply(message, reply, kind)
 
     async def run_detached(self, message: InboundMessage, session_key: str) -> TurnResult:
-        """Run one turn in session `session_key` within the concurrency cap; the reply is returned, not sent."""
+        """Run one turn in session `session_key` within the concurrency cap and the turn timeout; returns the reply."""
+        outbox = TurnOutbox(message.chat, self._bus.publish_outbound)
         async with self._slots:
-            return await self._run_turn([message], TurnOutbox(message.chat, self._bus.publish_outbound), session_key)
+            try:
+                return await bounded(self._run_turn([message], outbox, session_key), self._config.turn_timeout)
+            except TurnTimedOut as exc:
+                self._close_unfinished(session_key, timed_out(exc.seconds))
+                raise
+            except asyncio.CancelledError:
+                self._close_unfinished(session_key, SHUT_DOWN)
+                raise
+            except Exception:
+                self._close_unfinished(session_key, CRASHED)
+                raise
 
     async def _run_turn(
         self, batch: list[InboundMessage], outbox: TurnOutbox, session_key: str | None = None

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 from bot.agent.loop import AgentLoop
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, Trust
 from bot.config import HeartbeatConfig
-from bot.errors import ProviderError
+from bot.errors import ProviderError, TurnTimedOut
 
 logger = logging.getLogger(__name__)
 
@@ -142,8 +142,8 @@ class HeartbeatService:
         )
         try:
             result = await self._loop.run_detached(message, SESSION_KEY)
-        except ProviderError as exc:
-            logger.warning("heartbeat: the model failed (%s)", type(exc).__name__)
+        except (ProviderError, TurnTimedOut) as exc:
+            logger.warning("heartbeat: the turn failed (%s)", type(exc).__name__)
             return Outcome.FAILED
         text = strip_ack(result.text)
         if text is None:

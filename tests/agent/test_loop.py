@@ -150,3 +150,11 @@ async def test_a_collected_turn_acts_with_its_least_trusted_sender(tmp_path: Pat
     merged = fake.requests[1]
     assert "id_rsa" in user_texts(merged)[-1] and "thanks" in user_texts(merged)[-1]
     assert "exec" not in tool_names(merged) and "read_file" not in tool_names(merged)
+
+
+async def test_long_inbound_text_is_cut_with_a_note(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    async with Harness(tmp_path, fake_llm, agent={"max_inbound_chars": 1000}) as bot:
+        await bot.ask("a" * 5000 + "TAIL")
+    text = user_texts(fake_llm.requests[0])[-1]
+    assert "a" * 1000 in text and "a" * 1001 not in text and "TAIL" not in text
+    assert "[message cut: it had 5,004 characters; only the first 1,000 are shown]" in text

@@ -112,3 +112,28 @@ async def test_inbound_duplicates_are_published_once() -> None:
     await publish(InboundMessage(ChatRef("memory", "2"), sender_id="u", text="hi", platform_message_id="m1"))
     assert (await bus.consume_inbound()).id == first.id
     assert (await bus.consume_inbound()).chat.chat_id == "2"
+
+
+async def test_a_flooding_guest_is_dropped_before_the_model_and_told_once() -> None:
+    from bot.bus import Trust
+    from bot.ratelimit import SenderRateLimit
+
+    now = [0.0]
+    channel = MemoryChannel("memory")
+    bus = LocalBus()
+    manager = ChannelManager(bus, rate_limit=SenderRateLimit(2, clock=lambda: now[0]))
+    manager.add(channel)
+    await manager.start()
+    publish = manager.publisher("memory")
+    chat = ChatRef("memory", "g1")
+    for i in range(5):
+        await publish(InboundMessage(chat, sender_id="guest", text=f"spam {i}", trust=Trust.GUEST))
+    for i in range(5):
+        await publish(InboundMessage(chat, sender_id="boss", text=f"owner {i}", trust=Trust.OWNER))
+    now[0] += 60
+    await publish(InboundMessage(chat, sender_id="guest", text="later", trust=Trust.GUEST))
+    await asyncio.wait_for(channel.delivered.wait(), 5)
+    await manager.stop()
+    passed = [(await asyncio.wait_for(bus.consume_inbound(), 1)).text for _ in range(8)]
+    assert passed == ["spam 0", "spam 1", *(f"owner {i}" for i in range(5)), "later"]
+    assert len(channel.sent) == 1 and "more than 2 messages a minute" in channel.sent[0].text

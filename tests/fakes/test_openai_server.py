@@ -143,6 +143,45 @@ async def test_tool_call_wire_format_sends_arguments_in_fragments(fake_llm: Fake
     assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
 
 
+async def test_a_stream_cut_short_looks_finished_to_litellm_except_for_received_finish_reason(
+    fake_llm: FakeLLM,
+) -> None:
+    # The fact bot.llm relies on to tell a cut stream from a finished one.
+    fake_llm.script(Text("hello there friend", cut_after=2), Text("hello there friend", finish_reason="length"))
+
+    cut = await complete(fake_llm, stream=True)
+    cut_chunks = [chunk async for chunk in cut]
+    whole = await complete(fake_llm, stream=True)
+    _ = [chunk async for chunk in whole]
+
+    assert "".join(c.choices[0].delta.content or "" for c in cut_chunks if c.choices) == "hello there frie"
+    assert cut_chunks[-1].choices[0].finish_reason == "stop" and cut.received_finish_reason is None
+    assert whole.received_finish_reason == "length"
+
+
+async def test_a_dropped_stream_raises_after_its_first_chunks(fake_llm: FakeLLM) -> None:
+    fake_llm.script(Text("hello there friend", cut_after=2, cut="drop"))
+
+    stream = await complete(fake_llm, stream=True)
+    seen: list[str] = []
+    with pytest.raises(litellm.ServiceUnavailableError, match="payload is not completed"):
+        async for chunk in stream:
+            seen.append(chunk.choices[0].delta.content or "")
+
+    assert "".join(seen) == "hello there frie"
+
+
+async def test_error_headers_and_raw_bodies_reach_the_client(fake_llm: FakeLLM) -> None:
+    fake_llm.script(Error(429, headers={"Retry-After": "7"}), Error(404, body="404 page not found"))
+
+    with pytest.raises(litellm.RateLimitError) as limited:
+        await complete(fake_llm)
+    with pytest.raises(litellm.NotFoundError, match="404 page not found"):
+        await complete(fake_llm)
+
+    assert limited.value.litellm_response_headers["retry-after"] == "7"
+
+
 async def test_401_raises_authentication_error(fake_llm: FakeLLM) -> None:
     fake_llm.script(Error(401))
 

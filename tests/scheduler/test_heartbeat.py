@@ -163,3 +163,17 @@ async def test_without_deliver_to_only_an_owner_dm_is_used_and_remembered(
         assert await second.gateway.heartbeat.tick() is Outcome.DELIVERED
         sent = await telegram.wait_for_sent(4)
     assert sent[3]["chat_id"] == OWNER and "ACME" in sent[3]["text"]
+
+
+async def test_a_heartbeat_turn_is_bounded_by_the_turn_timeout(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    fake_llm.script(Hang())
+    bot = TelegramBot(
+        tmp_path, fake_llm, telegram, heartbeat={"deliver_to": f"telegram:{OWNER}"}, agent={"turn_timeout": "200ms"}
+    )
+    bot.config.workspace.mkdir(parents=True, exist_ok=True)
+    (bot.config.workspace / "HEARTBEAT.md").write_text("- check things")
+    async with bot:
+        assert await bot.gateway.heartbeat.tick() is Outcome.FAILED
+    assert telegram.sent == []

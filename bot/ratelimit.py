@@ -1,0 +1,57 @@
+"""Flood control: every sender but an owner may send `access.rate_limit` messages a minute."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from enum import Enum
+
+from bot.bus import InboundMessage, Trust
+
+WINDOW = 60.0
+
+
+class Verdict(Enum):
+    """What to do with one message."""
+
+    PASS = "pass"
+    DROP = "drop"
+    DROP_AND_NOTIFY = "drop and notify"
+
+
+def flood_notice(per_minute: int) -> str:
+    """The one notice a flooding sender gets per minute."""
+    return (
+        f"You're sending more than {per_minute} messages a minute, so I'm skipping some. "
+        "Please wait a minute before sending more."
+    )
+
+
+class SenderRateLimit:
+    """A sliding one-minute window per channel and sender; dropped messages don't count against it."""
+
+    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.per_minute = per_minute
+        self._clock = clock
+        self._seen: dict[tuple[str, str], deque[float]] = {}
+        self._noticed: dict[tuple[str, str], float] = {}
+
+    def check(self, message: InboundMessage) -> Verdict:
+        """Pass owners and senders within the limit; past it drop, notifying at most once a minute."""
+        if message.trust is Trust.OWNER or self.per_minute <= 0:
+            return Verdict.PASS
+        now = self._clock()
+        key = (message.chat.channel, message.sender_id)
+        times = self._seen.setdefault(key, deque())
+        while times and now - times[0] >= WINDOW:
+            times.popleft()
+        if len(times) < self.per_minute:
+            times.append(now)
+            self._noticed.pop(key, None)
+            return Verdict.PASS
+        last = self._noticed.get(key)
+        if last is not None and now - last < WINDOW:
+            return Verdict.DROP
+        self._noticed[key] = now
+        return Verdict.DROP_AND_NOTIFY
