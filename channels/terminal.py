@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import io
+import re
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
+
+_TRAILING_SPACES = re.compile(r" +\n")
 
 
 def render_markdown(text: str, width: int | None = None) -> str:
@@ -18,7 +21,8 @@ def render_markdown(text: str, width: int | None = None) -> str:
     buffer = io.StringIO()
     columns = width or shutil.get_terminal_size((100, 24)).columns
     Console(file=buffer, force_terminal=True, width=columns, color_system="standard").print(Markdown(text))
-    return buffer.getvalue()
+    # Rendered a few lines at a time: no spacing before a piece, and no padding that wraps when the window narrows.
+    return _TRAILING_SPACES.sub("\n", buffer.getvalue()).lstrip("\n")
 
 
 class LineBlocks:

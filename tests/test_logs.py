@@ -79,6 +79,12 @@ async def test_chat_logs_go_to_a_file_unless_a_level_is_given(tmp_path: Path, fa
     assert "turn answered" in (tmp_path / "state" / "logs" / "chat.log").read_text()
 
 
+async def test_normal_events_are_not_warnings(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    write_config(tmp_path, fake_llm)
+    code, out, err = await run_cli(tmp_path, "--log-level", "warning", "chat", "-m", "hello")
+    assert code == 0 and err == ""
+
+
 def test_logs_command_shows_the_gateway_log(tmp_path: Path) -> None:
     (tmp_path / "config.yaml").write_text("llm:\n  model: openai/x\n")
     runner = CliRunner()
