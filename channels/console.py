@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import ClassVar, TextIO
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
-from bot.events import Event, EventBus, StreamDelta, TurnFinished
+from bot.events import Event, EventBus, ReasoningDelta, StreamDelta, TurnFinished
 from channels.base import Channel, Publish
 from channels.terminal import LineBlocks, prompt_lines, render_markdown
 
 CONSOLE_CHAT = ChatRef("console", "local")
 EXIT_COMMANDS = frozenset({"/exit", "/quit"})
+DIM, RESET = "\x1b[2m", "\x1b[0m"
 
 
 class ConsoleChannel(Channel):
@@ -39,6 +40,7 @@ class ConsoleChannel(Channel):
         self._interactive = sys.stdin.isatty() and self._out.isatty() if interactive is None else interactive
         self._unsubscribe = lambda: None
         self._streamed: dict[str, LineBlocks] = {}
+        self._reasoning: dict[str, LineBlocks] = {}  # thinking text, shown dimmed
         self._waiting: dict[str, asyncio.Future[OutboundMessage]] = {}
 
     async def start(self) -> None:
@@ -102,6 +104,13 @@ class ConsoleChannel(Channel):
             elif ready := self._streamed.setdefault(event.turn_id, LineBlocks()).feed(event.text):
                 self._write(ready)
             self._out.flush()
+        elif isinstance(event, ReasoningDelta) and event.session_key == CONSOLE_CHAT.session_key:
+            self._streamed.setdefault(event.turn_id, LineBlocks())
+            if not self._interactive:
+                self._out.write(f"{DIM}{event.text}{RESET}")
+            elif ready := self._reasoning.setdefault(event.turn_id, LineBlocks()).feed(event.text):
+                self._out.write(f"{DIM}{ready}{RESET}")
+            self._out.flush()
         elif isinstance(event, TurnFinished) and not event.replied and event.turn_id in self._waiting:
             # No reply will come (answered through `message`, or stopped): stop waiting for one.
             self._end_streamed_line(event.turn_id)
@@ -113,6 +122,9 @@ class ConsoleChannel(Channel):
         blocks = self._streamed.pop(turn_id or "", None)
         if blocks is None:
             return False
+        thinking = self._reasoning.pop(turn_id or "", None)
+        if thinking is not None and (unsaid := thinking.finish()):
+            self._out.write(f"{DIM}{unsaid}{RESET}\n")
         rest = blocks.finish()
         if self._interactive:
             if rest:

@@ -7,16 +7,29 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from bot.access import AccessPolicy, Ignore, SendPairingCode, Serve, pairing_message
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage
 from bot.errors import ChannelError
-from bot.events import Delivered, DeliveryFailed, Event, EventBus, TurnFinished, TurnStarted
+from bot.events import (
+    Delivered,
+    DeliveryFailed,
+    Event,
+    EventBus,
+    ReasoningDelta,
+    StreamDelta,
+    StreamStarted,
+    ToolCalled,
+    TurnFinished,
+    TurnStarted,
+)
 from bot.ratelimit import SenderRateLimit, Verdict, flood_notice
 from bot.retry import RetryPolicy
 from channels.base import Channel, Publish, ShowsTyping
 from channels.dedupe import SeenIds
 from channels.health import ChannelHealth
+from channels.streaming import LiveReply, StreamsReplies
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +68,8 @@ class ChannelManager:
         self._slots: dict[str, _Slot] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._typing: dict[str, asyncio.Event] = {}
-        self._typing_tasks: set[asyncio.Task[None]] = set()
+        self._background: set[asyncio.Task[None]] = set()
+        self._live: dict[str, LiveReply] = {}
         self._seen_inbound = SeenIds()
         self._sent = SeenIds()
         self._unsubscribe = lambda: None
@@ -85,7 +99,9 @@ class ChannelManager:
         self._unsubscribe()
         for stop_typing in self._typing.values():
             stop_typing.set()
-        tasks = [*self._tasks, *self._typing_tasks]
+        tasks = [*self._tasks, *self._background]
+        lives, self._live = list(self._live.values()), {}
+        await asyncio.gather(*(live.close() for live in lives))
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -117,8 +133,10 @@ class ChannelManager:
                 if not self._within_rate(name, served):
                     return
                 await self._bus.publish_inbound(served)
-            case SendPairingCode(code=code):
-                logger.warning("[%s] pairing code issued to %s (%s)", key, message.sender_id, message.sender_name)
+            case SendPairingCode(code=code, repeated=repeated):
+                level = logging.INFO if repeated else logging.WARNING
+                what = "sent again" if repeated else "issued"
+                logger.log(level, "[%s] pairing code %s to %s (%s)", key, what, message.sender_id, message.sender_name)
                 self._slots[name].queue.put_nowait(OutboundMessage(message.chat, pairing_message(name, code)))
             case Ignore(reason=reason):
                 logger.debug("[%s] ignored message from %s: %s", key, message.sender_id, reason)
@@ -180,7 +198,9 @@ class ChannelManager:
                 logger.info("[%s] message %s already sent; skipped", message.chat.session_key, message.id)
                 continue
             try:
-                await slot.channel.send(message)
+                live = self._live.pop(message.finalises, None) if message.finalises else None
+                if live is None or not await live.finish(message):
+                    await slot.channel.send(message)
                 self._events.emit(Delivered(message.chat.session_key, message.id, message.in_reply_to, message.kind))
             except ChannelError as exc:
                 self._delivery_failed(message, f"{type(exc).__name__}: {exc}")
@@ -200,10 +220,38 @@ class ChannelManager:
                 task = asyncio.create_task(
                     self._show_typing(slot, event.chat, stop), name=f"typing:{event.session_key}"
                 )
-                self._typing_tasks.add(task)
-                task.add_done_callback(self._typing_tasks.discard)
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
         elif isinstance(event, TurnFinished):
             self._stop_typing(event.chat)
+            live = self._live.pop(event.turn_id, None) if not event.replied else None
+            if live is not None:
+                self._spawn(live.abandon(event.outcome), f"live-abandon:{event.session_key}")
+        else:
+            self._on_stream_event(event)
+
+    def _on_stream_event(self, event: Event) -> None:
+        """Feed stream events into the live reply of their turn, creating it at the turn's first model call."""
+        if isinstance(event, StreamStarted):
+            live = self._live.get(event.turn_id)
+            slot = self._slots.get(event.chat.channel)
+            if live is None and slot and slot.ready.is_set() and isinstance(slot.channel, StreamsReplies):
+                live = slot.channel.live_reply(event.chat, event.reply_to, event.recipient)
+                if live is not None:
+                    self._live[event.turn_id] = live
+            if live is not None:
+                live.call_started()
+        elif isinstance(event, StreamDelta) and (live := self._live.get(event.turn_id)):
+            live.add(event.text)
+        elif isinstance(event, ReasoningDelta) and (live := self._live.get(event.turn_id)):
+            live.add_reasoning(event.text)
+        elif isinstance(event, ToolCalled) and (live := self._live.get(event.turn_id)):
+            live.tool_started(event.tool)
+
+    def _spawn(self, work: Any, name: str) -> None:
+        task = asyncio.create_task(work, name=name)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def _stop_typing(self, chat: ChatRef) -> None:
         stop = self._typing.pop(chat.session_key, None)

@@ -29,11 +29,12 @@ from bot.agent.memory import scope_for
 from bot.agent.outbox import TurnOutbox
 from bot.agent.owner_dm import LastOwnerDM
 from bot.agent.sessions import SessionStore
+from bot.agent.stream import StreamEmitter, is_silent
 from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, lowest_trust
 from bot.config import AgentConfig
 from bot.errors import ProviderError, TurnTimedOut
-from bot.events import ErrorOccurred, EventBus, StreamDelta, TurnFinished, TurnStarted
+from bot.events import ErrorOccurred, EventBus, TurnFinished, TurnStarted
 from bot.llm import Usage
 from bot.tools.base import ToolContext
 
@@ -191,6 +192,8 @@ class AgentLoop:
             reply, iterations = result.text, result.iterations
             if result.hit_limit:
                 outcome = "iteration limit"
+            elif is_silent(result.text):
+                outcome, reply = "silent", None
             elif _already_said(result, outbox):
                 outcome, reply = "answered by message", None
         except asyncio.CancelledError:
@@ -220,7 +223,7 @@ class AgentLoop:
             )
             logger.info("[%s] turn %s in %.2fs (%s)", key, outcome, duration, message.id)
         if reply is not None:
-            await self._reply(message, reply, kind)
+            await self._reply(message, reply, kind, finalises=message.id if message.stream else None)
 
     async def run_detached(self, message: InboundMessage, session_key: str) -> TurnResult:
         """Run one turn in session `session_key` within the concurrency cap and the turn timeout; returns the reply."""
@@ -253,20 +256,23 @@ class AgentLoop:
         def record_usage(usage: Usage) -> None:
             self._sessions.record_usage(session, usage.prompt_tokens, usage.completion_tokens)
 
-        on_delta = None
+        stream = None
         if message.stream:
-
-            def on_delta(text: str) -> None:
-                # Once the turn has written to its chat, its final text may repeat that and be dropped: hold it back.
-                if not outbox.spoke:
-                    self._events.emit(StreamDelta(session.key, message.id, text))
-
+            # Once the turn has written to its chat, its final text may repeat that and be dropped: hold it back.
+            stream = StreamEmitter(
+                self._events,
+                message.chat,
+                message.id,
+                message.platform_message_id,
+                lambda: outbox.spoke,
+                message.sender_id,
+            )
         result = await self._runner.run(
             messages,
             ctx,
             record=lambda new: self._sessions.append(session, new),
             on_usage=record_usage,
-            on_delta=on_delta,
+            stream=stream,
         )
         if self._memory:
             self._memory.after_turn(session, scope)
@@ -319,7 +325,9 @@ class AgentLoop:
             status += f"\nWarning: {self._budget.cramped}"
         return status
 
-    async def _reply(self, message: InboundMessage, text: str, kind: ReplyKind = "reply") -> None:
+    async def _reply(
+        self, message: InboundMessage, text: str, kind: ReplyKind = "reply", finalises: str | None = None
+    ) -> None:
         await self._bus.publish_outbound(
             OutboundMessage(
                 chat=message.chat,
@@ -327,6 +335,7 @@ class AgentLoop:
                 in_reply_to=message.id,
                 reply_to_platform_id=message.platform_message_id,
                 kind=kind,
+                finalises=finalises,
             )
         )
 
