@@ -101,15 +101,16 @@ class ConsoleChannel(Channel):
             if not self._interactive:
                 self._streamed.setdefault(event.turn_id, LineBlocks())
                 self._out.write(event.text)
-            elif ready := self._streamed.setdefault(event.turn_id, LineBlocks()).feed(event.text):
-                self._write(ready)
+            else:
+                for piece in self._streamed.setdefault(event.turn_id, LineBlocks()).feed(event.text):
+                    self._write(piece)
             self._out.flush()
         elif isinstance(event, ReasoningDelta) and event.session_key == CONSOLE_CHAT.session_key:
             self._streamed.setdefault(event.turn_id, LineBlocks())
             if not self._interactive:
                 self._out.write(f"{DIM}{event.text}{RESET}")
             elif ready := self._reasoning.setdefault(event.turn_id, LineBlocks()).feed(event.text):
-                self._out.write(f"{DIM}{ready}{RESET}")
+                self._out.write(f"{DIM}{''.join(ready)}{RESET}")
             self._out.flush()
         elif isinstance(event, TurnFinished) and not event.replied and event.turn_id in self._waiting:
             # No reply will come (answered through `message`, or stopped): stop waiting for one.

@@ -33,8 +33,8 @@ class LineBlocks:
         self._block: list[str] = []
         self._in_fence = False
 
-    def feed(self, text: str) -> str:
-        """Add streamed text; return what is complete (whole lines, or a whole code block), else ""."""
+    def feed(self, text: str) -> list[str]:
+        """Add streamed text; return the pieces now complete: single lines, or a whole code block."""
         self._pending += text
         ready: list[str] = []
         while "\n" in self._pending:
@@ -45,7 +45,7 @@ class LineBlocks:
             if not self._in_fence:
                 ready.append("\n".join(self._block) + "\n")
                 self._block = []
-        return "".join(ready)
+        return ready
 
     def finish(self) -> str:
         """Whatever is left when the stream ends."""

@@ -16,9 +16,9 @@ UP = "\x1b[A"
 
 def test_streamed_text_is_cut_into_whole_lines_and_whole_code_blocks() -> None:
     blocks = LineBlocks()
-    assert blocks.feed("Hello wor") == ""
-    assert blocks.feed("ld\nsee:\n```py\nx = 1\n") == "Hello world\nsee:\n"
-    assert blocks.feed("```\nafter") == "```py\nx = 1\n```\n"
+    assert blocks.feed("Hello wor") == []
+    assert blocks.feed("ld\nsee:\n```py\nx = 1\n") == ["Hello world\n", "see:\n"]
+    assert blocks.feed("```\nafter") == ["```py\nx = 1\n```\n"]
     assert blocks.finish() == "after"
 
 
