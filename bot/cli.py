@@ -187,7 +187,7 @@ def run(ctx: typer.Context) -> None:
 
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(run_gateway(config))
+            raise typer.Exit(asyncio.run(run_gateway(config)))
     except ConfigError as exc:
         typer.echo(f"config error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -197,7 +197,8 @@ def run(ctx: typer.Context) -> None:
 def status(ctx: typer.Context) -> None:
     """Show the config in use, the model, and each channel as the running gateway sees it."""
     config = _load(ctx.obj)
-    from bot.app import CHANNEL_CLASSES
+    from bot.app import CHANNEL_CLASSES, journal_path
+    from bot.bus.journal import describe_journal
     from bot.gateway_status import describe_channel, describe_uptime
 
     options: Options = ctx.obj
@@ -215,6 +216,7 @@ def status(ctx: typer.Context) -> None:
     for name in CHANNEL_CLASSES:
         enabled = getattr(config.channels, name).enabled
         typer.echo(f"{name + ':':<10} {describe_channel(enabled, health.get(name), reply is not None)}")
+    typer.echo(f"delivery:  {describe_journal(journal_path(config))}")
     typer.echo(f"exec:      {_exec_status(config)}")
     for name, server in config.mcp_servers.items():
         typer.echo(f"mcp {name}: {_mcp_status(server)}")

@@ -78,7 +78,7 @@ async def test_status_shows_a_rejected_token_as_failed_after_one_error_line(
     assert code == 0
     assert "gateway:   running for" in output
     line = next(line for line in output.splitlines() if line.startswith("telegram:"))
-    assert "FAILED" in line and "last error: InvalidToken" in line
+    assert "FAILED" in line and "last error: " in line and "rejected by the server" in line
 
 
 def test_status_without_a_gateway_says_it_is_not_running(tmp_path: Path) -> None:
