@@ -27,7 +27,7 @@ from bot.control import ControlServer
 from bot.events import EventBus
 from bot.filemodes import keep_private
 from bot.home import bundled
-from bot.llm import Provider
+from bot.llm import Provider, Warmable
 from bot.lock import AlreadyRunning, GatewayLock
 from bot.ratelimit import SenderRateLimit
 from bot.retry import RetryPolicy
@@ -113,7 +113,12 @@ class AgentApp:
         config.workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
         config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         keep_private(private_roots(config))
-        self.sessions = SessionStore(config.state_dir / "sessions")
+        self.sessions = SessionStore(
+            config.state_dir / "sessions",
+            tail=config.agent.memory_window,
+            max_sessions=config.agent.session_cache_size,
+            max_bytes=int(config.agent.session_cache_mb * 1024 * 1024),
+        )
         self.memory = MemoryConsolidator(
             provider, self.sessions, self.budget, config.agent.memory_window, config.timezone
         )
@@ -145,8 +150,11 @@ class AgentApp:
             budget=self.budget,
             owner_dm=LastOwnerDM(config.state_dir / "owner_dm.json"),
         )
+        self._warming: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
+        if isinstance(self.provider, Warmable):
+            self._warming = asyncio.create_task(self._warm_up(self.provider), name="llm-warm-up")
         await self.bus.start()
         await self.mcp.start()
         await self.loop.start()
@@ -157,6 +165,19 @@ class AgentApp:
         await self.memory.stop()
         await self.mcp.stop()
         await self.bus.stop()
+        if self._warming is not None:
+            self._warming.cancel()
+            await asyncio.gather(self._warming, return_exceptions=True)
+        if isinstance(self.provider, Warmable):
+            await self.provider.aclose()
+
+    @staticmethod
+    async def _warm_up(provider: Warmable) -> None:
+        """Import and warm the provider while channels connect; a failure shows again on the first call."""
+        try:
+            await provider.warm_up()
+        except Exception:
+            logger.exception("warming up the llm provider failed")
 
     async def __aenter__(self) -> AgentApp:
         await self.start()
@@ -230,6 +251,8 @@ class Gateway:
     async def start(self) -> None:
         await self.agent.start()
         await self.manager.start()
+        # Channels connect on the event loop while the scheduler's imports load in a thread.
+        await asyncio.to_thread(importlib.import_module, "apscheduler.jobstores.sqlalchemy")
         await self.cron.start()
         await self.heartbeat.start()
         await self.control.start()

@@ -9,11 +9,13 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from bot.config import LLMConfig
 from bot.errors import MissingApiKey, ProviderError
 from bot.llm_failures import StreamCut, classify, retry_delay, to_provider_error
+from bot.llm_fastpath import fast_path_for, openai_key
+from bot.model_prices import call_cost
 from bot.retry import RetryPolicy
 
 logger = logging.getLogger(__name__)
@@ -53,8 +55,11 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """Tokens of one call, and its cost in USD computed once from them (0.0 when the model has no price)."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cost: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +93,15 @@ class Provider(Protocol):
         on_delta: DeltaHandler | None = None,
         max_tokens: int | None = None,
     ) -> LLMResponse: ...
+
+
+@runtime_checkable
+class Warmable(Protocol):
+    """A provider that can load its heavy parts in the background and release its connections."""
+
+    async def warm_up(self) -> None: ...
+
+    async def aclose(self) -> None: ...
 
 
 def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
@@ -177,8 +191,27 @@ class LiteLLMProvider:
         self.model = config.model
         self._config = config
         self._retry = retry or RetryPolicy(attempts=4, base_delay=1.0, max_delay=30.0)
-        self._litellm = import_litellm()
-        self._api_key, self._missing_keys = _resolve_key(self._litellm, config)
+        self._fast = fast_path_for(config)
+        self._litellm: Any = None
+        self._api_key, self._missing_keys = openai_key(config) if self._fast else (None, [])
+
+    async def warm_up(self) -> None:
+        """Load what the first call needs (litellm unless on the fast path, the price table) off the event loop."""
+        if self._fast is None and self._litellm is None:
+            litellm = await asyncio.to_thread(import_litellm)
+            self._api_key, self._missing_keys = _resolve_key(litellm, self._config)
+            self._litellm = litellm
+        await asyncio.to_thread(call_cost, self.model, 0, 0)
+
+    async def aclose(self) -> None:
+        """Close the fast path's pooled connections."""
+        if self._fast is not None:
+            await self._fast.aclose()
+
+    async def _acompletion(self, **request: Any) -> Any:
+        if self._fast is not None:
+            return await self._fast.acompletion(**request)
+        return await self._litellm.acompletion(**request)
 
     async def chat(
         self,
@@ -188,6 +221,8 @@ class LiteLLMProvider:
         max_tokens: int | None = None,
     ) -> LLMResponse:
         """Answer a conversation; stream visible text to `on_delta` when given; `max_tokens` lowers the reply cap."""
+        if self._fast is None and self._litellm is None:
+            await self.warm_up()
         if self._missing_keys:
             logger.error("llm %s has no API key: set %s or llm.api_key", self.model, " or ".join(self._missing_keys))
             raise MissingApiKey(self._missing_keys)
@@ -218,11 +253,12 @@ class LiteLLMProvider:
             return retry_delay(classify(exc), attempt, self._retry)
 
         try:
-            return await self._retry.run(attempt, f"llm call to {self.model}", (Exception,), decide)
+            response = await self._retry.run(attempt, f"llm call to {self.model}", (Exception,), decide)
         except ProviderError:
             raise
         except Exception as exc:
             raise to_provider_error(classify(exc), exc, self.model, shown, tries) from exc
+        return priced(response, self.model)
 
     def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         config = self._config
@@ -245,7 +281,7 @@ class LiteLLMProvider:
 
     async def _complete(self, request: dict[str, Any]) -> LLMResponse:
         started = time.perf_counter()
-        response = await self._litellm.acompletion(**request)
+        response = await self._acompletion(**request)
         choice = response.choices[0]
         message = choice.message
         calls = tuple(
@@ -273,7 +309,7 @@ class LiteLLMProvider:
         timeout = self._config.timeout
         loop = asyncio.get_running_loop()
         async with asyncio.timeout(timeout) as idle:
-            stream = await self._litellm.acompletion(**request, stream=True, stream_options={"include_usage": True})
+            stream = await self._acompletion(**request, stream=True, stream_options={"include_usage": True})
             async for chunk in stream:
                 idle.reschedule(loop.time() + timeout)
                 if chunk_usage := getattr(chunk, "usage", None):
@@ -343,6 +379,13 @@ def _resolve_key(litellm: Any, config: LLMConfig) -> tuple[str | None, list[str]
     if config.api_base:
         return PLACEHOLDER_KEY, []  # a local OpenAI-compatible server needs no key, but the client insists on one
     return None, missing
+
+
+def priced(response: LLMResponse, model: str) -> LLMResponse:
+    """The response with its usage's cost filled in from the model's price per token."""
+    usage = response.usage
+    cost = call_cost(model, usage.prompt_tokens, usage.completion_tokens)
+    return response if not cost else replace(response, usage=replace(usage, cost=cost))
 
 
 def _tool_call(call_id: str, name: str, raw: str) -> ToolCall:

@@ -346,7 +346,7 @@ class AgentLoop:
         used = session.prompt_tokens + session.completion_tokens
         status = (
             f"Model: {self._runner.provider.model}\n"
-            f"Session: {len(session.messages)} messages\n"
+            f"Session: {session.total} messages\n"
             f"Tokens used in this session: {used:,} "
             f"({session.prompt_tokens:,} in, {session.completion_tokens:,} out)"
         )
