@@ -29,6 +29,10 @@ from bot.filemodes import keep_private
 from bot.home import bundled
 from bot.llm import Provider, Warmable
 from bot.lock import AlreadyRunning, GatewayLock
+from bot.plugins.approvals import ExecApprovals
+from bot.plugins.events import GatewayStart, GatewayStop
+from bot.plugins.hooks import Hooks
+from bot.plugins.loader import Plugins, load_plugins
 from bot.ratelimit import SenderRateLimit
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
@@ -40,11 +44,14 @@ from bot.tools.mcp import MCPServers
 from bot.tools.message import MessageTool
 from bot.tools.netguard import any_address, is_public
 from bot.tools.sandbox import SECRET_NAME, BwrapSandbox, HostShell, Launcher, choose_launcher
+from bot.tools.send_file import SendFileTool
 from bot.tools.shell import ExecTool
 from bot.tools.skills import LoadSkillTool
 from bot.tools.spawn import SpawnTool
 from bot.tools.web import WebFetchTool, WebSearchTool
 from bot.tools.workspace import WorkspacePaths
+from bot.transcription import Transcriber
+from channels.catchup import ActiveChats, CatchesUp
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +84,7 @@ def private_roots(config: Config) -> list[Path]:
     return roots
 
 
-def build_registry(config: Config, skills: SkillLibrary) -> ToolRegistry:
+def build_registry(config: Config, skills: SkillLibrary, hooks: Hooks | None = None) -> ToolRegistry:
     """The tools this bot offers, each given only its part of the config, with the guest set."""
     paths = WorkspacePaths(config.workspace, config.tools.restrict_to_workspace)
     tools: list[Tool] = [ReadFileTool(paths), WriteFileTool(paths), EditFileTool(paths), ListDirTool(paths)]
@@ -91,8 +98,15 @@ def build_registry(config: Config, skills: SkillLibrary) -> ToolRegistry:
     tools.append(WebSearchTool(search.api_key.get_secret_value(), search.api_base))
     tools.append(WebFetchTool(any_address if config.tools.web_fetch.allow_private else is_public))
     tools.append(MessageTool())
+    tools.append(SendFileTool(WorkspacePaths(config.workspace, restrict=True)))
     tools.append(LoadSkillTool(skills))
-    return ToolRegistry(tools, guest_tools=config.tools.guest_tools)
+    return ToolRegistry(tools, guest_tools=config.tools.guest_tools, hooks=hooks)
+
+
+def plugins_for(config: Config) -> Plugins:
+    """The plugins from the `relaybot.plugins` entry points and the config's `plugins` list."""
+    base = config.source.parent if config.source else Path.cwd()
+    return load_plugins(config.plugins, base)
 
 
 class AgentApp:
@@ -109,7 +123,14 @@ class AgentApp:
         self.provider = provider
         self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
         self.skills = SkillLibrary([bundled("skills"), config.workspace / "skills"])
-        self.registry = build_registry(config, self.skills)
+        self.plugins = plugins_for(config)
+        self.registry = build_registry(config, self.skills, self.plugins.hooks)
+        for tool in self.plugins.tools:
+            self.registry.register(tool)
+        if config.tools.exec.enabled:
+            wait = min(config.tools.exec.approval_timeout, config.agent.turn_timeout)
+            approvals = ExecApprovals(config.tools.exec.approval, config.workspace, self.bus.publish_outbound, wait)
+            approvals.install(self.plugins.hooks)
         config.workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
         config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         keep_private(private_roots(config))
@@ -120,7 +141,12 @@ class AgentApp:
             max_bytes=int(config.agent.session_cache_mb * 1024 * 1024),
         )
         self.memory = MemoryConsolidator(
-            provider, self.sessions, self.budget, config.agent.memory_window, config.timezone
+            provider,
+            self.sessions,
+            self.budget,
+            config.agent.memory_window,
+            config.timezone,
+            hooks=self.plugins.hooks,
         )
         budgeted = BudgetedProvider(provider, self.budget)
         self.context = ContextBuilder(
@@ -149,6 +175,8 @@ class AgentApp:
             on_stop=self.subagents.cancel_for,
             budget=self.budget,
             owner_dm=LastOwnerDM(config.state_dir / "owner_dm.json"),
+            transcriber=Transcriber(config.llm) if config.llm.transcription_model else None,
+            hooks=self.plugins.hooks,
         )
         self._warming: asyncio.Task[None] | None = None
 
@@ -233,7 +261,12 @@ class Gateway:
             channel_class = load_object(CHANNEL_CLASSES[name])
             section = getattr(config.channels, name)
             channel = channel_class(self.manager.publisher(name), section, config.workspace / "inbox", channel_retry)
+            if isinstance(channel, CatchesUp):
+                channel.remember_chats(ActiveChats(config.state_dir / "catchup" / f"{name}.json"))
             self.manager.add(channel, section.send_concurrency)
+        for channel_class in self.agent.plugins.channels:
+            self.names.append(channel_class.name)
+            self.manager.add(channel_class(self.manager.publisher(channel_class.name)))
 
         self.cron = CronService(
             config.state_dir, config.timezone, config.scheduler.misfire_grace, self.agent.bus, self.agent.events
@@ -256,9 +289,11 @@ class Gateway:
         await self.cron.start()
         await self.heartbeat.start()
         await self.control.start()
+        await self.agent.plugins.hooks.run("gateway_start", GatewayStart(tuple(self.names)))
 
     async def stop(self) -> None:
         """Stop intake, let running turns finish within `shutdown_grace`, flush the outbox, leave the rest pending."""
+        await self.agent.plugins.hooks.run("gateway_stop", GatewayStop())
         self.agent.bus.close_intake()
         await self.control.stop()
         await self.heartbeat.stop()

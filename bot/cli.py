@@ -294,6 +294,28 @@ def logs(
                 typer.echo(line, nl=False)
 
 
+@app.command()
+def plugins(ctx: typer.Context) -> None:
+    """List the loaded plugins and what each registered."""
+    from bot.app import plugins_for
+
+    loaded = plugins_for(_load(ctx.obj)).loaded
+    if not loaded:
+        typer.echo("No plugins loaded (add some under `plugins:` in the config).")
+    for record in loaded:
+        parts = [
+            f"{label} {', '.join(prefix + name for name in dict.fromkeys(names))}"
+            for label, prefix, names in (
+                ("hooks", "", record.hooks),
+                ("commands", "/", record.commands),
+                ("tools", "", record.tools),
+                ("channels", "", record.channels),
+            )
+            if names
+        ]
+        typer.echo(f"{record.plugin}: {'; '.join(parts) or 'nothing registered'}")
+
+
 pairing_app = typer.Typer(help="Approve or revoke senders who asked to pair.", no_args_is_help=True)
 app.add_typer(pairing_app, name="pairing")
 

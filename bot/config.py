@@ -64,7 +64,7 @@ class LLMConfig(Section):
 class AgentConfig(Section):
     max_iterations: int = Field(40, gt=0)
     max_concurrent_turns: int = Field(128, gt=0)
-    queue_mode: Literal["collect", "followup"] = "collect"
+    queue_mode: Literal["collect", "followup", "steer"] = "collect"
     memory_window: int = Field(100, gt=1)
     max_subagents: int = Field(4, gt=0)
     session_cache_size: int = Field(500, gt=0)
@@ -128,6 +128,8 @@ class ExecConfig(Section):
     sandbox: Literal["auto", "bwrap", "off"] = "auto"
     network: bool = True
     env: dict[str, str] = {}
+    approval: Literal["off", "dangerous", "always"] = "dangerous"
+    approval_timeout: Duration = Field(300.0, gt=0)
 
     @field_validator("env")
     @classmethod
@@ -237,6 +239,7 @@ class Config(Section):
     heartbeat: HeartbeatConfig = HeartbeatConfig()
     shutdown_grace: Duration = 10.0
     mcp_servers: dict[str, MCPServerConfig] = {}
+    plugins: list[str] = []
     _source: Path | None = PrivateAttr(None)
 
     @property

@@ -124,11 +124,25 @@ def strip_think(text: str) -> str:
     return _THINK_BLOCK.sub("", text).strip() if "<think>" in text else text
 
 
-class ThinkFilter:
-    """Streams text through, holding back whatever sits inside `<think>…</think>`."""
+@runtime_checkable
+class ReasoningSink(Protocol):
+    """A delta handler that also takes the model's reasoning (reasoning_content, `<think>` blocks)."""
 
-    def __init__(self, emit: DeltaHandler) -> None:
+    def __call__(self, text: str) -> None: ...
+
+    def reasoning(self, text: str) -> None: ...
+
+
+def _ignore(text: str) -> None:
+    """Reasoning nobody asked for."""
+
+
+class ThinkFilter:
+    """Streams text through, passing whatever sits inside `<think>…</think>` to `hidden` instead."""
+
+    def __init__(self, emit: DeltaHandler, hidden: DeltaHandler = _ignore) -> None:
         self._emit = emit
+        self._hidden = hidden
         self._pending = ""
         self._inside = False
 
@@ -139,15 +153,15 @@ class ThinkFilter:
             tag = "</think>" if self._inside else "<think>"
             index = self._pending.find(tag)
             if index >= 0:
-                if not self._inside and index:
-                    self._emit(self._pending[:index])
+                if index:
+                    (self._hidden if self._inside else self._emit)(self._pending[:index])
                 self._pending = self._pending[index + len(tag) :]
                 self._inside = not self._inside
                 continue
             keep = _partial_suffix(self._pending, tag)
             visible = self._pending[: len(self._pending) - keep]
-            if visible and not self._inside:
-                self._emit(visible)
+            if visible:
+                (self._hidden if self._inside else self._emit)(visible)
             self._pending = self._pending[len(visible) :]
             return
 
@@ -241,7 +255,8 @@ class LiteLLMProvider:
             if on_delta is None:
                 async with asyncio.timeout(self._config.timeout):
                     return await self._complete(request)
-            return await self._stream(request, show)
+            reasoning = on_delta.reasoning if isinstance(on_delta, ReasoningSink) else _ignore
+            return await self._stream(request, show, reasoning)
 
         tries = 0
 
@@ -292,7 +307,7 @@ class LiteLLMProvider:
         logger.debug("llm answered in %.1f ms", (time.perf_counter() - started) * 1000)
         return self._finished(strip_think(message.content or ""), calls, choice.finish_reason or "stop", _usage(usage))
 
-    async def _stream(self, request: dict[str, Any], emit: DeltaHandler) -> LLMResponse:
+    async def _stream(self, request: dict[str, Any], emit: DeltaHandler, reasoning: DeltaHandler) -> LLMResponse:
         """Stream one answer; `llm.timeout` bounds the wait for the first chunk and between chunks, not the whole."""
         shown = False
 
@@ -301,7 +316,7 @@ class LiteLLMProvider:
             shown = True
             emit(text)
 
-        visible = ThinkFilter(show)
+        visible = ThinkFilter(show, reasoning)
         text: list[str] = []
         parts: dict[int, dict[str, str]] = {}
         finish_reason = "stop"
@@ -319,6 +334,8 @@ class LiteLLMProvider:
                 choice = chunk.choices[0]
                 finish_reason = choice.finish_reason or finish_reason
                 delta = choice.delta
+                if thought := getattr(delta, "reasoning_content", None):
+                    reasoning(thought)
                 if delta.content:
                     text.append(delta.content)
                     visible.feed(delta.content)

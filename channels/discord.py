@@ -17,6 +17,7 @@ from bot.config import DiscordConfig
 from bot.errors import ChannelError, ChannelUnavailable, RateLimited
 from bot.retry import RetryPolicy
 from channels.base import Channel, Publish
+from channels.catchup import CATCH_UP_LIMIT, ActiveChats
 from channels.delivery import chunk_progress, send_in_chunks
 from channels.discord_live import DiscordEdits
 from channels.live_edits import EditedMessages, balance_fences
@@ -150,6 +151,11 @@ class DiscordChannel(Channel):
         self._client: Any = None
         self._gateway: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
+        self._active: ActiveChats | None = None
+
+    def remember_chats(self, chats: ActiveChats) -> None:
+        """Record DMs in `chats`, and at start read what they were sent while the bot was down."""
+        self._active = chats
 
     async def start(self) -> None:
         import discord
@@ -176,6 +182,7 @@ class DiscordChannel(Channel):
         except BaseException:
             await self.stop()
             raise
+        await self._catch_up()
 
     async def stop(self) -> None:
         client, self._client = self._client, None
@@ -188,6 +195,9 @@ class DiscordChannel(Channel):
 
     async def send(self, message: OutboundMessage) -> None:
         target = self._client.get_partial_messageable(int(message.chat.thread_id or message.chat.chat_id))
+        if message.files:
+            await self._send_files(target, message)
+            return
         answered = message.reply_to_platform_id
         reference = None
         if answered:
@@ -202,6 +212,17 @@ class DiscordChannel(Channel):
             posted += 1
 
         await send_in_chunks(message, MAX_MESSAGE_LENGTH, as_discord_markdown, post, self._retry)
+
+    async def _send_files(self, target: Any, message: OutboundMessage) -> None:
+        """The files as attachments of one message, the caption as its content (split off when too long)."""
+        import discord
+
+        caption = message.text if len(message.text) <= MAX_MESSAGE_LENGTH else None
+        files = [discord.File(file.path, filename=Path(file.path).name) for file in message.files]
+        nonce = chunk_nonce(message.id, 0)
+        await self._call(lambda: target.send(caption or None, files=files, nonce=nonce))
+        if message.text and caption is None:
+            await self.send(replace(message, files=(), id=f"{message.id}-caption"))
 
     def live_reply(self, chat: ChatRef, reply_to: str | None, recipient: str | None) -> LiveReply | None:
         """One message edited as the reply grows (Discord has no drafts); None with `streaming: off`."""
@@ -262,6 +283,27 @@ class DiscordChannel(Channel):
             await self._publish(inbound)
         except Exception:
             logger.exception("[%s] could not handle message %s", inbound.chat.session_key, message.id)
+        if self._active is not None and inbound.is_direct:
+            self._active.seen(inbound.chat, str(message.id))
+
+    async def _catch_up(self) -> None:
+        """Publish, in order, up to CATCH_UP_LIMIT messages per recent DM sent after the last one seen."""
+        import discord
+
+        for active in self._active.recent() if self._active else []:
+            target = self._client.get_partial_messageable(int(active.chat.chat_id))
+            try:
+                missed = [
+                    raw
+                    async for raw in target.history(after=discord.Object(int(active.last_id)), limit=CATCH_UP_LIMIT)
+                ]
+            except Exception as exc:
+                logger.warning("[%s] catch-up failed: %s", active.chat.session_key, translate_error(exc))
+                continue
+            if missed:
+                logger.info("[%s] catching up on %d message(s)", active.chat.session_key, len(missed))
+            for raw in missed:
+                await self._on_message(raw)
 
     def _saver(self, raw: Any) -> Fetch:
         """Download for a message's attachments, through discord.py (so the CDN URL it was given)."""

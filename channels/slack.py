@@ -17,6 +17,7 @@ from bot.config import SlackConfig
 from bot.errors import BusClosed, ChannelError, ChannelUnavailable, RateLimited
 from bot.retry import RetryPolicy
 from channels.base import Channel, Publish
+from channels.catchup import CATCH_UP_LIMIT, ActiveChat, ActiveChats
 from channels.dedupe import SeenIds
 from channels.delivery import send_in_chunks
 from channels.formatting import markdown_to_slack_mrkdwn
@@ -119,6 +120,11 @@ class SlackChannel(Channel):
         self._hello = asyncio.Event()
         self._connections = 0
         self._disconnect_reason: str | None = None
+        self._active: ActiveChats | None = None
+
+    def remember_chats(self, chats: ActiveChats) -> None:
+        """Record DMs and the bot's threads in `chats`, and at start read what they were sent while it was down."""
+        self._active = chats
 
     async def start(self) -> None:
         import aiohttp
@@ -160,6 +166,8 @@ class SlackChannel(Channel):
         except BaseException:
             await self.stop()
             raise
+        for active in self._active.recent() if self._active else []:
+            await self._catch_up(active)
 
     async def stop(self) -> None:
         handler, self._handler = self._handler, None
@@ -171,6 +179,9 @@ class SlackChannel(Channel):
 
     async def send(self, message: OutboundMessage) -> None:
         chat = message.chat
+        if message.files:
+            await self._send_files(message)
+            return
         if chat.thread_id:
             self._bot_threads.add(f"{chat.chat_id}:{chat.thread_id}")
 
@@ -183,6 +194,22 @@ class SlackChannel(Channel):
             )
 
         await send_in_chunks(message, MAX_MESSAGE_LENGTH, markdown_to_slack_mrkdwn, post, self._retry)
+
+    async def _send_files(self, message: OutboundMessage) -> None:
+        """Slack's external upload (files.getUploadURLExternal, the bytes, files.completeUploadExternal)."""
+        assert self._client is not None
+        uploads = [
+            {"file": file.path, "filename": Path(file.path).name, "title": Path(file.path).name}
+            for file in message.files
+        ]
+        await self._call(
+            lambda: self._client.files_upload_v2(
+                file_uploads=uploads,
+                channel=message.chat.chat_id,
+                thread_ts=message.chat.thread_id,
+                initial_comment=message.text or None,
+            )
+        )
 
     def live_reply(self, chat: ChatRef, reply_to: str | None, recipient: str | None) -> LiveReply | None:
         """Slack's streaming API in threads and DMs (`streaming: auto`), else an edited message; None when off."""
@@ -216,6 +243,34 @@ class SlackChannel(Channel):
             raise  # no ack: Slack delivers the event again after the restart
         except Exception:
             logger.exception("[%s] could not handle event %s", message.chat.session_key, body.get("event_id"))
+        if self._active is not None and (message.is_direct or (message.chat.thread_id and message.mentioned)):
+            self._active.seen(message.chat, event["ts"])
+
+    async def _catch_up(self, active: ActiveChat) -> None:
+        """Publish, in order, up to CATCH_UP_LIMIT messages the chat was sent after the last one seen."""
+        assert self._client is not None
+        client, chat = self._client, active.chat
+        limit, oldest = CATCH_UP_LIMIT, active.last_id
+        try:
+            if chat.thread_id:
+                self._bot_threads.add(f"{chat.chat_id}:{chat.thread_id}")
+                thread = chat.thread_id
+                answer = await self._call(
+                    lambda: client.conversations_replies(channel=chat.chat_id, ts=thread, oldest=oldest, limit=limit)
+                )
+            else:
+                answer = await self._call(
+                    lambda: client.conversations_history(channel=chat.chat_id, oldest=oldest, limit=limit)
+                )
+        except ChannelError as exc:
+            logger.warning("[%s] catch-up failed: %s", chat.session_key, exc)
+            return
+        missed = sorted((m for m in answer["messages"] if float(m["ts"]) > float(oldest)), key=lambda m: float(m["ts"]))
+        if missed:
+            logger.info("[%s] catching up on %d message(s)", chat.session_key, len(missed))
+        channel_type = "im" if chat.chat_id.startswith("D") else "channel"
+        for event in missed[-limit:]:
+            await self._on_event({**event, "channel": chat.chat_id, "channel_type": channel_type}, {})
 
     async def _sender_name(self, user_id: str) -> str | None:
         """The user's display name from users.info, cached; None when Slack will not say."""

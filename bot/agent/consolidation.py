@@ -25,6 +25,8 @@ from bot.agent.memory import (
 from bot.agent.sessions import Session, SessionStore
 from bot.errors import ProviderError
 from bot.llm import LLMResponse, Provider
+from bot.plugins.events import AfterCompaction, BeforeCompaction
+from bot.plugins.hooks import Hooks
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +106,9 @@ class MemoryConsolidator:
         window: int,
         timezone: str,
         clock: Callable[[], float] = time.time,
+        hooks: Hooks | None = None,
     ) -> None:
+        self._hooks = hooks or Hooks()
         self._provider = provider
         self._sessions = sessions
         self._budget = budget
@@ -156,10 +160,15 @@ class MemoryConsolidator:
         task.add_done_callback(forget)
 
     async def _supervise(self, session: Session, work: Coroutine[Any, Any, None]) -> None:
+        before = session.consolidated
+        await self._hooks.run("before_compaction", BeforeCompaction(session.key, len(session.messages) - before))
+        ok = False
         try:
             await work
+            ok = True
         except Exception:
             logger.exception("[%s] memory consolidation crashed; it will be retried after a later turn", session.key)
+        await self._hooks.run("after_compaction", AfterCompaction(session.key, session.consolidated - before, ok))
 
     async def _consolidate_backlog(self, session: Session, scope: MemoryScope) -> None:
         await self._sessions.load_unconsolidated(session)

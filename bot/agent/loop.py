@@ -9,7 +9,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from bot.agent.budget import ContextBudget
 from bot.agent.commands import GREETING, UNKNOWN_COMMAND, Command, help_text, is_unknown_command, parse_command
@@ -32,12 +32,26 @@ from bot.agent.owner_dm import LastOwnerDM
 from bot.agent.sessions import SessionStore
 from bot.agent.stream import StreamEmitter, is_silent
 from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
-from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, lowest_trust
+from bot.bus import TRUST_ORDER, ChatRef, InboundMessage, MessageBus, OutboundMessage, Trust, lowest_trust
 from bot.config import AgentConfig
 from bot.errors import ProviderError, TurnTimedOut
 from bot.events import ErrorOccurred, EventBus, TurnFinished, TurnStarted
 from bot.llm import Usage
+from bot.plugins.events import (
+    AgentEnd,
+    BeforeAgentStart,
+    Block,
+    CommandInvoked,
+    MessageReceived,
+    MessageSending,
+    MessageSent,
+    Replace,
+    SessionEnd,
+    SessionStart,
+)
+from bot.plugins.hooks import Hooks
 from bot.tools.base import ToolContext
+from bot.transcription import Transcriber
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +85,8 @@ class AgentLoop:
         on_stop: Callable[[str], int] | None = None,
         budget: ContextBudget | None = None,
         owner_dm: LastOwnerDM | None = None,
+        transcriber: Transcriber | None = None,
+        hooks: Hooks | None = None,
     ) -> None:
         self._bus = bus
         self._runner = runner
@@ -83,6 +99,8 @@ class AgentLoop:
         self._on_stop = on_stop
         self._budget = budget
         self._owner_dm = owner_dm or LastOwnerDM()
+        self._transcriber = transcriber
+        self._hooks = hooks or Hooks()
         self._slots = asyncio.Semaphore(config.max_concurrent_turns)
         self._lanes: dict[str, _Lane] = {}
         self._dispatcher: asyncio.Task[None] | None = None
@@ -143,15 +161,25 @@ class AgentLoop:
         if command is Command.HELP:
             await self._reply(message, help_text(message.chat.channel), completes=[message.id])
             return
-        if message.kind == "user" and is_unknown_command(message.text):
-            await self._reply(message, UNKNOWN_COMMAND, completes=[message.id])
-            return
         if command is Command.START:
             await self._reply(message, GREETING, completes=[message.id])
             return
         if command is Command.STATUS:
             await self._reply(message, self._status(key), completes=[message.id])
             return
+        if message.kind == "user" and await self._plugin_command(message):
+            return
+        if message.kind == "user" and is_unknown_command(message.text):
+            await self._reply(message, UNKNOWN_COMMAND, completes=[message.id])
+            return
+        if self._hooks.has("message_received"):
+            event = MessageReceived(message.chat, message.sender_id, message.trust.value, message.text, message.id)
+            decision = await self._hooks.run("message_received", event)
+            if isinstance(decision, Block):
+                await self._reply(message, decision.reason)
+                return
+            if isinstance(decision, Replace):
+                message = replace(message, text=str(decision.value))
         lane = self._lanes.setdefault(key, _Lane())
         lane.pending.append(message)
         if lane.worker is None:
@@ -192,7 +220,8 @@ class AgentLoop:
         key = message.chat.session_key
         ids = [m.id for m in batch]
         if _is_new_session(message):
-            self._reset(message)
+            closed = self._reset(message)
+            await self._hook("session_end", SessionEnd(key, message.chat, closed))
             await self._reply(message, "Started a new conversation.", completes=ids)
             return
         await self._bus.begin_inbound(ids)
@@ -204,7 +233,8 @@ class AgentLoop:
         reply: str | None = None
         kind: ReplyKind = "reply"
         try:
-            result = await bounded(self._run_turn(batch, outbox), self._config.turn_timeout)
+            steer = self._steering(lane, lowest_trust(batch), ids) if self._config.queue_mode == "steer" else None
+            result = await bounded(self._run_turn(batch, outbox, steer=steer), self._config.turn_timeout)
             reply, iterations = result.text, result.iterations
             if result.hit_limit:
                 outcome = "iteration limit"
@@ -240,6 +270,7 @@ class AgentLoop:
                 TurnFinished(message.chat, message.id, outcome, iterations, duration, replied=reply is not None)
             )
             logger.info("[%s] turn %s in %.2fs (%s)", key, outcome, duration, message.id)
+        await self._hook("agent_end", AgentEnd(key, message.chat, message.sender_id, outcome, reply))
         if reply is not None:
             await self._reply(message, reply, kind, completes=ids, finalises=message.id if message.stream else None)
         else:
@@ -261,9 +292,32 @@ class AgentLoop:
                 self._close_unfinished(session_key, CRASHED)
                 raise
 
+    def _steering(self, lane: _Lane, trust: Trust, ids: list[str]) -> Callable[[], list[str]]:
+        """Takes the messages queued behind the running turn for it (steer mode); their ids join `ids`.
+
+        Only messages as trusted as the turn join it, so the turn still acts with its messages' lowest trust;
+        a less trusted one, or /new, waits for the next turn.
+        """
+
+        def take() -> list[str]:
+            taken: list[str] = []
+            while lane.pending and _may_join(lane.pending[0], trust):
+                message = lane.pending.popleft()
+                ids.append(message.id)  # answered by this turn's reply, so completed with it
+                taken.append(self._context.user_text(message))
+            return taken
+
+        return take
+
     async def _run_turn(
-        self, batch: list[InboundMessage], outbox: TurnOutbox, session_key: str | None = None
+        self,
+        batch: list[InboundMessage],
+        outbox: TurnOutbox,
+        session_key: str | None = None,
+        steer: Callable[[], list[str]] | None = None,
     ) -> TurnResult:
+        if self._transcriber is not None:
+            batch = [await self._transcriber.apply(m) for m in batch]
         message = replace(batch[-1], trust=lowest_trust(batch))
         session = self._sessions.get(session_key or message.chat.session_key)
         self._close_unfinished(session.key, RESTARTED)  # open calls before a turn starts: the process died mid-round
@@ -276,6 +330,12 @@ class AgentLoop:
             logger.info("[%s] running %s again after a restart", session.key, message.id)
             history = _before_last_user(history, text)
         messages = self._context.build(message, scope, history, text)
+        if not session.messages:
+            await self._hook("session_start", SessionStart(session.key, message.chat))
+        event = BeforeAgentStart(session.key, message.chat, message.sender_id, message.trust.value, text)
+        added = await self._hook("before_agent_start", event)
+        if isinstance(added, Replace):
+            messages[0] = {**messages[0], "content": f"{messages[0]['content']}\n\n{added.value}"}
         if not again:
             self._sessions.append(session, [{"role": "user", "content": text}], inbound_ids=ids)
         ctx = ToolContext(message.chat, message.sender_id, message.trust, message.id, outbox.send, message.is_direct)
@@ -300,6 +360,7 @@ class AgentLoop:
             record=lambda new: self._sessions.append(session, new),
             on_usage=record_usage,
             stream=stream,
+            steer=steer,
         )
         if self._memory:
             self._memory.after_turn(session, scope)
@@ -312,11 +373,29 @@ class AgentLoop:
         if results:
             self._sessions.append(session, results)
 
-    def _reset(self, message: InboundMessage) -> None:
-        """Archive the session; its memory is consolidated in the background."""
+    def _reset(self, message: InboundMessage) -> int:
+        """Archive the session (its memory is consolidated in the background); returns how many messages it held."""
         old = self._sessions.reset(message.chat.session_key)
         if self._memory and old.messages:
             self._memory.archive(old, scope_for(self._workspace, message))
+        return len(old.messages)
+
+    async def _hook(self, hook: str, event: Any) -> Block | Replace | None:
+        return await self._hooks.run(hook, event) if self._hooks.has(hook) else None
+
+    async def _plugin_command(self, message: InboundMessage) -> bool:
+        """Answer a plugin's `/name` command at once, without a model call; False when it is none."""
+        if not message.text.startswith("/") or not self._hooks.commands:
+            return False
+        word, _, args = message.text[1:].partition(" ")
+        name = word.split("@", 1)[0].lower()
+        if name not in self._hooks.commands:
+            return False
+        event = CommandInvoked(message.chat, message.sender_id, message.trust.value, message.text, args.strip())
+        answer = await self._hooks.answer(name, event)
+        if answer is not None:
+            await self._reply(message, answer)
+        return True
 
     async def _stop_session(self, message: InboundMessage) -> None:
         key = message.chat.session_key
@@ -363,6 +442,13 @@ class AgentLoop:
         finalises: str | None = None,
     ) -> None:
         """Publish the reply; the messages it answers are marked handled in the same journal write."""
+        decision = await self._hook("message_sending", MessageSending(message.chat, text, message.id))
+        if isinstance(decision, Block):
+            logger.info("[%s] reply dropped by a plugin: %s", message.chat.session_key, decision.reason)
+            await self._bus.complete_inbound(completes)
+            return
+        if isinstance(decision, Replace):
+            text = str(decision.value)
         await self._bus.publish_outbound(
             OutboundMessage(
                 chat=message.chat,
@@ -375,11 +461,18 @@ class AgentLoop:
             ),
             completes,
         )
+        await self._hook("message_sent", MessageSent(message.chat, text, message.id))
 
 
 def _already_said(result: TurnResult, outbox: TurnOutbox) -> bool:
     """The dedupe rule: after `message` wrote to this chat, a final reply that is empty or repeats it is dropped."""
     return outbox.spoke and (result.text == EMPTY_REPLY or outbox.repeats(result.text))
+
+
+def _may_join(message: InboundMessage, trust: Trust) -> bool:
+    """Whether a queued message may be steered into a running turn of this trust."""
+    more_trusted = TRUST_ORDER.index(message.trust) >= TRUST_ORDER.index(trust)
+    return message.kind == "user" and not _is_new_session(message) and more_trusted
 
 
 def _before_last_user(history: list[dict], text: str) -> list[dict]:

@@ -54,11 +54,20 @@ class TurnRunner:
         record: Callable[[list[dict[str, Any]]], None],
         on_usage: Callable[[Usage], None] | None = None,
         stream: StreamEmitter | None = None,
+        steer: Callable[[], list[str]] | None = None,
     ) -> TurnResult:
-        """Iterate until the model answers without tools; `record` receives each new message."""
+        """Iterate until the model answers without tools; `record` receives each new message.
+
+        `steer` returns the texts of messages that arrived meanwhile; they join the turn before each later model call.
+        """
         tools = self.registry.definitions(ctx.trust) or None
         cut_rounds = 0
         for iteration in range(1, self.max_iterations + 1):
+            if steer and iteration > 1:
+                arrived = [{"role": "user", "content": text} for text in steer()]
+                messages.extend(arrived)
+                if arrived:
+                    record(arrived)
             started = time.perf_counter()
             if stream is None:
                 response = await self.provider.chat(messages, tools)
@@ -113,9 +122,20 @@ class TurnRunner:
                 )
                 answer = result.as_message()
                 messages.append(answer)
-                record([answer])
+                record([await self._persisted(answer, ctx)])
         text = iteration_limit_message(self.max_iterations)
         final = {"role": "assistant", "content": text}
         messages.append(final)
         record([final])
         return TurnResult(text, self.max_iterations, hit_limit=True)
+
+    async def _persisted(self, answer: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        """The tool result as the session saves it: a tool_result_persist hook may replace its text."""
+        hooks = self.registry.hooks
+        if not (hooks and hooks.has("tool_result_persist")):
+            return answer
+        from bot.plugins.events import Replace, ToolResultPersist
+
+        event = ToolResultPersist(answer["name"], answer["content"], ctx.session_key)
+        decision = await hooks.run("tool_result_persist", event)
+        return {**answer, "content": str(decision.value)} if isinstance(decision, Replace) else answer

@@ -6,12 +6,15 @@ import logging
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from bot.bus import TRUST_ORDER, ChatRef, OutboundMessage, Trust
 from bot.errors import ToolError
 from bot.llm import ToolCall
+
+if TYPE_CHECKING:
+    from bot.plugins.hooks import Hooks
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +73,8 @@ class Tool(ABC):
 class ToolRegistry:
     """Holds tools, shows each trust level its own set, and turns failures into error results."""
 
-    def __init__(self, tools: Iterable[Tool] = (), guest_tools: Iterable[str] = ()) -> None:
+    def __init__(self, tools: Iterable[Tool] = (), guest_tools: Iterable[str] = (), hooks: Hooks | None = None) -> None:
+        self.hooks = hooks
         self._tools: dict[str, Tool] = {}
         self._validators: dict[str, Any] = {}
         self._guest_tools = frozenset(guest_tools)
@@ -102,7 +106,7 @@ class ToolRegistry:
     def without(self, excluded: Iterable[str]) -> ToolRegistry:
         """A new registry with the same tools and guest set, minus `excluded`."""
         skip = frozenset(excluded)
-        return ToolRegistry([t for n, t in self._tools.items() if n not in skip], self._guest_tools)
+        return ToolRegistry([t for n, t in self._tools.items() if n not in skip], self._guest_tools, self.hooks)
 
     def names(self, trust: Trust = Trust.OWNER) -> list[str]:
         """Names of the tools a sender of this trust may call."""
@@ -124,6 +128,37 @@ class ToolRegistry:
     async def execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         """Run one call; every failure becomes an error result the model can recover from."""
         started = time.perf_counter()
+        if self.hooks and self.hooks.has("before_tool_call"):
+            from bot.plugins.events import BeforeToolCall, Block, Replace
+
+            event = BeforeToolCall(
+                call.name, dict(call.arguments), ctx.session_key, ctx.sender_id, ctx.trust.value, ctx.chat
+            )
+            decision = await self.hooks.run("before_tool_call", event)
+            if isinstance(decision, Block):
+                logger.info("[%s] tool %s blocked by a plugin: %s", ctx.session_key, call.name, decision.reason)
+                return ToolResult(call.id, call.name, f"Error: blocked: {decision.reason}", is_error=True)
+            if isinstance(decision, Replace) and isinstance(decision.value, dict):
+                call = replace(call, arguments=decision.value)
+        result = await self._execute(call, ctx, started)
+        if self.hooks and self.hooks.has("after_tool_call"):
+            from bot.plugins.events import AfterToolCall
+
+            await self.hooks.run(
+                "after_tool_call",
+                AfterToolCall(
+                    call.name,
+                    dict(call.arguments),
+                    result.content,
+                    result.is_error,
+                    ctx.session_key,
+                    ctx.sender_id,
+                    ctx.trust.value,
+                ),
+            )
+        return result
+
+    async def _execute(self, call: ToolCall, ctx: ToolContext, started: float) -> ToolResult:
         try:
             content = await self._run(call, ctx)
         except ToolError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -90,13 +91,18 @@ def result_text(result: Any) -> str:
     return "\n".join(parts)
 
 
+def offered_name(server: str, tool: str) -> str:
+    """`<server>__<tool>`, made to fit the model APIs' rule for tool names (letters, digits, _ and -, at most 64)."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", f"{server}__{tool}")[:64]
+
+
 class MCPTool(Tool):
     """One tool of an MCP server, named `<server>__<tool>`, calling through the server's live session."""
 
     def __init__(self, server: MCPServer, spec: Any) -> None:
         self.server = server
         self.remote_name = spec.name
-        self.name = f"{server.name}__{spec.name}"  # type: ignore[misc]
+        self.name = offered_name(server.name, spec.name)  # type: ignore[misc]
         self.description = spec.description or f"{spec.name} from the {server.name} MCP server."  # type: ignore[misc]
         self.parameters = spec.input_schema or {"type": "object", "properties": {}}  # type: ignore[misc]
         self.min_trust = Trust(server.config.trust)
@@ -204,9 +210,20 @@ class MCPServer:
             self.restarts += 1
 
     def _register(self, session: Any, specs: list[Any]) -> None:
-        tools = [MCPTool(self, spec) for spec in specs]
-        for tool in tools:
-            self._registry.register(tool)
+        from jsonschema.exceptions import SchemaError
+
+        tools = []
+        for spec in specs:
+            tool = MCPTool(self, spec)
+            if tool.name in self._registry.names() and tool.name not in self._tools:
+                logger.warning("MCP server %s: tool %s clashes with another tool; skipped", self.name, tool.name)
+                continue
+            try:
+                self._registry.register(tool)
+            except SchemaError as exc:
+                logger.warning("MCP server %s: tool %s has an unusable schema (%s); skipped", self.name, spec.name, exc)
+                continue
+            tools.append(tool)
         self._tools = [tool.name for tool in tools]
         self._session = session
         self._down.clear()

@@ -2,7 +2,7 @@ import asyncio
 from pathlib import Path
 
 from bot.bus import Trust
-from tests.fakes.openai_server import Error, FakeLLM, Hang, Text
+from tests.fakes.openai_server import Error, FakeLLM, Hang, Text, ToolCalls
 from tests.harness import Harness, TurnConcurrency
 
 
@@ -158,3 +158,21 @@ async def test_long_inbound_text_is_cut_with_a_note(tmp_path: Path, fake_llm: Fa
     text = user_texts(fake_llm.requests[0])[-1]
     assert "a" * 1000 in text and "a" * 1001 not in text and "TAIL" not in text
     assert "[message cut: it had 5,004 characters; only the first 1,000 are shown]" in text
+
+
+async def test_steer_adds_a_message_sent_mid_turn_to_the_next_model_request(tmp_path: Path) -> None:
+    async with FakeLLM() as fake, Harness(tmp_path, fake, agent={"queue_mode": "steer"}) as bot:
+        fake.script(ToolCalls((("list_dir", {}),), latency=0.5), Text("Using the other folder."))
+        first = await bot.send("list the files")
+        await fake.wait_for_requests(1)
+        await bot.send("actually, the other folder")
+        await bot.send("a guest chiming in", sender="g1", trust=Trust.GUEST)
+        assert (await bot.reply_to(first)).text == "Using the other folder."
+        guest_turn = await bot.wait_for(lambda out: out.text.endswith("a guest chiming in"))
+    second = fake.requests[1]["messages"]
+    assert [m["role"] for m in second[-3:]] == ["assistant", "tool", "user"]
+    assert second[-1]["content"].endswith("actually, the other folder")
+    assert len(fake.requests) == 3 and not any(
+        tool["function"]["name"] == "exec" for tool in fake.requests[2].get("tools") or []
+    )
+    assert guest_turn.kind == "reply"

@@ -21,10 +21,7 @@ async def test_chaos_loses_nothing_and_doubles_only_ambiguous_sends(
     telegram.chaos(0.1, seed=7)
     rng = random.Random(3)
     options = {"dm_policy": "open", "send_concurrency": 4}
-    # Turns capped at 8, the default this seeded fault sequence was written against: with all 12
-    # chats at once (the default is now 128), one reply meets 5 faults in a row while retries never
-    # sleep, and delivery gives up on it. Tracked for the delivery layer; here it is held constant.
-    overrides = {"agent": {"queue_mode": "followup", "max_concurrent_turns": 8}, "access": {"rate_limit": 0}}
+    overrides = {"agent": {"queue_mode": "followup"}, "access": {"rate_limit": 0}}
     async with TelegramBot(tmp_path, fake_llm, telegram, options, **overrides) as bot:
         tokens = []
         for n in range(PER_CHAT):

@@ -1,3 +1,5 @@
+import asyncio
+import json
 import logging
 import re
 from collections.abc import AsyncIterator
@@ -205,3 +207,41 @@ async def test_start_fails_with_a_clear_error_when_discord_refuses(
         section = DiscordConfig(token=token or discord.token, **endpoints)
         with pytest.raises(ChannelError, match=error):
             await DiscordChannel(publish, section, tmp_path).start()
+
+
+async def test_a_dm_sent_while_the_bot_was_down_is_answered_once_after_start(
+    tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord
+) -> None:
+    fake_llm.script(Text("first"))
+    async with Bot(tmp_path, fake_llm, discord) as running:
+        await running.gateway.manager.ready("discord")
+        discord.dm("hello", user_id=OWNER)
+        await discord.wait_for_sent(1)
+    missed = discord.dm_while_offline("while you were away", user_id=OWNER)
+    fake_llm.script(Text("caught up"))
+    async with Bot(tmp_path, fake_llm, discord) as running:
+        await running.gateway.manager.ready("discord")
+        first, second = await discord.wait_for_sent(2)
+        await asyncio.sleep(0.2)
+    assert second["content"] == "caught up" and second["message_reference"]["message_id"] == int(missed["id"])
+    assert len(discord.sent) == 2 and len(fake_llm.requests) == 2
+    assert last_user_text(fake_llm).endswith("while you were away")
+
+
+async def test_catch_up_skips_a_message_already_journaled(
+    tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord
+) -> None:
+    fake_llm.script(Text("first"))
+    async with Bot(tmp_path, fake_llm, discord) as running:
+        await running.gateway.manager.ready("discord")
+        discord.dm("hello", user_id=OWNER)
+        await discord.wait_for_sent(1)
+    # The journal has the message, but the last id on record is older (a crash between the two writes).
+    active = tmp_path / "state" / "catchup" / "discord.json"
+    rows = json.loads(active.read_text())
+    active.write_text(json.dumps([{**row, "last_id": "1"} for row in rows]))
+    async with Bot(tmp_path, fake_llm, discord) as running:
+        await running.gateway.manager.ready("discord")
+        await asyncio.sleep(0.2)
+    assert ("GET", f"channels/{rows[0]['chat_id']}/messages") in discord.calls
+    assert len(discord.sent) == 1 and len(fake_llm.requests) == 1

@@ -1,4 +1,5 @@
 import asyncio
+import json
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -218,3 +219,42 @@ async def test_an_event_is_acked_only_once_it_is_journaled(bot: Bot, fake_llm: F
     await asyncio.sleep(0.3)
     assert slack.acks == [] and fake_llm.requests == []
     assert await slack.retry_unacked() == 1  # Slack keeps it and delivers it again
+
+
+async def test_messages_sent_while_the_bot_was_down_are_answered_once_after_start(
+    tmp_path: Path, fake_llm: FakeLLM, slack: FakeSlack
+) -> None:
+    fake_llm.script(Text("first"), Text("in thread"))
+    async with Bot(tmp_path, fake_llm, slack):
+        slack.dm("hello", user=OWNER)
+        started = slack.channel_message("look", channel=CHANNEL, user=OWNER, mention=True)
+        await slack.wait_for_posted(1)
+        slack.channel_message("and this", channel=CHANNEL, user=OWNER, mention=True, thread_ts=started["ts"])
+        await slack.wait_for_posted(3)
+    slack.message_while_offline("while you were away", user=OWNER)
+    slack.message_while_offline("thread reply meanwhile", user=OWNER, channel=CHANNEL, thread_ts=started["ts"])
+    fake_llm.script(Text("caught up"), Text("caught up in thread"))
+    async with Bot(tmp_path, fake_llm, slack):
+        posted = await slack.wait_for_posted(5)
+        await asyncio.sleep(0.2)
+    assert len(slack.posted) == 5 and len(fake_llm.requests) == 5
+    texts = {last_user_text(fake_llm, -1), last_user_text(fake_llm, -2)}
+    assert any(t.endswith("while you were away") for t in texts)
+    assert any(t.endswith("thread reply meanwhile") for t in texts)
+    assert {p["channel"] for p in posted[3:]} == {"D0001", CHANNEL}
+
+
+async def test_catch_up_skips_a_slack_message_already_journaled(
+    tmp_path: Path, fake_llm: FakeLLM, slack: FakeSlack
+) -> None:
+    fake_llm.script(Text("first"))
+    async with Bot(tmp_path, fake_llm, slack):
+        slack.dm("hello", user=OWNER)
+        await slack.wait_for_posted(1)
+    active = tmp_path / "state" / "catchup" / "slack.json"
+    rows = json.loads(active.read_text())
+    active.write_text(json.dumps([{**row, "last_id": "0"} for row in rows]))
+    async with Bot(tmp_path, fake_llm, slack):
+        await asyncio.sleep(0.2)
+    assert any(method == "conversations.history" for method, _ in slack.calls)
+    assert len(slack.posted) == 1 and len(fake_llm.requests) == 1

@@ -32,6 +32,7 @@ _ROUTES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
         ("GET", r"gateway", "gateway"),
         ("GET", r"gateway/bot", "gateway_bot"),
         ("POST", r"channels/(?P<channel>\d+)/messages", "send_message"),
+        ("GET", r"channels/(?P<channel>\d+)/messages", "list_messages"),
         ("POST", r"channels/(?P<channel>\d+)/typing", "typing"),
         ("PATCH", r"channels/(?P<channel>\d+)/messages/(?P<message>\d+)", "edit_message"),
         ("DELETE", r"channels/(?P<channel>\d+)/messages/(?P<message>\d+)", "delete_message"),
@@ -194,6 +195,13 @@ class FakeDiscord:
         channel = self._dm_channels.setdefault(user_id, next(self._ids))
         return self._dispatch_message(self._user_message(channel, None, text, user_id, attachments, **extra))
 
+    def dm_while_offline(self, text: str, *, user_id: int = 42) -> dict:
+        """A direct message sent while the bot is disconnected: stored in the channel's history, not dispatched."""
+        channel = self._dm_channels.setdefault(user_id, next(self._ids))
+        message = self._user_message(channel, None, text, user_id, ())
+        self._messages[int(message["id"])] = message
+        return message
+
     def guild_message(
         self,
         text: str,
@@ -323,7 +331,7 @@ class FakeDiscord:
             await self._recorded.notify()
         return web.Response(status=204) if result is None else _json(result)
 
-    async def _answer(self, name: str, params: dict[str, str], request: web.Request) -> dict | None:
+    async def _answer(self, name: str, params: dict[str, str], request: web.Request) -> dict | list | None:
         if name == "me":
             return {**self._users[self.bot_id], "verified": True, "mfa_enabled": False, "flags": 0}
         if name == "application":
@@ -339,6 +347,8 @@ class FakeDiscord:
         if name == "typing":
             self.typing.append(channel_id)
             return None
+        if name == "list_messages":
+            return self._history(channel_id, request.query)
         if name == "edit_message":
             return self._edit_message(channel_id, int(params["message"]), await request.json())
         if name == "delete_message":
@@ -358,6 +368,15 @@ class FakeDiscord:
                 content = part.file.read()
                 self.uploads.append({"channel_id": channel_id, "filename": part.filename, "content": content})
         return body
+
+    def _history(self, channel_id: int, query: Any) -> list[dict]:
+        """`GET /channels/{id}/messages?after=&limit=`: the `limit` oldest after `after`, newest first, like Discord."""
+        after, limit = int(query.get("after", 0)), min(int(query.get("limit", 50)), 100)
+        found = sorted(
+            (m for m in self._messages.values() if int(m["channel_id"]) == channel_id and int(m["id"]) > after),
+            key=lambda m: int(m["id"]),
+        )
+        return list(reversed(found[:limit]))
 
     def _edit_message(self, channel_id: int, message_id: int, body: dict) -> dict:
         message = self._messages.get(message_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 server = MCPServer("fake")
@@ -21,6 +21,12 @@ def add(a: int, b: int) -> str:
 def getenv(name: str) -> str:
     """The value of an environment variable in the server's process, or 'unset'."""
     return os.environ.get(name, "unset")
+
+
+@server.tool()
+def header(name: str, ctx: Context) -> str:
+    """The value of an HTTP request header (streamable HTTP only), or 'unset'."""
+    return (ctx.headers or {}).get(name.lower(), "unset")
 
 
 @server.tool()

@@ -107,7 +107,10 @@ class FakeSlack:
             "chat.stopStream": self._stop_stream,
             "files.getUploadURLExternal": self._upload_url,
             "files.completeUploadExternal": self._complete_upload,
+            "conversations.history": self._conversations_history,
+            "conversations.replies": self._conversations_replies,
         }
+        self._history: dict[str, list[dict]] = {}  # channel -> its messages as history returns them, oldest first
         self._bot_messages: dict[tuple[str, str], dict] = {}
 
     @property
@@ -154,6 +157,10 @@ class FakeSlack:
     def dm(self, text: str, user: str = "U0001", channel: str = "D0001", **extra: Any) -> dict:
         """A direct message to the bot (message.im); returns the event."""
         return self.send_event(self._message(text, user, channel, "im", **extra))
+
+    def message_while_offline(self, text: str, user: str = "U0001", channel: str = "D0001", **extra: Any) -> dict:
+        """A message (a DM, or a thread reply with `thread_ts`) sent while the bot is away: in history, no event."""
+        return self._message(text, user, channel, "im" if channel.startswith("D") else "channel", **extra)
 
     def channel_message(
         self,
@@ -389,9 +396,30 @@ class FakeSlack:
             message["thread_ts"] = fields["thread_ts"]
         self.posted.append({**fields, "ts": message["ts"]})
         self._bot_messages[(channel, message["ts"])] = message
+        self._history.setdefault(channel, []).append(message)
         channel_type = "im" if channel.startswith("D") else "channel"
         self.send_event({**message, "channel": channel, "channel_type": channel_type})  # Slack echoes the bot's post
         return {"ok": True, "channel": channel, "ts": message["ts"], "message": message}
+
+    def _conversations_history(self, fields: dict) -> dict:
+        """Top-level messages after `oldest` (exclusive), newest first, at most `limit`, as Slack pages them."""
+        found = [m for m in self._after(fields) if m.get("thread_ts", m["ts"]) == m["ts"]]
+        page = list(reversed(found[-int(fields.get("limit", 100)) :]))
+        return {"ok": True, "messages": page, "has_more": len(found) > len(page), "pin_count": 0}
+
+    def _conversations_replies(self, fields: dict) -> dict:
+        """A thread's parent, then its replies after `oldest` (exclusive), oldest first, at most `limit`."""
+        thread = fields.get("ts", "")
+        parent = [m for m in self._history.get(fields.get("channel", ""), []) if m["ts"] == thread]
+        if not parent:
+            return {"ok": False, "error": "thread_not_found"}
+        replies = [m for m in self._after(fields) if m.get("thread_ts") == thread and m["ts"] != thread]
+        page = replies[: int(fields.get("limit", 1000))]
+        return {"ok": True, "messages": parent + page, "has_more": len(replies) > len(page)}
+
+    def _after(self, fields: dict) -> list[dict]:
+        oldest = float(fields.get("oldest") or 0)
+        return [m for m in self._history.get(fields.get("channel", ""), []) if float(m["ts"]) > oldest]
 
     def _update(self, fields: dict) -> dict:
         message = self._bot_messages.get((fields.get("channel", ""), fields.get("ts", "")))
@@ -519,6 +547,8 @@ class FakeSlack:
         }
         event["event_ts"] = event["ts"]
         event["client_msg_id"] = str(uuid.uuid4())
+        stored = {k: v for k, v in event.items() if k not in ("channel", "channel_type", "event_ts")}
+        self._history.setdefault(channel, []).append(stored)
         return event
 
     def _next_ts(self) -> str:

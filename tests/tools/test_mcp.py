@@ -124,7 +124,15 @@ async def http_server() -> AsyncIterator[str]:
 async def test_streamable_http_server_tools_are_called(tmp_path: Path, http_server: str) -> None:
     servers = {"web": {"url": http_server, "headers": {"Authorization": "Bearer t"}}}
     async with FakeLLM() as fake, Harness(tmp_path, fake, mcp_servers=servers) as bot:
-        fake.script(ToolCalls((("web__add", {"a": 1, "b": 2}),)), Text("3"))
+        fake.script(ToolCalls((("web__add", {"a": 1, "b": 2}), ("web__header", {"name": "Authorization"}))), Text("3"))
         await bot.ask("1+2?")
-        assert tool_answers(fake.requests[1]) == ["3"]
+        assert tool_answers(fake.requests[1]) == ["3", "Bearer t"]
     assert "add" in await probe(MCPServerConfig(url=http_server))
+
+
+def test_offered_names_fit_the_model_apis_rule() -> None:
+    from bot.tools.mcp import offered_name
+
+    assert offered_name("calc", "add") == "calc__add"
+    assert offered_name("fs", "read.file/v2") == "fs__read_file_v2"
+    assert len(offered_name("s" * 30, "t" * 60)) == 64

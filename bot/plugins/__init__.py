@@ -1,0 +1,43 @@
+"""Hook points, their typed events and decisions, and the plugin loader."""
+
+from bot.plugins.events import (
+    AfterCompaction,
+    AfterToolCall,
+    AgentEnd,
+    BeforeAgentStart,
+    BeforeCompaction,
+    BeforeToolCall,
+    Block,
+    CommandInvoked,
+    Decision,
+    GatewayStart,
+    GatewayStop,
+    MessageReceived,
+    MessageSending,
+    MessageSent,
+    Replace,
+    SessionEnd,
+    SessionStart,
+    ToolResultPersist,
+)
+
+__all__ = [
+    "AfterCompaction",
+    "AfterToolCall",
+    "AgentEnd",
+    "BeforeAgentStart",
+    "BeforeCompaction",
+    "BeforeToolCall",
+    "Block",
+    "CommandInvoked",
+    "Decision",
+    "GatewayStart",
+    "GatewayStop",
+    "MessageReceived",
+    "MessageSending",
+    "MessageSent",
+    "Replace",
+    "SessionEnd",
+    "SessionStart",
+    "ToolResultPersist",
+]

@@ -1,0 +1,52 @@
+"""What a plugin's `register(api)` receives: hooks, commands, tools and channels, and a record of what it added."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.plugins.events import CommandInvoked
+from bot.plugins.hooks import Handler, Hooks
+from bot.tools.base import Tool
+
+
+@dataclass
+class Registrations:
+    """What one plugin registered, for `relaybot plugins`."""
+
+    plugin: str
+    hooks: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+    channels: list[str] = field(default_factory=list)
+
+
+class PluginApi:
+    """The plugin api, exactly: `on`, `command`, `tool`, `channel`."""
+
+    def __init__(self, hooks: Hooks, tools: list[Tool], channels: list[type], record: Registrations) -> None:
+        self._hooks = hooks
+        self._tools = tools
+        self._channels = channels
+        self._record = record
+
+    def on(self, hook_name: str, handler: Handler) -> None:
+        """Call `handler(event)` at a hook point; it returns None, Block(reason) or Replace(value)."""
+        self._hooks.on(hook_name, handler)
+        self._record.hooks.append(hook_name)
+
+    def command(self, name: str, handler: Callable[[CommandInvoked], Any]) -> None:
+        """Answer `/name` with the handler's returned text, without a model call."""
+        self._hooks.command(name, handler)
+        self._record.commands.append(name.lstrip("/"))
+
+    def tool(self, tool: Tool) -> None:
+        """Offer a tool to the model, like the built-ins."""
+        self._tools.append(tool)
+        self._record.tools.append(tool.name)
+
+    def channel(self, channel_class: type) -> None:
+        """Add a chat channel; the gateway builds it as `channel_class(publish)`."""
+        self._channels.append(channel_class)
+        self._record.channels.append(getattr(channel_class, "name", channel_class.__name__))

@@ -1,0 +1,87 @@
+"""Chats active lately and the last platform message seen in each, so a restart can read what it missed."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from bot.bus import ChatRef
+
+logger = logging.getLogger(__name__)
+
+CATCH_UP_WINDOW = 24 * 3600.0
+CATCH_UP_LIMIT = 20
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveChat:
+    """One chat with the id (Discord snowflake, Slack ts) of the last message seen in it."""
+
+    chat: ChatRef
+    last_id: str
+    seen_at: float
+
+
+class ActiveChats:
+    """A channel's chats seen within `window` seconds, kept in one JSON file in `state_dir`."""
+
+    def __init__(self, path: Path, window: float = CATCH_UP_WINDOW, clock: Callable[[], float] = time.time) -> None:
+        self._path = path
+        self._window = window
+        self._clock = clock
+        self._chats: dict[str, ActiveChat] = self._load()
+
+    def seen(self, chat: ChatRef, message_id: str) -> None:
+        """Record `message_id` as the last one seen in `chat`, now."""
+        self._chats[chat.session_key] = ActiveChat(chat, message_id, self._clock())
+        self._save()
+
+    def recent(self) -> list[ActiveChat]:
+        """The chats seen within the window, oldest activity first."""
+        since = self._clock() - self._window
+        return sorted((c for c in self._chats.values() if c.seen_at >= since), key=lambda c: c.seen_at)
+
+    def _load(self) -> dict[str, ActiveChat]:
+        try:
+            rows = json.loads(self._path.read_text())
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            logger.warning("%s is unreadable (%s); no catch-up this time", self._path, exc)
+            return {}
+        chats = {}
+        for row in rows:
+            chat = ChatRef(row["channel"], row["chat_id"], row.get("thread_id"))
+            chats[chat.session_key] = ActiveChat(chat, row["last_id"], float(row["seen_at"]))
+        return chats
+
+    def _save(self) -> None:
+        since = self._clock() - self._window
+        self._chats = {key: c for key, c in self._chats.items() if c.seen_at >= since}
+        rows = [
+            {
+                "channel": c.chat.channel,
+                "chat_id": c.chat.chat_id,
+                "thread_id": c.chat.thread_id,
+                "last_id": c.last_id,
+                "seen_at": c.seen_at,
+            }
+            for c in self._chats.values()
+        ]
+        self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        temporary = self._path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(rows))
+        os.replace(temporary, self._path)
+
+
+@runtime_checkable
+class CatchesUp(Protocol):
+    """A channel that, given its active chats, reads at start what was sent to them while it was down."""
+
+    def remember_chats(self, chats: ActiveChats) -> None: ...
