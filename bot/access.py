@@ -225,7 +225,7 @@ class AccessPolicy:
     def _ignore_once(self, sender: str, reason: str) -> Ignore:
         if sender not in self._ignored_logged:
             self._ignored_logged.add(sender)
-            logger.warning("%s: ignoring messages from %s (%s)", self._channel, sender, reason)
+            logger.info("%s: ignoring messages from %s (%s)", self._channel, sender, reason)
         return Ignore(reason)
 
 

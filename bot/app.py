@@ -175,6 +175,7 @@ class AgentApp:
             config.timezone,
             skills=self.skills,
             max_tool_result_chars=config.agent.max_tool_result_chars,
+            memory_chars=self.budget.memory_chars,
             max_inbound_chars=config.agent.max_inbound_chars,
             inline_attachment_chars=config.agent.inline_attachment_chars,
         )
@@ -201,6 +202,7 @@ class AgentApp:
                 self._persona_runner,
             ),
             account=AccountCommands(self.ledger, self.guard, self.pairing, config.timezone),
+            budget=self.budget,
             owner_dm=LastOwnerDM(config.state_dir / "owner_dm.json"),
             transcriber=Transcriber(config.llm) if config.llm.transcription_model else None,
             hooks=self.plugins.hooks,
@@ -327,8 +329,10 @@ class Gateway:
         self.heartbeat = HeartbeatService(
             config.heartbeat, config.workspace, config.timezone, self.agent.loop, self.agent.bus
         )
+        self.started_at = time.time()
         self.control = ControlServer(
-            control_socket(config), {"cron.changed": self._cron_changed, "cron.run": self._cron_run}
+            control_socket(config),
+            {"cron.changed": self._cron_changed, "cron.run": self._cron_run, "status": self._status},
         )
 
     async def start(self) -> None:
@@ -360,8 +364,17 @@ class Gateway:
         self.cron.wakeup()
         return {"ok": True}
 
+    async def _status(self, request: dict[str, Any]) -> dict[str, Any]:
+        channels = {name: health.as_dict() for name, health in self.manager.health().items()}
+        return {"ok": True, "started_at": self.started_at, "channels": channels, "context": self.agent.budget.cramped}
+
     async def _cron_run(self, request: dict[str, Any]) -> dict[str, Any]:
-        record = await self.cron.run_now(str(request.get("id")))
+        job = next((job for job in self.cron.jobs() if job.id == str(request.get("id"))), None)
+        if job is None:
+            return {"ok": False, "error": "no such job"}
+        if job.payload.chat.channel not in self.names:
+            return {"ok": False, "error": f"its target {job.payload.target} is on a channel that is not enabled"}
+        record = await self.cron.run_now(job.id)
         if record is None:
             return {"ok": False, "error": "no such job"}
         return {"ok": record.ok, "delivered": record.delivered, "error": record.error}
@@ -378,7 +391,9 @@ async def run_console(config: Config, message: str | None, provider: Provider | 
     """`relaybot chat`: the agent on a terminal; returns the exit code."""
     agent = AgentApp(config, provider)
     manager = load_object("channels.manager:ChannelManager")(agent.bus, agent.events)
-    console = load_object("channels.console:ConsoleChannel")(manager.publisher("console"), agent.events)
+    console = load_object("channels.console:ConsoleChannel")(
+        manager.publisher("console"), agent.events, history_file=config.state_dir / "chat_history"
+    )
     manager.add(console)
     async with agent:
         await manager.start()
@@ -415,7 +430,7 @@ async def _serve(config: Config) -> None:
         loop.add_signal_handler(signum, stop.set)
     gateway = Gateway(config)
     if gateway.names:
-        logger.warning("gateway starting with channels: %s", ", ".join(gateway.names))
+        logger.info("gateway starting with channels: %s", ", ".join(gateway.names))
     else:
         print(
             "No chat channel is enabled, so nobody can reach the bot yet. Enable one in the config "
@@ -426,4 +441,4 @@ async def _serve(config: Config) -> None:
         )
     async with gateway:
         await stop.wait()
-    logger.warning("gateway stopped")
+    logger.info("gateway stopped")

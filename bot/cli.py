@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import typer
 
@@ -23,13 +23,26 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-LOG_LEVELS = ("debug", "info", "warning", "error")
+GATEWAY_LOG = "relaybot.log"
+CONTROL_TIMEOUT = 10.0
+CRON_RUN_TIMEOUT = 930.0  # above the scheduler's own delivery timeout (a prompt job runs a whole turn)
+CHAT_LOG = "chat.log"
+
+LogMode = Literal["stderr", "gateway", "chat"]
 
 
 @dataclass(frozen=True)
 class Options:
     config: Path
-    log_level: str
+    log_level: str | None
+
+
+def _version(value: bool) -> None:
+    if value:
+        from bot import __version__
+
+        typer.echo(f"relaybot {__version__}")
+        raise typer.Exit()
 
 
 @app.callback()
@@ -38,57 +51,108 @@ def options(
     config: Path | None = typer.Option(
         None, "--config", "-c", help="Config file (default: $RELAYBOT_CONFIG or ~/.relaybot/config.yaml)."
     ),
-    log_level: str = typer.Option("warning", "--log-level", help="debug, info, warning or error."),
+    log_level: str | None = typer.Option(
+        None, "--log-level", help="trace, debug, info, warning or error (trace also shows libraries' debug lines)."
+    ),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
 ) -> None:
     """Global options."""
     from bot.config import config_path
     from bot.filemodes import private_umask
+    from bot.logs import LOG_LEVELS
 
     private_umask()  # whatever the command creates under the relaybot home is private
-    if log_level.lower() not in LOG_LEVELS:
+    if log_level is not None and log_level.lower() not in LOG_LEVELS:
         raise typer.BadParameter(f"use one of {', '.join(LOG_LEVELS)}", param_hint="--log-level")
-    ctx.obj = Options(config_path(config), log_level.lower())
+    ctx.obj = Options(config_path(config), log_level.lower() if log_level else None)
 
 
-def _load(options: Options) -> Config:
-    """Load the config or exit 2 with one clear line."""
+def _load(options: Options, mode: LogMode = "stderr") -> Config:
+    """Load the config or exit 2 with one clear line; set up logging for the command's `mode`."""
     from bot.config import load_config
     from bot.errors import ConfigError
-    from bot.logs import setup_logging
+    from bot.logs import log_dir, setup_logging
 
     try:
         config = load_config(options.config)
     except ConfigError as exc:
         typer.echo(f"config error: {exc}", err=True)
         raise typer.Exit(2) from None
-    setup_logging(options.log_level, config.secrets())
+    level = options.log_level
+    if mode == "gateway":
+        setup_logging(level or "info", config.secrets(), file=log_dir(config.state_dir) / GATEWAY_LOG)
+    elif mode == "chat" and level is None:
+        # The conversation owns the terminal: log lines go to a file instead.
+        setup_logging("info", config.secrets(), file=log_dir(config.state_dir) / CHAT_LOG, stderr=False)
+    else:
+        setup_logging(level or "warning", config.secrets())
     return config
 
 
 @app.command()
-def init(ctx: typer.Context) -> None:
-    """Create the config file and the workspace (never overwrites existing files)."""
+def init(
+    ctx: typer.Context,
+    non_interactive: bool = typer.Option(
+        False, "--non-interactive", help="Ask nothing: copy the example config and the workspace, as scripts want."
+    ),
+) -> None:
+    """Create the config and the workspace, asking for the model and channels on a terminal; add new config keys."""
+    import sys
+
     from bot.config import home_dir, load_config
     from bot.errors import ConfigError
-    from bot.home import InitReport, init_config, init_workspace
+    from bot.home import InitReport, add_new_keys, init_config, init_workspace
 
     options: Options = ctx.obj
     report = InitReport()
+    existed = options.config.exists()
     init_config(options.config, report)
+    if existed:
+        add_new_keys(options.config, report)
+    elif not non_interactive and sys.stdin.isatty():
+        _ask_for_settings(options.config)
     try:
-        workspace = load_config(options.config).workspace
+        config = load_config(options.config)
     except ConfigError as exc:
         typer.echo(f"note: the config has a problem: {exc}", err=True)
-        workspace = home_dir() / "workspace"
+        config = None
+    workspace = config.workspace if config else home_dir() / "workspace"
     init_workspace(workspace, report)
+    if config:
+        config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     for path in report.created:
         typer.echo(f"created {path}")
     for path in report.kept:
         typer.echo(f"kept    {path} (already there)")
+    if report.added_keys:
+        typer.echo(f"added to {options.config}, commented out with their defaults: {', '.join(report.added_keys)}")
+    if config and not existed and not non_interactive and sys.stdin.isatty():
+        import asyncio
+
+        from bot.doctor import run_checks
+
+        typer.echo("\nChecking the setup (`relaybot doctor` runs these again):")
+        for check in asyncio.run(run_checks(config, _gateway_status(config))):
+            typer.echo(check.line())
     typer.echo(
-        f"\nNext: set llm.model (and llm.api_key, or export OPENAI_API_KEY) in {options.config},\n"
-        "then talk to the bot with `relaybot chat`, or connect a chat app and run `relaybot run`."
+        f"\nNext: check llm.model (and llm.api_key, or export OPENAI_API_KEY) in {options.config},\n"
+        "run `relaybot doctor`, talk to the bot with `relaybot chat`, then connect a chat app and `relaybot run`."
     )
+
+
+def _ask_for_settings(config_file: Path) -> None:
+    """Ask for the model, its key or server, and the channels; write the answers into the new config."""
+    from bot.init_wizard import apply_settings, ask_settings
+
+    def ask(question: str, default: str, hidden: bool) -> str:
+        return str(typer.prompt(question, default=default, hide_input=hidden, show_default=bool(default))).strip()
+
+    def confirm(question: str) -> bool:
+        return typer.confirm(question, default=False)
+
+    typer.echo(f"Setting up {config_file} (Enter keeps the default; every answer can be changed there later).")
+    settings = ask_settings(ask, confirm)
+    config_file.write_text(apply_settings(config_file.read_text(encoding="utf-8"), settings), encoding="utf-8")
 
 
 @app.command()
@@ -96,8 +160,8 @@ def chat(
     ctx: typer.Context,
     message: str | None = typer.Option(None, "--message", "-m", help="Ask once, print the answer and exit."),
 ) -> None:
-    """Chat with the bot in this terminal."""
-    config = _load(ctx.obj)
+    """Chat with the bot in this terminal (logs go to state_dir/logs/chat.log unless --log-level is given)."""
+    config = _load(ctx.obj, "chat")
     import asyncio
 
     from bot.app import run_console
@@ -113,8 +177,8 @@ def chat(
 
 @app.command()
 def run(ctx: typer.Context) -> None:
-    """Start the gateway: the agent and every enabled channel."""
-    config = _load(ctx.obj)
+    """Start the gateway: the agent and every enabled channel (logs also go to state_dir/logs/relaybot.log)."""
+    config = _load(ctx.obj, "gateway")
     import asyncio
     import contextlib
 
@@ -131,10 +195,11 @@ def run(ctx: typer.Context) -> None:
 
 @app.command()
 def status(ctx: typer.Context) -> None:
-    """Show the config in use, the model and the channels."""
+    """Show the config in use, the model, and each channel as the running gateway sees it."""
     config = _load(ctx.obj)
     from bot.app import CHANNEL_CLASSES, journal_path
     from bot.bus.journal import describe_journal
+    from bot.gateway_status import describe_channel, describe_uptime
 
     options: Options = ctx.obj
     sessions = config.state_dir / "sessions"
@@ -143,8 +208,14 @@ def status(ctx: typer.Context) -> None:
     typer.echo(f"workspace: {config.workspace}")
     typer.echo(f"state:     {config.state_dir} ({count} sessions)")
     typer.echo(f"model:     {config.llm.model}" + (f" at {config.llm.api_base}" if config.llm.api_base else ""))
+    reply = _ask_gateway(config, {"op": "status"}, timeout=CONTROL_TIMEOUT)
+    typer.echo(f"gateway:   {describe_uptime(reply)}")
+    if reply and reply.get("context"):
+        typer.echo(f"warning:   {reply['context']}")
+    health = (reply or {}).get("channels") or {}
     for name in CHANNEL_CLASSES:
-        typer.echo(f"{name + ':':<10} {'enabled' if getattr(config.channels, name).enabled else 'disabled'}")
+        enabled = getattr(config.channels, name).enabled
+        typer.echo(f"{name + ':':<10} {describe_channel(enabled, health.get(name), reply is not None)}")
     typer.echo(f"delivery:  {describe_journal(journal_path(config))}")
     typer.echo(f"exec:      {_exec_status(config)}")
     for name, server in config.mcp_servers.items():
@@ -176,6 +247,51 @@ def _exec_status(config: Config) -> str:
         return exec_launcher(config).description
     except ConfigError as exc:
         return f"cannot start: {exc}"
+
+
+@app.command()
+def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print the checks as JSON.")) -> None:
+    """Check the config, folders, model, channel credentials, sandbox, gateway and disk; exit 1 on any ✗."""
+    import asyncio
+    import json
+
+    from bot.doctor import run_checks
+
+    options: Options = ctx.obj
+    checks = _config_check(options)
+    if checks[0].status == "ok":
+        config = _load(options)
+        checks += asyncio.run(run_checks(config, _gateway_status(config)))
+    if as_json:
+        typer.echo(json.dumps([check.as_dict() for check in checks], indent=2, ensure_ascii=False))
+    else:
+        for check in checks:
+            typer.echo(check.line())
+    if any(check.status == "fail" for check in checks):
+        raise typer.Exit(1)
+
+
+@app.command()
+def logs(
+    ctx: typer.Context,
+    follow: bool = typer.Option(False, "--follow", "-f", help="Keep printing new lines until Ctrl-C."),
+    lines: int = typer.Option(50, "--lines", "-n", help="How many of the last lines to show."),
+) -> None:
+    """Show the gateway's log file (state_dir/logs/relaybot.log)."""
+    import contextlib
+
+    from bot.logs import follow_lines, last_lines, log_dir
+
+    path = log_dir(_load(ctx.obj).state_dir) / GATEWAY_LOG
+    if not path.exists():
+        typer.echo(f"No log yet at {path}; `relaybot run` writes it.", err=True)
+        raise typer.Exit(1)
+    for line in last_lines(path, lines):
+        typer.echo(line, nl=False)
+    if follow:
+        with contextlib.suppress(KeyboardInterrupt):
+            for line in follow_lines(path):
+                typer.echo(line, nl=False)
 
 
 @app.command()
@@ -269,11 +385,55 @@ def _cron_call(ctx: typer.Context, action: Callable[[CronService], Any]) -> Any:
     return asyncio.run(call())
 
 
-def _notify_gateway(ctx: typer.Context, request: dict[str, Any]) -> dict[str, Any] | None:
+def _ask_gateway(config: Config, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any] | None:
+    """One request to the running gateway; None when none runs; exit 1 in one line when it does not answer."""
     from bot.app import control_socket
     from bot.control import send_control
+    from bot.errors import GatewayUnreachable
 
-    return send_control(control_socket(_load(ctx.obj)), request)
+    try:
+        return send_control(control_socket(config), request, CONTROL_TIMEOUT if timeout is None else timeout)
+    except GatewayUnreachable as exc:
+        typer.echo(f"error: {exc}; check it with `relaybot logs`.", err=True)
+        raise typer.Exit(1) from None
+
+
+def _config_check(options: Options) -> list[Any]:
+    """The doctor's first line: whether the config file loads."""
+    from bot.config import load_config
+    from bot.doctor import Check
+    from bot.errors import ConfigError
+
+    try:
+        load_config(options.config)
+    except ConfigError as exc:
+        return [Check("config", "fail", str(exc), "fix that key, or run `relaybot init` to create the file")]
+    return [Check("config", "ok", f"{options.config} is valid")]
+
+
+def _gateway_status(config: Config) -> dict[str, Any] | None:
+    """The running gateway's status answer, or None when none runs or it does not answer."""
+    from bot.app import control_socket
+    from bot.control import send_control
+    from bot.errors import GatewayUnreachable
+
+    try:
+        return send_control(control_socket(config), {"op": "status"}, CONTROL_TIMEOUT)
+    except GatewayUnreachable:
+        return None
+
+
+def _check_target(config: Config, channel: str) -> None:
+    """Exit 2 in one line unless `channel` is a chat channel that is enabled."""
+    from bot.app import CHANNEL_CLASSES, enabled_channels
+
+    if channel not in CHANNEL_CLASSES:
+        known = ", ".join(CHANNEL_CLASSES)
+        raise typer.BadParameter(f"no channel {channel!r}; channels are {known}", param_hint="--to")
+    if channel not in enabled_channels(config):
+        raise typer.BadParameter(
+            f"channel {channel} is not enabled; set channels.{channel}.enabled: true first", param_hint="--to"
+        )
 
 
 @cron_app.command("list")
@@ -321,6 +481,7 @@ def cron_add(
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--to") from None
     config = _load(ctx.obj)
+    _check_target(config, target.channel)
     schedule = Schedule(schedules[0][0], schedules[0][1], tz or config.timezone)  # type: ignore[arg-type]
     is_owner_dm = f"{target.channel}:{target.chat_id}" in config.owners
     try:
@@ -339,7 +500,7 @@ def cron_add(
     except ScheduleError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    running = _notify_gateway(ctx, {"op": "cron.changed"}) is not None
+    running = _ask_gateway(config, {"op": "cron.changed"}) is not None
     next_run = f"{job.next_run:%Y-%m-%d %H:%M %Z}" if job.next_run else "never"
     typer.echo(f"Added job {job.id}; next run {next_run}." + ("" if running else " (The gateway is not running.)"))
 
@@ -350,14 +511,14 @@ def cron_remove(ctx: typer.Context, job_id: str) -> None:
     if not _cron_call(ctx, lambda service: service.remove(job_id)):
         typer.echo(f"No job {job_id}.", err=True)
         raise typer.Exit(1)
-    _notify_gateway(ctx, {"op": "cron.changed"})
+    _ask_gateway(_load(ctx.obj), {"op": "cron.changed"})
     typer.echo(f"Removed job {job_id}.")
 
 
 @cron_app.command("run")
 def cron_run(ctx: typer.Context, job_id: str) -> None:
     """Fire a job now, in the running gateway."""
-    reply = _notify_gateway(ctx, {"op": "cron.run", "id": job_id})
+    reply = _ask_gateway(_load(ctx.obj), {"op": "cron.run", "id": job_id}, timeout=CRON_RUN_TIMEOUT)
     if reply is None:
         typer.echo("The gateway is not running; start it with `relaybot run`.", err=True)
         raise typer.Exit(1)

@@ -10,6 +10,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from bot.errors import GatewayUnreachable
+
 logger = logging.getLogger(__name__)
 
 Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -49,8 +51,8 @@ class ControlServer:
         writer.close()
 
 
-def send_control(path: Path, request: dict[str, Any], timeout: float = 30.0) -> dict[str, Any] | None:
-    """Send one request to a running gateway; None when none is listening."""
+def send_control(path: Path, request: dict[str, Any], timeout: float = 10.0) -> dict[str, Any] | None:
+    """Send one request to a running gateway; None when none is listening, GatewayUnreachable when it is slow."""
     if not path.exists():
         return None
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
@@ -58,12 +60,20 @@ def send_control(path: Path, request: dict[str, Any], timeout: float = 30.0) -> 
         try:
             sock.connect(str(path))
         except (ConnectionRefusedError, FileNotFoundError):
-            return None
-        sock.sendall(json.dumps(request).encode() + b"\n")
-        data = b""
-        while not data.endswith(b"\n"):
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    return json.loads(data) if data else None
+            return None  # a socket file left behind by a gateway that is gone
+        try:
+            sock.sendall(json.dumps(request).encode() + b"\n")
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        except TimeoutError:
+            raise GatewayUnreachable(f"the gateway did not answer within {timeout:.0f}s") from None
+        except OSError as exc:
+            raise GatewayUnreachable(f"the gateway dropped the request ({exc.strerror or exc})") from None
+    try:
+        return json.loads(data)
+    except ValueError:
+        raise GatewayUnreachable("the gateway closed the connection without an answer") from None

@@ -15,6 +15,7 @@ BotError
 │   └── BudgetExceeded         a spending limit was reached; the model was not called
 ├── TurnTimedOut           a turn ran past agent.turn_timeout and was cancelled; `seconds` is the limit
 ├── ToolError              a tool could not do what was asked; the registry reports it to the model
+├── GatewayUnreachable     the running gateway did not answer on its control socket in time
 ├── BusClosed              the bus takes no new inbound messages (a stop is under way)
 └── ChannelError           a platform call failed for good (bad request, forbidden)
     ├── ChannelUnavailable     a transient failure worth retrying (5xx, connection reset, timeout)
@@ -145,6 +146,10 @@ class BudgetExceeded(ProviderError):
 
 class ToolError(BotError):
     """A tool failed in a way the model should hear about and can recover from."""
+
+
+class GatewayUnreachable(BotError):
+    """The gateway's control socket exists but did not answer in time."""
 
 
 class ChannelError(BotError):

@@ -26,14 +26,15 @@ class FallbackProvider:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None = None,
         on_delta: DeltaHandler | None = None,
+        max_tokens: int | None = None,
     ) -> LLMResponse:
         """The first answer; the last failure when every model failed."""
         *others, last = self._providers
         for provider in others:
             try:
-                return await provider.chat(messages, tools, on_delta)
+                return await provider.chat(messages, tools, on_delta, max_tokens=max_tokens)
             except StreamBroken:
                 raise  # part of the reply is already on screen: another model would repeat it
             except (ProviderUnavailable, ContextOverflow) as exc:
                 logger.warning("model %s failed (%s); falling back", provider.model, type(exc).__name__)
-        return await last.chat(messages, tools, on_delta)
+        return await last.chat(messages, tools, on_delta, max_tokens=max_tokens)

@@ -93,6 +93,7 @@ class Provider(Protocol):
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None = None,
         on_delta: DeltaHandler | None = None,
+        max_tokens: int | None = None,
     ) -> LLMResponse: ...
 
 
@@ -191,6 +192,9 @@ def import_litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
+    from bot.logs import adopt_library_loggers
+
+    adopt_library_loggers()
     litellm.suppress_debug_info = True
     litellm.drop_params = True
     return litellm
@@ -230,14 +234,17 @@ class LiteLLMProvider:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None = None,
         on_delta: DeltaHandler | None = None,
+        max_tokens: int | None = None,
     ) -> LLMResponse:
-        """Answer a conversation; stream visible text to `on_delta` when given."""
+        """Answer a conversation; stream visible text to `on_delta` when given; `max_tokens` lowers the reply cap."""
         if self._fast is None and self._litellm is None:
             await self.warm_up()
         if self._missing_keys:
             logger.error("llm %s has no API key: set %s or llm.api_key", self.model, " or ".join(self._missing_keys))
             raise MissingApiKey(self._missing_keys)
         request = self._request(messages, tools)
+        if max_tokens is not None:
+            request["max_tokens"] = max_tokens
         shown = False
 
         def show(text: str) -> None:

@@ -1,12 +1,38 @@
-"""Logging setup: one line per event on stderr, with every configured secret masked."""
+"""Logging setup: one line per event, to stderr and/or a rotating file, with every configured secret masked."""
 
 from __future__ import annotations
 
 import logging
+import logging.handlers
 import sys
-from collections.abc import Iterable
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TextIO
 
-QUIET_LIBRARIES = ("LiteLLM", "litellm", "httpx", "httpcore", "discord", "slack_bolt", "slack_sdk", "apscheduler")
+LOG_LEVELS = ("trace", "debug", "info", "warning", "error")
+FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+FILE_BYTES = 5 * 1024 * 1024
+FILE_BACKUPS = 3
+# Libraries whose debug output carries request bodies (users' texts, keys in history) or floods the log.
+THIRD_PARTY = (
+    "LiteLLM",
+    "LiteLLM Router",
+    "LiteLLM Proxy",
+    "litellm",
+    "openai",
+    "httpx",
+    "httpcore",
+    "aiohttp",
+    "discord",
+    "slack_bolt",
+    "slack_sdk",
+    "apscheduler",
+    "mcp",
+    "websockets",
+    "asyncio",
+)
 
 
 class RedactSecrets(logging.Filter):
@@ -26,16 +52,85 @@ class RedactSecrets(logging.Filter):
         return True
 
 
-def setup_logging(level: str, secrets: Iterable[str] = ()) -> None:
-    """Log to stderr at `level`; libraries stay at warnings unless debugging; secrets never print."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    handler.addFilter(RedactSecrets(secrets))
+class CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever `sys.stderr` is when a record arrives, so a swapped stderr is followed."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: TextIO) -> None:
+        pass
+
+
+def log_dir(state_dir: Path) -> Path:
+    """Where relaybot writes its log files."""
+    return state_dir / "logs"
+
+
+def third_party_level(level: str) -> int:
+    """Libraries stay at WARNING, at INFO while ours debug, and reach DEBUG only with `trace`."""
+    if level == "trace":
+        return logging.DEBUG
+    return logging.INFO if level == "debug" else max(logging.WARNING, logging.getLevelName(level.upper()))
+
+
+def setup_logging(level: str, secrets: Iterable[str] = (), file: Path | None = None, stderr: bool = True) -> None:
+    """Log at `level` to stderr and/or a rotating `file`; libraries stay quiet; secrets never print."""
+    handlers: list[logging.Handler] = []
+    if stderr:
+        handlers.append(CurrentStderr())
+    if file is not None:
+        file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        handlers.append(
+            logging.handlers.RotatingFileHandler(file, maxBytes=FILE_BYTES, backupCount=FILE_BACKUPS, encoding="utf-8")
+        )
+        file.chmod(0o600)
+    redact = RedactSecrets(secrets)
+    for handler in handlers:
+        handler.setFormatter(logging.Formatter(FORMAT))
+        handler.addFilter(redact)
     root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(level.upper())
-    if level != "debug":
-        for name in QUIET_LIBRARIES:
-            logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLevelName(level.upper())))
-        # python-telegram-bot logs a traceback per failed poll; the adapter logs one line instead.
-        logging.getLogger("telegram").setLevel(logging.CRITICAL)
+    root.handlers[:] = handlers or [logging.NullHandler()]
+    root.setLevel(logging.DEBUG if level == "trace" else level.upper())
+    for name in THIRD_PARTY:
+        logging.getLogger(name).setLevel(third_party_level(level))
+    # python-telegram-bot logs a traceback per failed poll; the adapter logs one line instead.
+    logging.getLogger("telegram").setLevel(logging.DEBUG if level == "trace" else logging.CRITICAL)
+
+
+def adopt_library_loggers() -> None:
+    """Drop the stderr handlers litellm attaches at import: its lines reach ours once, through the root."""
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+        library = logging.getLogger(name)
+        for handler in list(library.handlers):
+            library.removeHandler(handler)
+        library.propagate = True
+
+
+def last_lines(path: Path, count: int) -> list[str]:
+    """The last `count` lines of a log file."""
+    with path.open(encoding="utf-8", errors="replace") as file:
+        return list(deque(file, maxlen=count))
+
+
+def follow_lines(path: Path, poll: float = 0.5, sleep: Callable[[float], None] = time.sleep) -> Iterator[str]:
+    """Lines appended to a log file from now on, across rotations, as `tail -F` reads them."""
+    file = path.open(encoding="utf-8", errors="replace")
+    file.seek(0, 2)
+    inode = path.stat().st_ino
+    try:
+        while True:
+            line = file.readline()
+            if line:
+                yield line
+                continue
+            if path.exists() and path.stat().st_ino != inode:
+                file.close()
+                file = path.open(encoding="utf-8", errors="replace")
+                inode = path.stat().st_ino
+                continue
+            sleep(poll)
+    finally:
+        file.close()

@@ -269,7 +269,7 @@ class DiscordChannel(Channel):
             logger.warning("discord: gateway connection lost")
 
     async def _on_resumed(self) -> None:
-        logger.warning("discord: gateway reconnected and resumed; missed events are replayed")
+        logger.info("discord: gateway reconnected and resumed; missed events are replayed")
 
     async def _on_message(self, raw: Any) -> None:
         """discord.py handler: parse, download attachments, publish; failures are logged, not raised."""

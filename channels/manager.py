@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from bot.access import AccessPolicy, Ignore, SendPairingCode, Serve, pairing_message
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage
 from bot.events import (
+    DeliveryFailed,
     Event,
     EventBus,
     ReasoningDelta,
@@ -23,12 +26,14 @@ from bot.ratelimit import SenderRateLimit, Verdict, flood_notice
 from bot.retry import RetryPolicy
 from channels.base import Channel, Publish, ShowsTyping
 from channels.dedupe import SeenIds
+from channels.health import ChannelHealth
 from channels.outbound import ChannelOutbox
 from channels.streaming import LiveReply, StreamsReplies
 
 logger = logging.getLogger(__name__)
 
 TYPING_REFRESH = 4.0
+START_RETRY_CAP = 300.0
 
 
 @dataclass
@@ -51,13 +56,16 @@ class ChannelManager:
         start_retry: RetryPolicy | None = None,
         rate_limit: SenderRateLimit | None = None,
         send_retry: RetryPolicy | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._bus = bus
         self._send_retry = send_retry
         self._events = events or EventBus()
         self._access = access or {}
         self._rate_limit = rate_limit
-        self._start_retry = start_retry or RetryPolicy(base_delay=2.0, max_delay=120.0)
+        self._start_retry = start_retry or RetryPolicy(base_delay=2.0, max_delay=START_RETRY_CAP)
+        self._clock = clock
+        self._health: dict[str, ChannelHealth] = {}
         self._slots: dict[str, _Slot] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._typing: dict[str, asyncio.Event] = {}
@@ -116,6 +124,10 @@ class ChannelManager:
                     logger.exception("%s: failed to stop cleanly", slot.channel.name)
                 slot.ready.clear()
 
+    def health(self) -> dict[str, ChannelHealth]:
+        """Each channel's connection state, last start error and since when."""
+        return dict(self._health)
+
     async def ready(self, name: str) -> None:
         """Wait until channel `name` has started."""
         await self._slots[name].ready.wait()
@@ -154,18 +166,28 @@ class ChannelManager:
         return False
 
     async def _keep_starting(self, slot: _Slot) -> None:
+        """Start the channel, retrying with capped backoff; the first failure is one ERROR line, repeats INFO."""
         name = slot.channel.name
-        attempt = 0
+        self._health[name] = ChannelHealth("starting", self._clock())
+        failures = 0
         while True:
             try:
                 await slot.channel.start()
             except Exception as exc:
-                attempt += 1
-                delay = self._start_retry.delay(min(attempt, 8))
-                logger.error("%s: failed to start (%s: %s); retrying in %.1fs", name, type(exc).__name__, exc, delay)
+                failures += 1
+                error = f"{type(exc).__name__}: {exc}"
+                delay = self._start_retry.delay(min(failures, 12))
+                previous = self._health[name]
+                since = previous.since if previous.state == "failed" else self._clock()
+                self._health[name] = ChannelHealth("failed", since, error, failures)
+                if failures == 1:
+                    logger.error("%s: failed to start (%s); retrying with backoff up to 5 minutes", name, error)
+                else:
+                    logger.info("%s: still failing (%s); retry %d in %.0fs", name, error, failures, delay)
                 await self._start_retry.sleep(delay)
                 continue
-            logger.warning("%s: connected", name)
+            self._health[name] = ChannelHealth("connected", self._clock(), self._health[name].last_error, failures)
+            logger.info("%s: connected", name)
             slot.ready.set()
             return
 
@@ -174,8 +196,10 @@ class ChannelManager:
             message = await self._bus.consume_outbound()
             slot = self._slots.get(message.chat.channel)
             if slot is None:
-                logger.warning("[%s] no channel %r; message dropped", message.chat.session_key, message.chat.channel)
-                await self._bus.mark_failed(message.id, f"no channel {message.chat.channel!r}")
+                error = f"no channel {message.chat.channel!r} is running"
+                logger.warning("[%s] %s; message dropped", message.chat.session_key, error)
+                await self._bus.mark_failed(message.id, error)
+                self._events.emit(DeliveryFailed(message.chat.session_key, message.id, message.in_reply_to, error))
                 continue
             self._stop_typing(message.chat)
             slot.outbox.submit(message)

@@ -309,7 +309,7 @@ class SlackChannel(Channel):
         elif data.get("type") == "hello":
             if self._connections:
                 reason = self._disconnect_reason or "connection lost"
-                logger.warning("slack: Socket Mode reconnected (%s, connection %d)", reason, self._connections + 1)
+                logger.info("slack: Socket Mode reconnected (%s, connection %d)", reason, self._connections + 1)
             self._connections += 1
             self._disconnect_reason = None
             self._hello.set()

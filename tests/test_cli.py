@@ -136,6 +136,7 @@ async def test_run_without_channels_says_how_to_enable_one_and_stops_on_sigint(
     _, stderr = await asyncio.wait_for(process.communicate(), 30)
     assert process.returncode == 0, stderr.decode()
     assert b"Traceback" not in stderr
+    assert "INFO bot.app: gateway stopped" in (tmp_path / "state" / "logs" / "relaybot.log").read_text()
 
 
 def test_pairing_list_approve_and_revoke(tmp_path: Path) -> None:

@@ -13,7 +13,9 @@ class Model:
         self.outcome = outcome
         self.calls = 0
 
-    async def chat(self, messages: list[dict[str, Any]], tools: Any = None, on_delta: Any = None) -> LLMResponse:
+    async def chat(
+        self, messages: list[dict[str, Any]], tools: Any = None, on_delta: Any = None, max_tokens: Any = None
+    ) -> LLMResponse:
         self.calls += 1
         if isinstance(self.outcome, Exception):
             raise self.outcome

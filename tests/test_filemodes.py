@@ -64,7 +64,8 @@ async def cli(home: Path, *args: str) -> str:
 
 async def test_everything_under_the_home_is_private_after_a_start(tmp_path: Path, fake_llm: FakeLLM) -> None:
     home = tmp_path / "home"
-    write_config(home, fake_llm)
+    config = write_config(home, fake_llm)
+    config.write_text(config.read_text() + "channels:\n  telegram:\n    enabled: true\n    token: x\n")
     for path in (home / "workspace" / "memory", home / "state" / "sessions"):
         path.mkdir(parents=True, mode=0o755)
     for path in (home / "workspace" / "memory" / "MEMORY.md", home / "state" / "cron_runs.jsonl"):
@@ -73,7 +74,8 @@ async def test_everything_under_the_home_is_private_after_a_start(tmp_path: Path
     home.chmod(0o755)
     await cli(home, "cron", "add", "--to", "telegram:1", "--every", "1d", "--remind", "stretch")
     assert mode(home / "state" / "scheduler.db") == 0o600
-    warnings = await cli(home, "chat", "-m", "hello")
+    await cli(home, "chat", "-m", "hello")
+    warnings = (home / "state" / "logs" / "chat.log").read_text()  # the chat logs to a file, not the terminal
     assert warnings.count("private (0700 folders, 0600 files)") == 1
     seen = {path.relative_to(home).as_posix() for path in home.rglob("*")}
     assert {"state/sessions", "state/scheduler.db", "state/cron_runs.jsonl", "workspace/memory/MEMORY.md"} <= seen

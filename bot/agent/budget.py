@@ -23,6 +23,9 @@ IMAGE_TOKENS = 1000
 MESSAGE_OVERHEAD = 4
 OVERFLOW_SHRINK = 0.75
 MODELS_TIMEOUT = 5.0
+MIN_EXCHANGES = 6
+MIN_REPLY_RESERVE = 1024
+MEMORY_SHARE = 0.25
 # Where OpenAI-compatible servers report a model's context length in /v1/models
 # (OpenRouter and others, vLLM, LM Studio); llama.cpp nests it under "meta".
 _LENGTH_KEYS = ("context_length", "max_model_len", "context_window", "max_context_length")
@@ -73,6 +76,19 @@ def fit_history(messages: list[dict[str, Any]], limit: int) -> list[dict[str, An
     return messages[:head] + messages[start:]
 
 
+def exchanges_in(messages: list[dict[str, Any]]) -> int:
+    """How many earlier exchanges (user messages before the current one) a request carries."""
+    return max(0, sum(1 for m in messages if m.get("role") == "user") - 1)
+
+
+def tokens_for_recent(messages: list[dict[str, Any]], exchanges: int) -> int:
+    """Estimated tokens of the system prompt, the last `exchanges` exchanges and the current turn."""
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    start = users[max(0, len(users) - 1 - exchanges)] if users else 0
+    head = messages[:1] if messages and messages[0].get("role") == "system" else []
+    return sum(estimate_tokens(m) for m in (*head, *messages[start:]))
+
+
 def litellm_model_info(model: str) -> Mapping[str, Any]:
     """litellm's record of a model, read from its table without importing it (KeyError when unknown)."""
     record = model_record(model)
@@ -99,7 +115,8 @@ def context_length_in(payload: Any, model: str) -> int | None:
 
 
 class ContextWindow:
-    """The model's window in tokens: config, else litellm's model data, else /v1/models, else 8192; cached 5 min."""
+    """The model's window in tokens: config, else the server's /v1/models (when api_base is set) or litellm's
+    model data, else 8192; cached 5 min."""
 
     def __init__(
         self,
@@ -127,9 +144,19 @@ class ContextWindow:
         """Discover again on the next call."""
         self._cached = None
 
+    def last_known(self) -> int:
+        """The size without discovering: configured, else the last discovered, else the default."""
+        if self._config.context_window:
+            return self._config.context_window
+        return self._cached[0] if self._cached else DEFAULT_WINDOW
+
     async def _discover(self) -> int:
         model = self._config.model
-        size = await asyncio.to_thread(self._from_litellm) or await self._from_models_endpoint()
+        # A server at api_base knows what it actually loaded; litellm only knows public model names.
+        if self._config.api_base:
+            size = await self._from_models_endpoint() or await asyncio.to_thread(self._from_litellm)
+        else:
+            size = await asyncio.to_thread(self._from_litellm)
         if size is None:
             logger.info("context window of %s unknown; assuming %d (set llm.context_window)", model, DEFAULT_WINDOW)
             return DEFAULT_WINDOW
@@ -170,7 +197,8 @@ class ContextWindow:
 
 
 class ContextBudget:
-    """Input tokens a request may use: window - max_tokens - tool definitions, lowered for a while after an overflow."""
+    """Input tokens a request may use: window - reply reserve - tool definitions, lowered for a while after an
+    overflow; the reserve shrinks (never below 1,024) before history falls under the last 6 exchanges."""
 
     def __init__(self, window: ContextWindow, max_tokens: int, clock: Callable[[], float] = time.monotonic) -> None:
         self._window = window
@@ -178,13 +206,42 @@ class ContextBudget:
         self._clock = clock
         self._ceiling: tuple[int, float] | None = None
         self._tool_sizes: dict[int, tuple[list[dict[str, Any]], int]] = {}
+        self.cramped: str | None = None  # set once history had to be cut below the last 6 exchanges
 
-    async def input_limit(self, tools: list[dict[str, Any]] | None) -> int:
-        """Tokens left for the messages of a request that carries these tools."""
-        limit = await self._window.size() - self._max_tokens
+    async def input_limit(self, tools: list[dict[str, Any]] | None, reserve: int | None = None) -> int:
+        """Tokens left for the messages of a request that carries these tools and keeps `reserve` for the reply."""
+        limit = await self._window.size() - (self._max_tokens if reserve is None else reserve)
         if self._ceiling and self._clock() < self._ceiling[1]:
             limit = min(limit, self._ceiling[0])
         return limit - self.tools_size(tools)
+
+    async def fit(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> tuple[list[dict[str, Any]], int | None]:
+        """The messages that fit, and a smaller reply reserve when one was needed to keep the recent exchanges."""
+        fitted = fit_history(messages, await self.input_limit(tools))
+        wanted = min(MIN_EXCHANGES, exchanges_in(messages))
+        if exchanges_in(fitted) >= wanted:
+            return fitted, None
+        window = await self._window.size()
+        needed = tokens_for_recent(messages, wanted) + self.tools_size(tools)
+        reserve = min(self._max_tokens, max(MIN_REPLY_RESERVE, window - needed))
+        fitted = fit_history(messages, await self.input_limit(tools, reserve))
+        if exchanges_in(fitted) < wanted:
+            self._warn_cramped(window, exchanges_in(fitted), wanted)
+        return fitted, reserve if reserve < self._max_tokens else None
+
+    def memory_chars(self) -> int:
+        """How many characters of MEMORY.md the system prompt may carry: a quarter of the window."""
+        return int(self._window.last_known() * MEMORY_SHARE * CHARS_PER_TOKEN)
+
+    def _warn_cramped(self, window: int, kept: int, wanted: int) -> None:
+        if self.cramped is None:
+            self.cramped = (
+                f"the context window ({window:,} tokens) leaves room for only {kept} of the last {wanted} exchanges; "
+                "set llm.context_window to the model's real window (or lower llm.max_tokens)"
+            )
+            logger.warning("history cut short: %s", self.cramped)
 
     def tools_size(self, tools: list[dict[str, Any]] | None) -> int:
         """Estimated tokens of the tool definitions; measured once per definitions list."""
@@ -219,8 +276,10 @@ class BudgetedProvider:
         on_delta: DeltaHandler | None = None,
     ) -> LLMResponse:
         """Answer like the wrapped provider; a second overflow propagates (MessageTooLarge when no history is left)."""
-        fitted = fit_history(messages, await self._budget.input_limit(tools))
+        fitted, reserve = await self._budget.fit(messages, tools)
         try:
+            if reserve is not None:
+                return await self._provider.chat(fitted, tools, on_delta, max_tokens=reserve)
             return await self._provider.chat(fitted, tools, on_delta)
         except ContextOverflow as exc:
             if _only_one_message(fitted):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 
 
@@ -26,6 +27,20 @@ HELP_TEXT = (
     "/pair approve CODE, /pair revoke ID - admins: let a sender in, or out\n"
     "/help - this list"
 )
+CONSOLE_HELP = "\n/exit or /quit - leave the terminal chat (Ctrl-D too)"
+UNKNOWN_COMMAND = "Unknown command, /help lists them."
+_COMMAND_WORD = re.compile(r"^/[A-Za-z][A-Za-z0-9_]*(@[A-Za-z0-9_]+)?$")
+
+
+def help_text(channel: str) -> str:
+    """The command list for a chat on `channel`; the terminal adds its own way out."""
+    return HELP_TEXT + (CONSOLE_HELP if channel == "console" else "")
+
+
+def is_unknown_command(text: str) -> bool:
+    """Whether a message is shaped like a command (`/foo`, `/foo@bot`) that relaybot does not know."""
+    words = text.split(maxsplit=1)
+    return bool(words) and bool(_COMMAND_WORD.match(words[0])) and parse_command(text) is None
 
 
 def parse_command(text: str) -> Command | None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import logging
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,8 @@ from bot.agent.memory import MemoryScope
 from bot.agent.skills import SkillLibrary
 from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message
 from bot.bus import InboundMessage, Trust
+
+logger = logging.getLogger(__name__)
 
 BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")
 OWNER_ONLY_FILES = frozenset({"USER.md"})
@@ -75,9 +79,12 @@ class ContextBuilder:
         max_tool_result_chars: int = DEFAULT_TOOL_RESULT_CHARS,
         max_inbound_chars: int = MAX_INBOUND_CHARS,
         inline_attachment_chars: int = INLINE_ATTACHMENT_CHARS,
+        memory_chars: Callable[[], int] | None = None,
     ) -> None:
         self._max_tool_result_chars = max_tool_result_chars
         self._workspace = workspace
+        self._memory_chars = memory_chars
+        self._memory_cuts: set[tuple[Path, int]] = set()
         self._zone = ZoneInfo(timezone)
         self._timezone = timezone
         self._files = FileCache()
@@ -122,10 +129,24 @@ class ContextBuilder:
                 sections.append(f"## Persona\n\n{persona}")
         memory = self._files.read(scope.memory_file).strip()
         if memory:
-            sections.append(f"## Memory (MEMORY.md)\n\n{memory}")
+            sections.append(f"## Memory (MEMORY.md)\n\n{self._within_share(memory, scope)}")
         if self._skills and (listing := self._skills.prompt()):
             sections.append(listing)
         return "\n\n".join(sections)
+
+    def _within_share(self, memory: str, scope: MemoryScope) -> str:
+        """MEMORY.md cut to its share of the window, with a note telling the model so."""
+        limit = self._memory_chars() if self._memory_chars else None
+        if limit is None or len(memory) <= limit:
+            return memory
+        if (scope.memory_file, len(memory)) not in self._memory_cuts:
+            self._memory_cuts.add((scope.memory_file, len(memory)))
+            logger.info("%s is %d characters; the prompt carries its first %d", scope.memory_file, len(memory), limit)
+        path = scope.memory_file.relative_to(self._workspace)
+        return (
+            f"{memory[:limit]}\n\n[{path} is longer ({len(memory):,} characters) than fits here; only its first "
+            f"{limit:,} are shown. Read the file for the rest, and condense it when you next update it.]"
+        )
 
     def runtime_header(self, message: InboundMessage) -> str:
         """A one-line note of where the message came from and who sent it."""

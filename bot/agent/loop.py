@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from bot.agent.account import AccountCommands
-from bot.agent.commands import GREETING, HELP_TEXT, Command, parse_command
+from bot.agent.budget import ContextBudget
+from bot.agent.commands import GREETING, UNKNOWN_COMMAND, Command, help_text, is_unknown_command, parse_command
 from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
 from bot.agent.interruption import (
@@ -88,6 +89,7 @@ class AgentLoop:
         on_stop: Callable[[str], int] | None = None,
         personas: PersonaTurns | None = None,
         account: AccountCommands | None = None,
+        budget: ContextBudget | None = None,
         owner_dm: LastOwnerDM | None = None,
         transcriber: Transcriber | None = None,
         hooks: Hooks | None = None,
@@ -103,6 +105,7 @@ class AgentLoop:
         self._workspace = workspace
         self._memory = memory
         self._on_stop = on_stop
+        self._budget = budget
         self._owner_dm = owner_dm or LastOwnerDM()
         self._transcriber = transcriber
         self._hooks = hooks or Hooks()
@@ -164,7 +167,7 @@ class AgentLoop:
             await self._stop_session(message)
             return
         if command is Command.HELP:
-            await self._reply(message, HELP_TEXT, completes=[message.id])
+            await self._reply(message, help_text(message.chat.channel), completes=[message.id])
             return
         if command is Command.START:
             await self._reply(message, GREETING, completes=[message.id])
@@ -176,6 +179,9 @@ class AgentLoop:
             await self._reply(message, self._account.answer(command, message), completes=[message.id])
             return
         if message.kind == "user" and await self._plugin_command(message):
+            return
+        if message.kind == "user" and is_unknown_command(message.text):
+            await self._reply(message, UNKNOWN_COMMAND, completes=[message.id])
             return
         if self._hooks.has("message_received"):
             event = MessageReceived(message.chat, message.sender_id, message.trust.value, message.text, message.id)
@@ -277,9 +283,7 @@ class AgentLoop:
             logger.info("[%s] turn %s in %.2fs (%s)", key, outcome, duration, message.id)
         await self._hook("agent_end", AgentEnd(key, message.chat, message.sender_id, outcome, reply))
         if reply is not None:
-            await self._reply(
-                message, reply, kind, completes=ids, finalises=message.id if message.stream else None
-            )
+            await self._reply(message, reply, kind, completes=ids, finalises=message.id if message.stream else None)
         else:
             await self._bus.complete_inbound(ids)
 
@@ -454,6 +458,8 @@ class AgentLoop:
         ]
         if self._account is not None:
             lines.append(f"Budget left: {self._account.budget_left(message)}")
+        if self._budget and self._budget.cramped:
+            lines.append(f"Warning: {self._budget.cramped}")
         return "\n".join(lines)
 
     async def _reply(

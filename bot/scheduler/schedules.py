@@ -51,6 +51,8 @@ class Schedule:
 
         zone = zone_named(self.timezone)
         if self.kind == "every":
+            if self.value.strip().replace(".", "", 1).isdigit():
+                raise ScheduleError(f"{self.value!r} has no unit; write it with s, m, h or d, such as {self.value}m")
             try:
                 seconds = parse_duration(self.value)
             except ValueError as exc:

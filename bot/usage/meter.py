@@ -50,6 +50,7 @@ class MeteredProvider:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None = None,
         on_delta: DeltaHandler | None = None,
+        max_tokens: int | None = None,
     ) -> LLMResponse:
         """Answer like the wrapped provider; BudgetExceeded before any request when the budget is used up."""
         charge = current_charge()
@@ -60,7 +61,7 @@ class MeteredProvider:
         usage = Usage()
         estimated = False
         try:
-            response = await self._provider.chat(messages, tools, on_delta)
+            response = await self._provider.chat(messages, tools, on_delta, max_tokens=max_tokens)
         except asyncio.CancelledError:
             outcome = "cancelled"
             raise

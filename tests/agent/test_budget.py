@@ -1,4 +1,5 @@
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +156,57 @@ async def test_a_second_overflow_tells_the_user_to_start_over(tmp_path: Path, fa
         reply = await bot.reply_to(await bot.send("hello"))
     assert reply.kind == "error" and reply.text == ContextOverflow.user_message and "/new" in reply.text
     assert len(fake_llm.requests) == 2
+
+
+def fresh_workspace(tmp_path: Path) -> None:
+    from bot.home import InitReport, init_workspace
+
+    init_workspace(tmp_path / "workspace", InitReport())
+
+
+async def test_a_local_model_of_unknown_window_keeps_the_last_six_exchanges_by_shrinking_the_reply_reserve(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    fresh_workspace(tmp_path)
+    async with Harness(tmp_path, fake_llm) as bot:
+        prefill(bot, "test:1", exchanges=10, size=120)
+        await bot.ask("what did I ask first?")
+    [request] = fake_llm.requests
+    sent = json.dumps(request["messages"])
+    assert all(f"question {i} " in sent for i in range(4, 10))
+    assert 1024 <= request["max_tokens"] < 4096
+    assert bot.app.budget.cramped is None
+
+
+async def test_history_that_cannot_fit_warns_once_naming_the_key_and_shows_in_status(
+    tmp_path: Path, fake_llm: FakeLLM, caplog
+) -> None:
+    fresh_workspace(tmp_path)
+    async with Harness(tmp_path, fake_llm) as bot:
+        prefill(bot, "test:1", exchanges=8, size=3000)
+        with caplog.at_level(logging.WARNING):
+            await bot.ask("one")
+            await bot.ask("two")
+        status = await bot.ask("/status")
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "llm.context_window" in r.getMessage()]
+    assert len(warnings) == 1
+    assert fake_llm.requests[0]["max_tokens"] == 1024
+    assert "llm.context_window" in status
+
+
+async def test_a_memory_file_larger_than_its_share_is_cut_with_a_note(
+    tmp_path: Path, fake_llm: FakeLLM, caplog
+) -> None:
+    memory = tmp_path / "workspace" / "memory" / "MEMORY.md"
+    memory.parent.mkdir(parents=True)
+    memory.write_text("- fact\n" * 3000 + "- THE LAST FACT\n")
+    async with Harness(tmp_path, fake_llm, llm={"context_window": 8000}) as bot:
+        with caplog.at_level(logging.INFO, logger="bot.agent.context"):
+            await bot.ask("hi", chat="console:local")
+    system = fake_llm.requests[0]["messages"][0]["content"]
+    assert "THE LAST FACT" not in system
+    assert "only its first 6,000 are shown" in system
+    assert any("MEMORY.md is 21015 characters" in r.getMessage() for r in caplog.records)
 
 
 async def test_an_overflow_of_the_first_message_says_the_message_is_too_large(

@@ -121,7 +121,7 @@ async def test_long_reply_is_split_with_code_blocks_intact(bot: Bot, fake_llm: F
 async def test_a_gateway_interruption_loses_nothing_and_doubles_nothing(
     bot: Bot, fake_llm: FakeLLM, discord: FakeDiscord, interruption: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="channels.discord")
+    caplog.set_level(logging.INFO, logger="channels.discord")
     discord.dm("first", user_id=OWNER)
     await discord.wait_for_sent(1)
     getattr(discord, interruption)()

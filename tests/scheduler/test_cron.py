@@ -153,6 +153,7 @@ async def test_cli_jobs_reach_a_running_gateway(tmp_path: Path, fake_llm: FakeLL
         config_file = tmp_path / "config.yaml"
         config_file.write_text(
             f"workspace: {bot.config.workspace}\nstate_dir: {bot.config.state_dir}\nowners: [telegram:{OWNER}]\n"
+            "channels:\n  telegram:\n    enabled: true\n    token: x\n"
         )
 
         async def cli(*args: str) -> str:

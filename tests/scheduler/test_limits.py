@@ -96,7 +96,9 @@ async def test_owner_prompts_run_at_most_every_minute_and_reminders_as_often_as_
 
 
 def test_cli_refuses_a_prompt_every_few_seconds_in_one_line(tmp_path: Path) -> None:
-    (tmp_path / "config.yaml").write_text(f"state_dir: {tmp_path / 'state'}\n")
+    (tmp_path / "config.yaml").write_text(
+        f"state_dir: {tmp_path / 'state'}\nchannels:\n  telegram:\n    enabled: true\n    token: x\n"
+    )
     command = ["--config", str(tmp_path / "config.yaml"), "cron", "add", "--to", "telegram:42"]
     result = CliRunner().invoke(app, [*command, "--every", "10s", "--message", "poll"])
     assert result.exit_code == 2

@@ -24,7 +24,9 @@ class Stub:
         self.answers = list(answers)
         self.calls = 0
 
-    async def chat(self, messages: list[dict[str, Any]], tools: Any = None, on_delta: Any = None) -> LLMResponse:
+    async def chat(
+        self, messages: list[dict[str, Any]], tools: Any = None, on_delta: Any = None, max_tokens: Any = None
+    ) -> LLMResponse:
         self.calls += 1
         answer = self.answers.pop(0)
         if isinstance(answer, Exception):

@@ -1,0 +1,106 @@
+"""`relaybot doctor` against the fake model server and the fake Telegram, Discord and Slack APIs."""
+
+import asyncio
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from bot.cli import app
+from bot.doctor import check_sandbox
+from tests.fakes.discord_server import FakeDiscord
+from tests.fakes.openai_server import FakeLLM
+from tests.fakes.slack_server import FakeSlack
+from tests.fakes.telegram_server import FakeTelegram
+from tests.test_cli import env_for
+
+
+def write(home: Path, text: str) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(text)
+    for folder in ("workspace", "state"):
+        (home / folder).mkdir(mode=0o700, exist_ok=True)
+
+
+async def doctor(home: Path, *args: str) -> tuple[int, str]:
+    result = await asyncio.to_thread(CliRunner().invoke, app, ["doctor", *args], env=env_for(home))
+    return result.exit_code, result.output
+
+
+def line(output: str, name: str) -> str:
+    return next(row for row in output.splitlines() if row[2:].startswith(name + ":"))
+
+
+async def test_a_healthy_setup_passes_every_check(tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+    fake_llm.context_length = 32_768
+    async with FakeDiscord() as discord, FakeSlack() as slack:
+        write(
+            tmp_path,
+            f"llm:\n  model: openai/fake-model\n  api_base: {fake_llm.base_url}\n"
+            f"channels:\n"
+            f"  telegram: {{enabled: true, token: '{telegram.token}', api_base: '{telegram.base_url}'}}\n"
+            f"  discord: {{enabled: true, token: {discord.token}, api_base: '{discord.api_base}'}}\n"
+            f"  slack: {{enabled: true, bot_token: {slack.bot_token}, app_token: {slack.app_token},"
+            f" api_base: '{slack.base_url}'}}\n",
+        )
+        code, output = await doctor(tmp_path)
+        _, as_json = await doctor(tmp_path, "--json")
+    assert code == 0, output
+    for name in ("config", "workspace", "state", "model", "telegram token", "discord token"):
+        assert line(output, name).startswith("✓"), output
+    assert line(output, "slack bot token").startswith("✓") and line(output, "slack app token").startswith("✓")
+    assert "@relay_bot" in line(output, "telegram token")
+    assert line(output, "context window").startswith("✓ context window: 32,768 tokens")
+    assert line(output, "gateway") == "✓ gateway: not running (start it with `relaybot run`)"
+    checks = json.loads(as_json)
+    assert {c["name"] for c in checks} >= {"config", "model", "disk", "exec sandbox", "gateway"}
+    assert all(set(c) == {"name", "status", "detail", "fix"} for c in checks)
+
+
+async def test_each_problem_is_one_line_with_its_fix_and_exit_1(tmp_path: Path, telegram: FakeTelegram) -> None:
+    async with FakeSlack() as slack:
+        write(
+            tmp_path,
+            "llm:\n  model: openai/fake-model\n  api_base: http://127.0.0.1:9/v1\n"
+            f"channels:\n"
+            f"  telegram: {{enabled: true, token: '1:WRONG', api_base: '{telegram.base_url}'}}\n"
+            f"  slack: {{enabled: true, bot_token: {slack.bot_token}, app_token: '', api_base: '{slack.base_url}'}}\n",
+        )
+        code, output = await doctor(tmp_path)
+    assert code == 1
+    assert line(output, "model").startswith("✗ model: cannot reach http://127.0.0.1:9/v1/models")
+    assert line(output, "telegram token").startswith("✗ telegram token: rejected by 127.0.0.1")
+    assert "→ put a valid token in channels.telegram.token" in line(output, "telegram token")
+    assert line(output, "slack app token") == (
+        "✗ slack app token: channels.slack.app_token is empty → set channels.slack.app_token, or disable the channel"
+    )
+    assert "WRONG" not in output
+
+
+async def test_a_window_too_small_for_the_history_is_a_warning_naming_the_key(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    from bot.home import InitReport, init_workspace
+
+    write(tmp_path, f"llm:\n  model: openai/fake-model\n  api_base: {fake_llm.base_url}\n  context_window: 4096\n")
+    init_workspace(tmp_path / "workspace", InitReport())
+    code, output = await doctor(tmp_path)
+    assert code == 0
+    assert line(output, "context window").startswith("⚠ context window: 4,096 tokens")
+    assert "set llm.context_window" in line(output, "context window")
+
+
+def test_a_broken_config_is_the_only_line(tmp_path: Path) -> None:
+    (tmp_path / "config.yaml").write_text("llm:\n  modl: x\n")
+    result = CliRunner().invoke(app, ["doctor"], env=env_for(tmp_path))
+    assert result.exit_code == 1
+    assert result.output.startswith("✗ config: llm.modl: unknown key")
+
+
+def test_a_missing_sandbox_is_a_warning_not_a_failure(tmp_path: Path) -> None:
+    from bot.config import Config
+
+    config = Config.model_validate({"workspace": tmp_path, "state_dir": tmp_path})
+    check = check_sandbox(config, lambda _: (False, "NOT sandboxed (bwrap is not installed)"))
+    assert check.status == "warn" and "bubblewrap" in check.fix
+    assert check_sandbox(config, lambda _: (True, "bubblewrap")).status == "ok"

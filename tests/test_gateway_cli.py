@@ -1,0 +1,112 @@
+"""The CLI talking to a running gateway: status, cron add checks, cron run, and one-line failures."""
+
+import asyncio
+import logging
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import bot.cli
+from bot.bus import ChatRef
+from bot.scheduler.schedules import Schedule
+from tests.fakes.openai_server import FakeLLM
+from tests.fakes.telegram_server import FakeTelegram
+from tests.gateway import TelegramBot
+from tests.test_cli import env_for
+
+
+def config_for(bot: TelegramBot, path: Path) -> Path:
+    path.write_text(
+        f"workspace: {bot.config.workspace}\nstate_dir: {bot.config.state_dir}\n"
+        f"channels:\n  telegram:\n    enabled: true\n    token: x\n"
+    )
+    return path
+
+
+async def cli(config: Path, *args: str) -> tuple[int, str]:
+    result = await asyncio.to_thread(CliRunner().invoke, bot.cli.app, ["--config", str(config), *args])
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        (["--to", "whatsapp:1", "--every", "1h"], "no channel 'whatsapp'; channels are telegram, discord, slack"),
+        (["--to", "discord:1", "--every", "1h"], "channel discord is not enabled"),
+        (["--to", "telegram:1", "--every", "5"], "'5' has no unit"),
+    ],
+)
+def test_cron_add_refuses_unknown_or_disabled_targets_and_bare_numbers(
+    tmp_path: Path, args: list[str], problem: str
+) -> None:
+    (tmp_path / "config.yaml").write_text("channels:\n  telegram:\n    enabled: true\n    token: x\n")
+    result = CliRunner().invoke(bot.cli.app, ["cron", "add", *args, "--remind", "x"], env=env_for(tmp_path))
+    assert result.exit_code == 2
+    assert problem in result.output and "Traceback" not in result.output
+
+
+async def test_cron_run_for_a_disabled_channel_fails_at_once_in_one_line(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    async with TelegramBot(tmp_path, fake_llm, telegram) as running:
+        await running.gateway.manager.ready("telegram")
+        job = running.gateway.cron.add(Schedule("every", "1d", "UTC"), ChatRef("discord", "5"), "remind", "x", None)
+        config = config_for(running, tmp_path / "config.yaml")
+        async with asyncio.timeout(5):
+            code, output = await cli(config, "cron", "run", job.id)
+    assert code == 1
+    assert output.strip().splitlines() == [
+        f"Job {job.id} failed: its target discord:5 is on a channel that is not enabled"
+    ]
+
+
+async def test_status_shows_a_rejected_token_as_failed_after_one_error_line(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="channels.manager")
+    async with TelegramBot(tmp_path, fake_llm, telegram, {"token": "999:REVOKED-TOKEN"}) as running:
+        async with asyncio.timeout(10):
+            while (health := running.gateway.manager.health()["telegram"]).failures < 3:
+                await asyncio.sleep(0.05)
+        assert health.state == "failed"
+        code, output = await cli(config_for(running, tmp_path / "config.yaml"), "status")
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and "telegram: failed to start" in errors[0].getMessage()
+    assert code == 0
+    assert "gateway:   running for" in output
+    line = next(line for line in output.splitlines() if line.startswith("telegram:"))
+    assert "FAILED" in line and "last error: " in line and "rejected by the server" in line
+
+
+def test_status_without_a_gateway_says_it_is_not_running(tmp_path: Path) -> None:
+    (tmp_path / "config.yaml").write_text("channels:\n  telegram:\n    enabled: true\n    token: x\n")
+    result = CliRunner().invoke(bot.cli.app, ["status"], env=env_for(tmp_path))
+    assert result.exit_code == 0
+    assert "gateway:   not running" in result.output
+    assert "telegram:  enabled (gateway not running)" in result.output
+
+
+def test_a_gateway_that_does_not_answer_fails_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "config.yaml").write_text("llm:\n  model: openai/x\n")
+    path = tmp_path / "state" / "control.sock"
+    path.parent.mkdir(parents=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+    accepted: list[socket.socket] = []
+    threading.Thread(target=lambda: accepted.append(listener.accept()[0]), daemon=True).start()
+    monkeypatch.setattr(bot.cli, "CONTROL_TIMEOUT", 0.3)
+    try:
+        result = CliRunner().invoke(bot.cli.app, ["status"], env=env_for(tmp_path))
+    finally:
+        listener.close()
+        for conn in accepted:
+            conn.close()
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines()[-1] == (
+        "error: the gateway did not answer within 0s; check it with `relaybot logs`."
+    )
+    assert "Traceback" not in result.output
