@@ -201,6 +201,10 @@ class Gateway:
                     channel_retry,
                 )
             )
+        if config.channels.api.enabled:
+            api = load_object("channels.api:ApiChannel")
+            self.manager.add(api(self.manager.publisher("api"), config.channels.api, self.agent.events))
+            self.names.append("api")
 
         self.cron = CronService(
             config.state_dir, config.timezone, config.scheduler.misfire_grace, self.agent.bus, self.agent.events

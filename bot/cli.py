@@ -71,20 +71,26 @@ def init(ctx: typer.Context) -> None:
     from bot.config import home_dir, load_config
     from bot.errors import ConfigError
     from bot.home import InitReport, init_config, init_workspace
+    from bot.webtoken import chat_url, write_api_token
 
     options: Options = ctx.obj
     report = InitReport()
     init_config(options.config, report)
+    token = write_api_token(options.config) if options.config in report.created else None
     try:
-        workspace = load_config(options.config).workspace
+        config = load_config(options.config)
+        workspace = config.workspace
     except ConfigError as exc:
         typer.echo(f"note: the config has a problem: {exc}", err=True)
-        workspace = home_dir() / "workspace"
+        config, workspace = None, home_dir() / "workspace"
     init_workspace(workspace, report)
     for path in report.created:
         typer.echo(f"created {path}")
     for path in report.kept:
         typer.echo(f"kept    {path} (already there)")
+    if token and config:
+        api = config.channels.api
+        typer.echo(f"\nWeb chat (once channels.api.enabled is true): {chat_url(api.host, api.port, token)}")
     typer.echo(
         f"\nNext: set llm.model (and llm.api_key, or export OPENAI_API_KEY) in {options.config},\n"
         "then talk to the bot with `relaybot chat`, or connect a chat app and run `relaybot run`."
