@@ -17,6 +17,7 @@ from bot.agent.context import ContextBuilder
 from bot.agent.interruption import (
     CRASHED,
     MODEL_FAILED,
+    RESTARTED,
     SHUT_DOWN,
     STOPPED,
     bounded,
@@ -240,6 +241,7 @@ class AgentLoop:
     ) -> TurnResult:
         message = replace(batch[-1], trust=lowest_trust(batch))
         session = self._sessions.get(session_key or message.chat.session_key)
+        self._close_unfinished(session.key, RESTARTED)  # open calls before a turn starts: the process died mid-round
         scope = scope_for(self._workspace, message)
         text = "\n\n".join(self._context.user_text(m) for m in batch)
         history = session.history(self._config.memory_window)
