@@ -201,11 +201,6 @@ class Gateway:
                     channel_retry,
                 )
             )
-        if config.channels.api.enabled:
-            api = load_object("channels.api:ApiChannel")
-            self.manager.add(api(self.manager.publisher("api"), config.channels.api, self.agent.events))
-            self.names.append("api")
-
         self.cron = CronService(
             config.state_dir, config.timezone, config.scheduler.misfire_grace, self.agent.bus, self.agent.events
         )
@@ -213,6 +208,15 @@ class Gateway:
         self.heartbeat = HeartbeatService(
             config.heartbeat, config.workspace, config.timezone, self.agent.loop, self.agent.bus
         )
+        if config.channels.api.enabled:
+            from bot.dashboard import Dashboard
+
+            dashboard = Dashboard(
+                self.manager.connected, config.state_dir / "sessions", self.cron, pairing, config.heartbeat
+            )
+            api = load_object("channels.api:ApiChannel")
+            self.manager.add(api(self.manager.publisher("api"), config.channels.api, self.agent.events, dashboard))
+            self.names.append("api")
         self.control = ControlServer(
             control_socket(config), {"cron.changed": self._cron_changed, "cron.run": self._cron_run}
         )

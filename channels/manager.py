@@ -107,6 +107,10 @@ class ChannelManager:
                     logger.exception("%s: failed to stop cleanly", slot.channel.name)
                 slot.ready.clear()
 
+    def connected(self) -> dict[str, bool]:
+        """Each channel's name and whether it has started."""
+        return {name: slot.ready.is_set() for name, slot in self._slots.items()}
+
     async def ready(self, name: str) -> None:
         """Wait until channel `name` has started."""
         await self._slots[name].ready.wait()

@@ -11,6 +11,7 @@ from aiohttp import web
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, new_id
 from bot.config import ApiConfig
 from bot.events import Event, EventBus, TurnFinished
+from channels.api.admin import AdminBackend
 from channels.api.auth import Caller, FailureLockout, Gatekeeper, TokenBook
 from channels.api.frames import event_frame, message_frame
 from channels.api.hub import CHANNEL, Hub
@@ -21,7 +22,7 @@ logger = logging.getLogger(__name__)
 
 
 class ApiChannel(Channel):
-    """Serves /ws, /v1 and the web pages; one session per token name and session name."""
+    """Serves /ws, /v1, the web chat and (given a backend) the dashboard; one session per token and session name."""
 
     name: ClassVar[str] = CHANNEL
 
@@ -30,7 +31,7 @@ class ApiChannel(Channel):
         publish: Publish,
         config: ApiConfig,
         events: EventBus,
-        extra_routes: Callable[[web.Application, Gatekeeper], None] | None = None,
+        admin: AdminBackend | None = None,
         lockout: FailureLockout | None = None,
     ) -> None:
         self._publish = publish
@@ -39,13 +40,13 @@ class ApiChannel(Channel):
         self.hub = Hub()
         self.gate = Gatekeeper(TokenBook(config.tokens), lockout or FailureLockout())
         self._client_ids: dict[str, str] = {}
-        self._extra_routes = extra_routes
+        self._admin = admin
         self._runner: web.AppRunner | None = None
         self._unsubscribe: Callable[[], None] = lambda: None
         self.port = config.port
 
     async def start(self) -> None:
-        from channels.api import openai_compat, pages, ws
+        from channels.api import admin, openai_compat, pages, ws
 
         if self._config.allow_remote:
             logger.warning("api: allow_remote is on; listening on %s, reachable from other machines", self._config.host)
@@ -53,8 +54,8 @@ class ApiChannel(Channel):
         ws.add_routes(app, self)
         openai_compat.add_routes(app, self)
         pages.add_routes(app, self)
-        if self._extra_routes:
-            self._extra_routes(app, self.gate)
+        if self._admin is not None:
+            admin.add_routes(app, self.gate, self._admin)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self._config.host, self._config.port)

@@ -19,7 +19,7 @@ def add_routes(app: web.Application, channel: ApiChannel) -> None:
     """Mount `/`, `/history` and `/static/`; the page itself holds no data, every data request is authenticated."""
 
     async def chat_page(request: web.Request) -> web.FileResponse:
-        return web.FileResponse(STATIC / "chat.html", headers=_PAGE_HEADERS)
+        return web.FileResponse(STATIC / "chat.html", headers=PAGE_HEADERS)
 
     async def history(request: web.Request) -> web.Response:
         caller = channel.gate.check(request)
@@ -31,7 +31,7 @@ def add_routes(app: web.Application, channel: ApiChannel) -> None:
     app.router.add_static("/static/", STATIC)
 
 
-_PAGE_HEADERS = {
+PAGE_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",

@@ -25,7 +25,14 @@ def free_port() -> int:
 class ApiBot(GatewayUnderTest):
     """`relaybot run` with only the API channel; token `me` is an owner, `visitor` a guest."""
 
-    def __init__(self, tmp_path: Path, fake_llm: FakeLLM, **overrides: object) -> None:
+    def __init__(
+        self,
+        tmp_path: Path,
+        fake_llm: FakeLLM,
+        owners: list[str] = (),
+        other_channels: dict[str, dict] | None = None,
+        **overrides: object,
+    ) -> None:
         self.port = free_port()
         section = {
             "enabled": True,
@@ -35,7 +42,8 @@ class ApiBot(GatewayUnderTest):
                 {"token": GUEST_TOKEN, "name": "visitor", "trust": "guest"},
             ],
         }
-        super().__init__(tmp_path, fake_llm, [], {"api": section}, **overrides)
+        channels = {"api": section, **(other_channels or {})}
+        super().__init__(tmp_path, fake_llm, list(owners), channels, **overrides)
 
     @property
     def url(self) -> str:

@@ -117,3 +117,24 @@ async def test_wrong_token_is_refused_at_the_handshake(api_bot: ApiBot, query: s
         with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
             await http.ws_connect(f"{api_bot.url}/ws{query}")
     assert refused.value.status == 401
+
+
+async def test_readme_example_client_prints_the_streamed_reply(api_bot: ApiBot, fake_llm) -> None:
+    import asyncio
+    import re
+    import sys
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    script = re.search(r"A runnable client.*?```python\n(.*?)```", readme, re.S).group(1)
+    fake_llm.script(Text("I can chat, run tools and remember things."))
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        script.replace("127.0.0.1:18790", f"127.0.0.1:{api_bot.port}"),
+        env={"RELAYBOT_API_TOKEN": OWNER_TOKEN, "PATH": "/usr/bin:/bin"},
+        stdout=asyncio.subprocess.PIPE,
+    )
+    out, _ = await asyncio.wait_for(process.communicate(), 30)
+    assert process.returncode == 0
+    assert out.decode() == "I can chat, run tools and remember things.\n"
