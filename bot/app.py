@@ -8,6 +8,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from bot.events import EventBus
 from bot.filemodes import keep_private
 from bot.home import bundled
 from bot.llm import Provider
+from bot.lock import AlreadyRunning, GatewayLock
 from bot.ratelimit import SenderRateLimit
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
@@ -143,6 +145,7 @@ class AgentApp:
         )
 
     async def start(self) -> None:
+        await self.bus.start()
         await self.mcp.start()
         await self.loop.start()
 
@@ -151,6 +154,7 @@ class AgentApp:
         await self.loop.stop()
         await self.memory.stop()
         await self.mcp.stop()
+        await self.bus.stop()
 
     async def __aenter__(self) -> AgentApp:
         await self.start()
@@ -158,6 +162,11 @@ class AgentApp:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
+
+
+def journal_path(config: Config) -> Path:
+    """The gateway's inbox and outbox journal."""
+    return config.state_dir / "journal.db"
 
 
 def control_socket(config: Config) -> Path:
@@ -182,25 +191,27 @@ class Gateway:
     ) -> None:
         from bot.access import AccessPolicy, PairingBook
 
-        self.agent = AgentApp(config, provider)
+        self.config = config
+        self.agent = AgentApp(config, provider, LocalBus(journal_path(config)))
         self.names = enabled_channels(config)
         pairing = PairingBook(config.state_dir / "pairing.json", max_pending=config.access.max_pending)
         access = {
             name: AccessPolicy(name, config.owners, getattr(config.channels, name), pairing) for name in self.names
         }
         self.manager = load_object("channels.manager:ChannelManager")(
-            self.agent.bus, self.agent.events, access, start_retry, SenderRateLimit(config.access.rate_limit)
+            self.agent.bus,
+            self.agent.events,
+            access,
+            start_retry,
+            SenderRateLimit(config.access.rate_limit),
+            send_retry=channel_retry,
         )
         for name in self.names:
             channel_class = load_object(CHANNEL_CLASSES[name])
-            self.manager.add(
-                channel_class(
-                    self.manager.publisher(name),
-                    getattr(config.channels, name),
-                    config.workspace / "inbox",
-                    channel_retry,
-                )
-            )
+            section = getattr(config.channels, name)
+            channel = channel_class(self.manager.publisher(name), section, config.workspace / "inbox", channel_retry)
+            self.manager.add(channel, section.send_concurrency)
+
         self.cron = CronService(
             config.state_dir, config.timezone, config.scheduler.misfire_grace, self.agent.bus, self.agent.events
         )
@@ -229,9 +240,16 @@ class Gateway:
         await self.control.start()
 
     async def stop(self) -> None:
+        """Stop intake, let running turns finish within `shutdown_grace`, flush the outbox, leave the rest pending."""
+        self.agent.bus.close_intake()
         await self.control.stop()
         await self.heartbeat.stop()
         await self.cron.stop()
+        grace = self.config.shutdown_grace
+        started = time.monotonic()
+        await self.agent.loop.drain(grace)
+        if not await self.manager.flush(max(grace - (time.monotonic() - started), 0.1)):
+            logger.warning("stopping with unsent replies; they are sent at the next start")
         await self.manager.stop()
         await self.agent.stop()
 
@@ -272,8 +290,22 @@ async def run_console(config: Config, message: str | None, provider: Provider | 
             await manager.stop()
 
 
-async def run_gateway(config: Config) -> None:
-    """`relaybot run`: serve until SIGINT or SIGTERM."""
+async def run_gateway(config: Config) -> int:
+    """`relaybot run`: serve until SIGINT or SIGTERM; 1 at once when another gateway holds this home."""
+    lock = GatewayLock(config.state_dir)
+    try:
+        lock.acquire()
+    except AlreadyRunning as exc:
+        print(str(exc), file=sys.stderr, flush=True)
+        return 1
+    try:
+        await _serve(config)
+    finally:
+        lock.release()
+    return 0
+
+
+async def _serve(config: Config) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):

@@ -129,7 +129,7 @@ def run(ctx: typer.Context) -> None:
 
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(run_gateway(config))
+            raise typer.Exit(asyncio.run(run_gateway(config)))
     except ConfigError as exc:
         typer.echo(f"config error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -139,7 +139,8 @@ def run(ctx: typer.Context) -> None:
 def status(ctx: typer.Context) -> None:
     """Show the config in use, the model and the channels."""
     config = _load(ctx.obj)
-    from bot.app import CHANNEL_CLASSES
+    from bot.app import CHANNEL_CLASSES, journal_path
+    from bot.bus.journal import describe_journal
 
     options: Options = ctx.obj
     sessions = config.state_dir / "sessions"
@@ -150,6 +151,7 @@ def status(ctx: typer.Context) -> None:
     typer.echo(f"model:     {config.llm.model}" + (f" at {config.llm.api_base}" if config.llm.api_base else ""))
     for name in CHANNEL_CLASSES:
         typer.echo(f"{name + ':':<10} {'enabled' if getattr(config.channels, name).enabled else 'disabled'}")
+    typer.echo(f"delivery:  {describe_journal(journal_path(config))}")
     typer.echo(f"exec:      {_exec_status(config)}")
     for name, server in config.mcp_servers.items():
         typer.echo(f"mcp {name}: {_mcp_status(server)}")

@@ -80,6 +80,7 @@ class ChannelSection(Section):
     allow_from: list[str] = []
     dm_policy: DmPolicy = "pairing"
     group_policy: GroupPolicy = "mention"
+    send_concurrency: int = Field(8, gt=0)
     streaming: Literal["auto", "edit", "off"] = "auto"
     stream_interval: Duration = Field(1.0, gt=0)
     show_tool_progress: bool = True
@@ -270,6 +271,7 @@ class Config(Section):
     access: AccessConfig = AccessConfig()
     scheduler: SchedulerConfig = SchedulerConfig()
     heartbeat: HeartbeatConfig = HeartbeatConfig()
+    shutdown_grace: Duration = 10.0
     mcp_servers: dict[str, MCPServerConfig] = {}
     _source: Path | None = PrivateAttr(None)
 

@@ -14,9 +14,11 @@ BotError
 │       └── StreamBroken           the stream failed after part of the reply was shown
 ├── TurnTimedOut           a turn ran past agent.turn_timeout and was cancelled; `seconds` is the limit
 ├── ToolError              a tool could not do what was asked; the registry reports it to the model
+├── BusClosed              the bus takes no new inbound messages (a stop is under way)
 └── ChannelError           a platform call failed for good (bad request, forbidden)
     ├── ChannelUnavailable     a transient failure worth retrying (5xx, connection reset, timeout)
-    │   └── RateLimited            the platform asked us to wait `retry_after` seconds
+    │   ├── RateLimited            the platform asked us to wait `retry_after` seconds (`whole_bot` for a global limit)
+    │   └── DeliveryAmbiguous      the connection dropped after the request was written; retried once
     └── MarkupRejected         the platform could not parse our formatting; resend as plain text
 """
 
@@ -151,6 +153,15 @@ class MarkupRejected(ChannelError):
 class RateLimited(ChannelUnavailable):
     """The platform asked us to wait before retrying."""
 
-    def __init__(self, retry_after: float, message: str = "rate limited") -> None:
+    def __init__(self, retry_after: float, message: str = "rate limited", whole_bot: bool = False) -> None:
         super().__init__(f"{message} (retry after {retry_after}s)")
         self.retry_after = retry_after
+        self.whole_bot = whole_bot
+
+
+class BusClosed(BotError):
+    """The bus takes no new inbound messages (the gateway is stopping); the platform was not acknowledged."""
+
+
+class DeliveryAmbiguous(ChannelUnavailable):
+    """The connection dropped after the request was written: the platform may have the message already."""

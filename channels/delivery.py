@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
 
 from bot.bus import OutboundMessage
 from bot.errors import ChannelUnavailable, MarkupRejected
@@ -16,6 +18,20 @@ Post = Callable[[str, bool, bool], Awaitable[None]]
 """post(text, as_markup, is_first_chunk): one platform call that sends one chunk."""
 
 
+@dataclass(frozen=True)
+class ChunkProgress:
+    """The journal's view of one message being sent: chunks already confirmed, and how to confirm one more."""
+
+    confirmed: int
+    confirm: Callable[[int], Awaitable[None]]
+
+
+SEND_ONCE = RetryPolicy(attempts=1)
+
+chunk_progress: ContextVar[ChunkProgress | None] = ContextVar("chunk_progress", default=None)
+"""Set by the delivery worker around `Channel.send`, so a resumed send skips the chunks already delivered."""
+
+
 async def send_in_chunks(
     message: OutboundMessage,
     limit: int,
@@ -25,7 +41,12 @@ async def send_in_chunks(
 ) -> None:
     """Split, render and post each chunk; transient failures retry that chunk only, rejected markup goes plain."""
     what = f"[{message.chat.session_key}] send {message.id}"
+    progress = chunk_progress.get()
+    if progress:
+        retry = SEND_ONCE  # the outbox retries, without holding a send slot while it waits
     for index, chunk in enumerate(split_for_platform(message.text, limit)):
+        if progress and index < progress.confirmed:
+            continue
         first = index == 0
         rendered = render(chunk)
         try:
@@ -33,3 +54,5 @@ async def send_in_chunks(
         except MarkupRejected as exc:
             logger.info("%s: markup rejected (%s); resending as plain text", what, exc)
             await retry.run(lambda text=chunk, first=first: post(text, False, first), what, (ChannelUnavailable,))
+        if progress:
+            await progress.confirm(index)

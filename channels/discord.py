@@ -17,7 +17,7 @@ from bot.config import DiscordConfig
 from bot.errors import ChannelError, ChannelUnavailable, RateLimited
 from bot.retry import RetryPolicy
 from channels.base import Channel, Publish
-from channels.delivery import send_in_chunks
+from channels.delivery import chunk_progress, send_in_chunks
 from channels.discord_live import DiscordEdits
 from channels.live_edits import EditedMessages, balance_fences
 from channels.media import Fetch, MediaRef, attach_media, kind_of
@@ -192,7 +192,8 @@ class DiscordChannel(Channel):
         reference = None
         if answered:
             reference = target.get_partial_message(int(answered)).to_reference(fail_if_not_exists=False)
-        posted = 0
+        progress = chunk_progress.get()
+        posted = progress.confirmed if progress else 0  # the chunk index, so a resumed send keeps each nonce
 
         async def post(text: str, as_markup: bool, first: bool) -> None:
             nonlocal posted

@@ -1,4 +1,4 @@
-"""Starts channels, gates what they publish, and delivers outbound messages, one worker per channel."""
+"""Starts channels, gates what they publish, and hands outbound messages to each channel's outbox."""
 
 from __future__ import annotations
 
@@ -9,10 +9,7 @@ from typing import Any
 
 from bot.access import AccessPolicy, Ignore, SendPairingCode, Serve, pairing_message
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage
-from bot.errors import ChannelError
 from bot.events import (
-    Delivered,
-    DeliveryFailed,
     Event,
     EventBus,
     ReasoningDelta,
@@ -26,6 +23,7 @@ from bot.ratelimit import SenderRateLimit, Verdict, flood_notice
 from bot.retry import RetryPolicy
 from channels.base import Channel, Publish, ShowsTyping
 from channels.dedupe import SeenIds
+from channels.outbound import ChannelOutbox
 from channels.streaming import LiveReply, StreamsReplies
 
 logger = logging.getLogger(__name__)
@@ -35,10 +33,10 @@ TYPING_REFRESH = 4.0
 
 @dataclass
 class _Slot:
-    """One channel with its outbound queue and lifecycle state."""
+    """One channel with its outbox and lifecycle state."""
 
     channel: Channel
-    queue: asyncio.Queue[OutboundMessage] = field(default_factory=asyncio.Queue)
+    outbox: ChannelOutbox
     ready: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -52,8 +50,10 @@ class ChannelManager:
         access: dict[str, AccessPolicy] | None = None,
         start_retry: RetryPolicy | None = None,
         rate_limit: SenderRateLimit | None = None,
+        send_retry: RetryPolicy | None = None,
     ) -> None:
         self._bus = bus
+        self._send_retry = send_retry
         self._events = events or EventBus()
         self._access = access or {}
         self._rate_limit = rate_limit
@@ -64,7 +64,6 @@ class ChannelManager:
         self._background: set[asyncio.Task[None]] = set()
         self._live: dict[str, LiveReply] = {}
         self._seen_inbound = SeenIds()
-        self._sent = SeenIds()
         self._unsubscribe = lambda: None
 
     def publisher(self, name: str) -> Publish:
@@ -75,20 +74,28 @@ class ChannelManager:
 
         return publish
 
-    def add(self, channel: Channel) -> None:
-        """Register a channel before `start`."""
-        self._slots[channel.name] = _Slot(channel)
+    def add(self, channel: Channel, send_concurrency: int = 8) -> None:
+        """Register a channel before `start`; up to `send_concurrency` of its chats receive at once."""
+        ready = asyncio.Event()
+        outbox = ChannelOutbox(
+            channel, self._bus, self._events, ready, send_concurrency, self._send_retry, self._finish_live
+        )
+        self._slots[channel.name] = _Slot(channel, outbox, ready)
 
     async def start(self) -> None:
         """Start every channel in the background (retrying failures) and begin routing."""
         self._unsubscribe = self._events.subscribe(self._on_event)
         for name, slot in self._slots.items():
             self._tasks.append(asyncio.create_task(self._keep_starting(slot), name=f"start:{name}"))
-            self._tasks.append(asyncio.create_task(self._deliver(slot), name=f"outbound:{name}"))
         self._tasks.append(asyncio.create_task(self._route(), name="outbound-router"))
 
+    async def flush(self, timeout: float) -> bool:
+        """Wait up to `timeout` for every channel's outbox to empty; True when it did."""
+        results = await asyncio.gather(*(slot.outbox.flush(timeout) for slot in self._slots.values()))
+        return all(results)
+
     async def stop(self) -> None:
-        """Stop routing and typing, then stop the started channels in reverse order."""
+        """Stop routing, typing and sending (unsent messages stay journaled), then stop the channels in reverse."""
         self._unsubscribe()
         for stop_typing in self._typing.values():
             stop_typing.set()
@@ -99,6 +106,8 @@ class ChannelManager:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._tasks.clear()
+        for slot in self._slots.values():
+            await slot.outbox.stop()
         for slot in reversed(list(self._slots.values())):
             if slot.ready.is_set():
                 try:
@@ -130,7 +139,7 @@ class ChannelManager:
                 level = logging.INFO if repeated else logging.WARNING
                 what = "sent again" if repeated else "issued"
                 logger.log(level, "[%s] pairing code %s to %s (%s)", key, what, message.sender_id, message.sender_name)
-                self._slots[name].queue.put_nowait(OutboundMessage(message.chat, pairing_message(name, code)))
+                await self._bus.publish_outbound(OutboundMessage(message.chat, pairing_message(name, code)))
             case Ignore(reason=reason):
                 logger.debug("[%s] ignored message from %s: %s", key, message.sender_id, reason)
 
@@ -144,7 +153,8 @@ class ChannelManager:
         if verdict is Verdict.DROP_AND_NOTIFY:
             logger.warning("[%s] %s is over the rate limit; dropping", message.chat.session_key, message.sender_id)
             notice = flood_notice(self._rate_limit.per_minute)
-            self._slots[name].queue.put_nowait(OutboundMessage(message.chat, notice, kind="notice"))
+            # Not journaled: a flood notice lost in a crash needs no resend.
+            self._slots[name].outbox.submit(OutboundMessage(message.chat, notice, kind="notice"))
         return False
 
     async def _keep_starting(self, slot: _Slot) -> None:
@@ -169,31 +179,15 @@ class ChannelManager:
             slot = self._slots.get(message.chat.channel)
             if slot is None:
                 logger.warning("[%s] no channel %r; message dropped", message.chat.session_key, message.chat.channel)
+                await self._bus.mark_failed(message.id, f"no channel {message.chat.channel!r}")
                 continue
             self._stop_typing(message.chat)
-            slot.queue.put_nowait(message)
+            slot.outbox.submit(message)
 
-    async def _deliver(self, slot: _Slot) -> None:
-        await slot.ready.wait()
-        while True:
-            message = await slot.queue.get()
-            if not self._sent.add(message.id):
-                logger.info("[%s] message %s already sent; skipped", message.chat.session_key, message.id)
-                continue
-            try:
-                live = self._live.pop(message.finalises, None) if message.finalises else None
-                if live is None or not await live.finish(message):
-                    await slot.channel.send(message)
-                self._events.emit(Delivered(message.chat.session_key, message.id, message.in_reply_to, message.kind))
-            except ChannelError as exc:
-                self._delivery_failed(message, f"{type(exc).__name__}: {exc}")
-            except Exception as exc:
-                logger.exception("[%s] delivery of %s crashed", message.chat.session_key, message.id)
-                self._delivery_failed(message, type(exc).__name__)
-
-    def _delivery_failed(self, message: OutboundMessage, error: str) -> None:
-        logger.error("[%s] could not deliver %s: %s", message.chat.session_key, message.id, error)
-        self._events.emit(DeliveryFailed(message.chat.session_key, message.id, message.in_reply_to, error))
+    async def _finish_live(self, message: OutboundMessage) -> bool:
+        """Complete the turn's live reply with the final text, if it has one; False: send it as a message."""
+        live = self._live.pop(message.finalises, None) if message.finalises else None
+        return live is not None and await live.finish(message)
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, TurnStarted):

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
 from bot.config import SlackConfig
-from bot.errors import ChannelError, ChannelUnavailable, RateLimited
+from bot.errors import BusClosed, ChannelError, ChannelUnavailable, RateLimited
 from bot.retry import RetryPolicy
 from channels.base import Channel, Publish
 from channels.dedupe import SeenIds
@@ -135,7 +135,8 @@ class SlackChannel(Channel):
         # Retries are ours, once per chunk; the SDK's own would re-post a message Slack may have received.
         client = AsyncWebClient(token=bot_token, base_url=self._config.api_base, retry_handlers=[])
         identity = await self._call(client.auth_test)
-        app = AsyncApp(client=client, signing_secret="")
+        # The envelope is acked only after the listener returns, so only once the message is journaled.
+        app = AsyncApp(client=client, signing_secret="", process_before_response=True)
         app.event("message")(self._on_event)
         app.event("app_mention")(self._on_event)
         handler = AsyncSocketModeHandler(app, app_token, ping_interval=self._ping_interval)
@@ -200,7 +201,7 @@ class SlackChannel(Channel):
         return LiveReply(writer, self._streaming, self._retry)
 
     async def _on_event(self, event: dict[str, Any], body: dict[str, Any]) -> None:
-        """Bolt listener (it has already acked): parse, name the sender, download files, publish."""
+        """Bolt listener, run before the ack: parse, name the sender, download files, publish (journaled)."""
         message = parse_event(event, self._bot_user_id, self._config.reply_in_thread, self._bot_threads)
         if message is None:
             return
@@ -211,6 +212,8 @@ class SlackChannel(Channel):
             if name:
                 message = replace(message, sender_name=name)
             await self._publish(message)
+        except BusClosed:
+            raise  # no ack: Slack delivers the event again after the restart
         except Exception:
             logger.exception("[%s] could not handle event %s", message.chat.session_key, body.get("event_id"))
 
@@ -275,7 +278,8 @@ def _translate(exc: SlackApiError) -> ChannelError:
     data = response.data if isinstance(response.data, dict) else {}
     error = data.get("error") or f"HTTP {response.status_code}"
     if response.status_code == 429 or error == "ratelimited":
-        return RateLimited(float(response.headers.get("Retry-After", 1)))
+        # Slack limits each method per workspace: every chat waits.
+        return RateLimited(float(response.headers.get("Retry-After", 1)), whole_bot=True)
     if response.status_code >= 500 or error in TRANSIENT_ERRORS:
         return ChannelUnavailable(error)
     return ChannelError(error)

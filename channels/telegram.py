@@ -1,7 +1,8 @@
-"""Telegram through python-telegram-bot: long polling in, HTML replies out."""
+"""Telegram through python-telegram-bot: long polling in (confirming only journaled updates), HTML replies out."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -11,7 +12,7 @@ from typing import Any, ClassVar, TypeVar
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
 from bot.config import TelegramConfig
-from bot.errors import ChannelError, ChannelUnavailable, MarkupRejected, RateLimited
+from bot.errors import BusClosed, ChannelError, ChannelUnavailable, DeliveryAmbiguous, MarkupRejected, RateLimited
 from bot.retry import RetryPolicy
 from channels.base import Channel, Publish
 from channels.delivery import send_in_chunks
@@ -25,6 +26,8 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 MAX_MESSAGE_LENGTH = 4096
+POLL_TIMEOUT = 10
+POLL_BACKOFF = RetryPolicy(base_delay=0.5, max_delay=30.0)
 
 
 def parse_update(raw: dict[str, Any], bot_id: int, bot_username: str) -> InboundMessage | None:
@@ -116,11 +119,12 @@ class TelegramChannel(Channel):
         self._retry = retry or RetryPolicy()
         self._streaming = StreamSettings.of(config)
         self._app: Any = None
+        self._poller: asyncio.Task[None] | None = None
         self._bot_id = 0
         self._bot_username = ""
 
     async def start(self) -> None:
-        from telegram.ext import Application, MessageHandler, filters
+        from telegram.ext import Application
 
         token = self._config.token.get_secret_value()
         if not token:
@@ -130,30 +134,54 @@ class TelegramChannel(Channel):
             .token(token)
             .base_url(self._config.api_base)
             .base_file_url(file_base_url(self._config.api_base))
-            .concurrent_updates(True)
+            .updater(None)
             .build()
         )
-        app.add_handler(MessageHandler(filters.UpdateType.MESSAGE, self._on_update))
         try:
-            await app.initialize()
-            await app.start()
-            await app.updater.start_polling(allowed_updates=["message"], error_callback=self._polling_error)
+            await self._call(app.initialize)
+            # Pending updates are kept: messages sent while the bot was down are answered now.
+            await self._call(lambda: app.bot.delete_webhook(drop_pending_updates=False))
         except BaseException:
             await _quietly(app.shutdown)
             raise
         self._app = app
         self._bot_id = app.bot.id
         self._bot_username = app.bot.username or ""
+        self._poller = asyncio.create_task(self._poll(), name="telegram-poll")
 
     async def stop(self) -> None:
         app, self._app = self._app, None
         if app is None:
             return
-        if app.updater.running:
-            await _quietly(app.updater.stop)
-        if app.running:
-            await _quietly(app.stop)
+        if self._poller is not None:
+            self._poller.cancel()
+            await asyncio.gather(self._poller, return_exceptions=True)
+            self._poller = None
         await _quietly(app.shutdown)
+
+    async def _poll(self) -> None:
+        """Long-poll; the offset moves past an update only once it is journaled, so a crash never loses one."""
+        offset: int | None = None
+        failures = 0
+        while True:
+            try:
+                updates = await self._call(
+                    lambda: self._app.bot.get_updates(offset=offset, timeout=POLL_TIMEOUT, allowed_updates=["message"])
+                )
+            except ChannelError as exc:
+                failures += 1
+                delay = POLL_BACKOFF.delay(min(failures, 8))
+                logger.warning("telegram: polling failed (%s); retrying in %.1fs", exc, delay)
+                await asyncio.sleep(delay)
+                continue
+            failures = 0
+            for update in updates:
+                try:
+                    await self._on_update(update.to_dict())
+                except BusClosed:
+                    logger.info("telegram: stopping intake; update %s stays with Telegram", update.update_id)
+                    return
+                offset = update.update_id + 1
 
     async def send(self, message: OutboundMessage) -> None:
         chat_id = int(message.chat.chat_id)
@@ -196,9 +224,8 @@ class TelegramChannel(Channel):
             lambda: self._app.bot.send_chat_action(chat_id=int(chat.chat_id), action="typing", message_thread_id=thread)
         )
 
-    async def _on_update(self, update: Any, context: Any) -> None:
-        """PTB handler: parse, download media, publish; a failure is logged, never raised into PTB."""
-        raw = update.to_dict()
+    async def _on_update(self, raw: dict[str, Any]) -> None:
+        """Parse, download media, publish (journaled on return); a failure is logged, only BusClosed is raised."""
         message = parse_update(raw, self._bot_id, self._bot_username)
         if message is None:
             return
@@ -208,6 +235,8 @@ class TelegramChannel(Channel):
             if media is not None:
                 message = await attach_media(message, [media], self._media_dir, self._download)
             await self._publish(message)
+        except BusClosed:
+            raise
         except Exception:
             logger.exception("[%s] could not handle update %s", message.chat.session_key, raw.get("update_id"))
 
@@ -228,15 +257,20 @@ class TelegramChannel(Channel):
             if "can't parse entities" in exc.message.lower() or "unsupported start tag" in exc.message.lower():
                 raise MarkupRejected(exc.message) from exc
             raise ChannelError(exc.message) from exc
-        except error.TimedOut as exc:
-            raise ChannelError(f"timed out; not retried, as Telegram may have received it ({exc.message})") from exc
         except error.NetworkError as exc:
+            if _request_was_written(exc):
+                raise DeliveryAmbiguous(f"{exc.message}; Telegram may have received it") from exc
             raise ChannelUnavailable(exc.message) from exc
         except error.TelegramError as exc:
             raise ChannelError(exc.message) from exc
 
-    def _polling_error(self, exc: Exception) -> None:
-        logger.warning("telegram: polling failed (%s: %s); python-telegram-bot retries", type(exc).__name__, exc)
+
+def _request_was_written(exc: Exception) -> bool:
+    """Whether the connection failed after the request went out (a read timeout or a dropped response)."""
+    import httpx
+
+    cause = exc.__cause__
+    return isinstance(cause, httpx.ReadTimeout | httpx.ReadError | httpx.RemoteProtocolError)
 
 
 async def _quietly(step: Callable[[], Awaitable[None]]) -> None:

@@ -55,6 +55,7 @@ def make_config(tmp_path: Path, fake: FakeLLM, **overrides: Any) -> Config:
         "workspace": tmp_path / "workspace",
         "state_dir": tmp_path / "state",
         "llm": {"model": "openai/fake-model", "api_key": "sk-test", "api_base": fake.base_url, "timeout": 10},
+        "shutdown_grace": 0.2,  # tests stop with turns hanging on purpose
     }
     for key, value in overrides.items():
         data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value

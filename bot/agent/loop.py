@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -88,8 +88,21 @@ class AgentLoop:
         """Begin consuming inbound messages."""
         self._dispatcher = asyncio.create_task(self._dispatch(), name="agent-dispatch")
 
+    async def drain(self, grace: float) -> None:
+        """Stop taking messages and give running turns up to `grace` seconds to finish."""
+        if self._dispatcher:
+            self._dispatcher.cancel()
+            await asyncio.gather(self._dispatcher, return_exceptions=True)
+            self._dispatcher = None
+        for lane in self._lanes.values():
+            lane.pending.clear()
+        turns = [lane.turn for lane in self._lanes.values() if lane.turn]
+        if turns:
+            logger.warning("waiting up to %.0fs for %d running turns", grace, len(turns))
+            await asyncio.wait(turns, timeout=grace)
+
     async def stop(self) -> None:
-        """Stop consuming, cancel running turns and wait for them to end."""
+        """Stop consuming, cancel running turns (they stay pending in the bus) and wait for them to end."""
         tasks = [self._dispatcher] if self._dispatcher else []
         for lane in self._lanes.values():
             lane.pending.clear()
@@ -125,13 +138,13 @@ class AgentLoop:
             await self._stop_session(message)
             return
         if command is Command.HELP:
-            await self._reply(message, HELP_TEXT)
+            await self._reply(message, HELP_TEXT, completes=[message.id])
             return
         if command is Command.START:
-            await self._reply(message, GREETING)
+            await self._reply(message, GREETING, completes=[message.id])
             return
         if command is Command.STATUS:
-            await self._reply(message, self._status(key))
+            await self._reply(message, self._status(key), completes=[message.id])
             return
         lane = self._lanes.setdefault(key, _Lane())
         lane.pending.append(message)
@@ -171,10 +184,12 @@ class AgentLoop:
     async def _process(self, batch: list[InboundMessage], lane: _Lane) -> None:
         message = batch[-1]
         key = message.chat.session_key
+        ids = [m.id for m in batch]
         if _is_new_session(message):
             self._reset(message)
-            await self._reply(message, "Started a new conversation.")
+            await self._reply(message, "Started a new conversation.", completes=ids)
             return
+        await self._bus.begin_inbound(ids)
         started = time.perf_counter()
         self._events.emit(TurnStarted(message.chat, message.id))
         outbox = TurnOutbox(message.chat, self._bus.publish_outbound)
@@ -194,6 +209,8 @@ class AgentLoop:
         except asyncio.CancelledError:
             outcome = "cancelled"
             self._close_unfinished(key, STOPPED if lane.stopped else SHUT_DOWN)
+            # Stopped by the user: handled. Stopped by a shutdown: the next start runs it again.
+            await (self._bus.complete_inbound(ids) if lane.stopped else self._bus.release_inbound(ids))
             raise
         except TurnTimedOut as exc:
             outcome = "timed out"
@@ -218,7 +235,11 @@ class AgentLoop:
             )
             logger.info("[%s] turn %s in %.2fs (%s)", key, outcome, duration, message.id)
         if reply is not None:
-            await self._reply(message, reply, kind, finalises=message.id if message.stream else None)
+            await self._reply(
+                message, reply, kind, completes=ids, finalises=message.id if message.stream else None
+            )
+        else:
+            await self._bus.complete_inbound(ids)
 
     async def run_detached(self, message: InboundMessage, session_key: str) -> TurnResult:
         """Run one turn in session `session_key` within the concurrency cap and the turn timeout; returns the reply."""
@@ -245,8 +266,14 @@ class AgentLoop:
         scope = scope_for(self._workspace, message)
         text = "\n\n".join(self._context.user_text(m) for m in batch)
         history = session.history(self._config.memory_window)
+        ids = [m.id for m in batch]
+        again = self._sessions.has_inbound(session, ids)
+        if again:
+            logger.info("[%s] running %s again after a restart", session.key, message.id)
+            history = _before_last_user(history, text)
         messages = self._context.build(message, scope, history, text)
-        self._sessions.append(session, [{"role": "user", "content": text}])
+        if not again:
+            self._sessions.append(session, [{"role": "user", "content": text}], inbound_ids=ids)
         ctx = ToolContext(message.chat, message.sender_id, message.trust, message.id, outbox.send, message.is_direct)
 
         def record_usage(usage: Usage) -> None:
@@ -292,11 +319,12 @@ class AgentLoop:
         lane = self._lanes.get(key)
         helpers = self._on_stop(key) if self._on_stop else 0
         if lane is None and not helpers:
-            await self._reply(message, "Nothing to stop.")
+            await self._reply(message, "Nothing to stop.", completes=[message.id])
             return
         notes = []
         if lane is not None:
             dropped = len(lane.pending)
+            await self._bus.complete_inbound([m.id for m in lane.pending])
             lane.pending.clear()
             if lane.turn is not None:
                 lane.stopped = True
@@ -306,7 +334,8 @@ class AgentLoop:
         if helpers:
             notes.append(f"cancelled {helpers} background task{'s' if helpers != 1 else ''}")
         logger.info("[%s] stopped by /stop", key)
-        await self._reply(message, "Stopped" + (f" and {' and '.join(notes)}" if notes else "") + ".")
+        text = "Stopped" + (f" and {' and '.join(notes)}" if notes else "") + "."
+        await self._reply(message, text, completes=[message.id])
 
     def _status(self, key: str) -> str:
         session = self._sessions.get(key)
@@ -319,8 +348,14 @@ class AgentLoop:
         )
 
     async def _reply(
-        self, message: InboundMessage, text: str, kind: ReplyKind = "reply", finalises: str | None = None
+        self,
+        message: InboundMessage,
+        text: str,
+        kind: ReplyKind = "reply",
+        completes: Sequence[str] = (),
+        finalises: str | None = None,
     ) -> None:
+        """Publish the reply; the messages it answers are marked handled in the same journal write."""
         await self._bus.publish_outbound(
             OutboundMessage(
                 chat=message.chat,
@@ -328,14 +363,24 @@ class AgentLoop:
                 in_reply_to=message.id,
                 reply_to_platform_id=message.platform_message_id,
                 kind=kind,
+                id=f"{message.id}:reply",
                 finalises=finalises,
-            )
+            ),
+            completes,
         )
 
 
 def _already_said(result: TurnResult, outbox: TurnOutbox) -> bool:
     """The dedupe rule: after `message` wrote to this chat, a final reply that is empty or repeats it is dropped."""
     return outbox.spoke and (result.text == EMPTY_REPLY or outbox.repeats(result.text))
+
+
+def _before_last_user(history: list[dict], text: str) -> list[dict]:
+    """History up to the user message being run again, which the new prompt repeats."""
+    for index in range(len(history) - 1, -1, -1):
+        if history[index].get("role") == "user" and history[index].get("content") == text:
+            return history[:index]
+    return history
 
 
 def _is_new_session(message: InboundMessage) -> bool:

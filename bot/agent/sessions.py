@@ -24,6 +24,7 @@ class Session:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     consolidated: int = 0
+    inbound_ids: set[str] = field(default_factory=set)
 
     def history(self, limit: int) -> list[dict[str, Any]]:
         """The last unconsolidated messages, at most `limit`, never splitting a tool call from its results."""
@@ -74,12 +75,19 @@ class SessionStore:
             self._sessions[key] = session
         return session
 
-    def append(self, session: Session, messages: list[dict[str, Any]]) -> None:
-        """Append messages to the session and its file in one write."""
+    def append(self, session: Session, messages: list[dict[str, Any]], inbound_ids: list[str] | None = None) -> None:
+        """Append messages to the session and its file in one write; `inbound_ids` names the bus messages they hold."""
         now = time.time()
-        lines = [{"type": "message", "ts": now, "message": message} for message in messages]
+        lines: list[dict[str, Any]] = [{"type": "message", "ts": now, "message": message} for message in messages]
+        if inbound_ids:
+            lines[0]["inbound"] = inbound_ids
+            session.inbound_ids.update(inbound_ids)
         self._write(session.path, lines)
         session.messages.extend(messages)
+
+    def has_inbound(self, session: Session, inbound_ids: list[str]) -> bool:
+        """Whether these bus messages are already in the session (a turn run again after a crash)."""
+        return bool(inbound_ids) and session.inbound_ids.issuperset(inbound_ids)
 
     def record_usage(self, session: Session, prompt_tokens: int, completion_tokens: int) -> None:
         """Add one LLM call's token counts to the session's totals."""
@@ -158,6 +166,7 @@ def _apply(session: Session, record: dict[str, Any]) -> None:
     kind = record.get("type")
     if kind == "message":
         session.messages.append(record["message"])
+        session.inbound_ids.update(record.get("inbound", ()))
     elif kind == "usage":
         session.prompt_tokens += int(record.get("prompt", 0))
         session.completion_tokens += int(record.get("completion", 0))

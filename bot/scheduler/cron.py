@@ -21,6 +21,7 @@ from bot.scheduler.schedules import Schedule, ScheduleError, zone_named
 logger = logging.getLogger(__name__)
 
 DELIVERY_TIMEOUT = 900.0
+LATE_AFTER = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +96,7 @@ async def run_job(job_id: str, payload: dict[str, Any]) -> None:
     if _active is None:
         logger.error("cron job %s fired with no running cron service", job_id)
         return
-    await _active.fire(job_id, JobPayload(**payload))
+    await _active.fire(job_id, JobPayload(**payload), _active.due_time(job_id))
 
 
 class CronService:
@@ -125,16 +126,18 @@ class CronService:
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": max(1, int(misfire_grace))},
         )
         self._waiters: dict[str, asyncio.Future[tuple[bool, str | None]]] = {}
+        self._due: dict[str, datetime] = {}
         self._unsubscribe: Callable[[], None] = lambda: None
 
     async def start(self, paused: bool = False) -> None:
         """Start firing jobs (or, paused, only edit the store, as the CLI does)."""
         global _active
-        from apscheduler.events import EVENT_JOB_MISSED
+        from apscheduler.events import EVENT_JOB_MISSED, EVENT_JOB_SUBMITTED
 
         self._scheduler.start(paused=paused)
         if not paused:
             self._scheduler.add_listener(self._on_missed, EVENT_JOB_MISSED)
+            self._scheduler.add_listener(self._on_submitted, EVENT_JOB_SUBMITTED)
             self._unsubscribe = self._events.subscribe(self._on_event)
             _active = self
 
@@ -215,16 +218,30 @@ class CronService:
         """Re-read the store now (another process changed it)."""
         self._scheduler.wakeup()
 
-    async def fire(self, job_id: str, payload: JobPayload) -> RunRecord:
-        """Run one job: deliver a reminder as-is, or run an agent turn in the target chat."""
+    def due_time(self, job_id: str) -> datetime | None:
+        """When the run apscheduler is starting now was due (it is told before the job runs)."""
+        return self._due.pop(job_id, None)
+
+    async def fire(self, job_id: str, payload: JobPayload, due: datetime | None = None) -> RunRecord:
+        """Run one job: deliver a reminder as-is (noting when it is late), or run an agent turn in the target chat.
+
+        A scheduled run gets ids made of the job and its due time, so the journal takes it once even if
+        apscheduler fires the same run again after a crash.
+        """
         assert self._bus is not None, "firing jobs needs the bus"
         ran_at = self._clock()
         chat = payload.chat
+        run_id = f"cron-{job_id}-{int(due.timestamp())}" if due else uuid.uuid4().hex
         if payload.action == "remind":
-            message = OutboundMessage(chat, payload.text, kind="notice")
+            text = payload.text
+            if due is not None and ran_at - due.timestamp() > LATE_AFTER:
+                local = due.astimezone(zone_named(self._timezone))
+                text += f"\n\n(Late: this reminder was due at {local:%H:%M} on {local:%b %d}, while I was offline.)"
+                logger.warning("[%s] cron job %s runs late (due %s)", payload.target, job_id, local.isoformat())
+            message = OutboundMessage(chat, text, kind="notice", id=run_id)
             key = message.id
             waiter = self._expect(key)
-            await self._bus.publish_outbound(message)
+            accepted = await self._bus.publish_outbound(message)
         else:
             inbound = InboundMessage(
                 chat,
@@ -233,10 +250,15 @@ class CronService:
                 trust=Trust(payload.trust),
                 is_direct=payload.is_direct,
                 kind="system",
+                id=run_id,
             )
             key = inbound.id
             waiter = self._expect(key)
-            await self._bus.publish_inbound(inbound)
+            accepted = await self._bus.publish_inbound(inbound)
+        if not accepted:
+            self._waiters.pop(key, None)
+            logger.info("[%s] cron job %s: this run was already journaled; not run again", payload.target, job_id)
+            return RunRecord(job_id, ran_at, ok=True, delivered=False)
         try:
             delivered, error = await asyncio.wait_for(waiter, DELIVERY_TIMEOUT)
         except TimeoutError:
@@ -269,6 +291,9 @@ class CronService:
             future = self._waiters.get(key or "")
             if future and not future.done():
                 future.set_result(result)
+
+    def _on_submitted(self, event: Any) -> None:
+        self._due[event.job_id] = event.scheduled_run_times[-1]
 
     def _on_missed(self, event: Any) -> None:
         late = datetime.now(event.scheduled_run_time.tzinfo) - event.scheduled_run_time

@@ -209,3 +209,12 @@ async def test_bot_token_is_only_sent_to_slack(tmp_path: Path, slack: FakeSlack)
     finally:
         await channel.stop()
     assert message.attachments == () and message.text == "look\n[an image was sent but could not be downloaded]"
+
+
+async def test_an_event_is_acked_only_once_it_is_journaled(bot: Bot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
+    bot.gateway.agent.bus.close_intake()  # as during a stop: the journal refuses the message
+    slack.dm("during shutdown", user=OWNER)
+    await slack.wait_for_call("auth.test")
+    await asyncio.sleep(0.3)
+    assert slack.acks == [] and fake_llm.requests == []
+    assert await slack.retry_unacked() == 1  # Slack keeps it and delivers it again

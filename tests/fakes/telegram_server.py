@@ -7,7 +7,8 @@ import contextlib
 import inspect
 import itertools
 import json
-from collections import deque
+import random
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypedDict, Unpack
@@ -143,6 +144,11 @@ class FakeTelegram:
         self._messages: dict[tuple[Any, int], dict] = {}
         self._sources: dict[tuple[Any, int], tuple] = {}  # what the bot sent, to spot no-op edits
         self._failures: dict[str, deque[ApiError]] = {}
+        self.delivered: list[int] = []  # update ids handed out by getUpdates, redeliveries included
+        self.faults: Counter[str] = Counter()  # chaos faults injected, by kind
+        self._held: dict[str, asyncio.Event] = {}
+        self._chaos: tuple[float, random.Random] | None = None
+        self._dropped: set[tuple[str, Any]] = set()
         self._allowed_updates: set[str] = set()
         self._recorded = RecordWaiter()
         self._wakeup = asyncio.Event()
@@ -275,6 +281,12 @@ class FakeTelegram:
         await self._recorded.wait_until(lambda: len(self.sent) >= n, timeout, progress)
         return self.sent[:n]
 
+    async def wait_for_delivered(self, update_id: int, timeout: float = 10) -> None:
+        """Return once getUpdates has handed out update `update_id`."""
+        await self._recorded.wait_until(
+            lambda: update_id in self.delivered, timeout, lambda: f"updates delivered: {self.delivered}"
+        )
+
     async def wait_for_call(self, method: str, n: int = 1, timeout: float = 10) -> None:
         """Return once `method` has been called `n` times."""
 
@@ -301,6 +313,20 @@ class FakeTelegram:
         errors = self._failures.setdefault(method.lower(), deque())
         errors.extend(ApiError(status, description, retry_after) for _ in range(times))
 
+    def hold(self, method: str) -> None:
+        """Keep calls of `method` waiting, unanswered and unprocessed, until `release`."""
+        self._held.setdefault(method.lower(), asyncio.Event())
+
+    def release(self, method: str) -> None:
+        """Let held calls of `method` (and later ones) through."""
+        if (event := self._held.pop(method.lower(), None)) is not None:
+            event.set()
+
+    def chaos(self, rate: float, seed: int = 0) -> None:
+        """Fail `rate` of sendMessage calls at random: 429 (retry_after 1), 502, or a dropped connection
+        before or after the message was delivered (the latter is what makes a resend a duplicate)."""
+        self._chaos = (rate, random.Random(seed))
+
     # the wire
 
     async def _api(self, request: web.Request) -> web.Response:
@@ -309,15 +335,43 @@ class FakeTelegram:
         method, fields = request.match_info["method"], await _decode_fields(request)
         self.calls.append((method, fields))  # even while down: tests want to see the bot's retries
         await self._recorded.notify()
+        if (held := self._held.get(method.lower())) is not None:
+            await held.wait()  # a client killed meanwhile cancels this handler: nothing is processed
         if self._down:
             return _bad_gateway()
+        fault = self._pick_fault(method.lower(), fields)
+        if fault in ("429", "502", "drop-before"):
+            self.faults[fault] += 1
+            if fault == "429":
+                return ApiError(429, "Too Many Requests: retry after 1", 1).response()
+            if fault == "502":
+                return _bad_gateway()
+            return _dropped(request)
         try:
             result = await self._answer(method.lower(), fields)
         except ApiError as error:
             return error.response()
         finally:
             await self._recorded.notify()
+        if fault == "drop-after":
+            self.faults[fault] += 1
+            return _dropped(request)
         return _bad_gateway() if self._down else web.json_response({"ok": True, "result": result})
+
+    def _pick_fault(self, method: str, fields: dict) -> str | None:
+        if self._chaos is None or method != "sendmessage":
+            return None
+        rate, rng = self._chaos
+        if rng.random() >= rate:
+            return None
+        fault = rng.choice(["429", "502", "drop-before", "drop-after"])
+        if fault.startswith("drop"):
+            # A message is dropped at most once: a second drop may lose it by design (retried once only).
+            key = (str(fields.get("chat_id")), fields.get("text"))
+            if key in self._dropped:
+                return "502"
+            self._dropped.add(key)
+        return fault
 
     async def _answer(self, method: str, fields: dict) -> Any:
         if self._failures.get(method):
@@ -367,7 +421,9 @@ class FakeTelegram:
         while not self._deliverable() and not (self._stopping or self._down) and loop.time() < deadline:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wakeup.wait(), deadline - loop.time())
-        return self._deliverable()[: int(fields.get("limit") or 100)]
+        updates = self._deliverable()[: int(fields.get("limit") or 100)]
+        self.delivered.extend(update["update_id"] for update in updates)
+        return updates
 
     def _deliverable(self) -> list[dict]:
         if self._allowed_updates:
@@ -560,6 +616,13 @@ def _visible(fields: dict, name: str, limit: int, empty: str, too_long: str) -> 
 
 def _is_from(message: dict, user_id: int) -> bool:
     return (message.get("from") or {}).get("id") == user_id
+
+
+def _dropped(request: web.Request) -> web.Response:
+    """Close the connection without an answer, as a reset mid-request does."""
+    if request.transport is not None:
+        request.transport.abort()
+    return web.Response(status=503)
 
 
 def _bad_gateway() -> web.Response:

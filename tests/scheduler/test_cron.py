@@ -110,7 +110,23 @@ async def test_missed_run_inside_the_grace_runs_once_at_start(
     await offline.stop()
     async with bot:
         (sent,) = await telegram.wait_for_sent(1)
-    assert sent["text"] == "missed but in grace"
+    due = five_minutes_ago.strftime("%H:%M")
+    assert sent["text"] == f"missed but in grace\n\n(Late: this reminder was due at {due} on " + (
+        f"{five_minutes_ago:%b %d}, while I was offline.)"
+    )
+
+
+async def test_a_scheduled_run_fired_again_is_delivered_once(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    async with TelegramBot(tmp_path, fake_llm, telegram) as bot:
+        await bot.gateway.manager.ready("telegram")
+        job = bot.gateway.cron.add(Schedule("every", "1h", "UTC"), OWNER_CHAT, "remind", "once")
+        (info,) = bot.gateway.cron.jobs()
+        first = await bot.gateway.cron.fire(job.id, info.payload, info.next_run)
+        again = await bot.gateway.cron.fire(job.id, info.payload, info.next_run)
+    assert first.delivered and (again.ok, again.delivered) == (True, False)
+    assert [s["text"] for s in telegram.sent] == ["once"]
 
 
 async def test_missed_run_beyond_the_grace_is_skipped_and_logged(

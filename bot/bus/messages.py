@@ -1,14 +1,14 @@
-"""Bus messages and the MessageBus that carries them between channels and the agent."""
+"""Bus messages: frozen dataclasses of plain fields that round-trip through JSON."""
 
 from __future__ import annotations
 
-import asyncio
+import json
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Literal, Protocol
+from typing import Any, Literal
 
 
 def new_id() -> str:
@@ -100,33 +100,27 @@ class OutboundMessage:
     finalises: str | None = None
 
 
-class MessageBus(Protocol):
-    """Carries inbound messages to the agent and outbound messages to channels."""
-
-    async def publish_inbound(self, message: InboundMessage) -> None: ...
-
-    async def consume_inbound(self) -> InboundMessage: ...
-
-    async def publish_outbound(self, message: OutboundMessage) -> None: ...
-
-    async def consume_outbound(self) -> OutboundMessage: ...
+def inbound_to_json(message: InboundMessage) -> str:
+    """The message as one JSON object (journal rows, Redis stream entries)."""
+    return json.dumps(asdict(message), ensure_ascii=False, separators=(",", ":"))
 
 
-class LocalBus:
-    """The in-process bus: two unbounded asyncio queues."""
+def inbound_from_json(text: str) -> InboundMessage:
+    """The inverse of `inbound_to_json`."""
+    data: dict[str, Any] = json.loads(text)
+    data["chat"] = ChatRef(**data["chat"])
+    data["trust"] = Trust(data["trust"])
+    data["attachments"] = tuple(Attachment(**item) for item in data.get("attachments", ()))
+    return InboundMessage(**data)
 
-    def __init__(self) -> None:
-        self._inbound: asyncio.Queue[InboundMessage] = asyncio.Queue()
-        self._outbound: asyncio.Queue[OutboundMessage] = asyncio.Queue()
 
-    async def publish_inbound(self, message: InboundMessage) -> None:
-        self._inbound.put_nowait(message)
+def outbound_to_json(message: OutboundMessage) -> str:
+    """The message as one JSON object."""
+    return json.dumps(asdict(message), ensure_ascii=False, separators=(",", ":"))
 
-    async def consume_inbound(self) -> InboundMessage:
-        return await self._inbound.get()
 
-    async def publish_outbound(self, message: OutboundMessage) -> None:
-        self._outbound.put_nowait(message)
-
-    async def consume_outbound(self) -> OutboundMessage:
-        return await self._outbound.get()
+def outbound_from_json(text: str) -> OutboundMessage:
+    """The inverse of `outbound_to_json`."""
+    data: dict[str, Any] = json.loads(text)
+    data["chat"] = ChatRef(**data["chat"])
+    return OutboundMessage(**data)

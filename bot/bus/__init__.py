@@ -1,0 +1,28 @@
+"""The bus between channels and the agent: messages, the MessageBus contract, the local (SQLite) bus."""
+
+from bot.bus.contract import BusStats, MessageBus
+from bot.bus.local import LocalBus
+from bot.bus.messages import (
+    TRUST_ORDER,
+    Attachment,
+    ChatRef,
+    InboundMessage,
+    OutboundMessage,
+    Trust,
+    lowest_trust,
+    new_id,
+)
+
+__all__ = [
+    "TRUST_ORDER",
+    "Attachment",
+    "BusStats",
+    "ChatRef",
+    "InboundMessage",
+    "LocalBus",
+    "MessageBus",
+    "OutboundMessage",
+    "Trust",
+    "lowest_trust",
+    "new_id",
+]

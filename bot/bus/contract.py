@@ -1,0 +1,82 @@
+"""The MessageBus contract every bus keeps (local SQLite journal today, Redis Streams later).
+
+Inbound: `publish_inbound` returns only once the message is durable, so a channel acknowledges the
+platform after it. `consume_inbound` leases the message to this process: it stays pending until
+`complete_inbound` (its turn finished and the reply is in the outbox) or goes back with
+`release_inbound`. `begin_inbound` counts a turn start; a message whose turns started twice without
+finishing crashed the process twice and is failed on the next start, with one apology.
+
+Outbound: `publish_outbound` is durable before it returns (and may complete inbound messages in the
+same write); chunks are marked sent one by one, so a restart resumes after the last confirmed chunk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from bot.bus.messages import InboundMessage, OutboundMessage
+
+
+@dataclass(frozen=True, slots=True)
+class BusStats:
+    """What `relaybot status` shows about delivery."""
+
+    inbound_pending: int = 0
+    inbound_failed: int = 0
+    outbound_pending: int = 0
+    outbound_failed: int = 0
+    ambiguous_sends: int = 0
+
+
+class MessageBus(Protocol):
+    """Carries inbound messages to the agent and outbound messages to channels."""
+
+    async def start(self) -> None:
+        """Open the journal and queue what an earlier run left pending, in its original order."""
+
+    async def stop(self) -> None:
+        """Close the journal; anything unfinished stays pending for the next start."""
+
+    def close_intake(self) -> None:
+        """Refuse new inbound messages from now on (a stop is under way); publishing raises BusClosed."""
+
+    async def publish_inbound(self, message: InboundMessage) -> bool:
+        """Accept a message durably; False when the same message was accepted before (a redelivery)."""
+
+    async def consume_inbound(self) -> InboundMessage:
+        """The next message to handle, leased to this process until completed or released."""
+
+    async def begin_inbound(self, message_ids: Sequence[str]) -> None:
+        """A turn carrying these messages starts now (it counts toward the crash limit)."""
+
+    async def complete_inbound(self, message_ids: Sequence[str]) -> None:
+        """These messages are handled: their turn finished and any reply is in the outbox."""
+
+    async def release_inbound(self, message_ids: Sequence[str]) -> None:
+        """Give messages back unfinished (a graceful stop); the next start runs them again."""
+
+    async def publish_outbound(self, message: OutboundMessage, completes: Sequence[str] = ()) -> bool:
+        """Journal a message for delivery and mark `completes` handled, in one durable write; False for a known id."""
+
+    async def consume_outbound(self) -> OutboundMessage:
+        """The next message to deliver."""
+
+    async def chunks_sent(self, message_id: str) -> int:
+        """How many leading chunks of a message the platform already confirmed."""
+
+    async def mark_chunk_sent(self, message_id: str, index: int) -> None:
+        """The platform confirmed chunk `index` of a message."""
+
+    async def mark_sent(self, message_id: str) -> None:
+        """The whole message is delivered."""
+
+    async def mark_failed(self, message_id: str, error: str) -> None:
+        """The message cannot be delivered; it is not retried."""
+
+    async def count_ambiguous(self, message_id: str) -> None:
+        """A send of this message may or may not have reached the platform (it is retried once)."""
+
+    async def stats(self) -> BusStats:
+        """Counts for `relaybot status`."""

@@ -1,0 +1,185 @@
+"""The SQLite journal under the local bus: inbox and outbox rows, each change one small WAL transaction."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from bot.bus.contract import BusStats
+from bot.bus.messages import (
+    InboundMessage,
+    OutboundMessage,
+    inbound_from_json,
+    inbound_to_json,
+    outbound_from_json,
+    outbound_to_json,
+)
+
+CRASH_LIMIT = 2
+RETENTION = 7 * 86400.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS inbox (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    dedupe TEXT UNIQUE,
+    body TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'pending',
+    starts INTEGER NOT NULL DEFAULT 0,
+    updated REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS outbox (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    body TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'pending',
+    chunks_sent INTEGER NOT NULL DEFAULT 0,
+    ambiguous INTEGER NOT NULL DEFAULT 0,
+    error TEXT,
+    updated REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS inbox_state ON inbox (state, seq);
+CREATE INDEX IF NOT EXISTS outbox_state ON outbox (state, seq);
+"""
+
+
+def dedupe_key(message: InboundMessage) -> str | None:
+    """What makes a platform redelivery recognisable: the chat and the platform's message id."""
+    if message.platform_message_id is None:
+        return None
+    return f"{message.chat.session_key}/{message.platform_message_id}"
+
+
+class Journal:
+    """Inbox and outbox in one SQLite file (`:memory:` for a bus that need not survive the process)."""
+
+    def __init__(self, path: Path | str = ":memory:", clock: Callable[[], float] = time.time) -> None:
+        self._path = str(path)
+        self._clock = clock
+        self._db: sqlite3.Connection | None = None
+
+    def open(self) -> None:
+        """Open (creating) the file in WAL mode; forget finished rows past the retention."""
+        if self._path != ":memory:":
+            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(_SCHEMA)
+        cutoff = self._now() - RETENTION
+        with db:
+            db.execute("DELETE FROM inbox WHERE state != 'pending' AND updated < ?", (cutoff,))
+            db.execute("DELETE FROM outbox WHERE state != 'pending' AND updated < ?", (cutoff,))
+        self._db = db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        assert self._db is not None, "journal is not open"
+        return self._db
+
+    def _now(self) -> float:
+        return self._clock()
+
+    def add_inbound(self, message: InboundMessage) -> bool:
+        """Insert a pending message; False when its id or platform id is already journaled."""
+        cursor = self.db.execute(
+            "INSERT OR IGNORE INTO inbox (id, dedupe, body, updated) VALUES (?, ?, ?, ?)",
+            (message.id, dedupe_key(message), inbound_to_json(message), self._now()),
+        )
+        return cursor.rowcount == 1
+
+    def begin_inbound(self, ids: Sequence[str]) -> None:
+        with self.db:
+            self.db.executemany("UPDATE inbox SET starts = starts + 1 WHERE id = ?", [(i,) for i in ids])
+
+    def set_inbound(self, ids: Sequence[str], state: str) -> None:
+        """Move messages to `done`, `failed` or back to `pending` (uncounting their last start)."""
+        now = self._now()
+        with self.db:
+            if state == "pending":
+                rows = [(now, i) for i in ids]
+                self.db.executemany(
+                    "UPDATE inbox SET starts = max(starts - 1, 0), updated = ? WHERE id = ? AND state = 'pending'", rows
+                )
+            else:
+                self.db.executemany(
+                    "UPDATE inbox SET state = ?, updated = ? WHERE id = ?", [(state, now, i) for i in ids]
+                )
+
+    def pending_inbound(self) -> tuple[list[InboundMessage], list[InboundMessage]]:
+        """Pending messages in arrival order, split into (to run again, crashed the process too often)."""
+        rows = self.db.execute("SELECT body, starts FROM inbox WHERE state = 'pending' ORDER BY seq").fetchall()
+        again = [inbound_from_json(body) for body, starts in rows if starts < CRASH_LIMIT]
+        failed = [inbound_from_json(body) for body, starts in rows if starts >= CRASH_LIMIT]
+        return again, failed
+
+    def add_outbound(self, message: OutboundMessage, completes: Sequence[str]) -> bool:
+        """Journal a message and complete inbound ones in one transaction; False for a known id."""
+        now = self._now()
+        with self.db:
+            cursor = self.db.execute(
+                "INSERT OR IGNORE INTO outbox (id, body, updated) VALUES (?, ?, ?)",
+                (message.id, outbound_to_json(message), now),
+            )
+            self.db.executemany(
+                "UPDATE inbox SET state = 'done', updated = ? WHERE id = ?", [(now, i) for i in completes]
+            )
+        return cursor.rowcount == 1
+
+    def pending_outbound(self) -> list[OutboundMessage]:
+        rows = self.db.execute("SELECT body FROM outbox WHERE state = 'pending' ORDER BY seq").fetchall()
+        return [outbound_from_json(body) for (body,) in rows]
+
+    def chunks_sent(self, message_id: str) -> int:
+        row = self.db.execute("SELECT chunks_sent FROM outbox WHERE id = ?", (message_id,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def mark_chunk_sent(self, message_id: str, index: int) -> None:
+        self.db.execute(
+            "UPDATE outbox SET chunks_sent = max(chunks_sent, ?), updated = ? WHERE id = ?",
+            (index + 1, self._now(), message_id),
+        )
+
+    def set_outbound(self, message_id: str, state: str, error: str | None = None) -> None:
+        self.db.execute(
+            "UPDATE outbox SET state = ?, error = ?, updated = ? WHERE id = ?", (state, error, self._now(), message_id)
+        )
+
+    def count_ambiguous(self, message_id: str) -> None:
+        self.db.execute("UPDATE outbox SET ambiguous = ambiguous + 1 WHERE id = ?", (message_id,))
+
+    def stats(self) -> BusStats:
+        def count(sql: str) -> int:
+            return int(self.db.execute(sql).fetchone()[0] or 0)
+
+        return BusStats(
+            inbound_pending=count("SELECT count(*) FROM inbox WHERE state = 'pending'"),
+            inbound_failed=count("SELECT count(*) FROM inbox WHERE state = 'failed'"),
+            outbound_pending=count("SELECT count(*) FROM outbox WHERE state = 'pending'"),
+            outbound_failed=count("SELECT count(*) FROM outbox WHERE state = 'failed'"),
+            ambiguous_sends=count("SELECT sum(ambiguous) FROM outbox"),
+        )
+
+
+def describe_journal(path: Path) -> str:
+    """One line for `relaybot status`: pending and failed counts, and sends that may have arrived twice."""
+    if not path.exists():
+        return "no journal yet"
+    journal = Journal(path)
+    journal.open()
+    try:
+        stats = journal.stats()
+    finally:
+        journal.close()
+    return (
+        f"{stats.inbound_pending} messages pending, {stats.inbound_failed} failed; "
+        f"{stats.outbound_pending} replies unsent, {stats.outbound_failed} undeliverable; "
+        f"{stats.ambiguous_sends} ambiguous sends (may have arrived twice)"
+    )

@@ -1,0 +1,147 @@
+"""Delivering one channel's outbox: in order within a chat, up to `send_concurrency` chats at once."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+
+from bot.bus import MessageBus, OutboundMessage
+from bot.errors import ChannelError, ChannelUnavailable, DeliveryAmbiguous, RateLimited
+from bot.events import Delivered, DeliveryFailed, EventBus
+from bot.retry import RetryPolicy
+from channels.base import Channel
+from channels.delivery import ChunkProgress, chunk_progress
+
+logger = logging.getLogger(__name__)
+
+
+class ChannelOutbox:
+    """One worker per chat with queued messages; a shared pool bounds sends in flight; waits hold no slot."""
+
+    def __init__(
+        self,
+        channel: Channel,
+        bus: MessageBus,
+        events: EventBus,
+        ready: asyncio.Event,
+        concurrency: int = 8,
+        retry: RetryPolicy | None = None,
+        finish_live: Callable[[OutboundMessage], Awaitable[bool]] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._channel = channel
+        self._bus = bus
+        self._events = events
+        self._ready = ready
+        self._pool = asyncio.Semaphore(concurrency)
+        self._retry = retry or RetryPolicy()
+        self._finish_live = finish_live
+        self._clock = clock
+        self._chats: dict[str, deque[OutboundMessage]] = {}
+        self._workers: dict[str, asyncio.Task[None]] = {}
+        self._paused_until = 0.0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def submit(self, message: OutboundMessage) -> None:
+        """Queue a journaled message behind the earlier ones of its chat."""
+        key = message.chat.session_key
+        self._chats.setdefault(key, deque()).append(message)
+        self._idle.clear()
+        if key not in self._workers:
+            self._workers[key] = asyncio.create_task(self._drain(key), name=f"send:{key}")
+
+    async def flush(self, timeout: float) -> bool:
+        """Wait up to `timeout` for every queued message to be sent or given up; True when all were."""
+        try:
+            await asyncio.wait_for(self._idle.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    async def stop(self) -> None:
+        """Cancel the workers; unsent messages stay pending in the journal."""
+        workers = list(self._workers.values())
+        for worker in workers:
+            worker.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        self._workers.clear()
+        self._chats.clear()
+
+    async def _drain(self, key: str) -> None:
+        queue = self._chats[key]
+        try:
+            await self._ready.wait()
+            while queue:
+                await self._deliver(queue[0])
+                queue.popleft()
+        finally:
+            self._chats.pop(key, None)
+            self._workers.pop(key, None)
+            if not self._workers:
+                self._idle.set()
+
+    async def _deliver(self, message: OutboundMessage) -> None:
+        """Send with retries: a 429 pauses this chat (or every chat when global), an ambiguous drop retries once."""
+        key = message.chat.session_key
+        ambiguous = 0
+        await self._wait_for_global_pause()
+        for attempt in range(1, self._retry.attempts + 1):
+            try:
+                async with self._pool:
+                    await self._send_once(message)
+                self._events.emit(Delivered(key, message.id, message.in_reply_to, message.kind))
+                return
+            except DeliveryAmbiguous as exc:
+                await self._bus.count_ambiguous(message.id)
+                ambiguous += 1
+                if ambiguous > 1:
+                    return await self._give_up(message, f"connection dropped twice after sending ({exc})")
+                wait = self._retry.delay(attempt)
+            except RateLimited as exc:
+                wait = exc.retry_after
+                if exc.whole_bot:
+                    self._paused_until = max(self._paused_until, self._clock() + wait)
+            except ChannelUnavailable:
+                wait = self._retry.delay(attempt)
+            except ChannelError as exc:
+                return await self._give_up(message, f"{type(exc).__name__}: {exc}")
+            except Exception as exc:
+                logger.exception("[%s] delivery of %s crashed", key, message.id)
+                return await self._give_up(message, type(exc).__name__)
+            if attempt == self._retry.attempts:
+                break
+            wait = max(wait, self._paused_until - self._clock())
+            logger.info("[%s] send %s failed; retry %d in %.1fs", key, message.id, attempt, wait)
+            await self._retry.sleep(wait)
+        await self._give_up(message, f"still failing after {self._retry.attempts} attempts")
+
+    async def _send_once(self, message: OutboundMessage) -> None:
+        """Finish the turn's live reply with it, or send it after the chunks already confirmed."""
+        if self._finish_live is not None and await self._finish_live(message):
+            await self._bus.mark_sent(message.id)
+            return
+        confirmed = await self._bus.chunks_sent(message.id)
+
+        async def confirm(index: int) -> None:
+            await self._bus.mark_chunk_sent(message.id, index)
+
+        token = chunk_progress.set(ChunkProgress(confirmed, confirm))
+        try:
+            await self._channel.send(message)
+        finally:
+            chunk_progress.reset(token)
+        await self._bus.mark_sent(message.id)
+
+    async def _wait_for_global_pause(self) -> None:
+        wait = self._paused_until - self._clock()
+        if wait > 0:
+            await self._retry.sleep(wait)
+
+    async def _give_up(self, message: OutboundMessage, error: str) -> None:
+        logger.error("[%s] could not deliver %s: %s", message.chat.session_key, message.id, error)
+        await self._bus.mark_failed(message.id, error)
+        self._events.emit(DeliveryFailed(message.chat.session_key, message.id, message.in_reply_to, error))
