@@ -20,7 +20,6 @@ from channels.base import Channel, Publish
 logger = logging.getLogger(__name__)
 
 
-
 class ApiChannel(Channel):
     """Serves /ws, /v1, the web chat and (given a backend) the dashboard; one session per token and session name."""
 

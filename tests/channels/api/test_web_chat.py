@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.channels.api.browser import needs_chromium, phone_page
 from tests.channels.api.conftest import OWNER_TOKEN, ApiBot
-from tests.fakes.openai_server import Text
+from tests.fakes.openai_server import Hang, Text, ToolCalls
 
 SCREENSHOT = Path(__file__).resolve().parents[3] / "channels" / "api" / "static" / "web-chat.png"
 
@@ -46,3 +46,19 @@ async def test_typed_message_streams_in_and_the_final_text_shows_once(api_bot: A
         await page.reload()
         await page.wait_for_selector(".msg.bot")
         assert await page.locator(".msg").count() == 2
+
+
+async def test_tool_progress_stop_and_new(api_bot: ApiBot, fake_llm) -> None:
+    fake_llm.script(ToolCalls((("list_dir", {"path": "."}),)), Hang())
+    async with phone_page() as page:
+        await page.goto(f"{api_bot.url}/?token={OWNER_TOKEN}")
+        await page.wait_for_selector("#chat", state="visible")
+        await page.fill("#text", "look around")
+        await page.click("#send")
+        await page.wait_for_selector(".tool.ok[data-name='list_dir']")
+        await page.wait_for_selector("#stop:not([disabled])")
+        await page.click("#stop")
+        await page.wait_for_selector("#stop[disabled]")
+        await page.click("#new")
+        await page.wait_for_selector(".msg.bot.final:has-text('Started a new conversation.')")
+        assert await page.locator(".msg.user").count() == 0
