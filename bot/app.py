@@ -330,6 +330,15 @@ class Gateway:
             config.heartbeat, config.workspace, config.timezone, self.agent.loop, self.agent.bus
         )
         self.started_at = time.time()
+        if config.channels.api.enabled:
+            from bot.dashboard import Dashboard
+
+            dashboard = Dashboard(
+                self.manager.connected, config.state_dir / "sessions", self.cron, self.agent.pairing, config.heartbeat
+            )
+            api = load_object("channels.api:ApiChannel")
+            self.manager.add(api(self.manager.publisher("api"), config.channels.api, self.agent.events, dashboard))
+            self.names.append("api")
         self.control = ControlServer(
             control_socket(config),
             {"cron.changed": self._cron_changed, "cron.run": self._cron_run, "status": self._status},

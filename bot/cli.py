@@ -102,6 +102,7 @@ def init(
     from bot.config import home_dir, load_config
     from bot.errors import ConfigError
     from bot.home import InitReport, add_new_keys, init_config, init_workspace
+    from bot.webtoken import chat_url, write_api_token
 
     options: Options = ctx.obj
     report = InitReport()
@@ -111,6 +112,7 @@ def init(
         add_new_keys(options.config, report)
     elif not non_interactive and sys.stdin.isatty():
         _ask_for_settings(options.config)
+    token = write_api_token(options.config) if options.config in report.created else None
     try:
         config = load_config(options.config)
     except ConfigError as exc:
@@ -124,6 +126,9 @@ def init(
         typer.echo(f"created {path}")
     for path in report.kept:
         typer.echo(f"kept    {path} (already there)")
+    if token and config:
+        api = config.channels.api
+        typer.echo(f"\nWeb chat (once channels.api.enabled is true): {chat_url(api.host, api.port, token)}")
     if report.added_keys:
         typer.echo(f"added to {options.config}, commented out with their defaults: {', '.join(report.added_keys)}")
     if config and not existed and not non_interactive and sys.stdin.isatty():

@@ -120,10 +120,49 @@ class SlackConfig(ChannelSection):
     reply_in_thread: bool = True
 
 
+class ApiTokenConfig(Section):
+    token: SecretStr
+    name: str = Field("me", pattern=r"^[A-Za-z0-9_.-]{1,40}$")
+    trust: Literal["owner", "admin", "user", "guest"] = "owner"
+
+
+class ApiConfig(Section):
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: int = Field(18790, ge=0, le=65535)
+    allow_remote: bool = False
+    tokens: list[ApiTokenConfig] = []
+
+    @field_validator("tokens")
+    @classmethod
+    def _unique_names(cls, value: list[ApiTokenConfig]) -> list[ApiTokenConfig]:
+        names = [token.name for token in value]
+        if len(set(names)) != len(names):
+            raise ValueError("each API token needs its own name")
+        return value
+
+    def model_post_init(self, context: Any) -> None:
+        if not self.allow_remote and not _is_loopback(self.host):
+            raise ValueError(f"host {self.host!r} is not loopback; set allow_remote: true to serve other machines")
+
+
+def _is_loopback(host: str) -> bool:
+    """Whether a bind address only accepts local connections."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class ChannelsConfig(Section):
     telegram: TelegramConfig = TelegramConfig()
     discord: DiscordConfig = DiscordConfig()
     slack: SlackConfig = SlackConfig()
+    api: ApiConfig = ApiConfig()
 
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

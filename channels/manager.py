@@ -128,6 +128,10 @@ class ChannelManager:
         """Each channel's connection state, last start error and since when."""
         return dict(self._health)
 
+    def connected(self) -> dict[str, bool]:
+        """Each channel's name and whether it has started."""
+        return {name: slot.ready.is_set() for name, slot in self._slots.items()}
+
     async def ready(self, name: str) -> None:
         """Wait until channel `name` has started."""
         await self._slots[name].ready.wait()

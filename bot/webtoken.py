@@ -1,0 +1,24 @@
+"""`relaybot init` writes a fresh API token into a new config, so the web chat works once switched on."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+
+PLACEHOLDER = '"${RELAYBOT_API_TOKEN:-}"'
+
+
+def write_api_token(config_file: Path, make_token: Callable[[], str] = lambda: secrets.token_urlsafe(32)) -> str | None:
+    """Replace the example's API token placeholder with a new token; None when there is no placeholder."""
+    text = config_file.read_text()
+    if PLACEHOLDER not in text:
+        return None
+    token = make_token()
+    config_file.write_text(text.replace(PLACEHOLDER, f'"{token}"', 1))
+    return token
+
+
+def chat_url(host: str, port: int, token: str) -> str:
+    """The address that opens the web chat with a token (the page then drops it from the address bar)."""
+    return f"http://{host}:{port}/?token={token}"

@@ -1,0 +1,110 @@
+"""The API channel: an aiohttp server carrying the agent's stream events to WebSocket, HTTP and web clients."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import ClassVar
+
+from aiohttp import web
+
+from bot.bus import ChatRef, InboundMessage, OutboundMessage, new_id
+from bot.config import ApiConfig
+from bot.events import Event, EventBus, TurnFinished
+from channels.api.admin import AdminBackend
+from channels.api.auth import Caller, FailureLockout, Gatekeeper, TokenBook
+from channels.api.frames import event_frame, message_frame
+from channels.api.hub import CHANNEL, Hub
+from channels.base import Channel, Publish
+
+logger = logging.getLogger(__name__)
+
+
+class ApiChannel(Channel):
+    """Serves /ws, /v1, the web chat and (given a backend) the dashboard; one session per token and session name."""
+
+    name: ClassVar[str] = CHANNEL
+
+    def __init__(
+        self,
+        publish: Publish,
+        config: ApiConfig,
+        events: EventBus,
+        admin: AdminBackend | None = None,
+        lockout: FailureLockout | None = None,
+    ) -> None:
+        self._publish = publish
+        self._config = config
+        self._events = events
+        self.hub = Hub()
+        self.gate = Gatekeeper(TokenBook(config.tokens), lockout or FailureLockout())
+        self._client_ids: dict[str, str] = {}
+        self._admin = admin
+        self._runner: web.AppRunner | None = None
+        self._unsubscribe: Callable[[], None] = lambda: None
+        self.port = config.port
+
+    async def start(self) -> None:
+        from channels.api import admin, openai_compat, pages, ws
+
+        if self._config.allow_remote:
+            logger.warning("api: allow_remote is on; listening on %s, reachable from other machines", self._config.host)
+        app = web.Application()
+        ws.add_routes(app, self)
+        openai_compat.add_routes(app, self)
+        pages.add_routes(app, self)
+        if self._admin is not None:
+            admin.add_routes(app, self.gate, self._admin)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self._config.host, self._config.port)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        self._unsubscribe = self._events.subscribe(self._on_event)
+        logger.info("api: serving on http://%s:%d/", self._config.host, self.port)
+
+    async def stop(self) -> None:
+        self._unsubscribe()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def send(self, message: OutboundMessage) -> None:
+        """Hand a message to its session's watchers; the final reply of a turn comes here exactly once."""
+        key = message.chat.session_key
+        client_id = self._client_ids.pop(message.in_reply_to, None) if message.in_reply_to else None
+        if message.kind != "error":
+            self.hub.remember(key, "bot", message.text)
+        self.hub.emit(key, message_frame(message, client_id or message.in_reply_to))
+
+    async def submit(self, caller: Caller, chat: ChatRef, text: str, client_id: str | None = None) -> str:
+        """Publish a caller's text to its session; returns the client id the reply will name."""
+        client_id = client_id or new_id()
+        message = InboundMessage(
+            chat,
+            sender_id=f"api:{caller.name}",
+            text=text,
+            trust=caller.trust,
+            sender_name=caller.name,
+            stream=True,
+            platform_message_id=client_id,
+        )
+        self._client_ids[message.id] = client_id
+        if text.strip() == "/new":
+            self.hub.forget(chat.session_key)
+        elif not text.startswith("/"):
+            self.hub.remember(chat.session_key, "user", text)
+        await self._publish(message)
+        return client_id
+
+    def _on_event(self, event: Event) -> None:
+        key = event.session_key
+        if not key.startswith(f"{CHANNEL}:"):
+            return
+        turn_id = getattr(event, "turn_id", "")
+        client_id = self._client_ids.get(turn_id, turn_id or None)
+        frame = event_frame(event, client_id)
+        if frame is not None:
+            self.hub.emit(key, frame)
+        if isinstance(event, TurnFinished) and not event.replied:
+            self._client_ids.pop(turn_id, None)

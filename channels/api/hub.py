@@ -1,0 +1,57 @@
+"""Fans each API session's frames out to whoever watches it: WebSocket connections and pending HTTP requests."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict, deque
+
+from bot.bus import ChatRef
+from channels.api.auth import Caller
+from channels.api.frames import Frame
+
+CHANNEL = "api"
+HISTORY = 50
+
+
+def session_chat(caller: Caller, session: str | None) -> ChatRef:
+    """The chat of a caller's session: `api:<token name>:<session>`."""
+    return ChatRef(CHANNEL, caller.name, (session or "default").strip()[:64] or "default")
+
+
+class Hub:
+    """Watchers per session key, and each session's recent messages for a page that reloads."""
+
+    def __init__(self) -> None:
+        self._watchers: dict[str, set[asyncio.Queue[Frame]]] = defaultdict(set)
+        self._history: dict[str, deque[Frame]] = defaultdict(lambda: deque(maxlen=HISTORY))
+
+    def watch(self, key: str) -> asyncio.Queue[Frame]:
+        """A queue receiving every frame of session `key` from now on."""
+        queue: asyncio.Queue[Frame] = asyncio.Queue()
+        self._watchers[key].add(queue)
+        return queue
+
+    def unwatch(self, key: str, queue: asyncio.Queue[Frame]) -> None:
+        """Stop feeding a queue."""
+        watchers = self._watchers.get(key)
+        if watchers is not None:
+            watchers.discard(queue)
+            if not watchers:
+                del self._watchers[key]
+
+    def emit(self, key: str, frame: Frame) -> None:
+        """Hand a frame to every watcher of its session."""
+        for queue in self._watchers.get(key, ()):
+            queue.put_nowait(frame)
+
+    def remember(self, key: str, role: str, text: str) -> None:
+        """Keep a message of the session for `history`."""
+        self._history[key].append({"role": role, "text": text})
+
+    def history(self, key: str) -> list[Frame]:
+        """The session's recent messages, oldest first."""
+        return list(self._history.get(key, ()))
+
+    def forget(self, key: str) -> None:
+        """Drop a session's history (it started anew)."""
+        self._history.pop(key, None)

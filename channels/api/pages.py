@@ -1,0 +1,38 @@
+"""The web pages: the chat at `/` (a token form until a token is given) and its static files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from channels.api.hub import session_chat
+
+if TYPE_CHECKING:
+    from channels.api.channel import ApiChannel
+
+STATIC = Path(__file__).parent / "static"
+
+
+def add_routes(app: web.Application, channel: ApiChannel) -> None:
+    """Mount `/`, `/history` and `/static/`; the page itself holds no data, every data request is authenticated."""
+
+    async def chat_page(request: web.Request) -> web.FileResponse:
+        return web.FileResponse(STATIC / "chat.html", headers=PAGE_HEADERS)
+
+    async def history(request: web.Request) -> web.Response:
+        caller = channel.gate.check(request)
+        chat = session_chat(caller, request.query.get("session"))
+        return web.json_response({"session": chat.thread_id, "messages": channel.hub.history(chat.session_key)})
+
+    app.router.add_get("/", chat_page)
+    app.router.add_get("/history", history)
+    app.router.add_static("/static/", STATIC)
+
+
+PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}

@@ -1,0 +1,118 @@
+// The dashboard: reads /admin/state with the owner token and runs actions through /admin/action.
+"use strict";
+(function () {
+  const $ = function (id) { return document.getElementById(id); };
+  const url = new URL(location.href);
+  if (url.searchParams.get("token")) {
+    sessionStorage.setItem("relaybot-token", url.searchParams.get("token"));
+    url.searchParams.delete("token");
+    history.replaceState(null, "", url.pathname + url.search);
+  }
+  const token = sessionStorage.getItem("relaybot-token") || "";
+  const headers = { "Authorization": "Bearer " + token, "Content-Type": "application/json" };
+
+  function cell(row, content) {
+    const td = document.createElement("td");
+    if (content instanceof Node) td.appendChild(content); else td.textContent = content == null ? "" : String(content);
+    row.appendChild(td);
+  }
+
+  function table(node, heads, rows) {
+    node.textContent = "";
+    const head = node.insertRow();
+    for (const h of heads) { const th = document.createElement("th"); th.textContent = h; head.appendChild(th); }
+    for (const values of rows) { const row = node.insertRow(); for (const v of values) cell(row, v); }
+    if (!rows.length) { const row = node.insertRow(); cell(row, "none"); }
+  }
+
+  function button(label, request, danger) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = label;
+    if (danger) b.className = "danger";
+    b.addEventListener("click", function () { act(request); });
+    return b;
+  }
+
+  function when(seconds) { return seconds ? new Date(seconds * 1000).toLocaleString() : ""; }
+
+  function usageChart(days) {
+    const ns = "http://www.w3.org/2000/svg";
+    const svg = document.createElementNS(ns, "svg");
+    const width = 600, height = 160, base = 140;
+    svg.setAttribute("viewBox", "0 0 " + width + " " + height);
+    svg.setAttribute("role", "img");
+    const max = Math.max(1, ...days.map(function (d) { return d.tokens; }));
+    const step = width / Math.max(days.length, 1);
+    days.forEach(function (d, i) {
+      const h = Math.round((d.tokens / max) * (base - 10));
+      const rect = document.createElementNS(ns, "rect");
+      rect.setAttribute("x", String(i * step + 4));
+      rect.setAttribute("y", String(base - h));
+      rect.setAttribute("width", String(Math.max(step - 8, 2)));
+      rect.setAttribute("height", String(h));
+      const title = document.createElementNS(ns, "title");
+      title.textContent = d.day + ": " + d.tokens + " tokens";
+      rect.appendChild(title);
+      const label = document.createElementNS(ns, "text");
+      label.setAttribute("x", String(i * step + 4));
+      label.setAttribute("y", String(height - 4));
+      label.textContent = d.day.slice(5);
+      svg.append(rect, label);
+    });
+    return svg;
+  }
+
+  function render(state) {
+    $("channels").textContent = "";
+    for (const c of state.channels) {
+      const li = document.createElement("li");
+      li.className = c.connected ? "up" : "down";
+      li.textContent = c.name + (c.connected ? " connected" : " not connected");
+      $("channels").appendChild(li);
+    }
+    table($("pending"), ["channel", "code", "sender", "asked", ""], state.pairing.pending.map(function (p) {
+      return [p.channel, p.code, p.user_id + (p.name ? " (" + p.name + ")" : ""), when(p.created),
+        button("Approve", { op: "pairing.approve", channel: p.channel, code: p.code })];
+    }));
+    const approved = [];
+    for (const channel of Object.keys(state.pairing.approved)) {
+      for (const user of state.pairing.approved[channel]) {
+        approved.push([channel, user, button("Revoke", { op: "pairing.revoke", channel: channel, user_id: user }, true)]);
+      }
+    }
+    table($("approved"), ["channel", "sender", ""], approved);
+    $("usage").textContent = "";
+    $("usage").appendChild(usageChart(state.usage));
+    table($("sessions"), ["session", "last activity", "messages", "tokens"], state.sessions.map(function (s) {
+      return [s.key, when(s.last_activity), s.messages, s.tokens];
+    }));
+    table($("cron"), ["id", "name", "schedule", "to", "next run", "last run", "", ""], state.cron.map(function (j) {
+      const last = j.last_run ? (j.last_run.ok ? "ok" : "failed: " + j.last_run.error) : "never";
+      return [j.id, j.name, j.schedule, j.target, j.next_run || "never", last,
+        button("Run now", { op: "cron.run", id: j.id }), button("Remove", { op: "cron.remove", id: j.id }, true)];
+    }));
+    $("heartbeat").textContent = "";
+    for (const key of Object.keys(state.heartbeat)) {
+      const dt = document.createElement("dt"); dt.textContent = key;
+      const dd = document.createElement("dd"); dd.textContent = String(state.heartbeat[key]);
+      $("heartbeat").append(dt, dd);
+    }
+  }
+
+  async function refresh() {
+    const response = await fetch("/admin/state", { headers: headers });
+    if (!response.ok) { $("state").textContent = "refused (" + response.status + ")"; return; }
+    render(await response.json());
+  }
+
+  async function act(request) {
+    const response = await fetch("/admin/action", { method: "POST", headers: headers, body: JSON.stringify(request) });
+    const result = await response.json();
+    $("state").textContent = result.ok ? "done" : "failed: " + result.error;
+    await refresh();
+  }
+
+  $("refresh").addEventListener("click", refresh);
+  refresh();
+})();

@@ -1,0 +1,169 @@
+// The web chat: a token form until a token is known, then one WebSocket to /ws and a live transcript.
+"use strict";
+(function () {
+  const $ = function (id) { return document.getElementById(id); };
+  const log = $("log");
+  let socket = null;
+  let live = null;      // the bot bubble of the running turn: {node, text, tools}
+  let opened = false;
+
+  function takeTokenFromAddress() {
+    const url = new URL(location.href);
+    const token = url.searchParams.get("token");
+    if (token) {
+      sessionStorage.setItem("relaybot-token", token);
+      url.searchParams.delete("token");
+      history.replaceState(null, "", url.pathname + url.search + url.hash);
+    }
+  }
+
+  function showLogin(error) {
+    $("chat").hidden = true;
+    $("login").hidden = false;
+    $("login-error").textContent = error || "";
+    $("token").focus();
+  }
+
+  function scroll() { log.scrollTop = log.scrollHeight; }
+
+  function bubble(kind, text) {
+    const node = document.createElement("div");
+    node.className = "msg " + kind;
+    if (kind === "bot") node.innerHTML = window.renderMarkdown(text);
+    else node.textContent = text;
+    log.appendChild(node);
+    scroll();
+    return node;
+  }
+
+  function liveBubble() {
+    if (!live) {
+      const node = bubble("bot live", "");
+      const tools = document.createElement("div");
+      tools.className = "tools";
+      const body = document.createElement("div");
+      node.append(tools, body);
+      live = { node: node, body: body, tools: tools, text: "", fresh: false };
+    }
+    return live;
+  }
+
+  function setWorking(working) {
+    $("stop").disabled = !working;
+    $("state").textContent = working ? "working…" : "";
+  }
+
+  function onFrame(frame) {
+    switch (frame.type) {
+      case "status":
+        if (frame.state === "connected") {
+          log.textContent = "";
+          live = null;
+          for (const item of frame.history || []) bubble(item.role === "user" ? "user" : "bot", item.text);
+        } else {
+          setWorking(frame.state === "working");
+        }
+        break;
+      case "stream_start":
+        liveBubble().fresh = true;
+        break;
+      case "stream_chunk": {
+        const current = liveBubble();
+        if (current.fresh) { current.text = ""; current.fresh = false; }
+        current.text += frame.text;
+        current.body.innerHTML = window.renderMarkdown(current.text);
+        scroll();
+        break;
+      }
+      case "tool_call": {
+        const line = document.createElement("div");
+        line.className = "tool";
+        line.dataset.name = frame.name;
+        line.textContent = "running " + frame.name + (frame.summary ? " (" + frame.summary + ")" : "") + "…";
+        liveBubble().tools.appendChild(line);
+        scroll();
+        break;
+      }
+      case "tool_result": {
+        const lines = liveBubble().tools.querySelectorAll(".tool:not(.ok):not(.failed)");
+        for (const line of lines) {
+          if (line.dataset.name === frame.name) { line.classList.add(frame.ok ? "ok" : "failed"); break; }
+        }
+        break;
+      }
+      case "message":
+        if (live) {
+          live.body.innerHTML = window.renderMarkdown(frame.text);
+          live.node.classList.remove("live");
+          live.node.classList.add("final");
+          live = null;
+        } else {
+          bubble("bot final", frame.text);
+        }
+        break;
+      case "error":
+        if (live) { live.node.classList.remove("live"); live = null; }
+        bubble("error", frame.message);
+        break;
+    }
+  }
+
+  function connect() {
+    const token = sessionStorage.getItem("relaybot-token");
+    if (!token) { showLogin(); return; }
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    socket = new WebSocket(scheme + "//" + location.host + "/ws?token=" + encodeURIComponent(token));
+    opened = false;
+    socket.onopen = function () {
+      opened = true;
+      $("login").hidden = true;
+      $("chat").hidden = false;
+      $("state").textContent = "";
+      $("text").focus();
+    };
+    socket.onmessage = function (event) { onFrame(JSON.parse(event.data)); };
+    socket.onclose = function () {
+      if (!opened) {
+        sessionStorage.removeItem("relaybot-token");
+        showLogin("That token was refused.");
+      } else {
+        $("state").textContent = "disconnected; reconnecting…";
+        setTimeout(connect, 2000);
+      }
+    };
+  }
+
+  $("login").addEventListener("submit", function (event) {
+    event.preventDefault();
+    sessionStorage.setItem("relaybot-token", $("token").value.trim());
+    $("token").value = "";
+    connect();
+  });
+
+  $("compose").addEventListener("submit", function (event) {
+    event.preventDefault();
+    const text = $("text").value.trim();
+    if (!text || !socket || socket.readyState !== WebSocket.OPEN) return;
+    bubble("user", text);
+    live = null;
+    socket.send(JSON.stringify({ type: "message", text: text, id: String(Date.now()) }));
+    $("text").value = "";
+  });
+
+  $("text").addEventListener("keydown", function (event) {
+    if (event.key === "Enter" && !event.shiftKey) {
+      event.preventDefault();
+      $("compose").requestSubmit();
+    }
+  });
+
+  $("stop").addEventListener("click", function () { socket.send(JSON.stringify({ type: "stop" })); });
+  $("new").addEventListener("click", function () {
+    socket.send(JSON.stringify({ type: "new" }));
+    log.textContent = "";
+    live = null;
+  });
+
+  takeTokenFromAddress();
+  connect();
+})();

@@ -1,0 +1,118 @@
+"""WebSocket /ws: text in, the turn's stream events and its final reply out, as JSON frames."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import TYPE_CHECKING
+
+from aiohttp import WSMsgType, web
+
+from channels.api.auth import Caller
+from channels.api.frames import Frame
+from channels.api.hub import session_chat
+
+if TYPE_CHECKING:
+    from channels.api.channel import ApiChannel
+
+
+MAX_TEXT = 32_000
+
+
+def add_routes(app: web.Application, channel: ApiChannel) -> None:
+    """Mount /ws."""
+
+    async def handle(request: web.Request) -> web.WebSocketResponse:
+        caller = channel.gate.check(request)
+        socket = web.WebSocketResponse(heartbeat=30)
+        await socket.prepare(request)
+        await _Connection(channel, caller, socket, request.query.get("session")).serve()
+        return socket
+
+    app.router.add_get("/ws", handle)
+
+
+class _Connection:
+    """One client: follows one session at a time and forwards its frames."""
+
+    def __init__(self, channel: ApiChannel, caller: Caller, socket: web.WebSocketResponse, session: str | None) -> None:
+        self._channel = channel
+        self._caller = caller
+        self._socket = socket
+        self._chat = session_chat(caller, session)
+        self._queue = channel.hub.watch(self._chat.session_key)
+
+    async def serve(self) -> None:
+        """Read client frames until it disconnects, forwarding session frames meanwhile."""
+        self._writer = self._start_writer()
+        try:
+            await self._send_status()
+            async for raw in self._socket:
+                if raw.type is not WSMsgType.TEXT:
+                    break
+                await self._handle(raw.data)
+        finally:
+            await self._stop_writer()
+            self._channel.hub.unwatch(self._chat.session_key, self._queue)
+
+    def _start_writer(self) -> asyncio.Task[None]:
+        return asyncio.create_task(self._forward(self._queue), name=f"ws:{self._chat.session_key}")
+
+    async def _stop_writer(self) -> None:
+        self._writer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._writer
+
+    async def _forward(self, queue: asyncio.Queue[Frame]) -> None:
+        while True:
+            frame = await queue.get()
+            await self._socket.send_json(frame)
+
+    async def _send_status(self) -> None:
+        key = self._chat.session_key
+        history = self._channel.hub.history(key)
+        await self._socket.send_json(
+            {"type": "status", "state": "connected", "session": self._chat.thread_id, "history": history}
+        )
+
+    async def _handle(self, data: str) -> None:
+        try:
+            frame: Frame = json.loads(data)
+            kind = frame["type"]
+        except (ValueError, KeyError, TypeError):
+            await self._socket.send_json({"type": "error", "message": "frames are JSON objects with a type"})
+            return
+        if kind == "message":
+            await self._message(frame)
+        elif kind == "stop":
+            await self._channel.submit(self._caller, self._chat, "/stop")
+        elif kind == "new":
+            await self._channel.submit(self._caller, self._chat, "/new")
+        else:
+            await self._socket.send_json({"type": "error", "message": f"unknown frame type {kind!r}"})
+
+    async def _message(self, frame: Frame) -> None:
+        text = frame.get("text")
+        if not isinstance(text, str) or not text.strip():
+            await self._socket.send_json({"type": "error", "message": "a message needs text"})
+            return
+        if len(text) > MAX_TEXT:
+            await self._socket.send_json({"type": "error", "message": f"a message is at most {MAX_TEXT} characters"})
+            return
+        session = frame.get("session")
+        if isinstance(session, str) and session.strip() and session.strip() != self._chat.thread_id:
+            await self._switch(session)
+            await self._send_status()
+        client_id = frame.get("id")
+        await self._channel.submit(self._caller, self._chat, text, str(client_id) if client_id else None)
+
+    async def _switch(self, session: str) -> None:
+        """Follow another session of the same token; frames already queued are still delivered."""
+        await self._stop_writer()
+        self._channel.hub.unwatch(self._chat.session_key, self._queue)
+        while not self._queue.empty():
+            await self._socket.send_json(self._queue.get_nowait())
+        self._chat = session_chat(self._caller, session)
+        self._queue = self._channel.hub.watch(self._chat.session_key)
+        self._writer = self._start_writer()

@@ -1,0 +1,64 @@
+"""The web chat in a real headless Chromium: token handling, a streamed reply shown once, safe Markdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.channels.api.browser import needs_chromium, phone_page
+from tests.channels.api.conftest import OWNER_TOKEN, ApiBot
+from tests.fakes.openai_server import Hang, Text, ToolCalls
+
+SCREENSHOT = Path(__file__).resolve().parents[3] / "channels" / "api" / "static" / "web-chat.png"
+
+pytestmark = needs_chromium
+
+
+async def test_page_without_token_shows_only_the_token_form(api_bot: ApiBot) -> None:
+    async with phone_page() as page:
+        await page.goto(api_bot.url + "/")
+        await page.wait_for_selector("#login", state="visible")
+        assert await page.is_hidden("#chat")
+        await page.fill("#token", "wrong")
+        await page.click("#login button")
+        await page.wait_for_selector("text=That token was refused.")
+
+
+async def test_typed_message_streams_in_and_the_final_text_shows_once(api_bot: ApiBot, fake_llm) -> None:
+    reply = "Here is **bold** advice, a [link](https://example.org), <b>raw html</b> and [bad](javascript:alert(1))."
+    fake_llm.script(Text(reply, chunk_delay=0.02))
+    async with phone_page() as page:
+        await page.goto(f"{api_bot.url}/?token={OWNER_TOKEN}")
+        await page.wait_for_selector("#chat", state="visible")
+        assert "token" not in page.url
+        await page.fill("#text", "give me advice")
+        await page.press("#text", "Enter")
+        await page.wait_for_selector(".msg.bot.live")
+        final = await page.wait_for_selector(".msg.bot.final")
+        assert await page.locator(".msg.bot").count() == 1
+        assert await page.locator(".msg.user").inner_text() == "give me advice"
+        assert (await final.inner_text()).count("Here is bold advice") == 1
+        body = await final.eval_on_selector("div:last-child", "e => e.innerHTML")
+        assert body == await page.evaluate("renderMarkdown", reply)
+        assert await final.eval_on_selector("strong", "e => e.textContent") == "bold"
+        assert await final.eval_on_selector_all("a", "links => links.map(a => a.href)") == ["https://example.org/"]
+        assert "<b>raw html</b>" in await final.inner_text()
+        await page.screenshot(path=str(SCREENSHOT))
+        await page.reload()
+        await page.wait_for_selector(".msg.bot")
+        assert await page.locator(".msg").count() == 2
+
+
+async def test_tool_progress_stop_and_new(api_bot: ApiBot, fake_llm) -> None:
+    fake_llm.script(ToolCalls((("list_dir", {"path": "."}),)), Hang())
+    async with phone_page() as page:
+        await page.goto(f"{api_bot.url}/?token={OWNER_TOKEN}")
+        await page.wait_for_selector("#chat", state="visible")
+        await page.fill("#text", "look around")
+        await page.click("#send")
+        await page.wait_for_selector(".tool.ok[data-name='list_dir']")
+        await page.wait_for_selector("#stop:not([disabled])")
+        await page.click("#stop")
+        await page.wait_for_selector("#stop[disabled]")
+        await page.click("#new")
+        await page.wait_for_selector(".msg.bot.final:has-text('Started a new conversation.')")
+        assert await page.locator(".msg.user").count() == 0

@@ -1,0 +1,32 @@
+"""`relaybot init` puts a fresh API token into a new config and prints the web chat's address."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from bot.cli import app
+from bot.config import load_config
+from tests.test_cli import env_for
+
+
+def test_init_generates_an_api_token_and_prints_the_chat_url(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["init"], env=env_for(tmp_path))
+    assert result.exit_code == 0, result.output
+    config_file = tmp_path / "config.yaml"
+    [token] = [t.token.get_secret_value() for t in load_config(config_file, env={}).channels.api.tokens]
+    assert len(token) >= 40
+    assert f"http://127.0.0.1:18790/?token={token}" in result.output
+    assert config_file.stat().st_mode & 0o777 == 0o600
+    again = CliRunner().invoke(app, ["init"], env=env_for(tmp_path))
+    assert "token=" not in again.output
+    assert load_config(config_file, env={}).channels.api.tokens[0].token.get_secret_value() == token
+
+
+def test_two_inits_make_different_tokens(tmp_path: Path) -> None:
+    tokens = []
+    for home in (tmp_path / "a", tmp_path / "b"):
+        CliRunner().invoke(app, ["init"], env=env_for(home))
+        tokens.append(load_config(home / "config.yaml", env={}).channels.api.tokens[0].token.get_secret_value())
+    assert tokens[0] != tokens[1]
