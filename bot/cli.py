@@ -110,8 +110,17 @@ def chat(
 
 
 @app.command()
-def run(ctx: typer.Context) -> None:
+def run(
+    ctx: typer.Context,
+    role: str = typer.Option(
+        "all", "--role", help="all (one process), gateway (channels and delivery) or worker (agent turns); redis bus."
+    ),
+) -> None:
     """Start the gateway: the agent and every enabled channel."""
+    from bot.bus.cluster import ROLES
+
+    if role not in ROLES:
+        raise typer.BadParameter(f"use one of {', '.join(ROLES)}", param_hint="--role")
     config = _load(ctx.obj)
     import asyncio
     import contextlib
@@ -121,7 +130,7 @@ def run(ctx: typer.Context) -> None:
 
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            raise typer.Exit(asyncio.run(run_gateway(config)))
+            raise typer.Exit(asyncio.run(run_gateway(config, role)))  # type: ignore[arg-type]
     except ConfigError as exc:
         typer.echo(f"config error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -143,8 +152,29 @@ def status(ctx: typer.Context) -> None:
     typer.echo(f"model:     {config.llm.model}" + (f" at {config.llm.api_base}" if config.llm.api_base else ""))
     for name in CHANNEL_CLASSES:
         typer.echo(f"{name + ':':<10} {'enabled' if getattr(config.channels, name).enabled else 'disabled'}")
-    typer.echo(f"delivery:  {describe_journal(journal_path(config))}")
+    if config.bus.backend == "redis":
+        typer.echo(f"bus:       redis at {config.bus.url}")
+        for line in _cluster_lines(config):
+            typer.echo(f"  {line}")
+    else:
+        typer.echo(f"delivery:  {describe_journal(journal_path(config))}")
     typer.echo(f"exec:      {_exec_status(config)}")
+
+
+def _cluster_lines(config: Config) -> list[str]:
+    """The cluster view from Redis, or one line saying why it cannot be read."""
+    import asyncio
+
+    from redis.exceptions import RedisError
+
+    from bot.bus.cluster_status import describe_cluster
+    from bot.bus.redis import RedisBus
+
+    assert config.bus.url is not None
+    try:
+        return asyncio.run(describe_cluster(RedisBus(config.bus.url, consumer="status")))
+    except (RedisError, OSError) as exc:
+        return [f"cannot reach redis: {exc}"]
 
 
 def _exec_status(config: Config) -> str:
