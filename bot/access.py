@@ -22,7 +22,6 @@ logger = logging.getLogger(__name__)
 PAIRING_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 PAIRING_CODE_LENGTH = 8
 PAIRING_TTL = 3600.0
-MAX_PENDING_PER_CHANNEL = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +43,10 @@ class PairingBook:
         path: Path,
         clock: Callable[[], float] = time.time,
         choose: Callable[[str], str] = secrets.choice,
+        max_pending: int = 10,
     ) -> None:
         self._path = path
+        self._max_pending = max_pending
         self._clock = clock
         self._choose = choose
         self._cache: tuple[tuple[int, int, int], dict[str, Any]] | None = None
@@ -54,15 +55,16 @@ class PairingBook:
         """Whether an owner approved this sender (re-read when the file changes)."""
         return user_id in self._read().get("approved", {}).get(channel, [])
 
-    def request(self, channel: str, user_id: str, name: str) -> tuple[str, bool] | None:
-        """The sender's code and whether it is new; None when the channel has too many pending."""
+    def request(self, channel: str, user_id: str, name: str) -> tuple[str, bool]:
+        """The sender's code and whether it is new; a full channel drops its oldest code, so nobody is locked out."""
         with self._locked() as data:
             pending = self._live(data, channel)
             for entry in pending:
                 if entry["user_id"] == user_id:
                     return entry["code"], False
-            if len(pending) >= MAX_PENDING_PER_CHANNEL:
-                return None
+            while len(pending) >= self._max_pending:
+                dropped = pending.pop(0)  # appended in time order: the oldest
+                logger.warning("%s: oldest pairing code (user %s) dropped for a new one", channel, dropped["user_id"])
             code = "".join(self._choose(PAIRING_ALPHABET) for _ in range(PAIRING_CODE_LENGTH))
             pending.append({"code": code, "user_id": user_id, "name": name, "created": self._clock()})
             return code, True
@@ -149,9 +151,10 @@ class Serve:
 
 @dataclass(frozen=True, slots=True)
 class SendPairingCode:
-    """Reply once with a pairing code; the model is not called."""
+    """Reply with the sender's pairing code (again, when `repeated`); the model is not called."""
 
     code: str
+    repeated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,11 +202,8 @@ class AccessPolicy:
             return Serve(replace(message, trust=Trust.GUEST))
         if self._section.dm_policy == "allowlist":
             return self._ignore_once(sender, "not on the allowlist")
-        requested = self._pairing.request(self._channel, sender, message.sender_name or "")
-        if requested is None:
-            return self._ignore_once(sender, f"{MAX_PENDING_PER_CHANNEL} pairing codes already pending")
-        code, is_new = requested
-        return SendPairingCode(code) if is_new else Ignore("pairing code already sent")
+        code, is_new = self._pairing.request(self._channel, sender, message.sender_name or "")
+        return SendPairingCode(code, repeated=not is_new)
 
     def _is_known(self, sender: str) -> bool:
         return sender in self._allowed or self._pairing.is_approved(self._channel, sender)

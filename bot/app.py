@@ -27,6 +27,7 @@ from bot.config import Config, home_dir
 from bot.errors import ConfigError
 from bot.control import ControlServer
 from bot.events import EventBus
+from bot.filemodes import keep_private
 from bot.home import bundled
 from bot.llm import Provider
 from bot.lock import AlreadyRunning, GatewayLock
@@ -37,6 +38,7 @@ from bot.scheduler.heartbeat import HeartbeatService
 from bot.tools.base import Tool, ToolRegistry
 from bot.tools.cron import CronTool
 from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+from bot.tools.mcp import MCPServers
 from bot.tools.message import MessageTool
 from bot.tools.netguard import any_address, is_public
 from bot.tools.sandbox import SECRET_NAME, BwrapSandbox, HostShell, Launcher, choose_launcher
@@ -47,8 +49,6 @@ from bot.tools.web import WebFetchTool, WebSearchTool
 from bot.tools.workspace import WorkspacePaths
 
 logger = logging.getLogger(__name__)
-
-SEND_ONCE = RetryPolicy(attempts=1)
 
 CHANNEL_CLASSES = {
     "telegram": "channels.telegram:TelegramChannel",
@@ -69,6 +69,14 @@ def exec_launcher(config: Config) -> Launcher:
     hidden = (home_dir(), config.state_dir, *([config.source] if config.source else []), Path.home())
     sandbox = BwrapSandbox(config.workspace, hidden=hidden, network=exec_config.network, extra_env=exec_config.env)
     return choose_launcher(exec_config.sandbox, sandbox, HostShell(os.environ, tuple(config.secrets())))
+
+
+def private_roots(config: Config) -> list[Path]:
+    """What relaybot keeps private: the workspace, the state, and the relaybot home when the config lives there."""
+    roots = [config.workspace, config.state_dir]
+    if config.source is not None and config.source.parent == home_dir().resolve():
+        roots.append(config.source.parent)
+    return roots
 
 
 def build_registry(config: Config, skills: SkillLibrary) -> ToolRegistry:
@@ -104,8 +112,9 @@ class AgentApp:
         self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
         self.skills = SkillLibrary([bundled("skills"), config.workspace / "skills"])
         self.registry = build_registry(config, self.skills)
-        config.workspace.mkdir(parents=True, exist_ok=True)
+        config.workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
         config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        keep_private(private_roots(config))
         self.sessions = SessionStore(config.state_dir / "sessions")
         self.memory = MemoryConsolidator(
             provider, self.sessions, self.budget, config.agent.memory_window, config.timezone
@@ -123,6 +132,7 @@ class AgentApp:
             budgeted, self.registry, self.events, self.sessions, self.bus, config.agent.max_subagents
         )
         self.registry.register(SpawnTool(self.subagents))
+        self.mcp = MCPServers(config.mcp_servers, self.registry)
         self.loop = AgentLoop(
             self.bus,
             self.runner,
@@ -138,12 +148,14 @@ class AgentApp:
 
     async def start(self) -> None:
         await self.bus.start()
+        await self.mcp.start()
         await self.loop.start()
 
     async def stop(self) -> None:
         await self.subagents.stop()
         await self.loop.stop()
         await self.memory.stop()
+        await self.mcp.stop()
         await self.bus.stop()
 
     async def __aenter__(self) -> AgentApp:
@@ -199,7 +211,7 @@ class Gateway:
         self.agent = AgentApp(config, provider, make_bus(config))
         self.leases = ClusterLeases(self.agent.bus, config) if config.bus.backend == "redis" else None
         self.names = enabled_channels(config)
-        pairing = PairingBook(config.state_dir / "pairing.json")
+        pairing = PairingBook(config.state_dir / "pairing.json", max_pending=config.access.max_pending)
         access = {
             name: AccessPolicy(name, config.owners, getattr(config.channels, name), pairing) for name in self.names
         }
@@ -214,8 +226,7 @@ class Gateway:
         for name in self.names:
             channel_class = load_object(CHANNEL_CLASSES[name])
             section = getattr(config.channels, name)
-            # The channel tries each send once; its outbox retries, without holding a send slot while it waits.
-            channel = channel_class(self.manager.publisher(name), section, config.workspace / "inbox", SEND_ONCE)
+            channel = channel_class(self.manager.publisher(name), section, config.workspace / "inbox", channel_retry)
             self.manager.add(channel, section.send_concurrency)
 
         self.cron = CronService(
@@ -233,9 +244,10 @@ class Gateway:
         )
 
     async def start(self) -> None:
-        await self.agent.bus.start()
-        if self.role != "gateway":
-            await self.agent.loop.start()
+        if self.role == "gateway":
+            await self.agent.bus.start()  # a gateway runs no turns: no agent loop, no MCP servers
+        else:
+            await self.agent.start()
         if self.role != "worker":
             if self.leases is not None:
                 await self.leases.hold_channels(self.names, self._lost_channel)

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from bot.access import PairingBook
-    from bot.config import Config
+    from bot.config import Config, MCPServerConfig
     from bot.scheduler.cron import CronService
 
 app = typer.Typer(
@@ -42,7 +42,9 @@ def options(
 ) -> None:
     """Global options."""
     from bot.config import config_path
+    from bot.filemodes import private_umask
 
+    private_umask()  # whatever the command creates under the relaybot home is private
     if log_level.lower() not in LOG_LEVELS:
         raise typer.BadParameter(f"use one of {', '.join(LOG_LEVELS)}", param_hint="--log-level")
     ctx.obj = Options(config_path(config), log_level.lower())
@@ -159,6 +161,22 @@ def status(ctx: typer.Context) -> None:
     else:
         typer.echo(f"delivery:  {describe_journal(journal_path(config))}")
     typer.echo(f"exec:      {_exec_status(config)}")
+    for name, server in config.mcp_servers.items():
+        typer.echo(f"mcp {name}: {_mcp_status(server)}")
+
+
+def _mcp_status(server: MCPServerConfig) -> str:
+    """Connect once to an MCP server and report its tool count, or why it cannot be reached."""
+    import asyncio
+
+    from bot.tools.mcp import probe, root_cause
+
+    where = server.url or " ".join([server.command or "", *server.args])
+    try:
+        tools = asyncio.run(probe(server))
+    except Exception as exc:
+        return f"{where}: cannot start ({root_cause(exc)!r})"
+    return f"{where}: {len(tools)} tool{'s' if len(tools) != 1 else ''}"
 
 
 def _cluster_lines(config: Config) -> list[str]:

@@ -56,6 +56,9 @@ class LLMConfig(Section):
     temperature: float = Field(0.7, ge=0, le=2)
     context_window: int | None = Field(None, gt=0)
     timeout: Duration = 120.0
+    transcription_model: str | None = None
+    transcription_api_base: str | None = None
+    transcription_api_key: SecretStr = SecretStr("")
 
 
 class AgentConfig(Section):
@@ -79,6 +82,10 @@ class ChannelSection(Section):
     dm_policy: DmPolicy = "pairing"
     group_policy: GroupPolicy = "mention"
     send_concurrency: int = Field(8, gt=0)
+    streaming: Literal["auto", "edit", "off"] = "auto"
+    stream_interval: Duration = Field(1.0, gt=0)
+    show_tool_progress: bool = True
+    show_reasoning: bool = False
 
     @field_validator("allow_from", mode="before")
     @classmethod
@@ -146,7 +153,40 @@ class ToolsConfig(Section):
     web_fetch: WebFetchConfig = WebFetchConfig()
 
 
+_SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,30}$")
+
+
+class MCPServerConfig(Section):
+    """One MCP server: `command` (stdio) or `url` (streamable HTTP), who sees its tools, and the call timeout."""
+
+    command: str | None = None
+    args: list[str] = []
+    env: dict[str, str] = {}
+    cwd: Path | None = None
+    url: str | None = None
+    headers: dict[str, str] = {}
+    trust: Literal["guest", "owner"] = "owner"
+    timeout: Duration = Field(60.0, gt=0)
+
+    @field_validator("env")
+    @classmethod
+    def _variable_names(cls, value: dict[str, str]) -> dict[str, str]:
+        return ExecConfig._variable_names(value)
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"^https?://", value):
+            raise ValueError(f"{value!r} is not an http(s) URL")
+        return value
+
+    def model_post_init(self, context: Any) -> None:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give either command (a stdio server) or url (a streamable HTTP server)")
+
+
 class AccessConfig(Section):
+    max_pending: int = Field(10, gt=0)
     rate_limit: int = Field(20, ge=0)
 
 
@@ -211,6 +251,7 @@ class Config(Section):
     heartbeat: HeartbeatConfig = HeartbeatConfig()
     bus: BusConfig = BusConfig()
     shutdown_grace: Duration = 10.0
+    mcp_servers: dict[str, MCPServerConfig] = {}
     _source: Path | None = PrivateAttr(None)
 
     @property
@@ -227,6 +268,14 @@ class Config(Section):
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError):
             raise ValueError(f"unknown timezone {value!r}; use an IANA name such as UTC or Europe/Berlin") from None
+        return value
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _server_names(cls, value: dict[str, MCPServerConfig]) -> dict[str, MCPServerConfig]:
+        for name in value:
+            if not _SERVER_NAME.match(name) or "__" in name:
+                raise ValueError(f"{name!r} is not a server name; use up to 30 letters, digits, _ and - (no '__')")
         return value
 
     @field_validator("owners")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from bot.bus import ChatRef
 
@@ -47,26 +48,92 @@ class LLMCalled:
 
 
 @dataclass(frozen=True, slots=True)
-class StreamDelta:
-    session_key: str
+class StreamStarted:
+    """One model call of a turn began streaming; `msg_id` is fresh per call.
+
+    `reply_to` is the platform id of the message answered and `recipient` its sender, for platforms whose live
+    replies are addressed (Slack streams to one user).
+    """
+
+    chat: ChatRef
     turn_id: str
+    msg_id: str
+    reply_to: str | None = None
+    recipient: str | None = None
+
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
+
+
+@dataclass(frozen=True, slots=True)
+class StreamDelta:
+    """Visible reply text, in order; never part of a NO_REPLY or of a `<think>` block."""
+
+    chat: ChatRef
+    turn_id: str
+    msg_id: str
     text: str
+
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEnded:
+    """A streamed model call ended: `stop`, `tool_calls`, `length`, or `error` when it failed."""
+
+    chat: ChatRef
+    turn_id: str
+    msg_id: str
+    finish_reason: str
+
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """The model's reasoning text (reasoning_content, thinking blocks): for consoles and logs, not for chats."""
+
+    chat: ChatRef
+    turn_id: str
+    msg_id: str
+    text: str
+
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
 
 
 @dataclass(frozen=True, slots=True)
 class ToolCalled:
+    """A tool call began; `summary` is a short, capped rendering of its arguments."""
+
     session_key: str
     tool: str
     call_id: str
+    turn_id: str = ""
+    summary: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class ToolFinished:
+    """A tool call ended; `summary` is the start of its result."""
+
     session_key: str
     tool: str
     call_id: str
     is_error: bool
     duration: float
+    turn_id: str = ""
+    summary: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.is_error
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +178,10 @@ Event = (
     TurnStarted
     | TurnFinished
     | LLMCalled
+    | StreamStarted
     | StreamDelta
+    | StreamEnded
+    | ReasoningDelta
     | ToolCalled
     | ToolFinished
     | ErrorOccurred
@@ -121,6 +191,11 @@ Event = (
     | CronSkipped
 )
 Listener = Callable[[Event], None]
+
+
+def event_to_json(event: Event) -> dict[str, Any]:
+    """An event as plain JSON data: `{"type": "StreamDelta", ...fields}`, nested chats as objects."""
+    return {"type": type(event).__name__, **asdict(event)}
 
 
 class EventBus:

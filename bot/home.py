@@ -40,11 +40,11 @@ def init_workspace(workspace: Path, report: InitReport) -> None:
             _copy_new(source, workspace / source.relative_to(template), report)
 
 
-def _copy_new(source: Path, target: Path, report: InitReport, mode: int = 0o644) -> None:
+def _copy_new(source: Path, target: Path, report: InitReport, mode: int = 0o600) -> None:
     if target.exists():
         report.kept.append(target)
         return
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     with os.fdopen(fd, "wb") as out, source.open("rb") as src:
         shutil.copyfileobj(src, out)

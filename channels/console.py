@@ -8,10 +8,11 @@ import threading
 from typing import ClassVar, TextIO
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
-from bot.events import Event, EventBus, StreamDelta, TurnFinished
+from bot.events import Event, EventBus, ReasoningDelta, StreamDelta, TurnFinished
 from channels.base import Channel, Publish
 
 CONSOLE_CHAT = ChatRef("console", "local")
+DIM, RESET = "\x1b[2m", "\x1b[0m"
 
 
 class ConsoleChannel(Channel):
@@ -24,7 +25,7 @@ class ConsoleChannel(Channel):
         self._out = out or sys.stdout  # looked up now, not at import, so a replaced stdout is honoured
         self._events = events
         self._unsubscribe = lambda: None
-        self._streamed: set[str] = set()
+        self._streamed: dict[str, str] = {}  # turn id -> msg id of the text last printed
         self._waiting: dict[str, asyncio.Future[OutboundMessage]] = {}
 
     async def start(self) -> None:
@@ -66,8 +67,12 @@ class ConsoleChannel(Channel):
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, StreamDelta) and event.session_key == CONSOLE_CHAT.session_key:
-            self._streamed.add(event.turn_id)
+            self._streamed[event.turn_id] = event.msg_id
             self._out.write(event.text)
+            self._out.flush()
+        elif isinstance(event, ReasoningDelta) and event.session_key == CONSOLE_CHAT.session_key:
+            self._streamed.setdefault(event.turn_id, event.msg_id)
+            self._out.write(f"{DIM}{event.text}{RESET}")
             self._out.flush()
         elif isinstance(event, TurnFinished) and not event.replied and event.turn_id in self._waiting:
             # No reply will come (answered through `message`, or stopped): stop waiting for one.
@@ -79,7 +84,7 @@ class ConsoleChannel(Channel):
         """End the line of text streamed for a turn, if any; True when there was one."""
         if turn_id not in self._streamed:
             return False
-        self._streamed.discard(turn_id)
+        del self._streamed[turn_id]
         self._out.write("\n")
         return True
 

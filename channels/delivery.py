@@ -26,6 +26,8 @@ class ChunkProgress:
     confirm: Callable[[int], Awaitable[None]]
 
 
+SEND_ONCE = RetryPolicy(attempts=1)
+
 chunk_progress: ContextVar[ChunkProgress | None] = ContextVar("chunk_progress", default=None)
 """Set by the delivery worker around `Channel.send`, so a resumed send skips the chunks already delivered."""
 
@@ -40,6 +42,8 @@ async def send_in_chunks(
     """Split, render and post each chunk; transient failures retry that chunk only, rejected markup goes plain."""
     what = f"[{message.chat.session_key}] send {message.id}"
     progress = chunk_progress.get()
+    if progress:
+        retry = SEND_ONCE  # the outbox retries, without holding a send slot while it waits
     for index, chunk in enumerate(split_for_platform(message.text, limit)):
         if progress and index < progress.confirmed:
             continue

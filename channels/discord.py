@@ -8,7 +8,7 @@ import logging
 import mimetypes
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -18,7 +18,10 @@ from bot.errors import ChannelError, ChannelUnavailable, RateLimited
 from bot.retry import RetryPolicy
 from channels.base import Channel, Publish
 from channels.delivery import chunk_progress, send_in_chunks
+from channels.discord_live import DiscordEdits
+from channels.live_edits import EditedMessages, balance_fences
 from channels.media import Fetch, MediaRef, attach_media, kind_of
+from channels.streaming import LiveReply, StreamSettings
 
 logger = logging.getLogger(__name__)
 
@@ -143,6 +146,7 @@ class DiscordChannel(Channel):
         self._config = config
         self._media_dir = media_dir / "discord"
         self._retry = retry or RetryPolicy()
+        self._streaming = StreamSettings.of(config)
         self._client: Any = None
         self._gateway: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
@@ -199,6 +203,16 @@ class DiscordChannel(Channel):
 
         await send_in_chunks(message, MAX_MESSAGE_LENGTH, as_discord_markdown, post, self._retry)
 
+    def live_reply(self, chat: ChatRef, reply_to: str | None, recipient: str | None) -> LiveReply | None:
+        """One message edited as the reply grows (Discord has no drafts); None with `streaming: off`."""
+        if self._streaming.mode == "off":
+            return None
+        target = self._client.get_partial_messageable(int(chat.thread_id or chat.chat_id))
+        writer = EditedMessages(
+            DiscordEdits(target, self._call), MAX_MESSAGE_LENGTH, as_discord_markdown, reply_to, balance_fences
+        )
+        return LiveReply(writer, self._streaming, self._retry)
+
     async def show_typing(self, chat: ChatRef) -> None:
         """Show "typing…" in the channel or thread (Discord clears it after 10 s or at the next message)."""
         target = self._client.get_partial_messageable(int(chat.thread_id or chat.chat_id))
@@ -241,6 +255,7 @@ class DiscordChannel(Channel):
         inbound = parse_message(message, self._client.user.id)
         if inbound is None:
             return
+        inbound = replace(inbound, stream=self._streaming.mode != "off")
         try:
             if message.files:
                 inbound = await attach_media(inbound, message.files, self._media_dir, self._saver(raw))

@@ -5,15 +5,26 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 from bot.access import AccessPolicy, Ignore, SendPairingCode, Serve, pairing_message
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage
-from bot.events import Event, EventBus, TurnFinished, TurnStarted
+from bot.events import (
+    Event,
+    EventBus,
+    ReasoningDelta,
+    StreamDelta,
+    StreamStarted,
+    ToolCalled,
+    TurnFinished,
+    TurnStarted,
+)
 from bot.ratelimit import SenderRateLimit, Verdict, flood_notice
 from bot.retry import RetryPolicy
 from channels.base import Channel, Publish, ShowsTyping
 from channels.dedupe import SeenIds
 from channels.outbound import ChannelOutbox
+from channels.streaming import LiveReply, StreamsReplies
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +61,8 @@ class ChannelManager:
         self._slots: dict[str, _Slot] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._typing: dict[str, asyncio.Event] = {}
-        self._typing_tasks: set[asyncio.Task[None]] = set()
+        self._background: set[asyncio.Task[None]] = set()
+        self._live: dict[str, LiveReply] = {}
         self._seen_inbound = SeenIds()
         self._unsubscribe = lambda: None
 
@@ -65,7 +77,9 @@ class ChannelManager:
     def add(self, channel: Channel, send_concurrency: int = 8) -> None:
         """Register a channel before `start`; up to `send_concurrency` of its chats receive at once."""
         ready = asyncio.Event()
-        outbox = ChannelOutbox(channel, self._bus, self._events, ready, send_concurrency, self._send_retry)
+        outbox = ChannelOutbox(
+            channel, self._bus, self._events, ready, send_concurrency, self._send_retry, self._finish_live
+        )
         self._slots[channel.name] = _Slot(channel, outbox, ready)
 
     async def start(self) -> None:
@@ -85,7 +99,9 @@ class ChannelManager:
         self._unsubscribe()
         for stop_typing in self._typing.values():
             stop_typing.set()
-        tasks = [*self._tasks, *self._typing_tasks]
+        tasks = [*self._tasks, *self._background]
+        lives, self._live = list(self._live.values()), {}
+        await asyncio.gather(*(live.close() for live in lives))
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -115,8 +131,10 @@ class ChannelManager:
                 if not self._within_rate(name, served):
                     return
                 await self._bus.publish_inbound(served)
-            case SendPairingCode(code=code):
-                logger.warning("[%s] pairing code issued to %s (%s)", key, message.sender_id, message.sender_name)
+            case SendPairingCode(code=code, repeated=repeated):
+                level = logging.INFO if repeated else logging.WARNING
+                what = "sent again" if repeated else "issued"
+                logger.log(level, "[%s] pairing code %s to %s (%s)", key, what, message.sender_id, message.sender_name)
                 await self._bus.publish_outbound(OutboundMessage(message.chat, pairing_message(name, code)))
             case Ignore(reason=reason):
                 logger.debug("[%s] ignored message from %s: %s", key, message.sender_id, reason)
@@ -162,6 +180,11 @@ class ChannelManager:
             self._stop_typing(message.chat)
             slot.outbox.submit(message)
 
+    async def _finish_live(self, message: OutboundMessage) -> bool:
+        """Complete the turn's live reply with the final text, if it has one; False: send it as a message."""
+        live = self._live.pop(message.finalises, None) if message.finalises else None
+        return live is not None and await live.finish(message)
+
     def _on_event(self, event: Event) -> None:
         if isinstance(event, TurnStarted):
             slot = self._slots.get(event.chat.channel)
@@ -170,10 +193,38 @@ class ChannelManager:
                 task = asyncio.create_task(
                     self._show_typing(slot, event.chat, stop), name=f"typing:{event.session_key}"
                 )
-                self._typing_tasks.add(task)
-                task.add_done_callback(self._typing_tasks.discard)
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
         elif isinstance(event, TurnFinished):
             self._stop_typing(event.chat)
+            live = self._live.pop(event.turn_id, None) if not event.replied else None
+            if live is not None:
+                self._spawn(live.abandon(event.outcome), f"live-abandon:{event.session_key}")
+        else:
+            self._on_stream_event(event)
+
+    def _on_stream_event(self, event: Event) -> None:
+        """Feed stream events into the live reply of their turn, creating it at the turn's first model call."""
+        if isinstance(event, StreamStarted):
+            live = self._live.get(event.turn_id)
+            slot = self._slots.get(event.chat.channel)
+            if live is None and slot and slot.ready.is_set() and isinstance(slot.channel, StreamsReplies):
+                live = slot.channel.live_reply(event.chat, event.reply_to, event.recipient)
+                if live is not None:
+                    self._live[event.turn_id] = live
+            if live is not None:
+                live.call_started()
+        elif isinstance(event, StreamDelta) and (live := self._live.get(event.turn_id)):
+            live.add(event.text)
+        elif isinstance(event, ReasoningDelta) and (live := self._live.get(event.turn_id)):
+            live.add_reasoning(event.text)
+        elif isinstance(event, ToolCalled) and (live := self._live.get(event.turn_id)):
+            live.tool_started(event.tool)
+
+    def _spawn(self, work: Any, name: str) -> None:
+        task = asyncio.create_task(work, name=name)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def _stop_typing(self, chat: ChatRef) -> None:
         stop = self._typing.pop(chat.session_key, None)

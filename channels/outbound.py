@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from bot.bus import MessageBus, OutboundMessage
 from bot.errors import ChannelError, ChannelUnavailable, DeliveryAmbiguous, RateLimited
@@ -29,6 +29,7 @@ class ChannelOutbox:
         ready: asyncio.Event,
         concurrency: int = 8,
         retry: RetryPolicy | None = None,
+        finish_live: Callable[[OutboundMessage], Awaitable[bool]] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._channel = channel
@@ -37,6 +38,7 @@ class ChannelOutbox:
         self._ready = ready
         self._pool = asyncio.Semaphore(concurrency)
         self._retry = retry or RetryPolicy()
+        self._finish_live = finish_live
         self._clock = clock
         self._chats: dict[str, deque[OutboundMessage]] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
@@ -118,6 +120,10 @@ class ChannelOutbox:
         await self._give_up(message, f"still failing after {self._retry.attempts} attempts")
 
     async def _send_once(self, message: OutboundMessage) -> None:
+        """Finish the turn's live reply with it, or send it after the chunks already confirmed."""
+        if self._finish_live is not None and await self._finish_live(message):
+            await self._bus.mark_sent(message.id)
+            return
         confirmed = await self._bus.chunks_sent(message.id)
 
         async def confirm(index: int) -> None:

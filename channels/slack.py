@@ -20,7 +20,10 @@ from channels.base import Channel, Publish
 from channels.dedupe import SeenIds
 from channels.delivery import send_in_chunks
 from channels.formatting import markdown_to_slack_mrkdwn
+from channels.live_edits import EditedMessages
 from channels.media import MediaRef, attach_media, download_capped, kind_of
+from channels.slack_live import SlackEdits, SlackStream
+from channels.streaming import LiveReply, StreamSettings
 
 if TYPE_CHECKING:
     import aiohttp
@@ -104,6 +107,8 @@ class SlackChannel(Channel):
         self._config = config
         self._media_dir = media_dir / "slack"
         self._retry = retry or RetryPolicy()
+        self._streaming = StreamSettings.of(config)
+        self._team_id = ""
         self._ping_interval = ping_interval
         self._client: AsyncWebClient | None = None
         self._handler: AsyncSocketModeHandler | None = None
@@ -138,6 +143,7 @@ class SlackChannel(Channel):
         handler.client.on_message_listeners.append(self._on_frame)
         # Everything the listeners use is in place first: events follow the hello at once.
         self._client, self._handler, self._bot_user_id = client, handler, identity["user_id"]
+        self._team_id = identity.get("team_id") or ""
         self._http = aiohttp.ClientSession()
         self._hello.clear()
         self._connections = 0
@@ -178,11 +184,28 @@ class SlackChannel(Channel):
 
         await send_in_chunks(message, MAX_MESSAGE_LENGTH, markdown_to_slack_mrkdwn, post, self._retry)
 
+    def live_reply(self, chat: ChatRef, reply_to: str | None, recipient: str | None) -> LiveReply | None:
+        """Slack's streaming API in threads and DMs (`streaming: auto`), else an edited message; None when off."""
+        if self._streaming.mode == "off" or self._client is None:
+            return None
+        if chat.thread_id:
+            self._bot_threads.add(f"{chat.chat_id}:{chat.thread_id}")
+        edits = SlackEdits(self._client, self._call, chat)
+        writer: Any = EditedMessages(edits, MAX_MESSAGE_LENGTH, markdown_to_slack_mrkdwn)
+        is_direct = chat.chat_id.startswith("D")
+        # Slack streams only replies: in a DM the live reply threads under the message it answers.
+        thread_ts = chat.thread_id or (reply_to.rpartition(":")[2] if reply_to and is_direct else None)
+        if self._streaming.mode == "auto" and thread_ts:
+            addressee = None if is_direct or not recipient else (recipient, self._team_id)
+            writer = SlackStream(self._client, self._call, chat, thread_ts, addressee, markdown_to_slack_mrkdwn, writer)
+        return LiveReply(writer, self._streaming, self._retry)
+
     async def _on_event(self, event: dict[str, Any], body: dict[str, Any]) -> None:
         """Bolt listener, run before the ack: parse, name the sender, download files, publish (journaled)."""
         message = parse_event(event, self._bot_user_id, self._config.reply_in_thread, self._bot_threads)
         if message is None:
             return
+        message = replace(message, stream=self._streaming.mode != "off")
         try:
             message = await attach_media(message, files_of(event), self._media_dir, self._fetch)
             name = await self._sender_name(message.sender_id)

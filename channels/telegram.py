@@ -6,6 +6,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -16,7 +17,10 @@ from bot.retry import RetryPolicy
 from channels.base import Channel, Publish
 from channels.delivery import send_in_chunks
 from channels.formatting import markdown_to_telegram_html
+from channels.live_edits import EditedMessages
 from channels.media import MediaRef, attach_media, kind_of
+from channels.streaming import LiveReply, StreamSettings
+from channels.telegram_live import TelegramDraft, TelegramEdits
 
 logger = logging.getLogger(__name__)
 
@@ -113,6 +117,7 @@ class TelegramChannel(Channel):
         self._config = config
         self._media_dir = media_dir / "telegram"
         self._retry = retry or RetryPolicy()
+        self._streaming = StreamSettings.of(config)
         self._app: Any = None
         self._poller: asyncio.Task[None] | None = None
         self._bot_id = 0
@@ -199,6 +204,19 @@ class TelegramChannel(Channel):
 
         await send_in_chunks(message, MAX_MESSAGE_LENGTH, markdown_to_telegram_html, post, self._retry)
 
+    def live_reply(self, chat: ChatRef, reply_to: str | None, recipient: str | None) -> LiveReply | None:
+        """A draft bubble in private chats (`streaming: auto`), else an edited message; None when off."""
+        mode = self._streaming.mode
+        if mode == "off":
+            return None
+        if mode == "auto" and int(chat.chat_id) > 0:
+            writer: Any = TelegramDraft(self._app.bot, self._call, chat)
+        else:
+            quote = reply_to if int(chat.chat_id) < 0 else None
+            edits = TelegramEdits(self._app.bot, self._call, chat)
+            writer = EditedMessages(edits, MAX_MESSAGE_LENGTH, markdown_to_telegram_html, quote)
+        return LiveReply(writer, self._streaming, self._retry)
+
     async def show_typing(self, chat: ChatRef) -> None:
         """Show "typing…" in the chat (Telegram clears it after 5 s or at the next message)."""
         thread = int(chat.thread_id) if chat.thread_id else None
@@ -211,6 +229,7 @@ class TelegramChannel(Channel):
         message = parse_update(raw, self._bot_id, self._bot_username)
         if message is None:
             return
+        message = replace(message, stream=self._streaming.mode != "off")
         try:
             media = media_of(raw["message"])
             if media is not None:

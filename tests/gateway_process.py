@@ -41,14 +41,14 @@ class GatewayProcess:
 
     async def start(self, timeout: float = 30.0) -> None:
         """Spawn `relaybot run` and return once it polls Telegram."""
-        polls = len(self.telegram.delivered), self._polls()
+        polls = self._polls()
         env = {k: v for k, v in os.environ.items() if not k.startswith("RELAYBOT_")}
         env.update(RELAYBOT_HOME=str(self.home), LITELLM_LOCAL_MODEL_COST_MAP="True")
         self.process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "bot", "--log-level", "info", "run", env=env, stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
         )
-        await self.telegram.wait_for_call("getUpdates", polls[1] + 1, timeout)
+        await self.telegram.wait_for_call("getUpdates", polls + 1, timeout)
 
     def _polls(self) -> int:
         return sum(1 for method, _ in self.telegram.calls if method == "getUpdates")

@@ -14,9 +14,9 @@ class Clock:
         return self.now
 
 
-def book(tmp_path: Path, clock: Clock | None = None) -> PairingBook:
+def book(tmp_path: Path, clock: Clock | None = None, max_pending: int = 10) -> PairingBook:
     rng = random.Random(7)
-    return PairingBook(tmp_path / "pairing.json", clock=clock or Clock(), choose=rng.choice)
+    return PairingBook(tmp_path / "pairing.json", clock=clock or Clock(), choose=rng.choice, max_pending=max_pending)
 
 
 def dm(sender: str) -> InboundMessage:
@@ -43,12 +43,12 @@ def test_allow_from_is_served_as_guest(tmp_path: Path) -> None:
     assert isinstance(decision, Serve) and decision.message.trust is Trust.GUEST
 
 
-def test_unknown_sender_gets_one_code_then_silence(tmp_path: Path) -> None:
+def test_unknown_sender_gets_a_code_and_the_same_code_when_writing_again(tmp_path: Path) -> None:
     access = policy(tmp_path)
     first = access.decide(dm("7"))
-    assert isinstance(first, SendPairingCode)
+    assert isinstance(first, SendPairingCode) and not first.repeated
     assert len(first.code) == 8 and set(first.code) <= set(PAIRING_ALPHABET)
-    assert isinstance(access.decide(dm("7")), Ignore)
+    assert access.decide(dm("7")) == SendPairingCode(first.code, repeated=True)
 
 
 def test_approval_takes_effect_for_a_running_policy(tmp_path: Path) -> None:
@@ -62,10 +62,29 @@ def test_approval_takes_effect_for_a_running_policy(tmp_path: Path) -> None:
     assert not isinstance(access.decide(dm("7")), Serve)
 
 
-def test_at_most_three_pending_codes_per_channel(tmp_path: Path) -> None:
-    access = policy(tmp_path)
-    assert all(isinstance(access.decide(dm(str(u))), SendPairingCode) for u in (11, 12, 13))
-    assert isinstance(access.decide(dm("14")), Ignore)
+def test_a_full_pending_list_drops_the_oldest_code_so_strangers_never_lock_others_out(tmp_path: Path) -> None:
+    clock = Clock()
+    pairing = book(tmp_path, clock, max_pending=3)
+    access = policy(tmp_path, pairing)
+    codes = {}
+    for user in ("11", "12", "13", "14", "15"):
+        clock.now += 1
+        decision = access.decide(dm(user))
+        assert isinstance(decision, SendPairingCode) and not decision.repeated
+        codes[user] = decision.code
+    assert [entry.user_id for entry in pairing.pending()] == ["13", "14", "15"]
+    assert pairing.approve("telegram", codes["11"]) is None
+    assert pairing.approve("telegram", codes["15"]) == "15"
+
+
+def test_ten_codes_may_wait_per_channel_by_default(tmp_path: Path) -> None:
+    pairing = PairingBook(tmp_path / "pairing.json")
+    for user in range(11):
+        pairing.request("telegram", str(user), "")
+    pairing.request("slack", "x", "")
+    pending = pairing.pending()
+    assert [e.user_id for e in pending if e.channel == "telegram"] == [str(u) for u in range(1, 11)]
+    assert [e.user_id for e in pending if e.channel == "slack"] == ["x"]
 
 
 def test_codes_expire_after_an_hour(tmp_path: Path) -> None:

@@ -127,7 +127,10 @@ async def test_run_without_channels_says_how_to_enable_one_and_stops_on_sigint(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    line = await asyncio.wait_for(process.stderr.readline(), 60)
+    line = b""
+    while b"No chat channel" not in line:  # after any start-up warnings (file modes fixed, exec not sandboxed)
+        line = await asyncio.wait_for(process.stderr.readline(), 60)
+        assert line, "stderr ended before the no-channel notice"
     assert b"No chat channel is enabled" in line and b"channels.telegram.enabled" in line
     process.send_signal(signal.SIGINT)
     _, stderr = await asyncio.wait_for(process.communicate(), 30)
@@ -183,3 +186,16 @@ def test_required_sandbox_that_cannot_run_stops_chat_with_one_line(tmp_path: Pat
         "config error: tools.exec.sandbox: is bwrap, but bwrap is not installed (Debian package bubblewrap); "
         "install bubblewrap or use auto"
     )
+
+
+def test_status_lists_each_mcp_server_with_its_tool_count(tmp_path: Path) -> None:
+    repo = Path(__file__).resolve().parents[1]
+    (tmp_path / "config.yaml").write_text(
+        "mcp_servers:\n"
+        f"  calc:\n    command: {sys.executable}\n    args: [-m, tests.fakes.mcp_server]\n    cwd: {repo}\n"
+        f"  gone:\n    command: {tmp_path / 'missing'}\n"
+    )
+    result = CliRunner().invoke(app, ["status"], env=env_for(tmp_path))
+    assert result.exit_code == 0
+    assert "mcp calc: " in result.output and ": 4 tools" in result.output
+    assert f"mcp gone: {tmp_path / 'missing'}: cannot start (FileNotFoundError" in result.output

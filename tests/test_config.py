@@ -102,6 +102,23 @@ def test_secrets_lists_every_configured_token(tmp_path: Path) -> None:
     assert sorted(config.secrets()) == ["sk-a", "tg-b"]
 
 
+def test_exec_sandbox_and_access_keys_are_checked(tmp_path: Path) -> None:
+    config = load_config(bundled("config.example.yaml"), env={})
+    assert (config.tools.exec.sandbox, config.tools.exec.network, config.tools.exec.env) == ("auto", True, {})
+    assert config.access.max_pending == 10
+    assert "tools.exec.sandbox: Input should be 'auto', 'bwrap' or 'off'" in error_for(
+        tmp_path, "tools:\n  exec:\n    sandbox: docker\n"
+    )
+    assert error_for(tmp_path, "tools:\n  exec:\n    env:\n      BAD-NAME: x\n").startswith(
+        "tools.exec.env: 'BAD-NAME' is not an environment variable name"
+    )
+    assert error_for(tmp_path, "access:\n  max_pending: 0\n").startswith("access.max_pending: Input should be greater")
+
+
+def test_a_loaded_config_knows_its_file(tmp_path: Path) -> None:
+    assert load_config(write(tmp_path, "{}\n"), env={}).source == (tmp_path / "config.yaml").resolve()
+
+
 def test_trust_limits_have_their_defaults_and_name_their_keys(tmp_path: Path) -> None:
     config = load_config(bundled("config.example.yaml"), env={})
     assert config.agent.turn_timeout == 600
@@ -116,3 +133,19 @@ def test_the_redis_bus_needs_a_url(tmp_path: Path) -> None:
     assert error_for(tmp_path, "bus:\n  backend: redis\n").startswith("bus.url:")
     config = load_config(write(tmp_path, "bus:\n  backend: redis\n  url: redis://r:6379/0\n  lease: 5s\n"), env={})
     assert (config.bus.backend, config.bus.lease, config.bus.claim_idle) == ("redis", 5.0, 30.0)
+
+
+def test_mcp_server_needs_exactly_one_of_command_and_url(tmp_path: Path) -> None:
+    both = error_for(tmp_path, "mcp_servers:\n  x:\n    command: a\n    url: http://127.0.0.1/mcp\n")
+    assert both == "mcp_servers.x: give either command (a stdio server) or url (a streamable HTTP server)"
+    assert "is not a server name" in error_for(tmp_path, "mcp_servers:\n  a__b:\n    command: a\n")
+    assert error_for(tmp_path, "mcp_servers:\n  x:\n    command: a\n    trust: admin\n").startswith(
+        "mcp_servers.x.trust:"
+    )
+
+
+def test_mcp_server_timeout_reads_a_duration(tmp_path: Path) -> None:
+    text = "mcp_servers:\n  x:\n    url: http://127.0.0.1/mcp\n    timeout: 2m\n"
+    config = load_config(write(tmp_path, text), env={})
+    assert config.mcp_servers["x"].timeout == 120
+    assert config.mcp_servers["x"].trust == "owner"

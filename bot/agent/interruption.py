@@ -14,6 +14,7 @@ STOPPED = "Not finished: cancelled by /stop."
 SHUT_DOWN = "Not finished: cancelled because the bot was shutting down."
 CRASHED = "Not finished: the turn crashed before this call completed."
 MODEL_FAILED = "Not finished: the model call failed before this call completed."
+RESTARTED = "Not finished: the bot stopped (crash or restart) before this call completed."
 
 
 def timed_out(seconds: float) -> str:

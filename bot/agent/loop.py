@@ -17,6 +17,7 @@ from bot.agent.context import ContextBuilder
 from bot.agent.interruption import (
     CRASHED,
     MODEL_FAILED,
+    RESTARTED,
     SHUT_DOWN,
     STOPPED,
     bounded,
@@ -28,11 +29,12 @@ from bot.agent.memory import scope_for
 from bot.agent.outbox import TurnOutbox
 from bot.agent.owner_dm import LastOwnerDM
 from bot.agent.sessions import SessionStore
+from bot.agent.stream import StreamEmitter, is_silent
 from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, lowest_trust
 from bot.config import AgentConfig
 from bot.errors import ProviderError, TurnTimedOut
-from bot.events import ErrorOccurred, EventBus, StreamDelta, TurnFinished, TurnStarted
+from bot.events import ErrorOccurred, EventBus, TurnFinished, TurnStarted
 from bot.llm import Usage
 from bot.tools.base import ToolContext
 
@@ -200,6 +202,8 @@ class AgentLoop:
             reply, iterations = result.text, result.iterations
             if result.hit_limit:
                 outcome = "iteration limit"
+            elif is_silent(result.text):
+                outcome, reply = "silent", None
             elif _already_said(result, outbox):
                 outcome, reply = "answered by message", None
         except asyncio.CancelledError:
@@ -231,7 +235,9 @@ class AgentLoop:
             )
             logger.info("[%s] turn %s in %.2fs (%s)", key, outcome, duration, message.id)
         if reply is not None:
-            await self._reply(message, reply, kind, completes=ids)
+            await self._reply(
+                message, reply, kind, completes=ids, finalises=message.id if message.stream else None
+            )
         else:
             await self._bus.complete_inbound(ids)
 
@@ -256,6 +262,7 @@ class AgentLoop:
     ) -> TurnResult:
         message = replace(batch[-1], trust=lowest_trust(batch))
         session = self._sessions.get(session_key or message.chat.session_key)
+        self._close_unfinished(session.key, RESTARTED)  # open calls before a turn starts: the process died mid-round
         scope = scope_for(self._workspace, message)
         text = "\n\n".join(self._context.user_text(m) for m in batch)
         history = session.history(self._config.memory_window)
@@ -272,20 +279,23 @@ class AgentLoop:
         def record_usage(usage: Usage) -> None:
             self._sessions.record_usage(session, usage.prompt_tokens, usage.completion_tokens)
 
-        on_delta = None
+        stream = None
         if message.stream:
-
-            def on_delta(text: str) -> None:
-                # Once the turn has written to its chat, its final text may repeat that and be dropped: hold it back.
-                if not outbox.spoke:
-                    self._events.emit(StreamDelta(session.key, message.id, text))
-
+            # Once the turn has written to its chat, its final text may repeat that and be dropped: hold it back.
+            stream = StreamEmitter(
+                self._events,
+                message.chat,
+                message.id,
+                message.platform_message_id,
+                lambda: outbox.spoke,
+                message.sender_id,
+            )
         result = await self._runner.run(
             messages,
             ctx,
             record=lambda new: self._sessions.append(session, new),
             on_usage=record_usage,
-            on_delta=on_delta,
+            stream=stream,
         )
         if self._memory:
             self._memory.after_turn(session, scope)
@@ -338,7 +348,12 @@ class AgentLoop:
         )
 
     async def _reply(
-        self, message: InboundMessage, text: str, kind: ReplyKind = "reply", completes: Sequence[str] = ()
+        self,
+        message: InboundMessage,
+        text: str,
+        kind: ReplyKind = "reply",
+        completes: Sequence[str] = (),
+        finalises: str | None = None,
     ) -> None:
         """Publish the reply; the messages it answers are marked handled in the same journal write."""
         await self._bus.publish_outbound(
@@ -349,6 +364,7 @@ class AgentLoop:
                 reply_to_platform_id=message.platform_message_id,
                 kind=kind,
                 id=f"{message.id}:reply",
+                finalises=finalises,
             ),
             completes,
         )

@@ -7,8 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bot.agent.stream import StreamEmitter, summarize
 from bot.events import EventBus, LLMCalled, ToolCalled, ToolFinished
-from bot.llm import LENGTH_NOTE, DeltaHandler, Provider, ToolCall, Usage
+from bot.llm import LENGTH_NOTE, Provider, ToolCall, Usage
 from bot.tools.base import ToolContext, ToolRegistry
 
 EMPTY_REPLY = "I have nothing to add."
@@ -37,26 +38,6 @@ def tool_call_message(content: str, calls: tuple[ToolCall, ...]) -> dict[str, An
     return {"role": "assistant", "content": content or None, "tool_calls": [c.as_message_part() for c in calls]}
 
 
-class Paragraphs:
-    """Streams each model call's text as its own paragraph, so text sent beside a tool call is not glued to the next."""
-
-    def __init__(self, emit: DeltaHandler) -> None:
-        self._emit = emit
-        self._shown = False
-        self._fresh = True
-
-    def next_call(self) -> None:
-        """A new model call begins: its first text starts a new paragraph."""
-        self._fresh = True
-
-    def __call__(self, text: str) -> None:
-        if self._fresh and self._shown:
-            text = "\n\n" + text
-        self._fresh = False
-        self._shown = True
-        self._emit(text)
-
-
 @dataclass
 class TurnRunner:
     """Runs the LLM↔tool loop; shared by chat turns and sub-agents."""
@@ -72,17 +53,22 @@ class TurnRunner:
         ctx: ToolContext,
         record: Callable[[list[dict[str, Any]]], None],
         on_usage: Callable[[Usage], None] | None = None,
-        on_delta: DeltaHandler | None = None,
+        stream: StreamEmitter | None = None,
     ) -> TurnResult:
         """Iterate until the model answers without tools; `record` receives each new message."""
         tools = self.registry.definitions(ctx.trust) or None
-        stream = Paragraphs(on_delta) if on_delta else None
         cut_rounds = 0
         for iteration in range(1, self.max_iterations + 1):
             started = time.perf_counter()
-            if stream:
-                stream.next_call()
-            response = await self.provider.chat(messages, tools, stream)
+            if stream is None:
+                response = await self.provider.chat(messages, tools)
+            else:
+                try:
+                    response = await self.provider.chat(messages, tools, stream.begin())
+                except BaseException:
+                    stream.end("error")
+                    raise
+                stream.end(response.finish_reason)
             self.events.emit(
                 LLMCalled(
                     ctx.session_key,
@@ -108,12 +94,21 @@ class TurnRunner:
             messages.append(request)
             record([request])
             for call in response.tool_calls:
-                self.events.emit(ToolCalled(ctx.session_key, call.name, call.id))
+                self.events.emit(
+                    ToolCalled(ctx.session_key, call.name, call.id, ctx.turn_id, summarize(call.arguments))
+                )
                 tool_started = time.perf_counter()
                 result = await self.registry.execute(call, ctx)
+                duration = time.perf_counter() - tool_started
                 self.events.emit(
                     ToolFinished(
-                        ctx.session_key, call.name, call.id, result.is_error, time.perf_counter() - tool_started
+                        ctx.session_key,
+                        call.name,
+                        call.id,
+                        result.is_error,
+                        duration,
+                        ctx.turn_id,
+                        summarize(result.content),
                     )
                 )
                 answer = result.as_message()

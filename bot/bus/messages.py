@@ -85,7 +85,11 @@ class InboundMessage:
 
 @dataclass(frozen=True, slots=True)
 class OutboundMessage:
-    """A message for a chat; `id` makes delivery at-most-once."""
+    """A message for a chat; `id` makes delivery at-most-once.
+
+    `finalises` names the turn whose live (streamed) message this reply completes in place; a channel with no
+    such live message, e.g. after a restart, sends it as a new message instead.
+    """
 
     chat: ChatRef
     text: str
@@ -93,6 +97,7 @@ class OutboundMessage:
     reply_to_platform_id: str | None = None
     kind: Literal["reply", "progress", "notice", "error"] = "reply"
     id: str = field(default_factory=new_id)
+    finalises: str | None = None
 
 
 def inbound_to_json(message: InboundMessage) -> str:

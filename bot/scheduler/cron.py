@@ -11,15 +11,15 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, Trust
 from bot.events import CronRan, CronSkipped, Delivered, DeliveryFailed, Event, EventBus
+from bot.scheduler.limits import Action, check_job
 from bot.scheduler.schedules import Schedule, ScheduleError, zone_named
 
 logger = logging.getLogger(__name__)
 
-Action = Literal["message", "remind"]
 DELIVERY_TIMEOUT = 900.0
 LATE_AFTER = 60.0
 
@@ -34,6 +34,7 @@ class JobPayload:
     schedule: str
     trust: str = Trust.OWNER.value
     is_direct: bool = True
+    creator: str = ""  # channel:user_id of who asked for it, so a guest's jobs can be counted
 
     @property
     def chat(self) -> ChatRef:
@@ -158,12 +159,15 @@ class CronService:
         trust: Trust = Trust.OWNER,
         is_direct: bool = True,
         next_run: datetime | None = None,
+        creator: str = "",
     ) -> JobInfo:
-        """Persist a new job; ScheduleError when its schedule cannot be used."""
+        """Persist a new job; ScheduleError when its schedule cannot be used or breaks a limit of `trust`."""
         if not text.strip():
             raise ScheduleError(f"a {action} job needs text")
-        trigger = schedule.trigger(datetime.now(zone_named(schedule.timezone)))
-        payload = JobPayload(target.session_key, action, text, schedule.describe(), trust.value, is_direct)
+        now = datetime.now(zone_named(schedule.timezone))
+        trigger = schedule.trigger(now)
+        check_job(schedule, action, trust, self._held_by(creator) if creator else 0, now)
+        payload = JobPayload(target.session_key, action, text, schedule.describe(), trust.value, is_direct, creator)
         job_id = uuid.uuid4().hex[:8]
         options: dict[str, Any] = {"next_run_time": next_run} if next_run else {}
         job = self._scheduler.add_job(
@@ -185,6 +189,9 @@ class CronService:
             infos = [info for info in infos if info.payload.target == target.session_key]
         far = datetime.max.replace(tzinfo=zone_named("UTC"))
         return sorted(infos, key=lambda info: info.next_run or far)
+
+    def _held_by(self, creator: str) -> int:
+        return sum(1 for job in self._scheduler.get_jobs() if job.kwargs["payload"].get("creator") == creator)
 
     def remove(self, job_id: str, target: ChatRef | None = None) -> bool:
         """Delete a job (only if it targets `target`, when given); False when there is no such job."""

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.config import parse_duration
 
 ScheduleKind = Literal["at", "every", "cron"]
+CRON_SAMPLES = 50  # more than 24 runs a day already has a gap under an hour, so 50 runs show every gap that counts
 
 
 class ScheduleError(ValueError):
@@ -27,6 +28,20 @@ class Schedule:
     def describe(self) -> str:
         """A short human description, such as `cron 0 8 * * * (Europe/Berlin)`."""
         return f"{self.kind} {self.value} ({self.timezone})"
+
+    def shortest_interval(self, now: datetime) -> float | None:
+        """Seconds between its two closest runs (None for a one-off `at`); cron is sampled over its next runs."""
+        if self.kind == "at":
+            return None
+        trigger = self.trigger(now)
+        if self.kind == "every":
+            return float(trigger.interval.total_seconds())
+        runs = [trigger.get_next_fire_time(None, now)]
+        while len(runs) < CRON_SAMPLES and runs[-1] is not None:
+            runs.append(trigger.get_next_fire_time(None, runs[-1] + timedelta(seconds=1)))
+        times = [run for run in runs if run is not None]
+        gaps = [(later - earlier).total_seconds() for earlier, later in zip(times, times[1:], strict=False)]
+        return min(gaps, default=None)
 
     def trigger(self, now: datetime) -> Any:
         """The apscheduler trigger; ScheduleError when the value or timezone is unusable."""

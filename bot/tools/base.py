@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from bot.bus import ChatRef, OutboundMessage, Trust
+from bot.bus import TRUST_ORDER, ChatRef, OutboundMessage, Trust
 from bot.errors import ToolError
 from bot.llm import ToolCall
 
@@ -53,6 +53,7 @@ class Tool(ABC):
     description: ClassVar[str]
     parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
     for_everyone: ClassVar[bool] = False  # harmless for any sender, whatever tools.guest_tools says
+    min_trust: Trust | None = None  # when set, exactly the senders at or above it see the tool (MCP servers' `trust`)
 
     @abstractmethod
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
@@ -86,6 +87,12 @@ class ToolRegistry:
         self._validators[tool.name] = Draft202012Validator(tool.parameters)
         self._definitions.clear()
 
+    def unregister(self, name: str) -> None:
+        """Withdraw a tool (an MCP server that died); unknown names are ignored."""
+        self._tools.pop(name, None)
+        self._validators.pop(name, None)
+        self._definitions.clear()
+
     def without(self, excluded: Iterable[str]) -> ToolRegistry:
         """A new registry with the same tools and guest set, minus `excluded`."""
         skip = frozenset(excluded)
@@ -98,6 +105,8 @@ class ToolRegistry:
     def allowed(self, name: str, trust: Trust) -> bool:
         """Owners may call every tool; guests the guest set and tools marked `for_everyone`."""
         tool = self._tools.get(name)
+        if tool is not None and tool.min_trust is not None:
+            return TRUST_ORDER.index(trust) >= TRUST_ORDER.index(tool.min_trust)
         return tool is not None and (trust is Trust.OWNER or tool.for_everyone or name in self._guest_tools)
 
     def definitions(self, trust: Trust) -> list[dict[str, Any]]:

@@ -20,7 +20,8 @@ class CronTool(Tool):
         "cron: 5-field expression such as '0 8 * * 1-5', at: ISO date-time) and exactly one of "
         "message (a prompt you will answer at that time, e.g. 'summarise the news') or remind "
         "(text delivered word for word, no model involved; use it for plain reminders). "
-        "action=list shows this chat's jobs; action=remove takes job_id."
+        "action=list shows this chat's jobs; action=remove takes job_id. Limits: a prompt at most every "
+        "minute (for guests every hour); for guests a reminder at most every minute and 5 jobs in all."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
@@ -81,6 +82,7 @@ class CronTool(Tool):
                 args.get("name"),
                 ctx.trust,
                 is_direct,  # type: ignore[arg-type]
+                creator=f"{ctx.chat.channel}:{ctx.sender_id}",
             )
         except ScheduleError as exc:
             raise ToolError(str(exc)) from None

@@ -19,7 +19,7 @@ READ_LIMIT = 2000
 PAGE_CHARS = 50_000
 SNIFF_BYTES = 8192
 LIST_LIMIT = 500
-NEW_FILE_MODE = 0o644
+NEW_FILE_MODE = 0o600  # the workspace is private, like everything under the relaybot home
 
 T = TypeVar("T")
 

@@ -92,3 +92,22 @@ async def test_a_closed_intake_refuses_messages(tmp_path: Path) -> None:
     with pytest.raises(BusClosed):
         await bus.publish_inbound(message("late"))
     assert (await bus.stats()).inbound_pending == 0
+
+
+async def test_status_shows_pending_work_and_ambiguous_sends(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from bot.cli import app
+    from tests.test_cli import env_for
+
+    (tmp_path / "config.yaml").write_text("llm:\n  model: openai/x\n")
+    bus = await restarted(tmp_path / "state" / "journal.db")
+    await bus.publish_inbound(message("waiting"))
+    await bus.publish_outbound(OutboundMessage(CHAT, "maybe twice", id="r1"))
+    await bus.count_ambiguous("r1")
+    await bus.stop()
+    result = CliRunner().invoke(app, ["status"], env=env_for(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert "delivery:  1 messages pending, 0 failed; 1 replies unsent, 0 undeliverable; 1 ambiguous sends" in (
+        result.output
+    )

@@ -61,13 +61,14 @@ async def test_unknown_sender_pairs_before_being_served(bot: Bot, fake_llm: Fake
     code = re.search(r"pairing code is ([A-Z2-9]{8})", sent["content"]).group(1)
     assert f"relaybot pairing approve discord {code}" in sent["content"]
     discord.dm("still there?", user_id=STRANGER)
+    assert (await discord.wait_for_sent(2))[1]["content"] == sent["content"]
     discord.dm("barrier", user_id=OWNER)
-    await discord.wait_for_sent(2)
+    await discord.wait_for_sent(3)
     assert len(fake_llm.requests) == 1 and last_user_text(fake_llm).endswith("barrier")
     assert PairingBook(bot.config.state_dir / "pairing.json").approve("discord", code) == str(STRANGER)
     discord.dm("now?", user_id=STRANGER)
-    replies = await discord.wait_for_sent(3)
-    assert replies[2]["channel_id"] == sent["channel_id"] and replies[2]["content"].endswith("now?")
+    replies = await discord.wait_for_sent(4)
+    assert replies[3]["channel_id"] == sent["channel_id"] and replies[3]["content"].endswith("now?")
 
 
 async def test_guild_message_needs_a_mention_and_the_reply_references_it(

@@ -20,11 +20,13 @@ CHANNEL = "C0GENERAL"
 
 
 def slack_section(slack: FakeSlack, **overrides: Any) -> dict[str, Any]:
+    """Live replies off: these tests read final messages; test_slack_streaming covers streaming."""
     return {
         "enabled": True,
         "bot_token": slack.bot_token,
         "app_token": slack.app_token,
         "api_base": slack.base_url,
+        "streaming": "off",
         **overrides,
     }
 
@@ -75,13 +77,14 @@ async def test_unknown_sender_pairs_before_being_served(bot: Bot, fake_llm: Fake
     code = re.search(r"pairing code is ([A-Z2-9]{8})", posted["text"]).group(1)
     assert f"relaybot pairing approve slack {code}" in posted["text"]
     slack.dm("still there?", user=STRANGER, channel="D0002")
+    assert (await slack.wait_for_posted(2))[1]["text"] == posted["text"]
     slack.dm("barrier", user=OWNER)
-    await slack.wait_for_posted(2)
+    await slack.wait_for_posted(3)
     assert len(fake_llm.requests) == 1 and last_user_text(fake_llm).endswith("barrier")
     assert PairingBook(bot.config.state_dir / "pairing.json").approve("slack", code) == STRANGER
     slack.dm("now?", user=STRANGER, channel="D0002")
-    posted = await slack.wait_for_posted(3)
-    assert posted[2]["channel"] == "D0002" and posted[2]["text"].endswith("now?")
+    posted = await slack.wait_for_posted(4)
+    assert posted[3]["channel"] == "D0002" and posted[3]["text"].endswith("now?")
 
 
 async def test_channel_mention_is_answered_once_in_its_thread(bot: Bot, fake_llm: FakeLLM, slack: FakeSlack) -> None:

@@ -37,14 +37,15 @@ async def test_unknown_sender_pairs_before_being_served(
     code = re.search(r"pairing code is ([A-Z2-9]{8})", sent["text"]).group(1)
     assert f"relaybot pairing approve telegram {code}" in sent["text"]
     telegram.text("still there?", chat_id=STRANGER, user_id=STRANGER)
+    assert (await telegram.wait_for_sent(2))[1]["text"] == sent["text"]
     telegram.text("barrier", chat_id=OWNER, user_id=OWNER)
-    await telegram.wait_for_sent(2)
+    await telegram.wait_for_sent(3)
     assert len(fake_llm.requests) == 1 and "barrier" in fake_llm.requests[0]["messages"][-1]["content"]
-    assert [s["chat_id"] for s in telegram.sent] == [STRANGER, OWNER]
+    assert [s["chat_id"] for s in telegram.sent] == [STRANGER, STRANGER, OWNER]
     assert PairingBook(bot.config.state_dir / "pairing.json").approve("telegram", code) == str(STRANGER)
     telegram.text("now?", chat_id=STRANGER, user_id=STRANGER)
-    replies = await telegram.wait_for_sent(3)
-    assert replies[2]["chat_id"] == STRANGER and replies[2]["text"].endswith("now?")
+    replies = await telegram.wait_for_sent(4)
+    assert replies[3]["chat_id"] == STRANGER and replies[3]["text"].endswith("now?")
 
 
 async def test_group_needs_a_mention_and_the_reply_quotes(

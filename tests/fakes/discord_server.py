@@ -33,6 +33,8 @@ _ROUTES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
         ("GET", r"gateway/bot", "gateway_bot"),
         ("POST", r"channels/(?P<channel>\d+)/messages", "send_message"),
         ("POST", r"channels/(?P<channel>\d+)/typing", "typing"),
+        ("PATCH", r"channels/(?P<channel>\d+)/messages/(?P<message>\d+)", "edit_message"),
+        ("DELETE", r"channels/(?P<channel>\d+)/messages/(?P<message>\d+)", "delete_message"),
     )
 )
 _ERROR_BODIES = {
@@ -123,6 +125,8 @@ class FakeDiscord:
         self.heartbeat_interval = heartbeat_interval
         self.message_content_allowed = message_content_allowed  # the developer portal's switch for the intent
         self.sent: list[dict] = []
+        self.edits: list[dict] = []
+        self.uploads: list[dict] = []
         self.typing: list[int] = []
         self.calls: list[tuple[str, str]] = []
         self.received: list[dict] = []
@@ -335,7 +339,38 @@ class FakeDiscord:
         if name == "typing":
             self.typing.append(channel_id)
             return None
+        if name == "edit_message":
+            return self._edit_message(channel_id, int(params["message"]), await request.json())
+        if name == "delete_message":
+            if self._messages.pop(int(params["message"]), None) is None:
+                raise ApiError(404, {"message": "Unknown Message", "code": 10008})
+            return None
+        if request.content_type.startswith("multipart/"):
+            return self._create_message(channel_id, await self._multipart(channel_id, request))
         return self._create_message(channel_id, await request.json())
+
+    async def _multipart(self, channel_id: int, request: web.Request) -> dict:
+        """A message with files: `payload_json` plus `files[n]` parts, as discord.py sends them."""
+        form = await request.post()
+        body = json.loads(str(form["payload_json"]))
+        for name, part in form.items():
+            if name.startswith("files[") and isinstance(part, web.FileField):
+                content = part.file.read()
+                self.uploads.append({"channel_id": channel_id, "filename": part.filename, "content": content})
+        return body
+
+    def _edit_message(self, channel_id: int, message_id: int, body: dict) -> dict:
+        message = self._messages.get(message_id)
+        if message is None or int(message["channel_id"]) != channel_id:
+            raise ApiError(404, {"message": "Unknown Message", "code": 10008})
+        if int(message["author"]["id"]) != self.bot_id:
+            raise ApiError(403, {"message": "Cannot edit a message authored by another user", "code": 50005})
+        content = body.get("content") or ""
+        if len(content) > TEXT_LIMIT:
+            raise invalid_form("content", "BASE_TYPE_MAX_LENGTH", f"Must be {TEXT_LIMIT} or fewer in length.")
+        message["content"] = content
+        self.edits.append({**body, "id": message["id"], "channel_id": channel_id})
+        return message
 
     def _create_message(self, channel_id: int, body: dict) -> dict:
         nonce = str(body["nonce"]) if body.get("nonce") is not None else None

@@ -75,6 +75,10 @@ class FakeSlack:
         self.bot_user_id, self.bot_id, self.team_id = bot_user_id, bot_id, team_id
         self.calls: list[tuple[str, dict]] = []
         self.posted: list[dict] = []
+        self.updates: list[dict] = []
+        self.streams: dict[str, dict] = {}  # ts -> {"channel", "thread_ts", "text", "state", "appends"}
+        self.uploads: list[dict] = []
+        self._upload_slots: dict[str, dict] = {}
         self.acks: list[str] = []
         self.connections = 0
         self.users: dict[str, str] = {}
@@ -96,7 +100,15 @@ class FakeSlack:
             "auth.test": self._auth_test,
             "chat.postMessage": self._post_message,
             "users.info": self._users_info,
+            "chat.update": self._update,
+            "chat.delete": self._delete,
+            "chat.startStream": self._start_stream,
+            "chat.appendStream": self._append_stream,
+            "chat.stopStream": self._stop_stream,
+            "files.getUploadURLExternal": self._upload_url,
+            "files.completeUploadExternal": self._complete_upload,
         }
+        self._bot_messages: dict[tuple[str, str], dict] = {}
 
     @property
     def base_url(self) -> str:
@@ -114,6 +126,7 @@ class FakeSlack:
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_get("/socket", self._websocket)
         app.router.add_get("/files/{file_id}/{name}", self._download)
+        app.router.add_post("/upload/{file_id}", self._receive_upload)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         await web.TCPSite(self._runner, "127.0.0.1", port).start()
@@ -375,9 +388,109 @@ class FakeSlack:
         if fields.get("thread_ts"):
             message["thread_ts"] = fields["thread_ts"]
         self.posted.append({**fields, "ts": message["ts"]})
+        self._bot_messages[(channel, message["ts"])] = message
         channel_type = "im" if channel.startswith("D") else "channel"
         self.send_event({**message, "channel": channel, "channel_type": channel_type})  # Slack echoes the bot's post
         return {"ok": True, "channel": channel, "ts": message["ts"], "message": message}
+
+    def _update(self, fields: dict) -> dict:
+        message = self._bot_messages.get((fields.get("channel", ""), fields.get("ts", "")))
+        if message is None:
+            return {"ok": False, "error": "message_not_found"}
+        text = fields.get("text") or ""
+        if not text.strip():
+            return {"ok": False, "error": "no_text"}
+        if len(text) > TEXT_LIMIT:
+            return {"ok": False, "error": "msg_too_long"}
+        message["text"] = text
+        self.updates.append(dict(fields))
+        return {"ok": True, "channel": fields["channel"], "ts": fields["ts"], "text": text}
+
+    def _delete(self, fields: dict) -> dict:
+        if self._bot_messages.pop((fields.get("channel", ""), fields.get("ts", "")), None) is None:
+            return {"ok": False, "error": "message_not_found"}
+        return {"ok": True, "channel": fields["channel"], "ts": fields["ts"]}
+
+    def _start_stream(self, fields: dict) -> dict:
+        """chat.startStream: a reply in a thread; outside DMs Slack also wants the recipient user and team."""
+        channel = fields.get("channel", "")
+        if not channel:
+            return {"ok": False, "error": "channel_not_found"}
+        if not fields.get("thread_ts"):
+            return {"ok": False, "error": "invalid_arguments"}
+        if not channel.startswith("D") and not (fields.get("recipient_user_id") and fields.get("recipient_team_id")):
+            return {"ok": False, "error": "missing_recipient_user_id"}
+        ts = self._next_ts()
+        text = fields.get("markdown_text") or ""
+        message = {"type": "message", "user": self.bot_user_id, "bot_id": self.bot_id, "text": text, "ts": ts}
+        self._bot_messages[(channel, ts)] = message
+        self.streams[ts] = {
+            "channel": channel,
+            "thread_ts": fields["thread_ts"],
+            "text": text,
+            "state": "streaming",
+            "appends": [],
+        }
+        return {"ok": True, "channel": channel, "ts": ts}
+
+    def _append_stream(self, fields: dict) -> dict:
+        stream = self.streams.get(fields.get("ts", ""))
+        if stream is None or stream["channel"] != fields.get("channel"):
+            return {"ok": False, "error": "message_not_found"}
+        if stream["state"] != "streaming":
+            return {"ok": False, "error": "message_not_in_streaming_state"}
+        stream["text"] += fields.get("markdown_text") or ""
+        stream["appends"].append(fields.get("markdown_text") or "")
+        self._bot_messages[(stream["channel"], fields["ts"])]["text"] = stream["text"]
+        return {"ok": True, "channel": stream["channel"], "ts": fields["ts"]}
+
+    def _stop_stream(self, fields: dict) -> dict:
+        answer = self._append_stream(fields)
+        if answer["ok"]:
+            self.streams[fields["ts"]]["state"] = "stopped"
+        return answer
+
+    def _upload_url(self, fields: dict) -> dict:
+        if not fields.get("filename") or not str(fields.get("length", "")).isdigit():
+            return {"ok": False, "error": "invalid_arguments"}
+        file_id = f"F{next(self._ts):06d}"
+        self._upload_slots[file_id] = {"filename": fields["filename"], "length": int(fields["length"]), "content": None}
+        upload_url = f"http://127.0.0.1:{self._port}/upload/{file_id}"
+        return {"ok": True, "upload_url": upload_url, "file_id": file_id}
+
+    def _complete_upload(self, fields: dict) -> dict:
+        files = fields.get("files")
+        files = json.loads(files) if isinstance(files, str) else files
+        shared = []
+        for item in files or []:
+            slot = self._upload_slots.get(item.get("id", ""))
+            if slot is None or slot["content"] is None:
+                return {"ok": False, "error": "file_not_found"}
+            shared.append({"id": item["id"], "title": item.get("title"), **slot})
+        self.uploads.extend(
+            {
+                **item,
+                "channel_id": fields.get("channel_id"),
+                "thread_ts": fields.get("thread_ts"),
+                "initial_comment": fields.get("initial_comment"),
+            }
+            for item in shared
+        )
+        return {"ok": True, "files": [{"id": item["id"], "title": item["title"]} for item in shared]}
+
+    async def _receive_upload(self, request: web.Request) -> web.Response:
+        slot = self._upload_slots.get(request.match_info["file_id"])
+        if slot is None:
+            return web.Response(status=404, text="Not Found")
+        if request.content_type.startswith("multipart/"):
+            form = await request.post()
+            part = next(iter(form.values()))
+            content = part.file.read() if isinstance(part, web.FileField) else str(part).encode()
+        else:
+            content = await request.read()
+        slot["content"] = content
+        await self._notify()
+        return web.Response(text=f"OK - {len(content)}")
 
     def _users_info(self, fields: dict) -> dict:
         user = fields.get("user", "")

@@ -132,6 +132,8 @@ class FakeTelegram:
         self.calls: list[tuple[str, dict]] = []
         self.hosts: list[tuple[str, str]] = []
         self.sent: list[dict] = []
+        self.drafts: list[dict] = []
+        self.edits: list[dict] = []
         self.chat_actions: list[dict] = []
         self.commands: list[dict] = []
         self._updates: deque[dict] = deque()
@@ -165,6 +167,7 @@ class FakeTelegram:
             "getupdates": self._get_updates,
             "sendmessage": self._send_message,
             "editmessagetext": self._edit_message_text,
+            "sendmessagedraft": self._send_message_draft,
             "sendchataction": self._send_chat_action,
             "getfile": self._get_file,
             "deletemessage": self._delete_message,
@@ -470,7 +473,18 @@ class FakeTelegram:
             raise ApiError(400, _NOT_MODIFIED)
         self._sources[key] = source
         message.update(text=text, edit_date=payloads.now())
+        self.edits.append(fields)
         return message
+
+    def _send_message_draft(self, fields: dict) -> bool:
+        chat = self._chat_of(fields)
+        if chat.get("type") != "private":
+            raise ApiError(400, "Bad Request: message drafts can be sent only to private chats")
+        if not fields.get("draft_id"):
+            raise ApiError(400, "Bad Request: draft_id must be non-zero")
+        _visible(fields, "text", TEXT_LIMIT, "message text is empty", "message is too long")
+        self.drafts.append(fields)
+        return True
 
     def _delete_message(self, fields: dict) -> bool:
         key = (self._chat_of(fields)["id"], int(fields.get("message_id") or 0))

@@ -1,5 +1,9 @@
 import asyncio
 import logging
+import os
+import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -110,6 +114,35 @@ async def test_ordinary_work_runs_in_the_sandbox(config: Config, bwrap: str, ctx
     assert (config.workspace / "note.txt").read_text() == "note\n"
     assert (config.workspace / "sub" / "note.txt").exists() and (config.workspace / "repo" / ".git").is_dir()
     assert not Path("/tmp/scratch").exists() and not Path("/usr/evil").exists()
+
+
+async def test_sandbox_holds_no_capabilities_even_for_root(config: Config, bwrap: str, ctx: ToolContext) -> None:
+    command = "grep -E '^Cap(Prm|Eff)' /proc/self/status; mkdir -p sub && mount -t tmpfs none sub"
+    result = await sandboxed(config, bwrap).run({"command": command}, ctx)
+    assert result.startswith("CapPrm:\t0000000000000000\nCapEff:\t0000000000000000\n")
+    assert not result.endswith("[exit code 0]")
+
+
+def test_sandbox_runs_for_an_ordinary_user(bwrap: str) -> None:
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root and setpriv (util-linux) to act as an ordinary user")
+    with tempfile.TemporaryDirectory() as shared:
+        workspace = Path(shared)
+        workspace.chmod(0o777)
+        run_as_nobody(setpriv, bwrap, workspace)
+
+
+def run_as_nobody(setpriv: str, bwrap: str, workspace: Path) -> None:
+    launch = BwrapSandbox(workspace, bwrap).launch("id -u; echo made > note; ls /proc | grep -c '^[0-9]'")
+    user = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", *launch.argv]
+    done = subprocess.run(user, env=launch.env, capture_output=True, text=True, timeout=30, check=False)
+    if "namespace" in done.stderr:
+        pytest.skip(f"user namespaces are off for ordinary users here: {done.stderr.strip()}")
+    assert done.returncode == 0, done.stderr
+    uid, processes = done.stdout.split("\n")[:2]
+    assert uid == "65534" and int(processes) <= 4
+    assert (workspace / "note").read_text() == "made\n"
 
 
 async def test_paths_hidden_under_mounted_folders_are_covered(tmp_path: Path, bwrap: str, ctx: ToolContext) -> None:

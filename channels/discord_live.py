@@ -1,0 +1,36 @@
+"""Discord's live replies: one message edited as the reply grows, code fences balanced in every edit."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+Call = Callable[[Callable[[], Awaitable[T]]], Awaitable[T]]
+
+
+class DiscordEdits:
+    """EditsMessages for one Discord channel or thread; an edit with unchanged content is skipped."""
+
+    def __init__(self, target: Any, call: Call) -> None:
+        self._target = target
+        self._call = call
+        self._content: dict[str, str] = {}
+
+    async def post_text(self, text: str, markup: bool, reply_to: str | None) -> str:
+        reference = None
+        if reply_to:
+            reference = self._target.get_partial_message(int(reply_to)).to_reference(fail_if_not_exists=False)
+        sent = await self._call(lambda: self._target.send(text, reference=reference))
+        self._content[str(sent.id)] = text
+        return str(sent.id)
+
+    async def edit_text(self, message_id: str, text: str, markup: bool) -> None:
+        if self._content.get(message_id) == text:
+            return
+        await self._call(lambda: self._target.get_partial_message(int(message_id)).edit(content=text))
+        self._content[message_id] = text
+
+    async def delete(self, message_id: str) -> None:
+        await self._call(lambda: self._target.get_partial_message(int(message_id)).delete())
+        self._content.pop(message_id, None)

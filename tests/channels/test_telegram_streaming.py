@@ -1,0 +1,128 @@
+"""Live replies on Telegram, end to end: drafts in private chats, throttled edits in groups."""
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest_asyncio
+
+from bot.events import Delivered, TurnFinished
+from channels.formatting import markdown_to_telegram_html
+from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
+from tests.fakes.telegram_html import html_visible_text
+from tests.fakes.telegram_server import FakeTelegram
+from tests.gateway import OWNER, TelegramBot
+from tests.harness import next_event
+
+GROUP = -1001
+REPLY = "Here is **the answer** you asked for, written slowly so that it streams in many small pieces."
+
+
+@pytest_asyncio.fixture
+async def bot(tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram) -> AsyncIterator[TelegramBot]:
+    async with TelegramBot(tmp_path, fake_llm, telegram, {"stream_interval": "40ms"}) as running:
+        await running.gateway.manager.ready("telegram")
+        yield running
+
+
+def ask_in_group(telegram: FakeTelegram, text: str) -> dict:
+    return telegram.text(f"@relay_bot {text}", chat_id=GROUP, user_id=OWNER, chat_type="supergroup")
+
+
+async def delivered(bot: TelegramBot) -> Delivered:
+    return await next_event(bot.gateway.agent.events, Delivered)
+
+
+async def test_private_chat_shows_growing_drafts_then_one_message(
+    bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    fake_llm.script(Text(REPLY, chunk_delay=0.02))
+    done = asyncio.create_task(delivered(bot))
+    telegram.text("explain", chat_id=OWNER, user_id=OWNER)
+    await done
+    drafts = [d["text"] for d in telegram.drafts]
+    assert len(drafts) >= 3
+    assert all(later.startswith(earlier) and later != earlier for earlier, later in itertools.pairwise(drafts))
+    assert all(REPLY.startswith(draft) for draft in drafts)
+    assert len({d["draft_id"] for d in telegram.drafts}) == 1
+    assert [s["text"] for s in telegram.sent] == [markdown_to_telegram_html(REPLY)]
+    assert telegram.edits == []
+
+
+async def test_group_reply_is_edited_in_place_and_never_after_the_final_text(
+    bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    fake_llm.script(Text(REPLY, chunk_delay=0.02))
+    done = asyncio.create_task(delivered(bot))
+    update = ask_in_group(telegram, "explain")
+    await done
+    (posted,) = telegram.sent
+    assert posted["reply_parameters"]["message_id"] == update["message"]["message_id"]
+    assert len(telegram.edits) >= 2
+    assert all(edit["message_id"] == posted["message_id"] for edit in telegram.edits)
+    final = telegram.edits[-1]
+    assert final["text"] == markdown_to_telegram_html(REPLY) and final["parse_mode"] == "HTML"
+    settled = len(telegram.edits)
+    await asyncio.sleep(0.15)
+    assert len(telegram.edits) == settled and len(telegram.sent) == 1
+    assert telegram.drafts == []
+
+
+async def test_long_live_reply_continues_in_a_second_message(
+    bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    paragraphs = [f"Paragraph {i}: " + "words and more words. " * 40 for i in range(6)]
+    reply = "\n\n".join(p.strip() for p in paragraphs)
+    assert len(reply) > 4096
+    fake_llm.script(Text(reply, chunk_delay=0.0005))
+    done = asyncio.create_task(delivered(bot))
+    ask_in_group(telegram, "write a lot")
+    await done
+    assert len(telegram.sent) == 2
+    finals = {}
+    for call in [*telegram.sent, *telegram.edits]:
+        assert len(html_visible_text(call["text"])) <= 4096
+        finals[call["message_id"]] = html_visible_text(call["text"]) if call.get("parse_mode") else call["text"]
+    first, second = (finals[s["message_id"]] for s in telegram.sent)
+    assert first.startswith("Paragraph 0") and second.startswith("Paragraph ")
+    assert " ".join((first + "\n\n" + second).split()) == " ".join(reply.split())
+
+
+async def test_rate_limited_edit_waits_as_told(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+    telegram.fail("editMessageText", retry_after=3)
+    fake_llm.script(Text(REPLY, chunk_delay=0.02))
+    done = asyncio.create_task(delivered(bot))
+    ask_in_group(telegram, "explain")
+    await done
+    assert 3 in bot.sleep.waits
+    assert telegram.edits[-1]["text"] == markdown_to_telegram_html(REPLY)
+
+
+async def test_tool_progress_line_is_replaced_by_the_answer(
+    bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    fake_llm.script(
+        ToolCalls((("list_dir", {"path": "."}),)),
+        Text("The folder is " + "quite " * 10 + "empty.", chunk_delay=0.02),
+    )
+    done = asyncio.create_task(delivered(bot))
+    ask_in_group(telegram, "what is in the folder?")
+    await done
+    (posted,) = telegram.sent
+    assert posted["text"] == "running list_dir…"
+    assert telegram.edits[-1]["text"] == "The folder is " + "quite " * 10 + "empty."
+
+
+async def test_no_reply_stays_silent_with_nothing_streamed(
+    bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    fake_llm.script(Text("NO_REPLY", chunk_delay=0.02), Text("I am here."))
+    finished = asyncio.create_task(next_event(bot.gateway.agent.events, TurnFinished))
+    ask_in_group(telegram, "just saying hi to everyone")
+    assert (await finished).outcome == "silent"
+    done = asyncio.create_task(delivered(bot))
+    ask_in_group(telegram, "anyone there?")
+    await done
+    assert [s["text"] for s in telegram.sent] == ["I am here."]
+    assert all("NO" not in e["text"] for e in telegram.edits)

@@ -1,0 +1,49 @@
+"""A small MCP server built with the SDK's MCPServer: stdio by default, streamable HTTP with `--http PORT`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+server = MCPServer("fake")
+
+
+@server.tool()
+def add(a: int, b: int) -> str:
+    """Add two integers."""
+    return str(a + b)
+
+
+@server.tool()
+def getenv(name: str) -> str:
+    """The value of an environment variable in the server's process, or 'unset'."""
+    return os.environ.get(name, "unset")
+
+
+@server.tool()
+def pid() -> str:
+    """The server's process id (tests kill it to prove restarts)."""
+    return str(os.getpid())
+
+
+@server.tool()
+def fail() -> str:
+    """Always fails, so tests see a tool error reach the model."""
+    raise ToolError("the fake tool failed on purpose")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--http", type=int, help="serve streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio")
+    args = parser.parse_args(argv)
+    if args.http:
+        server.run("streamable-http", host="127.0.0.1", port=args.http)
+    else:
+        server.run()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def readme_test_command() -> str:
+    readme = (ROOT / "README.md").read_text()
+    return re.search(r"Run the tests:\n\n```sh\n(.+)\n```", readme).group(1)
+
+
+def test_ci_runs_exactly_the_readme_test_command_and_leaves_pip_alone() -> None:
+    lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    commands = [line for line in lines if line and not line.startswith("#")]
+    assert commands[-1] == readme_test_command() == "pip install -e '.[dev]' && python -m pytest"
+    assert [line for line in commands if re.search(r"\bpip\b", line)] == [commands[-1]]
+
+
+def test_ci_installs_the_system_packages_the_readme_names() -> None:
+    script = (ROOT / ".ci" / "run").read_text()
+    packages = set(re.findall(r"\[([\w-]+)\]=", script))
+    assert packages == {"bubblewrap", "redis-server", "chromium"}
+    readme = (ROOT / "README.md").read_text()
+    assert all(f"`{package}`" in readme.split("## First steps")[0] for package in packages)
+    assert "apt-get update" in script and "DEBIAN_FRONTEND=noninteractive" in script

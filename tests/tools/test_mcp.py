@@ -1,0 +1,130 @@
+"""MCP servers as tools: a real SDK server over stdio and streamable HTTP, driven by the fake LLM's tool calls."""
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from bot.bus import Trust
+from bot.config import MCPServerConfig
+from bot.tools.base import ToolRegistry
+from bot.tools.mcp import MCPServer, probe
+from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
+from tests.harness import Harness
+
+REPO = Path(__file__).resolve().parents[2]
+STDIO = {"command": sys.executable, "args": ["-m", "tests.fakes.mcp_server"], "cwd": str(REPO)}
+
+
+def tool_names(request: dict) -> list[str]:
+    return [tool["function"]["name"] for tool in request.get("tools") or []]
+
+
+def tool_answers(request: dict) -> list[str]:
+    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
+
+
+async def test_owner_sees_and_calls_an_mcp_tool_a_guest_does_not_and_errors_reach_the_model(tmp_path: Path) -> None:
+    async with FakeLLM() as fake, Harness(tmp_path, fake, mcp_servers={"calc": STDIO}) as bot:
+        fake.script(ToolCalls((("calc__add", {"a": 2, "b": 40}),)), Text("It is 42."))
+        assert await bot.ask("what is 2+40?") == "It is 42."
+        assert {"calc__add", "calc__getenv", "calc__pid"} <= set(tool_names(fake.requests[0]))
+        assert tool_answers(fake.requests[1]) == ["42"]
+        await bot.ask("hello", chat="test:guest", sender="g1", trust=Trust.GUEST)
+        assert not [name for name in tool_names(fake.requests[2]) if name.startswith("calc__")]
+        fake.script(ToolCalls((("calc__fail", {}),)), Text("That failed."))
+        await bot.ask("try the failing one")
+        assert "failed on purpose" in tool_answers(fake.requests[4])[-1]
+
+
+async def test_guest_trust_server_is_offered_to_guests(tmp_path: Path) -> None:
+    async with FakeLLM() as fake, Harness(tmp_path, fake, mcp_servers={"calc": {**STDIO, "trust": "guest"}}) as bot:
+        await bot.ask("hello", sender="g1", trust=Trust.GUEST)
+        assert "calc__add" in tool_names(fake.requests[0])
+
+
+async def test_stdio_server_gets_only_the_environment_its_config_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RELAYBOT_TEST_SECRET", "sk-do-not-leak")
+    registry = ToolRegistry()
+    server = MCPServer("calc", MCPServerConfig(**STDIO, env={"GREETING": "hi"}), registry)
+    await server.start()
+    try:
+        assert await server.call("getenv", {"name": "GREETING"}) == "hi"
+        assert await server.call("getenv", {"name": "RELAYBOT_TEST_SECRET"}) == "unset"
+    finally:
+        await server.stop()
+
+
+async def test_killed_server_withdraws_its_tools_and_they_return_after_restart() -> None:
+    registry = ToolRegistry()
+    server = MCPServer("calc", MCPServerConfig(**STDIO), registry, restart_delay=0.05)
+    await server.start()
+    try:
+        first = int(await server.call("pid", {}))
+        os.kill(first, signal.SIGKILL)
+        await asyncio.wait_for(server.wait_until_down(), 10)
+        assert not [name for name in registry.names() if name.startswith("calc__")]
+        await asyncio.wait_for(server.wait_until_up(), 20)
+        assert "calc__add" in registry.names()
+        assert int(await server.call("pid", {})) != first
+    finally:
+        await server.stop()
+    assert registry.names() == []
+
+
+async def test_server_that_cannot_start_leaves_the_bot_answering(tmp_path: Path) -> None:
+    broken = {"command": str(tmp_path / "no-such-server")}
+    async with FakeLLM() as fake, Harness(tmp_path, fake, mcp_servers={"broken": broken}) as bot:
+        assert (await bot.ask("hello")).endswith("hello")
+        assert not [name for name in tool_names(fake.requests[0]) if name.startswith("broken__")]
+        assert bot.app.mcp.servers["broken"].tool_names == []
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest_asyncio.fixture
+async def http_server() -> AsyncIterator[str]:
+    """The fake MCP server over streamable HTTP in a child process; yields its URL."""
+    port = _free_port()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.fakes.mcp_server", "--http", str(port)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        async with asyncio.timeout(30):
+            while True:
+                try:
+                    _, writer = await asyncio.open_connection("127.0.0.1", port)
+                except OSError:
+                    await asyncio.sleep(0.1)
+                    continue
+                writer.close()
+                break
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        child.terminate()
+        child.wait(10)
+
+
+async def test_streamable_http_server_tools_are_called(tmp_path: Path, http_server: str) -> None:
+    servers = {"web": {"url": http_server, "headers": {"Authorization": "Bearer t"}}}
+    async with FakeLLM() as fake, Harness(tmp_path, fake, mcp_servers=servers) as bot:
+        fake.script(ToolCalls((("web__add", {"a": 1, "b": 2}),)), Text("3"))
+        await bot.ask("1+2?")
+        assert tool_answers(fake.requests[1]) == ["3"]
+    assert "add" in await probe(MCPServerConfig(url=http_server))
