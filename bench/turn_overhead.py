@@ -1,185 +1,184 @@
-"""How much time relaybot adds per message, and how turns overlap across chats.
+"""Per-message overhead against the raw-HTTP floor, and 20 chats at once with the default config.
 
-Run from the repository root:  python bench/turn_overhead.py
-The fake OpenAI-compatible server runs in its own process; the agent runs in this one.
+Run from the repository root: python bench/turn_overhead.py [--rounds 200]
+
+The fake model runs in its own process with 0 s latency. One phase interleaves, round by round:
+a raw aiohttp POST of the exact body relaybot sent in the previous round (the floor), litellm's
+own `acompletion` with the same messages and tools, and a relaybot turn end to end (publish on the
+bus → agent loop → model → reply on the bus): the owner's DM with a bot made by `relaybot init`,
+its history growing and consolidated in the background as in use.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import json
 import logging
-import math
-import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from rig import Bot, FakeProcess, bench_config, summary
 
-from bot.app import AgentApp  # noqa: E402
-from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust  # noqa: E402
-from bot.config import Config  # noqa: E402
-from bot.llm import import_litellm  # noqa: E402
+import bot.llm_fastpath as fastpath
+from bot.bus import Trust
 
 
-class FakeServer:
-    """The fake LLM in a child process, so its work does not count against the bot's."""
+class BodyTap:
+    """Keeps the last chat request body the fast path sent (bench-only observation)."""
 
-    def __init__(self, latency: float) -> None:
-        self.latency = latency
-        self.process: subprocess.Popen[str] | None = None
-        self.base_url = ""
+    def __init__(self) -> None:
+        self.body: dict[str, Any] = {}
+        original = fastpath.OpenAICompatible.acompletion
 
-    def __enter__(self) -> FakeServer:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.fakes.openai_server", "--latency", str(self.latency)],
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=Path(__file__).resolve().parents[1],
-        )
-        assert self.process.stdout is not None
-        port = int(self.process.stdout.readline().split()[1])
-        self.base_url = f"http://127.0.0.1:{port}/v1"
-        return self
+        async def tapped(client: fastpath.OpenAICompatible, **request: Any) -> Any:
+            body = fastpath.wire_body(request)
+            if not any(tool["function"]["name"] == "save_memory" for tool in body.get("tools") or []):
+                self.body = body  # chat turns only; consolidation runs beside them
+            return await original(client, **request)
 
-    def __exit__(self, *exc_info: object) -> None:
-        assert self.process is not None
-        self.process.terminate()
-        self.process.wait(10)
+        fastpath.OpenAICompatible.acompletion = tapped  # type: ignore[method-assign]
 
 
-class Bench:
-    """An agent app on a LocalBus with a reply collector."""
-
-    def __init__(self, base_url: str, home: Path, max_concurrent_turns: int = 8) -> None:
-        self.config = Config.model_validate(
-            {
-                "workspace": home / "workspace",
-                "state_dir": home / "state",
-                "llm": {"model": "openai/fake-model", "api_key": "sk-bench", "api_base": base_url},
-                "agent": {"max_concurrent_turns": max_concurrent_turns},
-            }
-        )
-        self.app = AgentApp(self.config)
-        self.waiters: dict[str, asyncio.Future[OutboundMessage]] = {}
-        self._collector: asyncio.Task[None] | None = None
-
-    async def __aenter__(self) -> Bench:
-        await self.app.start()
-        self._collector = asyncio.create_task(self._collect())
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        assert self._collector is not None
-        self._collector.cancel()
-        await self.app.stop()
-
-    async def ask(self, chat: str, text: str) -> OutboundMessage:
-        message = InboundMessage(ChatRef.parse(chat), sender_id="u", text=text, trust=Trust.OWNER)
-        future: asyncio.Future[OutboundMessage] = asyncio.get_running_loop().create_future()
-        self.waiters[message.id] = future
-        await self.app.bus.publish_inbound(message)
-        return await future
-
-    async def _collect(self) -> None:
-        while True:
-            reply = await self.app.bus.consume_outbound()
-            future = self.waiters.pop(reply.in_reply_to or "", None)
-            if future and not future.done():
-                future.set_result(reply)
+async def raw_post(session: Any, url: str, body: bytes) -> float:
+    started = time.perf_counter()
+    async with session.post(url, data=body, headers={"Content-Type": "application/json"}) as response:
+        json.loads(await response.read())
+    return time.perf_counter() - started
 
 
-def summary(samples: list[float]) -> str:
-    ordered = sorted(samples)
-    p99 = ordered[min(len(ordered) - 1, math.ceil(0.99 * len(ordered)) - 1)]
-    return f"mean {statistics.mean(samples) * 1000:.2f} ms, p99 {p99 * 1000:.2f} ms"
+async def litellm_call(litellm: Any, base_url: str, body: dict[str, Any]) -> float:
+    started = time.perf_counter()
+    await litellm.acompletion(
+        model="openai/fake-model",
+        api_base=base_url,
+        api_key="sk-bench",
+        messages=body["messages"],
+        tools=body.get("tools"),
+        max_tokens=body["max_tokens"],
+        temperature=body["temperature"],
+        num_retries=0,
+        max_retries=0,
+    )
+    return time.perf_counter() - started
 
 
-async def litellm_baseline(base_url: str, system_prompt: str, tools: list[dict], count: int) -> list[float]:
-    """litellm's own call time for a request of the same shape (system prompt, tools, one message)."""
+async def interleaved(home: Path, rounds: int) -> None:
+    import aiohttp
+
+    from bot.llm import import_litellm
+
+    tap = BodyTap()
     litellm = import_litellm()
-    samples = []
-    for i in range(count):
-        started = time.perf_counter()
-        await litellm.acompletion(
-            model="openai/fake-model",
-            api_base=base_url,
-            api_key="sk-bench",
-            messages=[{"role": "system", "content": system_prompt}, {"role": "user", "content": f"message {i}"}],
-            tools=tools,
-            max_tokens=4096,
-            temperature=0.7,
-            num_retries=0,
-            max_retries=0,
-        )
-        samples.append(time.perf_counter() - started)
-    return samples
-
-
-async def sequential(home: Path) -> None:
-    with FakeServer(0.0) as server:
-        async with Bench(server.base_url, home / "seq") as bench:
+    with FakeProcess(0.0, consolidating=True) as fake:
+        config = bench_config(home / "seq", fake.base_url)
+        url = fake.base_url + "/chat/completions"
+        raw: list[float] = []
+        via_litellm: list[float] = []
+        relaybot: list[float] = []
+        sizes: list[int] = []
+        async with Bot(config) as bot, aiohttp.ClientSession() as session:
             for i in range(20):
-                await bench.ask(f"bench:warm{i}", "warm up")
-            fresh = []
-            for i in range(200):
+                await bot.ask("telegram:42", f"warm up {i}")
+                data = json.dumps(tap.body).encode()
+                await raw_post(session, url, data)
+                await litellm_call(litellm, fake.base_url, tap.body)
+            for i in range(rounds):
+                data = json.dumps(tap.body, ensure_ascii=False, separators=(",", ":")).encode()
+                sizes.append(len(data))
+                raw.append(await raw_post(session, url, data))
+                via_litellm.append(await litellm_call(litellm, fake.base_url, tap.body))
                 started = time.perf_counter()
-                await bench.ask(f"bench:fresh{i}", f"message {i}")
-                fresh.append(time.perf_counter() - started)
-            one_chat = []
-            for i in range(200):
-                started = time.perf_counter()
-                await bench.ask("bench:one", f"message {i}")
-                one_chat.append(time.perf_counter() - started)
-            from bot.agent.memory import scope_for
-
-            probe = InboundMessage(ChatRef("bench", "x"), sender_id="u", text="", trust=Trust.OWNER)
-            prompt = bench.app.context.system_prompt(probe, scope_for(bench.config.workspace, probe))
-            tools = bench.app.registry.definitions(Trust.OWNER)
-        baseline = await litellm_baseline(server.base_url, prompt, tools, 200)
-    added = statistics.mean(fresh) - statistics.mean(baseline)
-    print("1. 200 sequential messages, 0 ms model latency")
-    print(f"   litellm alone, same request ({len(tools)} tools): {summary(baseline)}")
-    print(f"   relaybot end to end, a new chat each: {summary(fresh)}")
-    print(f"   relaybot end to end, one chat:        {summary(one_chat)}")
-    print(f"   added by relaybot (new chat each):    {added * 1000:.2f} ms mean")
+                await bot.ask("telegram:42", f"message {i}: what is on my list today?")
+                relaybot.append(time.perf_counter() - started)
+            tools = len(tap.body.get("tools") or [])
+    ratio = statistics.mean(relaybot) / statistics.mean(raw)
+    median_ratio = statistics.median(relaybot) / statistics.median(raw)
+    print(f"1. {rounds} rounds, interleaved, 0 s model in its own process; the owner's DM, {tools} tools;")
+    low, high, mean = min(sizes) / 1024, max(sizes) / 1024, statistics.mean(sizes) / 1024
+    print(f"   request body {low:.1f}–{high:.1f} KB, mean {mean:.1f} KB")
+    print(f"   raw POST of the same body (floor): {summary(raw)}")
+    print(f"   litellm.acompletion, same request: {summary(via_litellm)}")
+    print(f"   relaybot end to end, owner's DM:   {summary(relaybot)}")
+    print(f"   relaybot / floor: {ratio:.2f}x mean, {median_ratio:.2f}x median")
 
 
-async def burst(home: Path, chats: int, latency: float, cap: int, label: str) -> None:
-    with FakeServer(latency) as server:
-        async with Bench(server.base_url, home / label, max_concurrent_turns=cap) as bench:
-            await bench.ask("bench:warm", "warm up")
+async def burst(home: Path, chats: int, latency: float, cap: int | None) -> float:
+    """Seconds until `chats` people writing at once in their DMs are all answered; `cap` None keeps the default."""
+    agent = {} if cap is None else {"max_concurrent_turns": cap}
+    with FakeProcess(latency) as fake:
+        config = bench_config(home / f"burst{chats}-{cap}", fake.base_url, agent=agent)
+        async with Bot(config) as bot:
+            await bot.ask("telegram:warm", "warm up")
             started = time.perf_counter()
-            await asyncio.gather(*(bench.ask(f"bench:{label}{i}", "hello") for i in range(chats)))
-            elapsed = time.perf_counter() - started
-    ideal = math.ceil(chats / cap) * latency
-    print(f"   all {chats} answered in {elapsed:.2f} s (ideal ceil({chats}/{cap}) x {latency} s = {ideal:.2f} s)")
+            await asyncio.gather(*(bot.ask(f"telegram:{i}", "hello", str(i), Trust.GUEST) for i in range(chats)))
+            return time.perf_counter() - started
 
 
-def cli_help_time(runs: int = 10) -> None:
-    samples = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "bot", "--help"], capture_output=True, check=True)
-        samples.append(time.perf_counter() - started)
-    print(f"4. relaybot --help: mean {statistics.mean(samples):.3f} s, best {min(samples):.3f} s over {runs} runs")
+async def concurrency(home: Path) -> None:
+    default = bench_config(home / "defaults", "http://127.0.0.1:9/v1").agent.max_concurrent_turns
+    print(f"2. chats writing at the same moment to a model that takes 1 s (default max_concurrent_turns {default})")
+    print(f"   20 chats, default config: all answered in {await burst(home, 20, 1.0, None):.2f} s")
+    for cap in (8, 16, 32, 64, 128):
+        twenty = await burst(home, 20, 1.0, cap)
+        hundred = await burst(home, 100, 1.0, cap)
+        print(f"   max_concurrent_turns {cap:>3}: 20 chats in {twenty:.2f} s, 100 chats in {hundred:.2f} s")
 
 
-async def main() -> None:
+def add_skills(workspace: Path, count: int) -> None:
+    for i in range(count):
+        folder = workspace / "skills" / f"skill-{i:03}"
+        folder.mkdir(parents=True, exist_ok=True)
+        meta = f"name: skill-{i:03}\ndescription: Handles task family {i}.\nrequires: {{bins: [tool{i}]}}"
+        (folder / "SKILL.md").write_text(f"---\n{meta}\n---\nStep by step instructions for family {i}.\n")
+
+
+async def skills_cost(home: Path, rounds: int) -> None:
+    """Turns and system-prompt builds with 0 and 100 workspace skills, interleaved."""
+    from bot.agent.memory import scope_for
+    from bot.bus import ChatRef, InboundMessage
+
+    with FakeProcess(0.0, consolidating=True) as fake:
+        bots = {}
+        for count in (0, 100):
+            config = bench_config(home / f"skills{count}", fake.base_url)
+            add_skills(config.workspace, count)
+            bots[count] = Bot(config)
+        turns: dict[int, list[float]] = {0: [], 100: []}
+        builds: dict[int, list[float]] = {0: [], 100: []}
+        probe = InboundMessage(ChatRef("telegram", "42"), sender_id="42", text="", trust=Trust.OWNER)
+        async with bots[0], bots[100]:
+            for bot in bots.values():
+                reply = await bot.ask("telegram:42", "warm up")
+                assert reply.text.startswith("echo: "), reply.text
+            for i in range(rounds):
+                for count, bot in bots.items():
+                    started = time.perf_counter()
+                    await bot.ask("telegram:42", f"message {i}")
+                    turns[count].append(time.perf_counter() - started)
+                    context, scope = bot.app.context, scope_for(bot.config.workspace, probe)
+                    started = time.perf_counter()
+                    context.system_prompt(probe, scope)
+                    builds[count].append(time.perf_counter() - started)
+    print(f"3. workspace skills, {rounds} interleaved rounds (owner's DM; 6 built-in skills in both)")
+    for count in (0, 100):
+        build = statistics.median(builds[count]) * 1e6
+        print(f"   {count:>3} extra skills: system prompt {build:6.1f} µs median, turn {summary(turns[count])}")
+
+
+async def main(rounds: int) -> None:
     logging.basicConfig(level=logging.ERROR)
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
-        await sequential(home)
-        print("2. 20 chats at the same moment, 1.0 s model latency, max_concurrent_turns 20")
-        await burst(home, 20, 1.0, 20, "twenty")
-        print("3. 100 chats at the same moment, 0.5 s model latency, default cap 8")
-        await burst(home, 100, 0.5, 8, "hundred")
-    cli_help_time()
+        await interleaved(home, rounds)
+        await concurrency(home)
+        await skills_cost(home, rounds)
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=200, help="interleaved rounds")
+    asyncio.run(main(parser.parse_args().rounds))

@@ -29,7 +29,7 @@ from bot.control import ControlServer
 from bot.events import EventBus
 from bot.filemodes import keep_private
 from bot.home import bundled
-from bot.llm import Provider
+from bot.llm import Provider, Warmable
 from bot.lock import AlreadyRunning, GatewayLock
 from bot.ratelimit import SenderRateLimit
 from bot.retry import RetryPolicy
@@ -42,11 +42,13 @@ from bot.tools.mcp import MCPServers
 from bot.tools.message import MessageTool
 from bot.tools.netguard import any_address, is_public
 from bot.tools.sandbox import SECRET_NAME, BwrapSandbox, HostShell, Launcher, choose_launcher
+from bot.tools.send_file import SendFileTool
 from bot.tools.shell import ExecTool
 from bot.tools.skills import LoadSkillTool
 from bot.tools.spawn import SpawnTool
 from bot.tools.web import WebFetchTool, WebSearchTool
 from bot.tools.workspace import WorkspacePaths
+from bot.transcription import Transcriber
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +95,7 @@ def build_registry(config: Config, skills: SkillLibrary) -> ToolRegistry:
     tools.append(WebSearchTool(search.api_key.get_secret_value(), search.api_base))
     tools.append(WebFetchTool(any_address if config.tools.web_fetch.allow_private else is_public))
     tools.append(MessageTool())
+    tools.append(SendFileTool(WorkspacePaths(config.workspace, restrict=True)))
     tools.append(LoadSkillTool(skills))
     return ToolRegistry(tools, guest_tools=config.tools.guest_tools)
 
@@ -115,7 +118,12 @@ class AgentApp:
         config.workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
         config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         keep_private(private_roots(config))
-        self.sessions = SessionStore(config.state_dir / "sessions")
+        self.sessions = SessionStore(
+            config.state_dir / "sessions",
+            tail=config.agent.memory_window,
+            max_sessions=config.agent.session_cache_size,
+            max_bytes=int(config.agent.session_cache_mb * 1024 * 1024),
+        )
         self.memory = MemoryConsolidator(
             provider, self.sessions, self.budget, config.agent.memory_window, config.timezone
         )
@@ -144,9 +152,13 @@ class AgentApp:
             self.memory,
             on_stop=self.subagents.cancel_for,
             owner_dm=LastOwnerDM(config.state_dir / "owner_dm.json"),
+            transcriber=Transcriber(config.llm) if config.llm.transcription_model else None,
         )
+        self._warming: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
+        if isinstance(self.provider, Warmable):
+            self._warming = asyncio.create_task(self._warm_up(self.provider), name="llm-warm-up")
         await self.bus.start()
         await self.mcp.start()
         await self.loop.start()
@@ -157,6 +169,19 @@ class AgentApp:
         await self.memory.stop()
         await self.mcp.stop()
         await self.bus.stop()
+        if self._warming is not None:
+            self._warming.cancel()
+            await asyncio.gather(self._warming, return_exceptions=True)
+        if isinstance(self.provider, Warmable):
+            await self.provider.aclose()
+
+    @staticmethod
+    async def _warm_up(provider: Warmable) -> None:
+        """Import and warm the provider while channels connect; a failure shows again on the first call."""
+        try:
+            await provider.warm_up()
+        except Exception:
+            logger.exception("warming up the llm provider failed")
 
     async def __aenter__(self) -> AgentApp:
         await self.start()
@@ -260,6 +285,8 @@ class Gateway:
 
     async def _start_scheduler(self) -> None:
         """Cron, the heartbeat and the control socket the CLI's cron commands reach: in one process only."""
+        # Channels connect on the event loop while the scheduler's imports load in a thread.
+        await asyncio.to_thread(importlib.import_module, "apscheduler.jobstores.sqlalchemy")
         await self.cron.start()
         await self.heartbeat.start()
         await self.control.start()

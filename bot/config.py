@@ -56,6 +56,7 @@ class LLMConfig(Section):
     temperature: float = Field(0.7, ge=0, le=2)
     context_window: int | None = Field(None, gt=0)
     timeout: Duration = 120.0
+    fast_path: bool = True
     transcription_model: str | None = None
     transcription_api_base: str | None = None
     transcription_api_key: SecretStr = SecretStr("")
@@ -63,10 +64,12 @@ class LLMConfig(Section):
 
 class AgentConfig(Section):
     max_iterations: int = Field(40, gt=0)
-    max_concurrent_turns: int = Field(8, gt=0)
+    max_concurrent_turns: int = Field(128, gt=0)
     queue_mode: Literal["collect", "followup"] = "collect"
     memory_window: int = Field(100, gt=1)
     max_subagents: int = Field(4, gt=0)
+    session_cache_size: int = Field(500, gt=0)
+    session_cache_mb: float = Field(32.0, gt=0)
     turn_timeout: Duration = Field(600.0, gt=0)
     max_inbound_chars: int = Field(32_000, gt=0)
     inline_attachment_chars: int = Field(20_000, ge=0)

@@ -9,11 +9,13 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from bot.config import LLMConfig
 from bot.errors import MissingApiKey, ProviderError
 from bot.llm_failures import StreamCut, classify, retry_delay, to_provider_error
+from bot.llm_fastpath import fast_path_for, openai_key
+from bot.model_prices import call_cost
 from bot.retry import RetryPolicy
 
 logger = logging.getLogger(__name__)
@@ -53,8 +55,11 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """Tokens of one call, and its cost in USD computed once from them (0.0 when the model has no price)."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cost: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +94,15 @@ class Provider(Protocol):
     ) -> LLMResponse: ...
 
 
+@runtime_checkable
+class Warmable(Protocol):
+    """A provider that can load its heavy parts in the background and release its connections."""
+
+    async def warm_up(self) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
 def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
     """Parse tool-call arguments, repairing broken JSON; return (arguments, error)."""
     if not raw.strip():
@@ -109,11 +123,25 @@ def strip_think(text: str) -> str:
     return _THINK_BLOCK.sub("", text).strip() if "<think>" in text else text
 
 
-class ThinkFilter:
-    """Streams text through, holding back whatever sits inside `<think>…</think>`."""
+@runtime_checkable
+class ReasoningSink(Protocol):
+    """A delta handler that also takes the model's reasoning (reasoning_content, `<think>` blocks)."""
 
-    def __init__(self, emit: DeltaHandler) -> None:
+    def __call__(self, text: str) -> None: ...
+
+    def reasoning(self, text: str) -> None: ...
+
+
+def _ignore(text: str) -> None:
+    """Reasoning nobody asked for."""
+
+
+class ThinkFilter:
+    """Streams text through, passing whatever sits inside `<think>…</think>` to `hidden` instead."""
+
+    def __init__(self, emit: DeltaHandler, hidden: DeltaHandler = _ignore) -> None:
         self._emit = emit
+        self._hidden = hidden
         self._pending = ""
         self._inside = False
 
@@ -124,15 +152,15 @@ class ThinkFilter:
             tag = "</think>" if self._inside else "<think>"
             index = self._pending.find(tag)
             if index >= 0:
-                if not self._inside and index:
-                    self._emit(self._pending[:index])
+                if index:
+                    (self._hidden if self._inside else self._emit)(self._pending[:index])
                 self._pending = self._pending[index + len(tag) :]
                 self._inside = not self._inside
                 continue
             keep = _partial_suffix(self._pending, tag)
             visible = self._pending[: len(self._pending) - keep]
-            if visible and not self._inside:
-                self._emit(visible)
+            if visible:
+                (self._hidden if self._inside else self._emit)(visible)
             self._pending = self._pending[len(visible) :]
             return
 
@@ -173,8 +201,27 @@ class LiteLLMProvider:
         self.model = config.model
         self._config = config
         self._retry = retry or RetryPolicy(attempts=4, base_delay=1.0, max_delay=30.0)
-        self._litellm = import_litellm()
-        self._api_key, self._missing_keys = _resolve_key(self._litellm, config)
+        self._fast = fast_path_for(config)
+        self._litellm: Any = None
+        self._api_key, self._missing_keys = openai_key(config) if self._fast else (None, [])
+
+    async def warm_up(self) -> None:
+        """Load what the first call needs (litellm unless on the fast path, the price table) off the event loop."""
+        if self._fast is None and self._litellm is None:
+            litellm = await asyncio.to_thread(import_litellm)
+            self._api_key, self._missing_keys = _resolve_key(litellm, self._config)
+            self._litellm = litellm
+        await asyncio.to_thread(call_cost, self.model, 0, 0)
+
+    async def aclose(self) -> None:
+        """Close the fast path's pooled connections."""
+        if self._fast is not None:
+            await self._fast.aclose()
+
+    async def _acompletion(self, **request: Any) -> Any:
+        if self._fast is not None:
+            return await self._fast.acompletion(**request)
+        return await self._litellm.acompletion(**request)
 
     async def chat(
         self,
@@ -183,6 +230,8 @@ class LiteLLMProvider:
         on_delta: DeltaHandler | None = None,
     ) -> LLMResponse:
         """Answer a conversation; stream visible text to `on_delta` when given."""
+        if self._fast is None and self._litellm is None:
+            await self.warm_up()
         if self._missing_keys:
             logger.error("llm %s has no API key: set %s or llm.api_key", self.model, " or ".join(self._missing_keys))
             raise MissingApiKey(self._missing_keys)
@@ -199,7 +248,8 @@ class LiteLLMProvider:
             if on_delta is None:
                 async with asyncio.timeout(self._config.timeout):
                     return await self._complete(request)
-            return await self._stream(request, show)
+            reasoning = on_delta.reasoning if isinstance(on_delta, ReasoningSink) else _ignore
+            return await self._stream(request, show, reasoning)
 
         tries = 0
 
@@ -211,11 +261,12 @@ class LiteLLMProvider:
             return retry_delay(classify(exc), attempt, self._retry)
 
         try:
-            return await self._retry.run(attempt, f"llm call to {self.model}", (Exception,), decide)
+            response = await self._retry.run(attempt, f"llm call to {self.model}", (Exception,), decide)
         except ProviderError:
             raise
         except Exception as exc:
             raise to_provider_error(classify(exc), exc, self.model, shown, tries) from exc
+        return priced(response, self.model)
 
     def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         config = self._config
@@ -238,7 +289,7 @@ class LiteLLMProvider:
 
     async def _complete(self, request: dict[str, Any]) -> LLMResponse:
         started = time.perf_counter()
-        response = await self._litellm.acompletion(**request)
+        response = await self._acompletion(**request)
         choice = response.choices[0]
         message = choice.message
         calls = tuple(
@@ -249,7 +300,7 @@ class LiteLLMProvider:
         logger.debug("llm answered in %.1f ms", (time.perf_counter() - started) * 1000)
         return self._finished(strip_think(message.content or ""), calls, choice.finish_reason or "stop", _usage(usage))
 
-    async def _stream(self, request: dict[str, Any], emit: DeltaHandler) -> LLMResponse:
+    async def _stream(self, request: dict[str, Any], emit: DeltaHandler, reasoning: DeltaHandler) -> LLMResponse:
         """Stream one answer; `llm.timeout` bounds the wait for the first chunk and between chunks, not the whole."""
         shown = False
 
@@ -258,7 +309,7 @@ class LiteLLMProvider:
             shown = True
             emit(text)
 
-        visible = ThinkFilter(show)
+        visible = ThinkFilter(show, reasoning)
         text: list[str] = []
         parts: dict[int, dict[str, str]] = {}
         finish_reason = "stop"
@@ -266,7 +317,7 @@ class LiteLLMProvider:
         timeout = self._config.timeout
         loop = asyncio.get_running_loop()
         async with asyncio.timeout(timeout) as idle:
-            stream = await self._litellm.acompletion(**request, stream=True, stream_options={"include_usage": True})
+            stream = await self._acompletion(**request, stream=True, stream_options={"include_usage": True})
             async for chunk in stream:
                 idle.reschedule(loop.time() + timeout)
                 if chunk_usage := getattr(chunk, "usage", None):
@@ -276,6 +327,8 @@ class LiteLLMProvider:
                 choice = chunk.choices[0]
                 finish_reason = choice.finish_reason or finish_reason
                 delta = choice.delta
+                if thought := getattr(delta, "reasoning_content", None):
+                    reasoning(thought)
                 if delta.content:
                     text.append(delta.content)
                     visible.feed(delta.content)
@@ -336,6 +389,13 @@ def _resolve_key(litellm: Any, config: LLMConfig) -> tuple[str | None, list[str]
     if config.api_base:
         return PLACEHOLDER_KEY, []  # a local OpenAI-compatible server needs no key, but the client insists on one
     return None, missing
+
+
+def priced(response: LLMResponse, model: str) -> LLMResponse:
+    """The response with its usage's cost filled in from the model's price per token."""
+    usage = response.usage
+    cost = call_cost(model, usage.prompt_tokens, usage.completion_tokens)
+    return response if not cost else replace(response, usage=replace(usage, cost=cost))
 
 
 def _tool_call(call_id: str, name: str, raw: str) -> ToolCall:

@@ -191,6 +191,8 @@ def _http_status(chain: list[BaseException]) -> int | None:
 
 def _kind_by_class(exc: BaseException, chain: list[BaseException]) -> Kind:
     """Without an HTTP status (other transports, timeouts, broken streams), go by litellm's exception class."""
+    if isinstance(exc, StreamCut | TimeoutError | ConnectionError):
+        return "transient"  # decided before importing litellm, which the fast path never loads
     import openai
 
     from bot.llm import import_litellm
@@ -216,6 +218,10 @@ def _kind_by_class(exc: BaseException, chain: list[BaseException]) -> Kind:
 
 def _is_overflow(exc: BaseException) -> bool:
     from bot.llm import import_litellm
+    from bot.llm_fastpath import HTTPFailure
+
+    if isinstance(exc, HTTPFailure):
+        return exc.overflow
 
     return isinstance(exc, import_litellm().ContextWindowExceededError)
 

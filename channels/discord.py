@@ -188,6 +188,9 @@ class DiscordChannel(Channel):
 
     async def send(self, message: OutboundMessage) -> None:
         target = self._client.get_partial_messageable(int(message.chat.thread_id or message.chat.chat_id))
+        if message.files:
+            await self._send_files(target, message)
+            return
         answered = message.reply_to_platform_id
         reference = None
         if answered:
@@ -202,6 +205,17 @@ class DiscordChannel(Channel):
             posted += 1
 
         await send_in_chunks(message, MAX_MESSAGE_LENGTH, as_discord_markdown, post, self._retry)
+
+    async def _send_files(self, target: Any, message: OutboundMessage) -> None:
+        """The files as attachments of one message, the caption as its content (split off when too long)."""
+        import discord
+
+        caption = message.text if len(message.text) <= MAX_MESSAGE_LENGTH else None
+        files = [discord.File(file.path, filename=Path(file.path).name) for file in message.files]
+        nonce = chunk_nonce(message.id, 0)
+        await self._call(lambda: target.send(caption or None, files=files, nonce=nonce))
+        if message.text and caption is None:
+            await self.send(replace(message, files=(), id=f"{message.id}-caption"))
 
     def live_reply(self, chat: ChatRef, reply_to: str | None, recipient: str | None) -> LiveReply | None:
         """One message edited as the reply grows (Discord has no drafts); None with `streaming: off`."""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Literal
 
 from bot.bus import Attachment, InboundMessage
 from bot.errors import ChannelError, ChannelUnavailable
+from bot.transcription import VOICE_NOTE
 
 if TYPE_CHECKING:
     import aiohttp
@@ -18,7 +19,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MAX_MEDIA_BYTES = 20 * 1024 * 1024
-VOICE_NOTE = "[a voice message arrived; transcription is not available yet]"
 
 
 @dataclass(frozen=True, slots=True)

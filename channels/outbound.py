@@ -85,11 +85,13 @@ class ChannelOutbox:
                 self._idle.set()
 
     async def _deliver(self, message: OutboundMessage) -> None:
-        """Send with retries: a 429 pauses this chat (or every chat when global), an ambiguous drop retries once."""
+        """Send with retries: a 429 pauses this chat (or every chat when global) and spends no attempt;
+        5xx and resets spend one each; an ambiguous drop retries once."""
         key = message.chat.session_key
         ambiguous = 0
+        failures = 0
         await self._wait_for_global_pause()
-        for attempt in range(1, self._retry.attempts + 1):
+        while True:
             try:
                 async with self._pool:
                     await self._send_once(message)
@@ -100,24 +102,25 @@ class ChannelOutbox:
                 ambiguous += 1
                 if ambiguous > 1:
                     return await self._give_up(message, f"connection dropped twice after sending ({exc})")
-                wait = self._retry.delay(attempt)
+                failures += 1
+                wait = self._retry.delay(failures)
             except RateLimited as exc:
                 wait = exc.retry_after
                 if exc.whole_bot:
                     self._paused_until = max(self._paused_until, self._clock() + wait)
             except ChannelUnavailable:
-                wait = self._retry.delay(attempt)
+                failures += 1
+                wait = self._retry.delay(failures)
             except ChannelError as exc:
                 return await self._give_up(message, f"{type(exc).__name__}: {exc}")
             except Exception as exc:
                 logger.exception("[%s] delivery of %s crashed", key, message.id)
                 return await self._give_up(message, type(exc).__name__)
-            if attempt == self._retry.attempts:
-                break
+            if failures >= self._retry.attempts:
+                return await self._give_up(message, f"still failing after {failures} attempts")
             wait = max(wait, self._paused_until - self._clock())
-            logger.info("[%s] send %s failed; retry %d in %.1fs", key, message.id, attempt, wait)
+            logger.info("[%s] send %s failed; retry in %.1fs", key, message.id, wait)
             await self._retry.sleep(wait)
-        await self._give_up(message, f"still failing after {self._retry.attempts} attempts")
 
     async def _send_once(self, message: OutboundMessage) -> None:
         """Finish the turn's live reply with it, or send it after the chunks already confirmed."""

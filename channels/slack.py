@@ -171,6 +171,9 @@ class SlackChannel(Channel):
 
     async def send(self, message: OutboundMessage) -> None:
         chat = message.chat
+        if message.files:
+            await self._send_files(message)
+            return
         if chat.thread_id:
             self._bot_threads.add(f"{chat.chat_id}:{chat.thread_id}")
 
@@ -183,6 +186,22 @@ class SlackChannel(Channel):
             )
 
         await send_in_chunks(message, MAX_MESSAGE_LENGTH, markdown_to_slack_mrkdwn, post, self._retry)
+
+    async def _send_files(self, message: OutboundMessage) -> None:
+        """Slack's external upload (files.getUploadURLExternal, the bytes, files.completeUploadExternal)."""
+        assert self._client is not None
+        uploads = [
+            {"file": file.path, "filename": Path(file.path).name, "title": Path(file.path).name}
+            for file in message.files
+        ]
+        await self._call(
+            lambda: self._client.files_upload_v2(
+                file_uploads=uploads,
+                channel=message.chat.chat_id,
+                thread_ts=message.chat.thread_id,
+                initial_comment=message.text or None,
+            )
+        )
 
     def live_reply(self, chat: ChatRef, reply_to: str | None, recipient: str | None) -> LiveReply | None:
         """Slack's streaming API in threads and DMs (`streaming: auto`), else an edited message; None when off."""

@@ -7,6 +7,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -26,6 +27,7 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 MAX_MESSAGE_LENGTH = 4096
+CAPTION_LIMIT = 1024
 POLL_TIMEOUT = 10
 POLL_BACKOFF = RetryPolicy(base_delay=0.5, max_delay=30.0)
 
@@ -184,6 +186,9 @@ class TelegramChannel(Channel):
                 offset = update.update_id + 1
 
     async def send(self, message: OutboundMessage) -> None:
+        if message.files:
+            await self._send_files(message)
+            return
         chat_id = int(message.chat.chat_id)
         thread = int(message.chat.thread_id) if message.chat.thread_id else None
         quote = message.reply_to_platform_id if chat_id < 0 else None
@@ -203,6 +208,28 @@ class TelegramChannel(Channel):
             )
 
         await send_in_chunks(message, MAX_MESSAGE_LENGTH, markdown_to_telegram_html, post, self._retry)
+
+    async def _send_files(self, message: OutboundMessage) -> None:
+        """Each file as a photo (images up to 10 MB) or a document; a caption over Telegram's limit goes as text."""
+        chat_id = int(message.chat.chat_id)
+        thread = int(message.chat.thread_id) if message.chat.thread_id else None
+        caption = message.text if len(message.text) <= CAPTION_LIMIT else None
+        for index, file in enumerate(message.files):
+            path = Path(file.path)
+            text = caption if index == 0 else None
+            if file.kind == "image":
+                send = partial(self._app.bot.send_photo, photo=path.read_bytes())
+            else:
+                send = partial(self._app.bot.send_document, document=path.read_bytes(), filename=path.name)
+            await self._retry.run(
+                lambda send=send, text=text: self._call(
+                    lambda: send(chat_id=chat_id, caption=text, message_thread_id=thread)
+                ),
+                f"[{message.chat.session_key}] upload {path.name}",
+                (ChannelUnavailable,),
+            )
+        if message.text and caption is None:
+            await self.send(replace(message, files=()))
 
     def live_reply(self, chat: ChatRef, reply_to: str | None, recipient: str | None) -> LiveReply | None:
         """A draft bubble in private chats (`streaming: auto`), else an edited message; None when off."""

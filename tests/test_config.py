@@ -149,3 +149,13 @@ def test_mcp_server_timeout_reads_a_duration(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, text), env={})
     assert config.mcp_servers["x"].timeout == 120
     assert config.mcp_servers["x"].trust == "owner"
+
+
+def test_streaming_keys_default_and_bad_values_name_the_key(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, "channels:\n  slack:\n    stream_interval: 500ms\n"), env={})
+    telegram = config.channels.telegram
+    assert (telegram.streaming, telegram.stream_interval, telegram.show_tool_progress) == ("auto", 1.0, True)
+    assert config.channels.slack.stream_interval == 0.5 and not telegram.show_reasoning
+    assert config.llm.transcription_model is None
+    message = error_for(tmp_path, "channels:\n  discord:\n    streaming: sometimes\n")
+    assert "channels.discord.streaming" in message and "'auto', 'edit' or 'off'" in message

@@ -1,4 +1,5 @@
 import asyncio
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -11,9 +12,22 @@ from tests.fakes.openai_server import Error, FakeLLM, Hang, Text, ToolCalls
 USER = [{"role": "user", "content": "hi, how are you doing today?"}]
 
 
+_made: list[LiteLLMProvider] = []
+
+
+@pytest.fixture(autouse=True)
+async def close_providers() -> AsyncIterator[None]:
+    """Close the pooled connections of every provider a test made."""
+    yield
+    while _made:
+        await _made.pop().aclose()
+
+
 def provider(fake: FakeLLM, **kwargs) -> LiteLLMProvider:
     config = LLMConfig(model="openai/fake-model", api_key="sk-test", api_base=fake.base_url, **kwargs)
-    return LiteLLMProvider(config, RetryPolicy(attempts=4, base_delay=0.0))
+    made = LiteLLMProvider(config, RetryPolicy(attempts=4, base_delay=0.0))
+    _made.append(made)
+    return made
 
 
 async def test_plain_reply(fake_llm: FakeLLM) -> None:

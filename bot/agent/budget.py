@@ -12,6 +12,7 @@ from typing import Any
 from bot.config import LLMConfig
 from bot.errors import ContextOverflow, MessageTooLarge
 from bot.llm import DeltaHandler, LLMResponse, Provider
+from bot.model_prices import model_record
 
 logger = logging.getLogger(__name__)
 
@@ -73,10 +74,11 @@ def fit_history(messages: list[dict[str, Any]], limit: int) -> list[dict[str, An
 
 
 def litellm_model_info(model: str) -> Mapping[str, Any]:
-    """litellm's record of a model (raises when the model is unknown to it)."""
-    from bot.llm import import_litellm
-
-    return import_litellm().get_model_info(model)
+    """litellm's record of a model, read from its table without importing it (KeyError when unknown)."""
+    record = model_record(model)
+    if record is None:
+        raise KeyError(model)
+    return {"max_input_tokens": record.max_input_tokens, "max_tokens": record.max_tokens}
 
 
 def context_length_in(payload: Any, model: str) -> int | None:

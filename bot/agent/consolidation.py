@@ -119,9 +119,9 @@ class MemoryConsolidator:
 
     def after_turn(self, session: Session, scope: MemoryScope) -> None:
         """Start consolidating once `window` messages are unconsolidated, unless the session's task is running."""
-        if id(session) in self._tasks or len(session.messages) - session.consolidated < self._window:
+        if id(session) in self._tasks or session.total - session.consolidated < self._window:
             return
-        if len(session.messages) < self._retry_at.get(id(session), 0):
+        if session.total < self._retry_at.get(id(session), 0):
             return
         self._start(session, self._consolidate_backlog(session, scope))
 
@@ -162,18 +162,22 @@ class MemoryConsolidator:
             logger.exception("[%s] memory consolidation crashed; it will be retried after a later turn", session.key)
 
     async def _consolidate_backlog(self, session: Session, scope: MemoryScope) -> None:
-        stop = keep_boundary(session.messages, session.consolidated, self._window // 2)
+        await self._sessions.load_unconsolidated(session)
+        base = session.base
+        boundary = keep_boundary(session.messages, session.consolidated - base, self._window // 2)
+        stop = None if boundary is None else boundary + base
         while stop is not None and session.consolidated < stop:
             if not await self._round(session, scope, stop):
-                self._retry_at[id(session)] = len(session.messages) + max(2, self._window // 4)
+                self._retry_at[id(session)] = session.total + max(2, self._window // 4)
                 return
         self._retry_at.pop(id(session), None)
 
     async def _consolidate_rest(self, session: Session, scope: MemoryScope, prior: asyncio.Task[None] | None) -> None:
         if prior is not None:
             await asyncio.wait([prior])
-        while session.consolidated < len(session.messages):
-            if not await self._round(session, scope, len(session.messages)):
+        await self._sessions.load_unconsolidated(session)
+        while session.consolidated < session.total:
+            if not await self._round(session, scope, session.total):
                 logger.warning("[%s] archived session only partly consolidated; see %s", session.key, session.path)
                 return
 
@@ -185,10 +189,11 @@ class MemoryConsolidator:
             current = scope.read_memory()
             limit = await self._budget.input_limit([SAVE_MEMORY_TOOL])
             room = max(MIN_CHUNK_CHARS, limit * CHARS_PER_TOKEN - len(SAVE_MEMORY_INSTRUCTIONS) - len(current) - 200)
-            chunk = plan_chunk(session.messages, start, stop, room)
+            base = session.base  # messages before it may be dropped from memory, never unconsolidated ones
+            chunk = plan_chunk(session.messages, start - base, stop - base, room)
             if chunk is None:
                 return False
-            end, transcript = chunk
+            end, transcript = chunk[0] + base, chunk[1]
             update = await self._ask(session.key, current, transcript)
             if update is None:
                 return False

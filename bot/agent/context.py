@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 from bot.agent.attachments import describe_attachment
 from bot.agent.memory import MemoryScope
-from bot.agent.skills import SkillLibrary, skills_prompt
+from bot.agent.skills import SkillLibrary
 from bot.bus import InboundMessage, Trust
 
 BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")
@@ -115,7 +115,7 @@ class ContextBuilder:
         memory = self._files.read(scope.memory_file).strip()
         if memory:
             sections.append(f"## Memory (MEMORY.md)\n\n{memory}")
-        if self._skills and (listing := skills_prompt(self._skills.skills())):
+        if self._skills and (listing := self._skills.prompt()):
             sections.append(listing)
         return "\n\n".join(sections)
 

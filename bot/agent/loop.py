@@ -37,6 +37,7 @@ from bot.errors import ProviderError, TurnTimedOut
 from bot.events import ErrorOccurred, EventBus, TurnFinished, TurnStarted
 from bot.llm import Usage
 from bot.tools.base import ToolContext
+from bot.transcription import Transcriber
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +70,7 @@ class AgentLoop:
         memory: MemoryConsolidator | None = None,
         on_stop: Callable[[str], int] | None = None,
         owner_dm: LastOwnerDM | None = None,
+        transcriber: Transcriber | None = None,
     ) -> None:
         self._bus = bus
         self._runner = runner
@@ -80,6 +82,7 @@ class AgentLoop:
         self._memory = memory
         self._on_stop = on_stop
         self._owner_dm = owner_dm or LastOwnerDM()
+        self._transcriber = transcriber
         self._slots = asyncio.Semaphore(config.max_concurrent_turns)
         self._lanes: dict[str, _Lane] = {}
         self._dispatcher: asyncio.Task[None] | None = None
@@ -260,6 +263,8 @@ class AgentLoop:
     async def _run_turn(
         self, batch: list[InboundMessage], outbox: TurnOutbox, session_key: str | None = None
     ) -> TurnResult:
+        if self._transcriber is not None:
+            batch = [await self._transcriber.apply(m) for m in batch]
         message = replace(batch[-1], trust=lowest_trust(batch))
         session = self._sessions.get(session_key or message.chat.session_key)
         self._close_unfinished(session.key, RESTARTED)  # open calls before a turn starts: the process died mid-round
@@ -342,7 +347,7 @@ class AgentLoop:
         used = session.prompt_tokens + session.completion_tokens
         return (
             f"Model: {self._runner.provider.model}\n"
-            f"Session: {len(session.messages)} messages\n"
+            f"Session: {session.total} messages\n"
             f"Tokens used in this session: {used:,} "
             f"({session.prompt_tokens:,} in, {session.completion_tokens:,} out)"
         )

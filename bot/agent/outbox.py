@@ -27,7 +27,7 @@ class TurnOutbox:
 
     async def send(self, message: OutboundMessage) -> None:
         """Publish a message now, noting it when it goes to the turn's chat."""
-        if message.chat == self._chat:
+        if message.chat == self._chat and message.text.strip():
             self._said.append(_normalized(message.text))
         await self._publish(message)
 

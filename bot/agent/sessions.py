@@ -1,22 +1,34 @@
-"""Sessions: one append-only JSONL file per chat, loaded once and appended in O(1)."""
+"""Sessions: one append-only JSONL file per chat; a bounded cache of their recent tails, appended in O(1)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from bot.agent.session_tail import SessionFile, read_tail
+
 logger = logging.getLogger(__name__)
+
+DEFAULT_TAIL = 100
+DEFAULT_MAX_SESSIONS = 500
+DEFAULT_MAX_BYTES = 32 * 1024 * 1024
 
 
 @dataclass
 class Session:
-    """A conversation's messages and running totals, mirrored in its JSONL file."""
+    """A conversation's recent messages and running totals, mirrored in its JSONL file.
+
+    `messages` holds the messages from absolute index `base` on (older ones stay on disk);
+    `consolidated` and `total` are absolute message counts.
+    """
 
     key: str
     path: Path
@@ -24,12 +36,19 @@ class Session:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     consolidated: int = 0
+    base: int = 0
+    size: int = 0
     inbound_ids: set[str] = field(default_factory=set)
+
+    @property
+    def total(self) -> int:
+        """How many messages the session has, on disk and in memory."""
+        return self.base + len(self.messages)
 
     def history(self, limit: int) -> list[dict[str, Any]]:
         """The last unconsolidated messages, at most `limit`, never splitting a tool call from its results."""
-        start = max(self.consolidated, len(self.messages) - limit)
-        return pair_safe(self.messages[start:])
+        start = max(self.consolidated, self.total - limit, self.base)
+        return pair_safe(self.messages[start - self.base :])
 
 
 def pair_safe(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -60,30 +79,62 @@ def pair_safe(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class SessionStore:
-    """Loads sessions lazily, keeps them in memory, and appends each record as one line."""
+    """Loads a session's tail from the end of its file, keeps the recently used ones, appends each record as a line.
 
-    def __init__(self, directory: Path) -> None:
+    The cache holds at most `max_sessions` sessions and about `max_bytes` of their messages,
+    evicting the least recently used; an evicted session is read back from its file when needed.
+    Each session keeps `tail` messages (the history window) plus whatever is not consolidated yet.
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        tail: int = DEFAULT_TAIL,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> None:
         self._directory = directory
-        self._sessions: dict[str, Session] = {}
+        self._tail = tail
+        self._max_sessions = max_sessions
+        self._max_bytes = max_bytes
+        self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self._bytes = 0
         directory.mkdir(parents=True, exist_ok=True)
 
+    @property
+    def cached(self) -> int:
+        """How many sessions are in memory."""
+        return len(self._sessions)
+
+    @property
+    def cached_bytes(self) -> int:
+        """About how many bytes of messages the cached sessions hold."""
+        return self._bytes
+
     def get(self, key: str) -> Session:
-        """The session for a key, loaded from disk the first time."""
+        """The session for a key, its tail read from disk when it is not cached."""
         session = self._sessions.get(key)
         if session is None:
             session = self._load(key, self._directory / f"{quote(key, safe='')}.jsonl")
             self._sessions[key] = session
+            self._bytes += session.size
+            self._evict(keep=key)
+        else:
+            self._sessions.move_to_end(key)
         return session
 
     def append(self, session: Session, messages: list[dict[str, Any]], inbound_ids: list[str] | None = None) -> None:
         """Append messages to the session and its file in one write; `inbound_ids` names the bus messages they hold."""
         now = time.time()
-        lines: list[dict[str, Any]] = [{"type": "message", "ts": now, "message": message} for message in messages]
+        first = session.total
+        lines = [{"type": "message", "ts": now, "n": first + i, "message": m} for i, m in enumerate(messages)]
         if inbound_ids:
             lines[0]["inbound"] = inbound_ids
             session.inbound_ids.update(inbound_ids)
-        self._write(session.path, lines)
+        written = self._write(session.path, lines)
         session.messages.extend(messages)
+        self._grow(session, written)
+        self._trim(session)
 
     def has_inbound(self, session: Session, inbound_ids: list[str]) -> bool:
         """Whether these bus messages are already in the session (a turn run again after a crash)."""
@@ -91,14 +142,32 @@ class SessionStore:
 
     def record_usage(self, session: Session, prompt_tokens: int, completion_tokens: int) -> None:
         """Add one LLM call's token counts to the session's totals."""
-        self._write(session.path, [{"type": "usage", "prompt": prompt_tokens, "completion": completion_tokens}])
         session.prompt_tokens += prompt_tokens
         session.completion_tokens += completion_tokens
+        record = {"type": "usage", "prompt": prompt_tokens, "completion": completion_tokens}
+        record["totals"] = [session.prompt_tokens, session.completion_tokens]
+        self._write(session.path, [record])
 
     def mark_consolidated(self, session: Session, upto: int) -> None:
         """Record that messages before `upto` now live in long-term memory."""
         self._write(session.path, [{"type": "consolidated", "upto": upto}])
         session.consolidated = upto
+        current = self._sessions.get(session.key)
+        if current is not None and current is not session and current.path == session.path:
+            current.consolidated = max(current.consolidated, upto)  # the session was evicted and read back meanwhile
+        self._trim(session)
+
+    async def load_unconsolidated(self, session: Session) -> None:
+        """Read back (in a thread) the unconsolidated messages older than the tail, for consolidation."""
+        if session.base == 0:
+            return
+        whole = await asyncio.to_thread(SessionFile.read, session.path, session.key, repair=False)
+        session.consolidated = max(session.consolidated, whole.consolidated)
+        if session.consolidated < session.base:
+            older = whole.messages[session.consolidated : session.base]
+            session.messages[:0] = older
+            session.base = session.consolidated
+            self._grow(session, whole.size * len(older) // max(1, len(whole.messages)))
 
     def reset(self, key: str) -> Session:
         """Archive the session's file and start a fresh one; return the archived session."""
@@ -107,68 +176,57 @@ class SessionStore:
             archived = old.path.with_name(f"{old.path.stem}.{time.strftime('%Y%m%dT%H%M%S')}.archived.jsonl")
             os.replace(old.path, archived)
             old.path = archived
+        self._bytes -= old.size
         self._sessions[key] = Session(key=key, path=self._directory / f"{quote(key, safe='')}.jsonl")
         return old
 
-    def _write(self, path: Path, records: list[dict[str, Any]]) -> None:
-        data = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records)
-        self._write_raw(path, data.encode("utf-8"))
+    def _grow(self, session: Session, size: int) -> None:
+        session.size += size
+        if self._sessions.get(session.key) is session:
+            self._bytes += size
+            self._evict(keep=session.key)
+
+    def _trim(self, session: Session) -> None:
+        """Forget in-memory messages that are both consolidated and older than the tail."""
+        keep_from = min(session.consolidated, session.total - self._tail)
+        drop = keep_from - session.base
+        if drop < max(self._tail, 64):
+            return
+        freed = session.size * drop // len(session.messages)  # sizes are line lengths: an even share per message
+        del session.messages[:drop]
+        session.base = keep_from
+        self._grow(session, -freed)
+
+    def _evict(self, keep: str) -> None:
+        while len(self._sessions) > 1 and (len(self._sessions) > self._max_sessions or self._bytes > self._max_bytes):
+            key, oldest = next(iter(self._sessions.items()))
+            if key == keep:
+                self._sessions.move_to_end(key)
+                key, oldest = next(iter(self._sessions.items()))
+            del self._sessions[key]
+            self._bytes -= oldest.size
 
     @staticmethod
-    def _write_raw(path: Path, data: bytes) -> None:
-        """One O_APPEND write, so a crash can tear at most the last line."""
+    def _write(path: Path, records: list[dict[str, Any]]) -> int:
+        """One O_APPEND write, so a crash can tear at most the last line; returns the bytes written."""
+        data = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records).encode()
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, data)
         finally:
             os.close(fd)
+        return len(data)
 
     def _load(self, key: str, path: Path) -> Session:
-        session = Session(key=key, path=path)
-        if not path.exists():
-            return session
-        raw = path.read_bytes()
-        good_end = 0
-        for line_end, line in _lines(raw):
-            try:
-                record = json.loads(line)
-            except ValueError:
-                if line_end == len(raw) and not raw.endswith(b"\n"):
-                    logger.warning("[%s] skipped a torn last line in %s", key, path.name)
-                    break
-                logger.warning("[%s] skipped an unreadable line in %s", key, path.name)
-                good_end = line_end
-                continue
-            good_end = line_end
-            _apply(session, record)
-        if good_end < len(raw):
-            with open(path, "r+b") as handle:
-                handle.truncate(good_end)
-        elif raw and not raw.endswith(b"\n"):
-            self._write_raw(path, b"\n")
-        return session
-
-
-def _lines(raw: bytes) -> list[tuple[int, bytes]]:
-    """Each non-empty line with the offset just past it (and its newline)."""
-    out = []
-    start = 0
-    while start < len(raw):
-        newline = raw.find(b"\n", start)
-        end = len(raw) if newline < 0 else newline + 1
-        if raw[start:end].strip():
-            out.append((end, raw[start:end]))
-        start = end
-    return out
-
-
-def _apply(session: Session, record: dict[str, Any]) -> None:
-    kind = record.get("type")
-    if kind == "message":
-        session.messages.append(record["message"])
-        session.inbound_ids.update(record.get("inbound", ()))
-    elif kind == "usage":
-        session.prompt_tokens += int(record.get("prompt", 0))
-        session.completion_tokens += int(record.get("completion", 0))
-    elif kind == "consolidated":
-        session.consolidated = int(record.get("upto", 0))
+        tail = read_tail(path, key, self._tail)
+        return Session(
+            key=key,
+            path=path,
+            messages=tail.messages,
+            prompt_tokens=tail.prompt_tokens,
+            completion_tokens=tail.completion_tokens,
+            consolidated=tail.consolidated,
+            base=tail.base,
+            size=tail.size,
+            inbound_ids=tail.inbound_ids,
+        )

@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import sys
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 SKILL_FILE = "SKILL.md"
+REFRESH_SECONDS = 5.0
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _OS_ALIASES = {"macos": "darwin", "mac": "darwin", "osx": "darwin", "windows": "win32"}
@@ -116,22 +118,49 @@ def skills_prompt(skills: Iterable[Skill], missing: Callable[[Skill], list[str]]
 
 
 class SkillLibrary:
-    """Skills from several roots, later roots overriding earlier ones by name; a file is re-parsed when it changes."""
+    """Skills from several roots, later roots overriding earlier ones by name; a file is re-parsed when it changes.
 
-    def __init__(self, roots: Sequence[Path]) -> None:
+    A call costs one stat per root: a skill folder added or removed shows at once, while the skill
+    files themselves (and the tools they need) are checked again at most every `refresh` seconds,
+    so a turn costs the same with 100 skills as with none.
+    """
+
+    def __init__(
+        self, roots: Sequence[Path], refresh: float = REFRESH_SECONDS, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._roots = list(roots)
+        self._refresh = refresh
+        self._clock = clock
         self._listings: dict[Path, tuple[int, list[Path]]] = {}
         self._parsed: dict[Path, tuple[int, int, Skill | None]] = {}
+        self._current: list[Skill] | None = None
+        self._prompt = ""
+        self._root_stamps: tuple[int | None, ...] = ()
+        self._checked_at = 0.0
 
     def skills(self) -> list[Skill]:
-        """Every valid skill, sorted by name; costs a stat per root and per skill when nothing changed."""
+        """Every valid skill, sorted by name; the same list object until something changed."""
+        stamps = tuple(_mtime(root) for root in self._roots)
+        now = self._clock()
+        if self._current is not None and stamps == self._root_stamps and now - self._checked_at < self._refresh:
+            return self._current
+        self._root_stamps, self._checked_at = stamps, now
         found: dict[str, Skill] = {}
         for root in self._roots:
             for folder in self._folders(root):
                 skill = self._load(folder / SKILL_FILE)
                 if skill is not None:
                     found[skill.name] = skill
-        return sorted(found.values(), key=lambda skill: skill.name)
+        latest = sorted(found.values(), key=lambda skill: skill.name)
+        if self._current is None or [id(s) for s in latest] != [id(s) for s in self._current]:
+            self._current = latest
+        self._prompt = skills_prompt(self._current)
+        return self._current
+
+    def prompt(self) -> str:
+        """The system prompt's skills section, rebuilt only when the skills are checked again."""
+        self.skills()
+        return self._prompt
 
     def get(self, name: str) -> Skill | None:
         """The skill called `name`, or None."""
@@ -169,3 +198,10 @@ class SkillLibrary:
             skill = None
         self._parsed[path] = (stat.st_mtime_ns, stat.st_size, skill)
         return skill
+
+
+def _mtime(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except FileNotFoundError:
+        return None

@@ -8,7 +8,6 @@ from typing import Any
 
 from bot.bus import ChatRef, new_id
 from bot.events import EventBus, ReasoningDelta, StreamDelta, StreamEnded, StreamStarted
-from bot.llm import DeltaHandler
 
 NO_REPLY = "NO_REPLY"
 SUMMARY_CHARS = 120
@@ -59,11 +58,11 @@ class StreamEmitter:
         self._spoke = False
         self._fresh = True
 
-    def begin(self) -> DeltaHandler:
-        """Start a model call with a fresh msg_id; the returned handler takes its visible text."""
+    def begin(self) -> StreamEmitter:
+        """Start a model call with a fresh msg_id; returns the handler for its text (and its reasoning)."""
         self._msg_id, self._held, self._released, self._fresh = new_id(), "", False, True
         self._events.emit(StreamStarted(self._chat, self._turn_id, self._msg_id, self._reply_to, self._recipient))
-        return self._delta
+        return self
 
     def reasoning(self, text: str) -> None:
         """Pass on reasoning text of the current call."""
@@ -76,7 +75,8 @@ class StreamEmitter:
         self._held = ""
         self._events.emit(StreamEnded(self._chat, self._turn_id, self._msg_id, finish_reason))
 
-    def _delta(self, text: str) -> None:
+    def __call__(self, text: str) -> None:
+        """Visible text of the current call."""
         if self._released:
             self._release(text)
             return

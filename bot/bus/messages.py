@@ -88,7 +88,8 @@ class OutboundMessage:
     """A message for a chat; `id` makes delivery at-most-once.
 
     `finalises` names the turn whose live (streamed) message this reply completes in place; a channel with no
-    such live message, e.g. after a restart, sends it as a new message instead.
+    such live message, e.g. after a restart, sends it as a new message instead. `files` are local files to
+    upload, with `text` as their caption.
     """
 
     chat: ChatRef
@@ -98,6 +99,7 @@ class OutboundMessage:
     kind: Literal["reply", "progress", "notice", "error"] = "reply"
     id: str = field(default_factory=new_id)
     finalises: str | None = None
+    files: tuple[Attachment, ...] = ()
 
 
 def inbound_to_json(message: InboundMessage) -> str:
@@ -123,4 +125,5 @@ def outbound_from_json(text: str) -> OutboundMessage:
     """The inverse of `outbound_to_json`."""
     data: dict[str, Any] = json.loads(text)
     data["chat"] = ChatRef(**data["chat"])
+    data["files"] = tuple(Attachment(**item) for item in data.get("files", ()))
     return OutboundMessage(**data)

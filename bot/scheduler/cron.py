@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import time
@@ -111,23 +112,29 @@ class CronService:
         events: EventBus | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
-        from apscheduler.schedulers.asyncio import AsyncIOScheduler
-
         state_dir.mkdir(parents=True, exist_ok=True)
+        self._state_dir = state_dir
+        self._misfire_grace = misfire_grace
         self._timezone = timezone
         self._bus = bus
         self._events = events or EventBus()
         self._clock = clock
         self._runs = RunLog(state_dir / "cron_runs.jsonl")
-        self._scheduler = AsyncIOScheduler(
-            jobstores={"default": SQLAlchemyJobStore(url=f"sqlite:///{state_dir / 'scheduler.db'}")},
-            timezone=zone_named(timezone),
-            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": max(1, int(misfire_grace))},
-        )
         self._waiters: dict[str, asyncio.Future[tuple[bool, str | None]]] = {}
         self._due: dict[str, datetime] = {}
         self._unsubscribe: Callable[[], None] = lambda: None
+
+    @functools.cached_property
+    def _scheduler(self) -> Any:
+        """apscheduler over its SQLite store, made on first use: importing it costs a few hundred ms."""
+        from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+        from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+        return AsyncIOScheduler(
+            jobstores={"default": SQLAlchemyJobStore(url=f"sqlite:///{self._state_dir / 'scheduler.db'}")},
+            timezone=zone_named(self._timezone),
+            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": max(1, int(self._misfire_grace))},
+        )
 
     async def start(self, paused: bool = False) -> None:
         """Start firing jobs (or, paused, only edit the store, as the CLI does)."""

@@ -79,14 +79,20 @@ class ToolRegistry:
             self.register(tool)
 
     def register(self, tool: Tool) -> None:
-        """Add a tool, replacing one of the same name."""
-        from jsonschema import Draft202012Validator
-
-        Draft202012Validator.check_schema(tool.parameters)
+        """Add a tool, replacing one of the same name; its schema is checked when first needed."""
         self._tools[tool.name] = tool
-        self._validators[tool.name] = Draft202012Validator(tool.parameters)
+        self._validators.pop(tool.name, None)
         self._definitions.clear()
 
+    def _validator(self, name: str) -> Any:
+        """The tool's argument validator, built on its first call (importing jsonschema costs ~0.2 s)."""
+        validator = self._validators.get(name)
+        if validator is None:
+            from jsonschema import Draft202012Validator
+
+            Draft202012Validator.check_schema(self._tools[name].parameters)
+            validator = self._validators[name] = Draft202012Validator(self._tools[name].parameters)
+        return validator
     def unregister(self, name: str) -> None:
         """Withdraw a tool (an MCP server that died); unknown names are ignored."""
         self._tools.pop(name, None)
@@ -138,7 +144,7 @@ class ToolRegistry:
             raise ToolError(f"the {call.name} tool is only available to the bot's owners.")
         if call.arguments_error:
             raise ToolError(f"{call.arguments_error}; send the arguments as one JSON object.")
-        problems = sorted(self._validators[call.name].iter_errors(call.arguments), key=lambda e: list(e.path))
+        problems = sorted(self._validator(call.name).iter_errors(call.arguments), key=lambda e: list(e.path))
         if problems:
             details = "; ".join(_describe_problem(problem) for problem in problems[:5])
             raise ToolError(f"invalid arguments for {call.name}: {details}")

@@ -65,14 +65,30 @@ def test_a_malformed_skill_is_skipped_with_a_warning_naming_its_file(
 
 def test_skill_files_are_parsed_once_and_again_only_when_they_change(tmp_path: Path) -> None:
     path = write_skill(tmp_path, "notes", "name: notes\ndescription: Old.")
-    library = SkillLibrary([tmp_path])
+    now = [0.0]
+    library = SkillLibrary([tmp_path], refresh=5.0, clock=lambda: now[0])
     first = library.skills()
-    assert library.skills()[0] is first[0]
+    assert library.skills() is first
     path.write_text("---\nname: notes\ndescription: New and longer.\n---\nBody\n")
+    assert library.skills()[0].description == "Old."  # file contents are checked every `refresh` seconds
+    now[0] = 5.0
     assert library.skills()[0].description == "New and longer."
+    assert "New and longer." in library.prompt()
     write_skill(tmp_path, "extra", "name: extra\ndescription: Added later.")
     os.utime(tmp_path, ns=(0, 1))  # the folder listing is cached by mtime: make sure it moved
-    assert [s.name for s in library.skills()] == ["extra", "notes"]
+    assert [s.name for s in library.skills()] == ["extra", "notes"]  # a new folder shows at once
+
+
+def test_unchanged_skills_cost_one_stat_per_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for i in range(100):
+        write_skill(tmp_path, f"s{i:03}", f"name: s{i:03}\ndescription: Skill {i}.")
+    library = SkillLibrary([tmp_path, tmp_path / "missing"], clock=lambda: 0.0)
+    prompt = library.prompt()
+    stats: list[Path] = []
+    real_stat = Path.stat
+    monkeypatch.setattr(Path, "stat", lambda self, **kw: stats.append(self) or real_stat(self, **kw))
+    assert library.prompt() is prompt
+    assert stats == [tmp_path, tmp_path / "missing"]
 
 
 def test_frontmatter_errors_are_explained() -> None:

@@ -1,6 +1,7 @@
 """Stream events: one msg_id per model call, NO_REPLY never leaks, every event is plain JSON."""
 
 import json
+from pathlib import Path
 
 from bot.agent.stream import StreamEmitter, is_silent, summarize
 from bot.bus import ChatRef
@@ -14,6 +15,8 @@ from bot.events import (
     ToolFinished,
     event_to_json,
 )
+from tests.fakes.openai_server import FakeLLM, Text
+from tests.harness import Harness
 
 CHAT = ChatRef("telegram", "42")
 
@@ -98,3 +101,14 @@ def test_events_are_plain_json() -> None:
 def test_summaries_are_short_single_lines() -> None:
     summary = summarize({"text": "line one\nline two " * 50})
     assert "\n" not in summary and len(summary) <= 120 and summary.endswith("…")
+
+
+async def test_think_blocks_become_reasoning_events_never_reply_text(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.script(Text("<think>the user wants a number</think>It is 5.", chunk_delay=0.001))
+    async with Harness(tmp_path, fake_llm) as bot:
+        seen: list = []
+        bot.app.events.subscribe(seen.append)
+        assert await bot.ask("what is 2+3?", stream=True) == "It is 5."
+    reasoning = "".join(e.text for e in seen if isinstance(e, ReasoningDelta))
+    assert reasoning == "the user wants a number"
+    assert streamed_text(seen) == "It is 5."

@@ -2,7 +2,7 @@ import asyncio
 from typing import ClassVar
 
 from bot.bus import ChatRef, LocalBus, OutboundMessage
-from bot.errors import BotError, DeliveryAmbiguous, RateLimited
+from bot.errors import BotError, ChannelUnavailable, DeliveryAmbiguous, RateLimited
 from bot.events import EventBus
 from bot.retry import RetryPolicy
 from channels.base import Channel
@@ -96,3 +96,14 @@ async def test_an_ambiguous_send_is_retried_once_and_counted() -> None:
     assert channel.attempts == ["a1", "a1", "a2", "a2"] and channel.sent == ["a1"]
     stats = await bus.stats()
     assert (stats.ambiguous_sends, stats.outbound_failed) == (3, 1)
+
+
+async def test_rate_limits_spend_no_attempt_so_a_reply_outlasts_a_burst_of_them() -> None:
+    failures: list[BotError] = [RateLimited(1)] * 6 + [ChannelUnavailable("502")] * 4
+    channel, sleep = ScriptedChannel({"a1": failures}), HeldSleep()
+    sleep.release.set()
+    outbox, bus = await outbox_for(channel, sleep)
+    await submit(outbox, bus, A, "a1")
+    assert await outbox.flush(1)
+    assert channel.sent == ["a1"] and len(channel.attempts) == 11
+    assert (await bus.stats()).outbound_failed == 0

@@ -126,3 +126,18 @@ async def test_no_reply_stays_silent_with_nothing_streamed(
     await done
     assert [s["text"] for s in telegram.sent] == ["I am here."]
     assert all("NO" not in e["text"] for e in telegram.edits)
+
+
+async def test_a_turn_failing_mid_stream_is_marked_and_apologised_for(
+    bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    fake_llm.script(Text(REPLY, chunk_delay=0.02, cut_after=6, cut="drop"))
+    done = asyncio.create_task(delivered(bot))
+    ask_in_group(telegram, "explain")
+    await done
+    live, apology = telegram.sent
+    final = telegram.edits[-1]
+    assert final["message_id"] == live["message_id"]
+    visible = html_visible_text(final["text"])
+    assert visible.startswith("Here is the answer") and visible.endswith("(the reply was interrupted)")
+    assert "Sorry" in apology["text"]

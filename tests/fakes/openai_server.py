@@ -117,6 +117,8 @@ class FakeLLM:
         self.default = default or echo
         self.context_length = context_length  # reported in /v1/models when set, as vLLM-style servers do
         self.requests: list[dict] = []
+        self.transcript = "transcribed words"
+        self.transcriptions: list[dict] = []  # what /v1/audio/transcriptions received
         self._script: deque[Reply] = deque()
         self._ids = itertools.count(1)
         self._arrived = asyncio.Condition()
@@ -148,6 +150,7 @@ class FakeLLM:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_post("/v1/audio/transcriptions", self._transcribe)
         self._stopping.clear()
         self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
         await self._runner.setup()
@@ -167,6 +170,15 @@ class FakeLLM:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
+
+    async def _transcribe(self, request: web.Request) -> web.Response:
+        """Speech to text: multipart `file` and `model`; answers `{"text": self.transcript}`."""
+        form = await request.post()
+        upload = form.get("file")
+        if not isinstance(upload, web.FileField) or not form.get("model"):
+            return _error_response(Error(400, "file and model are required"))
+        self.transcriptions.append({"model": form["model"], "filename": upload.filename, "bytes": upload.file.read()})
+        return web.json_response({"text": self.transcript})
 
     async def _models(self, request: web.Request) -> web.Response:
         model: dict[str, Any] = {"id": MODEL_ID, "object": "model", "owned_by": "fake"}

@@ -1,0 +1,86 @@
+"""Cold start: `relaybot run` launched → connected to Telegram → first reply, over several runs.
+
+Run from the repository root: python bench/cold_start.py [--runs 5]
+
+Each run launches `python -m bot run` in a fresh process with a home made by `relaybot init`,
+Telegram pointed at the fake Bot API and the model at the fake OpenAI server (0 s latency), both
+served by this process. "Connected" is the bot's first getUpdates poll; at that moment the owner
+sends "hello", and "first reply" is the bot's sendMessage answering it. The bot's bytecode is
+compiled first, as a pip install does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rig import ROOT, init_home, write_config
+
+from tests.fakes.openai_server import FakeLLM
+from tests.fakes.telegram_server import FakeTelegram
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU the process has used so far (Linux /proc), to set wall time against machine load."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def one_run(home: Path, telegram: FakeTelegram) -> tuple[float, float, float]:
+    env = {**os.environ, "RELAYBOT_HOME": str(home), "RELAYBOT_CONFIG": str(home / "config.yaml")}
+    launched = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-m", "bot", "run"], cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+    try:
+        await telegram.wait_for_call("getUpdates", timeout=60)
+        connected = time.perf_counter() - launched
+        cpu = cpu_seconds(process.pid)
+        telegram.text("hello")
+        await telegram.wait_for_sent(1, timeout=60)
+        replied = time.perf_counter() - launched
+    finally:
+        process.terminate()
+        await asyncio.to_thread(process.wait, 30)
+    return connected, replied, cpu
+
+
+async def main(runs: int) -> None:
+    # An installed relaybot has its bytecode compiled (pip does it); a checkout run with
+    # PYTHONDONTWRITEBYTECODE would recompile every module on each launch instead.
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "bot", "channels"], cwd=ROOT, check=True)
+    samples = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for run in range(runs):
+            async with FakeTelegram() as telegram, FakeLLM() as llm:
+                home = Path(tmp) / f"home{run}"
+                config_file = init_home(home)
+                section = {"enabled": True, "token": telegram.token, "api_base": telegram.base_url}
+                write_config(config_file, llm.base_url, channels={"telegram": section}, owners=["telegram:42"])
+                connected, replied, cpu = await one_run(home, telegram)
+            samples.append((connected, replied, cpu))
+            print(
+                f"run {run + 1}: launch → connected {connected:.2f} s ({cpu:.2f} s CPU of the bot process),"
+                f" launch → first reply {replied:.2f} s (reply {replied - connected:.2f} s after connecting);"
+                f" load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+            )
+    connected = [c for c, _, _ in samples]
+    replied = [r for _, r, _ in samples]
+    after = [r - c for c, r, _ in samples]
+    print(
+        f"median over {runs} runs: launch → connected {statistics.median(connected):.2f} s,"
+        f" launch → first reply {statistics.median(replied):.2f} s,"
+        f" connected → first reply {statistics.median(after):.2f} s (worst {max(after):.2f} s),"
+        f" CPU to connect {statistics.median(c for _, _, c in samples):.2f} s"
+    )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="launches to time")
+    asyncio.run(main(parser.parse_args().runs))

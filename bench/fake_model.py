@@ -1,0 +1,38 @@
+"""The fake model for benches, in its own process: echoes chats and answers memory consolidation with save_memory.
+
+Run by the benches: python bench/fake_model.py [--latency 0] prints `PORT <n>` and serves until SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+
+from rig import ROOT  # noqa: F401  (puts the repository on sys.path)
+
+from tests.fakes.openai_server import FakeLLM, Reply, ToolCalls, echo
+
+
+def answer(body: dict) -> Reply:
+    """A save_memory call for consolidation requests, an echo for everything else."""
+    if any(tool["function"]["name"] == "save_memory" for tool in body.get("tools") or []):
+        entry = {"history_entry": "Talked about the week's plans.", "memory_update": "# Memory\n\n- Plans a trip."}
+        return ToolCalls((("save_memory", entry),))
+    return echo(body)
+
+
+async def serve(latency: float) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    async with FakeLLM(latency=latency, default=answer) as fake:
+        print(f"PORT {fake.port}", flush=True)
+        await stop.wait()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.0)
+    asyncio.run(serve(parser.parse_args().latency))

@@ -1,0 +1,130 @@
+"""Memory that stays bounded: RSS after many one-turn chats, and what opening a 100,000-message chat blocks.
+
+Run from the repository root: python bench/memory.py [--chats 3000] [--baseline 300]
+
+Each count of chats runs in a fresh child process: a bot from `relaybot init`'s workspace, the
+fake model (0 s) in a process of its own, one turn per chat (a different guest's DM each),
+20 chats at a time. The child prints
+its RSS idle (after one warm-up turn) and after the chats (after a garbage collection), and how
+many sessions its cache holds. Then a 100,000-message session is written turn by turn in the
+store's own format, and opening it is timed: the tail read the agent does, beside a whole-file read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rig import ROOT, Bot, FakeProcess, bench_config
+
+from bot.bus import Trust
+from bot.model_prices import price_table
+
+
+def rss_kb() -> int:
+    """This process's resident set size in KB (Linux)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+async def child(chats: int, home: Path) -> None:
+    """Run `chats` one-turn chats; print a JSON line of RSS figures."""
+    with FakeProcess(0.0) as fake:
+        config = bench_config(home, fake.base_url)
+        async with Bot(config) as bot:
+            await bot.ask("telegram:warm", "warm up")
+            await asyncio.to_thread(price_table)  # the provider's warm-up loads it; have it done before measuring
+            gc.collect()
+            idle = rss_kb()
+            for start in range(0, chats, 20):
+                await asyncio.gather(
+                    *(
+                        bot.ask(f"telegram:{i}", f"hello from chat {i}", str(i), Trust.GUEST)
+                        for i in range(start, min(chats, start + 20))
+                    )
+                )
+            gc.collect()
+            after = rss_kb()
+            cached = bot.app.sessions.cached
+    print(json.dumps({"chats": chats, "idle_kb": idle, "after_kb": after, "cached": cached}))
+
+
+def run_child(chats: int, home: Path) -> dict[str, int]:
+    command = [sys.executable, str(Path(__file__)), "--child", str(chats), "--home", str(home)]
+    out = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def long_session(root: Path, messages: int) -> None:
+    from bot.agent.session_tail import SessionFile
+    from bot.agent.sessions import SessionStore
+
+    store = SessionStore(root)
+    session = store.get("telegram:42")
+    for turn in range(messages // 2):
+        store.append(
+            session, [{"role": "user", "content": f"[telegram DM 42 · from 42]\nQuestion {turn}: " + "w " * 25}]
+        )
+        store.record_usage(session, 900, 40)
+        store.append(session, [{"role": "assistant", "content": f"Answer {turn}: " + "text " * 30}])
+        if turn % 50 == 49:
+            store.mark_consolidated(session, 2 * turn - 60)
+    size = session.path.stat().st_size
+    tail_times, tail_cpu = [], []
+    for _ in range(20):
+        started, cpu = time.perf_counter(), time.thread_time()
+        loaded = SessionStore(root, tail=100).get("telegram:42")
+        tail_times.append(time.perf_counter() - started)
+        tail_cpu.append(time.thread_time() - cpu)
+    started = time.perf_counter()
+    whole = SessionFile.read(session.path, "telegram:42")
+    whole_time = time.perf_counter() - started
+    assert loaded.total == len(whole.messages) == messages
+    print(
+        f"2. opening a {messages:,}-message session ({size / 2**20:.1f} MB file):"
+        f" tail read {statistics.median(tail_times) * 1000:.2f} ms median,"
+        f" {min(tail_times) * 1000:.2f} best, {max(tail_times) * 1000:.2f} worst of 20 wall clock,"
+        f" {max(tail_cpu) * 1000:.2f} ms worst in CPU time"
+        f" ({len(loaded.messages)} messages in memory); whole-file read {whole_time * 1000:.0f} ms"
+    )
+
+
+def main(chats: int, baseline: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        few = run_child(baseline, Path(tmp) / "few")
+        many = run_child(chats, Path(tmp) / "many")
+        growth = (many["after_kb"] - few["after_kb"]) / 1024
+        print(
+            f"1. idle RSS {few['idle_kb'] / 1024:.1f} MB / {many['idle_kb'] / 1024:.1f} MB;"
+            f" after {baseline:,} chats {few['after_kb'] / 1024:.1f} MB ({few['cached']} sessions cached),"
+            f" after {chats:,} chats {many['after_kb'] / 1024:.1f} MB ({many['cached']} cached):"
+            f" {growth:+.1f} MB for {chats - baseline:,} more chats"
+        )
+        grew_few, grew_many = ((run["after_kb"] - run["idle_kb"]) / 1024 for run in (few, many))
+        print(
+            f"   growth within each process: {grew_few:+.1f} MB ({baseline:,} chats), {grew_many:+.1f} MB ({chats:,})"
+        )
+        long_session(Path(tmp) / "long", 100_000)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chats", type=int, default=3000, help="one-turn chats in the large run")
+    parser.add_argument("--baseline", type=int, default=300, help="one-turn chats in the small run")
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--home", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child is not None:
+        asyncio.run(child(args.child, args.home))
+    else:
+        main(args.chats, args.baseline)

@@ -1,0 +1,129 @@
+"""The bench rig: the fake model in its own process, a home made by `relaybot init`, and a bot to ask."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust  # noqa: E402
+from bot.config import Config, load_config  # noqa: E402
+
+WINDOW = 65_536  # the context window the peers default to; the fake model reports none
+
+
+class FakeProcess:
+    """The fake model in a subprocess, off the measured CPU; `consolidating` also answers memory consolidation."""
+
+    def __init__(self, latency: float = 0.0, consolidating: bool = False) -> None:
+        self.latency = latency
+        self.consolidating = consolidating
+        self.process: subprocess.Popen[str] | None = None
+        self.base_url = ""
+
+    def __enter__(self) -> FakeProcess:
+        server = [str(ROOT / "bench" / "fake_model.py")] if self.consolidating else ["-m", "tests.fakes.openai_server"]
+        command = [sys.executable, *server, "--latency", str(self.latency)]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        assert self.process.stdout is not None
+        port = int(self.process.stdout.readline().split()[1])
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        assert self.process is not None
+        self.process.terminate()
+        self.process.wait(10)
+
+
+def init_home(home: Path) -> Path:
+    """Run `relaybot init` into `home` as a user would; returns the config file."""
+    env = {**os.environ, "RELAYBOT_HOME": str(home), "RELAYBOT_CONFIG": str(home / "config.yaml")}
+    subprocess.run([sys.executable, "-m", "bot", "init"], cwd=ROOT, env=env, check=True, capture_output=True)
+    return home / "config.yaml"
+
+
+def write_config(config_file: Path, base_url: str, **sections: Any) -> None:
+    """Point the initialised config at the fake model, plus overrides: agent={...} merges, owners=[...] replaces."""
+    import yaml
+
+    data = yaml.safe_load(config_file.read_text()) or {}
+    home = config_file.parent  # the paths `relaybot init` used there, whatever RELAYBOT_HOME this process has
+    data.update({"workspace": str(home / "workspace"), "state_dir": str(home / "state")})
+    llm = {"model": "openai/fake-model", "api_key": "sk-bench", "api_base": base_url, "context_window": WINDOW}
+    data.setdefault("llm", {}).update(llm)
+    for name, values in sections.items():
+        if isinstance(values, dict):
+            for key, value in values.items():
+                merged = data.setdefault(name, {})
+                if isinstance(value, dict) and isinstance(merged.get(key), dict):
+                    merged[key].update(value)
+                else:
+                    merged[key] = value
+        else:
+            data[name] = values
+    config_file.write_text(yaml.safe_dump(data))
+
+
+def bench_config(home: Path, base_url: str, **sections: Any) -> Config:
+    """`relaybot init` in `home`, pointed at the fake; the loaded Config."""
+    config_file = init_home(home)
+    write_config(config_file, base_url, **sections)
+    return load_config(config_file)
+
+
+class Bot:
+    """An AgentApp on its LocalBus, asked as a user would, replies matched by message id."""
+
+    def __init__(self, config: Config) -> None:
+        from bot.app import AgentApp
+
+        self.config = config
+        self.app = AgentApp(config)
+        self.waiters: dict[str, asyncio.Future[OutboundMessage]] = {}
+        self._collector: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Bot:
+        await self.app.start()
+        self._collector = asyncio.create_task(self._collect())
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        assert self._collector is not None
+        self._collector.cancel()
+        await asyncio.gather(self._collector, return_exceptions=True)
+        await self.app.stop()
+
+    async def ask(self, chat: str, text: str, sender: str = "42", trust: Trust = Trust.OWNER) -> OutboundMessage:
+        """Send as a user (the owner unless told) and wait for the reply."""
+        message = InboundMessage(ChatRef.parse(chat), sender_id=sender, text=text, trust=trust)
+        future: asyncio.Future[OutboundMessage] = asyncio.get_running_loop().create_future()
+        self.waiters[message.id] = future
+        await self.app.bus.publish_inbound(message)
+        return await future
+
+    async def _collect(self) -> None:
+        while True:
+            reply = await self.app.bus.consume_outbound()
+            future = self.waiters.pop(reply.in_reply_to or "", None)
+            if future and not future.done():
+                future.set_result(reply)
+
+
+def summary(samples: list[float]) -> str:
+    """Mean, median and p99 in milliseconds."""
+    ordered = sorted(samples)
+    p99 = ordered[min(len(ordered) - 1, math.ceil(0.99 * len(ordered)) - 1)]
+    return (
+        f"mean {statistics.mean(samples) * 1000:6.2f} ms, median {statistics.median(samples) * 1000:6.2f} ms,"
+        f" p99 {p99 * 1000:6.2f} ms"
+    )

@@ -1,0 +1,162 @@
+"""Reading a session file: its tail from the end (the turn's need), or whole (a backlog, or a file of old format).
+
+Each message record carries its absolute index `n` and each usage record the running `totals`, so
+the last lines of a file say everything a turn needs. A torn last line is cut off, never fatal.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+BLOCK = 64 * 1024
+
+
+class _OldFormat(Exception):
+    """A record without the fields a tail read relies on: read the file whole."""
+
+
+@dataclass
+class SessionFile:
+    """What a session file holds: messages from index `base` on, the token totals and the consolidation mark."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    consolidated: int = 0
+    base: int = 0
+    size: int = 0
+    inbound_ids: set[str] = field(default_factory=set)
+
+    @classmethod
+    def read(cls, path: Path, key: str, repair: bool = True) -> SessionFile:
+        """Every record of the file, in order; `repair` cuts a torn last line off first."""
+        found = cls()
+        if not path.exists():
+            return found
+        if repair:
+            repair_torn_end(path, key)
+        with open(path, "rb") as handle:
+            for line in handle:
+                record = _parse(line, key, path)
+                if record is None:
+                    continue
+                kind = record.get("type")
+                if kind == "message":
+                    found.messages.append(record["message"])
+                    found.inbound_ids.update(record.get("inbound", ()))
+                    found.size += len(line)
+                elif kind == "usage":
+                    found.prompt_tokens += int(record.get("prompt", 0))
+                    found.completion_tokens += int(record.get("completion", 0))
+                elif kind == "consolidated":
+                    found.consolidated = int(record.get("upto", 0))
+        return found
+
+
+def read_tail(path: Path, key: str, tail: int) -> SessionFile:
+    """The last `tail` messages, the totals and the consolidation mark, reading backwards from the end.
+
+    `consolidated` is 0 when its mark lies before the tail; `load_unconsolidated` finds it when needed.
+    """
+    if not path.exists():
+        return SessionFile()
+    repair_torn_end(path, key)
+    found = SessionFile()
+    total: int | None = None
+    totals: list[int] | None = None
+    consolidated: int | None = None
+    backwards: list[dict[str, Any]] = []
+    try:
+        for line in lines_backwards(path):
+            record = _parse(line, key, path)
+            if record is None:
+                continue
+            kind = record.get("type")
+            if kind == "message":
+                index = record.get("n")
+                if not isinstance(index, int):
+                    raise _OldFormat
+                if total is None:
+                    total = index + 1
+                backwards.append(record["message"])
+                found.inbound_ids.update(record.get("inbound", ()))
+                found.size += len(line)
+                if index <= total - tail:
+                    break
+            elif kind == "usage" and totals is None:
+                if not isinstance(record.get("totals"), list):
+                    raise _OldFormat
+                totals = record["totals"]
+            elif kind == "consolidated" and consolidated is None:
+                consolidated = int(record.get("upto", 0))
+    except _OldFormat:
+        return SessionFile.read(path, key)
+    backwards.reverse()
+    found.messages = backwards
+    found.base = (total or 0) - len(backwards)
+    found.consolidated = consolidated or 0
+    if totals:
+        found.prompt_tokens, found.completion_tokens = int(totals[0]), int(totals[1])
+    return found
+
+
+def lines_backwards(path: Path) -> Iterator[bytes]:
+    """The file's non-empty lines, last first, read in blocks from the end."""
+    with open(path, "rb") as handle:
+        position = handle.seek(0, os.SEEK_END)
+        carry = b""
+        while position > 0:
+            step = min(BLOCK, position)
+            position -= step
+            handle.seek(position)
+            block = handle.read(step) + carry
+            lines = block.split(b"\n")
+            carry = lines[0]
+            for line in reversed(lines[1:]):
+                if line.strip():
+                    yield line
+        if carry.strip():
+            yield carry
+
+
+def repair_torn_end(path: Path, key: str) -> None:
+    """Cut a torn last line off (a crash mid-write), or end a complete one with its missing newline."""
+    with open(path, "r+b") as handle:
+        end = position = handle.seek(0, os.SEEK_END)
+        handle.seek(end - 1 if end else 0)
+        if end == 0 or handle.read(1) == b"\n":
+            return
+        last = b""
+        while position > 0 and b"\n" not in last:
+            step = min(BLOCK, position)
+            position -= step
+            handle.seek(position)
+            last = handle.read(step) + last
+        last = last[last.rfind(b"\n") + 1 :]
+        try:
+            json.loads(last)
+        except ValueError:
+            logger.warning("[%s] skipped a torn last line in %s", key, path.name)
+            handle.truncate(end - len(last))
+            return
+        handle.seek(end)
+        handle.write(b"\n")
+
+
+def _parse(line: bytes, key: str, path: Path) -> dict[str, Any] | None:
+    if not line.strip():
+        return None
+    try:
+        record = json.loads(line)
+    except ValueError:
+        logger.warning("[%s] skipped an unreadable line in %s", key, path.name)
+        return None
+    return record if isinstance(record, dict) else None

@@ -1,0 +1,65 @@
+"""The send_file tool: a workspace file to the current chat, checked against the platform's size limit first."""
+
+from __future__ import annotations
+
+import mimetypes
+from typing import Any, Literal
+
+from bot.bus import Attachment, OutboundMessage
+from bot.errors import ToolError
+from bot.tools.base import Tool, ToolContext
+from bot.tools.workspace import WorkspacePaths
+
+MB = 1024 * 1024
+# The most a bot may upload: Telegram's Bot API (photos 10 MB), Discord without server boosts, Slack.
+UPLOAD_LIMITS = {"telegram": 50 * MB, "discord": 10 * MB, "slack": 1024 * MB}
+PHOTO_LIMIT = 10 * MB
+PHOTO_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
+
+
+def file_kind(mime_type: str, size: int) -> Literal["image", "file"]:
+    """Images small enough go as photos (shown inline); everything else as a document."""
+    return "image" if mime_type in PHOTO_TYPES and size <= PHOTO_LIMIT else "file"
+
+
+class SendFileTool(Tool):
+    """Sends a file from the workspace to the chat the turn belongs to."""
+
+    name = "send_file"
+    description = (
+        "Send a file from the workspace to this chat (images are shown inline, other files as documents). "
+        "Use it when the user asks for a file or a file is the best answer; write the file first."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "minLength": 1, "description": "Path relative to the workspace."},
+            "caption": {"type": "string", "description": "A short text sent with the file."},
+        },
+        "required": ["path"],
+    }
+
+    def __init__(self, paths: WorkspacePaths) -> None:
+        self._paths = paths
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        path = self._paths.resolve(args["path"])
+        shown = self._paths.display(path)
+        if not path.is_file():
+            raise ToolError(f"{shown} is not a file in the workspace.")
+        limit = UPLOAD_LIMITS.get(ctx.chat.channel)
+        if limit is None:
+            raise ToolError(f"this chat ({ctx.chat.channel}) cannot receive files; tell the user the path: {shown}")
+        size = path.stat().st_size
+        if size > limit:
+            raise ToolError(
+                f"{shown} is {size / MB:.1f} MB, but {ctx.chat.channel} accepts files up to {limit / MB:.0f} MB "
+                "from a bot. Compress or split it, or tell the user where it is."
+            )
+        mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        attachment = Attachment(str(path), mime, file_kind(mime, size))
+        caption = str(args.get("caption") or "")
+        await ctx.send(
+            OutboundMessage(ctx.chat, caption, in_reply_to=ctx.turn_id, kind="progress", files=(attachment,))
+        )
+        return f"Sent {shown} ({size:,} bytes) to this chat."

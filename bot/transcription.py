@@ -1,0 +1,61 @@
+"""Voice in: voice notes and audio files transcribed through litellm, so the model reads what was said."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from pathlib import Path
+
+from bot.bus import Attachment, InboundMessage
+from bot.config import LLMConfig
+
+logger = logging.getLogger(__name__)
+
+VOICE_NOTE = "[a voice message arrived; transcription is not available yet]"
+UNREADABLE = "[a voice message arrived but could not be transcribed]"
+
+
+def is_audio(attachment: Attachment) -> bool:
+    """Voice notes and audio files."""
+    return attachment.kind == "voice" or attachment.mime_type.lower().startswith("audio/")
+
+
+class Transcriber:
+    """Speech to text with `llm.transcription_model`; its API base and key default to the llm ones."""
+
+    def __init__(self, config: LLMConfig) -> None:
+        if not config.transcription_model:
+            raise ValueError("llm.transcription_model is not set")
+        self.model = config.transcription_model
+        self._api_base = config.transcription_api_base or config.api_base
+        self._api_key = config.transcription_api_key.get_secret_value() or config.api_key.get_secret_value()
+        self._timeout = config.timeout
+
+    async def transcribe(self, path: Path) -> str:
+        """The text spoken in an audio file."""
+        from bot.llm import import_litellm
+
+        litellm = import_litellm()
+        options: dict[str, object] = {"model": self.model, "timeout": self._timeout}
+        if self._api_base:
+            options["api_base"] = self._api_base
+        if self._api_key:
+            options["api_key"] = self._api_key
+        with path.open("rb") as audio:
+            response = await litellm.atranscription(file=audio, **options)
+        return str(response.text or "").strip()
+
+    async def apply(self, message: InboundMessage) -> InboundMessage:
+        """The message with each audio attachment's transcript as `[voice message] <text>` instead of the note."""
+        audio = [a for a in message.attachments if is_audio(a)]
+        if not audio:
+            return message
+        lines = []
+        for attachment in audio:
+            try:
+                lines.append(f"[voice message] {await self.transcribe(Path(attachment.path))}")
+            except Exception as exc:  # any provider or file failure: the turn goes on with a note
+                logger.warning("[%s] transcription failed: %s: %s", message.chat.session_key, type(exc).__name__, exc)
+                lines.append(UNREADABLE)
+        text = message.text.replace(VOICE_NOTE, "").strip()
+        return replace(message, text="\n".join([text, *lines]).strip())

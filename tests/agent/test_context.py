@@ -1,0 +1,36 @@
+"""The system prompt follows the files it reads: an edit, a new skill folder, a memory update."""
+
+import os
+from pathlib import Path
+
+from bot.agent.context import ContextBuilder
+from bot.agent.memory import scope_for
+from bot.agent.skills import SkillLibrary
+from bot.bus import ChatRef, InboundMessage, Trust
+
+
+def test_system_prompt_is_rebuilt_when_a_file_it_reads_changes(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / "skills").mkdir(parents=True)
+    agents = workspace / "AGENTS.md"
+    agents.write_text("Be kind.")
+    builder = ContextBuilder(workspace, "UTC", clock=lambda: 0.0, skills=SkillLibrary([workspace / "skills"]))
+    message = InboundMessage(ChatRef("telegram", "42"), sender_id="42", text="hi", trust=Trust.OWNER)
+    scope = scope_for(workspace, message)
+    first = builder.system_prompt(message, scope)
+    assert "Be kind." in first and "## Skills" not in first
+    assert builder.system_prompt(message, scope) == first
+
+    agents.write_text("Be brief and kind.")
+    os.utime(agents, ns=(0, 1))  # a different mtime even on a coarse clock
+    assert "Be brief and kind." in builder.system_prompt(message, scope)
+
+    skill = workspace / "skills" / "notes" / "SKILL.md"
+    skill.parent.mkdir()
+    skill.write_text("---\nname: notes\ndescription: Keep notes.\n---\nBody\n")
+    os.utime(workspace / "skills", ns=(0, 1))
+    assert "- notes: Keep notes." in builder.system_prompt(message, scope)
+
+    scope.memory_file.parent.mkdir(parents=True, exist_ok=True)
+    scope.memory_file.write_text("Likes tea.")
+    assert "Likes tea." in builder.system_prompt(message, scope)
