@@ -25,7 +25,9 @@ from bot.agent.skills import SkillLibrary
 from bot.agent.subagents import SubagentManager
 from bot.agent.turn import TurnRunner
 from bot.bus import LocalBus, MessageBus, OutboundMessage, Trust
+from bot.bus.cluster import ClusterLeases, Role
 from bot.config import Config, LLMConfig, home_dir
+from bot.errors import ConfigError
 from bot.control import ControlServer
 from bot.events import EventBus
 from bot.filemodes import keep_private
@@ -274,6 +276,16 @@ def journal_path(config: Config) -> Path:
     return config.state_dir / "journal.db"
 
 
+def make_bus(config: Config) -> MessageBus:
+    """The bus the config names: the local journal, or Redis shared with other gateways and workers."""
+    if config.bus.backend == "redis":
+        from bot.bus.redis import RedisBus
+
+        assert config.bus.url is not None
+        return RedisBus(config.bus.url, lease=config.bus.lease, claim_idle=config.bus.claim_idle)
+    return LocalBus(journal_path(config))
+
+
 def control_socket(config: Config) -> Path:
     """Where a running gateway listens for CLI commands."""
     return config.state_dir / "control.sock"
@@ -285,7 +297,7 @@ def enabled_channels(config: Config) -> list[str]:
 
 
 class Gateway:
-    """The agent plus every enabled channel, behind one channel manager."""
+    """The agent plus every enabled channel, behind one channel manager; `role` picks which parts run here."""
 
     def __init__(
         self,
@@ -293,11 +305,16 @@ class Gateway:
         provider: Provider | None = None,
         channel_retry: RetryPolicy | None = None,
         start_retry: RetryPolicy | None = None,
+        role: Role = "all",
     ) -> None:
         from bot.access import AccessPolicy
 
+        if role != "all" and config.bus.backend != "redis":
+            raise ConfigError(f"--role {role} needs bus.backend: redis (the local bus lives in one process)")
         self.config = config
-        self.agent = AgentApp(config, provider, LocalBus(journal_path(config)))
+        self.role = role
+        self.agent = AgentApp(config, provider, make_bus(config))
+        self.leases = ClusterLeases(self.agent.bus, config) if config.bus.backend == "redis" else None
         self.names = enabled_channels(config)
         access = {
             name: AccessPolicy(name, config.owners, getattr(config.channels, name), self.agent.pairing, config.roles)
@@ -339,26 +356,67 @@ class Gateway:
             api = load_object("channels.api:ApiChannel")
             self.manager.add(api(self.manager.publisher("api"), config.channels.api, self.agent.events, dashboard))
             self.names.append("api")
+        self._scheduler: asyncio.Task[None] | None = None
+        self._scheduling = False
+        self.lost_lease = asyncio.Event()
         self.control = ControlServer(
             control_socket(config),
             {"cron.changed": self._cron_changed, "cron.run": self._cron_run, "status": self._status},
         )
 
     async def start(self) -> None:
-        await self.agent.start()
-        await self.manager.start()
+        if self.role == "gateway":
+            await self.agent.bus.start()  # a gateway runs no turns: no agent loop, no MCP servers
+        else:
+            await self.agent.start()
+        if self.role != "worker":
+            if self.leases is not None:
+                await self.leases.hold_channels(self.names, self._lost_channel)
+            await self.manager.start()
+        if self.role != "gateway":
+            if self.leases is not None:
+                self._scheduler = asyncio.create_task(self._lead_scheduler(), name="scheduler-leader")
+            else:
+                await self._start_scheduler()
+        await self.agent.plugins.hooks.run("gateway_start", GatewayStart(tuple(self.names)))
+
+    async def _start_scheduler(self) -> None:
+        """Cron, the heartbeat and the control socket the CLI's cron commands reach: in one process only."""
         # Channels connect on the event loop while the scheduler's imports load in a thread.
         await asyncio.to_thread(importlib.import_module, "apscheduler.jobstores.sqlalchemy")
         await self.cron.start()
         await self.heartbeat.start()
         await self.control.start()
-        await self.agent.plugins.hooks.run("gateway_start", GatewayStart(tuple(self.names)))
+        self._scheduling = True
+
+    async def _lead_scheduler(self) -> None:
+        """Run cron and the heartbeat only while this process holds the scheduler lease."""
+        assert self.leases is not None
+        await self.leases.hold_scheduler(self._lost_scheduler)
+        await self._start_scheduler()
+
+    async def _lost_scheduler(self) -> None:
+        """Another process leads the scheduler now: stop cron and the heartbeat at once, then stop the process."""
+        logger.error("the scheduler lease was lost; this process stops scheduling")
+        await self.heartbeat.stop()
+        await self.cron.stop()
+        self.lost_lease.set()
+
+    async def _lost_channel(self) -> None:
+        """Another gateway holds a channel credential now: stop receiving at once, then stop the process."""
+        logger.error("a channel lease was lost; this gateway stops receiving")
+        await self.manager.stop()
+        self.lost_lease.set()
 
     async def stop(self) -> None:
         """Stop intake, let running turns finish within `shutdown_grace`, flush the outbox, leave the rest pending."""
         await self.agent.plugins.hooks.run("gateway_stop", GatewayStop())
         self.agent.bus.close_intake()
-        await self.control.stop()
+        if self._scheduling:
+            await self.control.stop()
+        if self._scheduler is not None:
+            self._scheduler.cancel()
+            await asyncio.gather(self._scheduler, return_exceptions=True)
         await self.heartbeat.stop()
         await self.cron.stop()
         grace = self.config.shutdown_grace
@@ -367,6 +425,8 @@ class Gateway:
         if not await self.manager.flush(max(grace - (time.monotonic() - started), 0.1)):
             logger.warning("stopping with unsent replies; they are sent at the next start")
         await self.manager.stop()
+        if self.leases is not None:
+            await self.leases.release()
         await self.agent.stop()
 
     async def _cron_changed(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -417,8 +477,11 @@ async def run_console(config: Config, message: str | None, provider: Provider | 
             await manager.stop()
 
 
-async def run_gateway(config: Config) -> int:
+async def run_gateway(config: Config, role: Role = "all") -> int:
     """`relaybot run`: serve until SIGINT or SIGTERM; 1 at once when another gateway holds this home."""
+    if config.bus.backend == "redis":
+        await _serve(config, role)  # processes share Redis, not this home's lock
+        return 0
     lock = GatewayLock(config.state_dir)
     try:
         lock.acquire()
@@ -432,13 +495,15 @@ async def run_gateway(config: Config) -> int:
     return 0
 
 
-async def _serve(config: Config) -> None:
+async def _serve(config: Config, role: Role = "all") -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    gateway = Gateway(config)
-    if gateway.names:
+    gateway = Gateway(config, role=role)
+    if role == "worker":
+        logger.info("worker %s starting", getattr(gateway.agent.bus, "consumer", ""))
+    elif gateway.names:
         logger.info("gateway starting with channels: %s", ", ".join(gateway.names))
     else:
         print(
@@ -449,5 +514,6 @@ async def _serve(config: Config) -> None:
             flush=True,
         )
     async with gateway:
-        await stop.wait()
+        lost = asyncio.create_task(gateway.lost_lease.wait())
+        await asyncio.wait([asyncio.create_task(stop.wait()), lost], return_when=asyncio.FIRST_COMPLETED)
     logger.info("gateway stopped")

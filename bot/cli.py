@@ -181,8 +181,17 @@ def chat(
 
 
 @app.command()
-def run(ctx: typer.Context) -> None:
+def run(
+    ctx: typer.Context,
+    role: str = typer.Option(
+        "all", "--role", help="all (one process), gateway (channels and delivery) or worker (agent turns); redis bus."
+    ),
+) -> None:
     """Start the gateway: the agent and every enabled channel (logs also go to state_dir/logs/relaybot.log)."""
+    from bot.bus.cluster import ROLES
+
+    if role not in ROLES:
+        raise typer.BadParameter(f"use one of {', '.join(ROLES)}", param_hint="--role")
     config = _load(ctx.obj, "gateway")
     import asyncio
     import contextlib
@@ -192,7 +201,7 @@ def run(ctx: typer.Context) -> None:
 
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            raise typer.Exit(asyncio.run(run_gateway(config)))
+            raise typer.Exit(asyncio.run(run_gateway(config, role)))  # type: ignore[arg-type]
     except ConfigError as exc:
         typer.echo(f"config error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -221,7 +230,12 @@ def status(ctx: typer.Context) -> None:
     for name in CHANNEL_CLASSES:
         enabled = getattr(config.channels, name).enabled
         typer.echo(f"{name + ':':<10} {describe_channel(enabled, health.get(name), reply is not None)}")
-    typer.echo(f"delivery:  {describe_journal(journal_path(config))}")
+    if config.bus.backend == "redis":
+        typer.echo(f"bus:       redis at {config.bus.url}")
+        for line in _cluster_lines(config):
+            typer.echo(f"  {line}")
+    else:
+        typer.echo(f"delivery:  {describe_journal(journal_path(config))}")
     typer.echo(f"exec:      {_exec_status(config)}")
     for name, server in config.mcp_servers.items():
         typer.echo(f"mcp {name}: {_mcp_status(server)}")
@@ -239,6 +253,22 @@ def _mcp_status(server: MCPServerConfig) -> str:
     except Exception as exc:
         return f"{where}: cannot start ({root_cause(exc)!r})"
     return f"{where}: {len(tools)} tool{'s' if len(tools) != 1 else ''}"
+
+
+def _cluster_lines(config: Config) -> list[str]:
+    """The cluster view from Redis, or one line saying why it cannot be read."""
+    import asyncio
+
+    from redis.exceptions import RedisError
+
+    from bot.bus.cluster_status import describe_cluster
+    from bot.bus.redis import RedisBus
+
+    assert config.bus.url is not None
+    try:
+        return asyncio.run(describe_cluster(RedisBus(config.bus.url, consumer="status")))
+    except (RedisError, OSError) as exc:
+        return [f"cannot reach redis: {exc}"]
 
 
 def _exec_status(config: Config) -> str:

@@ -17,6 +17,7 @@ from pydantic import (
     PrivateAttr,
     SecretStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -269,6 +270,22 @@ class SchedulerConfig(Section):
     misfire_grace: Duration = 600.0
 
 
+class BusConfig(Section):
+    """Where inbound and outbound messages travel: the embedded journal, or Redis shared by several processes."""
+
+    backend: Literal["local", "redis"] = "local"
+    url: str | None = Field(None, validate_default=True)
+    lease: Duration = Field(10.0, gt=0)
+    claim_idle: Duration = Field(30.0, gt=0)
+
+    @field_validator("url")
+    @classmethod
+    def _redis_needs_url(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if info.data.get("backend") == "redis" and not (value or "").startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("the redis backend needs a URL such as redis://localhost:6379/0")
+        return value
+
+
 _HOURS = re.compile(r"^([01]\d|2[0-3]):[0-5]\d-([01]\d|2[0-3]):[0-5]\d$")
 _CHAT_TARGET = re.compile(r"^[a-z]+:[^:\s]+(:[^:\s]+)?$")
 
@@ -369,6 +386,7 @@ class Config(Section):
     access: AccessConfig = AccessConfig()
     scheduler: SchedulerConfig = SchedulerConfig()
     heartbeat: HeartbeatConfig = HeartbeatConfig()
+    bus: BusConfig = BusConfig()
     shutdown_grace: Duration = 10.0
     mcp_servers: dict[str, MCPServerConfig] = {}
     budgets: BudgetsConfig = BudgetsConfig()

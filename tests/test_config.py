@@ -129,6 +129,12 @@ def test_trust_limits_have_their_defaults_and_name_their_keys(tmp_path: Path) ->
     assert error_for(tmp_path, "agent:\n  turn_timeout: forever\n").startswith("agent.turn_timeout:")
 
 
+def test_the_redis_bus_needs_a_url(tmp_path: Path) -> None:
+    assert error_for(tmp_path, "bus:\n  backend: redis\n").startswith("bus.url:")
+    config = load_config(write(tmp_path, "bus:\n  backend: redis\n  url: redis://r:6379/0\n  lease: 5s\n"), env={})
+    assert (config.bus.backend, config.bus.lease, config.bus.claim_idle) == ("redis", 5.0, 30.0)
+
+
 def test_mcp_server_needs_exactly_one_of_command_and_url(tmp_path: Path) -> None:
     both = error_for(tmp_path, "mcp_servers:\n  x:\n    command: a\n    url: http://127.0.0.1/mcp\n")
     assert both == "mcp_servers.x: give either command (a stdio server) or url (a streamable HTTP server)"

@@ -130,6 +130,7 @@ class FakeTelegram:
     def __init__(self, token: str = "123456:TEST-TOKEN", bot_id: int = 999, bot_username: str = "relay_bot") -> None:
         self.token, self.bot_id, self.bot_username = token, bot_id, bot_username
         self.calls: list[tuple[str, dict]] = []
+        self.hosts: list[tuple[str, str]] = []
         self.sent: list[dict] = []
         self.drafts: list[dict] = []
         self.edits: list[dict] = []
@@ -334,6 +335,7 @@ class FakeTelegram:
             return _bad_gateway() if self._down else ApiError(401, "Unauthorized").response()
         method, fields = request.match_info["method"], await _decode_fields(request)
         self.calls.append((method, fields))  # even while down: tests want to see the bot's retries
+        self.hosts.append((method, request.host))  # which base URL (127.0.0.1 or localhost) a client used
         await self._recorded.notify()
         if (held := self._held.get(method.lower())) is not None:
             await held.wait()  # a client killed meanwhile cancels this handler: nothing is processed

@@ -1,0 +1,358 @@
+"""The shared bus: inbox and outbox as Redis Streams with consumer groups, for a gateway and many workers.
+
+Inbound entries go to the `workers` group. A worker runs an entry only once it is admitted (a Lua
+script): no other worker holds the session's lock, and every earlier pending entry of the session
+was admitted by this worker, so one session's turns run one at a time, in arrival order, across
+workers. A worker renews its locks and the idle time of its entries; when it dies, its entries go
+idle and another worker claims them (XAUTOCLAIM) and runs them again. Replies have ids derived from
+the inbound id, so a reply written twice is journaled once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from bot.bus.contract import BusStats
+from bot.bus.journal import CRASH_LIMIT, RETENTION, dedupe_key
+from bot.bus.local import CRASH_APOLOGY
+from bot.bus.messages import (
+    InboundMessage,
+    OutboundMessage,
+    inbound_from_json,
+    inbound_to_json,
+    outbound_from_json,
+    outbound_to_json,
+)
+from bot.bus.redis_scripts import ADMIT, PUBLISH_INBOUND, PUBLISH_OUTBOUND, RELEASE, RENEW
+from bot.errors import BusClosed
+
+logger = logging.getLogger(__name__)
+
+WORKERS = "workers"
+GATEWAYS = "gateways"
+BATCH = 100
+
+
+def default_consumer() -> str:
+    """A name unique to this bus: host, pid and a random suffix (a process may hold several in tests)."""
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+def _entry_order(entry_id: str) -> tuple[int, int]:
+    millis, _, seq = entry_id.partition("-")
+    return int(millis), int(seq)
+
+
+class RedisBus:
+    """The MessageBus contract on Redis; every process of one bot uses the same `prefix`."""
+
+    def __init__(
+        self,
+        url: str,
+        prefix: str = "relaybot",
+        consumer: str | None = None,
+        lease: float = 10.0,
+        claim_idle: float = 30.0,
+        block: float = 0.2,
+    ) -> None:
+        self._url = url
+        self._p = prefix
+        self.consumer = consumer or default_consumer()
+        self._lease_ms = int(lease * 1000)
+        self._claim_idle_ms = int(claim_idle * 1000)
+        self._block_ms = max(int(block * 1000), 1)
+        self._redis: Any = None
+        self._intake_closed = False
+        self._inbound: asyncio.Queue[InboundMessage] = asyncio.Queue()
+        self._outbound: asyncio.Queue[OutboundMessage] = asyncio.Queue()
+        self._held: dict[str, InboundMessage] = {}
+        self._claimed: set[str] = set()
+        self._entries: dict[str, tuple[str, str]] = {}  # message id -> (entry id, session key)
+        self._inflight: dict[str, set[str]] = {}  # session key -> admitted entry ids
+        self._out_entries: dict[str, str] = {}  # outbound message id -> entry id
+        self._tasks: list[asyncio.Task[None]] = []
+        self._reading_inbound = False
+        self._reading_outbound = False
+
+    def key(self, *parts: str) -> str:
+        """A key under this bot's prefix."""
+        return ":".join((self._p, *parts))
+
+    @property
+    def redis(self) -> Any:
+        """The redis.asyncio client (for leases and status)."""
+        assert self._redis is not None, "the redis bus is not started"
+        return self._redis
+
+    async def start(self) -> None:
+        if self._redis is not None:
+            return
+        import redis.asyncio as aioredis
+        from redis.exceptions import ResponseError
+
+        self._redis = aioredis.from_url(self._url, decode_responses=True)
+        self._scripts = {
+            name: self._redis.register_script(source)
+            for name, source in (
+                ("inbound", PUBLISH_INBOUND),
+                ("admit", ADMIT),
+                ("outbound", PUBLISH_OUTBOUND),
+                ("renew", RENEW),
+                ("release", RELEASE),
+            )
+        }
+        for stream, group in ((self.key("inbox"), WORKERS), (self.key("outbox"), GATEWAYS)):
+            try:
+                await self._redis.xgroup_create(stream, group, id="0", mkstream=True)
+            except ResponseError as exc:
+                if "BUSYGROUP" not in str(exc):
+                    raise
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
+        if self._redis is not None:
+            await self._redis.aclose()
+            self._redis = None
+
+    def close_intake(self) -> None:
+        self._intake_closed = True
+
+    async def publish_inbound(self, message: InboundMessage) -> bool:
+        if self._intake_closed:
+            raise BusClosed("the bot is stopping; the message was not accepted")
+        await self.start()
+        session = message.chat.session_key
+        dedupe = dedupe_key(message)
+        keys = [
+            self.key("in", message.id),
+            self.key("dedupe", dedupe) if dedupe else "",
+            self.key("inbox"),
+            self.key("pending", session),
+            self.key("seq"),
+        ]
+        accepted = await self._scripts["inbound"](keys=keys, args=[inbound_to_json(message), session, int(RETENTION)])
+        if not accepted:
+            logger.info("[%s] message %s already accepted; ignored", session, message.id)
+        return bool(accepted)
+
+    async def consume_inbound(self) -> InboundMessage:
+        if not self._reading_inbound:
+            self._reading_inbound = True
+            await self.start()
+            self._tasks.append(asyncio.create_task(self._read_inbound(), name="redis-bus:inbound"))
+        return await self._inbound.get()
+
+    async def begin_inbound(self, message_ids: Sequence[str]) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            for message_id in message_ids:
+                pipe.incr(self.key("starts", message_id))
+                pipe.expire(self.key("starts", message_id), int(RETENTION))
+            await pipe.execute()
+
+    async def complete_inbound(self, message_ids: Sequence[str]) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            for message_id in message_ids:
+                if message_id not in self._entries:
+                    continue
+                entry, session = self._entries[message_id]
+                pipe.xack(self.key("inbox"), WORKERS, entry)
+                pipe.zrem(self.key("pending", session), entry)
+                pipe.hdel(self.key("admitted", session), entry)
+            await pipe.execute()
+        await self._forget(message_ids)
+
+    async def release_inbound(self, message_ids: Sequence[str]) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            for message_id in message_ids:
+                if message_id in self._entries:
+                    entry, session = self._entries[message_id]
+                    pipe.decr(self.key("starts", message_id))
+                    pipe.hdel(self.key("admitted", session), entry)
+            await pipe.execute()
+        await self._forget(message_ids)
+
+    async def publish_outbound(self, message: OutboundMessage, completes: Sequence[str] = ()) -> bool:
+        await self.start()
+        known = [(m, *self._entries[m]) for m in completes if m in self._entries]
+        keys = [self.key("out", message.id), self.key("outbox"), self.key("inbox")]
+        args: list[Any] = [message.id, outbound_to_json(message), int(RETENTION), WORKERS]
+        for _, entry, session in known:
+            keys += [self.key("pending", session), self.key("admitted", session)]
+            args.append(entry)
+        fresh = await self._scripts["outbound"](keys=keys, args=args)
+        await self._forget([m for m, _, _ in known])
+        if not fresh:
+            logger.info("[%s] outbound %s already journaled; dropped", message.chat.session_key, message.id)
+        return bool(fresh)
+
+    async def consume_outbound(self) -> OutboundMessage:
+        if not self._reading_outbound:
+            self._reading_outbound = True
+            await self.start()
+            self._tasks.append(asyncio.create_task(self._read_outbound(), name="redis-bus:outbound"))
+        return await self._outbound.get()
+
+    async def chunks_sent(self, message_id: str) -> int:
+        return int(await self.redis.hget(self.key("out", message_id), "chunks") or 0)
+
+    async def mark_chunk_sent(self, message_id: str, index: int) -> None:
+        await self.redis.hset(self.key("out", message_id), "chunks", index + 1)
+
+    async def mark_sent(self, message_id: str) -> None:
+        await self._finish_outbound(message_id, "sent")
+
+    async def mark_failed(self, message_id: str, error: str) -> None:
+        await self._finish_outbound(message_id, "failed", error)
+
+    async def count_ambiguous(self, message_id: str) -> None:
+        await self.redis.incr(self.key("stats", "ambiguous"))
+
+    async def stats(self) -> BusStats:
+        await self.start()
+        groups = {
+            stream: {g["name"]: g for g in await self.redis.xinfo_groups(self.key(stream))}
+            for stream in ("inbox", "outbox")
+        }
+        inbox, outbox = groups["inbox"].get(WORKERS, {}), groups["outbox"].get(GATEWAYS, {})
+        counters = await self.redis.mget(
+            [self.key("stats", name) for name in ("inbound_failed", "outbound_failed", "ambiguous")]
+        )
+        failed_in, failed_out, ambiguous = (int(value or 0) for value in counters)
+        return BusStats(
+            inbound_pending=int(inbox.get("pending", 0)) + int(inbox.get("lag") or 0),
+            inbound_failed=failed_in,
+            outbound_pending=int(outbox.get("pending", 0)) + int(outbox.get("lag") or 0),
+            outbound_failed=failed_out,
+            ambiguous_sends=ambiguous,
+        )
+
+    async def _finish_outbound(self, message_id: str, state: str, error: str | None = None) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hset(self.key("out", message_id), mapping={"state": state, "error": error or ""})
+            entry = self._out_entries.pop(message_id, None)
+            if entry is not None:
+                pipe.xack(self.key("outbox"), GATEWAYS, entry)
+            if state == "failed":
+                pipe.incr(self.key("stats", "outbound_failed"))
+            await pipe.execute()
+
+    async def _forget(self, message_ids: Sequence[str]) -> None:
+        """Drop local bookkeeping; give up a session's lock once none of its entries runs here."""
+        for message_id in message_ids:
+            found = self._entries.pop(message_id, None)
+            if found is None:
+                continue
+            entry, session = found
+            running = self._inflight.get(session, set())
+            running.discard(entry)
+            self._claimed.discard(entry)
+            if not running:
+                self._inflight.pop(session, None)
+                await self._scripts["release"](keys=[self.key("lock", session)], args=[self.consumer])
+
+    async def _read_inbound(self) -> None:
+        """Claim idle entries, read new ones, admit what may run; renew what this worker holds."""
+        inbox = self.key("inbox")
+        self._hold(await self.redis.xreadgroup(WORKERS, self.consumer, {inbox: "0"}, count=10_000), claimed=False)
+        next_claim = next_renew = 0.0
+        while True:
+            now = time.monotonic()
+            if now >= next_renew:
+                await self._renew()
+                next_renew = now + self._lease_ms / 3000
+            if now >= next_claim:
+                result = await self.redis.xautoclaim(inbox, WORKERS, self.consumer, self._claim_idle_ms, "0-0", BATCH)
+                self._hold([[inbox, result[1]]], claimed=True)
+                next_claim = now + max(self._claim_idle_ms / 4000, 0.05)
+            block = self._block_ms if self._held else min(self._block_ms * 5, self._lease_ms // 3)
+            self._hold(await self.redis.xreadgroup(WORKERS, self.consumer, {inbox: ">"}, count=BATCH, block=block))
+            await self._admit_held()
+
+    def _hold(self, response: Any, claimed: bool = False) -> None:
+        for _, entries in response or ():
+            for entry, fields in entries:
+                if not fields or entry in self._held or any(entry in s for s in self._inflight.values()):
+                    continue
+                message = inbound_from_json(fields["body"])
+                self._held[entry] = message
+                if claimed:
+                    self._claimed.add(entry)
+                    logger.warning("[%s] claimed message %s from a worker gone idle", fields["session"], message.id)
+
+    async def _admit_held(self) -> None:
+        for entry in sorted(self._held, key=_entry_order):
+            message = self._held[entry]
+            session = message.chat.session_key
+            keys = [self.key("pending", session), self.key("admitted", session), self.key("lock", session)]
+            verdict = await self._scripts["admit"](keys=keys, args=[entry, self.consumer, self._lease_ms])
+            if verdict == 0:
+                continue
+            del self._held[entry]
+            if verdict == -1:
+                await self.redis.xack(self.key("inbox"), WORKERS, entry)
+                continue
+            self._entries[message.id] = (entry, session)
+            self._inflight.setdefault(session, set()).add(entry)
+            if entry in self._claimed and await self._crashed_too_often(message):
+                continue
+            self._inbound.put_nowait(message)
+
+    async def _crashed_too_often(self, message: InboundMessage) -> bool:
+        """A claimed message whose turns started CRASH_LIMIT times without finishing fails with one apology."""
+        if int(await self.redis.get(self.key("starts", message.id)) or 0) < CRASH_LIMIT:
+            return False
+        logger.error("[%s] message %s crashed workers twice; marked failed", message.chat.session_key, message.id)
+        await self.redis.incr(self.key("stats", "inbound_failed"))
+        if message.kind == "user":
+            apology = OutboundMessage(message.chat, CRASH_APOLOGY, message.id, message.platform_message_id, "error")
+            await self.publish_outbound(apology, completes=[message.id])
+        else:
+            await self.complete_inbound([message.id])
+        return True
+
+    async def _renew(self) -> None:
+        """Keep this worker's session locks and the idle time of its entries fresh, so nobody claims them."""
+        for session in list(self._inflight):
+            await self._scripts["renew"](keys=[self.key("lock", session)], args=[self.consumer, self._lease_ms])
+        await self._touch(self.key("inbox"), WORKERS)
+
+    async def _touch(self, stream: str, group: str) -> None:
+        mine = await self.redis.xpending_range(stream, group, "-", "+", 10_000, consumername=self.consumer)
+        ids = [row["message_id"] for row in mine]
+        if ids:
+            await self.redis.xclaim(stream, group, self.consumer, 0, ids, justid=True)
+
+    async def _read_outbound(self) -> None:
+        """Deliver this gateway's own unfinished entries first, then new ones and those of a gateway gone idle."""
+        outbox = self.key("outbox")
+        self._queue_outbound(await self.redis.xreadgroup(GATEWAYS, self.consumer, {outbox: "0"}, count=10_000))
+        next_claim = 0.0
+        while True:
+            now = time.monotonic()
+            if now >= next_claim:
+                await self._touch(outbox, GATEWAYS)
+                result = await self.redis.xautoclaim(outbox, GATEWAYS, self.consumer, self._claim_idle_ms, "0-0", BATCH)
+                self._queue_outbound([[outbox, result[1]]])
+                next_claim = now + max(self._claim_idle_ms / 4000, 0.05)
+            block = min(self._block_ms * 5, self._lease_ms // 3)
+            self._queue_outbound(
+                await self.redis.xreadgroup(GATEWAYS, self.consumer, {outbox: ">"}, count=BATCH, block=block)
+            )
+
+    def _queue_outbound(self, response: Any) -> None:
+        for _, entries in response or ():
+            for entry, fields in entries:
+                if not fields or fields["id"] in self._out_entries:
+                    continue
+                self._out_entries[fields["id"]] = entry
+                self._outbound.put_nowait(outbound_from_json(fields["body"]))

@@ -1,0 +1,59 @@
+"""The Lua scripts behind the redis bus: each one decision made atomically on the server."""
+
+PUBLISH_INBOUND = """
+-- KEYS: id key, dedupe key (or ''), inbox stream, session pending zset, sequence counter
+-- ARGV: body, session key, retention seconds
+if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[3]) == false then return 0 end
+if KEYS[2] ~= '' and redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[3]) == false then return 0 end
+local seq = redis.call('INCR', KEYS[5])
+local entry = redis.call('XADD', KEYS[3], '*', 'session', ARGV[2], 'body', ARGV[1])
+redis.call('ZADD', KEYS[4], seq, entry)
+return 1
+"""
+
+ADMIT = """
+-- A worker may run an entry when no other worker holds the session and every earlier entry of the
+-- session still pending was admitted by this worker (so its lane runs them in order first).
+-- KEYS: session pending zset, session admitted hash, session lock. ARGV: entry id, worker, lease ms
+-- Returns 1 admitted, 0 wait, -1 already finished.
+local holder = redis.call('GET', KEYS[3])
+if holder and holder ~= ARGV[2] then return 0 end
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score then return -1 end
+for _, earlier in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. score)) do
+  if redis.call('HGET', KEYS[2], earlier) ~= ARGV[2] then return 0 end
+end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('SET', KEYS[3], ARGV[2], 'PX', ARGV[3])
+return 1
+"""
+
+PUBLISH_OUTBOUND = """
+-- Journal an outbound message once (by id) and complete inbound entries, in one step.
+-- KEYS: outbound state hash, outbox stream, inbox stream, then (pending zset, admitted hash) per completion
+-- ARGV: message id, body, retention seconds, inbox group, then one entry id per completion
+local fresh = redis.call('HSETNX', KEYS[1], 'state', 'pending') == 1
+if fresh then
+  redis.call('EXPIRE', KEYS[1], ARGV[3])
+  redis.call('XADD', KEYS[2], '*', 'id', ARGV[1], 'body', ARGV[2])
+end
+for i = 5, #ARGV do
+  local k = 4 + (i - 5) * 2
+  redis.call('XACK', KEYS[3], ARGV[4], ARGV[i])
+  redis.call('ZREM', KEYS[k], ARGV[i])
+  redis.call('HDEL', KEYS[k + 1], ARGV[i])
+end
+return fresh and 1 or 0
+"""
+
+RENEW = """
+-- Extend a lease only while this holder still has it. KEYS: lease. ARGV: holder, lease ms
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+
+RELEASE = """
+-- Compare-and-delete: give a lease up only while this holder still has it. KEYS: lease. ARGV: holder
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""

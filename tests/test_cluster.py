@@ -1,0 +1,95 @@
+"""Roles on the redis bus: a gateway receives, a worker answers; one gateway per bot token, a standby takes over."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from bot.app import Gateway
+from bot.bus.cluster import Role
+from bot.errors import ConfigError
+from bot.llm import LiteLLMProvider
+from bot.retry import RetryPolicy
+from tests.fakes.openai_server import FakeLLM, Text
+from tests.fakes.telegram_server import FakeTelegram
+from tests.harness import make_config
+from tests.redis_server import redis_url  # noqa: F401  (fixture)
+
+OWNER = 42
+
+
+def node(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, url: str, role: Role, host: str, **bus: str
+) -> Gateway:
+    base = telegram.base_url.replace("127.0.0.1", host)
+    config = make_config(
+        tmp_path,
+        fake_llm,
+        owners=[f"telegram:{OWNER}"],
+        channels={"telegram": {"enabled": True, "token": telegram.token, "api_base": base}},
+        bus={"backend": "redis", "url": url, **bus},
+    )
+    provider = LiteLLMProvider(config.llm, RetryPolicy(base_delay=0.0))
+    return Gateway(config, provider, start_retry=RetryPolicy(base_delay=0.05, max_delay=0.2), role=role)
+
+
+def pollers(telegram: FakeTelegram) -> set[str]:
+    return {host.split(":")[0] for method, host in telegram.hosts if method == "getUpdates"}
+
+
+async def inbound_pending(gateway: Gateway, n: int) -> None:
+    async with asyncio.timeout(10):
+        while (await gateway.agent.bus.stats()).inbound_pending < n:
+            await asyncio.sleep(0.02)
+
+
+async def test_one_gateway_polls_a_token_and_a_standby_takes_over_when_it_dies(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, redis_url: str
+) -> None:
+    lease = {"lease": "1500ms"}
+    first = node(tmp_path / "a", fake_llm, telegram, redis_url, "gateway", "127.0.0.1", **lease)
+    standby = node(tmp_path / "b", fake_llm, telegram, redis_url, "gateway", "localhost", **lease)
+    await first.start()
+    standby_start = asyncio.create_task(standby.start())
+    telegram.text("hello", chat_id=OWNER, user_id=OWNER)
+    await inbound_pending(first, 1)
+    await asyncio.sleep(1.7)  # longer than the lease: the holder renews, the standby keeps waiting
+    assert pollers(telegram) == {"127.0.0.1"} and not standby_start.done()
+
+    for held in first.leases._leases:  # killed: no release, its lease simply stops being renewed
+        held._renewer.cancel()
+    await first.manager.stop()
+    killed = time.monotonic()
+    polls_before = len(telegram.hosts)
+    await asyncio.wait_for(standby_start, 15)
+    assert time.monotonic() - killed < 15
+    telegram.text("again", chat_id=OWNER, user_id=OWNER)
+    await inbound_pending(standby, 2)
+    later = {host.split(":")[0] for method, host in telegram.hosts[polls_before:] if method == "getUpdates"}
+    assert later == {"localhost"}
+    await standby.stop()
+    await first.agent.stop()
+
+
+async def test_a_gateway_receives_and_a_worker_answers(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, redis_url: str
+) -> None:
+    gateway = node(tmp_path / "g", fake_llm, telegram, redis_url, "gateway", "127.0.0.1")
+    worker = node(tmp_path / "w", fake_llm, telegram, redis_url, "worker", "127.0.0.1")
+    await gateway.start()
+    await worker.start()
+    fake_llm.script(Text("from a worker"))
+    telegram.text("hello", chat_id=OWNER, user_id=OWNER)
+    (sent,) = await telegram.wait_for_sent(1)
+    assert sent["text"] == "from a worker"
+    assert worker.manager._tasks == [] and gateway.agent.loop._dispatcher is None
+    await worker.stop()
+    await gateway.stop()
+
+
+def test_a_split_role_needs_the_redis_bus(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    with pytest.raises(ConfigError, match="bus.backend: redis"):
+        Gateway(make_config(tmp_path, fake_llm), role="worker")
