@@ -207,7 +207,7 @@ class AgentApp:
             account=AccountCommands(self.ledger, self.guard, self.pairing, config.timezone),
             budget=self.budget,
             owner_dm=LastOwnerDM(config.state_dir / "owner_dm.json"),
-            transcriber=Transcriber(config.llm) if config.llm.transcription_model else None,
+            transcriber=Transcriber(config.llm, self.ledger, self.guard) if config.llm.transcription_model else None,
             hooks=self.plugins.hooks,
         )
         self._warming: asyncio.Task[None] | None = None

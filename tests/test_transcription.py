@@ -24,6 +24,10 @@ async def test_voice_note_is_transcribed_for_the_model(
         await bot.gateway.manager.ready("telegram")
         telegram.voice(OGG, chat_id=OWNER, user_id=OWNER)
         await telegram.wait_for_sent(1)
+        ledger = bot.gateway.agent.ledger
+        rows = [(c.purpose, c.sender, c.model, c.outcome) for c in ledger.calls()]
+    assert rows[0] == ("transcription", f"telegram:{OWNER}", "openai/whisper-1", "ok")
+    assert [purpose for purpose, *_ in rows] == ["transcription", "chat"]
     (heard,) = fake_llm.transcriptions
     assert heard["model"] == "whisper-1" and heard["bytes"] == OGG
     text = last_user_text(fake_llm)

@@ -327,12 +327,13 @@ class AgentLoop:
         session_key: str | None = None,
         steer: Callable[[], list[str]] | None = None,
     ) -> TurnResult:
-        if self._transcriber is not None:
-            batch = [await self._transcriber.apply(m) for m in batch]
         message = replace(batch[-1], trust=lowest_trust(batch))
         session = self._sessions.get(session_key or message.chat.session_key)
-        persona, runner = self._personas.for_message(message) if self._personas else (None, self._runner)
         with charged_to(charge_for(message, session.key)):
+            if self._transcriber is not None:
+                batch = [await self._transcriber.apply(m) for m in batch]
+                message = replace(batch[-1], trust=message.trust)
+            persona, runner = self._personas.for_message(message) if self._personas else (None, self._runner)
             return await self._run_persona_turn(message, batch, outbox, session, persona, runner, steer)
 
     async def _run_persona_turn(
