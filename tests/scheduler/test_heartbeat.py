@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.home import bundled
 from bot.agent.heartbeat_ack import strip_ack
+from bot.home import bundled
 from bot.scheduler.heartbeat import Outcome, actionable, within_hours
 from tests.fakes.openai_server import FakeLLM, Hang, Text
 from tests.fakes.telegram_server import FakeTelegram
