@@ -345,7 +345,7 @@ class Gateway:
         )
         self.agent.registry.register(CronTool(self.cron, config.timezone))
         self.heartbeat = HeartbeatService(
-            config.heartbeat, config.workspace, config.timezone, self.agent.loop, self.agent.bus
+            config.heartbeat, config.workspace, config.timezone, self.agent.loop, self.agent.bus, self.agent.events
         )
         self.started_at = time.time()
         if config.channels.api.enabled:

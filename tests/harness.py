@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 from bot.app import AgentApp, Gateway
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
 from bot.config import Config
-from bot.events import EventBus, TurnFinished, TurnStarted
+from bot.events import Delivered, EventBus, TurnFinished, TurnStarted
 from bot.llm import LiteLLMProvider
 from bot.retry import RetryPolicy
 from bot.tools.base import Tool
@@ -63,7 +63,7 @@ def make_config(tmp_path: Path, fake: FakeLLM, **overrides: Any) -> Config:
 
 
 class Harness:
-    """Sends messages as users and collects what the bot sends back; tests stay a few lines."""
+    """Sends messages as users and collects what the bot sends back (each counted delivered); tests stay a few lines."""
 
     def __init__(self, tmp_path: Path, fake: FakeLLM, extra_tools: list[Tool] = (), **overrides: Any) -> None:
         self.config = make_config(tmp_path, fake, **overrides)
@@ -116,6 +116,8 @@ class Harness:
     async def _collect(self) -> None:
         while True:
             message = await self.app.bus.consume_outbound()
+            await self.app.bus.mark_sent(message.id)
+            self.app.events.emit(Delivered(message.chat.session_key, message.id, message.in_reply_to, message.kind))
             async with self._arrived:
                 self.outbox.append(message)
                 self._arrived.notify_all()

@@ -16,6 +16,7 @@ from bot.agent.budget import ContextBudget
 from bot.agent.commands import GREETING, UNKNOWN_COMMAND, Command, help_text, is_unknown_command, parse_command
 from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
+from bot.agent.heartbeat_ack import is_heartbeat, strip_ack
 from bot.agent.interruption import (
     CRASHED,
     MODEL_FAILED,
@@ -36,7 +37,7 @@ from bot.agent.stream import StreamEmitter, is_silent
 from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
 from bot.bus import TRUST_ORDER, ChatRef, InboundMessage, MessageBus, OutboundMessage, Trust, lowest_trust
 from bot.config import AgentConfig
-from bot.errors import ProviderError, TurnTimedOut
+from bot.errors import BudgetExceeded, ProviderError, TurnTimedOut
 from bot.events import ErrorOccurred, EventBus, TurnFinished, TurnStarted
 from bot.llm import Usage
 from bot.personas import Persona
@@ -243,16 +244,19 @@ class AgentLoop:
         iterations = 0
         reply: str | None = None
         kind: ReplyKind = "reply"
+        heartbeat = any(is_heartbeat(m) for m in batch)
         try:
             steer = self._steering(lane, lowest_trust(batch), ids) if self._config.queue_mode == "steer" else None
             result = await bounded(self._run_turn(batch, outbox, steer=steer), self._config.turn_timeout)
             reply, iterations = result.text, result.iterations
             if result.hit_limit:
                 outcome = "iteration limit"
-            elif is_silent(result.text):
+            elif is_silent(result.text) or (heartbeat and strip_ack(result.text) is None):
                 outcome, reply = "silent", None
             elif _already_said(result, outbox):
                 outcome, reply = "answered by message", None
+            elif heartbeat:
+                reply = strip_ack(result.text)
         except asyncio.CancelledError:
             outcome = "cancelled"
             self._close_unfinished(key, STOPPED if lane.stopped else SHUT_DOWN)
@@ -265,7 +269,7 @@ class AgentLoop:
             self._close_unfinished(key, timed_out(exc.seconds))
             reply, kind = timeout_reply(exc.seconds), "error"
         except ProviderError as exc:
-            outcome = "provider error"
+            outcome = "budget exceeded" if isinstance(exc, BudgetExceeded) else "provider error"
             self._close_unfinished(key, MODEL_FAILED)
             reply, kind = exc.user_message, "error"
             self._events.emit(ErrorOccurred(key, "llm", type(exc).__name__))
@@ -276,6 +280,8 @@ class AgentLoop:
             reply, kind = CRASH_REPLY, "error"
             self._events.emit(ErrorOccurred(key, "turn", type(exc).__name__))
         finally:
+            if heartbeat and kind == "error":
+                reply = None  # nobody asked: a failed heartbeat is logged, never sent
             duration = time.perf_counter() - started
             self._events.emit(
                 TurnFinished(message.chat, message.id, outcome, iterations, duration, replied=reply is not None)
@@ -286,22 +292,6 @@ class AgentLoop:
             await self._reply(message, reply, kind, completes=ids, finalises=message.id if message.stream else None)
         else:
             await self._bus.complete_inbound(ids)
-
-    async def run_detached(self, message: InboundMessage, session_key: str) -> TurnResult:
-        """Run one turn in session `session_key` within the concurrency cap and the turn timeout; returns the reply."""
-        outbox = TurnOutbox(message.chat, self._bus.publish_outbound)
-        async with self._slots:
-            try:
-                return await bounded(self._run_turn([message], outbox, session_key), self._config.turn_timeout)
-            except TurnTimedOut as exc:
-                self._close_unfinished(session_key, timed_out(exc.seconds))
-                raise
-            except asyncio.CancelledError:
-                self._close_unfinished(session_key, SHUT_DOWN)
-                raise
-            except Exception:
-                self._close_unfinished(session_key, CRASHED)
-                raise
 
     def _steering(self, lane: _Lane, trust: Trust, ids: list[str]) -> Callable[[], list[str]]:
         """Takes the messages queued behind the running turn for it (steer mode); their ids join `ids`.

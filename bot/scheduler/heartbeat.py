@@ -12,16 +12,15 @@ from enum import StrEnum
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from bot.agent.heartbeat_ack import SENDER
 from bot.agent.loop import AgentLoop
-from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, Trust
+from bot.bus import ChatRef, InboundMessage, MessageBus, Trust, new_id
 from bot.config import HeartbeatConfig
-from bot.errors import BudgetExceeded, ProviderError, TurnTimedOut
+from bot.events import Delivered, DeliveryFailed, Event, EventBus, TurnFinished
 
 logger = logging.getLogger(__name__)
 
-HEARTBEAT_OK = "HEARTBEAT_OK"
-SESSION_KEY = "heartbeat:main"
-MAX_ACK_CHARS = 60
+DELIVERY_TIMEOUT = 900.0
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _INERT_LINE = re.compile(r"^\s*(#.*|[-*+]\s*\[ ?\]\s*|[-*+]\s*\[[xX]\].*|[-*+]\s*|>\s*)?$")
 PROMPT = (
@@ -38,6 +37,7 @@ class Outcome(StrEnum):
     NOTHING_TO_DO = "nothing to do"
     NO_TARGET = "skipped: no deliver_to and no owner has written in a direct chat yet"
     BUSY = "target chat busy"
+    ALREADY_RAN = "this beat was journaled before; not run again"
     QUIET = "HEARTBEAT_OK, nothing delivered"
     DELIVERED = "delivered"
     FAILED = "failed"
@@ -47,22 +47,6 @@ class Outcome(StrEnum):
 def actionable(text: str) -> bool:
     """Whether HEARTBEAT.md holds anything beyond headings, comments, blank lines and empty or done checkboxes."""
     return any(not _INERT_LINE.match(line) for line in _COMMENT.sub("", text).splitlines())
-
-
-def strip_ack(reply: str) -> str | None:
-    """The reply without a leading or trailing HEARTBEAT_OK; None when nothing of substance is left."""
-    text = reply.strip()
-    bare = text.strip("*_`.!: \n")
-    if bare.startswith(HEARTBEAT_OK):
-        rest = bare[len(HEARTBEAT_OK) :]
-    elif bare.endswith(HEARTBEAT_OK):
-        rest = bare[: -len(HEARTBEAT_OK)]
-    else:
-        return text
-    rest = rest.strip(" \n\t-–—:.,!*_`")
-    if len(rest) <= MAX_ACK_CHARS:
-        return None
-    return rest
 
 
 def within_hours(window: str | None, now: datetime) -> bool:
@@ -77,7 +61,11 @@ def within_hours(window: str | None, now: datetime) -> bool:
 
 
 class HeartbeatService:
-    """Runs `tick` every `heartbeat.interval`; each run is logged with its outcome."""
+    """Runs `tick` every `heartbeat.interval`; each run is logged with its outcome.
+
+    A beat is a system message on the inbox, journaled like any other, so the agent loop runs it in the
+    target chat's session (and again after a crash); the outcome is read from the turn's events.
+    """
 
     def __init__(
         self,
@@ -86,6 +74,7 @@ class HeartbeatService:
         timezone: str,
         loop: AgentLoop,
         bus: MessageBus,
+        events: EventBus,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._config = config
@@ -93,9 +82,11 @@ class HeartbeatService:
         self._zone = ZoneInfo(timezone)
         self._loop = loop
         self._bus = bus
+        self._events = events
         self._clock = clock
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._waiters: dict[str, asyncio.Future[Outcome]] = {}
 
     async def start(self) -> None:
         if self._config.enabled:
@@ -109,25 +100,26 @@ class HeartbeatService:
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
 
-    async def tick(self) -> Outcome:
-        """One heartbeat: maybe run a turn, deliver anything worth saying."""
-        outcome = await self._beat()
+    async def tick(self, due: float | None = None) -> Outcome:
+        """One heartbeat: maybe publish its system message; `due` (the beat's slot) makes its id, so it runs once."""
+        outcome = await self._beat(due)
         logger.info("heartbeat: %s", outcome.value)
         return outcome
 
     async def _every_interval(self) -> None:
+        interval = self._config.interval
         while True:
             try:
-                await asyncio.wait_for(self._stop.wait(), self._config.interval)
+                await asyncio.wait_for(self._stop.wait(), interval)
                 return
             except TimeoutError:
                 pass
             try:
-                await self.tick()
+                await self.tick(self._clock() // interval * interval)
             except Exception:
                 logger.exception("heartbeat run crashed")
 
-    async def _beat(self) -> Outcome:
+    async def _beat(self, due: float | None) -> Outcome:
         if not within_hours(self._config.active_hours, datetime.fromtimestamp(self._clock(), self._zone)):
             return Outcome.OFF_HOURS
         tasks = self._file.read_text(encoding="utf-8") if self._file.exists() else ""
@@ -139,17 +131,43 @@ class HeartbeatService:
         if self._loop.is_busy(target.session_key):
             return Outcome.BUSY
         message = InboundMessage(
-            target, sender_id="heartbeat", text=PROMPT.format(tasks=tasks.strip()), trust=Trust.OWNER, kind="system"
+            target,
+            sender_id=SENDER,
+            text=PROMPT.format(tasks=tasks.strip()),
+            trust=Trust.OWNER,
+            kind="system",
+            id=f"heartbeat:{int(due)}" if due is not None else f"heartbeat:{new_id()}",
         )
+        waiter: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        self._waiters[message.id] = waiter
+        unsubscribe = self._events.subscribe(self._on_event)
         try:
-            result = await self._loop.run_detached(message, SESSION_KEY)
-        except BudgetExceeded:
-            return Outcome.PAUSED  # the budget guard has logged it and told the owner once
-        except (ProviderError, TurnTimedOut) as exc:
-            logger.warning("heartbeat: the turn failed (%s)", type(exc).__name__)
+            if not await self._bus.publish_inbound(message):
+                return Outcome.ALREADY_RAN
+            return await asyncio.wait_for(waiter, DELIVERY_TIMEOUT)
+        except TimeoutError:
+            logger.warning("heartbeat: no outcome within %.0fs", DELIVERY_TIMEOUT)
             return Outcome.FAILED
-        text = strip_ack(result.text)
-        if text is None:
-            return Outcome.QUIET
-        await self._bus.publish_outbound(OutboundMessage(target, text, kind="notice"))
-        return Outcome.DELIVERED
+        finally:
+            unsubscribe()
+            self._waiters.pop(message.id, None)
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, TurnFinished) and not event.replied:
+            key, outcome = event.turn_id, _UNANSWERED.get(event.outcome, Outcome.FAILED)
+        elif isinstance(event, Delivered | DeliveryFailed) and event.in_reply_to:
+            key = event.in_reply_to
+            outcome = Outcome.DELIVERED if isinstance(event, Delivered) else Outcome.FAILED
+        else:
+            return
+        future = self._waiters.get(key)
+        if future is not None and not future.done():
+            future.set_result(outcome)
+
+
+_UNANSWERED = {
+    "silent": Outcome.QUIET,
+    "answered by message": Outcome.DELIVERED,
+    "budget exceeded": Outcome.PAUSED,
+}
+"""How a turn that sent no final reply ended; any other such ending (timeout, provider error, crash) failed."""

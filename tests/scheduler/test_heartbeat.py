@@ -1,11 +1,13 @@
+import asyncio
 import logging
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from bot.agent.heartbeat_ack import strip_ack
 from bot.home import bundled
-from bot.scheduler.heartbeat import Outcome, actionable, strip_ack, within_hours
+from bot.scheduler.heartbeat import Outcome, actionable, within_hours
 from tests.fakes.openai_server import FakeLLM, Hang, Text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway import OWNER, TelegramBot
@@ -68,23 +70,68 @@ async def test_empty_file_makes_no_request(tmp_path: Path, fake_llm: FakeLLM, te
     assert fake_llm.requests == []
 
 
-async def test_heartbeat_ok_delivers_nothing(tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+async def test_heartbeat_ok_delivers_nothing_and_the_beat_joins_the_target_chat(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
     fake_llm.script(Text("HEARTBEAT_OK"))
     async with heartbeat_bot(tmp_path, fake_llm, telegram, "- check the backups") as bot:
         assert await bot.gateway.heartbeat.tick() is Outcome.QUIET
+        session = bot.gateway.agent.sessions.get(f"telegram:{OWNER}")
     assert telegram.sent == []
     assert "check the backups" in fake_llm.requests[0]["messages"][-1]["content"]
+    assert [m["role"] for m in session.messages] == ["user", "assistant"]
+    assert "check the backups" in session.messages[0]["content"] and session.messages[1]["content"] == "HEARTBEAT_OK"
 
 
-async def test_other_replies_are_delivered(tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
-    fake_llm.script(Text("The nightly backup failed at 03:00; the disk is full."))
+async def test_other_replies_are_delivered_without_the_ack(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    fake_llm.script(Text("HEARTBEAT_OK\n\nThe nightly backup failed at 03:00; the disk on the NAS is full."))
     async with heartbeat_bot(tmp_path, fake_llm, telegram, "- check the backups") as bot:
         await bot.gateway.manager.ready("telegram")
         assert await bot.gateway.heartbeat.tick() is Outcome.DELIVERED
         (sent,) = await telegram.wait_for_sent(1)
-    assert sent["chat_id"] == OWNER and "disk is full" in sent["text"]
+    assert sent["chat_id"] == OWNER and sent["text"].startswith("The nightly backup failed")
     system_prompt = fake_llm.requests[0]["messages"][0]["content"]
     assert "MEMORY.md" in system_prompt
+
+
+async def test_a_reply_the_platform_refuses_is_a_failed_beat(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    fake_llm.script(Text("The nightly backup failed at 03:00; the disk is full."))
+    async with heartbeat_bot(tmp_path, fake_llm, telegram, "- check the backups") as bot:
+        await bot.gateway.manager.ready("telegram")
+        telegram.fail("sendMessage", status=400, description="Bad Request: chat not found")
+        assert await bot.gateway.heartbeat.tick() is Outcome.FAILED
+    assert telegram.sent == []
+
+
+async def test_a_beat_fired_again_for_the_same_due_time_runs_once(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    fake_llm.script(Text("The nightly backup failed at 03:00; the disk is full."))
+    async with heartbeat_bot(tmp_path, fake_llm, telegram, "- check the backups") as bot:
+        await bot.gateway.manager.ready("telegram")
+        assert await bot.gateway.heartbeat.tick(due=1_800_000.0) is Outcome.DELIVERED
+        assert await bot.gateway.heartbeat.tick(due=1_800_000.0) is Outcome.ALREADY_RAN
+        await telegram.wait_for_sent(1)
+    assert len(fake_llm.requests) == 1 and len(telegram.sent) == 1
+
+
+async def test_a_beat_cut_short_by_a_stop_runs_again_at_the_next_start(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    fake_llm.script(Hang())
+    async with heartbeat_bot(tmp_path, fake_llm, telegram, "- check the backups") as first:
+        beat = asyncio.create_task(first.gateway.heartbeat.tick())
+        await fake_llm.wait_for_requests(1)
+    assert await beat is Outcome.FAILED
+    fake_llm.script(Text("The nightly backup failed at 03:00; the disk is full."))
+    async with heartbeat_bot(tmp_path, fake_llm, telegram, "- check the backups"):
+        (sent,) = await telegram.wait_for_sent(1)
+    assert sent["chat_id"] == OWNER and "disk is full" in sent["text"]
+    assert "check the backups" in fake_llm.requests[1]["messages"][-1]["content"]
 
 
 async def test_without_deliver_to_the_latest_owner_chat_is_used(

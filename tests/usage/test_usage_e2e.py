@@ -73,13 +73,19 @@ async def test_heartbeat_and_consolidation_are_in_the_ledger_with_their_purpose(
         await bot.app.memory.idle()
         (bot.config.workspace / "HEARTBEAT.md").write_text("- check the backups")
         heartbeat = HeartbeatService(
-            HeartbeatConfig(deliver_to="console:me"), bot.config.workspace, "UTC", bot.app.loop, bot.app.bus
+            HeartbeatConfig(deliver_to="console:me"),
+            bot.config.workspace,
+            "UTC",
+            bot.app.loop,
+            bot.app.bus,
+            bot.app.events,
         )
         await heartbeat.tick()
         calls = bot.app.ledger.calls()
     purposes = {(c.purpose, c.sender) for c in calls}
     assert ("chat", "console:u1") in purposes
     assert ("consolidation", None) in purposes and ("heartbeat", None) in purposes
+    assert {c.session_key for c in calls if c.purpose == "heartbeat"} == {"console:me"}
     assert all(c.prompt_tokens > 0 and not c.estimated for c in calls)
 
 
@@ -160,7 +166,12 @@ async def test_background_work_pauses_at_its_cap_with_one_note_to_the_owner(tmp_
         await bot.ask("hi", chat="telegram:1", sender="1")
         (bot.config.workspace / "HEARTBEAT.md").write_text("- check the backups")
         heartbeat = HeartbeatService(
-            HeartbeatConfig(deliver_to="telegram:1"), bot.config.workspace, "UTC", bot.app.loop, bot.app.bus
+            HeartbeatConfig(deliver_to="telegram:1"),
+            bot.config.workspace,
+            "UTC",
+            bot.app.loop,
+            bot.app.bus,
+            bot.app.events,
         )
         outcomes = [await heartbeat.tick() for _ in range(3)]
         note = await bot.wait_for(lambda out: "paused" in out.text)
