@@ -351,7 +351,14 @@ class Gateway:
             from bot.dashboard import Dashboard
 
             dashboard = Dashboard(
-                self.manager.connected, config.state_dir / "sessions", self.cron, self.agent.pairing, config.heartbeat
+                self.manager,
+                config.state_dir / "sessions",
+                self.agent.ledger,
+                config.timezone,
+                self.cron,
+                self.agent.pairing,
+                config.heartbeat,
+                self.heartbeat,
             )
             api = load_object("channels.api:ApiChannel")
             self.manager.add(api(self.manager.publisher("api"), config.channels.api, self.agent.events, dashboard))

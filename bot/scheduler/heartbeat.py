@@ -96,6 +96,8 @@ class HeartbeatService:
         self._clock = clock
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self.last_run: float | None = None
+        self.last_outcome: Outcome | None = None
 
     async def start(self) -> None:
         if self._config.enabled:
@@ -112,6 +114,7 @@ class HeartbeatService:
     async def tick(self) -> Outcome:
         """One heartbeat: maybe run a turn, deliver anything worth saying."""
         outcome = await self._beat()
+        self.last_run, self.last_outcome = self._clock(), outcome
         logger.info("heartbeat: %s", outcome.value)
         return outcome
 
