@@ -27,8 +27,8 @@ from bot.agent.turn import TurnRunner
 from bot.bus import LocalBus, MessageBus, OutboundMessage, Trust
 from bot.bus.cluster import ClusterLeases, Role
 from bot.config import Config, LLMConfig, home_dir
-from bot.errors import ConfigError
 from bot.control import ControlServer
+from bot.errors import ConfigError
 from bot.events import EventBus
 from bot.filemodes import keep_private
 from bot.home import bundled
@@ -112,6 +112,7 @@ def build_registry(config: Config, skills: SkillLibrary, hooks: Hooks | None = N
     by_role = config.tools.by_role
     roles = {Trust.GUEST: by_role.guest, Trust.USER: by_role.user, Trust.ADMIN: by_role.admin}
     return ToolRegistry(tools, roles, hooks=hooks)
+
 
 def plugins_for(config: Config) -> Plugins:
     """The plugins from the `relaybot.plugins` entry points and the config's `plugins` list."""

@@ -295,8 +295,7 @@ class DiscordChannel(Channel):
             target = self._client.get_partial_messageable(int(active.chat.chat_id))
             try:
                 missed = [
-                    raw
-                    async for raw in target.history(after=discord.Object(int(active.last_id)), limit=CATCH_UP_LIMIT)
+                    raw async for raw in target.history(after=discord.Object(int(active.last_id)), limit=CATCH_UP_LIMIT)
                 ]
             except Exception as exc:
                 logger.warning("[%s] catch-up failed: %s", active.chat.session_key, translate_error(exc))

@@ -169,7 +169,9 @@ class TelegramChannel(Channel):
         while True:
             try:
                 updates = await self._call(
-                    lambda: self._app.bot.get_updates(offset=offset, timeout=POLL_TIMEOUT, allowed_updates=["message"])
+                    lambda offset=offset: self._app.bot.get_updates(
+                        offset=offset, timeout=POLL_TIMEOUT, allowed_updates=["message"]
+                    )
                 )
             except ChannelError as exc:
                 failures += 1

@@ -12,6 +12,8 @@ import pytest_asyncio
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
 
+pytest_plugins = ["tests.redis_server"]  # the `redis_url` fixture
+
 # Before any test imports litellm (lazily, through bot.llm): otherwise it downloads the price map at import.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 

@@ -45,7 +45,14 @@ class GatewayProcess:
         env = {k: v for k, v in os.environ.items() if not k.startswith("RELAYBOT_")}
         env.update(RELAYBOT_HOME=str(self.home), LITELLM_LOCAL_MODEL_COST_MAP="True")
         self.process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot", "--log-level", "info", "run", env=env, stdout=asyncio.subprocess.DEVNULL,
+            sys.executable,
+            "-m",
+            "bot",
+            "--log-level",
+            "info",
+            "run",
+            env=env,
+            stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
         )
         await self.telegram.wait_for_call("getUpdates", polls + 1, timeout)

@@ -16,7 +16,6 @@ from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.harness import make_config
-from tests.redis_server import redis_url  # noqa: F401  (fixture)
 
 OWNER = 42
 

@@ -39,7 +39,9 @@ class LocalBus:
         for message in self._journal.pending_outbound():
             self._outbound.put_nowait(message)
         for message in crashed:
-            logger.error("[%s] message %s crashed the process twice; marked failed", message.chat.session_key, message.id)
+            logger.error(
+                "[%s] message %s crashed the process twice; marked failed", message.chat.session_key, message.id
+            )
             self._journal.set_inbound([message.id], "failed")
             if message.kind == "user":
                 apology = OutboundMessage(message.chat, CRASH_APOLOGY, message.id, message.platform_message_id, "error")

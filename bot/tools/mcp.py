@@ -73,9 +73,11 @@ async def _transport(config: MCPServerConfig, errlog: TextIO) -> AsyncIterator[t
         async with stdio_client(server, errlog) as streams:
             yield streams[0], streams[1]
     else:
-        async with create_mcp_http_client(headers=dict(config.headers)) as client:
-            async with streamable_http_client(config.url, http_client=client) as streams:
-                yield streams[0], streams[1]
+        async with (
+            create_mcp_http_client(headers=dict(config.headers)) as client,
+            streamable_http_client(config.url, http_client=client) as streams,
+        ):
+            yield streams[0], streams[1]
 
 
 def result_text(result: Any) -> str:

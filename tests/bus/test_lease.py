@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 from bot.bus.lease import Lease
-from tests.redis_server import redis_url  # noqa: F401  (fixture)
 
 
 async def test_a_standby_waits_while_the_holder_renews_and_takes_over_when_it_dies(redis_url: str) -> None:

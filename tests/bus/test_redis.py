@@ -10,7 +10,6 @@ import pytest
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
 from bot.bus.redis import RedisBus
-from tests.redis_server import redis_url  # noqa: F401  (fixture)
 
 CHATS = [ChatRef("telegram", str(100 + n)) for n in range(20)]
 
@@ -50,7 +49,9 @@ class LaneWorker:
             task.cancel()
 
 
-async def start_worker(url: str, name: str, log: dict[str, list[int]], **timing: float) -> tuple[RedisBus, LaneWorker, asyncio.Task[None]]:
+async def start_worker(
+    url: str, name: str, log: dict[str, list[int]], **timing: float
+) -> tuple[RedisBus, LaneWorker, asyncio.Task[None]]:
     bus = RedisBus(url, consumer=name, block=0.02, **timing)
     await bus.start()
     worker = LaneWorker(bus, log)

@@ -45,9 +45,10 @@ async def test_message_streams_in_and_the_reply_comes_exactly_once(api_bot: ApiB
 
 async def test_tool_progress_is_sent_as_tool_call_and_tool_result(api_bot: ApiBot, fake_llm, tmp_path) -> None:
     fake_llm.script(ToolCalls((("list_dir", {"path": "."}),)), Text("done"))
-    async with aiohttp.ClientSession() as http, http.ws_connect(
-        f"{api_bot.url}/ws", headers={"Authorization": f"Bearer {OWNER_TOKEN}"}
-    ) as ws:
+    async with (
+        aiohttp.ClientSession() as http,
+        http.ws_connect(f"{api_bot.url}/ws", headers={"Authorization": f"Bearer {OWNER_TOKEN}"}) as ws,
+    ):
         await ws.receive_json(timeout=5)
         await ws.send_json({"type": "message", "text": "look around"})
         frames = await frames_until_reply(ws)
