@@ -350,12 +350,27 @@ class Gateway:
         self.started_at = time.time()
         if config.channels.api.enabled:
             from bot.dashboard import Dashboard
+            from channels.api.transcript import HISTORY, chat_history
 
             dashboard = Dashboard(
-                self.manager.connected, config.state_dir / "sessions", self.cron, self.agent.pairing, config.heartbeat
+                self.manager,
+                config.state_dir / "sessions",
+                self.agent.ledger,
+                config.timezone,
+                self.cron,
+                self.agent.pairing,
+                config.heartbeat,
+                self.heartbeat,
             )
             api = load_object("channels.api:ApiChannel")
-            self.manager.add(api(self.manager.publisher("api"), config.channels.api, self.agent.events, dashboard))
+            sessions = self.agent.sessions
+
+            def history(key: str) -> list[dict[str, str]]:
+                return chat_history(sessions.recent(key, 4 * HISTORY))
+
+            self.manager.add(
+                api(self.manager.publisher("api"), config.channels.api, self.agent.events, dashboard, history=history)
+            )
             self.names.append("api")
         self._scheduler: asyncio.Task[None] | None = None
         self._scheduling = False

@@ -4,20 +4,38 @@ from __future__ import annotations
 
 import json
 import time
-from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict
-from datetime import UTC, datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import unquote
+from zoneinfo import ZoneInfo
 
 from bot.access import PairingBook
 from bot.config import HeartbeatConfig
 from bot.scheduler.cron import CronService
+from bot.usage.ledger import UsageLedger
+from channels.health import ChannelHealth, MessageCounts
 
+EPOCH = date(1970, 1, 1)
 RECENT_SESSIONS = 20
 USAGE_DAYS = 14
+
+
+class ChannelView(Protocol):
+    """What the dashboard reads from the channel manager."""
+
+    def health(self) -> dict[str, ChannelHealth]: ...
+
+    def counts(self) -> dict[str, MessageCounts]: ...
+
+
+class HeartbeatView(Protocol):
+    """What the dashboard reads from the heartbeat service: when it last ran and what came of it."""
+
+    last_run: float | None
+    last_outcome: str | None
 
 
 class Dashboard:
@@ -25,27 +43,35 @@ class Dashboard:
 
     def __init__(
         self,
-        channels: Callable[[], dict[str, bool]],
+        channels: ChannelView,
         sessions_dir: Path,
+        ledger: UsageLedger,
+        timezone: str,
         cron: CronService,
         pairing: PairingBook,
         heartbeat: HeartbeatConfig,
+        heartbeat_runs: HeartbeatView,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._channels = channels
         self._sessions_dir = sessions_dir
+        self._ledger = ledger
+        self._zone = ZoneInfo(timezone)
         self._cron = cron
         self._pairing = pairing
         self._heartbeat = heartbeat
+        self._heartbeat_runs = heartbeat_runs
         self._clock = clock
 
     def snapshot(self) -> dict[str, Any]:
         """Everything the page shows, as JSON data."""
-        sessions = session_summaries(self._sessions_dir, self._clock() - USAGE_DAYS * 86400)
+        since = self._clock() - USAGE_DAYS * 86400
+        tokens = {group.key: group.tokens for group in self._ledger.grouped("chat", since)}
+        sessions = [{**s, "tokens": tokens.get(s["key"], 0)} for s in session_summaries(self._sessions_dir, since)]
         return {
-            "channels": [{"name": name, "connected": up} for name, up in self._channels().items()],
+            "channels": self._channel_rows(),
             "sessions": sorted(sessions, key=lambda s: -s["last_activity"])[:RECENT_SESSIONS],
-            "usage": usage_per_day(sessions),
+            "usage": self._usage_per_day(since),
             "cron": [
                 {
                     "id": job.id,
@@ -61,7 +87,11 @@ class Dashboard:
                 "pending": [asdict(entry) for entry in self._pairing.pending()],
                 "approved": self._pairing.approved(),
             },
-            "heartbeat": self._heartbeat.model_dump(),
+            "heartbeat": {
+                **self._heartbeat.model_dump(),
+                "last_run": self._heartbeat_runs.last_run,
+                "last_outcome": self._heartbeat_runs.last_outcome,
+            },
         }
 
     async def act(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -83,39 +113,43 @@ class Dashboard:
                 return {"ok": revoked} if revoked else {"ok": False, "error": "that sender was not approved"}
         return {"ok": False, "error": "unknown action"}
 
+    def _channel_rows(self) -> list[dict[str, Any]]:
+        """Each channel: connected, state since when, last start error, messages in and out."""
+        health, counts = self._channels.health(), self._channels.counts()
+        rows = []
+        for name, count in counts.items():
+            state = health.get(name, ChannelHealth("starting", self._clock()))
+            rows.append(
+                {
+                    "name": name,
+                    "connected": state.state == "connected",
+                    **state.as_dict(),
+                    "messages_in": count.inbound,
+                    "messages_out": count.outbound,
+                }
+            )
+        return rows
+
+    def _usage_per_day(self, since: float) -> list[dict[str, Any]]:
+        """Tokens per local day from the usage ledger, oldest first."""
+        offset = datetime.fromtimestamp(self._clock(), self._zone).utcoffset()
+        days = self._ledger.daily(since, offset.total_seconds() if offset else 0.0)
+        return [{"day": (EPOCH + timedelta(days=number)).isoformat(), "tokens": tokens} for number, tokens in days]
+
 
 def session_summaries(directory: Path, since: float) -> list[dict[str, Any]]:
-    """Each live session file touched since `since`: key, last activity, messages, tokens, tokens per day."""
+    """Each live session file touched since `since`: key, last activity and message count."""
     summaries = []
     for path in directory.glob("*.jsonl"):
         if path.name.endswith(".archived.jsonl") or path.stat().st_mtime < since:
             continue
-        messages, tokens, last = 0, 0, path.stat().st_mtime
-        per_day: dict[str, int] = defaultdict(int)
-        day = datetime.fromtimestamp(last, UTC).date().isoformat()
+        messages = 0
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
                 record = json.loads(line)
             except ValueError:
                 continue
-            if record.get("type") == "message":
-                messages += 1
-                day = datetime.fromtimestamp(record.get("ts", last), UTC).date().isoformat()
-            elif record.get("type") == "usage":
-                used = int(record.get("prompt", 0)) + int(record.get("completion", 0))
-                tokens += used
-                per_day[day] += used
+            messages += record.get("type") == "message"
         key = unquote(path.name.removesuffix(".jsonl"))
-        summaries.append(
-            {"key": key, "last_activity": last, "messages": messages, "tokens": tokens, "per_day": dict(per_day)}
-        )
+        summaries.append({"key": key, "last_activity": path.stat().st_mtime, "messages": messages})
     return summaries
-
-
-def usage_per_day(sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Tokens per UTC day over all sessions, oldest first (from session totals until a usage ledger exists)."""
-    days: dict[str, int] = defaultdict(int)
-    for session in sessions:
-        for day, tokens in session["per_day"].items():
-            days[day] += tokens
-    return [{"day": day, "tokens": days[day]} for day in sorted(days)]

@@ -20,3 +20,11 @@ class ChannelHealth:
     def as_dict(self) -> dict[str, Any]:
         """Plain fields, as sent over the control socket."""
         return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class MessageCounts:
+    """Messages a channel published to the agent and messages delivered through it, since the gateway started."""
+
+    inbound: int
+    outbound: int

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +27,7 @@ from bot.ratelimit import SenderRateLimit, Verdict, flood_notice
 from bot.retry import RetryPolicy
 from channels.base import Channel, Publish, ShowsTyping
 from channels.dedupe import SeenIds
-from channels.health import ChannelHealth
+from channels.health import ChannelHealth, MessageCounts
 from channels.outbound import ChannelOutbox
 from channels.streaming import LiveReply, StreamsReplies
 
@@ -66,6 +67,7 @@ class ChannelManager:
         self._start_retry = start_retry or RetryPolicy(base_delay=2.0, max_delay=START_RETRY_CAP)
         self._clock = clock
         self._health: dict[str, ChannelHealth] = {}
+        self._inbound: Counter[str] = Counter()
         self._slots: dict[str, _Slot] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._typing: dict[str, asyncio.Event] = {}
@@ -128,6 +130,10 @@ class ChannelManager:
         """Each channel's connection state, last start error and since when."""
         return dict(self._health)
 
+    def counts(self) -> dict[str, MessageCounts]:
+        """Each channel's messages published to the agent and delivered out, since start."""
+        return {name: MessageCounts(self._inbound[name], slot.outbox.delivered) for name, slot in self._slots.items()}
+
     def connected(self) -> dict[str, bool]:
         """Each channel's name and whether it has started."""
         return {name: slot.ready.is_set() for name, slot in self._slots.items()}
@@ -147,6 +153,7 @@ class ChannelManager:
                 if not self._within_rate(name, served):
                     return
                 await self._bus.publish_inbound(served)
+                self._inbound[name] += 1
             case SendPairingCode(code=code, repeated=repeated):
                 level = logging.INFO if repeated else logging.WARNING
                 what = "sent again" if repeated else "issued"

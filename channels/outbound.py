@@ -45,6 +45,7 @@ class ChannelOutbox:
         self._paused_until = 0.0
         self._idle = asyncio.Event()
         self._idle.set()
+        self.delivered = 0
 
     def submit(self, message: OutboundMessage) -> None:
         """Queue a journaled message behind the earlier ones of its chat."""
@@ -95,6 +96,7 @@ class ChannelOutbox:
             try:
                 async with self._pool:
                     await self._send_once(message)
+                self.delivered += 1
                 self._events.emit(Delivered(key, message.id, message.in_reply_to, message.kind))
                 return
             except DeliveryAmbiguous as exc:

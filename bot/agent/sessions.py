@@ -123,6 +123,13 @@ class SessionStore:
             self._sessions.move_to_end(key)
         return session
 
+    def recent(self, key: str, limit: int) -> list[dict[str, Any]]:
+        """The session's last `limit` messages, from the cache or else read from its file without caching."""
+        session = self._sessions.get(key)
+        if session is None:
+            return read_tail(self._directory / f"{quote(key, safe='')}.jsonl", key, limit).messages[-limit:]
+        return session.messages[-limit:]
+
     def append(self, session: Session, messages: list[dict[str, Any]], inbound_ids: list[str] | None = None) -> None:
         """Append messages to the session and its file in one write; `inbound_ids` names the bus messages they hold."""
         now = time.time()

@@ -87,6 +87,8 @@ class HeartbeatService:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._waiters: dict[str, asyncio.Future[Outcome]] = {}
+        self.last_run: float | None = None
+        self.last_outcome: Outcome | None = None
 
     async def start(self) -> None:
         if self._config.enabled:
@@ -103,6 +105,7 @@ class HeartbeatService:
     async def tick(self, due: float | None = None) -> Outcome:
         """One heartbeat: maybe publish its system message; `due` (the beat's slot) makes its id, so it runs once."""
         outcome = await self._beat(due)
+        self.last_run, self.last_outcome = self._clock(), outcome
         logger.info("heartbeat: %s", outcome.value)
         return outcome
 

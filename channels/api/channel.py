@@ -13,7 +13,7 @@ from bot.config import ApiConfig
 from bot.events import Event, EventBus, TurnFinished
 from channels.api.admin import AdminBackend
 from channels.api.auth import Caller, FailureLockout, Gatekeeper, TokenBook
-from channels.api.frames import event_frame, message_frame
+from channels.api.frames import Frame, event_frame, message_frame
 from channels.api.hub import CHANNEL, Hub
 from channels.base import Channel, Publish
 
@@ -32,6 +32,7 @@ class ApiChannel(Channel):
         events: EventBus,
         admin: AdminBackend | None = None,
         lockout: FailureLockout | None = None,
+        history: Callable[[str], list[Frame]] = lambda key: [],
     ) -> None:
         self._publish = publish
         self._config = config
@@ -40,6 +41,7 @@ class ApiChannel(Channel):
         self.gate = Gatekeeper(TokenBook(config.tokens), lockout or FailureLockout())
         self._client_ids: dict[str, str] = {}
         self._admin = admin
+        self._history = history
         self._runner: web.AppRunner | None = None
         self._unsubscribe: Callable[[], None] = lambda: None
         self.port = config.port
@@ -73,8 +75,6 @@ class ApiChannel(Channel):
         """Hand a message to its session's watchers; the final reply of a turn comes here exactly once."""
         key = message.chat.session_key
         client_id = self._client_ids.pop(message.in_reply_to, None) if message.in_reply_to else None
-        if message.kind != "error":
-            self.hub.remember(key, "bot", message.text)
         self.hub.emit(key, message_frame(message, client_id or message.in_reply_to))
 
     async def submit(self, caller: Caller, chat: ChatRef, text: str, client_id: str | None = None) -> str:
@@ -90,12 +90,12 @@ class ApiChannel(Channel):
             platform_message_id=client_id,
         )
         self._client_ids[message.id] = client_id
-        if text.strip() == "/new":
-            self.hub.forget(chat.session_key)
-        elif not text.startswith("/"):
-            self.hub.remember(chat.session_key, "user", text)
         await self._publish(message)
         return client_id
+
+    def history(self, key: str) -> list[Frame]:
+        """The session's recent user texts and replies, from the session store so they outlive a restart."""
+        return self._history(key)
 
     def _on_event(self, event: Event) -> None:
         key = event.session_key

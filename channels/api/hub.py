@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections import defaultdict, deque
+from collections import defaultdict
 
 from bot.bus import ChatRef
 from channels.api.auth import Caller
 from channels.api.frames import Frame
 
 CHANNEL = "api"
-HISTORY = 50
 
 
 def session_chat(caller: Caller, session: str | None) -> ChatRef:
@@ -19,11 +18,10 @@ def session_chat(caller: Caller, session: str | None) -> ChatRef:
 
 
 class Hub:
-    """Watchers per session key, and each session's recent messages for a page that reloads."""
+    """Watchers per session key."""
 
     def __init__(self) -> None:
         self._watchers: dict[str, set[asyncio.Queue[Frame]]] = defaultdict(set)
-        self._history: dict[str, deque[Frame]] = defaultdict(lambda: deque(maxlen=HISTORY))
 
     def watch(self, key: str) -> asyncio.Queue[Frame]:
         """A queue receiving every frame of session `key` from now on."""
@@ -43,15 +41,3 @@ class Hub:
         """Hand a frame to every watcher of its session."""
         for queue in self._watchers.get(key, ()):
             queue.put_nowait(frame)
-
-    def remember(self, key: str, role: str, text: str) -> None:
-        """Keep a message of the session for `history`."""
-        self._history[key].append({"role": role, "text": text})
-
-    def history(self, key: str) -> list[Frame]:
-        """The session's recent messages, oldest first."""
-        return list(self._history.get(key, ()))
-
-    def forget(self, key: str) -> None:
-        """Drop a session's history (it started anew)."""
-        self._history.pop(key, None)

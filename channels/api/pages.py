@@ -24,7 +24,7 @@ def add_routes(app: web.Application, channel: ApiChannel) -> None:
     async def history(request: web.Request) -> web.Response:
         caller = channel.gate.check(request)
         chat = session_chat(caller, request.query.get("session"))
-        return web.json_response({"session": chat.thread_id, "messages": channel.hub.history(chat.session_key)})
+        return web.json_response({"session": chat.thread_id, "messages": channel.history(chat.session_key)})
 
     app.router.add_get("/", chat_page)
     app.router.add_get("/history", history)

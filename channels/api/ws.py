@@ -71,7 +71,7 @@ class _Connection:
 
     async def _send_status(self) -> None:
         key = self._chat.session_key
-        history = self._channel.hub.history(key)
+        history = self._channel.history(key)
         await self._socket.send_json(
             {"type": "status", "state": "connected", "session": self._chat.thread_id, "history": history}
         )

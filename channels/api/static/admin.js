@@ -64,13 +64,10 @@
   }
 
   function render(state) {
-    $("channels").textContent = "";
-    for (const c of state.channels) {
-      const li = document.createElement("li");
-      li.className = c.connected ? "up" : "down";
-      li.textContent = c.name + (c.connected ? " connected" : " not connected");
-      $("channels").appendChild(li);
-    }
+    table($("channels"), ["channel", "state", "since", "last error", "in", "out"], state.channels.map(function (c) {
+      return [c.name, c.state + (c.failures ? " (" + c.failures + " failed starts)" : ""), when(c.since),
+        c.last_error || "", c.messages_in, c.messages_out];
+    }));
     table($("pending"), ["channel", "code", "sender", "asked", ""], state.pairing.pending.map(function (p) {
       return [p.channel, p.code, p.user_id + (p.name ? " (" + p.name + ")" : ""), when(p.created),
         button("Approve", { op: "pairing.approve", channel: p.channel, code: p.code })];
@@ -95,7 +92,9 @@
     $("heartbeat").textContent = "";
     for (const key of Object.keys(state.heartbeat)) {
       const dt = document.createElement("dt"); dt.textContent = key;
-      const dd = document.createElement("dd"); dd.textContent = String(state.heartbeat[key]);
+      const value = state.heartbeat[key];
+      const dd = document.createElement("dd");
+      dd.textContent = key === "last_run" ? (value ? when(value) : "never") : String(value);
       $("heartbeat").append(dt, dd);
     }
   }

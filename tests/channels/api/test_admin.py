@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import aiohttp
+import pytest
 import pytest_asyncio
 
 from bot.bus import ChatRef, Trust
-from bot.dashboard import session_summaries, usage_per_day
+from bot.scheduler.heartbeat import Outcome
 from bot.scheduler.schedules import Schedule
+from bot.usage.ledger import CallRecord
 from tests.channels.api.browser import needs_chromium, phone_page
 from tests.channels.api.conftest import GUEST_TOKEN, OWNER_TOKEN, ApiBot
-from tests.fakes.openai_server import FakeLLM
+from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway import OWNER
 
@@ -49,7 +53,8 @@ async def test_state_and_cron_actions_use_the_gateways_services(api_bot: ApiBot)
     async with aiohttp.ClientSession(headers=auth) as http:
         async with http.get(f"{api_bot.url}/admin/state") as response:
             state = await response.json()
-        assert state["channels"] == [{"name": "api", "connected": True}]
+        [api] = state["channels"]
+        assert (api["name"], api["connected"], api["state"], api["last_error"]) == ("api", True, "connected", None)
         assert [j["id"] for j in state["cron"]] == [job.id]
         assert state["heartbeat"]["enabled"] is True
         async with http.post(f"{api_bot.url}/admin/action", json={"op": "cron.remove", "id": job.id}) as response:
@@ -59,18 +64,40 @@ async def test_state_and_cron_actions_use_the_gateways_services(api_bot: ApiBot)
     assert cron.jobs() == []
 
 
-def test_usage_per_day_comes_from_session_totals(tmp_path: Path) -> None:
-    day1, day2 = 1_790_000_000, 1_790_000_000 + 86400
-    lines = [
-        {"type": "message", "ts": day1, "message": {"role": "user", "content": "a"}},
-        {"type": "usage", "prompt": 100, "completion": 20},
-        {"type": "message", "ts": day2, "message": {"role": "user", "content": "b"}},
-        {"type": "usage", "prompt": 50, "completion": 5},
-    ]
-    (tmp_path / "telegram%3A1.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines) + "{torn")
-    [summary] = session_summaries(tmp_path, since=0)
-    assert (summary["key"], summary["messages"], summary["tokens"]) == ("telegram:1", 2, 175)
-    assert usage_per_day([summary]) == [{"day": "2026-09-21", "tokens": 120}, {"day": "2026-09-22", "tokens": 55}]
+async def test_usage_per_day_and_session_tokens_come_from_the_ledger(api_bot: ApiBot) -> None:
+    now = time.time()
+    ledger = api_bot.gateway.agent.ledger
+    for ts, key, prompt, completion in [(now - 86400, "api:me:default", 100, 20), (now, "api:me:default", 50, 5)]:
+        ledger.record(CallRecord(ts, key, "api:me", "turn", "m", prompt, completion, 0, None, False, 0.1, "ok"))
+    ledger.record(CallRecord(now - 30 * 86400, "api:me:default", "api:me", "turn", "m", 9, 9, 0, None, False, 0, "ok"))
+    lines = [{"type": "message", "ts": now, "message": {"role": "user", "content": "a"}}, {"type": "usage"}]
+    sessions = api_bot.gateway.config.state_dir / "sessions"
+    sessions.mkdir(parents=True, exist_ok=True)
+    (sessions / "api%3Ame%3Adefault.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines) + "{torn")
+    async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {OWNER_TOKEN}"}) as http:
+        async with http.get(f"{api_bot.url}/admin/state") as response:
+            state = await response.json()
+    today, yesterday = (datetime.fromtimestamp(t, UTC).date().isoformat() for t in (now, now - 86400))
+    assert state["usage"] == [{"day": yesterday, "tokens": 120}, {"day": today, "tokens": 55}]
+    [session] = [s for s in state["sessions"] if s["key"] == "api:me:default"]
+    assert (session["messages"], session["tokens"]) == (1, 175)
+
+
+async def test_channel_rows_count_messages_and_heartbeat_shows_its_last_run(api_bot: ApiBot, fake_llm) -> None:
+    fake_llm.script(Text("hi back"))
+    auth = {"Authorization": f"Bearer {OWNER_TOKEN}"}
+    async with aiohttp.ClientSession(headers=auth) as http:
+        body = {"model": "relaybot", "messages": [{"role": "user", "content": "hi"}]}
+        async with http.post(f"{api_bot.url}/v1/chat/completions", json=body) as response:
+            assert response.status == 200
+        assert await api_bot.gateway.heartbeat.tick() is Outcome.NOTHING_TO_DO
+        async with http.get(f"{api_bot.url}/admin/state") as response:
+            state = await response.json()
+    [api] = state["channels"]
+    assert (api["messages_in"], api["messages_out"]) == (1, 1)
+    assert api["since"] <= time.time() and api["failures"] == 0
+    assert state["heartbeat"]["last_outcome"] == Outcome.NOTHING_TO_DO.value
+    assert state["heartbeat"]["last_run"] == pytest.approx(time.time(), abs=60)
 
 
 @needs_chromium

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import aiohttp
 import pytest
 
@@ -101,6 +103,20 @@ async def test_reconnect_gets_recent_history(api_bot: ApiBot, fake_llm) -> None:
         async with http.ws_connect(f"{api_bot.url}/ws?token={OWNER_TOKEN}") as ws:
             hello = await ws.receive_json(timeout=5)
     assert hello["history"] == [{"role": "user", "text": "remember me"}, {"role": "bot", "text": "noted"}]
+
+
+async def test_history_survives_a_restart(tmp_path: Path, fake_llm) -> None:
+    fake_llm.script(Text("noted"))
+    async with ApiBot(tmp_path, fake_llm) as bot, aiohttp.ClientSession() as http:
+        async with http.ws_connect(f"{bot.url}/ws?token={OWNER_TOKEN}&session=diary") as ws:
+            await ws.receive_json(timeout=5)
+            await ws.send_json({"type": "message", "text": "remember me"})
+            await frames_until_reply(ws)
+    async with ApiBot(tmp_path, fake_llm) as bot, aiohttp.ClientSession() as http:
+        async with http.get(f"{bot.url}/history?session=diary&token={OWNER_TOKEN}") as response:
+            body = await response.json()
+    expected = [{"role": "user", "text": "remember me"}, {"role": "bot", "text": "noted"}]
+    assert body == {"session": "diary", "messages": expected}
 
 
 async def test_bad_frames_get_an_error_frame(api_bot: ApiBot) -> None:
