@@ -41,6 +41,7 @@ from bot.plugins.events import GatewayStart, GatewayStop
 from bot.plugins.hooks import Hooks
 from bot.plugins.loader import Plugins, load_plugins
 from bot.ratelimit import SenderRateLimit
+from bot.redis_state import shared_state
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
@@ -140,6 +141,7 @@ class AgentApp:
         self.config = config
         self.bus: MessageBus = bus or LocalBus()
         self.events = EventBus()
+        self.shared = shared_state(config)
         config.workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
         config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         keep_private(private_roots(config))
@@ -255,6 +257,8 @@ class AgentApp:
         for provider in self.models.made:
             if isinstance(provider, Warmable):
                 await provider.aclose()
+        if self.shared is not None:
+            await self.shared.aclose()
 
     @staticmethod
     async def _warm_up(provider: Warmable) -> None:
@@ -283,7 +287,9 @@ def make_bus(config: Config) -> MessageBus:
         from bot.bus.redis import RedisBus
 
         assert config.bus.url is not None
-        return RedisBus(config.bus.url, lease=config.bus.lease, claim_idle=config.bus.claim_idle)
+        return RedisBus(
+            config.bus.url, prefix=config.bus.prefix, lease=config.bus.lease, claim_idle=config.bus.claim_idle
+        )
     return LocalBus(journal_path(config))
 
 

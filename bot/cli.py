@@ -266,7 +266,7 @@ def _cluster_lines(config: Config) -> list[str]:
 
     assert config.bus.url is not None
     try:
-        return asyncio.run(describe_cluster(RedisBus(config.bus.url, consumer="status")))
+        return asyncio.run(describe_cluster(RedisBus(config.bus.url, prefix=config.bus.prefix, consumer="status")))
     except (RedisError, OSError) as exc:
         return [f"cannot reach redis: {exc}"]
 

@@ -277,6 +277,7 @@ class BusConfig(Section):
     url: str | None = Field(None, validate_default=True)
     lease: Duration = Field(10.0, gt=0)
     claim_idle: Duration = Field(30.0, gt=0)
+    prefix: str = Field("relaybot", pattern=r"^[A-Za-z0-9_.-]+$")
 
     @field_validator("url")
     @classmethod

@@ -1,0 +1,53 @@
+"""The Redis connection the shared state stores use when `bus.backend` is redis: keys under the bot's prefix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class RedisState:
+    """Lazily made sync and asyncio clients for one Redis URL; `key()` names a key under the bot's prefix."""
+
+    def __init__(self, url: str, prefix: str = "relaybot") -> None:
+        self.url = url
+        self.prefix = prefix
+        self._sync: Any = None
+        self._async: Any = None
+
+    def key(self, *parts: str) -> str:
+        """A key under this bot's prefix, e.g. key("pairing") -> "relaybot:pairing"."""
+        return ":".join((self.prefix, *parts))
+
+    @property
+    def client(self) -> Any:
+        """A redis.Redis (sync, str replies) for stores whose callers are sync."""
+        if self._sync is None:
+            import redis
+
+            self._sync = redis.Redis.from_url(self.url, decode_responses=True)
+        return self._sync
+
+    @property
+    def aclient(self) -> Any:
+        """A redis.asyncio.Redis (str replies) for stores whose callers are async."""
+        if self._async is None:
+            import redis.asyncio as aioredis
+
+            self._async = aioredis.from_url(self.url, decode_responses=True)
+        return self._async
+
+    async def aclose(self) -> None:
+        """Close both clients (each is made again on next use)."""
+        if self._async is not None:
+            await self._async.aclose()
+            self._async = None
+        if self._sync is not None:
+            self._sync.close()
+            self._sync = None
+
+
+def shared_state(config: Any) -> RedisState | None:
+    """The config's Redis state, or None on the local backend."""
+    if config.bus.backend != "redis":
+        return None
+    return RedisState(config.bus.url, config.bus.prefix)
