@@ -6,6 +6,8 @@ import asyncio
 import random
 from collections import defaultdict
 
+import pytest
+
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
 from bot.bus.redis import RedisBus
 
@@ -101,6 +103,33 @@ async def test_a_gateway_and_two_workers_answer_each_message_once_in_chat_order(
         worker.kill()
         task.cancel()
         await bus.stop()
+    await gateway.stop()
+
+
+async def test_a_worker_killed_mid_burst_loses_nothing(redis_url: str) -> None:
+    gateway = RedisBus(redis_url, consumer="gateway", block=0.02)
+    await gateway.start()
+    log: dict[str, list[int]] = defaultdict(list)
+    timing = {"lease": 0.6, "claim_idle": 0.5}
+    doomed_bus, doomed, doomed_task = await start_worker(redis_url, "doomed", log, **timing)
+    doomed.pause = 10.0  # every turn it starts is still running when it dies
+    sent = await publish_burst(gateway, 100)
+    async with asyncio.timeout(5):
+        while not doomed.lanes:
+            await asyncio.sleep(0.01)
+    survivor = await start_worker(redis_url, "survivor", log, **timing)
+    await asyncio.sleep(0.05)
+    doomed.kill()  # like SIGKILL: nothing completed, nothing released
+    doomed_task.cancel()
+    await doomed_bus.stop()
+    replies = await collect_replies(gateway, 100)
+    assert_answered_once_in_order(replies, sent)
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.3):
+            await gateway.consume_outbound()
+    survivor[1].kill()
+    survivor[2].cancel()
+    await survivor[0].stop()
     await gateway.stop()
 
 
