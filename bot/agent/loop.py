@@ -30,9 +30,9 @@ from bot.agent.interruption import (
 )
 from bot.agent.memory import scope_for
 from bot.agent.outbox import TurnOutbox
-from bot.agent.owner_dm import LastOwnerDM
+from bot.agent.owner_dm import LastOwnerDM, OwnerDM
 from bot.agent.persona_turns import PersonaTurns
-from bot.agent.sessions import Session, SessionStore
+from bot.agent.session import Session, Sessions
 from bot.agent.stream import StreamEmitter, is_silent
 from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
 from bot.bus import TRUST_ORDER, ChatRef, InboundMessage, MessageBus, OutboundMessage, Trust, lowest_trust
@@ -81,7 +81,7 @@ class AgentLoop:
         self,
         bus: MessageBus,
         runner: TurnRunner,
-        sessions: SessionStore,
+        sessions: Sessions,
         context: ContextBuilder,
         events: EventBus,
         config: AgentConfig,
@@ -91,7 +91,7 @@ class AgentLoop:
         personas: PersonaTurns | None = None,
         account: AccountCommands | None = None,
         budget: ContextBudget | None = None,
-        owner_dm: LastOwnerDM | None = None,
+        owner_dm: OwnerDM | None = None,
         transcriber: Transcriber | None = None,
         hooks: Hooks | None = None,
     ) -> None:
@@ -107,7 +107,7 @@ class AgentLoop:
         self._memory = memory
         self._on_stop = on_stop
         self._budget = budget
-        self._owner_dm = owner_dm or LastOwnerDM()
+        self._owner_dm: OwnerDM = owner_dm or LastOwnerDM()
         self._transcriber = transcriber
         self._hooks = hooks or Hooks()
         self._slots = asyncio.Semaphore(config.max_concurrent_turns)
