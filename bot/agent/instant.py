@@ -16,10 +16,9 @@ from bot.bus import InboundMessage
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """A command's reply (None: it asks for none) and whether the reply marks the message handled."""
+    """A command's reply; None when it asks for none (the command is handled all the same)."""
 
     text: str | None
-    completes: bool = True
 
 
 class InstantCommands:
@@ -56,7 +55,7 @@ class InstantCommands:
             return Answer(self._account.answer(command, message))
         invoked = self._hooks.command(message)
         if invoked is not None:
-            return Answer(await self._hooks.hooks.answer(*invoked), completes=False)
+            return Answer(await self._hooks.hooks.answer(*invoked))
         if is_unknown_command(message.text):
             return Answer(UNKNOWN_COMMAND)
         return None

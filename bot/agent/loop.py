@@ -152,12 +152,14 @@ class AgentLoop:
             return
         answer = await self._commands.answer(message)
         if answer is not None:
-            if answer.text is not None:
-                await self._reply(message, answer.text, completes=[message.id] if answer.completes else ())
+            if answer.text is None:
+                await self._bus.complete_inbound([message.id])
+            else:
+                await self._reply(message, answer.text, completes=[message.id])
             return
         received = await self._hooks.received(message)
         if isinstance(received, Block):
-            await self._reply(message, received.reason)
+            await self._reply(message, received.reason, completes=[message.id])
             return
         message = received
         lane = self._lanes.setdefault(key, Lane())
