@@ -18,8 +18,11 @@ from bot.redis_ratelimit import RedisIgnoreNotices, RedisSenderRateLimit
 from bot.redis_state import RedisState
 from bot.usage.ledger import CallRecord
 from bot.usage.redis_ledger import RedisUsageLedger
-from tests.fakes.openai_server import FakeLLM
-from tests.harness import Harness, make_config
+from tests.channels.test_slack import OWNER as SLACK_OWNER
+from tests.channels.test_slack import slack_section
+from tests.fakes.openai_server import FakeLLM, Text
+from tests.fakes.slack_server import FakeSlack
+from tests.harness import GatewayUnderTest, Harness, make_config
 from tests.test_cli import env_for
 
 GUEST = {"chat": "telegram:9", "sender": "9", "trust": Trust.GUEST}
@@ -146,3 +149,33 @@ def test_cli_usage_reads_every_workers_calls_from_redis(tmp_path: Path, redis_ur
     rows = {row["key"]: row for row in json.loads(result.output)}
     assert rows["telegram:1"]["tokens_in"] == 100 and rows["slack:U2"]["tokens_out"] == 10
     assert not (tmp_path / "state" / "usage.db").exists()
+
+
+async def test_a_gateway_on_another_machine_catches_up_on_slack_where_the_last_one_stopped(
+    tmp_path: Path, fake_llm: FakeLLM, redis_url: str
+) -> None:
+    bus = {"backend": "redis", "url": redis_url}
+    async with FakeSlack() as slack:
+        section = {"slack": slack_section(slack)}
+        fake_llm.script(Text("first"))
+        async with GatewayUnderTest(tmp_path / "a", fake_llm, [f"slack:{SLACK_OWNER}"], section, bus=bus) as first:
+            await first.gateway.manager.ready("slack")
+            slack.dm("hello", user=SLACK_OWNER)
+            await slack.wait_for_posted(1)
+        slack.message_while_offline("while you were away", user=SLACK_OWNER)
+        fake_llm.script(Text("caught up"))
+        async with GatewayUnderTest(tmp_path / "b", fake_llm, [f"slack:{SLACK_OWNER}"], section, bus=bus) as second:
+            await second.gateway.manager.ready("slack")
+            await slack.wait_for_posted(2)
+    assert fake_llm.requests[-1]["messages"][-1]["content"].endswith("while you were away")
+    assert not (tmp_path / "a" / "state" / "catchup").exists()
+
+
+def test_codes_requested_at_once_by_many_gateways_are_all_kept(redis_url: str) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    books = [RedisPairingBook(RedisState(redis_url), max_pending=50) for _ in range(4)]
+    with ThreadPoolExecutor(4) as pool:
+        codes = list(pool.map(lambda n: books[n % 4].request("telegram", str(n), ""), range(40)))
+    assert len({code for code, _ in codes}) == 40
+    assert sorted(int(entry.user_id) for entry in books[0].pending()) == list(range(40))
