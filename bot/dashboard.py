@@ -9,10 +9,10 @@ from datetime import date, datetime, timedelta
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
-from bot.access import PairingBook
+from bot.access import Pairing
 from bot.config import HeartbeatConfig
 from bot.scheduler.cron import CronService
-from bot.usage.ledger import UsageLedger
+from bot.usage.ledger import Ledger
 from channels.health import ChannelHealth, MessageCounts
 
 EPOCH = date(1970, 1, 1)
@@ -42,10 +42,10 @@ class Dashboard:
         self,
         channels: ChannelView,
         sessions: Callable[[float], list[dict[str, Any]]],
-        ledger: UsageLedger,
+        ledger: Ledger,
         timezone: str,
         cron: CronService,
-        pairing: PairingBook,
+        pairing: Pairing,
         heartbeat: HeartbeatConfig,
         heartbeat_runs: HeartbeatView,
         clock: Callable[[], float] = time.time,
