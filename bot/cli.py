@@ -218,9 +218,10 @@ def status(ctx: typer.Context) -> None:
     options: Options = ctx.obj
     sessions = config.state_dir / "sessions"
     count = len(list(sessions.glob("*.jsonl"))) if sessions.exists() else 0
+    where = "sessions in redis" if config.bus.backend == "redis" else f"{count} sessions"
     typer.echo(f"config:    {options.config}")
     typer.echo(f"workspace: {config.workspace}")
-    typer.echo(f"state:     {config.state_dir} ({count} sessions)")
+    typer.echo(f"state:     {config.state_dir} ({where})")
     typer.echo(f"model:     {config.llm.model}" + (f" at {config.llm.api_base}" if config.llm.api_base else ""))
     reply = _ask_gateway(config, {"op": "status"}, timeout=CONTROL_TIMEOUT)
     typer.echo(f"gateway:   {describe_uptime(reply)}")
