@@ -121,6 +121,8 @@ class RedisSessionStore(SessionCache):
     def append(self, session: Session, messages: list[dict[str, Any]], inbound_ids: list[str] | None = None) -> None:
         """Append messages to the session's list in one transaction; `inbound_ids` names the bus messages they hold."""
         session = self._redis(session)
+        if not messages:
+            return  # RPUSH needs at least one value
         now = time.time()
         records: list[dict[str, Any]] = [{"ts": now, "message": m} for m in messages]
         if inbound_ids:
