@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bot.access import PairingBook
+from bot.access_stores import ignore_notices, pairing_book, sender_rate_limit, usage_ledger
 from bot.agent.account import AccountCommands
 from bot.agent.budget import BudgetedProvider, ContextBudget, ContextWindow
 from bot.agent.consolidation import MemoryConsolidator
@@ -40,8 +40,7 @@ from bot.plugins.approvals import ExecApprovals
 from bot.plugins.events import GatewayStart, GatewayStop
 from bot.plugins.hooks import Hooks
 from bot.plugins.loader import Plugins, load_plugins
-from bot.ratelimit import SenderRateLimit
-from bot.redis_state import shared_state
+from bot.redis_state import RedisState, shared_state
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
@@ -60,8 +59,7 @@ from bot.tools.web import WebFetchTool, WebSearchTool
 from bot.tools.workspace import WorkspacePaths
 from bot.transcription import Transcriber
 from bot.usage.budgets import BudgetGuard
-from bot.usage.ledger import UsageLedger
-from channels.catchup import ActiveChats, CatchesUp
+from channels.catchup import ActiveChats, CatchesUp, RecentChats
 
 logger = logging.getLogger(__name__)
 
@@ -145,7 +143,7 @@ class AgentApp:
         config.workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
         config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         keep_private(private_roots(config))
-        self.ledger = UsageLedger(config.state_dir / "usage.db")
+        self.ledger = usage_ledger(config, self.shared)
         self.guard = BudgetGuard(config.budgets, self.ledger, config.timezone, notify_owner=self._notify_owner)
         self.models = ModelStack(make_provider, self.ledger, self.guard)
         self.provider = self.models.provider(config.llm)
@@ -159,7 +157,7 @@ class AgentApp:
             wait = min(config.tools.exec.approval_timeout, config.agent.turn_timeout)
             approvals = ExecApprovals(config.tools.exec.approval, config.workspace, self.bus.publish_outbound, wait)
             approvals.install(self.plugins.hooks)
-        self.pairing = PairingBook(config.state_dir / "pairing.json", max_pending=config.access.max_pending)
+        self.pairing = pairing_book(config, self.shared)
         self.sessions = SessionStore(
             config.state_dir / "sessions",
             tail=config.agent.memory_window,
@@ -293,6 +291,15 @@ def make_bus(config: Config) -> MessageBus:
     return LocalBus(journal_path(config))
 
 
+def active_chats(config: Config, shared: RedisState | None, channel: str) -> RecentChats:
+    """Where a channel notes its active chats for catch-up: `state/catchup/<channel>.json`, or Redis."""
+    if shared is None:
+        return ActiveChats(config.state_dir / "catchup" / f"{channel}.json")
+    from channels.catchup_redis import RedisActiveChats
+
+    return RedisActiveChats(shared, channel)
+
+
 def control_socket(config: Config) -> Path:
     """Where a running gateway listens for CLI commands."""
     return config.state_dir / "control.sock"
@@ -323,8 +330,12 @@ class Gateway:
         self.agent = AgentApp(config, provider, make_bus(config))
         self.leases = ClusterLeases(self.agent.bus, config) if config.bus.backend == "redis" else None
         self.names = enabled_channels(config)
+        shared = self.agent.shared
+        notices = ignore_notices(shared)
         access = {
-            name: AccessPolicy(name, config.owners, getattr(config.channels, name), self.agent.pairing, config.roles)
+            name: AccessPolicy(
+                name, config.owners, getattr(config.channels, name), self.agent.pairing, config.roles, notices
+            )
             for name in self.names
         }
         self.manager = load_object("channels.manager:ChannelManager")(
@@ -332,7 +343,7 @@ class Gateway:
             self.agent.events,
             access,
             start_retry,
-            SenderRateLimit(config.access.rate_limit),
+            sender_rate_limit(config, shared),
             send_retry=channel_retry,
         )
         for name in self.names:
@@ -340,7 +351,7 @@ class Gateway:
             section = getattr(config.channels, name)
             channel = channel_class(self.manager.publisher(name), section, config.workspace / "inbox", channel_retry)
             if isinstance(channel, CatchesUp):
-                channel.remember_chats(ActiveChats(config.state_dir / "catchup" / f"{name}.json"))
+                channel.remember_chats(active_chats(config, shared, name))
             self.manager.add(channel, section.send_concurrency)
         for channel_class in self.agent.plugins.channels:
             self.names.append(channel_class.name)

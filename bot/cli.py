@@ -11,7 +11,7 @@ import typer
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from bot.access import PairingBook
+    from bot.access import Pairing
     from bot.config import Config, MCPServerConfig
     from bot.scheduler.cron import CronService
 
@@ -350,10 +350,13 @@ pairing_app = typer.Typer(help="Approve or revoke senders who asked to pair.", n
 app.add_typer(pairing_app, name="pairing")
 
 
-def _pairing_book(ctx: typer.Context) -> PairingBook:
-    from bot.access import PairingBook
+def _pairing_book(ctx: typer.Context) -> Pairing:
+    """The pairing state the gateways use: `state/pairing.json`, or Redis on the redis bus."""
+    from bot.access_stores import pairing_book
+    from bot.redis_state import shared_state
 
-    return PairingBook(_load(ctx.obj).state_dir / "pairing.json")
+    config = _load(ctx.obj)
+    return pairing_book(config, shared_state(config))
 
 
 @pairing_app.command("list")
@@ -571,8 +574,10 @@ def usage(
     from datetime import datetime
     from zoneinfo import ZoneInfo
 
+    from bot.access_stores import usage_ledger
+    from bot.redis_state import shared_state
     from bot.usage import report
-    from bot.usage.ledger import GROUPS, UsageLedger
+    from bot.usage.ledger import GROUPS
 
     config = _load(ctx.obj)
     if by not in GROUPS:
@@ -583,7 +588,7 @@ def usage(
         start = report.since_timestamp(since, now, zone)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--since") from None
-    ledger = UsageLedger(config.state_dir / "usage.db")
+    ledger = usage_ledger(config, shared_state(config))
     try:
         groups = ledger.grouped(by, start)
         if as_json:

@@ -12,10 +12,10 @@ from typing import Any, Protocol
 from urllib.parse import unquote
 from zoneinfo import ZoneInfo
 
-from bot.access import PairingBook
+from bot.access import Pairing
 from bot.config import HeartbeatConfig
 from bot.scheduler.cron import CronService
-from bot.usage.ledger import UsageLedger
+from bot.usage.ledger import Ledger
 from channels.health import ChannelHealth, MessageCounts
 
 EPOCH = date(1970, 1, 1)
@@ -45,10 +45,10 @@ class Dashboard:
         self,
         channels: ChannelView,
         sessions_dir: Path,
-        ledger: UsageLedger,
+        ledger: Ledger,
         timezone: str,
         cron: CronService,
-        pairing: PairingBook,
+        pairing: Pairing,
         heartbeat: HeartbeatConfig,
         heartbeat_runs: HeartbeatView,
         clock: Callable[[], float] = time.time,

@@ -23,7 +23,7 @@ from bot.events import (
     TurnFinished,
     TurnStarted,
 )
-from bot.ratelimit import SenderRateLimit, Verdict, flood_notice
+from bot.ratelimit import RateLimit, Verdict, flood_notice
 from bot.retry import RetryPolicy
 from channels.base import Channel, Publish, ShowsTyping
 from channels.dedupe import SeenIds
@@ -55,7 +55,7 @@ class ChannelManager:
         events: EventBus | None = None,
         access: dict[str, AccessPolicy] | None = None,
         start_retry: RetryPolicy | None = None,
-        rate_limit: SenderRateLimit | None = None,
+        rate_limit: RateLimit | None = None,
         send_retry: RetryPolicy | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
