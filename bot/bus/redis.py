@@ -27,9 +27,9 @@ from bot.bus.messages import (
     OutboundMessage,
     inbound_from_json,
     inbound_to_json,
-    outbound_from_json,
     outbound_to_json,
 )
+from bot.bus.redis_outbox import ChannelOutboxes, StreamBacklog, stream_backlog
 from bot.bus.redis_scripts import ADMIT, PUBLISH_INBOUND, PUBLISH_OUTBOUND, RELEASE, RENEW
 from bot.cancelling import cancel_and_wait
 from bot.errors import BusClosed
@@ -37,7 +37,6 @@ from bot.errors import BusClosed
 logger = logging.getLogger(__name__)
 
 WORKERS = "workers"
-GATEWAYS = "gateways"
 BATCH = 100
 MAX_BLOCK_MS = 1000  # a reader wakes at least this often to renew and claim, and to notice a stop
 TIMEOUT = 5.0  # every command's socket wait; longer than any BLOCK, so a blocked read never times out
@@ -97,17 +96,16 @@ class RedisBus:
         self._closing = False
         self._intake_closed = False
         self._inbound: asyncio.Queue[InboundMessage] = asyncio.Queue()
-        self._outbound: asyncio.Queue[OutboundMessage] = asyncio.Queue()
         self._held: dict[str, InboundMessage] = {}
         self._claimed: set[str] = set()
         self._entries: dict[str, tuple[str, str]] = {}  # message id -> (entry id, session key)
         self._inflight: dict[str, set[str]] = {}  # session key -> admitted entry ids
-        self._out_entries: dict[str, str] = {}  # outbound message id -> entry id
+        self._outboxes = ChannelOutboxes(self, self._claim_idle_ms, self._idle_block_ms, self._block_ms)
         self._tasks: list[asyncio.Task[None]] = []
         self._reading_inbound = False
         self._reading_outbound = False
         self._reading: set[str] = set()  # readers past their first round
-        self._next_claim = self._next_renew = self._next_out_claim = 0.0
+        self._next_claim = self._next_renew = 0.0
 
     def key(self, *parts: str) -> str:
         """A key under this bot's prefix."""
@@ -139,12 +137,19 @@ class RedisBus:
     async def _create_groups(self) -> None:
         from redis.exceptions import ResponseError
 
-        for stream, group in ((self.key("inbox"), WORKERS), (self.key("outbox"), GATEWAYS)):
-            try:
-                await self.redis.xgroup_create(stream, group, id="0", mkstream=True)
-            except ResponseError as exc:
-                if "BUSYGROUP" not in str(exc):
-                    raise
+        try:
+            await self.redis.xgroup_create(self.key("inbox"), WORKERS, id="0", mkstream=True)
+        except ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+        await self._outboxes.create_groups()
+
+    def deliver_for(self, channels: Sequence[str]) -> None:
+        """Deliver the replies of these channels only (the ones whose receiver lease this gateway holds).
+
+        Without it, `consume_outbound` delivers every channel's replies, for one process serving them all.
+        """
+        self._outboxes.deliver_for(channels)
 
     async def stop(self) -> None:
         self._closing = True  # the readers end at their next round even if a cancel is swallowed
@@ -217,8 +222,9 @@ class RedisBus:
     async def publish_outbound(self, message: OutboundMessage, completes: Sequence[str] = ()) -> bool:
         await self.start()
         known = [(m, *self._entries[m]) for m in completes if m in self._entries]
-        keys = [self.key("out", message.id), self.key("outbox"), self.key("inbox")]
-        args: list[Any] = [message.id, outbound_to_json(message), int(RETENTION), WORKERS]
+        channel = message.chat.channel
+        keys = [self.key("out", message.id), self._outboxes.stream(channel), self.key("inbox"), self._outboxes.index]
+        args: list[Any] = [message.id, outbound_to_json(message), int(RETENTION), WORKERS, channel]
         for _, entry, session in known:
             keys += [self.key("pending", session), self.key("admitted", session)]
             args.append(entry)
@@ -232,9 +238,9 @@ class RedisBus:
         if not self._reading_outbound:
             self._reading_outbound = True
             await self.start()
-            reader = self._supervised("outbound", self._outbound_round)
+            reader = self._supervised("outbound", self._outboxes.read_round)
             self._tasks.append(asyncio.create_task(reader, name="redis-bus:outbound"))
-        return await self._outbound.get()
+        return await self._outboxes.queue.get()
 
     async def chunks_sent(self, message_id: str) -> int:
         return int(await self.redis.hget(self.key("out", message_id), "chunks") or 0)
@@ -251,21 +257,22 @@ class RedisBus:
     async def count_ambiguous(self, message_id: str) -> None:
         await self.redis.incr(self.key("stats", "ambiguous"))
 
-    async def stats(self) -> BusStats:
+    async def backlog(self) -> list[StreamBacklog]:
+        """Per stream: the inbox for the workers, then each channel's outbox for its gateway."""
         await self.start()
-        groups = {
-            stream: {g["name"]: g for g in await self.redis.xinfo_groups(self.key(stream))}
-            for stream in ("inbox", "outbox")
-        }
-        inbox, outbox = groups["inbox"].get(WORKERS, {}), groups["outbox"].get(GATEWAYS, {})
+        inbox = await stream_backlog(self.redis, self.key("inbox"), WORKERS)
+        return [inbox, *await self._outboxes.backlog()]
+
+    async def stats(self) -> BusStats:
+        inbox, *outboxes = await self.backlog()
         counters = await self.redis.mget(
             [self.key("stats", name) for name in ("inbound_failed", "outbound_failed", "ambiguous")]
         )
         failed_in, failed_out, ambiguous = (int(value or 0) for value in counters)
         return BusStats(
-            inbound_pending=int(inbox.get("pending", 0)) + int(inbox.get("lag") or 0),
+            inbound_pending=inbox.pending + inbox.unread,
             inbound_failed=failed_in,
-            outbound_pending=int(outbox.get("pending", 0)) + int(outbox.get("lag") or 0),
+            outbound_pending=sum(outbox.pending + outbox.unread for outbox in outboxes),
             outbound_failed=failed_out,
             ambiguous_sends=ambiguous,
         )
@@ -273,9 +280,7 @@ class RedisBus:
     async def _finish_outbound(self, message_id: str, state: str, error: str | None = None) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.hset(self.key("out", message_id), mapping={"state": state, "error": error or ""})
-            entry = self._out_entries.pop(message_id, None)
-            if entry is not None:
-                pipe.xack(self.key("outbox"), GATEWAYS, entry)
+            self._outboxes.acknowledge(pipe, message_id)
             if state == "failed":
                 pipe.incr(self.key("stats", "outbound_failed"))
             await pipe.execute()
@@ -390,34 +395,11 @@ class RedisBus:
         """Keep this worker's session locks and the idle time of its entries fresh, so nobody claims them."""
         for session in list(self._inflight):
             await self._scripts["renew"](keys=[self.key("lock", session)], args=[self.consumer, self._lease_ms])
-        await self._touch(self.key("inbox"), WORKERS)
+        await self.touch(self.key("inbox"), WORKERS)
 
-    async def _touch(self, stream: str, group: str) -> None:
+    async def touch(self, stream: str, group: str) -> None:
+        """Reset the idle time of this consumer's pending entries, so nobody claims them while it lives."""
         mine = await self.redis.xpending_range(stream, group, "-", "+", 10_000, consumername=self.consumer)
         ids = [row["message_id"] for row in mine]
         if ids:
             await self.redis.xclaim(stream, group, self.consumer, 0, ids, justid=True)
-
-    async def _outbound_round(self, fresh: bool) -> None:
-        """Deliver this gateway's own unfinished entries first, then new ones and those of a gateway gone idle."""
-        outbox = self.key("outbox")
-        if fresh:
-            self._queue_outbound(await self.redis.xreadgroup(GATEWAYS, self.consumer, {outbox: "0"}, count=10_000))
-            self._next_out_claim = 0.0
-        now = time.monotonic()
-        if now >= self._next_out_claim:
-            await self._touch(outbox, GATEWAYS)
-            result = await self.redis.xautoclaim(outbox, GATEWAYS, self.consumer, self._claim_idle_ms, "0-0", BATCH)
-            self._queue_outbound([[outbox, result[1]]])
-            self._next_out_claim = now + max(self._claim_idle_ms / 4000, 0.05)
-        self._queue_outbound(
-            await self.redis.xreadgroup(GATEWAYS, self.consumer, {outbox: ">"}, count=BATCH, block=self._idle_block_ms)
-        )
-
-    def _queue_outbound(self, response: Any) -> None:
-        for _, entries in response or ():
-            for entry, fields in entries:
-                if not fields or fields["id"] in self._out_entries:
-                    continue
-                self._out_entries[fields["id"]] = entry
-                self._outbound.put_nowait(outbound_from_json(fields["body"]))

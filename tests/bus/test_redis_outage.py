@@ -38,6 +38,7 @@ async def test_the_readers_log_an_outage_and_carry_on_after_it(
 ) -> None:
     caplog.set_level(logging.INFO, logger="bot.bus.redis")
     gateway = RedisBus(redis_url, consumer="gw", block=0.02, timeout=0.2)
+    gateway.deliver_for(["telegram"])
     worker = RedisBus(redis_url, consumer="w", block=0.02, timeout=0.2)
     assert (await answer_one(worker, gateway, "before")).text == "re before"
 
