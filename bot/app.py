@@ -18,8 +18,11 @@ from bot.agent.budget import BudgetedProvider, ContextBudget, ContextWindow
 from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
 from bot.agent.loop import AgentLoop
-from bot.agent.owner_dm import LastOwnerDM
+from bot.agent.memory_lock import RedisScopeLocks
+from bot.agent.owner_dm import LastOwnerDM, OwnerDM, RedisOwnerDM
 from bot.agent.persona_turns import PersonaTurns
+from bot.agent.redis_sessions import RedisSessionStore
+from bot.agent.session import Sessions
 from bot.agent.sessions import SessionStore
 from bot.agent.skills import SkillLibrary
 from bot.agent.subagents import SubagentManager
@@ -44,6 +47,7 @@ from bot.redis_state import RedisState, shared_state
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
+from bot.scheduler.heartbeat_record import RedisHeartbeatRecord
 from bot.tools.base import Tool, ToolRegistry
 from bot.tools.cron import CronTool
 from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
@@ -158,12 +162,7 @@ class AgentApp:
             approvals = ExecApprovals(config.tools.exec.approval, config.workspace, self.bus.publish_outbound, wait)
             approvals.install(self.plugins.hooks)
         self.pairing = pairing_book(config, self.shared)
-        self.sessions = SessionStore(
-            config.state_dir / "sessions",
-            tail=config.agent.memory_window,
-            max_sessions=config.agent.session_cache_size,
-            max_bytes=int(config.agent.session_cache_mb * 1024 * 1024),
-        )
+        self.sessions = self._session_store()
         self.memory = MemoryConsolidator(
             self.provider,
             self.sessions,
@@ -171,6 +170,7 @@ class AgentApp:
             config.agent.memory_window,
             config.timezone,
             hooks=self.plugins.hooks,
+            locks=RedisScopeLocks(self.shared, config.workspace) if self.shared is not None else None,
         )
         budgeted = BudgetedProvider(self.provider, self.budget)
         self.context = ContextBuilder(
@@ -206,11 +206,29 @@ class AgentApp:
             ),
             account=AccountCommands(self.ledger, self.guard, self.pairing, config.timezone),
             budget=self.budget,
-            owner_dm=LastOwnerDM(config.state_dir / "owner_dm.json"),
+            owner_dm=self._owner_dm(),
             transcriber=Transcriber(config.llm, self.ledger, self.guard) if config.llm.transcription_model else None,
             hooks=self.plugins.hooks,
         )
         self._warming: asyncio.Task[None] | None = None
+
+    def _session_store(self) -> Sessions:
+        """Sessions in Redis on the redis backend (any worker may run a session's next turn), else files."""
+        agent = self.config.agent
+        bounds = {
+            "tail": agent.memory_window,
+            "max_sessions": agent.session_cache_size,
+            "max_bytes": int(agent.session_cache_mb * 1024 * 1024),
+        }
+        if self.shared is not None:
+            return RedisSessionStore(self.shared, **bounds)
+        return SessionStore(self.config.state_dir / "sessions", **bounds)
+
+    def _owner_dm(self) -> OwnerDM:
+        """The latest owner DM in Redis on the redis backend (the scheduler may run elsewhere), else a file."""
+        if self.shared is not None:
+            return RedisOwnerDM(self.shared)
+        return LastOwnerDM(self.config.state_dir / "owner_dm.json")
 
     def _runner(self, provider: Provider, registry: ToolRegistry) -> TurnRunner:
         agent = self.config.agent
@@ -362,7 +380,13 @@ class Gateway:
         )
         self.agent.registry.register(CronTool(self.cron, config.timezone))
         self.heartbeat = HeartbeatService(
-            config.heartbeat, config.workspace, config.timezone, self.agent.loop, self.agent.bus, self.agent.events
+            config.heartbeat,
+            config.workspace,
+            config.timezone,
+            self.agent.loop,
+            self.agent.bus,
+            self.agent.events,
+            record=RedisHeartbeatRecord(self.agent.shared) if self.agent.shared is not None else None,
         )
         self.started_at = time.time()
         if config.channels.api.enabled:
@@ -371,7 +395,7 @@ class Gateway:
 
             dashboard = Dashboard(
                 self.manager,
-                config.state_dir / "sessions",
+                self.agent.sessions.summaries,
                 self.agent.ledger,
                 config.timezone,
                 self.cron,

@@ -218,9 +218,10 @@ def status(ctx: typer.Context) -> None:
     options: Options = ctx.obj
     sessions = config.state_dir / "sessions"
     count = len(list(sessions.glob("*.jsonl"))) if sessions.exists() else 0
+    where = "sessions in redis" if config.bus.backend == "redis" else f"{count} sessions"
     typer.echo(f"config:    {options.config}")
     typer.echo(f"workspace: {config.workspace}")
-    typer.echo(f"state:     {config.state_dir} ({count} sessions)")
+    typer.echo(f"state:     {config.state_dir} ({where})")
     typer.echo(f"model:     {config.llm.model}" + (f" at {config.llm.api_base}" if config.llm.api_base else ""))
     reply = _ask_gateway(config, {"op": "status"}, timeout=CONTROL_TIMEOUT)
     typer.echo(f"gateway:   {describe_uptime(reply)}")
@@ -245,14 +246,9 @@ def _mcp_status(server: MCPServerConfig) -> str:
     """Connect once to an MCP server and report its tool count, or why it cannot be reached."""
     import asyncio
 
-    from bot.tools.mcp import probe, root_cause
+    from bot.tools.mcp import describe
 
-    where = server.url or " ".join([server.command or "", *server.args])
-    try:
-        tools = asyncio.run(probe(server))
-    except Exception as exc:
-        return f"{where}: cannot start ({root_cause(exc)!r})"
-    return f"{where}: {len(tools)} tool{'s' if len(tools) != 1 else ''}"
+    return asyncio.run(describe(server))[1]
 
 
 def _cluster_lines(config: Config) -> list[str]:
@@ -286,7 +282,7 @@ def _exec_status(config: Config) -> str:
 
 @app.command()
 def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print the checks as JSON.")) -> None:
-    """Check the config, folders, model, channel credentials, sandbox, gateway and disk; exit 1 on any ✗."""
+    """Check the config, folders, model, channels, MCP servers, sandbox, gateway and disk; exit 1 on any ✗."""
     import asyncio
     import json
 
