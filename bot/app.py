@@ -48,6 +48,7 @@ from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
 from bot.scheduler.heartbeat_record import RedisHeartbeatRecord
+from bot.scheduler.outcomes import OutcomeRelay
 from bot.tools.base import Tool, ToolRegistry
 from bot.tools.cron import CronTool
 from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
@@ -375,8 +376,17 @@ class Gateway:
             self.names.append(channel_class.name)
             self.manager.add(channel_class(self.manager.publisher(channel_class.name)))
 
+        shared = self.agent.shared
+        self.outcomes = EventBus() if shared is not None else self.agent.events
+        self.relay = OutcomeRelay(shared, self.agent.events, self.outcomes) if shared is not None else None
         self.cron = CronService(
-            config.state_dir, config.timezone, config.scheduler.misfire_grace, self.agent.bus, self.agent.events
+            config.state_dir,
+            config.timezone,
+            config.scheduler.misfire_grace,
+            self.agent.bus,
+            self.agent.events,
+            shared=shared,
+            outcomes=self.outcomes,
         )
         self.agent.registry.register(CronTool(self.cron, config.timezone))
         self.heartbeat = HeartbeatService(
@@ -387,6 +397,7 @@ class Gateway:
             self.agent.bus,
             self.agent.events,
             record=RedisHeartbeatRecord(self.agent.shared) if self.agent.shared is not None else None,
+            outcomes=self.outcomes,
         )
         self.started_at = time.time()
         if config.channels.api.enabled:
@@ -426,12 +437,15 @@ class Gateway:
             await self.agent.bus.start()  # a gateway runs no turns: no agent loop, no MCP servers
         else:
             await self.agent.start()
+        if self.relay is not None:
+            await self.relay.start(listen=self.role != "gateway")
         if self.role != "worker":
             if self.leases is not None:
                 await self.leases.hold_channels(self.names, self._lost_channel)
             await self.manager.start()
         if self.role != "gateway":
             if self.leases is not None:
+                await self._open_job_store()
                 self._scheduler = asyncio.create_task(self._lead_scheduler(), name="scheduler-leader")
             else:
                 await self._start_scheduler()
@@ -445,6 +459,11 @@ class Gateway:
         await self.heartbeat.start()
         await self.control.start()
         self._scheduling = True
+
+    async def _open_job_store(self) -> None:
+        """Open the shared job store without firing: the cron tool adds and removes jobs on any worker."""
+        await asyncio.to_thread(importlib.import_module, "apscheduler.schedulers.asyncio")
+        await self.cron.start(paused=True)
 
     async def _lead_scheduler(self) -> None:
         """Run cron and the heartbeat only while this process holds the scheduler lease."""
@@ -484,6 +503,8 @@ class Gateway:
         await self.manager.stop()
         if self.leases is not None:
             await self.leases.release()
+        if self.relay is not None:
+            await self.relay.stop()
         await self.agent.stop()
 
     async def _cron_changed(self, request: dict[str, Any]) -> dict[str, Any]:

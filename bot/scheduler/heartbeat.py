@@ -78,13 +78,14 @@ class HeartbeatService:
         events: EventBus,
         clock: Callable[[], float] = time.time,
         record: HeartbeatRecord | None = None,
+        outcomes: EventBus | None = None,
     ) -> None:
         self._config = config
         self._file = workspace / "HEARTBEAT.md"
         self._zone = ZoneInfo(timezone)
         self._loop = loop
         self._bus = bus
-        self._events = events
+        self._outcomes = outcomes or events  # on the redis bus: relayed from whichever process saw the run end
         self._clock = clock
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -156,7 +157,7 @@ class HeartbeatService:
         )
         waiter: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         self._waiters[message.id] = waiter
-        unsubscribe = self._events.subscribe(self._on_event)
+        unsubscribe = self._outcomes.subscribe(self._on_event)
         try:
             if not await self._bus.publish_inbound(message):
                 return Outcome.ALREADY_RAN
