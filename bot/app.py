@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 import os
@@ -68,6 +69,7 @@ from channels.catchup import ActiveChats, CatchesUp, RecentChats
 
 logger = logging.getLogger(__name__)
 
+CHANNELS_FIRST = 5.0  # seconds the channels get to connect before the model's and scheduler's imports load
 CHANNEL_CLASSES = {
     "telegram": "channels.telegram:TelegramChannel",
     "discord": "channels.discord:DiscordChannel",
@@ -252,10 +254,10 @@ class AgentApp:
         self._notices.add(task)
         task.add_done_callback(self._notices.discard)
 
-    async def start(self) -> None:
-        primary = self.models.made[0] if self.models.made else None
-        if isinstance(primary, Warmable):
-            self._warming = asyncio.create_task(self._warm_up(primary), name="llm-warm-up")
+    async def start(self, warm: bool = True) -> None:
+        """Start the bus, MCP servers and the loop; `warm` also starts loading the model's provider now."""
+        if warm:
+            self.warm_up()
         await self.bus.start()
         await self.mcp.start()
         await self.loop.start()
@@ -277,9 +279,21 @@ class AgentApp:
         if self.shared is not None:
             await self.shared.aclose()
 
+    def warm_up(self) -> None:
+        """Load what the first model call needs (litellm or the fast path's HTTP client, the price table) in the
+        background, once."""
+        primary = self.models.made[0] if self.models.made else None
+        if self._warming is None and isinstance(primary, Warmable):
+            self._warming = asyncio.create_task(self._warm_up(primary), name="llm-warm-up")
+
+    async def warmed(self) -> None:
+        """Wait until the warm-up, if one was started, has finished (or failed)."""
+        if self._warming is not None:
+            await asyncio.wait([self._warming])
+
     @staticmethod
     async def _warm_up(provider: Warmable) -> None:
-        """Import and warm the provider while channels connect; a failure shows again on the first call."""
+        """Import and warm the provider; a failure shows again on the first call."""
         try:
             await provider.warm_up()
         except Exception:
@@ -436,14 +450,16 @@ class Gateway:
         if self.role == "gateway":
             await self.agent.bus.start()  # a gateway runs no turns: no agent loop, no MCP servers
         else:
-            await self.agent.start()
+            await self.agent.start(warm=False)
         if self.relay is not None:
             await self.relay.start(listen=self.role != "gateway")
         if self.role != "worker":
             if self.leases is not None:
                 await self.leases.hold_channels(self.names, self._lost_channel)
             await self.manager.start()
+            await self._channels_first()
         if self.role != "gateway":
+            self.agent.warm_up()
             if self.leases is not None:
                 await self._open_job_store()
                 self._scheduler = asyncio.create_task(self._lead_scheduler(), name="scheduler-leader")
@@ -451,9 +467,21 @@ class Gateway:
                 await self._start_scheduler()
         await self.agent.plugins.hooks.run("gateway_start", GatewayStart(tuple(self.names)))
 
+    async def _channels_first(self) -> None:
+        """Wait until each channel has tried to connect once (at most CHANNELS_FIRST seconds).
+
+        Imports hold the GIL wherever they run, so the model's and the scheduler's, seconds of CPU together,
+        load after the channels' rather than beside them: launch to connected is then the channels' own work.
+        """
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(CHANNELS_FIRST):
+                await self.manager.tried()
+
     async def _start_scheduler(self) -> None:
         """Cron, the heartbeat and the control socket the CLI's cron commands reach: in one process only."""
-        # Channels connect on the event loop while the scheduler's imports load in a thread.
+        # After the model's warm-up (a first message may be waiting for it), and in a thread, so the event loop
+        # keeps serving the channels while the scheduler's imports load.
+        await self.agent.warmed()
         await asyncio.to_thread(importlib.import_module, "apscheduler.jobstores.sqlalchemy")
         await self.cron.start()
         await self.heartbeat.start()
