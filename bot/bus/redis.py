@@ -81,7 +81,7 @@ class RedisBus:
         consumer: str | None = None,
         lease: float = 10.0,
         claim_idle: float = 30.0,
-        block: float = 0.2,
+        block: float = 0.05,
         timeout: float = TIMEOUT,
     ) -> None:
         self._url = url
@@ -361,12 +361,16 @@ class RedisBus:
                     logger.warning("[%s] claimed message %s from a worker gone idle", fields["session"], message.id)
 
     async def _admit_held(self) -> None:
+        waiting: set[str] = set()  # sessions whose earlier entry must wait: their later ones wait too
         for entry in sorted(self._held, key=_entry_order):
             message = self._held[entry]
             session = message.chat.session_key
+            if session in waiting:
+                continue
             keys = [self.key("pending", session), self.key("admitted", session), self.key("lock", session)]
             verdict = await self._scripts["admit"](keys=keys, args=[entry, self.consumer, self._lease_ms])
             if verdict == 0:
+                waiting.add(session)
                 continue
             del self._held[entry]
             if verdict == -1:
