@@ -10,6 +10,7 @@ import pytest
 
 from bot.app import Gateway
 from bot.bus.cluster import Role
+from bot.cancelling import cancel_and_wait
 from bot.errors import ConfigError
 from bot.llm import LiteLLMProvider
 from bot.retry import RetryPolicy
@@ -60,7 +61,7 @@ async def test_one_gateway_polls_a_token_and_a_standby_takes_over_when_it_dies(
     assert pollers(telegram) == {"127.0.0.1"} and not standby_start.done()
 
     for held in first.leases._leases:  # killed: no release, its lease simply stops being renewed
-        held._renewer.cancel()
+        await cancel_and_wait(held._renewer)
     await first.manager.stop()
     killed = time.monotonic()
     polls_before = len(telegram.hosts)

@@ -66,3 +66,31 @@ async def test_a_holder_that_cannot_renew_steps_down_before_its_lease_expires(re
     assert time.monotonic() - renewed < 0.6, "it stopped before another holder could take the lease"
     await holder.release()
     await client.aclose()
+
+
+async def test_stop_ends_the_readers_even_when_a_redis_call_swallows_the_cancel(redis_url: str) -> None:
+    bus = RedisBus(redis_url, consumer="w", block=0.02)
+    bus.deliver_for(["telegram"])
+    await bus.start()
+    real = bus.redis.execute_command
+    swallowed: list[str] = []
+
+    async def swallowing(*args: object, **options: object) -> object:
+        """What asyncio.wait_for does on Python 3.11 when a cancel meets a finished send (CPython gh-86296)."""
+        call = asyncio.ensure_future(real(*args, **options))
+        try:
+            return await asyncio.shield(call)
+        except asyncio.CancelledError:
+            if len(swallowed) == 2:
+                call.cancel()
+                raise
+            swallowed.append(str(args[0]))
+            return await call  # the command's result, as if the cancel had never come
+
+    bus.redis.execute_command = swallowing
+    readers = [asyncio.create_task(bus.consume_inbound()), asyncio.create_task(bus.consume_outbound())]
+    await asyncio.sleep(0.2)
+    await asyncio.wait_for(bus.stop(), 2)
+    assert len(swallowed) == 2, "both readers swallowed the first cancel, and still ended"
+    for reader in readers:
+        reader.cancel()
