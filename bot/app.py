@@ -19,8 +19,11 @@ from bot.agent.budget import BudgetedProvider, ContextBudget, ContextWindow
 from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
 from bot.agent.loop import AgentLoop
-from bot.agent.owner_dm import LastOwnerDM
+from bot.agent.memory_lock import RedisScopeLocks
+from bot.agent.owner_dm import LastOwnerDM, OwnerDM, RedisOwnerDM
 from bot.agent.persona_turns import PersonaTurns
+from bot.agent.redis_sessions import RedisSessionStore
+from bot.agent.session import Sessions
 from bot.agent.sessions import SessionStore
 from bot.agent.skills import SkillLibrary
 from bot.agent.subagents import SubagentManager
@@ -45,6 +48,8 @@ from bot.redis_state import RedisState, shared_state
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
+from bot.scheduler.heartbeat_record import RedisHeartbeatRecord
+from bot.scheduler.outcomes import OutcomeRelay
 from bot.tools.base import Tool, ToolRegistry
 from bot.tools.cron import CronTool
 from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
@@ -160,12 +165,7 @@ class AgentApp:
             approvals = ExecApprovals(config.tools.exec.approval, config.workspace, self.bus.publish_outbound, wait)
             approvals.install(self.plugins.hooks)
         self.pairing = pairing_book(config, self.shared)
-        self.sessions = SessionStore(
-            config.state_dir / "sessions",
-            tail=config.agent.memory_window,
-            max_sessions=config.agent.session_cache_size,
-            max_bytes=int(config.agent.session_cache_mb * 1024 * 1024),
-        )
+        self.sessions = self._session_store()
         self.memory = MemoryConsolidator(
             self.provider,
             self.sessions,
@@ -173,6 +173,7 @@ class AgentApp:
             config.agent.memory_window,
             config.timezone,
             hooks=self.plugins.hooks,
+            locks=RedisScopeLocks(self.shared, config.workspace) if self.shared is not None else None,
         )
         budgeted = BudgetedProvider(self.provider, self.budget)
         self.context = ContextBuilder(
@@ -208,11 +209,29 @@ class AgentApp:
             ),
             account=AccountCommands(self.ledger, self.guard, self.pairing, config.timezone),
             budget=self.budget,
-            owner_dm=LastOwnerDM(config.state_dir / "owner_dm.json"),
+            owner_dm=self._owner_dm(),
             transcriber=Transcriber(config.llm, self.ledger, self.guard) if config.llm.transcription_model else None,
             hooks=self.plugins.hooks,
         )
         self._warming: asyncio.Task[None] | None = None
+
+    def _session_store(self) -> Sessions:
+        """Sessions in Redis on the redis backend (any worker may run a session's next turn), else files."""
+        agent = self.config.agent
+        bounds = {
+            "tail": agent.memory_window,
+            "max_sessions": agent.session_cache_size,
+            "max_bytes": int(agent.session_cache_mb * 1024 * 1024),
+        }
+        if self.shared is not None:
+            return RedisSessionStore(self.shared, **bounds)
+        return SessionStore(self.config.state_dir / "sessions", **bounds)
+
+    def _owner_dm(self) -> OwnerDM:
+        """The latest owner DM in Redis on the redis backend (the scheduler may run elsewhere), else a file."""
+        if self.shared is not None:
+            return RedisOwnerDM(self.shared)
+        return LastOwnerDM(self.config.state_dir / "owner_dm.json")
 
     def _runner(self, provider: Provider, registry: ToolRegistry) -> TurnRunner:
         agent = self.config.agent
@@ -371,12 +390,28 @@ class Gateway:
             self.names.append(channel_class.name)
             self.manager.add(channel_class(self.manager.publisher(channel_class.name)))
 
+        shared = self.agent.shared
+        self.outcomes = EventBus() if shared is not None else self.agent.events
+        self.relay = OutcomeRelay(shared, self.agent.events, self.outcomes) if shared is not None else None
         self.cron = CronService(
-            config.state_dir, config.timezone, config.scheduler.misfire_grace, self.agent.bus, self.agent.events
+            config.state_dir,
+            config.timezone,
+            config.scheduler.misfire_grace,
+            self.agent.bus,
+            self.agent.events,
+            shared=shared,
+            outcomes=self.outcomes,
         )
         self.agent.registry.register(CronTool(self.cron, config.timezone))
         self.heartbeat = HeartbeatService(
-            config.heartbeat, config.workspace, config.timezone, self.agent.loop, self.agent.bus, self.agent.events
+            config.heartbeat,
+            config.workspace,
+            config.timezone,
+            self.agent.loop,
+            self.agent.bus,
+            self.agent.events,
+            record=RedisHeartbeatRecord(self.agent.shared) if self.agent.shared is not None else None,
+            outcomes=self.outcomes,
         )
         self.started_at = time.time()
         if config.channels.api.enabled:
@@ -385,7 +420,7 @@ class Gateway:
 
             dashboard = Dashboard(
                 self.manager,
-                config.state_dir / "sessions",
+                self.agent.sessions.summaries,
                 self.agent.ledger,
                 config.timezone,
                 self.cron,
@@ -416,6 +451,8 @@ class Gateway:
             await self.agent.bus.start()  # a gateway runs no turns: no agent loop, no MCP servers
         else:
             await self.agent.start(warm=False)
+        if self.relay is not None:
+            await self.relay.start(listen=self.role != "gateway")
         if self.role != "worker":
             if self.leases is not None:
                 await self.leases.hold_channels(self.names, self._lost_channel)
@@ -424,6 +461,7 @@ class Gateway:
         if self.role != "gateway":
             self.agent.warm_up()
             if self.leases is not None:
+                await self._open_job_store()
                 self._scheduler = asyncio.create_task(self._lead_scheduler(), name="scheduler-leader")
             else:
                 await self._start_scheduler()
@@ -449,6 +487,11 @@ class Gateway:
         await self.heartbeat.start()
         await self.control.start()
         self._scheduling = True
+
+    async def _open_job_store(self) -> None:
+        """Open the shared job store without firing: the cron tool adds and removes jobs on any worker."""
+        await asyncio.to_thread(importlib.import_module, "apscheduler.schedulers.asyncio")
+        await self.cron.start(paused=True)
 
     async def _lead_scheduler(self) -> None:
         """Run cron and the heartbeat only while this process holds the scheduler lease."""
@@ -488,6 +531,8 @@ class Gateway:
         await self.manager.stop()
         if self.leases is not None:
             await self.leases.release()
+        if self.relay is not None:
+            await self.relay.stop()
         await self.agent.stop()
 
     async def _cron_changed(self, request: dict[str, Any]) -> dict[str, Any]:

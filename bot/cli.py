@@ -218,9 +218,10 @@ def status(ctx: typer.Context) -> None:
     options: Options = ctx.obj
     sessions = config.state_dir / "sessions"
     count = len(list(sessions.glob("*.jsonl"))) if sessions.exists() else 0
+    where = "sessions in redis" if config.bus.backend == "redis" else f"{count} sessions"
     typer.echo(f"config:    {options.config}")
     typer.echo(f"workspace: {config.workspace}")
-    typer.echo(f"state:     {config.state_dir} ({count} sessions)")
+    typer.echo(f"state:     {config.state_dir} ({where})")
     typer.echo(f"model:     {config.llm.model}" + (f" at {config.llm.api_base}" if config.llm.api_base else ""))
     reply = _ask_gateway(config, {"op": "status"}, timeout=CONTROL_TIMEOUT)
     typer.echo(f"gateway:   {describe_uptime(reply)}")
@@ -408,12 +409,17 @@ def _cron_call(ctx: typer.Context, action: Callable[[CronService], Any]) -> Any:
     config = _load(ctx.obj)
 
     async def call() -> Any:
-        service = CronService(config.state_dir, config.timezone, config.scheduler.misfire_grace)
+        from bot.redis_state import shared_state
+
+        shared = shared_state(config)  # on the redis bus, the shared store; adding or removing tells the leader
+        service = CronService(config.state_dir, config.timezone, config.scheduler.misfire_grace, shared=shared)
         await service.start(paused=True)
         try:
             return action(service)
         finally:
             await service.stop()
+            if shared is not None:
+                await shared.aclose()
 
     return asyncio.run(call())
 
@@ -467,6 +473,44 @@ def _check_target(config: Config, channel: str) -> None:
         raise typer.BadParameter(
             f"channel {channel} is not enabled; set channels.{channel}.enabled: true first", param_hint="--to"
         )
+
+
+def _cron_changed(config: Config) -> bool:
+    """Tell the running gateway to re-read the jobs (the redis store tells its leader itself); False when none runs."""
+    if config.bus.backend == "redis":
+        from bot.redis_state import RedisState
+        from bot.scheduler.cluster_run import scheduler_leader
+
+        assert config.bus.url is not None
+        state = RedisState(config.bus.url, config.bus.prefix)
+        try:
+            return scheduler_leader(state) is not None
+        finally:
+            state.client.close()
+    return _ask_gateway(config, {"op": "cron.changed"}) is not None
+
+
+def _cron_run_in_cluster(config: Config, job_id: str) -> dict[str, Any] | None:
+    """Fire a job on the redis bus from here and wait for its outcome; None when no process leads the scheduler."""
+    import asyncio
+
+    from bot.redis_state import RedisState
+    from bot.scheduler.cluster_run import run_in_cluster, scheduler_leader
+
+    assert config.bus.url is not None
+    state = RedisState(config.bus.url, config.bus.prefix)
+
+    async def call() -> dict[str, Any] | None:
+        try:
+            if scheduler_leader(state) is None:
+                return None
+            return await asyncio.wait_for(run_in_cluster(config, state, job_id), CRON_RUN_TIMEOUT)
+        except TimeoutError:
+            return {"ok": False, "error": f"no outcome within {CRON_RUN_TIMEOUT:.0f}s"}
+        finally:
+            await state.aclose()
+
+    return asyncio.run(call())
 
 
 @cron_app.command("list")
@@ -533,7 +577,7 @@ def cron_add(
     except ScheduleError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    running = _ask_gateway(config, {"op": "cron.changed"}) is not None
+    running = _cron_changed(config)
     next_run = f"{job.next_run:%Y-%m-%d %H:%M %Z}" if job.next_run else "never"
     typer.echo(f"Added job {job.id}; next run {next_run}." + ("" if running else " (The gateway is not running.)"))
 
@@ -544,14 +588,18 @@ def cron_remove(ctx: typer.Context, job_id: str) -> None:
     if not _cron_call(ctx, lambda service: service.remove(job_id)):
         typer.echo(f"No job {job_id}.", err=True)
         raise typer.Exit(1)
-    _ask_gateway(_load(ctx.obj), {"op": "cron.changed"})
+    _cron_changed(_load(ctx.obj))
     typer.echo(f"Removed job {job_id}.")
 
 
 @cron_app.command("run")
 def cron_run(ctx: typer.Context, job_id: str) -> None:
-    """Fire a job now, in the running gateway."""
-    reply = _ask_gateway(_load(ctx.obj), {"op": "cron.run", "id": job_id}, timeout=CRON_RUN_TIMEOUT)
+    """Fire a job now, in the running gateway (on the redis bus, on the cluster)."""
+    config = _load(ctx.obj)
+    if config.bus.backend == "redis":
+        reply = _cron_run_in_cluster(config, job_id)
+    else:
+        reply = _ask_gateway(config, {"op": "cron.run", "id": job_id}, timeout=CRON_RUN_TIMEOUT)
     if reply is None:
         typer.echo("The gateway is not running; start it with `relaybot run`.", err=True)
         raise typer.Exit(1)

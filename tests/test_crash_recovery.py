@@ -69,6 +69,7 @@ async def test_messages_survive_a_kill_at_each_moment_and_are_answered_once(
     assert len(fake_llm.requests) == requests  # the turn did not run again: its reply was in the outbox
 
     # a second gateway on the same home exits at once, naming the first, and leaves its socket alone
+    await bot.scheduling()
     second = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", "run", env=env_for(tmp_path), stderr=asyncio.subprocess.PIPE
     )

@@ -28,10 +28,10 @@ from bot.agent.interruption import (
 from bot.agent.lanes import Lane, is_new_session, next_batch, steering
 from bot.agent.memory import scope_for
 from bot.agent.outbox import TurnOutbox
-from bot.agent.owner_dm import LastOwnerDM
+from bot.agent.owner_dm import LastOwnerDM, OwnerDM
 from bot.agent.persona_turns import PersonaTurns
+from bot.agent.session import Sessions
 from bot.agent.session_turn import SessionTurns
-from bot.agent.sessions import SessionStore
 from bot.agent.stream import is_silent
 from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
 from bot.agent.turn_hooks import TurnHooks
@@ -56,7 +56,7 @@ class AgentLoop:
         self,
         bus: MessageBus,
         runner: TurnRunner,
-        sessions: SessionStore,
+        sessions: Sessions,
         context: ContextBuilder,
         events: EventBus,
         config: AgentConfig,
@@ -66,7 +66,7 @@ class AgentLoop:
         personas: PersonaTurns | None = None,
         account: AccountCommands | None = None,
         budget: ContextBudget | None = None,
-        owner_dm: LastOwnerDM | None = None,
+        owner_dm: OwnerDM | None = None,
         transcriber: Transcriber | None = None,
         hooks: Hooks | None = None,
     ) -> None:
@@ -78,7 +78,7 @@ class AgentLoop:
         self._workspace = workspace
         self._memory = memory
         self._on_stop = on_stop
-        self._owner_dm = owner_dm or LastOwnerDM()
+        self._owner_dm: OwnerDM = owner_dm or LastOwnerDM()
         self._hooks = TurnHooks(hooks or Hooks())
         self._commands = InstantCommands(sessions, runner, self._hooks, personas, account, budget)
         self._turns = SessionTurns(

@@ -13,7 +13,7 @@ from bot.agent.interruption import RESTARTED, closing_results
 from bot.agent.memory import scope_for
 from bot.agent.outbox import TurnOutbox
 from bot.agent.persona_turns import PersonaTurns
-from bot.agent.sessions import Session, SessionStore
+from bot.agent.session import Session, Sessions
 from bot.agent.stream import StreamEmitter
 from bot.agent.turn import TurnResult, TurnRunner
 from bot.agent.turn_hooks import TurnHooks
@@ -34,7 +34,7 @@ class SessionTurns:
     def __init__(
         self,
         runner: TurnRunner,
-        sessions: SessionStore,
+        sessions: Sessions,
         context: ContextBuilder,
         events: EventBus,
         hooks: TurnHooks,

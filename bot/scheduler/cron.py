@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, Trust
 from bot.events import CronRan, CronSkipped, Delivered, DeliveryFailed, Event, EventBus
 from bot.scheduler.limits import Action, check_job
+from bot.scheduler.run_log import RunHistory, RunLog, RunRecord
 from bot.scheduler.schedules import Schedule, ScheduleError, zone_named
+
+if TYPE_CHECKING:
+    from bot.redis_state import RedisState
+    from bot.scheduler.cron_redis import JobChanges, RunClaims
 
 logger = logging.getLogger(__name__)
 
@@ -43,17 +47,6 @@ class JobPayload:
 
 
 @dataclass(frozen=True, slots=True)
-class RunRecord:
-    """One run of a job: when, whether it worked, whether its message reached the chat."""
-
-    job_id: str
-    ran_at: float
-    ok: bool
-    delivered: bool
-    error: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class JobInfo:
     """A job as the CLI and the cron tool show it."""
 
@@ -62,31 +55,6 @@ class JobInfo:
     payload: JobPayload
     next_run: datetime | None
     last_run: RunRecord | None
-
-
-class RunLog:
-    """Append-only JSONL of job runs."""
-
-    def __init__(self, path: Path) -> None:
-        self._path = path
-
-    def append(self, record: RunRecord) -> None:
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        with self._path.open("a", encoding="utf-8") as out:
-            out.write(json.dumps(asdict(record)) + "\n")
-
-    def latest(self) -> dict[str, RunRecord]:
-        """The most recent run of each job."""
-        if not self._path.exists():
-            return {}
-        latest: dict[str, RunRecord] = {}
-        for line in self._path.read_text(encoding="utf-8").splitlines():
-            try:
-                record = RunRecord(**json.loads(line))
-            except (ValueError, TypeError):
-                continue
-            latest[record.job_id] = record
-        return latest
 
 
 _active: CronService | None = None
@@ -101,7 +69,7 @@ async def run_job(job_id: str, payload: dict[str, Any]) -> None:
 
 
 class CronService:
-    """Adds, lists, removes and fires jobs; the same SQLite store serves the gateway and the CLI."""
+    """Adds, lists, removes and fires jobs; one store (SQLite, or Redis on the redis bus) serves every process."""
 
     def __init__(
         self,
@@ -111,46 +79,79 @@ class CronService:
         bus: MessageBus | None = None,
         events: EventBus | None = None,
         clock: Callable[[], float] = time.time,
+        shared: RedisState | None = None,
+        outcomes: EventBus | None = None,
     ) -> None:
         state_dir.mkdir(parents=True, exist_ok=True)
         self._state_dir = state_dir
-        self._misfire_grace = misfire_grace
+        self._misfire_grace = max(1, int(misfire_grace))
         self._timezone = timezone
         self._bus = bus
         self._events = events or EventBus()
+        self._outcomes = outcomes or self._events
         self._clock = clock
-        self._runs = RunLog(state_dir / "cron_runs.jsonl")
+        self._shared = shared
+        self._runs: RunHistory = RunLog(state_dir / "cron_runs.jsonl")
+        self._claims: RunClaims | None = None
+        self._changes: JobChanges | None = None
+        if shared is not None:
+            from bot.scheduler.cron_redis import JobChanges, RedisRunLog, RunClaims
+
+            self._runs, self._claims, self._changes = RedisRunLog(shared), RunClaims(shared), JobChanges(shared)
         self._waiters: dict[str, asyncio.Future[tuple[bool, str | None]]] = {}
         self._due: dict[str, datetime] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
         self._unsubscribe: Callable[[], None] = lambda: None
 
     @functools.cached_property
     def _scheduler(self) -> Any:
-        """apscheduler over its SQLite store, made on first use: importing it costs a few hundred ms."""
-        from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+        """apscheduler over its store, made on first use: importing it costs a few hundred ms."""
         from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+        from bot.scheduler.claiming import ClaimingExecutor
+
+        if self._shared is not None:
+            from bot.scheduler.cron_redis import redis_job_store
+
+            store = redis_job_store(self._shared)
+        else:
+            from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+
+            store = SQLAlchemyJobStore(url=f"sqlite:///{self._state_dir / 'scheduler.db'}")
         return AsyncIOScheduler(
-            jobstores={"default": SQLAlchemyJobStore(url=f"sqlite:///{self._state_dir / 'scheduler.db'}")},
+            jobstores={"default": store},
+            executors={"default": ClaimingExecutor(self._claim)},
             timezone=zone_named(self._timezone),
-            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": max(1, int(self._misfire_grace))},
+            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": self._misfire_grace},
         )
 
     async def start(self, paused: bool = False) -> None:
-        """Start firing jobs (or, paused, only edit the store, as the CLI does)."""
-        global _active
-        from apscheduler.events import EVENT_JOB_MISSED, EVENT_JOB_SUBMITTED
-
-        self._scheduler.start(paused=paused)
+        """Start firing jobs (or, paused, only edit the store, as the CLI and a process that does not lead do)."""
+        if not self._scheduler.running:
+            self._scheduler.start(paused=True)
+            self._unsubscribe = self._outcomes.subscribe(self._on_event)
         if not paused:
-            self._scheduler.add_listener(self._on_missed, EVENT_JOB_MISSED)
-            self._scheduler.add_listener(self._on_submitted, EVENT_JOB_SUBMITTED)
-            self._unsubscribe = self._events.subscribe(self._on_event)
-            _active = self
+            await self.lead()
+
+    async def lead(self) -> None:
+        """Fire jobs from now on: publish runs a previous leader claimed but did not publish, follow changes."""
+        global _active
+        from apscheduler.events import EVENT_JOB_MISSED
+
+        self._scheduler.add_listener(self._on_missed, EVENT_JOB_MISSED)
+        _active = self
+        if self._changes is not None:
+            self._spawn(self._changes.follow(self.wakeup))
+        self._catch_up()
+        self._scheduler.resume()
 
     async def stop(self) -> None:
         global _active
         self._unsubscribe()
+        self._unsubscribe = lambda: None
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._scheduler.running:
             self._scheduler.shutdown(wait=False)
         if _active is self:
@@ -186,6 +187,7 @@ class CronService:
             **options,
         )
         logger.info("cron job %s added for %s: %s", job_id, payload.target, payload.schedule)
+        self._announce()
         return self._info(job, {})
 
     def jobs(self, target: ChatRef | None = None) -> list[JobInfo]:
@@ -212,6 +214,7 @@ class CronService:
         except JobLookupError:
             return False
         logger.info("cron job %s removed", job_id)
+        self._announce()
         return True
 
     async def run_now(self, job_id: str) -> RunRecord | None:
@@ -224,6 +227,43 @@ class CronService:
     def wakeup(self) -> None:
         """Re-read the store now (another process changed it)."""
         self._scheduler.wakeup()
+
+    def _announce(self) -> None:
+        """Tell the leader, on any machine, to re-read the store (the local bus uses the control socket)."""
+        if self._changes is not None:
+            self._changes.announce()
+
+    def _claim(self, job: Any, due: datetime) -> bool:
+        """Take a due run before apscheduler moves the job on; False when another process took it."""
+        if self._claims is not None and not self._claims.claim(job.id, due, job.kwargs["payload"]):
+            logger.info("cron job %s: its run due %s was claimed by another process", job.id, due.isoformat())
+            return False
+        self._due[job.id] = due
+        return True
+
+    def _catch_up(self) -> None:
+        """Publish the runs a leader claimed and died before publishing; those beyond misfire_grace are skipped."""
+        if self._claims is None:
+            return
+        for job_id, due, payload in self._claims.pending():
+            late = self._clock() - due.timestamp()
+            if late > self._misfire_grace:
+                self._claims.release(job_id, due)
+                logger.warning("cron job %s: a claimed run missed its time by %.0fs; skipped", job_id, late)
+                self._events.emit(CronSkipped(job_id, late))
+                continue
+            logger.warning("cron job %s: publishing its run due %s for a leader that stopped", job_id, due.isoformat())
+            self._spawn(self.fire(job_id, JobPayload(**payload), due))
+
+    def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("a cron task failed", exc_info=task.exception())
 
     def due_time(self, job_id: str) -> datetime | None:
         """When the run apscheduler is starting now was due (it is told before the job runs)."""
@@ -238,7 +278,7 @@ class CronService:
         assert self._bus is not None, "firing jobs needs the bus"
         ran_at = self._clock()
         chat = payload.chat
-        run_id = f"cron-{job_id}-{int(due.timestamp())}" if due else uuid.uuid4().hex
+        run_id = f"cron-{job_id}-{int(due.timestamp())}" if due else f"cron-{job_id}-now-{uuid.uuid4().hex[:8]}"
         if payload.action == "remind":
             text = payload.text
             if due is not None and ran_at - due.timestamp() > LATE_AFTER:
@@ -263,6 +303,8 @@ class CronService:
             key = inbound.id
             waiter = self._expect(key)
             accepted = await self._bus.publish_inbound(inbound)
+        if due is not None and self._claims is not None:
+            self._claims.release(job_id, due)
         if not accepted:
             self._waiters.pop(key, None)
             logger.info("[%s] cron job %s: this run was already journaled; not run again", payload.target, job_id)
@@ -299,9 +341,6 @@ class CronService:
             future = self._waiters.get(key or "")
             if future and not future.done():
                 future.set_result(result)
-
-    def _on_submitted(self, event: Any) -> None:
-        self._due[event.job_id] = event.scheduled_run_times[-1]
 
     def _on_missed(self, event: Any) -> None:
         late = datetime.now(event.scheduled_run_time.tzinfo) - event.scheduled_run_time
