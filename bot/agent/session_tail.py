@@ -34,6 +34,7 @@ class SessionFile:
     base: int = 0
     size: int = 0
     inbound_ids: set[str] = field(default_factory=set)
+    old_format: bool = False
 
     @classmethod
     def read(cls, path: Path, key: str, repair: bool = True) -> SessionFile:
@@ -98,7 +99,9 @@ def read_tail(path: Path, key: str, tail: int) -> SessionFile:
             elif kind == "consolidated" and consolidated is None:
                 consolidated = int(record.get("upto", 0))
     except _OldFormat:
-        return SessionFile.read(path, key)
+        whole = SessionFile.read(path, key)
+        whole.old_format = True
+        return whole
     backwards.reverse()
     found.messages = backwards
     found.base = (total or 0) - len(backwards)
@@ -106,6 +109,48 @@ def read_tail(path: Path, key: str, tail: int) -> SessionFile:
     if totals:
         found.prompt_tokens, found.completion_tokens = int(totals[0]), int(totals[1])
     return found
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """A session file rewritten in the current format beside the original, not yet swapped in."""
+
+    path: Path
+    rewritten: Path
+    size: int
+
+    def commit(self) -> bool:
+        """Swap the rewrite in, unless the original grew since it was read (then keep the original as it is)."""
+        if self.path.stat().st_size != self.size:
+            self.rewritten.unlink(missing_ok=True)
+            return False
+        os.replace(self.rewritten, self.path)
+        return True
+
+
+def rewrite_old_format(path: Path, key: str) -> Rewrite:
+    """Every record of an old-format file, messages numbered and usage with running totals, in a file beside it.
+
+    Once it is swapped in, the file is read from its end like any other.
+    """
+    size = path.stat().st_size
+    rewritten = path.with_name(path.name + ".rewrite")
+    index = prompt = completion = 0
+    with open(path, "rb") as source, open(rewritten, "wb") as target:
+        for line in source:
+            record = _parse(line, key, path)
+            if record is None:
+                continue
+            if record.get("type") == "message":
+                record["n"] = index
+                index += 1
+            elif record.get("type") == "usage":
+                prompt += int(record.get("prompt", 0))
+                completion += int(record.get("completion", 0))
+                record["totals"] = [prompt, completion]
+            target.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+    os.chmod(rewritten, 0o600)
+    return Rewrite(path, rewritten, size)
 
 
 def lines_backwards(path: Path) -> Iterator[bytes]:
