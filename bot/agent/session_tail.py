@@ -34,7 +34,6 @@ class SessionFile:
     base: int = 0
     size: int = 0
     inbound_ids: set[str] = field(default_factory=set)
-    old_format: bool = False
 
     @classmethod
     def read(cls, path: Path, key: str, repair: bool = True) -> SessionFile:
@@ -66,7 +65,27 @@ def read_tail(path: Path, key: str, tail: int) -> SessionFile:
     """The last `tail` messages, the totals and the consolidation mark, reading backwards from the end.
 
     `consolidated` is 0 when its mark lies before the tail; `load_unconsolidated` finds it when needed.
+    A file of the old format is read whole.
     """
+    try:
+        return _read_tail(path, key, tail)
+    except _OldFormat:
+        return SessionFile.read(path, key)
+
+
+def read_tail_rewriting(path: Path, key: str, tail: int) -> tuple[SessionFile, Rewrite | None]:
+    """`read_tail` for a worker thread: a file of the old format is rewritten beside itself, then its tail read.
+
+    One streaming pass and no whole session in memory (nor for the garbage collector to walk, with the GIL held).
+    """
+    try:
+        return _read_tail(path, key, tail), None
+    except _OldFormat:
+        rewrite = rewrite_old_format(path, key)
+        return _read_tail(rewrite.rewritten, key, tail), rewrite
+
+
+def _read_tail(path: Path, key: str, tail: int) -> SessionFile:
     if not path.exists():
         return SessionFile()
     repair_torn_end(path, key)
@@ -75,33 +94,28 @@ def read_tail(path: Path, key: str, tail: int) -> SessionFile:
     totals: list[int] | None = None
     consolidated: int | None = None
     backwards: list[dict[str, Any]] = []
-    try:
-        for line in lines_backwards(path):
-            record = _parse(line, key, path)
-            if record is None:
-                continue
-            kind = record.get("type")
-            if kind == "message":
-                index = record.get("n")
-                if not isinstance(index, int):
-                    raise _OldFormat
-                if total is None:
-                    total = index + 1
-                backwards.append(record["message"])
-                found.inbound_ids.update(record.get("inbound", ()))
-                found.size += len(line)
-                if index <= total - tail:
-                    break
-            elif kind == "usage" and totals is None:
-                if not isinstance(record.get("totals"), list):
-                    raise _OldFormat
-                totals = record["totals"]
-            elif kind == "consolidated" and consolidated is None:
-                consolidated = int(record.get("upto", 0))
-    except _OldFormat:
-        whole = SessionFile.read(path, key)
-        whole.old_format = True
-        return whole
+    for line in lines_backwards(path):
+        record = _parse(line, key, path)
+        if record is None:
+            continue
+        kind = record.get("type")
+        if kind == "message":
+            index = record.get("n")
+            if not isinstance(index, int):
+                raise _OldFormat
+            if total is None:
+                total = index + 1
+            backwards.append(record["message"])
+            found.inbound_ids.update(record.get("inbound", ()))
+            found.size += len(line)
+            if index <= total - tail:
+                break
+        elif kind == "usage" and totals is None:
+            if not isinstance(record.get("totals"), list):
+                raise _OldFormat
+            totals = record["totals"]
+        elif kind == "consolidated" and consolidated is None:
+            consolidated = int(record.get("upto", 0))
     backwards.reverse()
     found.messages = backwards
     found.base = (total or 0) - len(backwards)
@@ -122,10 +136,14 @@ class Rewrite:
     def commit(self) -> bool:
         """Swap the rewrite in, unless the original grew since it was read (then keep the original as it is)."""
         if self.path.stat().st_size != self.size:
-            self.rewritten.unlink(missing_ok=True)
+            self.discard()
             return False
         os.replace(self.rewritten, self.path)
         return True
+
+    def discard(self) -> None:
+        """Keep the original; delete the rewrite."""
+        self.rewritten.unlink(missing_ok=True)
 
 
 def rewrite_old_format(path: Path, key: str) -> Rewrite:

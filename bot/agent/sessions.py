@@ -13,7 +13,7 @@ from urllib.parse import quote, unquote
 
 from bot.agent.session import Session, pair_safe
 from bot.agent.session_cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_TAIL, SessionCache
-from bot.agent.session_tail import Rewrite, SessionFile, read_tail, rewrite_old_format
+from bot.agent.session_tail import SessionFile, read_tail, read_tail_rewriting
 
 __all__ = ["Session", "SessionStore", "pair_safe"]
 
@@ -46,27 +46,26 @@ class SessionStore(SessionCache):
         return session
 
     async def load(self, key: str) -> Session:
-        """`get` for a turn: a session that is not cached is read in a worker thread, so a file of the old format
-        (read whole, seconds for a long chat) never stalls the event loop; such a file is rewritten in the current
-        format there too, and read from its end from then on."""
+        """`get` for a turn: a session that is not cached is read in a worker thread; a file of the old format
+        (without message numbers) is rewritten in the current format there, never read whole on the event loop."""
         session = self._lookup(key)
         if session is not None:
             return session
-        session, rewrite = await asyncio.to_thread(self._load_rewriting, key, self._path(key))
+        path = self._path(key)
+        found, rewrite = await asyncio.to_thread(read_tail_rewriting, path, key, self._tail)
         current = self._lookup(key)
         if current is not None:  # a synchronous `get` read it meanwhile, and may have appended to it since
             if rewrite is not None:
-                rewrite.rewritten.unlink(missing_ok=True)
+                rewrite.discard()
             return current
-        # Appends happen on the event loop, so none can fall between this size check and the swap.
-        if rewrite is not None and rewrite.commit():
+        # Appends happen on the event loop, so none can fall between commit's size check and its swap.
+        if rewrite is not None:
+            if not rewrite.commit():
+                return await self.load(key)  # the file grew while it was rewritten: read it again
             logger.info("[%s] session file rewritten in the current format", key)
+        session = self._session(key, path, found)
         self._remember(session)
         return session
-
-    def _load_rewriting(self, key: str, path: Path) -> tuple[Session, Rewrite | None]:
-        found = read_tail(path, key, self._tail)
-        return self._session(key, path, found), rewrite_old_format(path, key) if found.old_format else None
 
     def recent(self, key: str, limit: int) -> list[dict[str, Any]]:
         """The session's last `limit` messages, from the cache or else read from its file without caching."""

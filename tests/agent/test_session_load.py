@@ -29,13 +29,13 @@ async def test_a_100k_message_old_format_chat_is_read_in_a_worker_thread(
 ) -> None:
     old_format_chat(tmp_path / "t%3A1.jsonl", MESSAGES)
     readers: list[threading.Thread] = []
-    read_whole = session_tail.SessionFile.read
+    rewrite = session_tail.rewrite_old_format
 
-    def recorded(path: Path, key: str, repair: bool = True) -> session_tail.SessionFile:
+    def recorded(path: Path, key: str) -> session_tail.Rewrite:
         readers.append(threading.current_thread())
-        return read_whole(path, key, repair)
+        return rewrite(path, key)
 
-    monkeypatch.setattr(session_tail.SessionFile, "read", staticmethod(recorded))
+    monkeypatch.setattr(session_tail, "rewrite_old_format", recorded)
     store = SessionStore(tmp_path, tail=10)
     longest_stall = 0.0
 
@@ -54,13 +54,15 @@ async def test_a_100k_message_old_format_chat_is_read_in_a_worker_thread(
     assert readers and threading.main_thread() not in readers
     assert session.total == MESSAGES and session.consolidated == 9 and session.prompt_tokens == 7
     assert [m["content"] for m in session.history(2)] == [f"m{MESSAGES - 2}", f"m{MESSAGES - 1}"]
+    assert len(session.messages) == 10  # the tail, not the whole chat
     assert longest_stall < 0.25  # generous on a loaded machine; the whole read alone takes longer
     assert await store.load("t:1") is session is store.get("t:1")
 
     # The file was rewritten in the current format: a fresh process reads only its tail, and agrees.
-    readers.clear()
-    again = await SessionStore(tmp_path, tail=10).load("t:1")
-    assert not readers
+    first, *_, before_last, last = (tmp_path / "t%3A1.jsonl").read_text().splitlines()
+    assert json.loads(first)["n"] == 0 and json.loads(before_last)["totals"] == [7, 1]
+    assert json.loads(last) == {"type": "consolidated", "upto": 9}
+    again = SessionStore(tmp_path, tail=10).get("t:1")
     assert (again.total, again.consolidated, again.prompt_tokens, again.history(2)) == (
         session.total,
         session.consolidated,
