@@ -57,12 +57,6 @@ class GatewayProcess:
         )
         await self.telegram.wait_for_call("getUpdates", polls + 1, timeout)
 
-    async def scheduling(self, timeout: float = 30.0) -> None:
-        """Wait for the control socket: the scheduler is up (it starts after the channels and the model's warm-up)."""
-        async with asyncio.timeout(timeout):
-            while not (self.state / "control.sock").exists():
-                await asyncio.sleep(0.02)
-
     def _polls(self) -> int:
         return sum(1 for method, _ in self.telegram.calls if method == "getUpdates")
 
