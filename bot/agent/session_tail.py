@@ -125,6 +125,21 @@ def _read_tail(path: Path, key: str, tail: int) -> SessionFile:
     return found
 
 
+def last_messages(path: Path, key: str, limit: int) -> list[dict[str, Any]]:
+    """The file's last `limit` messages, read backwards from its end, whatever its format."""
+    if not path.exists() or limit <= 0:
+        return []
+    found: list[dict[str, Any]] = []
+    for line in lines_backwards(path):
+        record = _parse(line, key, path)
+        if record is not None and record.get("type") == "message":
+            found.append(record["message"])
+            if len(found) == limit:
+                break
+    found.reverse()
+    return found
+
+
 @dataclass(frozen=True)
 class Rewrite:
     """A session file rewritten in the current format beside the original, not yet swapped in."""

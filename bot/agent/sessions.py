@@ -13,7 +13,7 @@ from urllib.parse import quote, unquote
 
 from bot.agent.session import Session, pair_safe
 from bot.agent.session_cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_TAIL, SessionCache
-from bot.agent.session_tail import SessionFile, read_tail, read_tail_rewriting
+from bot.agent.session_tail import SessionFile, last_messages, read_tail, read_tail_rewriting
 
 __all__ = ["Session", "SessionStore", "pair_safe"]
 
@@ -71,7 +71,7 @@ class SessionStore(SessionCache):
         """The session's last `limit` messages, from the cache or else read from its file without caching."""
         session = self._sessions.get(key)
         if session is None:
-            return read_tail(self._path(key), key, limit).messages[-limit:]
+            return last_messages(self._path(key), key, limit)
         return session.messages[-limit:]
 
     def append(self, session: Session, messages: list[dict[str, Any]], inbound_ids: list[str] | None = None) -> None:

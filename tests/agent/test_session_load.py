@@ -10,6 +10,8 @@ import pytest
 
 from bot.agent import session_tail
 from bot.agent.sessions import SessionStore
+from tests.fakes.openai_server import FakeLLM
+from tests.harness import Harness
 
 MESSAGES = 100_000
 
@@ -93,3 +95,29 @@ def test_a_rewrite_is_dropped_when_the_file_grew_after_it_was_read(tmp_path: Pat
         handle.write(json.dumps({"type": "message", "n": 3, "message": {"role": "user", "content": "late"}}) + "\n")
     assert not rewrite.commit()
     assert not rewrite.rewritten.exists() and "late" in path.read_text()
+
+
+def test_recent_messages_of_an_old_format_chat_are_read_from_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old_format_chat(tmp_path / "t%3A1.jsonl", 20_000)
+
+    def whole(*args: object, **kwargs: object) -> None:
+        raise AssertionError("read whole")
+
+    monkeypatch.setattr(session_tail.SessionFile, "read", staticmethod(whole))
+    recent = SessionStore(tmp_path).recent("t:1", 3)
+    assert [m["content"] for m in recent] == ["m19997", "m19998", "m19999"]
+
+
+@pytest.mark.parametrize(("command", "answer"), [("/status", "Session: 1,000 messages"), ("/new", "new conversation")])
+async def test_commands_open_an_old_format_chat_off_the_event_loop(
+    tmp_path: Path, fake_llm: FakeLLM, command: str, answer: str
+) -> None:
+    sessions = tmp_path / "state" / "sessions"
+    sessions.mkdir(parents=True)
+    old_format_chat(sessions / "test%3A1.jsonl", 1_000)
+    async with Harness(tmp_path, fake_llm) as bot:
+        assert answer in (await bot.ask(command)).replace("1000", "1,000")
+    rewritten = next(sessions.glob("test%3A1*.jsonl")).read_text().splitlines()
+    assert json.loads(rewritten[0])["n"] == 0  # opened through `load`: the file was rewritten in its thread
