@@ -1,13 +1,12 @@
 """Scale-out on the redis bus: throughput and p99 for 1, 2 and 4 worker processes, and the bus's own overhead.
 
 Run from the repository root:  python bench/scale.py [--messages 200] [--chats 50] [--workers 1,2,4]
-Starts a redis-server in a temp dir and the fake model in its own process (0 s, then 1 s per answer);
-the workers are real `relaybot run --role worker` processes made by `relaybot init`. This process is
-the gateway: it publishes a burst of user messages to the inbox and takes the replies from the
-outbox through the same RedisBus a gateway uses (no chat platform in between). Throughput is
-messages over the time from the first publish to the last reply; latency is each message's publish
-to its reply. The overhead part runs one bot in this process, one message at a time, on the local
-bus and then on the redis bus, and prints the difference per message.
+Starts a redis-server in a temp dir, the fake model in its own process (0 s, then 1 s per answer) and
+the fake Telegram in this one; one real `relaybot run --role gateway` process polls it and 1, 2 or 4
+real `relaybot run --role worker` processes answer, all made by `relaybot init`. A burst of user
+messages is pushed to the fake Telegram at once; throughput is messages over the time from the first
+push to the last reply sent, latency each message's push to its reply. The overhead part runs one bot
+in this process, one message at a time, on the local bus and then on the redis bus.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ import asyncio
 import logging
 import math
 import os
+import re
 import shutil
 import socket
 import statistics
@@ -28,14 +28,28 @@ from pathlib import Path
 
 from rig import ROOT, Bot, FakeProcess, bench_config, init_home, write_config
 
-from bot.bus import ChatRef, InboundMessage, Trust
 from bot.bus.redis import WORKERS, RedisBus
+from tests.fakes.telegram_server import FakeTelegram
 
 SETTINGS = {
     "heartbeat": {"enabled": False},
     "agent": {"queue_mode": "followup"},  # one turn and one reply per message, so each is timed
     "access": {"rate_limit": 0},
 }
+TOKEN = re.compile(r"\bq(\d+)q\b")
+
+
+class TimedTelegram(FakeTelegram):
+    """The fake Telegram, noting when each reply naming a message token arrived."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrived: dict[int, float] = {}
+
+    def _record_sent(self, fields: dict, message: dict) -> dict:
+        if found := TOKEN.search(str(fields.get("text", ""))):
+            self.arrived.setdefault(int(found.group(1)), time.perf_counter())
+        return super()._record_sent(fields, message)
 
 
 def free_port() -> int:
@@ -75,28 +89,20 @@ def p99(samples: list[float]) -> float:
     return ordered[min(len(ordered) - 1, math.ceil(0.99 * len(ordered)) - 1)]
 
 
-async def burst(url: str, prefix: str, messages: int, chats: int) -> tuple[float, list[float]]:
-    """Publish `messages` round-robin over `chats` at once; the wall time to the last reply and each latency."""
-    gateway = RedisBus(url, prefix=prefix, consumer="bench-gateway")
-    gateway.deliver_for(["telegram"])
-    await gateway.start()
-    sent: dict[str, float] = {}
-    latencies: list[float] = []
+async def burst(telegram: TimedTelegram, messages: int, chats: int) -> tuple[float, list[float]]:
+    """Push `messages` round-robin over `chats` at once; the wall time to the last reply and each latency."""
+    telegram.arrived.clear()
+    pushed: dict[int, float] = {}
     started = time.perf_counter()
     for n in range(messages):
-        chat = ChatRef("telegram", str(1000 + n % chats))
-        message = InboundMessage(chat, "42", f"message {n}", trust=Trust.OWNER)
-        sent[message.id] = time.perf_counter()
-        await gateway.publish_inbound(message)
+        chat = 1000 + n % chats
+        pushed[n] = time.perf_counter()
+        telegram.text(f"q{n}q", chat_id=chat, user_id=chat)
     async with asyncio.timeout(600):
-        while len(latencies) < messages:
-            reply = await gateway.consume_outbound()
-            await gateway.mark_sent(reply.id)
-            if reply.in_reply_to in sent and reply.kind != "progress":
-                latencies.append(time.perf_counter() - sent.pop(reply.in_reply_to))
-    wall = time.perf_counter() - started
-    await gateway.stop()
-    return wall, latencies
+        while len(telegram.arrived) < messages:
+            await asyncio.sleep(0.01)
+    wall = max(telegram.arrived.values()) - started
+    return wall, [telegram.arrived[n] - pushed[n] for n in range(messages)]
 
 
 async def wait_for_workers(url: str, prefix: str, count: int) -> None:
@@ -110,24 +116,34 @@ async def wait_for_workers(url: str, prefix: str, count: int) -> None:
 
 
 async def scale_run(home: Path, url: str, model_url: str, workers: int, messages: int, chats: int) -> str:
-    """One row of the table: `workers` worker processes answering a burst."""
+    """One row of the table: one gateway process and `workers` worker processes answering a burst."""
     prefix = f"bench{workers}x{int(time.time() * 1000) % 10_000_000}"
-    config_file = home / "config.yaml"
-    write_config(config_file, model_url, bus={"backend": "redis", "url": url, "prefix": prefix}, **SETTINGS)
-    env = {**os.environ, "RELAYBOT_HOME": str(home), "RELAYBOT_CONFIG": str(config_file)}
-    command = [sys.executable, "-m", "bot", "run", "--role", "worker"]
-    processes = [
-        subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(workers)
-    ]
-    try:
-        await wait_for_workers(url, prefix, workers)
-        wall, latencies = await burst(url, prefix, messages, chats)
-    finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            process.wait(30)
+    async with TimedTelegram() as telegram:
+        telegram_section = {"enabled": True, "token": telegram.token, "api_base": telegram.base_url}
+        channels = {"telegram": {**telegram_section, "dm_policy": "open"}}
+        config_file = home / "config.yaml"
+        bus = {"backend": "redis", "url": url, "prefix": prefix}
+        write_config(config_file, model_url, bus=bus, channels=channels, **SETTINGS)
+        env = {**os.environ, "RELAYBOT_HOME": str(home), "RELAYBOT_CONFIG": str(config_file)}
+        processes = [
+            subprocess.Popen(
+                [sys.executable, "-m", "bot", "run", "--role", role],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for role in ["gateway"] + ["worker"] * workers
+        ]
+        try:
+            await wait_for_workers(url, prefix, workers)
+            await telegram.wait_for_call("getUpdates", 1, timeout=120)
+            wall, latencies = await burst(telegram, messages, chats)
+        finally:
+            for process in processes:
+                process.terminate()
+            for process in processes:
+                process.wait(30)
     return (
         f"| {workers} | {messages / wall:7.1f} msg/s | {statistics.median(latencies) * 1000:7.0f} ms "
         f"| {p99(latencies) * 1000:7.0f} ms | {wall:5.1f} s |"
