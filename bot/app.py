@@ -458,8 +458,9 @@ class Gateway:
             if self.leases is not None:
                 await self.leases.hold_channels(self.names, self._lost_channel)
             await self.manager.start()
-            await self._channels_first()
         if self.role != "gateway":
+            if self.role == "all":
+                await self._channels_first()
             self.agent.warm_up()
             if self.leases is not None:
                 await self._open_job_store()

@@ -65,7 +65,27 @@ def read_tail(path: Path, key: str, tail: int) -> SessionFile:
     """The last `tail` messages, the totals and the consolidation mark, reading backwards from the end.
 
     `consolidated` is 0 when its mark lies before the tail; `load_unconsolidated` finds it when needed.
+    A file of the old format is read whole.
     """
+    try:
+        return _read_tail(path, key, tail)
+    except _OldFormat:
+        return SessionFile.read(path, key)
+
+
+def read_tail_rewriting(path: Path, key: str, tail: int) -> tuple[SessionFile, Rewrite | None]:
+    """`read_tail` for a worker thread: a file of the old format is rewritten beside itself, then its tail read.
+
+    One streaming pass and no whole session in memory (nor for the garbage collector to walk, with the GIL held).
+    """
+    try:
+        return _read_tail(path, key, tail), None
+    except _OldFormat:
+        rewrite = rewrite_old_format(path, key)
+        return _read_tail(rewrite.rewritten, key, tail), rewrite
+
+
+def _read_tail(path: Path, key: str, tail: int) -> SessionFile:
     if not path.exists():
         return SessionFile()
     repair_torn_end(path, key)
@@ -74,31 +94,28 @@ def read_tail(path: Path, key: str, tail: int) -> SessionFile:
     totals: list[int] | None = None
     consolidated: int | None = None
     backwards: list[dict[str, Any]] = []
-    try:
-        for line in lines_backwards(path):
-            record = _parse(line, key, path)
-            if record is None:
-                continue
-            kind = record.get("type")
-            if kind == "message":
-                index = record.get("n")
-                if not isinstance(index, int):
-                    raise _OldFormat
-                if total is None:
-                    total = index + 1
-                backwards.append(record["message"])
-                found.inbound_ids.update(record.get("inbound", ()))
-                found.size += len(line)
-                if index <= total - tail:
-                    break
-            elif kind == "usage" and totals is None:
-                if not isinstance(record.get("totals"), list):
-                    raise _OldFormat
-                totals = record["totals"]
-            elif kind == "consolidated" and consolidated is None:
-                consolidated = int(record.get("upto", 0))
-    except _OldFormat:
-        return SessionFile.read(path, key)
+    for line in lines_backwards(path):
+        record = _parse(line, key, path)
+        if record is None:
+            continue
+        kind = record.get("type")
+        if kind == "message":
+            index = record.get("n")
+            if not isinstance(index, int):
+                raise _OldFormat
+            if total is None:
+                total = index + 1
+            backwards.append(record["message"])
+            found.inbound_ids.update(record.get("inbound", ()))
+            found.size += len(line)
+            if index <= total - tail:
+                break
+        elif kind == "usage" and totals is None:
+            if not isinstance(record.get("totals"), list):
+                raise _OldFormat
+            totals = record["totals"]
+        elif kind == "consolidated" and consolidated is None:
+            consolidated = int(record.get("upto", 0))
     backwards.reverse()
     found.messages = backwards
     found.base = (total or 0) - len(backwards)
@@ -106,6 +123,67 @@ def read_tail(path: Path, key: str, tail: int) -> SessionFile:
     if totals:
         found.prompt_tokens, found.completion_tokens = int(totals[0]), int(totals[1])
     return found
+
+
+def last_messages(path: Path, key: str, limit: int) -> list[dict[str, Any]]:
+    """The file's last `limit` messages, read backwards from its end, whatever its format."""
+    if not path.exists() or limit <= 0:
+        return []
+    found: list[dict[str, Any]] = []
+    for line in lines_backwards(path):
+        record = _parse(line, key, path)
+        if record is not None and record.get("type") == "message":
+            found.append(record["message"])
+            if len(found) == limit:
+                break
+    found.reverse()
+    return found
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """A session file rewritten in the current format beside the original, not yet swapped in."""
+
+    path: Path
+    rewritten: Path
+    size: int
+
+    def commit(self) -> bool:
+        """Swap the rewrite in, unless the original grew since it was read (then keep the original as it is)."""
+        if self.path.stat().st_size != self.size:
+            self.discard()
+            return False
+        os.replace(self.rewritten, self.path)
+        return True
+
+    def discard(self) -> None:
+        """Keep the original; delete the rewrite."""
+        self.rewritten.unlink(missing_ok=True)
+
+
+def rewrite_old_format(path: Path, key: str) -> Rewrite:
+    """Every record of an old-format file, messages numbered and usage with running totals, in a file beside it.
+
+    Once it is swapped in, the file is read from its end like any other.
+    """
+    size = path.stat().st_size
+    rewritten = path.with_name(path.name + ".rewrite")
+    index = prompt = completion = 0
+    with open(path, "rb") as source, open(rewritten, "wb") as target:
+        for line in source:
+            record = _parse(line, key, path)
+            if record is None:
+                continue
+            if record.get("type") == "message":
+                record["n"] = index
+                index += 1
+            elif record.get("type") == "usage":
+                prompt += int(record.get("prompt", 0))
+                completion += int(record.get("completion", 0))
+                record["totals"] = [prompt, completion]
+            target.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+    os.chmod(rewritten, 0o600)
+    return Rewrite(path, rewritten, size)
 
 
 def lines_backwards(path: Path) -> Iterator[bytes]:
