@@ -23,11 +23,11 @@ TIMING: dict[str, float] = {"lease": 2.0, "claim_idle": 3.0, "block": 0.02}
 
 
 class PausableBus(RedisBus):
-    """Worker A's bus: its inbox reader can be held between rounds, so a new entry goes to worker B alone."""
+    """A worker's bus whose inbox reader can be held between rounds, so a new entry goes to the other worker."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, paused: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.paused = False
+        self.paused = paused
         self.at_gate = asyncio.Event()
         self.resumed = asyncio.Event()
 
@@ -56,8 +56,8 @@ class Cluster:
         self.gateway = RedisBus(url, consumer="gateway", **TIMING)
         self.a_bus = PausableBus(url, consumer="worker-a", **TIMING)
         self.a = self._worker("a", self.a_bus)
-        self.b = self._worker("b", RedisBus(url, consumer="worker-b", **TIMING))
-        self.b_started = False
+        self.b_bus = PausableBus(url, consumer="worker-b", paused=True, **TIMING)  # reads nothing until needed
+        self.b = self._worker("b", self.b_bus)
         self.outbox: list[OutboundMessage] = []
         self._arrived = asyncio.Condition()
         self._collector: asyncio.Task[None] | None = None
@@ -77,14 +77,15 @@ class Cluster:
         await self.gateway.start()
         self._collector = asyncio.create_task(self._collect())
         await self.a.start()
+        await self.b.start()
 
     async def stop(self) -> None:
         self.a_bus.resume()
+        self.b_bus.resume()
         if self._collector:
             self._collector.cancel()
             await asyncio.gather(self._collector, return_exceptions=True)
-        if self.b_started:
-            await self.b.stop()
+        await self.b.stop()
         await self.a.stop()
         await self.gateway.stop()
 
@@ -96,9 +97,7 @@ class Cluster:
     async def send_to_b(self, text: str) -> InboundMessage:
         """Publish while A's reader is held, so B reads the entry (A's turn keeps running meanwhile)."""
         await self.a_bus.pause()
-        if not self.b_started:
-            self.b_started = True
-            await self.b.start()
+        self.b_bus.resume()
         message = await self.send(text)
         await self._read_by_someone()
         self.a_bus.resume()
