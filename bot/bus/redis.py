@@ -30,7 +30,7 @@ from bot.bus.messages import (
     inbound_to_json,
     outbound_to_json,
 )
-from bot.bus.redis_handoff import HandoffStream, ReadEntry
+from bot.bus.redis_handoff import HandoffStream, ReadEntry, read_entries
 from bot.bus.redis_outbox import ChannelOutboxes, StreamBacklog, stream_backlog
 from bot.bus.redis_scripts import ADMIT, PUBLISH_INBOUND, PUBLISH_OUTBOUND, RELEASE, RENEW
 from bot.cancelling import cancel_and_wait
@@ -353,7 +353,7 @@ class RedisBus:
             self._handoff = HandoffStream(self.redis, self.key("handoff", ""), self.consumer, WORKERS, ttl)
         if fresh:
             await self._handoff.open()
-            self._hold(await self._handoff.take(await self._read({inbox: "0"}, count=10_000), inbox))
+            self._hold(read_entries(await self._read({inbox: "0"}, count=10_000), inbox)[0])
             self._next_claim = self._next_renew = 0.0
         now = time.monotonic()
         if now >= self._next_renew:
@@ -361,7 +361,7 @@ class RedisBus:
             self._next_renew = now + self._lease_ms / 3000
         if now >= self._next_claim:
             result = await self.redis.xautoclaim(inbox, WORKERS, self.consumer, self._claim_idle_ms, "0-0", BATCH)
-            self._hold(await self._handoff.take([[inbox, result[1]]], inbox), claimed=True)
+            self._hold(read_entries([[inbox, result[1]]], inbox)[0], claimed=True)
             self._next_claim = now + max(self._claim_idle_ms / 4000, 0.05)
         block = self._block_ms if self._held else self._idle_block_ms
         streams = {inbox: ">", self._handoff.key: ">"}

@@ -57,21 +57,30 @@ class HandoffStream:
 
     async def take(self, response: Any, inbox: str) -> list[ReadEntry]:
         """The entries of one XREADGROUP over the inbox and this stream; announcements are acknowledged and dropped."""
-        read: list[ReadEntry] = []
-        announced: list[str] = []
-        for stream, entries in response or ():
-            for entry, fields in entries:
-                if not fields:
-                    continue
-                if stream == inbox:
-                    read.append(ReadEntry(entry, fields["session"], inbound_from_json(fields["body"])))
-                else:
-                    announced.append(entry)
-                    message = inbound_from_json(fields["body"])
-                    read.append(ReadEntry(fields["entry"], fields["session"], message, fields["claimed"] == "1"))
+        read, announced = read_entries(response, inbox)
         if announced:
             async with self._redis.pipeline(transaction=True) as pipe:
                 pipe.xack(self.key, self._group, *announced)
                 pipe.xdel(self.key, *announced)
                 await pipe.execute()
         return read
+
+
+def read_entries(response: Any, inbox: str) -> tuple[list[ReadEntry], list[str]]:
+    """Inbox entries from a stream read (inbox entries as they are, handoff announcements by the entry they name).
+
+    Also returns the announcements' own ids; an entry deleted meanwhile (no fields) is skipped.
+    """
+    read: list[ReadEntry] = []
+    announced: list[str] = []
+    for stream, entries in response or ():
+        for entry, fields in entries:
+            if not fields:
+                continue
+            message = inbound_from_json(fields["body"])
+            if stream == inbox:
+                read.append(ReadEntry(entry, fields["session"], message))
+            else:
+                announced.append(entry)
+                read.append(ReadEntry(fields["entry"], fields["session"], message, fields["claimed"] == "1"))
+    return read, announced

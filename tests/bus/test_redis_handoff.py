@@ -12,7 +12,9 @@ import pytest_asyncio
 
 from bot.app import AgentApp
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
+from bot.bus.messages import inbound_to_json
 from bot.bus.redis import WORKERS, RedisBus
+from bot.bus.redis_handoff import ReadEntry, read_entries
 from bot.llm import LiteLLMProvider
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM, Hang, Text, ToolCalls
@@ -242,3 +244,15 @@ async def test_an_entry_handed_to_a_worker_that_dies_is_claimed_and_run_after_it
     doomed.resume()
     for bus in (survivor, doomed, gateway):
         await bus.stop()
+
+
+def test_a_read_yields_inbox_entries_and_handed_entries_by_the_inbox_id_they_name() -> None:
+    message = InboundMessage(CHAT, sender_id="u1", text="hi")
+    body = {"session": CHAT.session_key, "body": inbound_to_json(message)}
+    response = [
+        ["p:inbox", [("1-0", body), ("2-0", None)]],
+        ["p:handoff:a", [("9-0", {"entry": "3-0", "claimed": "1", **body})]],
+    ]
+    read, announced = read_entries(response, "p:inbox")
+    assert read == [ReadEntry("1-0", CHAT.session_key, message), ReadEntry("3-0", CHAT.session_key, message, True)]
+    assert announced == ["9-0"]
