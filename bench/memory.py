@@ -68,7 +68,7 @@ def run_child(chats: int, home: Path) -> dict[str, int]:
 
 
 def long_session(root: Path, messages: int) -> None:
-    from bot.agent.session_tail import SessionFile
+    from bot.agent.session_tail import read_whole
     from bot.agent.sessions import SessionStore
 
     store = SessionStore(root)
@@ -89,7 +89,7 @@ def long_session(root: Path, messages: int) -> None:
         tail_times.append(time.perf_counter() - started)
         tail_cpu.append(time.thread_time() - cpu)
     started = time.perf_counter()
-    whole = SessionFile.read(session.path, "telegram:42")
+    whole = read_whole(session.path, "telegram:42")
     whole_time = time.perf_counter() - started
     assert loaded.total == len(whole.messages) == messages
     print(

@@ -10,9 +10,11 @@ import json
 import logging
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from bot.agent.session import Session
 
 logger = logging.getLogger(__name__)
 
@@ -23,45 +25,32 @@ class _OldFormat(Exception):
     """A record without the fields a tail read relies on: read the file whole."""
 
 
-@dataclass
-class SessionFile:
-    """What a session file holds: messages from index `base` on, the token totals and the consolidation mark."""
-
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    consolidated: int = 0
-    base: int = 0
-    size: int = 0
-    inbound_ids: set[str] = field(default_factory=set)
-
-    @classmethod
-    def read(cls, path: Path, key: str, repair: bool = True) -> SessionFile:
-        """Every record of the file, in order; `repair` cuts a torn last line off first."""
-        found = cls()
-        if not path.exists():
-            return found
-        if repair:
-            repair_torn_end(path, key)
-        with open(path, "rb") as handle:
-            for line in handle:
-                record = _parse(line, key, path)
-                if record is None:
-                    continue
-                kind = record.get("type")
-                if kind == "message":
-                    found.messages.append(record["message"])
-                    found.inbound_ids.update(record.get("inbound", ()))
-                    found.size += len(line)
-                elif kind == "usage":
-                    found.prompt_tokens += int(record.get("prompt", 0))
-                    found.completion_tokens += int(record.get("completion", 0))
-                elif kind == "consolidated":
-                    found.consolidated = int(record.get("upto", 0))
+def read_whole(path: Path, key: str, repair: bool = True) -> Session:
+    """Every record of the file, in order, as the session `key`; `repair` cuts a torn last line off first."""
+    found = Session(key=key, path=path)
+    if not path.exists():
         return found
+    if repair:
+        repair_torn_end(path, key)
+    with open(path, "rb") as handle:
+        for line in handle:
+            record = _parse(line, key, path)
+            if record is None:
+                continue
+            kind = record.get("type")
+            if kind == "message":
+                found.messages.append(record["message"])
+                found.inbound_ids.update(record.get("inbound", ()))
+                found.size += len(line)
+            elif kind == "usage":
+                found.prompt_tokens += int(record.get("prompt", 0))
+                found.completion_tokens += int(record.get("completion", 0))
+            elif kind == "consolidated":
+                found.consolidated = int(record.get("upto", 0))
+    return found
 
 
-def read_tail(path: Path, key: str, tail: int) -> SessionFile:
+def read_tail(path: Path, key: str, tail: int) -> Session:
     """The last `tail` messages, the totals and the consolidation mark, reading backwards from the end.
 
     `consolidated` is 0 when its mark lies before the tail; `load_unconsolidated` finds it when needed.
@@ -70,10 +59,10 @@ def read_tail(path: Path, key: str, tail: int) -> SessionFile:
     try:
         return _read_tail(path, key, tail)
     except _OldFormat:
-        return SessionFile.read(path, key)
+        return read_whole(path, key)
 
 
-def read_tail_rewriting(path: Path, key: str, tail: int) -> tuple[SessionFile, Rewrite | None]:
+def read_tail_rewriting(path: Path, key: str, tail: int) -> tuple[Session, Rewrite | None]:
     """`read_tail` for a worker thread: a file of the old format is rewritten beside itself, then its tail read.
 
     One streaming pass and no whole session in memory (nor for the garbage collector to walk, with the GIL held).
@@ -82,14 +71,16 @@ def read_tail_rewriting(path: Path, key: str, tail: int) -> tuple[SessionFile, R
         return _read_tail(path, key, tail), None
     except _OldFormat:
         rewrite = rewrite_old_format(path, key)
-        return _read_tail(rewrite.rewritten, key, tail), rewrite
+        found = _read_tail(rewrite.rewritten, key, tail)
+        found.path = path
+        return found, rewrite
 
 
-def _read_tail(path: Path, key: str, tail: int) -> SessionFile:
+def _read_tail(path: Path, key: str, tail: int) -> Session:
+    found = Session(key=key, path=path)
     if not path.exists():
-        return SessionFile()
+        return found
     repair_torn_end(path, key)
-    found = SessionFile()
     total: int | None = None
     totals: list[int] | None = None
     consolidated: int | None = None

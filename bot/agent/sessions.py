@@ -13,7 +13,7 @@ from urllib.parse import quote, unquote
 
 from bot.agent.session import Session, pair_safe
 from bot.agent.session_cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_TAIL, SessionCache
-from bot.agent.session_tail import SessionFile, last_messages, read_tail, read_tail_rewriting
+from bot.agent.session_tail import last_messages, read_tail, read_tail_rewriting, read_whole
 
 __all__ = ["Session", "SessionStore", "pair_safe"]
 
@@ -63,9 +63,8 @@ class SessionStore(SessionCache):
             if not rewrite.commit():
                 return await self.load(key)  # the file grew while it was rewritten: read it again
             logger.info("[%s] session file rewritten in the current format", key)
-        session = self._session(key, path, found)
-        self._remember(session)
-        return session
+        self._remember(found)
+        return found
 
     def recent(self, key: str, limit: int) -> list[dict[str, Any]]:
         """The session's last `limit` messages, from the cache or else read from its file without caching."""
@@ -111,7 +110,7 @@ class SessionStore(SessionCache):
         """Read back (in a thread) the unconsolidated messages older than the tail, for consolidation."""
         if session.base == 0:
             return
-        whole = await asyncio.to_thread(SessionFile.read, self._file(session), session.key, repair=False)
+        whole = await asyncio.to_thread(read_whole, self._file(session), session.key, repair=False)
         session.consolidated = max(session.consolidated, whole.consolidated)
         if session.consolidated < session.base:
             older = whole.messages[session.consolidated : session.base]
@@ -165,18 +164,4 @@ class SessionStore(SessionCache):
         return len(data)
 
     def _load(self, key: str, path: Path) -> Session:
-        return self._session(key, path, read_tail(path, key, self._tail))
-
-    @staticmethod
-    def _session(key: str, path: Path, tail: SessionFile) -> Session:
-        return Session(
-            key=key,
-            path=path,
-            messages=tail.messages,
-            prompt_tokens=tail.prompt_tokens,
-            completion_tokens=tail.completion_tokens,
-            consolidated=tail.consolidated,
-            base=tail.base,
-            size=tail.size,
-            inbound_ids=tail.inbound_ids,
-        )
+        return read_tail(path, key, self._tail)

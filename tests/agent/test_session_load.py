@@ -105,7 +105,7 @@ def test_recent_messages_of_an_old_format_chat_are_read_from_its_end(
     def whole(*args: object, **kwargs: object) -> None:
         raise AssertionError("read whole")
 
-    monkeypatch.setattr(session_tail.SessionFile, "read", staticmethod(whole))
+    monkeypatch.setattr(session_tail, "read_whole", whole)
     recent = SessionStore(tmp_path).recent("t:1", 3)
     assert [m["content"] for m in recent] == ["m19997", "m19998", "m19999"]
 
