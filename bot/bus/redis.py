@@ -33,6 +33,7 @@ from bot.bus.messages import (
 from bot.bus.redis_handoff import HandoffStream, ReadEntry, read_entries
 from bot.bus.redis_outbox import ChannelOutboxes, StreamBacklog, stream_backlog
 from bot.bus.redis_scripts import ADMIT, PUBLISH_INBOUND, PUBLISH_OUTBOUND, RELEASE, RENEW
+from bot.bus.redis_trim import StreamTrimmer
 from bot.cancelling import cancel_and_wait
 from bot.errors import BusClosed
 
@@ -109,6 +110,7 @@ class RedisBus:
         self._reading: set[str] = set()  # readers past their first round
         self._next_claim = self._next_renew = 0.0
         self._handoff: HandoffStream | None = None
+        self._trimmer = StreamTrimmer()
 
     def key(self, *parts: str) -> str:
         """A key under this bot's prefix."""
@@ -367,6 +369,7 @@ class RedisBus:
         streams = {inbox: ">", self._handoff.key: ">"}
         self._hold(await self._handoff.take(await self._read(streams, count=BATCH, block=block), inbox))
         await self._admit_held()
+        await self._trimmer.maybe_trim(self.redis, [(inbox, WORKERS)])
 
     async def _read(self, streams: dict[str, str], **options: int) -> Any:
         return await self.redis.xreadgroup(WORKERS, self.consumer, streams, **options)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bot.bus.messages import OutboundMessage, outbound_from_json
+from bot.bus.redis_trim import StreamTrimmer
 
 if TYPE_CHECKING:
     from bot.bus.redis import RedisBus
@@ -57,6 +58,7 @@ class ChannelOutboxes:
         self._entries: dict[str, tuple[str, str]] = {}  # outbound message id -> (stream, entry id)
         self._grouped: set[str] = set()  # channels whose outbox has the gateways group
         self._next_claim = 0.0
+        self._trimmer = StreamTrimmer()
 
     def stream(self, channel: str) -> str:
         return self._bus.key("outbox", channel)
@@ -107,6 +109,7 @@ class ChannelOutboxes:
         new = dict.fromkeys(streams, ">")
         block = self._block_ms if self.channels is not None else self._discover_ms  # discovering: look again soon
         self._queue(await redis.xreadgroup(GATEWAYS, consumer, new, count=BATCH, block=block))
+        await self._trimmer.maybe_trim(redis, [(stream, GATEWAYS) for stream in streams])
 
     def _queue(self, response: Any) -> None:
         for stream, entries in response.items() if isinstance(response, dict) else response or ():

@@ -72,3 +72,19 @@ RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 """
+
+TRIM = """
+-- Drop a stream's entries older than a cutoff, but never one its group still has pending or has not read.
+-- KEYS: stream. ARGV: group, cutoff (ms). Returns how many entries went.
+local function ms(id) return tonumber(string.match(id, '^(%d+)')) end
+local cutoff = tonumber(ARGV[2])
+local pending = redis.call('XPENDING', KEYS[1], ARGV[1])
+if pending[2] then cutoff = math.min(cutoff, ms(pending[2])) end
+for _, group in ipairs(redis.call('XINFO', 'GROUPS', KEYS[1])) do
+  for i = 1, #group, 2 do
+    if group[i] == 'name' and group[i + 1] ~= ARGV[1] then break end
+    if group[i] == 'last-delivered-id' then cutoff = math.min(cutoff, ms(group[i + 1])) end
+  end
+end
+return redis.call('XTRIM', KEYS[1], 'MINID', string.format('%.0f', cutoff))
+"""
