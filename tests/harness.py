@@ -62,7 +62,34 @@ def make_config(tmp_path: Path, fake: FakeLLM, **overrides: Any) -> Config:
     return Config.model_validate(data)
 
 
-class Harness:
+class RepliesCollector:
+    """Keeps what the bot sent, in order, and lets a test wait for the message it expects."""
+
+    def _start_collecting(self) -> None:
+        self.outbox: list[OutboundMessage] = []
+        self._arrived = asyncio.Condition()
+
+    async def _arrive(self, message: OutboundMessage) -> None:
+        async with self._arrived:
+            self.outbox.append(message)
+            self._arrived.notify_all()
+
+    async def reply_to(self, message: InboundMessage, timeout: float = 10.0) -> OutboundMessage:
+        """Wait for the bot's final reply to a message."""
+        return await self.wait_for(lambda out: out.in_reply_to == message.id and out.kind != "progress", timeout)
+
+    async def wait_for(self, predicate: Any, timeout: float = 10.0) -> OutboundMessage:
+        """Wait until an outbound message matching `predicate` has been sent."""
+        async with asyncio.timeout(timeout):
+            async with self._arrived:
+                while True:
+                    for message in self.outbox:
+                        if predicate(message):
+                            return message
+                    await self._arrived.wait()
+
+
+class Harness(RepliesCollector):
     """Sends messages as users and collects what the bot sends back (each counted delivered); tests stay a few lines."""
 
     def __init__(
@@ -76,8 +103,7 @@ class Harness:
         self.app = AgentApp(self.config, LiteLLMProvider(self.config.llm, retry), bus=bus, retry=retry)
         for tool in extra_tools:
             self.app.registry.register(tool)
-        self.outbox: list[OutboundMessage] = []
-        self._arrived = asyncio.Condition()
+        self._start_collecting()
         self._collector: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Harness:
@@ -99,32 +125,16 @@ class Harness:
         await self.app.bus.publish_inbound(message)
         return message
 
-    async def reply_to(self, message: InboundMessage, timeout: float = 10.0) -> OutboundMessage:
-        """Wait for the bot's final reply to a message."""
-        return await self.wait_for(lambda out: out.in_reply_to == message.id and out.kind != "progress", timeout)
-
     async def ask(self, text: str, **kwargs: Any) -> str:
         """Send a message and return the reply's text."""
         return (await self.reply_to(await self.send(text, **kwargs))).text
-
-    async def wait_for(self, predicate: Any, timeout: float = 10.0) -> OutboundMessage:
-        """Wait until an outbound message matching `predicate` has been sent."""
-        async with asyncio.timeout(timeout):
-            async with self._arrived:
-                while True:
-                    for message in self.outbox:
-                        if predicate(message):
-                            return message
-                    await self._arrived.wait()
 
     async def _collect(self) -> None:
         while True:
             message = await self.app.bus.consume_outbound()
             await self.app.bus.mark_sent(message.id)
             self.app.events.emit(Delivered(message.chat.session_key, message.id, message.in_reply_to, message.kind))
-            async with self._arrived:
-                self.outbox.append(message)
-                self._arrived.notify_all()
+            await self._arrive(message)
 
 
 class RecordedSleep:

@@ -11,14 +11,14 @@ from typing import Any
 import pytest_asyncio
 
 from bot.app import AgentApp
-from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
+from bot.bus import ChatRef, InboundMessage, Trust
 from bot.bus.messages import inbound_to_json
 from bot.bus.redis import WORKERS, RedisBus
 from bot.bus.redis_handoff import ReadEntry, read_entries
 from bot.llm import LiteLLMProvider
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM, Hang, Text, ToolCalls
-from tests.harness import make_config
+from tests.harness import RepliesCollector, make_config
 
 CHAT = ChatRef("test", "1")
 TIMING: dict[str, float] = {"lease": 2.0, "claim_idle": 3.0, "block": 0.02}
@@ -50,7 +50,7 @@ class PausableBus(RedisBus):
         self.resumed.set()
 
 
-class Cluster:
+class Cluster(RepliesCollector):
     """A gateway bus and two agent workers, A and B, sharing one Redis and one workspace."""
 
     def __init__(self, tmp_path: Path, fake: FakeLLM, url: str, **overrides: Any) -> None:
@@ -60,8 +60,7 @@ class Cluster:
         self.a = self._worker("a", self.a_bus)
         self.b_bus = PausableBus(url, consumer="worker-b", paused=True, **TIMING)  # reads nothing until needed
         self.b = self._worker("b", self.b_bus)
-        self.outbox: list[OutboundMessage] = []
-        self._arrived = asyncio.Condition()
+        self._start_collecting()
         self._collector: asyncio.Task[None] | None = None
 
     def _worker(self, name: str, bus: RedisBus) -> AgentApp:
@@ -110,25 +109,11 @@ class Cluster:
             while (await self.gateway.backlog())[0].unread:
                 await asyncio.sleep(0.01)
 
-    async def wait_for(self, predicate: Any, timeout: float = 5.0) -> OutboundMessage:
-        async with asyncio.timeout(timeout):
-            async with self._arrived:
-                while True:
-                    for message in self.outbox:
-                        if predicate(message):
-                            return message
-                    await self._arrived.wait()
-
-    async def reply_to(self, message: InboundMessage, timeout: float = 5.0) -> OutboundMessage:
-        return await self.wait_for(lambda out: out.in_reply_to == message.id and out.kind != "progress", timeout)
-
     async def _collect(self) -> None:
         while True:
             message = await self.gateway.consume_outbound()
             await self.gateway.mark_sent(message.id)
-            async with self._arrived:
-                self.outbox.append(message)
-                self._arrived.notify_all()
+            await self._arrive(message)
 
 
 @pytest_asyncio.fixture
