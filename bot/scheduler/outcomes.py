@@ -64,6 +64,7 @@ class OutcomeRelay:
         self._unsubscribe: Any = None
         self._writes: set[asyncio.Task[Any]] = set()
         self._reader: asyncio.Task[None] | None = None
+        self._closing = False
 
     async def start(self, listen: bool = True) -> None:
         """Forward from now on; with `listen`, also replay (from the stream's current end) onto `outcomes`."""
@@ -78,6 +79,7 @@ class OutcomeRelay:
             self._unsubscribe = None
         await asyncio.gather(*self._writes, return_exceptions=True)
         if self._reader is not None:
+            self._closing = True  # redis-py may swallow a cancel that lands in a blocking read
             self._reader.cancel()
             await asyncio.gather(self._reader, return_exceptions=True)
             self._reader = None
@@ -97,7 +99,7 @@ class OutcomeRelay:
             logger.error("could not forward a scheduled run's outcome", exc_info=task.exception())
 
     async def _replay(self, after: str) -> None:
-        while True:
+        while not self._closing:
             response = await self._state.aclient.xread({self._stream: after}, count=100, block=BLOCK_MS)
             for _, entries in response or ():
                 for entry, fields in entries:
