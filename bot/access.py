@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from bot.bus import InboundMessage, Trust
 from bot.config import ChannelSection
@@ -33,6 +33,53 @@ class PendingPairing:
     user_id: str
     name: str
     created: float
+
+
+class Pairing(Protocol):
+    """Pending pairing codes and approved senders; on files (`PairingBook`) or in Redis (`RedisPairingBook`)."""
+
+    def is_approved(self, channel: str, user_id: str) -> bool: ...
+    def request(self, channel: str, user_id: str, name: str) -> tuple[str, bool]: ...
+    def approve(self, channel: str, code: str) -> str | None: ...
+    def revoke(self, channel: str, user_id: str) -> bool: ...
+    def pending(self) -> list[PendingPairing]: ...
+    def approved(self) -> dict[str, list[str]]: ...
+
+
+def drop_expired(entries: list[dict[str, Any]], now: float) -> None:
+    """Remove codes older than PAIRING_TTL from a channel's pending list (oldest first), in place."""
+    entries[:] = [e for e in entries if now - e["created"] < PAIRING_TTL]
+
+
+def claim_code(
+    entries: list[dict[str, Any]],
+    channel: str,
+    user_id: str,
+    name: str,
+    now: float,
+    choose: Callable[[str], str],
+    max_pending: int,
+) -> tuple[str, bool]:
+    """The sender's live code, or a new one appended (dropping the oldest past `max_pending`); mutates `entries`."""
+    drop_expired(entries, now)
+    for entry in entries:
+        if entry["user_id"] == user_id:
+            return entry["code"], False
+    while len(entries) >= max_pending:
+        dropped = entries.pop(0)  # appended in time order: the oldest
+        logger.warning("%s: oldest pairing code (user %s) dropped for a new one", channel, dropped["user_id"])
+    code = "".join(choose(PAIRING_ALPHABET) for _ in range(PAIRING_CODE_LENGTH))
+    entries.append({"code": code, "user_id": user_id, "name": name, "created": now})
+    return code, True
+
+
+def take_code(entries: list[dict[str, Any]], code: str, now: float) -> dict[str, Any] | None:
+    """Remove and return the live entry holding `code` (any case, spaces trimmed); mutates `entries`."""
+    drop_expired(entries, now)
+    match = next((e for e in entries if e["code"] == code.strip().upper()), None)
+    if match is not None:
+        entries.remove(match)
+    return match
 
 
 class PairingBook:
@@ -58,25 +105,15 @@ class PairingBook:
     def request(self, channel: str, user_id: str, name: str) -> tuple[str, bool]:
         """The sender's code and whether it is new; a full channel drops its oldest code, so nobody is locked out."""
         with self._locked() as data:
-            pending = self._live(data, channel)
-            for entry in pending:
-                if entry["user_id"] == user_id:
-                    return entry["code"], False
-            while len(pending) >= self._max_pending:
-                dropped = pending.pop(0)  # appended in time order: the oldest
-                logger.warning("%s: oldest pairing code (user %s) dropped for a new one", channel, dropped["user_id"])
-            code = "".join(self._choose(PAIRING_ALPHABET) for _ in range(PAIRING_CODE_LENGTH))
-            pending.append({"code": code, "user_id": user_id, "name": name, "created": self._clock()})
-            return code, True
+            pending = data.setdefault("pending", {}).setdefault(channel, [])
+            return claim_code(pending, channel, user_id, name, self._clock(), self._choose, self._max_pending)
 
     def approve(self, channel: str, code: str) -> str | None:
         """Approve the sender holding `code`; return their user id, or None if no live code matches."""
         with self._locked() as data:
-            pending = self._live(data, channel)
-            match = next((e for e in pending if e["code"] == code.strip().upper()), None)
+            match = take_code(data.setdefault("pending", {}).setdefault(channel, []), code, self._clock())
             if match is None:
                 return None
-            pending.remove(match)
             approved = data.setdefault("approved", {}).setdefault(channel, [])
             if match["user_id"] not in approved:
                 approved.append(match["user_id"])
@@ -105,13 +142,6 @@ class PairingBook:
     def approved(self) -> dict[str, list[str]]:
         """Approved sender ids by channel."""
         return {k: list(v) for k, v in self._read().get("approved", {}).items()}
-
-    def _live(self, data: dict[str, Any], channel: str) -> list[dict[str, Any]]:
-        """The channel's pending list with expired codes dropped (mutates `data`)."""
-        now = self._clock()
-        entries = data.setdefault("pending", {}).setdefault(channel, [])
-        entries[:] = [e for e in entries if now - e["created"] < PAIRING_TTL]
-        return entries
 
     def _read(self) -> dict[str, Any]:
         try:
@@ -167,6 +197,26 @@ class Ignore:
 Decision = Serve | SendPairingCode | Ignore
 
 
+class IgnoreNotices(Protocol):
+    """Remembers which ignored senders were already logged, so each is logged once."""
+
+    def first(self, channel: str, sender: str) -> bool: ...
+
+
+class NoticesInProcess:
+    """Ignored senders logged by this process (the local backend's; Redis shares them between gateways)."""
+
+    def __init__(self) -> None:
+        self._seen: set[tuple[str, str]] = set()
+
+    def first(self, channel: str, sender: str) -> bool:
+        """True the first time `sender` on `channel` is asked about."""
+        if (channel, sender) in self._seen:
+            return False
+        self._seen.add((channel, sender))
+        return True
+
+
 class AccessPolicy:
     """Decides for one channel whether a message is served, paired, or ignored."""
 
@@ -175,8 +225,9 @@ class AccessPolicy:
         channel: str,
         owners: list[str],
         section: ChannelSection,
-        pairing: PairingBook,
+        pairing: Pairing,
         roles: Mapping[str, Trust] | None = None,
+        notices: IgnoreNotices | None = None,
     ) -> None:
         self._channel = channel
         self._owners = frozenset(o.split(":", 1)[1] for o in owners if o.startswith(f"{channel}:"))
@@ -184,7 +235,7 @@ class AccessPolicy:
         self._allowed = frozenset(section.allow_from)
         self._section = section
         self._pairing = pairing
-        self._ignored_logged: set[str] = set()
+        self._notices = notices or NoticesInProcess()
 
     def decide(self, message: InboundMessage) -> Decision:
         """Owners, `roles:` entries, known senders (users) and open-policy strangers (guests) are served."""
@@ -223,8 +274,7 @@ class AccessPolicy:
         return sender in self._allowed or self._pairing.is_approved(self._channel, sender)
 
     def _ignore_once(self, sender: str, reason: str) -> Ignore:
-        if sender not in self._ignored_logged:
-            self._ignored_logged.add(sender)
+        if self._notices.first(self._channel, sender):
             logger.info("%s: ignoring messages from %s (%s)", self._channel, sender, reason)
         return Ignore(reason)
 

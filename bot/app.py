@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 import os
@@ -12,14 +13,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bot.access import PairingBook
+from bot.access_stores import ignore_notices, pairing_book, sender_rate_limit, usage_ledger
 from bot.agent.account import AccountCommands
 from bot.agent.budget import BudgetedProvider, ContextBudget, ContextWindow
 from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
 from bot.agent.loop import AgentLoop
-from bot.agent.owner_dm import LastOwnerDM
+from bot.agent.memory_lock import RedisScopeLocks
+from bot.agent.owner_dm import LastOwnerDM, OwnerDM, RedisOwnerDM
 from bot.agent.persona_turns import PersonaTurns
+from bot.agent.redis_sessions import RedisSessionStore
+from bot.agent.session import Sessions
 from bot.agent.sessions import SessionStore
 from bot.agent.skills import SkillLibrary
 from bot.agent.subagents import SubagentManager
@@ -40,11 +44,11 @@ from bot.plugins.approvals import ExecApprovals
 from bot.plugins.events import GatewayStart, GatewayStop
 from bot.plugins.hooks import Hooks
 from bot.plugins.loader import Plugins, load_plugins
-from bot.ratelimit import SenderRateLimit
-from bot.redis_state import shared_state
+from bot.redis_state import RedisState, shared_state
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
+from bot.scheduler.heartbeat_record import RedisHeartbeatRecord
 from bot.scheduler.outcomes import OutcomeRelay
 from bot.tools.base import Tool, ToolRegistry
 from bot.tools.cron import CronTool
@@ -61,11 +65,11 @@ from bot.tools.web import WebFetchTool, WebSearchTool
 from bot.tools.workspace import WorkspacePaths
 from bot.transcription import Transcriber
 from bot.usage.budgets import BudgetGuard
-from bot.usage.ledger import UsageLedger
-from channels.catchup import ActiveChats, CatchesUp
+from channels.catchup import ActiveChats, CatchesUp, RecentChats
 
 logger = logging.getLogger(__name__)
 
+CHANNELS_FIRST = 5.0  # seconds the channels get to connect before the model's and scheduler's imports load
 CHANNEL_CLASSES = {
     "telegram": "channels.telegram:TelegramChannel",
     "discord": "channels.discord:DiscordChannel",
@@ -146,7 +150,7 @@ class AgentApp:
         config.workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
         config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         keep_private(private_roots(config))
-        self.ledger = UsageLedger(config.state_dir / "usage.db")
+        self.ledger = usage_ledger(config, self.shared)
         self.guard = BudgetGuard(config.budgets, self.ledger, config.timezone, notify_owner=self._notify_owner)
         self.models = ModelStack(make_provider, self.ledger, self.guard)
         self.provider = self.models.provider(config.llm)
@@ -160,13 +164,8 @@ class AgentApp:
             wait = min(config.tools.exec.approval_timeout, config.agent.turn_timeout)
             approvals = ExecApprovals(config.tools.exec.approval, config.workspace, self.bus.publish_outbound, wait)
             approvals.install(self.plugins.hooks)
-        self.pairing = PairingBook(config.state_dir / "pairing.json", max_pending=config.access.max_pending)
-        self.sessions = SessionStore(
-            config.state_dir / "sessions",
-            tail=config.agent.memory_window,
-            max_sessions=config.agent.session_cache_size,
-            max_bytes=int(config.agent.session_cache_mb * 1024 * 1024),
-        )
+        self.pairing = pairing_book(config, self.shared)
+        self.sessions = self._session_store()
         self.memory = MemoryConsolidator(
             self.provider,
             self.sessions,
@@ -174,6 +173,7 @@ class AgentApp:
             config.agent.memory_window,
             config.timezone,
             hooks=self.plugins.hooks,
+            locks=RedisScopeLocks(self.shared, config.workspace) if self.shared is not None else None,
         )
         budgeted = BudgetedProvider(self.provider, self.budget)
         self.context = ContextBuilder(
@@ -209,11 +209,29 @@ class AgentApp:
             ),
             account=AccountCommands(self.ledger, self.guard, self.pairing, config.timezone),
             budget=self.budget,
-            owner_dm=LastOwnerDM(config.state_dir / "owner_dm.json"),
+            owner_dm=self._owner_dm(),
             transcriber=Transcriber(config.llm, self.ledger, self.guard) if config.llm.transcription_model else None,
             hooks=self.plugins.hooks,
         )
         self._warming: asyncio.Task[None] | None = None
+
+    def _session_store(self) -> Sessions:
+        """Sessions in Redis on the redis backend (any worker may run a session's next turn), else files."""
+        agent = self.config.agent
+        bounds = {
+            "tail": agent.memory_window,
+            "max_sessions": agent.session_cache_size,
+            "max_bytes": int(agent.session_cache_mb * 1024 * 1024),
+        }
+        if self.shared is not None:
+            return RedisSessionStore(self.shared, **bounds)
+        return SessionStore(self.config.state_dir / "sessions", **bounds)
+
+    def _owner_dm(self) -> OwnerDM:
+        """The latest owner DM in Redis on the redis backend (the scheduler may run elsewhere), else a file."""
+        if self.shared is not None:
+            return RedisOwnerDM(self.shared)
+        return LastOwnerDM(self.config.state_dir / "owner_dm.json")
 
     def _runner(self, provider: Provider, registry: ToolRegistry) -> TurnRunner:
         agent = self.config.agent
@@ -236,10 +254,10 @@ class AgentApp:
         self._notices.add(task)
         task.add_done_callback(self._notices.discard)
 
-    async def start(self) -> None:
-        primary = self.models.made[0] if self.models.made else None
-        if isinstance(primary, Warmable):
-            self._warming = asyncio.create_task(self._warm_up(primary), name="llm-warm-up")
+    async def start(self, warm: bool = True) -> None:
+        """Start the bus, MCP servers and the loop; `warm` also starts loading the model's provider now."""
+        if warm:
+            self.warm_up()
         await self.bus.start()
         await self.mcp.start()
         await self.loop.start()
@@ -261,9 +279,21 @@ class AgentApp:
         if self.shared is not None:
             await self.shared.aclose()
 
+    def warm_up(self) -> None:
+        """Load what the first model call needs (litellm or the fast path's HTTP client, the price table) in the
+        background, once."""
+        primary = self.models.made[0] if self.models.made else None
+        if self._warming is None and isinstance(primary, Warmable):
+            self._warming = asyncio.create_task(self._warm_up(primary), name="llm-warm-up")
+
+    async def warmed(self) -> None:
+        """Wait until the warm-up, if one was started, has finished (or failed)."""
+        if self._warming is not None:
+            await asyncio.wait([self._warming])
+
     @staticmethod
     async def _warm_up(provider: Warmable) -> None:
-        """Import and warm the provider while channels connect; a failure shows again on the first call."""
+        """Import and warm the provider; a failure shows again on the first call."""
         try:
             await provider.warm_up()
         except Exception:
@@ -292,6 +322,15 @@ def make_bus(config: Config) -> MessageBus:
             config.bus.url, prefix=config.bus.prefix, lease=config.bus.lease, claim_idle=config.bus.claim_idle
         )
     return LocalBus(journal_path(config))
+
+
+def active_chats(config: Config, shared: RedisState | None, channel: str) -> RecentChats:
+    """Where a channel notes its active chats for catch-up: `state/catchup/<channel>.json`, or Redis."""
+    if shared is None:
+        return ActiveChats(config.state_dir / "catchup" / f"{channel}.json")
+    from channels.catchup_redis import RedisActiveChats
+
+    return RedisActiveChats(shared, channel)
 
 
 def control_socket(config: Config) -> Path:
@@ -324,8 +363,12 @@ class Gateway:
         self.agent = AgentApp(config, provider, make_bus(config))
         self.leases = ClusterLeases(self.agent.bus, config) if config.bus.backend == "redis" else None
         self.names = enabled_channels(config)
+        shared = self.agent.shared
+        notices = ignore_notices(shared)
         access = {
-            name: AccessPolicy(name, config.owners, getattr(config.channels, name), self.agent.pairing, config.roles)
+            name: AccessPolicy(
+                name, config.owners, getattr(config.channels, name), self.agent.pairing, config.roles, notices
+            )
             for name in self.names
         }
         self.manager = load_object("channels.manager:ChannelManager")(
@@ -333,7 +376,7 @@ class Gateway:
             self.agent.events,
             access,
             start_retry,
-            SenderRateLimit(config.access.rate_limit),
+            sender_rate_limit(config, shared),
             send_retry=channel_retry,
         )
         for name in self.names:
@@ -341,13 +384,12 @@ class Gateway:
             section = getattr(config.channels, name)
             channel = channel_class(self.manager.publisher(name), section, config.workspace / "inbox", channel_retry)
             if isinstance(channel, CatchesUp):
-                channel.remember_chats(ActiveChats(config.state_dir / "catchup" / f"{name}.json"))
+                channel.remember_chats(active_chats(config, shared, name))
             self.manager.add(channel, section.send_concurrency)
         for channel_class in self.agent.plugins.channels:
             self.names.append(channel_class.name)
             self.manager.add(channel_class(self.manager.publisher(channel_class.name)))
 
-        shared = self.agent.shared
         self.outcomes = EventBus() if shared is not None else self.agent.events
         self.relay = OutcomeRelay(shared, self.agent.events, self.outcomes) if shared is not None else None
         self.cron = CronService(
@@ -367,6 +409,7 @@ class Gateway:
             self.agent.loop,
             self.agent.bus,
             self.agent.events,
+            record=RedisHeartbeatRecord(self.agent.shared) if self.agent.shared is not None else None,
             outcomes=self.outcomes,
         )
         self.started_at = time.time()
@@ -376,7 +419,7 @@ class Gateway:
 
             dashboard = Dashboard(
                 self.manager,
-                config.state_dir / "sessions",
+                self.agent.sessions.summaries,
                 self.agent.ledger,
                 config.timezone,
                 self.cron,
@@ -406,14 +449,16 @@ class Gateway:
         if self.role == "gateway":
             await self.agent.bus.start()  # a gateway runs no turns: no agent loop, no MCP servers
         else:
-            await self.agent.start()
+            await self.agent.start(warm=False)
         if self.relay is not None:
             await self.relay.start(listen=self.role != "gateway")
         if self.role != "worker":
             if self.leases is not None:
                 await self.leases.hold_channels(self.names, self._lost_channel)
             await self.manager.start()
+            await self._channels_first()
         if self.role != "gateway":
+            self.agent.warm_up()
             if self.leases is not None:
                 await self._open_job_store()
                 self._scheduler = asyncio.create_task(self._lead_scheduler(), name="scheduler-leader")
@@ -421,9 +466,21 @@ class Gateway:
                 await self._start_scheduler()
         await self.agent.plugins.hooks.run("gateway_start", GatewayStart(tuple(self.names)))
 
+    async def _channels_first(self) -> None:
+        """Wait until each channel has tried to connect once (at most CHANNELS_FIRST seconds).
+
+        Imports hold the GIL wherever they run, so the model's and the scheduler's, seconds of CPU together,
+        load after the channels' rather than beside them: launch to connected is then the channels' own work.
+        """
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(CHANNELS_FIRST):
+                await self.manager.tried()
+
     async def _start_scheduler(self) -> None:
         """Cron, the heartbeat and the control socket the CLI's cron commands reach: in one process only."""
-        # Channels connect on the event loop while the scheduler's imports load in a thread.
+        # After the model's warm-up (a first message may be waiting for it), and in a thread, so the event loop
+        # keeps serving the channels while the scheduler's imports load.
+        await self.agent.warmed()
         await asyncio.to_thread(importlib.import_module, "apscheduler.jobstores.sqlalchemy")
         await self.cron.start()
         await self.heartbeat.start()

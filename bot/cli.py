@@ -11,7 +11,7 @@ import typer
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from bot.access import PairingBook
+    from bot.access import Pairing
     from bot.config import Config, MCPServerConfig
     from bot.scheduler.cron import CronService
 
@@ -218,9 +218,10 @@ def status(ctx: typer.Context) -> None:
     options: Options = ctx.obj
     sessions = config.state_dir / "sessions"
     count = len(list(sessions.glob("*.jsonl"))) if sessions.exists() else 0
+    where = "sessions in redis" if config.bus.backend == "redis" else f"{count} sessions"
     typer.echo(f"config:    {options.config}")
     typer.echo(f"workspace: {config.workspace}")
-    typer.echo(f"state:     {config.state_dir} ({count} sessions)")
+    typer.echo(f"state:     {config.state_dir} ({where})")
     typer.echo(f"model:     {config.llm.model}" + (f" at {config.llm.api_base}" if config.llm.api_base else ""))
     reply = _ask_gateway(config, {"op": "status"}, timeout=CONTROL_TIMEOUT)
     typer.echo(f"gateway:   {describe_uptime(reply)}")
@@ -245,14 +246,9 @@ def _mcp_status(server: MCPServerConfig) -> str:
     """Connect once to an MCP server and report its tool count, or why it cannot be reached."""
     import asyncio
 
-    from bot.tools.mcp import probe, root_cause
+    from bot.tools.mcp import describe
 
-    where = server.url or " ".join([server.command or "", *server.args])
-    try:
-        tools = asyncio.run(probe(server))
-    except Exception as exc:
-        return f"{where}: cannot start ({root_cause(exc)!r})"
-    return f"{where}: {len(tools)} tool{'s' if len(tools) != 1 else ''}"
+    return asyncio.run(describe(server))[1]
 
 
 def _cluster_lines(config: Config) -> list[str]:
@@ -286,7 +282,7 @@ def _exec_status(config: Config) -> str:
 
 @app.command()
 def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print the checks as JSON.")) -> None:
-    """Check the config, folders, model, channel credentials, sandbox, gateway and disk; exit 1 on any ✗."""
+    """Check the config, folders, model, channels, MCP servers, sandbox, gateway and disk; exit 1 on any ✗."""
     import asyncio
     import json
 
@@ -355,10 +351,13 @@ pairing_app = typer.Typer(help="Approve or revoke senders who asked to pair.", n
 app.add_typer(pairing_app, name="pairing")
 
 
-def _pairing_book(ctx: typer.Context) -> PairingBook:
-    from bot.access import PairingBook
+def _pairing_book(ctx: typer.Context) -> Pairing:
+    """The pairing state the gateways use: `state/pairing.json`, or Redis on the redis bus."""
+    from bot.access_stores import pairing_book
+    from bot.redis_state import shared_state
 
-    return PairingBook(_load(ctx.obj).state_dir / "pairing.json")
+    config = _load(ctx.obj)
+    return pairing_book(config, shared_state(config))
 
 
 @pairing_app.command("list")
@@ -623,8 +622,10 @@ def usage(
     from datetime import datetime
     from zoneinfo import ZoneInfo
 
+    from bot.access_stores import usage_ledger
+    from bot.redis_state import shared_state
     from bot.usage import report
-    from bot.usage.ledger import GROUPS, UsageLedger
+    from bot.usage.ledger import GROUPS
 
     config = _load(ctx.obj)
     if by not in GROUPS:
@@ -635,7 +636,7 @@ def usage(
         start = report.since_timestamp(since, now, zone)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--since") from None
-    ledger = UsageLedger(config.state_dir / "usage.db")
+    ledger = usage_ledger(config, shared_state(config))
     try:
         groups = ledger.grouped(by, start)
         if as_json:

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict
 from datetime import date, datetime, timedelta
-from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import unquote
 from zoneinfo import ZoneInfo
 
-from bot.access import PairingBook
+from bot.access import Pairing
 from bot.config import HeartbeatConfig
 from bot.scheduler.cron import CronService
-from bot.usage.ledger import UsageLedger
+from bot.usage.ledger import Ledger
 from channels.health import ChannelHealth, MessageCounts
 
 EPOCH = date(1970, 1, 1)
@@ -44,17 +41,17 @@ class Dashboard:
     def __init__(
         self,
         channels: ChannelView,
-        sessions_dir: Path,
-        ledger: UsageLedger,
+        sessions: Callable[[float], list[dict[str, Any]]],
+        ledger: Ledger,
         timezone: str,
         cron: CronService,
-        pairing: PairingBook,
+        pairing: Pairing,
         heartbeat: HeartbeatConfig,
         heartbeat_runs: HeartbeatView,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._channels = channels
-        self._sessions_dir = sessions_dir
+        self._sessions = sessions
         self._ledger = ledger
         self._zone = ZoneInfo(timezone)
         self._cron = cron
@@ -67,7 +64,7 @@ class Dashboard:
         """Everything the page shows, as JSON data."""
         since = self._clock() - USAGE_DAYS * 86400
         tokens = {group.key: group.tokens for group in self._ledger.grouped("chat", since)}
-        sessions = [{**s, "tokens": tokens.get(s["key"], 0)} for s in session_summaries(self._sessions_dir, since)]
+        sessions = [{**s, "tokens": tokens.get(s["key"], 0)} for s in self._sessions(since)]
         return {
             "channels": self._channel_rows(),
             "sessions": sorted(sessions, key=lambda s: -s["last_activity"])[:RECENT_SESSIONS],
@@ -135,21 +132,3 @@ class Dashboard:
         offset = datetime.fromtimestamp(self._clock(), self._zone).utcoffset()
         days = self._ledger.daily(since, offset.total_seconds() if offset else 0.0)
         return [{"day": (EPOCH + timedelta(days=number)).isoformat(), "tokens": tokens} for number, tokens in days]
-
-
-def session_summaries(directory: Path, since: float) -> list[dict[str, Any]]:
-    """Each live session file touched since `since`: key, last activity and message count."""
-    summaries = []
-    for path in directory.glob("*.jsonl"):
-        if path.name.endswith(".archived.jsonl") or path.stat().st_mtime < since:
-            continue
-        messages = 0
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            messages += record.get("type") == "message"
-        key = unquote(path.name.removesuffix(".jsonl"))
-        summaries.append({"key": key, "last_activity": path.stat().st_mtime, "messages": messages})
-    return summaries

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from bot.config import Config
+from bot.config import Config, MCPServerConfig
 from bot.credentials import check_channel
 
 Status = Literal["ok", "warn", "fail"]
@@ -162,6 +162,18 @@ async def check_context(config: Config) -> Check:
     return Check("context window", "ok", text)
 
 
+async def check_mcp(name: str, server: MCPServerConfig) -> Check:
+    """One MCP server: its tool count, or a warning saying why it cannot start (the bot runs without its tools)."""
+    from bot.tools.mcp import describe
+
+    up, detail = await describe(server)
+    if up:
+        return Check(f"mcp {name}", "ok", detail)
+    key = f"mcp_servers.{name}"
+    fix = f"check {key}.url and that the server is running" if server.url else f"check {key}.command, args and cwd"
+    return Check(f"mcp {name}", "warn", detail, fix)
+
+
 async def run_checks(config: Config, gateway: dict[str, Any] | None) -> list[Check]:
     """Every check after the config loaded, in the order a new user fixes things."""
     checks = [check_folder("workspace", config.workspace), check_folder("state", config.state_dir)]
@@ -170,6 +182,7 @@ async def run_checks(config: Config, gateway: dict[str, Any] | None) -> list[Che
         section = getattr(config.channels, name)
         if section.enabled:
             probes.append(check_channel(name, section, HTTP_TIMEOUT))
+    probes += [check_mcp(name, server) for name, server in config.mcp_servers.items()]
     for outcome in await asyncio.gather(*probes):
         checks.extend(outcome if isinstance(outcome, list) else [outcome])
     checks += [check_sandbox(config), check_gateway(gateway), check_disk(config.state_dir)]

@@ -213,7 +213,9 @@ class LiteLLMProvider:
 
     async def warm_up(self) -> None:
         """Load what the first call needs (litellm unless on the fast path, the price table) off the event loop."""
-        if self._fast is None and self._litellm is None:
+        if self._fast is not None:
+            await self._fast.warm_up()
+        elif self._litellm is None:
             litellm = await asyncio.to_thread(import_litellm)
             self._api_key, self._missing_keys = _resolve_key(litellm, self._config)
             self._litellm = litellm

@@ -8,6 +8,7 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
@@ -36,19 +37,39 @@ def table_path() -> Path | None:
     return Path(spec.origin).parent / TABLE_FILE
 
 
+# What relaybot reads of an entry; the rest of the 3 MB table is dropped once parsed.
+KEPT_KEYS = (
+    "input_cost_per_token",
+    "output_cost_per_token",
+    "cache_read_input_token_cost",
+    "max_input_tokens",
+    "max_tokens",
+)
+
+
 @functools.cache
-def price_table() -> dict[str, ModelRecord]:
-    """Every model in the table, trimmed to a record; parsed once per process (about 0.1 s)."""
+def bundled_prices() -> dict[str, dict[str, Any]]:
+    """litellm's model map as `litellm.model_cost` holds it offline, trimmed to `KEPT_KEYS`; parsed once per process."""
     path = table_path()
     try:
         raw = json.loads(path.read_bytes()) if path else {}
     except (OSError, ValueError) as exc:
         logger.warning("could not read litellm's model table %s: %s", path, exc)
         raw = {}
-    return {name: _record(entry) for name, entry in raw.items() if isinstance(entry, dict)}
+    return {
+        name: {key: entry[key] for key in KEPT_KEYS if key in entry}
+        for name, entry in raw.items()
+        if isinstance(entry, dict)
+    }
 
 
-def _record(entry: dict[str, object]) -> ModelRecord:
+@functools.cache
+def price_table() -> dict[str, ModelRecord]:
+    """Every model in the table as a record (window and prices)."""
+    return {name: _record(entry) for name, entry in bundled_prices().items()}
+
+
+def _record(entry: dict[str, Any]) -> ModelRecord:
     def number(key: str) -> float:
         value = entry.get(key)
         return float(value) if isinstance(value, int | float) else 0.0

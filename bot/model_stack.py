@@ -7,10 +7,11 @@ from collections.abc import Callable
 from bot.config import LLMConfig
 from bot.fallback import FallbackProvider
 from bot.llm import Provider
+from bot.model_prices import bundled_prices
 from bot.usage.budgets import BudgetGuard
-from bot.usage.ledger import UsageLedger
+from bot.usage.ledger import Ledger
 from bot.usage.meter import MeteredProvider
-from bot.usage.pricing import PriceMap, litellm_prices
+from bot.usage.pricing import PriceMap
 
 ProviderFactory = Callable[[LLMConfig], Provider]
 
@@ -19,7 +20,7 @@ class ModelStack:
     """Builds metered providers with `llm.fallbacks` behind them; `made` holds the unmetered ones it built."""
 
     def __init__(
-        self, make: ProviderFactory, ledger: UsageLedger, guard: BudgetGuard, prices: PriceMap = litellm_prices
+        self, make: ProviderFactory, ledger: Ledger, guard: BudgetGuard, prices: PriceMap = bundled_prices
     ) -> None:
         self._make = make
         self._ledger = ledger

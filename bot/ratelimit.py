@@ -6,6 +6,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from enum import Enum
+from typing import Protocol
 
 from bot.bus import InboundMessage, Trust
 
@@ -26,6 +27,14 @@ def flood_notice(per_minute: int) -> str:
         f"You're sending more than {per_minute} messages a minute, so I'm skipping some. "
         "Please wait a minute before sending more."
     )
+
+
+class RateLimit(Protocol):
+    """A per-sender flood limit: in this process (`SenderRateLimit`) or shared in Redis (`RedisSenderRateLimit`)."""
+
+    per_minute: int
+
+    def check(self, message: InboundMessage) -> Verdict: ...
 
 
 class SenderRateLimit:

@@ -11,7 +11,7 @@ from bot.bus import Attachment, InboundMessage
 from bot.config import LLMConfig
 from bot.usage.budgets import BudgetGuard
 from bot.usage.charge import current_charge
-from bot.usage.ledger import CallRecord, UsageLedger
+from bot.usage.ledger import CallRecord, Ledger
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ class Transcriber:
     checked against that sender's budget first.
     """
 
-    def __init__(self, config: LLMConfig, ledger: UsageLedger | None = None, guard: BudgetGuard | None = None) -> None:
+    def __init__(self, config: LLMConfig, ledger: Ledger | None = None, guard: BudgetGuard | None = None) -> None:
         if not config.transcription_model:
             raise ValueError("llm.transcription_model is not set")
         self.model = config.transcription_model

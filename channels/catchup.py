@@ -28,6 +28,13 @@ class ActiveChat:
     seen_at: float
 
 
+class RecentChats(Protocol):
+    """Where a channel notes its active chats: a file in `state_dir` (`ActiveChats`) or Redis (`RedisActiveChats`)."""
+
+    def seen(self, chat: ChatRef, message_id: str) -> None: ...
+    def recent(self) -> list[ActiveChat]: ...
+
+
 class ActiveChats:
     """A channel's chats seen within `window` seconds, kept in one JSON file in `state_dir`."""
 
@@ -84,4 +91,4 @@ class ActiveChats:
 class CatchesUp(Protocol):
     """A channel that, given its active chats, reads at start what was sent to them while it was down."""
 
-    def remember_chats(self, chats: ActiveChats) -> None: ...
+    def remember_chats(self, chats: RecentChats) -> None: ...

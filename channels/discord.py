@@ -17,7 +17,7 @@ from bot.config import DiscordConfig
 from bot.errors import ChannelError, ChannelUnavailable, RateLimited
 from bot.retry import RetryPolicy
 from channels.base import Channel, Publish
-from channels.catchup import CATCH_UP_LIMIT, ActiveChats
+from channels.catchup import CATCH_UP_LIMIT, RecentChats
 from channels.delivery import chunk_progress, send_in_chunks
 from channels.discord_live import DiscordEdits
 from channels.live_edits import EditedMessages, balance_fences
@@ -152,9 +152,9 @@ class DiscordChannel(Channel):
         self._client: Any = None
         self._gateway: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
-        self._active: ActiveChats | None = None
+        self._active: RecentChats | None = None
 
-    def remember_chats(self, chats: ActiveChats) -> None:
+    def remember_chats(self, chats: RecentChats) -> None:
         """Record DMs in `chats`, and at start read what they were sent while the bot was down."""
         self._active = chats
 

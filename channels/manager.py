@@ -23,7 +23,7 @@ from bot.events import (
     TurnFinished,
     TurnStarted,
 )
-from bot.ratelimit import SenderRateLimit, Verdict, flood_notice
+from bot.ratelimit import RateLimit, Verdict, flood_notice
 from bot.retry import RetryPolicy
 from channels.base import Channel, Publish, ShowsTyping
 from channels.dedupe import SeenIds
@@ -44,6 +44,7 @@ class _Slot:
     channel: Channel
     outbox: ChannelOutbox
     ready: asyncio.Event = field(default_factory=asyncio.Event)
+    tried: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 class ChannelManager:
@@ -55,7 +56,7 @@ class ChannelManager:
         events: EventBus | None = None,
         access: dict[str, AccessPolicy] | None = None,
         start_retry: RetryPolicy | None = None,
-        rate_limit: SenderRateLimit | None = None,
+        rate_limit: RateLimit | None = None,
         send_retry: RetryPolicy | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -142,6 +143,11 @@ class ChannelManager:
         """Wait until channel `name` has started."""
         await self._slots[name].ready.wait()
 
+    async def tried(self) -> None:
+        """Wait until every channel has tried to start once, connected or failed."""
+        for slot in self._slots.values():
+            await slot.tried.wait()
+
     async def _admit(self, name: str, message: InboundMessage) -> None:
         key = message.chat.session_key
         if message.platform_message_id and not self._seen_inbound.add(f"{key}/{message.platform_message_id}"):
@@ -185,6 +191,7 @@ class ChannelManager:
             try:
                 await slot.channel.start()
             except Exception as exc:
+                slot.tried.set()
                 failures += 1
                 error = f"{type(exc).__name__}: {exc}"
                 delay = self._start_retry.delay(min(failures, 12))
@@ -200,6 +207,7 @@ class ChannelManager:
             self._health[name] = ChannelHealth("connected", self._clock(), self._health[name].last_error, failures)
             logger.info("%s: connected", name)
             slot.ready.set()
+            slot.tried.set()
             return
 
     async def _route(self) -> None:

@@ -17,7 +17,7 @@ from bot.config import SlackConfig
 from bot.errors import BusClosed, ChannelError, ChannelUnavailable, RateLimited
 from bot.retry import RetryPolicy
 from channels.base import Channel, Publish
-from channels.catchup import CATCH_UP_LIMIT, ActiveChat, ActiveChats
+from channels.catchup import CATCH_UP_LIMIT, ActiveChat, RecentChats
 from channels.dedupe import SeenIds
 from channels.delivery import send_in_chunks
 from channels.formatting import markdown_to_slack_mrkdwn
@@ -121,9 +121,9 @@ class SlackChannel(Channel):
         self._hello = asyncio.Event()
         self._connections = 0
         self._disconnect_reason: str | None = None
-        self._active: ActiveChats | None = None
+        self._active: RecentChats | None = None
 
-    def remember_chats(self, chats: ActiveChats) -> None:
+    def remember_chats(self, chats: RecentChats) -> None:
         """Record DMs and the bot's threads in `chats`, and at start read what they were sent while it was down."""
         self._active = chats
 

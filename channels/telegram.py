@@ -15,6 +15,7 @@ from bot.bus import ChatRef, InboundMessage, OutboundMessage
 from bot.config import TelegramConfig
 from bot.errors import BusClosed, ChannelError, ChannelUnavailable, DeliveryAmbiguous, MarkupRejected, RateLimited
 from bot.retry import RetryPolicy
+from bot.tls import client_context
 from channels.base import Channel, Publish
 from channels.delivery import send_in_chunks
 from channels.formatting import markdown_to_telegram_html
@@ -128,15 +129,21 @@ class TelegramChannel(Channel):
 
     async def start(self) -> None:
         from telegram.ext import Application
+        from telegram.request import HTTPXRequest
 
         token = self._config.token.get_secret_value()
         if not token:
             raise ChannelError("channels.telegram.token is empty; set TELEGRAM_BOT_TOKEN or the config key")
+        # PTB's two HTTP clients (polling, everything else) as its builder makes them, but sharing one TLS context
+        # instead of loading the CA bundle into a new one each.
+        tls = {"verify": client_context()}
         app = (
             Application.builder()
             .token(token)
             .base_url(self._config.api_base)
             .base_file_url(file_base_url(self._config.api_base))
+            .request(HTTPXRequest(httpx_kwargs=tls))
+            .get_updates_request(HTTPXRequest(connection_pool_size=1, httpx_kwargs=tls))
             .updater(None)
             .build()
         )

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bot.app import AgentApp, Gateway
+from bot.app import AgentApp, Gateway, make_bus
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
 from bot.config import Config
 from bot.events import Delivered, EventBus, TurnFinished, TurnStarted
@@ -65,11 +65,15 @@ def make_config(tmp_path: Path, fake: FakeLLM, **overrides: Any) -> Config:
 class Harness:
     """Sends messages as users and collects what the bot sends back (each counted delivered); tests stay a few lines."""
 
-    def __init__(self, tmp_path: Path, fake: FakeLLM, extra_tools: list[Tool] = (), **overrides: Any) -> None:
+    def __init__(
+        self, tmp_path: Path, fake: FakeLLM, extra_tools: list[Tool] = (), durable: bool = False, **overrides: Any
+    ) -> None:
+        """`durable` journals the bus in the state folder as `relaybot run` does, so a restart resumes it."""
         self.config = make_config(tmp_path, fake, **overrides)
         self.fake = fake
         retry = RetryPolicy(attempts=4, base_delay=0.0)
-        self.app = AgentApp(self.config, LiteLLMProvider(self.config.llm, retry), retry=retry)
+        bus = make_bus(self.config) if durable else None
+        self.app = AgentApp(self.config, LiteLLMProvider(self.config.llm, retry), bus=bus, retry=retry)
         for tool in extra_tools:
             self.app.registry.register(tool)
         self.outbox: list[OutboundMessage] = []

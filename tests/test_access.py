@@ -1,9 +1,14 @@
 import random
+from collections.abc import Callable
 from pathlib import Path
 
-from bot.access import PAIRING_ALPHABET, AccessPolicy, Ignore, PairingBook, SendPairingCode, Serve
+import pytest
+
+from bot.access import PAIRING_ALPHABET, AccessPolicy, Ignore, Pairing, PairingBook, SendPairingCode, Serve
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.config import TelegramConfig
+from bot.redis_pairing import RedisPairingBook
+from bot.redis_state import RedisState
 
 
 class Clock:
@@ -14,9 +19,21 @@ class Clock:
         return self.now
 
 
-def book(tmp_path: Path, clock: Clock | None = None, max_pending: int = 10) -> PairingBook:
-    rng = random.Random(7)
-    return PairingBook(tmp_path / "pairing.json", clock=clock or Clock(), choose=rng.choice, max_pending=max_pending)
+Books = Callable[..., Pairing]
+
+
+@pytest.fixture(params=["file", "redis"])
+def book(request: pytest.FixtureRequest, tmp_path: Path) -> Books:
+    """Makes pairing books on one store, as separate processes would: the JSON file, or one Redis."""
+    url = request.getfixturevalue("redis_url") if request.param == "redis" else None
+
+    def make(clock: Callable[[], float] | None = None, max_pending: int = 10) -> Pairing:
+        choose, clock = random.Random(7).choice, clock or Clock()
+        if url is None:
+            return PairingBook(tmp_path / "pairing.json", clock=clock, choose=choose, max_pending=max_pending)
+        return RedisPairingBook(RedisState(url, "test"), clock=clock, choose=choose, max_pending=max_pending)
+
+    return make
 
 
 def dm(sender: str) -> InboundMessage:
@@ -29,23 +46,23 @@ def group(sender: str, mentioned: bool) -> InboundMessage:
     )
 
 
-def policy(tmp_path: Path, pairing: PairingBook | None = None, **section: object) -> AccessPolicy:
-    return AccessPolicy("telegram", ["telegram:1", "slack:U9"], TelegramConfig(**section), pairing or book(tmp_path))
+def policy(book: Books, pairing: Pairing | None = None, **section: object) -> AccessPolicy:
+    return AccessPolicy("telegram", ["telegram:1", "slack:U9"], TelegramConfig(**section), pairing or book())
 
 
-def test_owner_is_served_with_full_trust(tmp_path: Path) -> None:
-    decision = policy(tmp_path).decide(dm("1"))
+def test_owner_is_served_with_full_trust(book: Books) -> None:
+    decision = policy(book).decide(dm("1"))
     assert isinstance(decision, Serve) and decision.message.trust is Trust.OWNER
 
 
-def test_allow_from_is_served_as_user(tmp_path: Path) -> None:
-    decision = policy(tmp_path, allow_from=["5"]).decide(dm("5"))
+def test_allow_from_is_served_as_user(book: Books) -> None:
+    decision = policy(book, allow_from=["5"]).decide(dm("5"))
     assert isinstance(decision, Serve) and decision.message.trust is Trust.USER
 
 
-def test_roles_entry_admits_the_sender_with_that_role(tmp_path: Path) -> None:
+def test_roles_entry_admits_the_sender_with_that_role(book: Books) -> None:
     roles = {"telegram:6": Trust.ADMIN, "discord:7": Trust.ADMIN}
-    access = AccessPolicy("telegram", [], TelegramConfig(), book(tmp_path), roles)
+    access = AccessPolicy("telegram", [], TelegramConfig(), book(), roles)
     decision = access.decide(dm("6"))
     assert isinstance(decision, Serve) and decision.message.trust is Trust.ADMIN
     assert isinstance(access.decide(dm("7")), SendPairingCode)
@@ -56,29 +73,29 @@ def test_roles_are_ordered_guest_user_admin_owner() -> None:
     assert not Trust.GUEST.at_least(Trust.USER)
 
 
-def test_unknown_sender_gets_a_code_and_the_same_code_when_writing_again(tmp_path: Path) -> None:
-    access = policy(tmp_path)
+def test_unknown_sender_gets_a_code_and_the_same_code_when_writing_again(book: Books) -> None:
+    access = policy(book)
     first = access.decide(dm("7"))
     assert isinstance(first, SendPairingCode) and not first.repeated
     assert len(first.code) == 8 and set(first.code) <= set(PAIRING_ALPHABET)
     assert access.decide(dm("7")) == SendPairingCode(first.code, repeated=True)
 
 
-def test_approval_takes_effect_for_a_running_policy(tmp_path: Path) -> None:
-    pairing = book(tmp_path)
-    access = policy(tmp_path, pairing)
+def test_approval_takes_effect_for_a_running_policy(book: Books) -> None:
+    pairing = book()
+    access = policy(book, pairing)
     code = access.decide(dm("7")).code
-    assert book(tmp_path).approve("telegram", code.lower()) == "7"
+    assert book().approve("telegram", code.lower()) == "7"
     decision = access.decide(dm("7"))
     assert isinstance(decision, Serve) and decision.message.trust is Trust.USER
-    assert book(tmp_path).revoke("telegram", "7")
+    assert book().revoke("telegram", "7")
     assert not isinstance(access.decide(dm("7")), Serve)
 
 
-def test_a_full_pending_list_drops_the_oldest_code_so_strangers_never_lock_others_out(tmp_path: Path) -> None:
+def test_a_full_pending_list_drops_the_oldest_code_so_strangers_never_lock_others_out(book: Books) -> None:
     clock = Clock()
-    pairing = book(tmp_path, clock, max_pending=3)
-    access = policy(tmp_path, pairing)
+    pairing = book(clock, max_pending=3)
+    access = policy(book, pairing)
     codes = {}
     for user in ("11", "12", "13", "14", "15"):
         clock.now += 1
@@ -90,8 +107,8 @@ def test_a_full_pending_list_drops_the_oldest_code_so_strangers_never_lock_other
     assert pairing.approve("telegram", codes["15"]) == "15"
 
 
-def test_ten_codes_may_wait_per_channel_by_default(tmp_path: Path) -> None:
-    pairing = PairingBook(tmp_path / "pairing.json")
+def test_ten_codes_may_wait_per_channel_by_default(book: Books) -> None:
+    pairing = book()
     for user in range(11):
         pairing.request("telegram", str(user), "")
     pairing.request("slack", "x", "")
@@ -100,36 +117,37 @@ def test_ten_codes_may_wait_per_channel_by_default(tmp_path: Path) -> None:
     assert [e.user_id for e in pending if e.channel == "slack"] == ["x"]
 
 
-def test_codes_expire_after_an_hour(tmp_path: Path) -> None:
+def test_codes_expire_after_an_hour(book: Books) -> None:
     clock = Clock()
-    pairing = book(tmp_path, clock)
-    code = policy(tmp_path, pairing).decide(dm("7")).code
+    pairing = book(clock)
+    code = policy(book, pairing).decide(dm("7")).code
     clock.now += 3601
     assert pairing.approve("telegram", code) is None
     assert pairing.pending() == []
 
 
-def test_allowlist_policy_ignores_strangers(tmp_path: Path) -> None:
-    assert isinstance(policy(tmp_path, dm_policy="allowlist").decide(dm("7")), Ignore)
+def test_allowlist_policy_ignores_strangers(book: Books) -> None:
+    assert isinstance(policy(book, dm_policy="allowlist").decide(dm("7")), Ignore)
 
 
-def test_open_policy_serves_everyone_as_guest(tmp_path: Path) -> None:
-    decision = policy(tmp_path, dm_policy="open").decide(dm("7"))
+def test_open_policy_serves_everyone_as_guest(book: Books) -> None:
+    decision = policy(book, dm_policy="open").decide(dm("7"))
     assert isinstance(decision, Serve) and decision.message.trust is Trust.GUEST
 
 
-def test_groups_need_a_mention_by_default(tmp_path: Path) -> None:
-    access = policy(tmp_path)
+def test_groups_need_a_mention_by_default(book: Books) -> None:
+    access = policy(book)
     assert isinstance(access.decide(group("1", mentioned=False)), Ignore)
     assert isinstance(access.decide(group("1", mentioned=True)), Serve)
     assert isinstance(access.decide(group("8", mentioned=True)), Ignore)
 
 
-def test_group_policies_open_and_off(tmp_path: Path) -> None:
-    assert isinstance(policy(tmp_path, group_policy="open").decide(group("1", mentioned=False)), Serve)
-    assert isinstance(policy(tmp_path, group_policy="off").decide(group("1", mentioned=True)), Ignore)
+def test_group_policies_open_and_off(book: Books) -> None:
+    assert isinstance(policy(book, group_policy="open").decide(group("1", mentioned=False)), Serve)
+    assert isinstance(policy(book, group_policy="off").decide(group("1", mentioned=True)), Ignore)
 
 
 def test_pairing_file_is_private(tmp_path: Path) -> None:
-    policy(tmp_path).decide(dm("7"))
+    pairing = PairingBook(tmp_path / "pairing.json")
+    AccessPolicy("telegram", [], TelegramConfig(), pairing).decide(dm("7"))
     assert (tmp_path / "pairing.json").stat().st_mode & 0o777 == 0o600

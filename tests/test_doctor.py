@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -104,3 +105,30 @@ def test_a_missing_sandbox_is_a_warning_not_a_failure(tmp_path: Path) -> None:
     check = check_sandbox(config, lambda _: (False, "NOT sandboxed (bwrap is not installed)"))
     assert check.status == "warn" and "bubblewrap" in check.fix
     assert check_sandbox(config, lambda _: (True, "bubblewrap")).status == "ok"
+
+
+async def test_each_mcp_server_is_listed_with_its_tool_count_or_why_it_failed(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    repo = Path(__file__).resolve().parents[1]
+    write(
+        tmp_path,
+        f"llm:\n  model: openai/fake-model\n  api_base: {fake_llm.base_url}\n"
+        "mcp_servers:\n"
+        f"  calc:\n    command: {sys.executable}\n    args: [-m, tests.fakes.mcp_server]\n    cwd: {repo}\n"
+        f"  gone:\n    command: {tmp_path / 'missing'}\n"
+        "  remote:\n    url: http://127.0.0.1:9/mcp\n",
+    )
+    code, output = await doctor(tmp_path)
+    _, as_json = await doctor(tmp_path, "--json")
+    assert code == 0, output
+    assert line(output, "mcp calc").startswith("✓ mcp calc: ") and line(output, "mcp calc").endswith(": 5 tools")
+    assert line(output, "mcp gone") == (
+        f"⚠ mcp gone: {tmp_path / 'missing'}: cannot start (FileNotFoundError(2, 'No such file or directory'))"
+        " → check mcp_servers.gone.command, args and cwd"
+    )
+    assert line(output, "mcp remote").startswith("⚠ mcp remote: http://127.0.0.1:9/mcp: cannot start (")
+    assert line(output, "mcp remote").endswith("→ check mcp_servers.remote.url and that the server is running")
+    checks = {check["name"]: check for check in json.loads(as_json)}
+    assert checks["mcp calc"]["status"] == "ok" and checks["mcp calc"]["detail"].endswith(": 5 tools")
+    assert checks["mcp gone"]["status"] == "warn" and checks["mcp remote"]["status"] == "warn"

@@ -1,5 +1,13 @@
+from collections.abc import Callable
+
+import pytest
+
 from bot.bus import ChatRef, InboundMessage, Trust
-from bot.ratelimit import SenderRateLimit, Verdict
+from bot.ratelimit import RateLimit, SenderRateLimit, Verdict
+from bot.redis_ratelimit import RedisSenderRateLimit
+from bot.redis_state import RedisState
+
+Limits = Callable[[int, Callable[[], float]], RateLimit]
 
 
 class Clock:
@@ -10,13 +18,22 @@ class Clock:
         return self.now
 
 
+@pytest.fixture(params=["memory", "redis"])
+def limits(request: pytest.FixtureRequest) -> Limits:
+    """Makes rate limits counting in this process, or in one Redis shared by every limit made."""
+    if request.param == "memory":
+        return SenderRateLimit
+    url = request.getfixturevalue("redis_url")
+    return lambda per_minute, clock: RedisSenderRateLimit(RedisState(url, "test"), per_minute, clock)
+
+
 def message(sender: str = "7", trust: Trust = Trust.GUEST) -> InboundMessage:
     return InboundMessage(ChatRef("telegram", "-100"), sender_id=sender, text="hi", trust=trust)
 
 
-def test_past_the_limit_messages_drop_with_one_notice_a_minute() -> None:
+def test_past_the_limit_messages_drop_with_one_notice_a_minute(limits: Limits) -> None:
     clock = Clock()
-    limit = SenderRateLimit(3, clock)
+    limit = limits(3, clock)
     verdicts = [limit.check(message()) for _ in range(6)]
     assert verdicts == [Verdict.PASS] * 3 + [Verdict.DROP_AND_NOTIFY, Verdict.DROP, Verdict.DROP]
     clock.now += 30
@@ -26,11 +43,11 @@ def test_past_the_limit_messages_drop_with_one_notice_a_minute() -> None:
     assert [limit.check(message()) for _ in range(4)] == [Verdict.PASS] * 3 + [Verdict.DROP_AND_NOTIFY]
 
 
-def test_owners_are_never_limited() -> None:
-    limit = SenderRateLimit(1, Clock())
+def test_owners_are_never_limited(limits: Limits) -> None:
+    limit = limits(1, Clock())
     assert {limit.check(message(trust=Trust.OWNER)) for _ in range(100)} == {Verdict.PASS}
 
 
-def test_zero_turns_the_limit_off() -> None:
-    limit = SenderRateLimit(0, Clock())
+def test_zero_turns_the_limit_off(limits: Limits) -> None:
+    limit = limits(0, Clock())
     assert {limit.check(message()) for _ in range(100)} == {Verdict.PASS}

@@ -6,12 +6,12 @@ import time
 from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
-from bot.access import PairingBook
+from bot.access import Pairing
 from bot.agent.commands import Command
 from bot.bus import InboundMessage, Trust
 from bot.usage.budgets import BudgetGuard
 from bot.usage.charge import charge_for, sender_ref
-from bot.usage.ledger import Totals, UsageLedger
+from bot.usage.ledger import Ledger, Totals
 from bot.usage.periods import day_start, month_start
 
 PAIR_USAGE = "Use /pair approve CODE or /pair revoke ID."
@@ -28,9 +28,9 @@ class AccountCommands:
 
     def __init__(
         self,
-        ledger: UsageLedger,
+        ledger: Ledger,
         guard: BudgetGuard,
-        pairing: PairingBook | None,
+        pairing: Pairing | None,
         timezone: str,
         clock: Callable[[], float] = time.time,
     ) -> None:

@@ -7,7 +7,6 @@ import logging
 import time
 from collections.abc import Callable, Coroutine
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -22,7 +21,8 @@ from bot.agent.memory import (
     grows_past_cap,
     parse_update,
 )
-from bot.agent.sessions import Session, SessionStore
+from bot.agent.memory_lock import ScopeLocks
+from bot.agent.session import Session, Sessions
 from bot.errors import BudgetExceeded, ProviderError
 from bot.llm import LLMResponse, Provider
 from bot.plugins.events import AfterCompaction, BeforeCompaction
@@ -102,12 +102,13 @@ class MemoryConsolidator:
     def __init__(
         self,
         provider: Provider,
-        sessions: SessionStore,
+        sessions: Sessions,
         budget: ContextBudget,
         window: int,
         timezone: str,
         clock: Callable[[], float] = time.time,
         hooks: Hooks | None = None,
+        locks: ScopeLocks | None = None,
     ) -> None:
         self._hooks = hooks or Hooks()
         self._provider = provider
@@ -117,7 +118,7 @@ class MemoryConsolidator:
         self._zone = ZoneInfo(timezone)
         self._clock = clock
         self._tasks: dict[int, asyncio.Task[None]] = {}
-        self._locks: dict[Path, asyncio.Lock] = {}
+        self._locks = locks or ScopeLocks()
         # After a failure, wait for a few more messages before asking again: a model that never
         # calls save_memory must not cost an extra request on every turn.
         self._retry_at: dict[int, int] = {}
@@ -189,13 +190,17 @@ class MemoryConsolidator:
         await self._sessions.load_unconsolidated(session)
         while session.consolidated < session.total:
             if not await self._round(session, scope, session.total):
-                logger.warning("[%s] archived session only partly consolidated; see %s", session.key, session.path)
+                logger.warning("[%s] archived session only partly consolidated", session.key)
                 return
 
     async def _round(self, session: Session, scope: MemoryScope, stop: int) -> bool:
-        """Consolidate the next chunk before `stop`; True when the offset advanced."""
-        lock = self._locks.setdefault(scope.directory, asyncio.Lock())
-        async with lock:  # scopes are shared (owner DMs and the console): one writer at a time
+        """Consolidate the next chunk before `stop`; True when the offset advanced (here or on another worker)."""
+        async with self._locks.hold(scope) as held:  # scopes are shared (owner DMs, the console, workers)
+            if not held:
+                return False
+            self._sessions.sync_consolidated(session)  # another worker may have consolidated meanwhile
+            if session.consolidated >= stop:
+                return True
             start = session.consolidated
             current = scope.read_memory()
             limit = await self._budget.input_limit([SAVE_MEMORY_TOOL])

@@ -7,12 +7,30 @@ import logging
 import os
 from dataclasses import asdict
 from pathlib import Path
+from typing import Protocol
 
 from bot.bus import ChatRef, InboundMessage, Trust
+from bot.redis_state import RedisState
 
 logger = logging.getLogger(__name__)
 
 UNREACHABLE_CHANNELS = frozenset({"console"})
+
+
+class OwnerDM(Protocol):
+    """Where the latest owner DM is remembered: a file in one process, Redis across a cluster."""
+
+    @property
+    def chat(self) -> ChatRef | None: ...
+
+    def note(self, message: InboundMessage) -> None: ...
+
+
+def counts(message: InboundMessage) -> bool:
+    """Whether a message is an owner's own direct message on a channel the bot can write to first."""
+    if message.kind != "user" or message.trust is not Trust.OWNER or not message.is_direct:
+        return False
+    return message.chat.channel not in UNREACHABLE_CHANNELS
 
 
 class LastOwnerDM:
@@ -29,9 +47,7 @@ class LastOwnerDM:
 
     def note(self, message: InboundMessage) -> None:
         """Remember the message's chat when an owner wrote it directly; groups and system messages never count."""
-        if message.kind != "user" or message.trust is not Trust.OWNER or not message.is_direct:
-            return
-        if message.chat.channel in UNREACHABLE_CHANNELS or message.chat == self._chat:
+        if not counts(message) or message.chat == self._chat:
             return
         self._chat = message.chat
         if self._path is not None:
@@ -54,3 +70,28 @@ class LastOwnerDM:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             json.dump(asdict(chat), out)
         os.replace(temp, path)
+
+
+class RedisOwnerDM:
+    """The latest owner DM in one Redis key, so the process leading the scheduler sees DMs any worker took."""
+
+    def __init__(self, shared: RedisState) -> None:
+        self._shared = shared
+        self._key = shared.key("owner-dm")
+
+    @property
+    def chat(self) -> ChatRef | None:
+        """The remembered chat, read from Redis, or None when no owner has written in a DM yet."""
+        raw = self._shared.client.get(self._key)
+        if raw is None:
+            return None
+        try:
+            return ChatRef(**json.loads(raw))
+        except (ValueError, TypeError):
+            logger.warning("%s is unreadable; no owner DM is known until an owner writes again", self._key)
+            return None
+
+    def note(self, message: InboundMessage) -> None:
+        """Remember the message's chat when an owner wrote it directly (another worker may have noted another)."""
+        if counts(message):
+            self._shared.client.set(self._key, json.dumps(asdict(message.chat)))

@@ -8,7 +8,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from bot.agent.sessions import SessionStore
+from bot.agent.session import Sessions
 from bot.agent.turn import TurnRunner
 from bot.bus import InboundMessage, MessageBus
 from bot.errors import ProviderError
@@ -47,7 +47,7 @@ class SubagentManager:
         provider: Provider,
         registry: ToolRegistry,
         events: EventBus,
-        sessions: SessionStore,
+        sessions: Sessions,
         bus: MessageBus,
         max_running: int,
         timeout: float = 900.0,

@@ -17,6 +17,7 @@ from bot.agent.loop import AgentLoop
 from bot.bus import ChatRef, InboundMessage, MessageBus, Trust, new_id
 from bot.config import HeartbeatConfig
 from bot.events import Delivered, DeliveryFailed, Event, EventBus, TurnFinished
+from bot.scheduler.heartbeat_record import HeartbeatRecord
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +77,7 @@ class HeartbeatService:
         bus: MessageBus,
         events: EventBus,
         clock: Callable[[], float] = time.time,
+        record: HeartbeatRecord | None = None,
         outcomes: EventBus | None = None,
     ) -> None:
         self._config = config
@@ -88,8 +90,19 @@ class HeartbeatService:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._waiters: dict[str, asyncio.Future[Outcome]] = {}
-        self.last_run: float | None = None
-        self.last_outcome: Outcome | None = None
+        self._record = record or HeartbeatRecord()
+
+    @property
+    def last_run(self) -> float | None:
+        """When the heartbeat last ran (in any process, on the redis backend)."""
+        last = self._record.last()
+        return last[0] if last else None
+
+    @property
+    def last_outcome(self) -> Outcome | None:
+        """What came of the last run."""
+        last = self._record.last()
+        return Outcome(last[1]) if last else None
 
     async def start(self) -> None:
         if self._config.enabled:
@@ -106,7 +119,7 @@ class HeartbeatService:
     async def tick(self, due: float | None = None) -> Outcome:
         """One heartbeat: maybe publish its system message; `due` (the beat's slot) makes its id, so it runs once."""
         outcome = await self._beat(due)
-        self.last_run, self.last_outcome = self._clock(), outcome
+        self._record.save(self._clock(), outcome.value)
         logger.info("heartbeat: %s", outcome.value)
         return outcome
 

@@ -265,8 +265,23 @@ class MCPServers:
 
 
 async def probe(config: MCPServerConfig, timeout: float = STARTUP_WAIT) -> list[str]:
-    """Connect once and list the server's tool names (for `relaybot status`); raises on failure."""
+    """Connect once and list the server's tool names; raises on failure."""
     with open(os.devnull, "w") as quiet:
         async with asyncio.timeout(timeout):
             async with open_session(config, asyncio.Event(), quiet) as session:
                 return [tool.name for tool in (await session.list_tools()).tools]
+
+
+def location(config: MCPServerConfig) -> str:
+    """Where a server is: its URL, or its command line."""
+    return config.url or " ".join([config.command or "", *config.args])
+
+
+async def describe(config: MCPServerConfig, timeout: float = STARTUP_WAIT) -> tuple[bool, str]:
+    """Probe once for `relaybot status` and `doctor`: whether it answered, and `<where>: N tools` or why not."""
+    where = location(config)
+    try:
+        tools = await probe(config, timeout)
+    except Exception as exc:
+        return False, f"{where}: cannot start ({root_cause(exc)!r})"
+    return True, f"{where}: {len(tools)} tool{'s' if len(tools) != 1 else ''}"

@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
-import socket
 from collections.abc import Callable
-
-from aiohttp.abc import AbstractResolver, ResolveResult
-from aiohttp.resolver import DefaultResolver
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 AddressPolicy = Callable[[IPAddress], bool]
@@ -46,31 +42,7 @@ def check_literal(host: str, allowed: AddressPolicy) -> None:
         raise BlockedAddress(f"{address} is not a public address")
 
 
-class GuardedResolver(AbstractResolver):
-    """Resolves names and keeps only addresses the policy allows, so the connection goes to a checked address.
-
-    Checking inside the resolver (rather than resolving once up front) closes the DNS-rebinding gap:
-    there is no second lookup between the check and the connect.
-    """
-
-    def __init__(self, allowed: AddressPolicy, inner: AbstractResolver | None = None) -> None:
-        self._allowed = allowed
-        self._inner = inner or DefaultResolver()
-
-    async def resolve(
-        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
-    ) -> list[ResolveResult]:
-        results = await self._inner.resolve(host, port, family)
-        kept = [result for result in results if _allowed(result["host"], self._allowed)]
-        if not kept:
-            found = ", ".join(sorted({result["host"] for result in results})) or "nothing"
-            raise BlockedAddress(f"{host} resolves to {found}, which is not a public address")
-        return kept
-
-    async def close(self) -> None:
-        await self._inner.close()
-
-
-def _allowed(host: str, allowed: AddressPolicy) -> bool:
+def allowed_host(host: str, allowed: AddressPolicy) -> bool:
+    """Whether a resolved `host` (an address in text) is one the policy allows."""
     address = parse_address(host)
     return address is not None and allowed(address)

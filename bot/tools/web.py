@@ -6,15 +6,16 @@ import asyncio
 import html
 import re
 from dataclasses import dataclass
-from typing import Any
-
-import aiohttp
-from aiohttp.abc import AbstractResolver
-from yarl import URL
+from typing import TYPE_CHECKING, Any
 
 from bot.errors import ToolError
 from bot.tools.base import Tool, ToolContext
-from bot.tools.netguard import AddressPolicy, BlockedAddress, GuardedResolver, check_literal
+from bot.tools.netguard import AddressPolicy, BlockedAddress, check_literal
+
+if TYPE_CHECKING:
+    import aiohttp
+    from aiohttp.abc import AbstractResolver
+    from yarl import URL
 
 USER_AGENT = "Mozilla/5.0 (compatible; relaybot/0.1; +https://github.com/relaybot)"
 MAX_REDIRECTS = 5
@@ -43,7 +44,7 @@ class WebSearchTool(Tool):
     def __init__(self, api_key: str, api_base: str, timeout: float = 15.0) -> None:
         self._api_key = api_key
         self._url = api_base.rstrip("/") + "/web/search"
-        self._timeout = aiohttp.ClientTimeout(total=timeout)
+        self._timeout = timeout
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
         if not self._api_key:
@@ -52,11 +53,13 @@ class WebSearchTool(Tool):
                 "(https://brave.com/search/api/) in tools.web_search.api_key of the config, "
                 "or in the BRAVE_API_KEY environment variable, and then a restart."
             )
+        import aiohttp  # loaded on the first search, not at start-up
+
         query, count = args["query"], args.get("count", 5)
         headers = {"Accept": "application/json", "X-Subscription-Token": self._api_key}
         try:
             async with (
-                aiohttp.ClientSession(timeout=self._timeout) as session,
+                aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self._timeout)) as session,
                 session.get(self._url, params={"q": query, "count": count}, headers=headers) as response,
             ):
                 body = await response.json(content_type=None)
@@ -116,15 +119,20 @@ class WebFetchTool(Tool):
     def __init__(self, allowed: AddressPolicy, resolver: AbstractResolver | None = None, timeout: float = 30.0) -> None:
         self._allowed = allowed
         self._resolver = resolver
-        self._timeout = aiohttp.ClientTimeout(total=timeout)
+        self._timeout = timeout
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        import aiohttp  # loaded on the first fetch, not at start-up
+
+        from bot.tools.resolver import GuardedResolver
+
         url = _web_url(args["url"])
         resolver = GuardedResolver(self._allowed, self._resolver)
         connector = aiohttp.TCPConnector(resolver=resolver, use_dns_cache=False)
         headers = {"User-Agent": USER_AGENT, "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5"}
+        timeout = aiohttp.ClientTimeout(total=self._timeout)
         try:
-            async with aiohttp.ClientSession(connector=connector, timeout=self._timeout, headers=headers) as session:
+            async with aiohttp.ClientSession(connector=connector, timeout=timeout, headers=headers) as session:
                 page = await self._follow(session, url)
         except BlockedAddress as exc:
             raise _refusal(url, exc) from exc
@@ -154,6 +162,8 @@ class WebFetchTool(Tool):
 
 def _web_url(text: str, base: URL | None = None) -> URL:
     """`text` as an absolute http(s) URL, resolved against `base` (a redirect's Location may be relative)."""
+    from yarl import URL
+
     try:
         url = base.join(URL(text.strip())) if base is not None else URL(text.strip())
     except ValueError as exc:

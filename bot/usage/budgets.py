@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 from bot.config import BudgetsConfig, Limit
 from bot.errors import BudgetExceeded
 from bot.usage.charge import Charge
-from bot.usage.ledger import Totals, UsageLedger
+from bot.usage.ledger import Ledger, Totals
 from bot.usage.periods import day_start, month_start, next_day, next_month
 
 logger = logging.getLogger(__name__)
@@ -25,7 +25,7 @@ class BudgetGuard:
     def __init__(
         self,
         config: BudgetsConfig,
-        ledger: UsageLedger,
+        ledger: Ledger,
         timezone: str,
         clock: Callable[[], float] = time.time,
         notify_owner: Notify | None = None,

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
+from typing import Protocol
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (
@@ -61,6 +62,19 @@ class Totals:
     @property
     def tokens(self) -> int:
         return self.tokens_in + self.tokens_out
+
+
+class Ledger(Protocol):
+    """Where call records go and sums come from: SQLite (`UsageLedger`) or Redis (`RedisUsageLedger`)."""
+
+    def record(self, call: CallRecord) -> None: ...
+    def totals(
+        self, since: float, sender: str | None = None, session_key: str | None = None, background: bool = False
+    ) -> Totals: ...
+    def grouped(self, by: str, since: float) -> list[Totals]: ...
+    def daily(self, since: float, offset_seconds: float) -> list[tuple[int, int]]: ...
+    def calls(self, since: float = 0.0) -> list[CallRecord]: ...
+    def close(self) -> None: ...
 
 
 class UsageLedger:

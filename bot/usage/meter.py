@@ -13,7 +13,7 @@ from bot.agent.budget import CHARS_PER_TOKEN, estimate_tokens
 from bot.llm import DeltaHandler, LLMResponse, Provider, Usage
 from bot.usage.budgets import BudgetGuard
 from bot.usage.charge import current_charge
-from bot.usage.ledger import CallRecord, UsageLedger
+from bot.usage.ledger import CallRecord, Ledger
 from bot.usage.pricing import PriceMap, call_cost, litellm_prices
 
 logger = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ class MeteredProvider:
     def __init__(
         self,
         provider: Provider,
-        ledger: UsageLedger,
+        ledger: Ledger,
         guard: BudgetGuard | None = None,
         prices: PriceMap = litellm_prices,
         clock: Callable[[], float] = time.time,

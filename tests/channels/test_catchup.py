@@ -1,22 +1,37 @@
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from bot.bus import ChatRef
-from channels.catchup import ActiveChats
+from bot.redis_state import RedisState
+from channels.catchup import ActiveChats, RecentChats
+from channels.catchup_redis import RedisActiveChats
 
 DM = ChatRef("discord", "100")
 THREAD = ChatRef("slack", "C1", "1700000000.000001")
 
 
-def test_chats_are_kept_with_their_last_id_across_restarts_for_24_hours(tmp_path: Path) -> None:
+@pytest.fixture(params=["file", "redis"])
+def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[Callable[[], float]], RecentChats]:
+    """Opens one channel's active chats as a restarted gateway would: the same file, or the same Redis."""
+    if request.param == "file":
+        return lambda clock: ActiveChats(tmp_path / "catchup" / "slack.json", clock=clock)
+    url = request.getfixturevalue("redis_url")
+    return lambda clock: RedisActiveChats(RedisState(url, "test"), "slack", clock=clock)
+
+
+def test_chats_are_kept_with_their_last_id_across_restarts_for_24_hours(
+    opener: Callable[[Callable[[], float]], RecentChats],
+) -> None:
     now = [1_000_000.0]
-    path = tmp_path / "catchup" / "slack.json"
-    chats = ActiveChats(path, clock=lambda: now[0])
+    chats = opener(lambda: now[0])
     chats.seen(DM, "5")
     now[0] += 3600
     chats.seen(THREAD, "1700000001.000002")
     now[0] += 60
     chats.seen(DM, "7")
-    reopened = ActiveChats(path, clock=lambda: now[0])
+    reopened = opener(lambda: now[0])
     assert [(c.chat, c.last_id) for c in reopened.recent()] == [(THREAD, "1700000001.000002"), (DM, "7")]
     now[0] += 24 * 3600 + 1
     assert reopened.recent() == []

@@ -1,10 +1,17 @@
 import re
+import ssl
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
+import pytest
 import pytest_asyncio
 
 from bot.access import PairingBook
+from bot.bus import InboundMessage
+from bot.config import TelegramConfig
+from bot.tls import client_context
+from channels.telegram import TelegramChannel
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_html import html_visible_text
 from tests.fakes.telegram_server import FakeTelegram
@@ -148,3 +155,29 @@ async def test_polling_recovers_after_an_outage(bot: TelegramBot, fake_llm: Fake
     telegram.text("back again?", chat_id=OWNER, user_id=OWNER)
     (sent,) = await telegram.wait_for_sent(1, timeout=30)
     assert sent["text"].endswith("back again?")
+
+
+async def test_both_bot_api_clients_share_one_tls_context(
+    tmp_path: Path, telegram: FakeTelegram, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[ssl.SSLContext] = []
+    create = ssl.create_default_context
+
+    def counted(*args: Any, **kwargs: Any) -> ssl.SSLContext:
+        made.append(create(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(ssl, "create_default_context", counted)
+    client_context.cache_clear()
+    section = TelegramConfig(enabled=True, token=telegram.token, api_base=telegram.base_url)
+    channel = TelegramChannel(publish_nothing, section, tmp_path)
+    await channel.start()
+    try:
+        await telegram.wait_for_call("getUpdates")
+    finally:
+        await channel.stop()
+    assert len(made) == 1
+
+
+async def publish_nothing(message: InboundMessage) -> None:
+    """A channel's publish callable for tests that send it nothing."""

@@ -5,6 +5,7 @@ import itertools
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
 import pytest_asyncio
 
 from bot.events import Delivered, TurnFinished
@@ -141,3 +142,40 @@ async def test_a_turn_failing_mid_stream_is_marked_and_apologised_for(
     visible = html_visible_text(final["text"])
     assert visible.startswith("Here is the answer") and visible.endswith("(the reply was interrupted)")
     assert "Sorry" in apology["text"]
+
+
+@pytest.mark.parametrize("show", [True, False])
+async def test_reasoning_shows_in_the_live_message_only_when_asked_until_the_answer_replaces_it(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, show: bool
+) -> None:
+    thought = "The user wants the sum, so I add the two numbers and check the result once more before answering."
+    fake_llm.script(Text(f"<think>{thought}</think>It is 5.", chunk_delay=0.02))
+    async with TelegramBot(tmp_path, fake_llm, telegram, {"stream_interval": "40ms", "show_reasoning": show}) as bot:
+        await bot.gateway.manager.ready("telegram")
+        done = asyncio.create_task(delivered(bot))
+        telegram.text("what is 2+3?", chat_id=OWNER, user_id=OWNER)
+        await done
+    shown = [d["text"] for d in telegram.drafts if d["text"].startswith("_The user")]
+    if show:
+        assert shown and all(thought.startswith(text.strip("_")) for text in shown)
+        assert telegram.drafts[-1]["text"] == "It is 5."
+    else:
+        assert shown == [] and not any("user wants" in d["text"] for d in telegram.drafts)
+    assert [s["text"] for s in telegram.sent] == ["It is 5."]
+
+
+async def test_stop_sent_while_a_reply_streams_ends_the_stream_and_the_turn(
+    bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    fake_llm.script(Text(REPLY * 4, chunk_delay=0.05))
+    finished = asyncio.create_task(next_event(bot.gateway.agent.events, TurnFinished))
+    telegram.text("explain at length", chat_id=OWNER, user_id=OWNER)
+    await telegram.wait_for_call("sendMessageDraft", 2)
+    telegram.text("/stop", chat_id=OWNER, user_id=OWNER)
+    (stopped,) = await telegram.wait_for_sent(1)
+    assert stopped["text"] == "Stopped."
+    assert (await finished).outcome == "cancelled"
+    drafts = len(telegram.drafts)
+    await asyncio.sleep(0.2)  # the model would still be streaming had the turn not been cancelled
+    assert len(telegram.drafts) == drafts and all(len(d["text"]) < len(REPLY * 4) for d in telegram.drafts)
+    assert [s["text"] for s in telegram.sent] == ["Stopped."] and telegram.edits == []

@@ -120,6 +120,7 @@ class FakeLLM:
         self.transcript = "transcribed words"
         self.transcriptions: list[dict] = []  # what /v1/audio/transcriptions received
         self.reported: list[dict] = []  # the usage sent back with each answer that carried one
+        self.cached_tokens = 0  # reported as usage.prompt_tokens_details.cached_tokens when set, as OpenAI does
         self._script: deque[Reply] = deque()
         self._ids = itertools.count(1)
         self._arrived = asyncio.Condition()
@@ -208,11 +209,12 @@ class FakeLLM:
         if isinstance(reply, Error):
             return _error_response(reply)
         calls = self._tool_calls(reply)
+        usage = _usage(body, reply, calls, self.cached_tokens)
         if not body.get("stream") or (body.get("stream_options") or {}).get("include_usage"):
-            self.reported.append(_usage(body, reply, calls))
+            self.reported.append(usage)
         if body.get("stream"):
-            return await self._stream(request, body, reply, calls)
-        return web.json_response(self._completion(body, reply, calls))
+            return await self._stream(request, body, reply, calls, usage)
+        return web.json_response(self._completion(body, reply, calls, usage))
 
     def _tool_calls(self, reply: Text | ToolCalls) -> list[dict]:
         if isinstance(reply, Text):
@@ -226,7 +228,7 @@ class FakeLLM:
             for name, args in reply.calls
         ]
 
-    def _completion(self, body: dict, reply: Text | ToolCalls, calls: list[dict]) -> dict:
+    def _completion(self, body: dict, reply: Text | ToolCalls, calls: list[dict], usage: dict) -> dict:
         message: dict[str, Any] = {"role": "assistant", "content": reply.content or (None if calls else "")}
         if calls:
             message["tool_calls"] = calls
@@ -236,18 +238,18 @@ class FakeLLM:
             "created": int(time.time()),
             "model": body.get("model", MODEL_ID),
             "choices": [{"index": 0, "message": message, "finish_reason": _finish_reason(reply, calls)}],
-            "usage": _usage(body, reply, calls),
+            "usage": usage,
         }
 
     async def _stream(
-        self, request: web.Request, body: dict, reply: Text | ToolCalls, calls: list[dict]
+        self, request: web.Request, body: dict, reply: Text | ToolCalls, calls: list[dict], usage: dict
     ) -> web.StreamResponse:
         head = {"id": f"chatcmpl-{next(self._ids)}", "object": "chat.completion.chunk", "created": int(time.time())}
         head["model"] = body.get("model", MODEL_ID)
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await response.prepare(request)
-        events = list(_sse_events(head, body, reply, calls, include_usage))
+        events = list(_sse_events(head, reply, calls, usage if include_usage else None))
         if reply.cut_after is not None:
             events = events[: reply.cut_after + 1]
         if reply.chunk_delay > 0:
@@ -268,9 +270,7 @@ class FakeLLM:
         return response
 
 
-def _sse_events(
-    head: dict, body: dict, reply: Text | ToolCalls, calls: list[dict], include_usage: bool
-) -> Iterator[bytes]:
+def _sse_events(head: dict, reply: Text | ToolCalls, calls: list[dict], usage: dict | None) -> Iterator[bytes]:
     def event(delta: dict | None, finish_reason: str | None = None, **extra: Any) -> bytes:
         choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish_reason}]
         return b"data: " + json.dumps({**head, "choices": choices, **extra}).encode() + b"\n\n"
@@ -285,8 +285,8 @@ def _sse_events(
         for piece in rest:
             yield event({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
     yield event({}, _finish_reason(reply, calls))
-    if include_usage:
-        yield event(None, usage=_usage(body, reply, calls))
+    if usage is not None:
+        yield event(None, usage=usage)
     yield b"data: [DONE]\n\n"
 
 
@@ -294,10 +294,14 @@ def _finish_reason(reply: Text | ToolCalls, calls: list[dict]) -> str:
     return reply.finish_reason or ("tool_calls" if calls else "stop")
 
 
-def _usage(body: dict, reply: Text | ToolCalls, calls: list[dict]) -> dict:
+def _usage(body: dict, reply: Text | ToolCalls, calls: list[dict], cached: int = 0) -> dict:
     prompt = _prompt_tokens(body)
     completion = max(1, (len(reply.content) + sum(len(c["function"]["arguments"]) for c in calls)) // 4)
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    total = prompt + completion
+    usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": total}
+    if cached:
+        usage["prompt_tokens_details"] = {"cached_tokens": min(cached, prompt)}
+    return usage
 
 
 def _error_response(error: Error) -> web.Response:

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bot.app import plugins_for
+from bot.app import journal_path, plugins_for
 from bot.bus import ChatRef, InboundMessage, Trust
+from bot.bus.journal import Journal
 from bot.cli import app
 from bot.config import load_config
 from bot.plugins import BeforeToolCall, Block, Replace
@@ -199,3 +200,34 @@ def test_installed_plugins_are_found_through_the_entry_point_group(
     (tmp_path / "config.yaml").write_text("{}\n")
     plugins = plugins_for(load_config(tmp_path / "config.yaml", env={}))
     assert [(p.plugin, p.commands) for p in plugins.loaded] == [("echo (relaybot_echo_plugin)", ["echo"])]
+
+
+BOUNCER = """
+from bot.plugins import Block
+
+
+def register(api):
+    api.command("ping", lambda event: "pong")
+    api.command("quiet", lambda event: None)
+    api.on("message_received", lambda event: Block("no spam here") if "spam" in event.text else None)
+"""
+
+
+async def test_plugin_commands_and_blocks_mark_the_message_handled(tmp_path: Path) -> None:
+    bouncer = plugin_file(tmp_path, "bouncer.py", BOUNCER)
+    async with FakeLLM() as fake:
+        async with Harness(tmp_path, fake, durable=True, plugins=[str(bouncer)]) as bot:
+            assert await bot.ask("/ping") == "pong"
+            assert await bot.ask("buy spam") == "no spam here"
+            await bot.send("/quiet")
+            assert await bot.ask("/ping") == "pong"
+        journal = Journal(journal_path(bot.config))
+        journal.open()
+        try:
+            assert journal.pending_inbound() == ([], [])
+        finally:
+            journal.close()
+        async with Harness(tmp_path, fake, durable=True, plugins=[str(bouncer)]) as bot:
+            fake.script(Text("hi"))
+            assert await bot.ask("hello") == "hi"
+            assert [out.text for out in bot.outbox] == ["hi"]

@@ -10,9 +10,10 @@ import pytest
 from bot.bus import Trust
 from bot.config import BudgetsConfig, Limit
 from bot.errors import BudgetExceeded
+from bot.redis_state import RedisState
 from bot.usage.budgets import BudgetGuard
 from bot.usage.charge import Charge
-from bot.usage.ledger import CallRecord, UsageLedger
+from bot.usage.ledger import CallRecord, Ledger, UsageLedger
 from bot.usage.periods import next_day, next_month
 from bot.usage.pricing import call_cost
 from bot.usage.report import as_chart, as_json, as_table, since_timestamp
@@ -20,6 +21,16 @@ from bot.usage.report import as_chart, as_json, as_table, since_timestamp
 PRICES = {"gpt-x": {"input_cost_per_token": 1e-6, "output_cost_per_token": 4e-6, "cache_read_input_token_cost": 1e-7}}
 BERLIN = ZoneInfo("Europe/Berlin")
 NOW = datetime(2026, 3, 31, 23, 30, tzinfo=BERLIN).timestamp()
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def ledger(request: pytest.FixtureRequest, tmp_path: Path) -> Ledger:
+    """The SQLite ledger, or the Redis one with its day counters in the budgets' timezone."""
+    if request.param == "sqlite":
+        return UsageLedger(tmp_path / "usage.db")
+    from bot.usage.redis_ledger import RedisUsageLedger
+
+    return RedisUsageLedger(RedisState(request.getfixturevalue("redis_url"), "test"), "Europe/Berlin")
 
 
 def call(ts: float, sender: str | None, tokens: int, cost: float | None, purpose: str = "chat") -> CallRecord:
@@ -31,8 +42,7 @@ def test_cost_uses_the_price_map_with_cached_tokens_and_none_for_unknown_models(
     assert call_cost("openai/unknown", 1000, 100, 0, PRICES) is None
 
 
-def test_totals_and_groups_keep_unknown_cost_apart_from_zero(tmp_path: Path) -> None:
-    ledger = UsageLedger(tmp_path / "usage.db")
+def test_totals_and_groups_keep_unknown_cost_apart_from_zero(ledger: Ledger) -> None:
     ledger.record(call(100, "telegram:1", 50, None))
     ledger.record(call(200, "telegram:1", 30, 0.5))
     ledger.record(call(300, "telegram:2", 20, None))
@@ -60,8 +70,7 @@ def test_periods_reset_at_local_midnight_and_on_the_first() -> None:
     assert since_timestamp("2026-03-02", NOW, BERLIN) == datetime(2026, 3, 2, tzinfo=BERLIN).timestamp()
 
 
-def test_a_sender_override_replaces_the_role_limit_and_background_has_its_own_cap(tmp_path: Path) -> None:
-    ledger = UsageLedger(tmp_path / "usage.db")
+def test_a_sender_override_replaces_the_role_limit_and_background_has_its_own_cap(ledger: Ledger) -> None:
     notes: list[str] = []
     config = BudgetsConfig(
         user=Limit(monthly_tokens=100), senders={"telegram:42": Limit(daily_usd=0.5)}, background=Limit(daily_usd=1.0)

@@ -179,3 +179,21 @@ async def test_background_work_pauses_at_its_cap_with_one_note_to_the_owner(tmp_
     assert len(fake_llm.requests) == 2
     assert note.chat.session_key == "telegram:1" and note.kind == "notice"
     assert len([out for out in bot.outbox if "paused" in out.text]) == 1
+
+
+async def test_cached_prompt_tokens_from_a_real_response_reach_the_ledger_and_its_cost(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.cached_tokens = 64
+    model = "openai/gpt-4o-mini"
+    async with Harness(tmp_path, fake_llm, llm={"model": model}) as bot:
+        await bot.ask("hi")
+        await bot.ask("streamed", stream=True)
+        calls = bot.app.ledger.calls()
+    assert [call.cached_tokens for call in calls] == [64, 64]
+    assert [u["prompt_tokens_details"]["cached_tokens"] for u in fake_llm.reported] == [64, 64]
+    for call, reported in zip(calls, fake_llm.reported, strict=True):
+        assert call.prompt_tokens == reported["prompt_tokens"] and not call.estimated
+        prices = litellm_prices()
+        assert call.cost_usd == call_cost(model, call.prompt_tokens, call.completion_tokens, 64, prices)
+        assert call.cost_usd < call_cost(model, call.prompt_tokens, call.completion_tokens, 0, prices)

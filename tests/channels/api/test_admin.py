@@ -74,9 +74,11 @@ async def test_usage_per_day_and_session_tokens_come_from_the_ledger(api_bot: Ap
     sessions = api_bot.gateway.config.state_dir / "sessions"
     sessions.mkdir(parents=True, exist_ok=True)
     (sessions / "api%3Ame%3Adefault.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines) + "{torn")
-    async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {OWNER_TOKEN}"}) as http:
-        async with http.get(f"{api_bot.url}/admin/state") as response:
-            state = await response.json()
+    async with (
+        aiohttp.ClientSession(headers={"Authorization": f"Bearer {OWNER_TOKEN}"}) as http,
+        http.get(f"{api_bot.url}/admin/state") as response,
+    ):
+        state = await response.json()
     today, yesterday = (datetime.fromtimestamp(t, UTC).date().isoformat() for t in (now, now - 86400))
     assert state["usage"] == [{"day": yesterday, "tokens": 120}, {"day": today, "tokens": 55}]
     [session] = [s for s in state["sessions"] if s["key"] == "api:me:default"]

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from tests.channels.api.browser import needs_chromium, phone_page
 from tests.channels.api.conftest import OWNER_TOKEN, ApiBot
 from tests.fakes.openai_server import Hang, Text, ToolCalls
 
-SCREENSHOT = Path(__file__).resolve().parents[3] / "channels" / "api" / "static" / "web-chat.png"
+README_SCREENSHOT = Path(__file__).resolve().parents[3] / "channels" / "api" / "static" / "web-chat.png"
+
+
+def screenshot_path(tmp_path: Path) -> Path:
+    """Where the chat's screenshot goes: the README's image with RELAYBOT_UPDATE_SCREENSHOT=1, else a temp file."""
+    return README_SCREENSHOT if os.environ.get("RELAYBOT_UPDATE_SCREENSHOT") == "1" else tmp_path / "web-chat.png"
+
 
 pytestmark = needs_chromium
 
@@ -23,7 +30,9 @@ async def test_page_without_token_shows_only_the_token_form(api_bot: ApiBot) -> 
         await page.wait_for_selector("text=That token was refused.")
 
 
-async def test_typed_message_streams_in_and_the_final_text_shows_once(api_bot: ApiBot, fake_llm) -> None:
+async def test_typed_message_streams_in_and_the_final_text_shows_once(
+    api_bot: ApiBot, fake_llm, tmp_path: Path
+) -> None:
     reply = "Here is **bold** advice, a [link](https://example.org), <b>raw html</b> and [bad](javascript:alert(1))."
     fake_llm.script(Text(reply, chunk_delay=0.02))
     async with phone_page() as page:
@@ -42,7 +51,9 @@ async def test_typed_message_streams_in_and_the_final_text_shows_once(api_bot: A
         assert await final.eval_on_selector("strong", "e => e.textContent") == "bold"
         assert await final.eval_on_selector_all("a", "links => links.map(a => a.href)") == ["https://example.org/"]
         assert "<b>raw html</b>" in await final.inner_text()
-        await page.screenshot(path=str(SCREENSHOT))
+        screenshot = screenshot_path(tmp_path)
+        await page.screenshot(path=str(screenshot))
+        assert screenshot.stat().st_size > 0
         await page.reload()
         await page.wait_for_selector(".msg.bot")
         assert await page.locator(".msg").count() == 2

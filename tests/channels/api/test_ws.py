@@ -107,14 +107,20 @@ async def test_reconnect_gets_recent_history(api_bot: ApiBot, fake_llm) -> None:
 
 async def test_history_survives_a_restart(tmp_path: Path, fake_llm) -> None:
     fake_llm.script(Text("noted"))
-    async with ApiBot(tmp_path, fake_llm) as bot, aiohttp.ClientSession() as http:
-        async with http.ws_connect(f"{bot.url}/ws?token={OWNER_TOKEN}&session=diary") as ws:
-            await ws.receive_json(timeout=5)
-            await ws.send_json({"type": "message", "text": "remember me"})
-            await frames_until_reply(ws)
-    async with ApiBot(tmp_path, fake_llm) as bot, aiohttp.ClientSession() as http:
-        async with http.get(f"{bot.url}/history?session=diary&token={OWNER_TOKEN}") as response:
-            body = await response.json()
+    async with (
+        ApiBot(tmp_path, fake_llm) as bot,
+        aiohttp.ClientSession() as http,
+        http.ws_connect(f"{bot.url}/ws?token={OWNER_TOKEN}&session=diary") as ws,
+    ):
+        await ws.receive_json(timeout=5)
+        await ws.send_json({"type": "message", "text": "remember me"})
+        await frames_until_reply(ws)
+    async with (
+        ApiBot(tmp_path, fake_llm) as bot,
+        aiohttp.ClientSession() as http,
+        http.get(f"{bot.url}/history?session=diary&token={OWNER_TOKEN}") as response,
+    ):
+        body = await response.json()
     expected = [{"role": "user", "text": "remember me"}, {"role": "bot", "text": "noted"}]
     assert body == {"session": "diary", "messages": expected}
 

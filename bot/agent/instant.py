@@ -1,0 +1,79 @@
+"""Commands answered at once, whatever the queue mode: never queued behind a turn or merged into one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.agent.account import AccountCommands
+from bot.agent.budget import ContextBudget
+from bot.agent.commands import GREETING, UNKNOWN_COMMAND, Command, help_text, is_unknown_command, parse_command
+from bot.agent.persona_turns import PersonaTurns
+from bot.agent.session import Sessions
+from bot.agent.turn import TurnRunner
+from bot.agent.turn_hooks import TurnHooks
+from bot.bus import InboundMessage
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A command's reply; None when it asks for none (the command is handled all the same)."""
+
+    text: str | None
+
+
+class InstantCommands:
+    """Answers /help, /start, /status, /usage, /pair, plugin commands and unknown commands without a model call."""
+
+    def __init__(
+        self,
+        sessions: Sessions,
+        runner: TurnRunner,
+        hooks: TurnHooks,
+        personas: PersonaTurns | None = None,
+        account: AccountCommands | None = None,
+        budget: ContextBudget | None = None,
+    ) -> None:
+        self._sessions = sessions
+        self._runner = runner
+        self._hooks = hooks
+        self._personas = personas
+        self._account = account
+        self._budget = budget
+
+    async def answer(self, message: InboundMessage) -> Answer | None:
+        """The answer to a user's command (not /stop or /new), or None when the message is no such command."""
+        if message.kind != "user":
+            return None
+        command = parse_command(message.text)
+        if command is Command.HELP:
+            return Answer(help_text(message.chat.channel))
+        if command is Command.START:
+            return Answer(GREETING)
+        if command is Command.STATUS:
+            return Answer(self.status(message))
+        if command in (Command.USAGE, Command.PAIR) and self._account is not None:
+            return Answer(self._account.answer(command, message))
+        invoked = self._hooks.command(message)
+        if invoked is not None:
+            return Answer(await self._hooks.hooks.answer(*invoked))
+        if is_unknown_command(message.text):
+            return Answer(UNKNOWN_COMMAND)
+        return None
+
+    def status(self, message: InboundMessage) -> str:
+        """/status: the model, persona, role, session length, tokens used and budget left."""
+        session = self._sessions.get(message.chat.session_key)
+        used = session.prompt_tokens + session.completion_tokens
+        persona, runner = self._personas.for_message(message) if self._personas else (None, self._runner)
+        lines = [
+            f"Model: {runner.provider.model}",
+            f"Persona: {persona.name if persona else 'default'}",
+            f"Your role: {message.trust.value}",
+            f"Session: {session.total} messages",
+            f"Tokens used in this session: {used:,} ({session.prompt_tokens:,} in, {session.completion_tokens:,} out)",
+        ]
+        if self._account is not None:
+            lines.append(f"Budget left: {self._account.budget_left(message)}")
+        if self._budget and self._budget.cramped:
+            lines.append(f"Warning: {self._budget.cramped}")
+        return "\n".join(lines)

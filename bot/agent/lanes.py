@@ -1,0 +1,72 @@
+"""A session's lane: its queue and running turn, and how queued messages join turns (collect, followup, steer)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from bot.agent.commands import Command, parse_command
+from bot.bus import TRUST_ORDER, InboundMessage, Trust
+
+
+@dataclass
+class Lane:
+    """The queue and running turn of one session."""
+
+    pending: deque[InboundMessage] = field(default_factory=deque)
+    worker: asyncio.Task[None] | None = None
+    turn: asyncio.Task[None] | None = None
+    stopped: bool = False
+
+    def stop(self) -> list[str]:
+        """Drop the queued messages and cancel the running turn (as stopped by the user); the dropped ids."""
+        dropped = [message.id for message in self.pending]
+        self.pending.clear()
+        if self.turn is not None:
+            self.stopped = True
+            self.turn.cancel()
+        return dropped
+
+
+def next_batch(pending: deque[InboundMessage], queue_mode: str) -> list[InboundMessage]:
+    """One message, or in collect mode every queued message up to the next command."""
+    if not pending:
+        return []
+    batch = [pending.popleft()]
+    if queue_mode == "collect" and not is_new_session(batch[0]):
+        while pending and not is_new_session(pending[0]):
+            batch.append(pending.popleft())
+    return batch
+
+
+def steering(
+    lane: Lane, trust: Trust, ids: list[str], user_text: Callable[[InboundMessage], str]
+) -> Callable[[], list[str]]:
+    """Takes the messages queued behind the running turn for it (steer mode); their ids join `ids`.
+
+    Only messages as trusted as the turn join it, so the turn still acts with its messages' lowest trust;
+    a less trusted one, or /new, waits for the next turn.
+    """
+
+    def take() -> list[str]:
+        taken: list[str] = []
+        while lane.pending and may_join(lane.pending[0], trust):
+            message = lane.pending.popleft()
+            ids.append(message.id)  # answered by this turn's reply, so completed with it
+            taken.append(user_text(message))
+        return taken
+
+    return take
+
+
+def may_join(message: InboundMessage, trust: Trust) -> bool:
+    """Whether a queued message may be steered into a running turn of this trust."""
+    more_trusted = TRUST_ORDER.index(message.trust) >= TRUST_ORDER.index(trust)
+    return message.kind == "user" and not is_new_session(message) and more_trusted
+
+
+def is_new_session(message: InboundMessage) -> bool:
+    """Whether a message is /new, which never merges with others."""
+    return message.kind == "user" and parse_command(message.text) is Command.NEW

@@ -1,0 +1,135 @@
+"""One turn in its session: the batch's text logged and built into context, then run with its persona's runner."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from bot.agent.consolidation import MemoryConsolidator
+from bot.agent.context import ContextBuilder
+from bot.agent.interruption import RESTARTED, closing_results
+from bot.agent.memory import scope_for
+from bot.agent.outbox import TurnOutbox
+from bot.agent.persona_turns import PersonaTurns
+from bot.agent.session import Session, Sessions
+from bot.agent.stream import StreamEmitter
+from bot.agent.turn import TurnResult, TurnRunner
+from bot.agent.turn_hooks import TurnHooks
+from bot.bus import InboundMessage, lowest_trust
+from bot.events import EventBus
+from bot.llm import Usage
+from bot.personas import Persona
+from bot.tools.base import ToolContext
+from bot.transcription import Transcriber
+from bot.usage.charge import charge_for, charged_to
+
+logger = logging.getLogger(__name__)
+
+
+class SessionTurns:
+    """Runs a batch of messages as one turn of their session; the session log stays whole whatever happens."""
+
+    def __init__(
+        self,
+        runner: TurnRunner,
+        sessions: Sessions,
+        context: ContextBuilder,
+        events: EventBus,
+        hooks: TurnHooks,
+        workspace: Path,
+        memory_window: int,
+        memory: MemoryConsolidator | None = None,
+        personas: PersonaTurns | None = None,
+        transcriber: Transcriber | None = None,
+    ) -> None:
+        self._runner = runner
+        self._sessions = sessions
+        self._context = context
+        self._events = events
+        self._hooks = hooks
+        self._workspace = workspace
+        self._memory_window = memory_window
+        self._memory = memory
+        self._personas = personas
+        self._transcriber = transcriber
+
+    async def run(
+        self, batch: list[InboundMessage], outbox: TurnOutbox, steer: Callable[[], list[str]] | None = None
+    ) -> TurnResult:
+        """Run the turn, acting with the batch's lowest trust and charged to its sender."""
+        message = replace(batch[-1], trust=lowest_trust(batch))
+        session = self._sessions.get(message.chat.session_key)
+        with charged_to(charge_for(message, session.key)):
+            if self._transcriber is not None:
+                batch = [await self._transcriber.apply(m) for m in batch]
+                message = replace(batch[-1], trust=message.trust)
+            persona, runner = self._personas.for_message(message) if self._personas else (None, self._runner)
+            return await self._run_persona_turn(message, batch, outbox, session, persona, runner, steer)
+
+    def close_unfinished(self, key: str, reason: str) -> None:
+        """Answer every call the turn left open with `reason`; finished calls and results stay as they are."""
+        session = self._sessions.get(key)
+        results = closing_results(session.messages, reason)
+        if results:
+            self._sessions.append(session, results)
+
+    async def _run_persona_turn(
+        self,
+        message: InboundMessage,
+        batch: list[InboundMessage],
+        outbox: TurnOutbox,
+        session: Session,
+        persona: Persona | None,
+        runner: TurnRunner,
+        steer: Callable[[], list[str]] | None,
+    ) -> TurnResult:
+        self.close_unfinished(session.key, RESTARTED)  # open calls before a turn starts: the process died mid-round
+        scope = scope_for(self._workspace, message)
+        text = "\n\n".join(self._context.user_text(m) for m in batch)
+        history = session.history(self._memory_window)
+        ids = [m.id for m in batch]
+        again = self._sessions.has_inbound(session, ids)
+        if again:
+            logger.info("[%s] running %s again after a restart", session.key, message.id)
+            history = _before_last_user(history, text)
+        messages = self._context.build(message, scope, history, text, persona.system_file if persona else None)
+        messages = await self._hooks.starting(session.key, message, text, messages, first=not session.messages)
+        if not again:
+            self._sessions.append(session, [{"role": "user", "content": text}], inbound_ids=ids)
+        ctx = ToolContext(message.chat, message.sender_id, message.trust, message.id, outbox.send, message.is_direct)
+
+        def record_usage(usage: Usage) -> None:
+            self._sessions.record_usage(session, usage.prompt_tokens, usage.completion_tokens)
+
+        stream = None
+        if message.stream and (persona is None or persona.streaming is not False):
+            # Once the turn has written to its chat, its final text may repeat that and be dropped: hold it back.
+            stream = StreamEmitter(
+                self._events,
+                message.chat,
+                message.id,
+                message.platform_message_id,
+                lambda: outbox.spoke,
+                message.sender_id,
+            )
+        result = await runner.run(
+            messages,
+            ctx,
+            record=lambda new: self._sessions.append(session, new),
+            on_usage=record_usage,
+            stream=stream,
+            steer=steer,
+        )
+        if self._memory:
+            self._memory.after_turn(session, scope)
+        return result
+
+
+def _before_last_user(history: list[dict], text: str) -> list[dict]:
+    """History up to the user message being run again, which the new prompt repeats."""
+    for index in range(len(history) - 1, -1, -1):
+        if history[index].get("role") == "user" and history[index].get("content") == text:
+            return history[:index]
+    return history

@@ -1,0 +1,88 @@
+"""The plugin hook points around a turn: a message arrives, a turn starts and ends, a reply is sent."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from typing import Any
+
+from bot.bus import ChatRef, InboundMessage
+from bot.plugins.events import (
+    AgentEnd,
+    BeforeAgentStart,
+    Block,
+    CommandInvoked,
+    MessageReceived,
+    MessageSending,
+    MessageSent,
+    Replace,
+    SessionEnd,
+    SessionStart,
+)
+from bot.plugins.hooks import Hooks
+
+logger = logging.getLogger(__name__)
+
+
+class TurnHooks:
+    """Builds each hook point's event for the agent loop and applies its decision (no event without a handler)."""
+
+    def __init__(self, hooks: Hooks) -> None:
+        self.hooks = hooks
+
+    async def received(self, message: InboundMessage) -> InboundMessage | Block:
+        """`message_received`: the message, as a plugin rewrote it, or the Block whose reason the sender gets."""
+        if not self.hooks.has("message_received"):
+            return message
+        event = MessageReceived(message.chat, message.sender_id, message.trust.value, message.text, message.id)
+        decision = await self.hooks.run("message_received", event)
+        if isinstance(decision, Block):
+            return decision
+        if isinstance(decision, Replace):
+            return replace(message, text=str(decision.value))
+        return message
+
+    def command(self, message: InboundMessage) -> tuple[str, CommandInvoked] | None:
+        """The plugin command a message invokes (`/name args`) and its event, or None when it is none."""
+        if not message.text.startswith("/") or not self.hooks.commands:
+            return None
+        word, _, args = message.text[1:].partition(" ")
+        name = word.split("@", 1)[0].lower()
+        if name not in self.hooks.commands:
+            return None
+        return name, CommandInvoked(message.chat, message.sender_id, message.trust.value, message.text, args.strip())
+
+    async def starting(
+        self, session_key: str, message: InboundMessage, text: str, messages: list[dict], first: bool
+    ) -> list[dict]:
+        """`session_start` on a first turn, then `before_agent_start` (its Replace adds to the system prompt)."""
+        if first:
+            await self._run("session_start", SessionStart(session_key, message.chat))
+        event = BeforeAgentStart(session_key, message.chat, message.sender_id, message.trust.value, text)
+        added = await self._run("before_agent_start", event)
+        if isinstance(added, Replace):
+            messages[0] = {**messages[0], "content": f"{messages[0]['content']}\n\n{added.value}"}
+        return messages
+
+    async def ended(self, session_key: str, message: InboundMessage, outcome: str, reply: str | None) -> None:
+        """`agent_end`, with the turn's outcome and the reply it is about to send (None when it sends none)."""
+        await self._run("agent_end", AgentEnd(session_key, message.chat, message.sender_id, outcome, reply))
+
+    async def session_ended(self, session_key: str, chat: ChatRef, closed: int) -> None:
+        """`session_end`: /new archived a session that held `closed` messages."""
+        await self._run("session_end", SessionEnd(session_key, chat, closed))
+
+    async def sending(self, message: InboundMessage, text: str) -> str | None:
+        """`message_sending`: the reply's text, as a plugin rewrote it, or None when one dropped it."""
+        decision = await self._run("message_sending", MessageSending(message.chat, text, message.id))
+        if isinstance(decision, Block):
+            logger.info("[%s] reply dropped by a plugin: %s", message.chat.session_key, decision.reason)
+            return None
+        return str(decision.value) if isinstance(decision, Replace) else text
+
+    async def sent(self, message: InboundMessage, text: str) -> None:
+        """`message_sent`: the reply is in the outbound queue."""
+        await self._run("message_sent", MessageSent(message.chat, text, message.id))
+
+    async def _run(self, hook: str, event: Any) -> Block | Replace | None:
+        return await self.hooks.run(hook, event) if self.hooks.has(hook) else None

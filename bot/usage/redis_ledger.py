@@ -1,0 +1,204 @@
+"""The usage ledger in Redis: every worker's calls in one place, with per-day counters that keep budget checks cheap."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import astuple, dataclass
+from datetime import date, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from bot.redis_state import RedisState
+from bot.usage.ledger import GROUPS, CallRecord, Totals
+from bot.usage.periods import day_start, next_day
+
+BACKGROUND_PURPOSES = ("heartbeat", "consolidation")
+METRICS = ("calls", "in", "out", "cost", "priced")  # priced: calls with a known cost, so "unknown" stays apart from 0
+EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+
+# KEYS: calls (sorted set by ts), sequence, the day's counters (hash), days (sorted set of day ordinals).
+# ARGV: ts, the record as JSON, the day's ordinal, then (counter field, increment) pairs.
+_RECORD = """
+local seq = redis.call('INCR', KEYS[2])
+redis.call('ZADD', KEYS[1], ARGV[1], string.format('%016d', seq) .. '|' .. ARGV[2])
+redis.call('ZADD', KEYS[4], ARGV[3], ARGV[3])
+for i = 4, #ARGV, 2 do
+  redis.call('HINCRBYFLOAT', KEYS[3], ARGV[i], ARGV[i + 1])
+end
+return seq
+"""
+
+
+def scopes(call: CallRecord) -> list[str]:
+    """The counter scopes a call adds to: everything, its sender, chat, model, purpose, and background work."""
+    found = ["all", *(f"{column}={json.dumps(getattr(call, column))}" for column in GROUPS.values())]
+    if call.sender is None and call.purpose in BACKGROUND_PURPOSES:
+        found.append("background")
+    return found
+
+
+@dataclass(slots=True)
+class _Sums:
+    """Running sums for one group, from single records and from day counters."""
+
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    priced: int = 0
+
+    def add_call(self, call: CallRecord) -> None:
+        self.calls += 1
+        self.tokens_in += call.prompt_tokens
+        self.tokens_out += call.completion_tokens
+        if call.cost_usd is not None:
+            self.cost += call.cost_usd
+            self.priced += 1
+
+    def add_counters(self, values: dict[str, Any]) -> None:
+        """Add a day's counters for one scope (metric name -> value as Redis returned it, or None)."""
+        number = {metric: float(values.get(metric) or 0) for metric in METRICS}
+        self.calls += int(number["calls"])
+        self.tokens_in += int(number["in"])
+        self.tokens_out += int(number["out"])
+        self.cost += number["cost"]
+        self.priced += int(number["priced"])
+
+    def totals(self, key: str | None) -> Totals:
+        return Totals(key, self.calls, self.tokens_in, self.tokens_out, self.cost if self.priced else None)
+
+
+class RedisUsageLedger:
+    """`UsageLedger`'s interface on Redis: records in a sorted set by time, sums in per-day counter hashes.
+
+    A sum since a local midnight (every budget period starts at one) reads only counters: one hash per
+    day, so a monthly budget check is two round trips whatever the number of calls. A sum since any
+    other moment adds the records of its first, partial day, read from the sorted set.
+    """
+
+    def __init__(self, state: RedisState, timezone: str) -> None:
+        self._state = state
+        self._zone = ZoneInfo(timezone)
+        self._record = state.client.register_script(_RECORD)
+
+    def record(self, call: CallRecord) -> None:
+        """Append one call and add it to its day's counters, atomically."""
+        day = datetime.fromtimestamp(call.ts, self._zone).date().toordinal()
+        increments: list[Any] = []
+        for scope in scopes(call):
+            increments += [
+                f"{scope}|calls",
+                1,
+                f"{scope}|in",
+                call.prompt_tokens,
+                f"{scope}|out",
+                call.completion_tokens,
+            ]
+            if call.cost_usd is not None:
+                increments += [f"{scope}|cost", repr(call.cost_usd), f"{scope}|priced", 1]
+        keys = [self._key("calls"), self._key("seq"), self._day_key(day), self._key("days")]
+        self._record(keys=keys, args=[repr(call.ts), json.dumps(astuple(call)), day, *increments])
+
+    def totals(
+        self, since: float, sender: str | None = None, session_key: str | None = None, background: bool = False
+    ) -> Totals:
+        """Sums since `since` for a sender, a chat, background work (no sender), or everything."""
+
+        def wanted(call: CallRecord) -> bool:
+            return (
+                (sender is None or call.sender == sender)
+                and (session_key is None or call.session_key == session_key)
+                and (not background or (call.sender is None and call.purpose in BACKGROUND_PURPOSES))
+            )
+
+        sums = _Sums()
+        filters = [f for f in (sender is not None, session_key is not None, background) if f]
+        if len(filters) > 1:  # no counter holds a combination: add up the records
+            for call in self._scan(since):
+                if wanted(call):
+                    sums.add_call(call)
+            return sums.totals(None)
+        if sender is not None:
+            scope = f"sender={json.dumps(sender)}"
+        elif session_key is not None:
+            scope = f"session_key={json.dumps(session_key)}"
+        else:
+            scope = "background" if background else "all"
+        head_end, first_day = self._split(since)
+        for call in self._scan(since, head_end):
+            if wanted(call):
+                sums.add_call(call)
+        fields = [f"{scope}|{metric}" for metric in METRICS]
+        for _, values in self._days(first_day, lambda pipe, key: pipe.hmget(key, fields)):
+            sums.add_counters(dict(zip(METRICS, values, strict=True)))
+        return sums.totals(None)
+
+    def grouped(self, by: str, since: float) -> list[Totals]:
+        """Sums since `since` grouped by sender, chat, model or purpose, biggest spenders first."""
+        column = GROUPS[by]
+        groups: dict[str | None, _Sums] = {}
+        head_end, first_day = self._split(since)
+        for call in self._scan(since, head_end):
+            groups.setdefault(getattr(call, column), _Sums()).add_call(call)
+        prefix = f"{column}="
+        for _, counters in self._days(first_day, lambda pipe, key: pipe.hgetall(key)):
+            by_scope: dict[str, dict[str, str]] = {}
+            for field, value in counters.items():
+                scope, _, metric = field.rpartition("|")
+                if scope.startswith(prefix):
+                    by_scope.setdefault(scope, {})[metric] = value
+            for scope, values in by_scope.items():
+                groups.setdefault(json.loads(scope[len(prefix) :]), _Sums()).add_counters(values)
+        totals = [sums.totals(key) for key, sums in groups.items()]
+        return sorted(totals, key=lambda t: -t.tokens)
+
+    def daily(self, since: float, offset_seconds: float) -> list[tuple[int, int]]:
+        """(day number, tokens) since `since`; whole days are the ledger's local days, the first uses the offset."""
+        days: dict[int, int] = {}
+        head_end, first_day = self._split(since)
+        for call in self._scan(since, head_end):
+            number = int((call.ts + offset_seconds) // 86400)
+            days[number] = days.get(number, 0) + call.prompt_tokens + call.completion_tokens
+        for ordinal, (tokens_in, tokens_out) in self._days(first_day, lambda p, k: p.hmget(k, "all|in", "all|out")):
+            number = ordinal - EPOCH_ORDINAL
+            days[number] = days.get(number, 0) + int(float(tokens_in or 0)) + int(float(tokens_out or 0))
+        return sorted(days.items())
+
+    def calls(self, since: float = 0.0) -> list[CallRecord]:
+        """Every call since `since`, oldest first (by time, then by arrival)."""
+        return self._scan(since)
+
+    def close(self) -> None:
+        """Nothing to close: the connection belongs to the process's RedisState."""
+
+    def _split(self, since: float) -> tuple[float, int]:
+        """Where the partial first day ends (read record by record) and the first whole day (read from counters)."""
+        start = day_start(since, self._zone)
+        if start.timestamp() == since:
+            return since, start.date().toordinal()
+        following = next_day(since, self._zone)
+        return following.timestamp(), following.date().toordinal()
+
+    def _scan(self, since: float, until: float | None = None) -> list[CallRecord]:
+        """The records with `since <= ts < until`, oldest first."""
+        if until is not None and until <= since:
+            return []
+        upper = "+inf" if until is None else f"({until!r}"
+        members = self._state.client.zrangebyscore(self._key("calls"), repr(since), upper)
+        return [CallRecord(*json.loads(member.partition("|")[2])) for member in members]
+
+    def _days(self, first_day: int, read: Callable[[Any, str], Any]) -> Iterable[tuple[int, Any]]:
+        """(day ordinal, what `read` got from its counters) for every day from `first_day` with any calls."""
+        client = self._state.client
+        days = [int(day) for day in client.zrangebyscore(self._key("days"), first_day, "+inf")]
+        pipe = client.pipeline(transaction=False)
+        for day in days:
+            read(pipe, self._day_key(day))
+        return zip(days, pipe.execute(), strict=True) if days else []
+
+    def _key(self, name: str) -> str:
+        return self._state.key("usage", name)
+
+    def _day_key(self, day: int) -> str:
+        return self._state.key("usage", "day", str(day))
