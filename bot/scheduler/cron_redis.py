@@ -15,6 +15,8 @@ from bot.scheduler.run_log import RunRecord
 
 logger = logging.getLogger(__name__)
 
+RETRY = 1.0
+
 
 def redis_job_store(state: RedisState) -> Any:
     """apscheduler's RedisJobStore on the bot's Redis, its keys under `bus.prefix` (it pickles, so no str replies)."""
@@ -91,12 +93,19 @@ class JobChanges:
         self._state.client.publish(self._channel, "changed")
 
     async def follow(self, on_change: Callable[[], None]) -> None:
-        """Call `on_change` for every notice until cancelled."""
-        pubsub = self._state.aclient.pubsub()
-        await pubsub.subscribe(self._channel)
-        try:
-            async for message in pubsub.listen():
-                if message["type"] == "message":
-                    on_change()
-        finally:
-            await asyncio.shield(pubsub.aclose())
+        """Call `on_change` for every notice until cancelled, and after a lost connection (a notice may be lost)."""
+        from redis.exceptions import ConnectionError as Unreachable
+
+        while True:
+            pubsub = self._state.aclient.pubsub()
+            try:
+                await pubsub.subscribe(self._channel)
+                async for message in pubsub.listen():
+                    if message["type"] == "message":
+                        on_change()
+            except Unreachable:
+                logger.warning("cron change notices are unreachable; retrying in %.0fs", RETRY)
+                await asyncio.sleep(RETRY)
+                on_change()
+            finally:
+                await asyncio.shield(pubsub.aclose())

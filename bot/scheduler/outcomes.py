@@ -24,6 +24,7 @@ SCHEDULED = ("cron-", "heartbeat:")
 """The message id prefixes of scheduled runs (cron jobs and heartbeat beats)."""
 KEEP = 10_000
 BLOCK_MS = 1000
+RETRY = 1.0
 
 _KINDS: dict[str, type[Delivered] | type[DeliveryFailed] | type[TurnFinished]] = {
     "Delivered": Delivered,
@@ -99,8 +100,15 @@ class OutcomeRelay:
             logger.error("could not forward a scheduled run's outcome", exc_info=task.exception())
 
     async def _replay(self, after: str) -> None:
+        from redis.exceptions import ConnectionError as Unreachable
+
         while not self._closing:
-            response = await self._state.aclient.xread({self._stream: after}, count=100, block=BLOCK_MS)
+            try:
+                response = await self._state.aclient.xread({self._stream: after}, count=100, block=BLOCK_MS)
+            except Unreachable:
+                logger.warning("the scheduled-run outcome stream is unreachable; retrying in %.0fs", RETRY)
+                await asyncio.sleep(RETRY)
+                continue
             for _, entries in response or ():
                 for entry, fields in entries:
                     after = entry

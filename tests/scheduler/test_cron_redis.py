@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+import pytest
 
 from bot.app import Gateway
 from bot.bus import ChatRef, OutboundMessage
@@ -40,7 +43,9 @@ async def until(check, timeout: float = 5.0) -> None:  # type: ignore[no-untyped
             await asyncio.sleep(0.02)
 
 
-async def test_a_run_claimed_by_a_dead_leader_is_published_once_by_the_next(tmp_path: Path, redis_url: str) -> None:
+async def test_a_run_claimed_by_a_dead_leader_is_published_once_by_the_next(
+    tmp_path: Path, redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
     state = RedisState(redis_url, PREFIX)
     editor = CronService(tmp_path / "cli", "UTC", 600, shared=state)
     await editor.start(paused=True)
@@ -59,6 +64,7 @@ async def test_a_run_claimed_by_a_dead_leader_is_published_once_by_the_next(tmp_
 
     bus = RedisBus(redis_url, prefix=PREFIX)
     leader = CronService(tmp_path / "b", "UTC", 600, bus=bus, shared=state)
+    caplog.set_level(logging.INFO, logger="bot.scheduler.cron")
     await leader.start()
 
     async def published_both() -> bool:
@@ -68,6 +74,8 @@ async def test_a_run_claimed_by_a_dead_leader_is_published_once_by_the_next(tmp_
     await asyncio.sleep(0.3)  # apscheduler saw both jobs due too: its claims were refused
     assert sorted(await outbox_ids(state)) == sorted([sent_id, f"cron-{unpublished.id}-{int(due.timestamp())}"])
     assert all(job.next_run > datetime.now(UTC) for job in leader.jobs())
+    assert caplog.text.count("was claimed by another process") == 2  # apscheduler's own runs of both: refused
+    assert caplog.text.count("already journaled") == 1  # the catch-up of the published one: taken once by the bus
     await leader.stop()
     await bus.stop()
     await state.aclose()
