@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+TIMEOUT = 10.0  # seconds a command or connect may take before it fails instead of freezing its caller
+
 
 class RedisState:
     """Lazily made sync and asyncio clients for one Redis URL; `key()` names a key under the bot's prefix."""
@@ -24,7 +26,9 @@ class RedisState:
         if self._sync is None:
             import redis
 
-            self._sync = redis.Redis.from_url(self.url, decode_responses=True)
+            self._sync = redis.Redis.from_url(
+                self.url, decode_responses=True, socket_timeout=TIMEOUT, socket_connect_timeout=TIMEOUT
+            )
         return self._sync
 
     @property
@@ -33,7 +37,9 @@ class RedisState:
         if self._async is None:
             import redis.asyncio as aioredis
 
-            self._async = aioredis.from_url(self.url, decode_responses=True)
+            self._async = aioredis.from_url(
+                self.url, decode_responses=True, socket_timeout=TIMEOUT, socket_connect_timeout=TIMEOUT
+            )
         return self._async
 
     async def aclose(self) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import litellm  # noqa: F401  # imported at collection: a first import during a test competes with the leases' renewal
+
 from bot.app import Gateway
 from bot.bus import ChatRef
 from bot.bus.cluster import Role

@@ -83,7 +83,7 @@ class RedisSessionStore(SessionCache):
         super().__init__(tail, max_sessions, max_bytes)
         self._shared = shared
         self._index = shared.key("sessions")
-        client = shared.client
+        client = shared.client  # scripts are called with the state's current client (it is remade after a close)
         self._load_script = client.register_script(_LOAD)
         self._consolidated_script = client.register_script(_CONSOLIDATED)
         self._reset_script = client.register_script(_RESET)
@@ -94,7 +94,7 @@ class RedisSessionStore(SessionCache):
         session = cached if isinstance(cached, RedisSession) else self._new(key)
         known = session.total if cached is not None else -1
         meta, total, start, raw = self._load_script(
-            keys=[session.meta_key, session.log_key], args=[self._tail, session.gen, known]
+            keys=[session.meta_key, session.log_key], args=[self._tail, session.gen, known], client=self._shared.client
         )
         fields = dict(zip(meta[::2], meta[1::2], strict=True))
         records = [json.loads(r) for r in raw]
@@ -121,6 +121,8 @@ class RedisSessionStore(SessionCache):
     def append(self, session: Session, messages: list[dict[str, Any]], inbound_ids: list[str] | None = None) -> None:
         """Append messages to the session's list in one transaction; `inbound_ids` names the bus messages they hold."""
         session = self._redis(session)
+        if not messages:
+            return  # RPUSH needs at least one value
         now = time.time()
         records: list[dict[str, Any]] = [{"ts": now, "message": m} for m in messages]
         if inbound_ids:
@@ -152,7 +154,9 @@ class RedisSessionStore(SessionCache):
     def mark_consolidated(self, session: Session, upto: int) -> None:
         """Record that messages before `upto` now live in long-term memory (a mark only ever rises)."""
         session = self._redis(session)
-        session.consolidated = int(self._consolidated_script(keys=[session.meta_key], args=[upto]))
+        session.consolidated = int(
+            self._consolidated_script(keys=[session.meta_key], args=[upto], client=self._shared.client)
+        )
         current = self._sessions.get(session.key)
         if isinstance(current, RedisSession) and current is not session and current.meta_key == session.meta_key:
             current.consolidated = max(current.consolidated, session.consolidated)
@@ -185,7 +189,7 @@ class RedisSessionStore(SessionCache):
         archived_meta = self._shared.key("session-archive", archive, "meta")
         archived_log = self._shared.key("session-archive", archive, "log")
         keys = [old.meta_key, old.log_key, archived_meta, archived_log, self._index]
-        self._reset_script(keys=keys, args=[gen, key])
+        self._reset_script(keys=keys, args=[gen, key], client=self._shared.client)
         old.meta_key, old.log_key = archived_meta, archived_log
         self._remember(self._new(key, gen))
         return old

@@ -16,6 +16,7 @@ from bot.scheduler.run_log import RunRecord
 logger = logging.getLogger(__name__)
 
 RETRY = 1.0
+WAIT = 1.0
 
 
 def redis_job_store(state: RedisState) -> Any:
@@ -95,15 +96,16 @@ class JobChanges:
     async def follow(self, on_change: Callable[[], None]) -> None:
         """Call `on_change` for every notice until cancelled, and after a lost connection (a notice may be lost)."""
         from redis.exceptions import ConnectionError as Unreachable
+        from redis.exceptions import TimeoutError as Unanswered
 
         while True:
-            pubsub = self._state.aclient.pubsub()
+            pubsub = self._state.aclient.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(self._channel)
-                async for message in pubsub.listen():
-                    if message["type"] == "message":
+                while True:  # a bounded wait: the shared client's socket timeout would fail an unbounded one
+                    if await pubsub.get_message(timeout=WAIT) is not None:
                         on_change()
-            except Unreachable:
+            except (Unreachable, Unanswered):
                 logger.warning("cron change notices are unreachable; retrying in %.0fs", RETRY)
                 await asyncio.sleep(RETRY)
                 on_change()

@@ -101,11 +101,12 @@ class OutcomeRelay:
 
     async def _replay(self, after: str) -> None:
         from redis.exceptions import ConnectionError as Unreachable
+        from redis.exceptions import TimeoutError as Unanswered
 
         while not self._closing:
             try:
                 response = await self._state.aclient.xread({self._stream: after}, count=100, block=BLOCK_MS)
-            except Unreachable:
+            except (Unreachable, Unanswered):
                 logger.warning("the scheduled-run outcome stream is unreachable; retrying in %.0fs", RETRY)
                 await asyncio.sleep(RETRY)
                 continue

@@ -147,3 +147,10 @@ def test_the_cache_stays_within_its_bounds(shared: RedisState) -> None:
     assert store.cached == 3
     assert contents(store.get("s:0").messages) == ["q0", "a0"]
     assert store.cached_bytes == sum(store.get(f"s:{n}").size for n in (0, 3, 4))
+
+
+def test_appending_nothing_changes_nothing(shared: RedisState) -> None:
+    store = RedisSessionStore(shared)
+    session = store.get("s:1")
+    store.append(session, [])
+    assert session.total == 0 and RedisSessionStore(shared).get("s:1").total == 0
