@@ -16,7 +16,6 @@ from bot.scheduler.run_log import RunRecord
 logger = logging.getLogger(__name__)
 
 RETRY = 1.0
-WAIT = 1.0
 
 
 def redis_job_store(state: RedisState) -> Any:
@@ -99,11 +98,11 @@ class JobChanges:
         from redis.exceptions import TimeoutError as Unanswered
 
         while True:
-            pubsub = self._state.aclient.pubsub(ignore_subscribe_messages=True)
+            pubsub = self._state.aclient.pubsub()
             try:
                 await pubsub.subscribe(self._channel)
-                while True:  # a bounded wait: the shared client's socket timeout would fail an unbounded one
-                    if await pubsub.get_message(timeout=WAIT) is not None:
+                async for message in pubsub.listen():  # redis-py waits here past the client's socket timeout
+                    if message["type"] == "message":
                         on_change()
             except (Unreachable, Unanswered):
                 logger.warning("cron change notices are unreachable; retrying in %.0fs", RETRY)

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from bot import redis_state
 from bot.app import Gateway
 from bot.bus import ChatRef, OutboundMessage
 from bot.bus.redis import RedisBus
 from bot.config import HeartbeatConfig
 from bot.events import EventBus
 from bot.llm import LiteLLMProvider
-from bot import redis_state
 from bot.redis_state import RedisState
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
@@ -85,12 +85,12 @@ async def test_a_run_claimed_by_a_dead_leader_is_published_once_by_the_next(
 async def test_a_job_added_in_another_process_wakes_the_leader(
     tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(redis_state, "TIMEOUT", 0.3)  # the leader idles past the shared clients' socket timeout
+    monkeypatch.setattr(redis_state, "TIMEOUT", 0.2)  # the leader idles past the shared clients' socket timeout
     state = RedisState(redis_url, PREFIX)
     bus = RedisBus(redis_url, prefix=PREFIX)
     leader = CronService(tmp_path / "leader", "UTC", 600, bus=bus, shared=state)
     await leader.start()  # no jobs yet: apscheduler sleeps until told
-    await asyncio.sleep(0.8)
+    await asyncio.sleep(0.4)
     other = RedisState(redis_url, PREFIX)
     worker = CronService(tmp_path / "worker", "UTC", 600, shared=other)
     await worker.start(paused=True)
