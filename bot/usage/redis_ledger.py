@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import astuple, dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -17,17 +17,25 @@ BACKGROUND_PURPOSES = ("heartbeat", "consolidation")
 METRICS = ("calls", "in", "out", "cost", "priced")  # priced: calls with a known cost, so "unknown" stays apart from 0
 EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 
-# KEYS: calls (sorted set by ts), sequence, the day's counters (hash), days (sorted set of day ordinals).
-# ARGV: ts, the record as JSON, the day's ordinal, then (counter field, increment) pairs.
+# KEYS: calls (sorted set by ts), sequence, the day's counters (hash), days (sorted set of day ordinals),
+# the month's counters (hash), months (sorted set of month numbers).
+# ARGV: ts, the record as JSON, the day's ordinal, the month's number, then (counter field, increment) pairs.
 _RECORD = """
 local seq = redis.call('INCR', KEYS[2])
 redis.call('ZADD', KEYS[1], ARGV[1], string.format('%016d', seq) .. '|' .. ARGV[2])
 redis.call('ZADD', KEYS[4], ARGV[3], ARGV[3])
-for i = 4, #ARGV, 2 do
+redis.call('ZADD', KEYS[6], ARGV[4], ARGV[4])
+for i = 5, #ARGV, 2 do
   redis.call('HINCRBYFLOAT', KEYS[3], ARGV[i], ARGV[i + 1])
+  redis.call('HINCRBYFLOAT', KEYS[5], ARGV[i], ARGV[i + 1])
 end
 return seq
 """
+
+
+def month_number(day: date) -> int:
+    """Months counted from year 0, so they sort and a month's counters have a short key."""
+    return day.year * 12 + day.month - 1
 
 
 def scopes(call: CallRecord) -> list[str]:
@@ -70,10 +78,10 @@ class _Sums:
 
 
 class RedisUsageLedger:
-    """`UsageLedger`'s interface on Redis: records in a sorted set by time, sums in per-day counter hashes.
+    """`UsageLedger`'s interface on Redis: records in a sorted set by time, sums in per-day and per-month hashes.
 
-    A sum since a local midnight (every budget period starts at one) reads only counters: one hash per
-    day, so a monthly budget check is two round trips whatever the number of calls. A sum since any
+    A sum since a local midnight (every budget period starts at one) reads only counters, whatever
+    the number of calls: a monthly budget check one hash, a daily one the day's. A sum since any
     other moment adds the records of its first, partial day, read from the sorted set.
     """
 
@@ -84,7 +92,8 @@ class RedisUsageLedger:
 
     def record(self, call: CallRecord) -> None:
         """Append one call and add it to its day's counters, atomically."""
-        day = datetime.fromtimestamp(call.ts, self._zone).date().toordinal()
+        local = datetime.fromtimestamp(call.ts, self._zone).date()
+        day, month = local.toordinal(), month_number(local)
         increments: list[Any] = []
         for scope in scopes(call):
             increments += [
@@ -98,7 +107,8 @@ class RedisUsageLedger:
             if call.cost_usd is not None:
                 increments += [f"{scope}|cost", repr(call.cost_usd), f"{scope}|priced", 1]
         keys = [self._key("calls"), self._key("seq"), self._day_key(day), self._key("days")]
-        self._record(keys=keys, args=[repr(call.ts), json.dumps(astuple(call)), day, *increments])
+        keys += [self._state.key("usage", "month", str(month)), self._key("months")]
+        self._record(keys=keys, args=[repr(call.ts), json.dumps(astuple(call)), day, month, *increments])
 
     def totals(
         self, since: float, sender: str | None = None, session_key: str | None = None, background: bool = False
@@ -125,12 +135,12 @@ class RedisUsageLedger:
             scope = f"session_key={json.dumps(session_key)}"
         else:
             scope = "background" if background else "all"
-        head_end, first_day = self._split(since)
-        for call in self._scan(since, head_end):
+        fields = [f"{scope}|{metric}" for metric in METRICS]
+        head, counters = self._read(since, lambda pipe, key: pipe.hmget(key, fields))
+        for call in head:
             if wanted(call):
                 sums.add_call(call)
-        fields = [f"{scope}|{metric}" for metric in METRICS]
-        for _, values in self._days(first_day, lambda pipe, key: pipe.hmget(key, fields)):
+        for values in counters:
             sums.add_counters(dict(zip(METRICS, values, strict=True)))
         return sums.totals(None)
 
@@ -138,13 +148,13 @@ class RedisUsageLedger:
         """Sums since `since` grouped by sender, chat, model or purpose, biggest spenders first."""
         column = GROUPS[by]
         groups: dict[str | None, _Sums] = {}
-        head_end, first_day = self._split(since)
-        for call in self._scan(since, head_end):
+        head, counters = self._read(since, lambda pipe, key: pipe.hgetall(key))
+        for call in head:
             groups.setdefault(getattr(call, column), _Sums()).add_call(call)
         prefix = f"{column}="
-        for _, counters in self._days(first_day, lambda pipe, key: pipe.hgetall(key)):
+        for counter in counters:
             by_scope: dict[str, dict[str, str]] = {}
-            for field, value in counters.items():
+            for field, value in counter.items():
                 scope, _, metric = field.rpartition("|")
                 if scope.startswith(prefix):
                     by_scope.setdefault(scope, {})[metric] = value
@@ -156,11 +166,16 @@ class RedisUsageLedger:
     def daily(self, since: float, offset_seconds: float) -> list[tuple[int, int]]:
         """(day number, tokens) since `since`; whole days are the ledger's local days, the first uses the offset."""
         days: dict[int, int] = {}
-        head_end, first_day = self._split(since)
-        for call in self._scan(since, head_end):
+        first = self._first_whole_day(since)
+        for call in self._scan(since, first.timestamp()):
             number = int((call.ts + offset_seconds) // 86400)
             days[number] = days.get(number, 0) + call.prompt_tokens + call.completion_tokens
-        for ordinal, (tokens_in, tokens_out) in self._days(first_day, lambda p, k: p.hmget(k, "all|in", "all|out")):
+        client = self._state.client
+        ordinals = [int(day) for day in client.zrangebyscore(self._key("days"), first.date().toordinal(), "+inf")]
+        pipe = client.pipeline(transaction=False)
+        for ordinal in ordinals:
+            pipe.hmget(self._day_key(ordinal), "all|in", "all|out")
+        for ordinal, (tokens_in, tokens_out) in zip(ordinals, pipe.execute() if ordinals else [], strict=True):
             number = ordinal - EPOCH_ORDINAL
             days[number] = days.get(number, 0) + int(float(tokens_in or 0)) + int(float(tokens_out or 0))
         return sorted(days.items())
@@ -172,13 +187,35 @@ class RedisUsageLedger:
     def close(self) -> None:
         """Nothing to close: the connection belongs to the process's RedisState."""
 
-    def _split(self, since: float) -> tuple[float, int]:
-        """Where the partial first day ends (read record by record) and the first whole day (read from counters)."""
+    def _first_whole_day(self, since: float) -> datetime:
+        """The local midnight at or after `since`: where day counters can take over from records."""
         start = day_start(since, self._zone)
-        if start.timestamp() == since:
-            return since, start.date().toordinal()
-        following = next_day(since, self._zone)
-        return following.timestamp(), following.date().toordinal()
+        return start if start.timestamp() == since else next_day(since, self._zone)
+
+    def _read(self, since: float, read: Callable[[Any, str], Any]) -> tuple[list[CallRecord], list[Any]]:
+        """The records of a partial first day, and what `read` got from the counters covering the rest.
+
+        After the partial day come whole days up to the end of their month (day counters), then whole
+        months (month counters): a sum since a month start reads one hash per month, since a midnight
+        one per day left in that month. Two round trips either way.
+        """
+        first = self._first_whole_day(since)
+        day = first.date()
+        following = (day.replace(day=28) + timedelta(days=4)).replace(day=1)
+        month = day if day.day == 1 else following
+        last_day = day.toordinal() - 1 if day.day == 1 else following.toordinal() - 1
+        client = self._state.client
+        pipe = client.pipeline(transaction=False)
+        pipe.zrangebyscore(self._key("days"), day.toordinal(), last_day)
+        pipe.zrangebyscore(self._key("months"), month_number(month), "+inf")
+        days, months = pipe.execute()
+        head = self._scan(since, first.timestamp())
+        pipe = client.pipeline(transaction=False)
+        for ordinal in days:
+            read(pipe, self._day_key(int(ordinal)))
+        for number in months:
+            read(pipe, self._state.key("usage", "month", number))
+        return head, pipe.execute() if days or months else []
 
     def _scan(self, since: float, until: float | None = None) -> list[CallRecord]:
         """The records with `since <= ts < until`, oldest first."""
@@ -187,15 +224,6 @@ class RedisUsageLedger:
         upper = "+inf" if until is None else f"({until!r}"
         members = self._state.client.zrangebyscore(self._key("calls"), repr(since), upper)
         return [CallRecord(*json.loads(member.partition("|")[2])) for member in members]
-
-    def _days(self, first_day: int, read: Callable[[Any, str], Any]) -> Iterable[tuple[int, Any]]:
-        """(day ordinal, what `read` got from its counters) for every day from `first_day` with any calls."""
-        client = self._state.client
-        days = [int(day) for day in client.zrangebyscore(self._key("days"), first_day, "+inf")]
-        pipe = client.pipeline(transaction=False)
-        for day in days:
-            read(pipe, self._day_key(day))
-        return zip(days, pipe.execute(), strict=True) if days else []
 
     def _key(self, name: str) -> str:
         return self._state.key("usage", name)
