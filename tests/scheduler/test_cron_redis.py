@@ -154,3 +154,24 @@ async def test_a_heartbeat_records_the_outcome_of_a_turn_another_worker_ran(
         await state.aclose()
         await worker.stop()
         await gateway.stop()
+
+
+async def test_a_standby_waiting_for_its_leases_adds_jobs_to_the_shared_store(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, redis_url: str
+) -> None:
+    leader = node(tmp_path / "a", fake_llm, telegram, redis_url, "all")
+    standby = node(tmp_path / "b", fake_llm, telegram, redis_url, "all")
+    await leader.start()
+    waiting = asyncio.create_task(standby.start())
+    state = leader.agent.shared
+    assert state is not None
+    async with asyncio.timeout(10):  # the standby runs turns (it reads the inbox) while it waits for the leases
+        while len(await state.aclient.xinfo_consumers(state.key("inbox"), "workers")) < 2:
+            await asyncio.sleep(0.02)
+    job = standby.cron.add(Schedule("every", "1d", "UTC"), CHAT, "remind", "added by a turn on the standby")
+    assert [info.id for info in leader.cron.jobs()] == [job.id]
+    assert not waiting.done()
+    waiting.cancel()
+    await asyncio.gather(waiting, return_exceptions=True)
+    await standby.stop()
+    await leader.stop()
