@@ -7,6 +7,11 @@ Telegram pointed at the fake Bot API and the model at the fake OpenAI server (0 
 served by this process. "Connected" is the bot's first getUpdates poll; at that moment the owner
 sends "hello", and "first reply" is the bot's sendMessage answering it. The bot's bytecode is
 compiled first, as a pip install does.
+
+The floor, launched just before each run against its own fake: a bare python-telegram-bot script
+that does what the channel must before it polls (import, build the application, getMe,
+deleteWebhook, getUpdates) and nothing else. Load on this shared machine hits both alike, so the
+ratio of the two says more than either time; each process's CPU to connect is printed too.
 """
 
 from __future__ import annotations
@@ -33,6 +38,36 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+BARE_PTB = """
+import asyncio, sys
+from telegram.ext import Application
+
+async def main():
+    app = Application.builder().token(sys.argv[1]).base_url(sys.argv[2]).updater(None).build()
+    await app.initialize()
+    await app.bot.delete_webhook(drop_pending_updates=False)
+    await app.bot.get_updates(timeout=30)
+
+asyncio.run(main())
+"""
+
+
+async def floor_run() -> tuple[float, float]:
+    """Launch → first getUpdates of the bare python-telegram-bot script; its CPU by then."""
+    async with FakeTelegram() as telegram:
+        launched = time.perf_counter()
+        command = [sys.executable, "-c", BARE_PTB, telegram.token, telegram.base_url]
+        process = subprocess.Popen(command, stderr=subprocess.DEVNULL)
+        try:
+            await telegram.wait_for_call("getUpdates", timeout=60)
+            connected = time.perf_counter() - launched
+            cpu = cpu_seconds(process.pid)
+        finally:
+            process.terminate()
+            await asyncio.to_thread(process.wait, 30)
+    return connected, cpu
+
+
 async def one_run(home: Path, telegram: FakeTelegram) -> tuple[float, float, float]:
     env = {**os.environ, "RELAYBOT_HOME": str(home), "RELAYBOT_CONFIG": str(home / "config.yaml")}
     launched = time.perf_counter()
@@ -57,26 +92,31 @@ async def main(runs: int) -> None:
     samples = []
     with tempfile.TemporaryDirectory() as tmp:
         for run in range(runs):
+            floor, floor_cpu = await floor_run()
             async with FakeTelegram() as telegram, FakeLLM() as llm:
                 home = Path(tmp) / f"home{run}"
                 config_file = init_home(home)
                 section = {"enabled": True, "token": telegram.token, "api_base": telegram.base_url}
                 write_config(config_file, llm.base_url, channels={"telegram": section}, owners=["telegram:42"])
                 connected, replied, cpu = await one_run(home, telegram)
-            samples.append((connected, replied, cpu))
+            samples.append((connected, replied, cpu, floor, floor_cpu))
             print(
-                f"run {run + 1}: launch → connected {connected:.2f} s ({cpu:.2f} s CPU of the bot process),"
+                f"run {run + 1}: launch → connected {connected:.2f} s ({cpu:.2f} s CPU of the bot process;"
+                f" bare python-telegram-bot {floor:.2f} s, {floor_cpu:.2f} s CPU),"
                 f" launch → first reply {replied:.2f} s (reply {replied - connected:.2f} s after connecting);"
                 f" load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
             )
-    connected = [c for c, _, _ in samples]
-    replied = [r for _, r, _ in samples]
-    after = [r - c for c, r, _ in samples]
+    median = statistics.median
+    connected = [c for c, *_ in samples]
+    after = [r - c for c, r, *_ in samples]
+    floor = [f for *_, f, _ in samples]
     print(
-        f"median over {runs} runs: launch → connected {statistics.median(connected):.2f} s,"
-        f" launch → first reply {statistics.median(replied):.2f} s,"
-        f" connected → first reply {statistics.median(after):.2f} s (worst {max(after):.2f} s),"
-        f" CPU to connect {statistics.median(c for _, _, c in samples):.2f} s"
+        f"median over {runs} runs: launch → connected {median(connected):.2f} s"
+        f" (bare python-telegram-bot {median(floor):.2f} s, ratio {median(c / f for c, *_, f, _ in samples):.2f}×),"
+        f" launch → first reply {median(r for _, r, *_ in samples):.2f} s,"
+        f" connected → first reply {median(after):.2f} s (worst {max(after):.2f} s),"
+        f" CPU to connect {median(c for _, _, c, *_ in samples):.2f} s"
+        f" (bare python-telegram-bot {median(fc for *_, fc in samples):.2f} s)"
     )
 
 

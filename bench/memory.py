@@ -1,6 +1,6 @@
 """Memory that stays bounded: RSS after many one-turn chats, and what opening a 100,000-message chat blocks.
 
-Run from the repository root: python bench/memory.py [--chats 3000] [--baseline 300]
+Run from the repository root: python bench/memory.py [--chats 3000] [--baseline 300] [--sessions-only]
 
 Each count of chats runs in a fresh child process: a bot from `relaybot init`'s workspace, the
 fake model (0 s) in a process of its own, one turn per chat (a different guest's DM each),
@@ -8,6 +8,8 @@ fake model (0 s) in a process of its own, one turn per chat (a different guest's
 its RSS idle (after one warm-up turn) and after the chats (after a garbage collection), and how
 many sessions its cache holds. Then a 100,000-message session is written turn by turn in the
 store's own format, and opening it is timed: the tail read the agent does, beside a whole-file read.
+Last, the same session is turned into the old file format (no message numbers) and opened as a turn
+does, with the event loop's longest stall timed meanwhile.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ def run_child(chats: int, home: Path) -> dict[str, int]:
 
 
 def long_session(root: Path, messages: int) -> None:
-    from bot.agent.session_tail import SessionFile
+    from bot.agent.session_tail import read_whole
     from bot.agent.sessions import SessionStore
 
     store = SessionStore(root)
@@ -87,7 +89,7 @@ def long_session(root: Path, messages: int) -> None:
         tail_times.append(time.perf_counter() - started)
         tail_cpu.append(time.thread_time() - cpu)
     started = time.perf_counter()
-    whole = SessionFile.read(session.path, "telegram:42")
+    whole = read_whole(session.path, "telegram:42")
     whole_time = time.perf_counter() - started
     assert loaded.total == len(whole.messages) == messages
     print(
@@ -99,8 +101,53 @@ def long_session(root: Path, messages: int) -> None:
     )
 
 
-def main(chats: int, baseline: int) -> None:
+def old_format_session(root: Path) -> None:
+    """The long session as relaybot wrote it before message numbers: a turn opens it with the loop's stalls timed."""
+    from bot.agent.sessions import SessionStore
+
+    path = next(root.glob("*.jsonl"))
+    with path.open("rb") as source:
+        records = [json.loads(line) for line in source]
+    for record in records:
+        record.pop("n", None)
+        record.pop("totals", None)
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+
+    async def open_timed() -> tuple[float, float, float]:
+        longest = 0.0
+
+        async def tick() -> None:
+            nonlocal longest
+            while True:
+                before = time.perf_counter()
+                await asyncio.sleep(0.001)
+                longest = max(longest, time.perf_counter() - before - 0.001)
+
+        ticker = asyncio.create_task(tick())
+        await asyncio.sleep(0.01)
+        started = time.perf_counter()
+        await SessionStore(root, tail=100).load("telegram:42")
+        took = time.perf_counter() - started
+        ticker.cancel()
+        started = time.perf_counter()
+        await SessionStore(root, tail=100).load("telegram:42")
+        return took, longest, time.perf_counter() - started
+
+    took, stall, after = asyncio.run(open_timed())
+    print(
+        f"3. the same session in the old file format, opened by a turn: rewritten in the current format and its"
+        f" tail read, in a worker thread, in {took:.2f} s;"
+        f" the event loop's longest stall meanwhile {stall * 1000:.1f} ms;"
+        f" opened again (now in the current format) {after * 1000:.2f} ms"
+    )
+
+
+def main(chats: int, baseline: int, sessions_only: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
+        if sessions_only:
+            long_session(Path(tmp) / "long", 100_000)
+            old_format_session(Path(tmp) / "long")
+            return
         few = run_child(baseline, Path(tmp) / "few")
         many = run_child(chats, Path(tmp) / "many")
         growth = (many["after_kb"] - few["after_kb"]) / 1024
@@ -115,16 +162,18 @@ def main(chats: int, baseline: int) -> None:
             f"   growth within each process: {grew_few:+.1f} MB ({baseline:,} chats), {grew_many:+.1f} MB ({chats:,})"
         )
         long_session(Path(tmp) / "long", 100_000)
+        old_format_session(Path(tmp) / "long")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chats", type=int, default=3000, help="one-turn chats in the large run")
     parser.add_argument("--baseline", type=int, default=300, help="one-turn chats in the small run")
+    parser.add_argument("--sessions-only", action="store_true", help="only the 100,000-message session parts")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--home", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
         asyncio.run(child(args.child, args.home))
     else:
-        main(args.chats, args.baseline)
+        main(args.chats, args.baseline, args.sessions_only)

@@ -30,6 +30,7 @@ from bot.agent.subagents import SubagentManager
 from bot.agent.turn import TurnRunner
 from bot.bus import LocalBus, MessageBus, OutboundMessage, Trust
 from bot.bus.cluster import ClusterLeases, Role
+from bot.cancelling import cancel_and_wait
 from bot.config import Config, LLMConfig, home_dir
 from bot.control import ControlServer
 from bot.errors import ConfigError
@@ -456,8 +457,9 @@ class Gateway:
             if self.leases is not None:
                 await self.leases.hold_channels(self.names, self._lost_channel)
             await self.manager.start()
-            await self._channels_first()
         if self.role != "gateway":
+            if self.role == "all":
+                await self._channels_first()
             self.agent.warm_up()
             if self.leases is not None:
                 await self._open_job_store()
@@ -517,9 +519,7 @@ class Gateway:
         self.agent.bus.close_intake()
         if self._scheduling:
             await self.control.stop()
-        if self._scheduler is not None:
-            self._scheduler.cancel()
-            await asyncio.gather(self._scheduler, return_exceptions=True)
+        await cancel_and_wait(self._scheduler)  # on Python 3.11 a Redis call can swallow a plain cancel
         await self.heartbeat.stop()
         await self.cron.stop()
         grace = self.config.shutdown_grace

@@ -10,9 +10,11 @@ import pytest
 
 from bot.app import Gateway
 from bot.bus.cluster import Role
+from bot.cancelling import cancel_and_wait
 from bot.errors import ConfigError
 from bot.llm import LiteLLMProvider
 from bot.retry import RetryPolicy
+from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.harness import make_config
@@ -59,7 +61,7 @@ async def test_one_gateway_polls_a_token_and_a_standby_takes_over_when_it_dies(
     assert pollers(telegram) == {"127.0.0.1"} and not standby_start.done()
 
     for held in first.leases._leases:  # killed: no release, its lease simply stops being renewed
-        held._renewer.cancel()
+        await cancel_and_wait(held._renewer)
     await first.manager.stop()
     killed = time.monotonic()
     polls_before = len(telegram.hosts)
@@ -87,6 +89,43 @@ async def test_a_gateway_receives_and_a_worker_answers(
     assert worker.manager._tasks == [] and gateway.agent.loop._dispatcher is None
     await worker.stop()
     await gateway.stop()
+
+
+async def test_a_telegram_gateway_and_a_discord_gateway_each_deliver_their_own_replies(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, redis_url: str
+) -> None:
+    async with FakeDiscord() as discord:
+        bus = {"backend": "redis", "url": redis_url}
+        owners = [f"telegram:{OWNER}", f"discord:{OWNER}"]
+        discord_section = {"enabled": True, "token": discord.token}
+        discord_section.update(api_base=discord.api_base, gateway_url=discord.gateway_url)
+        sections = {
+            "telegram": {"telegram": {"enabled": True, "token": telegram.token, "api_base": telegram.base_url}},
+            "discord": {"discord": discord_section},
+            "worker": {},
+        }
+        nodes = {
+            name: Gateway(
+                make_config(tmp_path / name, fake_llm, owners=owners, channels=channels, bus=bus),
+                LiteLLMProvider(make_config(tmp_path, fake_llm).llm, RetryPolicy(base_delay=0.0)),
+                role="worker" if name == "worker" else "gateway",
+            )
+            for name, channels in sections.items()
+        }
+        for started in nodes.values():
+            await started.start()
+        await nodes["discord"].manager.ready("discord")
+        fake_llm.script(Text("to telegram"), Text("to discord"))
+        telegram.text("hello", chat_id=OWNER, user_id=OWNER)
+        (to_telegram,) = await telegram.wait_for_sent(1)
+        discord.dm("hello", user_id=OWNER)
+        (to_discord,) = await discord.wait_for_sent(1)
+        assert (to_telegram["text"], to_discord["content"]) == ("to telegram", "to discord")
+        await asyncio.sleep(0.3)
+        assert len(telegram.sent) == 1 and len(discord.sent) == 1
+        assert (await nodes["worker"].agent.bus.stats()).outbound_pending == 0
+        for started in reversed(nodes.values()):
+            await started.stop()
 
 
 def test_a_split_role_needs_the_redis_bus(tmp_path: Path, fake_llm: FakeLLM) -> None:

@@ -69,6 +69,10 @@ async def test_messages_survive_a_kill_at_each_moment_and_are_answered_once(
     assert len(fake_llm.requests) == requests  # the turn did not run again: its reply was in the outbox
 
     # a second gateway on the same home exits at once, naming the first, and leaves its socket alone
+    # (the first opens its control socket once the model is warm, after the channels connected)
+    async with asyncio.timeout(60):
+        while not (bot.state / "control.sock").exists():
+            await asyncio.sleep(0.05)
     second = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", "run", env=env_for(tmp_path), stderr=asyncio.subprocess.PIPE
     )

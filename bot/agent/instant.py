@@ -50,6 +50,7 @@ class InstantCommands:
         if command is Command.START:
             return Answer(GREETING)
         if command is Command.STATUS:
+            await self._sessions.load(message.chat.session_key)  # a session not cached is read off the event loop
             return Answer(self.status(message))
         if command in (Command.USAGE, Command.PAIR) and self._account is not None:
             return Answer(self._account.answer(command, message))

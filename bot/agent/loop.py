@@ -192,6 +192,7 @@ class AgentLoop:
         key = message.chat.session_key
         ids = [m.id for m in batch]
         if is_new_session(message):
+            await self._sessions.load(key)  # a session not cached is read off the event loop first
             closed = self._reset(message)
             await self._hooks.session_ended(key, message.chat, closed)
             await self._reply(message, "Started a new conversation.", completes=ids)

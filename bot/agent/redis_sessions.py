@@ -113,6 +113,10 @@ class RedisSessionStore(SessionCache):
         self._trim(session)
         return session
 
+    async def load(self, key: str) -> Session:
+        """`get`: one round trip reads only the tail, whatever the session's length."""
+        return self.get(key)
+
     def recent(self, key: str, limit: int) -> list[dict[str, Any]]:
         """The session's last `limit` messages, read from Redis (another worker may have added some)."""
         raw = self._shared.client.lrange(self._shared.key("session", key, "log"), -limit, -1)

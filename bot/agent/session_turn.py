@@ -60,7 +60,7 @@ class SessionTurns:
     ) -> TurnResult:
         """Run the turn, acting with the batch's lowest trust and charged to its sender."""
         message = replace(batch[-1], trust=lowest_trust(batch))
-        session = self._sessions.get(message.chat.session_key)
+        session = await self._sessions.load(message.chat.session_key)
         with charged_to(charge_for(message, session.key)):
             if self._transcriber is not None:
                 batch = [await self._transcriber.apply(m) for m in batch]

@@ -13,7 +13,7 @@ from urllib.parse import quote, unquote
 
 from bot.agent.session import Session, pair_safe
 from bot.agent.session_cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_TAIL, SessionCache
-from bot.agent.session_tail import SessionFile, read_tail
+from bot.agent.session_tail import last_messages, read_tail, read_tail_rewriting, read_whole
 
 __all__ = ["Session", "SessionStore", "pair_safe"]
 
@@ -45,11 +45,32 @@ class SessionStore(SessionCache):
             self._remember(session)
         return session
 
+    async def load(self, key: str) -> Session:
+        """`get` for a turn: a session that is not cached is read in a worker thread; a file of the old format
+        (without message numbers) is rewritten in the current format there, never read whole on the event loop."""
+        session = self._lookup(key)
+        if session is not None:
+            return session
+        path = self._path(key)
+        found, rewrite = await asyncio.to_thread(read_tail_rewriting, path, key, self._tail)
+        current = self._lookup(key)
+        if current is not None:  # a synchronous `get` read it meanwhile, and may have appended to it since
+            if rewrite is not None:
+                rewrite.discard()
+            return current
+        # Appends happen on the event loop, so none can fall between commit's size check and its swap.
+        if rewrite is not None:
+            if not rewrite.commit():
+                return await self.load(key)  # the file grew while it was rewritten: read it again
+            logger.info("[%s] session file rewritten in the current format", key)
+        self._remember(found)
+        return found
+
     def recent(self, key: str, limit: int) -> list[dict[str, Any]]:
         """The session's last `limit` messages, from the cache or else read from its file without caching."""
         session = self._sessions.get(key)
         if session is None:
-            return read_tail(self._path(key), key, limit).messages[-limit:]
+            return last_messages(self._path(key), key, limit)
         return session.messages[-limit:]
 
     def append(self, session: Session, messages: list[dict[str, Any]], inbound_ids: list[str] | None = None) -> None:
@@ -89,7 +110,7 @@ class SessionStore(SessionCache):
         """Read back (in a thread) the unconsolidated messages older than the tail, for consolidation."""
         if session.base == 0:
             return
-        whole = await asyncio.to_thread(SessionFile.read, self._file(session), session.key, repair=False)
+        whole = await asyncio.to_thread(read_whole, self._file(session), session.key, repair=False)
         session.consolidated = max(session.consolidated, whole.consolidated)
         if session.consolidated < session.base:
             older = whole.messages[session.consolidated : session.base]
@@ -143,15 +164,4 @@ class SessionStore(SessionCache):
         return len(data)
 
     def _load(self, key: str, path: Path) -> Session:
-        tail = read_tail(path, key, self._tail)
-        return Session(
-            key=key,
-            path=path,
-            messages=tail.messages,
-            prompt_tokens=tail.prompt_tokens,
-            completion_tokens=tail.completion_tokens,
-            consolidated=tail.consolidated,
-            base=tail.base,
-            size=tail.size,
-            inbound_ids=tail.inbound_ids,
-        )
+        return read_tail(path, key, self._tail)

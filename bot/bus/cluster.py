@@ -39,12 +39,16 @@ class ClusterLeases:
         return lease
 
     async def hold_channels(self, names: list[str], on_lost: Callable[[], Awaitable[None]]) -> None:
-        """Wait until this gateway holds the lease of every channel credential it serves (a standby waits here)."""
+        """Wait until this gateway holds the lease of every channel credential it serves (a standby waits here).
+
+        Then it reads the outboxes of those channels: another gateway's channels' replies never come here.
+        """
         for name in names:
             secrets = channel_secrets(getattr(self._config.channels, name))
             lease = self._lease("channel", name, credential_key(secrets))
             logger.warning("waiting for the %s receiver lease", name)
             await lease.hold(on_lost)
+        self._bus.deliver_for(names)  # replies for these channels come to this gateway, and only these
 
     async def hold_scheduler(self, on_lost: Callable[[], Awaitable[None]]) -> None:
         """Wait until this process leads the scheduler (cron and heartbeat)."""

@@ -16,7 +16,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from bot.bus.contract import BusStats
@@ -27,17 +27,38 @@ from bot.bus.messages import (
     OutboundMessage,
     inbound_from_json,
     inbound_to_json,
-    outbound_from_json,
     outbound_to_json,
 )
+from bot.bus.redis_outbox import ChannelOutboxes, StreamBacklog, stream_backlog
 from bot.bus.redis_scripts import ADMIT, PUBLISH_INBOUND, PUBLISH_OUTBOUND, RELEASE, RENEW
+from bot.cancelling import cancel_and_wait
 from bot.errors import BusClosed
 
 logger = logging.getLogger(__name__)
 
 WORKERS = "workers"
-GATEWAYS = "gateways"
 BATCH = 100
+MAX_BLOCK_MS = 1000  # a reader wakes at least this often to renew and claim, and to notice a stop
+TIMEOUT = 5.0  # every command's socket wait; longer than any BLOCK, so a blocked read never times out
+OUTAGE_BACKOFF = (0.1, 0.5, 1.0, 2.0, 5.0)
+
+
+def connect(url: str, timeout: float = TIMEOUT) -> Any:
+    """A redis.asyncio client whose every wait is bounded and whose transient failures are retried twice."""
+    import redis.asyncio as aioredis
+    from redis.asyncio.retry import Retry
+    from redis.backoff import ExponentialBackoff
+    from redis.exceptions import ConnectionError, TimeoutError
+
+    return aioredis.from_url(
+        url,
+        decode_responses=True,
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+        health_check_interval=30,
+        retry=Retry(ExponentialBackoff(cap=1.0, base=0.1), 2),
+        retry_on_error=[ConnectionError, TimeoutError],
+    )
 
 
 def default_consumer() -> str:
@@ -60,26 +81,31 @@ class RedisBus:
         consumer: str | None = None,
         lease: float = 10.0,
         claim_idle: float = 30.0,
-        block: float = 0.2,
+        block: float = 0.05,
+        timeout: float = TIMEOUT,
     ) -> None:
         self._url = url
         self._p = prefix
         self.consumer = consumer or default_consumer()
         self._lease_ms = int(lease * 1000)
         self._claim_idle_ms = int(claim_idle * 1000)
-        self._block_ms = max(int(block * 1000), 1)
+        self._block_ms = min(max(int(block * 1000), 1), MAX_BLOCK_MS)
+        self._idle_block_ms = max(min(self._block_ms * 5, self._lease_ms // 3, MAX_BLOCK_MS, int(timeout * 500)), 1)
+        self._timeout = timeout
         self._redis: Any = None
+        self._closing = False
         self._intake_closed = False
         self._inbound: asyncio.Queue[InboundMessage] = asyncio.Queue()
-        self._outbound: asyncio.Queue[OutboundMessage] = asyncio.Queue()
         self._held: dict[str, InboundMessage] = {}
         self._claimed: set[str] = set()
         self._entries: dict[str, tuple[str, str]] = {}  # message id -> (entry id, session key)
         self._inflight: dict[str, set[str]] = {}  # session key -> admitted entry ids
-        self._out_entries: dict[str, str] = {}  # outbound message id -> entry id
+        self._outboxes = ChannelOutboxes(self, self._claim_idle_ms, self._idle_block_ms, self._block_ms)
         self._tasks: list[asyncio.Task[None]] = []
         self._reading_inbound = False
         self._reading_outbound = False
+        self._reading: set[str] = set()  # readers past their first round
+        self._next_claim = self._next_renew = 0.0
 
     def key(self, *parts: str) -> str:
         """A key under this bot's prefix."""
@@ -94,10 +120,8 @@ class RedisBus:
     async def start(self) -> None:
         if self._redis is not None:
             return
-        import redis.asyncio as aioredis
-        from redis.exceptions import ResponseError
-
-        self._redis = aioredis.from_url(self._url, decode_responses=True)
+        self._closing = False
+        self._redis = connect(self._url, self._timeout)
         self._scripts = {
             name: self._redis.register_script(source)
             for name, source in (
@@ -108,18 +132,31 @@ class RedisBus:
                 ("release", RELEASE),
             )
         }
-        for stream, group in ((self.key("inbox"), WORKERS), (self.key("outbox"), GATEWAYS)):
-            try:
-                await self._redis.xgroup_create(stream, group, id="0", mkstream=True)
-            except ResponseError as exc:
-                if "BUSYGROUP" not in str(exc):
-                    raise
+        await self._create_groups()
+
+    async def _create_groups(self) -> None:
+        from redis.exceptions import ResponseError
+
+        try:
+            await self.redis.xgroup_create(self.key("inbox"), WORKERS, id="0", mkstream=True)
+        except ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+        await self._outboxes.create_groups()
+
+    def deliver_for(self, channels: Sequence[str]) -> None:
+        """Deliver the replies of these channels only (the ones whose receiver lease this gateway holds).
+
+        Without it, `consume_outbound` delivers every channel's replies, for one process serving them all.
+        """
+        self._outboxes.deliver_for(channels)
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._closing = True  # the readers end at their next round even if a cancel is swallowed
+        await cancel_and_wait(*self._tasks)
         self._tasks.clear()
+        self._reading_inbound = self._reading_outbound = False
+        self._reading.clear()
         if self._redis is not None:
             await self._redis.aclose()
             self._redis = None
@@ -149,7 +186,8 @@ class RedisBus:
         if not self._reading_inbound:
             self._reading_inbound = True
             await self.start()
-            self._tasks.append(asyncio.create_task(self._read_inbound(), name="redis-bus:inbound"))
+            reader = self._supervised("inbound", self._inbound_round)
+            self._tasks.append(asyncio.create_task(reader, name="redis-bus:inbound"))
         return await self._inbound.get()
 
     async def begin_inbound(self, message_ids: Sequence[str]) -> None:
@@ -184,8 +222,9 @@ class RedisBus:
     async def publish_outbound(self, message: OutboundMessage, completes: Sequence[str] = ()) -> bool:
         await self.start()
         known = [(m, *self._entries[m]) for m in completes if m in self._entries]
-        keys = [self.key("out", message.id), self.key("outbox"), self.key("inbox")]
-        args: list[Any] = [message.id, outbound_to_json(message), int(RETENTION), WORKERS]
+        channel = message.chat.channel
+        keys = [self.key("out", message.id), self._outboxes.stream(channel), self.key("inbox"), self._outboxes.index]
+        args: list[Any] = [message.id, outbound_to_json(message), int(RETENTION), WORKERS, channel]
         for _, entry, session in known:
             keys += [self.key("pending", session), self.key("admitted", session)]
             args.append(entry)
@@ -199,8 +238,9 @@ class RedisBus:
         if not self._reading_outbound:
             self._reading_outbound = True
             await self.start()
-            self._tasks.append(asyncio.create_task(self._read_outbound(), name="redis-bus:outbound"))
-        return await self._outbound.get()
+            reader = self._supervised("outbound", self._outboxes.read_round)
+            self._tasks.append(asyncio.create_task(reader, name="redis-bus:outbound"))
+        return await self._outboxes.queue.get()
 
     async def chunks_sent(self, message_id: str) -> int:
         return int(await self.redis.hget(self.key("out", message_id), "chunks") or 0)
@@ -217,21 +257,22 @@ class RedisBus:
     async def count_ambiguous(self, message_id: str) -> None:
         await self.redis.incr(self.key("stats", "ambiguous"))
 
-    async def stats(self) -> BusStats:
+    async def backlog(self) -> list[StreamBacklog]:
+        """Per stream: the inbox for the workers, then each channel's outbox for its gateway."""
         await self.start()
-        groups = {
-            stream: {g["name"]: g for g in await self.redis.xinfo_groups(self.key(stream))}
-            for stream in ("inbox", "outbox")
-        }
-        inbox, outbox = groups["inbox"].get(WORKERS, {}), groups["outbox"].get(GATEWAYS, {})
+        inbox = await stream_backlog(self.redis, self.key("inbox"), WORKERS)
+        return [inbox, *await self._outboxes.backlog()]
+
+    async def stats(self) -> BusStats:
+        inbox, *outboxes = await self.backlog()
         counters = await self.redis.mget(
             [self.key("stats", name) for name in ("inbound_failed", "outbound_failed", "ambiguous")]
         )
         failed_in, failed_out, ambiguous = (int(value or 0) for value in counters)
         return BusStats(
-            inbound_pending=int(inbox.get("pending", 0)) + int(inbox.get("lag") or 0),
+            inbound_pending=inbox.pending + inbox.unread,
             inbound_failed=failed_in,
-            outbound_pending=int(outbox.get("pending", 0)) + int(outbox.get("lag") or 0),
+            outbound_pending=sum(outbox.pending + outbox.unread for outbox in outboxes),
             outbound_failed=failed_out,
             ambiguous_sends=ambiguous,
         )
@@ -239,9 +280,7 @@ class RedisBus:
     async def _finish_outbound(self, message_id: str, state: str, error: str | None = None) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.hset(self.key("out", message_id), mapping={"state": state, "error": error or ""})
-            entry = self._out_entries.pop(message_id, None)
-            if entry is not None:
-                pipe.xack(self.key("outbox"), GATEWAYS, entry)
+            self._outboxes.acknowledge(pipe, message_id)
             if state == "failed":
                 pipe.incr(self.key("stats", "outbound_failed"))
             await pipe.execute()
@@ -260,23 +299,55 @@ class RedisBus:
                 self._inflight.pop(session, None)
                 await self._scripts["release"](keys=[self.key("lock", session)], args=[self.consumer])
 
-    async def _read_inbound(self) -> None:
-        """Claim idle entries, read new ones, admit what may run; renew what this worker holds."""
+    async def _supervised(self, what: str, read_round: Callable[[bool], Awaitable[None]]) -> None:
+        """Run a reader's rounds until stop; an outage is logged and retried with backoff, never a silent end."""
+        from redis.exceptions import RedisError
+
+        failures = 0
+        while not self._closing:
+            try:
+                await read_round(failures > 0 or what not in self._reading)
+            except RedisError as exc:
+                delay = OUTAGE_BACKOFF[min(failures, len(OUTAGE_BACKOFF) - 1)]
+                failures += 1
+                log = logger.error if failures == 1 else logger.info
+                log(
+                    "redis bus: the %s reader failed (%s: %s); retry %d in %.1fs",
+                    what,
+                    type(exc).__name__,
+                    exc,
+                    failures,
+                    delay,
+                )
+                if "NOGROUP" in str(exc):
+                    await self._create_groups()  # the server lost its data: start over with empty streams
+                await asyncio.sleep(delay)
+                continue
+            self._reading.add(what)
+            if failures:
+                logger.warning("redis bus: the %s reader is back after %d failed attempts", what, failures)
+                failures = 0
+
+    async def _inbound_round(self, fresh: bool) -> None:
+        """Claim idle entries, read new ones, admit what may run; renew what this worker holds.
+
+        A fresh round (the first, or the first after an outage) reads this worker's own pending entries first.
+        """
         inbox = self.key("inbox")
-        self._hold(await self.redis.xreadgroup(WORKERS, self.consumer, {inbox: "0"}, count=10_000), claimed=False)
-        next_claim = next_renew = 0.0
-        while True:
-            now = time.monotonic()
-            if now >= next_renew:
-                await self._renew()
-                next_renew = now + self._lease_ms / 3000
-            if now >= next_claim:
-                result = await self.redis.xautoclaim(inbox, WORKERS, self.consumer, self._claim_idle_ms, "0-0", BATCH)
-                self._hold([[inbox, result[1]]], claimed=True)
-                next_claim = now + max(self._claim_idle_ms / 4000, 0.05)
-            block = self._block_ms if self._held else min(self._block_ms * 5, self._lease_ms // 3)
-            self._hold(await self.redis.xreadgroup(WORKERS, self.consumer, {inbox: ">"}, count=BATCH, block=block))
-            await self._admit_held()
+        if fresh:
+            self._hold(await self.redis.xreadgroup(WORKERS, self.consumer, {inbox: "0"}, count=10_000))
+            self._next_claim = self._next_renew = 0.0
+        now = time.monotonic()
+        if now >= self._next_renew:
+            await self._renew()
+            self._next_renew = now + self._lease_ms / 3000
+        if now >= self._next_claim:
+            result = await self.redis.xautoclaim(inbox, WORKERS, self.consumer, self._claim_idle_ms, "0-0", BATCH)
+            self._hold([[inbox, result[1]]], claimed=True)
+            self._next_claim = now + max(self._claim_idle_ms / 4000, 0.05)
+        block = self._block_ms if self._held else self._idle_block_ms
+        self._hold(await self.redis.xreadgroup(WORKERS, self.consumer, {inbox: ">"}, count=BATCH, block=block))
+        await self._admit_held()
 
     def _hold(self, response: Any, claimed: bool = False) -> None:
         for _, entries in response or ():
@@ -290,12 +361,16 @@ class RedisBus:
                     logger.warning("[%s] claimed message %s from a worker gone idle", fields["session"], message.id)
 
     async def _admit_held(self) -> None:
+        waiting: set[str] = set()  # sessions whose earlier entry must wait: their later ones wait too
         for entry in sorted(self._held, key=_entry_order):
             message = self._held[entry]
             session = message.chat.session_key
+            if session in waiting:
+                continue
             keys = [self.key("pending", session), self.key("admitted", session), self.key("lock", session)]
             verdict = await self._scripts["admit"](keys=keys, args=[entry, self.consumer, self._lease_ms])
             if verdict == 0:
+                waiting.add(session)
                 continue
             del self._held[entry]
             if verdict == -1:
@@ -324,35 +399,11 @@ class RedisBus:
         """Keep this worker's session locks and the idle time of its entries fresh, so nobody claims them."""
         for session in list(self._inflight):
             await self._scripts["renew"](keys=[self.key("lock", session)], args=[self.consumer, self._lease_ms])
-        await self._touch(self.key("inbox"), WORKERS)
+        await self.touch(self.key("inbox"), WORKERS)
 
-    async def _touch(self, stream: str, group: str) -> None:
+    async def touch(self, stream: str, group: str) -> None:
+        """Reset the idle time of this consumer's pending entries, so nobody claims them while it lives."""
         mine = await self.redis.xpending_range(stream, group, "-", "+", 10_000, consumername=self.consumer)
         ids = [row["message_id"] for row in mine]
         if ids:
             await self.redis.xclaim(stream, group, self.consumer, 0, ids, justid=True)
-
-    async def _read_outbound(self) -> None:
-        """Deliver this gateway's own unfinished entries first, then new ones and those of a gateway gone idle."""
-        outbox = self.key("outbox")
-        self._queue_outbound(await self.redis.xreadgroup(GATEWAYS, self.consumer, {outbox: "0"}, count=10_000))
-        next_claim = 0.0
-        while True:
-            now = time.monotonic()
-            if now >= next_claim:
-                await self._touch(outbox, GATEWAYS)
-                result = await self.redis.xautoclaim(outbox, GATEWAYS, self.consumer, self._claim_idle_ms, "0-0", BATCH)
-                self._queue_outbound([[outbox, result[1]]])
-                next_claim = now + max(self._claim_idle_ms / 4000, 0.05)
-            block = min(self._block_ms * 5, self._lease_ms // 3)
-            self._queue_outbound(
-                await self.redis.xreadgroup(GATEWAYS, self.consumer, {outbox: ">"}, count=BATCH, block=block)
-            )
-
-    def _queue_outbound(self, response: Any) -> None:
-        for _, entries in response or ():
-            for entry, fields in entries:
-                if not fields or fields["id"] in self._out_entries:
-                    continue
-                self._out_entries[fields["id"]] = entry
-                self._outbound.put_nowait(outbound_from_json(fields["body"]))

@@ -29,16 +29,18 @@ return 1
 """
 
 PUBLISH_OUTBOUND = """
--- Journal an outbound message once (by id) and complete inbound entries, in one step.
--- KEYS: outbound state hash, outbox stream, inbox stream, then (pending zset, admitted hash) per completion
--- ARGV: message id, body, retention seconds, inbox group, then one entry id per completion
+-- Journal an outbound message once (by id) in its channel's outbox and complete inbound entries, in one step.
+-- KEYS: outbound state hash, channel outbox stream, inbox stream, outbox index set,
+--       then (pending zset, admitted hash) per completion
+-- ARGV: message id, body, retention seconds, inbox group, channel, then one entry id per completion
 local fresh = redis.call('HSETNX', KEYS[1], 'state', 'pending') == 1
 if fresh then
   redis.call('EXPIRE', KEYS[1], ARGV[3])
   redis.call('XADD', KEYS[2], '*', 'id', ARGV[1], 'body', ARGV[2])
+  redis.call('SADD', KEYS[4], ARGV[5])
 end
-for i = 5, #ARGV do
-  local k = 4 + (i - 5) * 2
+for i = 6, #ARGV do
+  local k = 5 + (i - 6) * 2
   redis.call('XACK', KEYS[3], ARGV[4], ARGV[i])
   redis.call('ZREM', KEYS[k], ARGV[i])
   redis.call('HDEL', KEYS[k + 1], ARGV[i])

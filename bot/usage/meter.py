@@ -11,10 +11,11 @@ from typing import Any
 
 from bot.agent.budget import CHARS_PER_TOKEN, estimate_tokens
 from bot.llm import DeltaHandler, LLMResponse, Provider, Usage
+from bot.model_prices import bundled_prices
 from bot.usage.budgets import BudgetGuard
 from bot.usage.charge import current_charge
 from bot.usage.ledger import CallRecord, Ledger
-from bot.usage.pricing import PriceMap, call_cost, litellm_prices
+from bot.usage.pricing import PriceMap, call_cost
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ class MeteredProvider:
         provider: Provider,
         ledger: Ledger,
         guard: BudgetGuard | None = None,
-        prices: PriceMap = litellm_prices,
+        prices: PriceMap = bundled_prices,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.model = provider.model

@@ -1,4 +1,4 @@
-"""Prices from litellm's bundled map (offline): a call's cost in USD, or None when the model is unknown."""
+"""A call's cost in USD from litellm's bundled price map (bot.model_prices), or None for an unknown model."""
 
 from __future__ import annotations
 
@@ -6,13 +6,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 PriceMap = Callable[[], Mapping[str, Mapping[str, Any]]]
-
-
-def litellm_prices() -> Mapping[str, Mapping[str, Any]]:
-    """litellm's bundled model price map (read locally, never downloaded)."""
-    from bot.llm import import_litellm
-
-    return import_litellm().model_cost
 
 
 def price_entry(model: str, prices: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any] | None:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.agent.session_tail import SessionFile, lines_backwards, read_tail
+from bot.agent.session_tail import lines_backwards, read_tail, read_whole
 from bot.agent.sessions import SessionStore
 
 
@@ -24,7 +24,7 @@ def test_tail_read_matches_the_whole_file_for_the_turn(tmp_path: Path) -> None:
     store.mark_consolidated(session, 60)
     chat(store, "t:1", 5, start=50)
     tail = read_tail(session.path, "t:1", 10)
-    whole = SessionFile.read(session.path, "t:1")
+    whole = read_whole(session.path, "t:1")
     assert tail.base + len(tail.messages) == len(whole.messages) == 110
     assert tail.messages == whole.messages[tail.base :] and len(tail.messages) == 10
     assert (tail.prompt_tokens, tail.completion_tokens) == (whole.prompt_tokens, whole.completion_tokens) == (550, 110)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from bot.bus.lease import Lease
+from bot.cancelling import cancel_and_wait
 
 
 async def test_a_standby_waits_while_the_holder_renews_and_takes_over_when_it_dies(redis_url: str) -> None:
@@ -17,7 +18,7 @@ async def test_a_standby_waits_while_the_holder_renews_and_takes_over_when_it_di
     waiting = asyncio.create_task(standby.hold())
     await asyncio.sleep(0.5)  # longer than the ttl
     assert not waiting.done() and await client.get("t:lease") == "a"
-    holder._renewer.cancel()  # the holder dies without releasing
+    await cancel_and_wait(holder._renewer)  # the holder dies without releasing
     await asyncio.wait_for(waiting, 1.0)
     assert await client.get("t:lease") == "b"
     await holder.release()  # compare-and-delete: the dead holder cannot remove the new holder's lease

@@ -6,6 +6,8 @@ import asyncio
 import random
 from collections import defaultdict
 
+import pytest
+
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
 from bot.bus.redis import RedisBus
 
@@ -86,6 +88,7 @@ def assert_answered_once_in_order(replies: list[OutboundMessage], sent: dict[str
 
 async def test_a_gateway_and_two_workers_answer_each_message_once_in_chat_order(redis_url: str) -> None:
     gateway = RedisBus(redis_url, consumer="gateway", block=0.02)
+    gateway.deliver_for(["telegram"])
     await gateway.start()
     log: dict[str, list[int]] = defaultdict(list)
     workers = [await start_worker(redis_url, f"w{i}", log) for i in range(2)]
@@ -101,6 +104,34 @@ async def test_a_gateway_and_two_workers_answer_each_message_once_in_chat_order(
         worker.kill()
         task.cancel()
         await bus.stop()
+    await gateway.stop()
+
+
+async def test_a_worker_killed_mid_burst_loses_nothing(redis_url: str) -> None:
+    gateway = RedisBus(redis_url, consumer="gateway", block=0.02)
+    gateway.deliver_for(["telegram"])
+    await gateway.start()
+    log: dict[str, list[int]] = defaultdict(list)
+    timing = {"lease": 0.6, "claim_idle": 0.5}
+    doomed_bus, doomed, doomed_task = await start_worker(redis_url, "doomed", log, **timing)
+    doomed.pause = 10.0  # every turn it starts is still running when it dies
+    sent = await publish_burst(gateway, 100)
+    async with asyncio.timeout(5):
+        while not doomed.lanes:
+            await asyncio.sleep(0.01)
+    survivor = await start_worker(redis_url, "survivor", log, **timing)
+    await asyncio.sleep(0.05)
+    doomed.kill()  # like SIGKILL: nothing completed, nothing released
+    doomed_task.cancel()
+    await doomed_bus.stop()
+    replies = await collect_replies(gateway, 100)
+    assert_answered_once_in_order(replies, sent)
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.3):
+            await gateway.consume_outbound()
+    survivor[1].kill()
+    survivor[2].cancel()
+    await survivor[0].stop()
     await gateway.stop()
 
 
@@ -120,6 +151,7 @@ async def test_the_cluster_view_names_lease_holders_workers_and_backlog(redis_ur
     from bot.bus.lease import Lease
 
     gateway = RedisBus(redis_url, consumer="gw")
+    gateway.deliver_for(["telegram"])
     await gateway.start()
     lease = Lease(gateway.redis, gateway.key("lease", "channel", "telegram", "abc"), "gw", ttl=5)
     await lease.hold()
@@ -132,10 +164,43 @@ async def test_the_cluster_view_names_lease_holders_workers_and_backlog(redis_ur
             await asyncio.sleep(0.01)
     lines = await describe_cluster(RedisBus(redis_url, consumer="status"))
     assert "lease channel:telegram:abc: held by gw" in lines[0]
-    assert any(line.startswith("worker w1: 2 messages in hand") for line in lines), lines
+    assert any(line.startswith("worker w1 on inbox: 2 messages in hand") for line in lines), lines
+    assert "stream inbox: 2 in hand, 0 unread" in lines
     assert lines[-1].startswith("backlog: 2 messages pending")
     worker.kill()
     task.cancel()
     await bus.stop()
     await lease.release()
     await gateway.stop()
+
+
+async def test_gateways_with_different_channels_each_deliver_only_their_own_replies(redis_url: str) -> None:
+    from bot.bus.cluster_status import describe_cluster
+
+    telegram, discord = RedisBus(redis_url, consumer="gw-telegram"), RedisBus(redis_url, consumer="gw-discord")
+    telegram.deliver_for(["telegram"])
+    discord.deliver_for(["discord"])
+    worker = RedisBus(redis_url, consumer="w")
+    for chat in [ChatRef(name, str(n)) for name in ("telegram", "discord", "slack") for n in range(3)]:
+        inbound = InboundMessage(chat, "u", chat.chat_id)
+        await telegram.publish_inbound(inbound)
+        reply = OutboundMessage(chat, f"re {chat.chat_id}", inbound.id, id=f"{inbound.id}:reply")
+        assert await worker.publish_outbound(reply)
+        assert not await worker.publish_outbound(reply)  # exactly once: a late duplicate is dropped
+    got: dict[str, list[str]] = {}
+    for gateway in (telegram, discord):
+        async with asyncio.timeout(5):
+            replies = [await gateway.consume_outbound() for _ in range(3)]
+        for reply in replies:
+            await gateway.mark_sent(reply.id)
+        got[gateway.consumer] = sorted(reply.chat.channel for reply in replies)
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.3):
+                await gateway.consume_outbound()
+    assert got == {"gw-telegram": ["telegram"] * 3, "gw-discord": ["discord"] * 3}
+    lines = await describe_cluster(RedisBus(redis_url, consumer="status"))
+    assert "stream outbox:slack: 0 in hand, 3 unread" in lines  # nobody runs slack: its replies wait
+    assert "stream outbox:telegram: 0 in hand, 0 unread" in lines
+    assert (await worker.stats()).outbound_pending == 3
+    for bus in (telegram, discord, worker):
+        await bus.stop()

@@ -34,7 +34,7 @@ PREFIX = "t"
 
 
 async def outbox_ids(state: RedisState) -> list[str]:
-    entries = await state.aclient.xrange(state.key("outbox"))
+    entries = await state.aclient.xrange(state.key("outbox", CHAT.channel))
     return [fields["id"] for _, fields in entries]
 
 

@@ -8,9 +8,10 @@ from typer.testing import CliRunner
 from bot.bus import Trust
 from bot.cli import app
 from bot.config import HeartbeatConfig
+from bot.model_prices import bundled_prices
 from bot.scheduler.heartbeat import HeartbeatService, Outcome
 from bot.tools.base import Tool, ToolContext
-from bot.usage.pricing import call_cost, litellm_prices
+from bot.usage.pricing import call_cost
 from tests.agent.test_memory import consolidating, save
 from tests.fakes.openai_server import Error, FakeLLM, Text, ToolCalls, echo
 from tests.harness import Harness
@@ -107,7 +108,7 @@ async def test_usage_json_totals_equal_what_the_fake_llm_reported(tmp_path: Path
     assert sum(g["calls"] for g in groups) == len(fake_llm.requests) == len(fake_llm.reported) == 4
     assert sum(g["tokens_in"] for g in groups) == tokens_in
     assert sum(g["tokens_out"] for g in groups) == tokens_out
-    expected = call_cost(model, tokens_in, tokens_out, 0, litellm_prices())
+    expected = call_cost(model, tokens_in, tokens_out, 0, bundled_prices())
     assert expected and abs(sum(g["cost_usd"] for g in groups) - expected) < 1e-6
     table = CliRunner().invoke(app, ["--config", str(config), "usage", "--by", "purpose", "--since", "7d", "--chart"])
     assert table.exit_code == 0 and "chat" in table.output and "#" in table.output
@@ -194,6 +195,6 @@ async def test_cached_prompt_tokens_from_a_real_response_reach_the_ledger_and_it
     assert [u["prompt_tokens_details"]["cached_tokens"] for u in fake_llm.reported] == [64, 64]
     for call, reported in zip(calls, fake_llm.reported, strict=True):
         assert call.prompt_tokens == reported["prompt_tokens"] and not call.estimated
-        prices = litellm_prices()
+        prices = bundled_prices()
         assert call.cost_usd == call_cost(model, call.prompt_tokens, call.completion_tokens, 64, prices)
         assert call.cost_usd < call_cost(model, call.prompt_tokens, call.completion_tokens, 0, prices)

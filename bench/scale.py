@@ -1,0 +1,206 @@
+"""Scale-out on the redis bus: throughput and p99 for 1, 2 and 4 worker processes, and the bus's own overhead.
+
+Run from the repository root:  python bench/scale.py [--messages 200] [--chats 50] [--workers 1,2,4]
+Starts a redis-server in a temp dir, the fake model in its own process (0 s, then 1 s per answer) and
+the fake Telegram in this one; one real `relaybot run --role gateway` process polls it and 1, 2 or 4
+real `relaybot run --role worker` processes answer, all made by `relaybot init`. A burst of user
+messages is pushed to the fake Telegram at once; throughput is messages over the time from the first
+push to the last reply sent, latency each message's push to its reply. The overhead part runs one bot
+in this process, one message at a time, on the local bus and then on the redis bus.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import math
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rig import ROOT, Bot, FakeProcess, bench_config, init_home, write_config
+
+from bot.bus.redis import WORKERS, RedisBus
+from tests.fakes.telegram_server import FakeTelegram
+
+SETTINGS = {
+    "heartbeat": {"enabled": False},
+    "agent": {"queue_mode": "followup"},  # one turn and one reply per message, so each is timed
+    "access": {"rate_limit": 0},
+}
+TOKEN = re.compile(r"\bq(\d+)q\b")
+
+
+class TimedTelegram(FakeTelegram):
+    """The fake Telegram, noting when each reply naming a message token arrived."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrived: dict[int, float] = {}
+
+    def _record_sent(self, fields: dict, message: dict) -> dict:
+        if found := TOKEN.search(str(fields.get("text", ""))):
+            self.arrived.setdefault(int(found.group(1)), time.perf_counter())
+        return super()._record_sent(fields, message)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class RedisServer:
+    """A throwaway redis-server on a free port, in a temp dir, without persistence."""
+
+    def __init__(self, folder: Path) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise SystemExit("redis-server is not installed (apt-get install redis-server)")
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        args = ["--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(folder), "--save", ""]
+        self.process = subprocess.Popen([binary, *args, "--appendonly", "no"], stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(10)
+
+
+def p99(samples: list[float]) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, math.ceil(0.99 * len(ordered)) - 1)]
+
+
+async def burst(telegram: TimedTelegram, messages: int, chats: int) -> tuple[float, list[float]]:
+    """Push `messages` round-robin over `chats` at once; the wall time to the last reply and each latency."""
+    telegram.arrived.clear()
+    pushed: dict[int, float] = {}
+    started = time.perf_counter()
+    for n in range(messages):
+        chat = 1000 + n % chats
+        pushed[n] = time.perf_counter()
+        telegram.text(f"q{n}q", chat_id=chat, user_id=chat)
+    async with asyncio.timeout(600):
+        while len(telegram.arrived) < messages:
+            await asyncio.sleep(0.01)
+    wall = max(telegram.arrived.values()) - started
+    return wall, [telegram.arrived[n] - pushed[n] for n in range(messages)]
+
+
+async def wait_for_workers(url: str, prefix: str, count: int) -> None:
+    """Until `count` workers have read the inbox once (they are then ready to take messages)."""
+    bus = RedisBus(url, prefix=prefix, consumer="bench-probe")
+    await bus.start()
+    async with asyncio.timeout(120):
+        while len(await bus.redis.xinfo_consumers(bus.key("inbox"), WORKERS)) < count:
+            await asyncio.sleep(0.2)
+    await bus.stop()
+
+
+async def scale_run(home: Path, url: str, model_url: str, workers: int, messages: int, chats: int) -> str:
+    """One row of the table: one gateway process and `workers` worker processes answering a burst."""
+    prefix = f"bench{workers}x{int(time.time() * 1000) % 10_000_000}"
+    async with TimedTelegram() as telegram:
+        telegram_section = {"enabled": True, "token": telegram.token, "api_base": telegram.base_url}
+        channels = {"telegram": {**telegram_section, "dm_policy": "open"}}
+        config_file = home / "config.yaml"
+        bus = {"backend": "redis", "url": url, "prefix": prefix}
+        write_config(config_file, model_url, bus=bus, channels=channels, **SETTINGS)
+        env = {**os.environ, "RELAYBOT_HOME": str(home), "RELAYBOT_CONFIG": str(config_file)}
+        processes = [
+            subprocess.Popen(
+                [sys.executable, "-m", "bot", "run", "--role", role],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for role in ["gateway"] + ["worker"] * workers
+        ]
+        try:
+            await wait_for_workers(url, prefix, workers)
+            await telegram.wait_for_call("getUpdates", 1, timeout=120)
+            wall, latencies = await burst(telegram, messages, chats)
+        finally:
+            for process in processes:
+                process.terminate()
+            for process in processes:
+                process.wait(30)
+    return (
+        f"| {workers} | {messages / wall:7.1f} msg/s | {statistics.median(latencies) * 1000:7.0f} ms "
+        f"| {p99(latencies) * 1000:7.0f} ms | {wall:5.1f} s |"
+    )
+
+
+async def sequential(home: Path, model_url: str, backend: dict[str, str], rounds: int) -> list[float]:
+    """One bot in this process on the given bus, asked one message at a time; each round trip."""
+    from bot.app import AgentApp, make_bus
+
+    config = bench_config(home, model_url, bus=backend, **SETTINGS)
+    bot = Bot(config)
+    bot.app = AgentApp(config, bus=make_bus(config))  # the bus `relaybot run` would use: journal or Redis
+    samples = []
+    async with bot:
+        for n in range(rounds + 5):
+            started = time.perf_counter()
+            await bot.ask("telegram:7", f"round {n}")
+            if n >= 5:  # the first few warm connections and caches
+                samples.append(time.perf_counter() - started)
+    return samples
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=200)
+    parser.add_argument("--chats", type=int, default=50)
+    parser.add_argument("--workers", default="1,2,4")
+    parser.add_argument("--rounds", type=int, default=100, help="sequential messages per bus for the overhead")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.ERROR)
+    counts = [int(n) for n in args.workers.split(",")]
+    with tempfile.TemporaryDirectory() as tmp:
+        redis = RedisServer(Path(tmp))
+        try:
+            home = Path(tmp) / "home"
+            init_home(home)
+            for latency in (0.0, 1.0):
+                with FakeProcess(latency=latency) as model:
+                    print(f"\n{args.messages} messages over {args.chats} chats at once, {latency:.0f} s model")
+                    print("| workers | throughput | median | p99 | wall |\n|---|---|---|---|---|")
+                    for workers in counts:
+                        row = await scale_run(home, redis.url, model.base_url, workers, args.messages, args.chats)
+                        print(row, flush=True)
+            with FakeProcess(latency=0.0) as model:
+                local = await sequential(Path(tmp) / "local", model.base_url, {"backend": "local"}, args.rounds)
+                shared = {"backend": "redis", "url": redis.url, "prefix": "overhead"}
+                on_redis = await sequential(Path(tmp) / "redis", model.base_url, shared, args.rounds)
+        finally:
+            redis.stop()
+    print(f"\nOne message at a time, one process, 0 s model ({args.rounds} rounds each):")
+    print("| bus | median | p99 |\n|---|---|---|")
+    for name, samples in (("local (SQLite journal)", local), ("redis", on_redis)):
+        print(f"| {name} | {statistics.median(samples) * 1000:6.1f} ms | {p99(samples) * 1000:6.1f} ms |")
+    overhead = (statistics.median(on_redis) - statistics.median(local)) * 1000
+    print(f"redis bus overhead per message (median): {overhead:+.1f} ms")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
