@@ -10,7 +10,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.redis_state import RedisState
+from bot.redis_state import TIMEOUT, RedisState
 from bot.scheduler.run_log import RunRecord
 
 logger = logging.getLogger(__name__)
@@ -24,7 +24,11 @@ def redis_job_store(state: RedisState) -> Any:
     from redis.connection import parse_url
 
     return RedisJobStore(
-        jobs_key=state.key("cron", "jobs"), run_times_key=state.key("cron", "run_times"), **parse_url(state.url)
+        jobs_key=state.key("cron", "jobs"),
+        run_times_key=state.key("cron", "run_times"),
+        socket_timeout=TIMEOUT,
+        socket_connect_timeout=TIMEOUT,
+        **parse_url(state.url),
     )
 
 
