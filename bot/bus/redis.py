@@ -4,8 +4,10 @@ Inbound entries go to the `workers` group. A worker runs an entry only once it i
 script): no other worker holds the session's lock, and every earlier pending entry of the session
 was admitted by this worker, so one session's turns run one at a time, in arrival order, across
 workers. A worker renews its locks and the idle time of its entries; when it dies, its entries go
-idle and another worker claims them (XAUTOCLAIM) and runs them again. Replies have ids derived from
-the inbound id, so a reply written twice is journaled once.
+idle and another worker claims them (XAUTOCLAIM) and runs them again. An entry of a session whose
+turn runs on another worker is handed to that worker (redis_handoff.py), so /stop, /approve and
+steering reach the running turn. Replies have ids derived from the inbound id, so a reply written
+twice is journaled once.
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ from bot.bus.local import CRASH_APOLOGY
 from bot.bus.messages import (
     InboundMessage,
     OutboundMessage,
-    inbound_from_json,
     inbound_to_json,
     outbound_to_json,
 )
+from bot.bus.redis_handoff import HandoffStream, ReadEntry, read_entries
 from bot.bus.redis_outbox import ChannelOutboxes, StreamBacklog, stream_backlog
 from bot.bus.redis_scripts import ADMIT, PUBLISH_INBOUND, PUBLISH_OUTBOUND, RELEASE, RENEW
 from bot.cancelling import cancel_and_wait
@@ -106,6 +108,7 @@ class RedisBus:
         self._reading_outbound = False
         self._reading: set[str] = set()  # readers past their first round
         self._next_claim = self._next_renew = 0.0
+        self._handoff: HandoffStream | None = None
 
     def key(self, *parts: str) -> str:
         """A key under this bot's prefix."""
@@ -157,6 +160,9 @@ class RedisBus:
         self._tasks.clear()
         self._reading_inbound = self._reading_outbound = False
         self._reading.clear()
+        if self._handoff is not None:
+            await self._close_handoff(self._handoff)
+            self._handoff = None
         if self._redis is not None:
             await self._redis.aclose()
             self._redis = None
@@ -299,6 +305,14 @@ class RedisBus:
                 self._inflight.pop(session, None)
                 await self._scripts["release"](keys=[self.key("lock", session)], args=[self.consumer])
 
+    async def _close_handoff(self, handoff: HandoffStream) -> None:
+        from redis.exceptions import RedisError
+
+        try:
+            await handoff.close()
+        except RedisError as exc:  # it lapses by itself; entries handed meanwhile are claimed after claim_idle
+            logger.warning("redis bus: could not remove the handoff stream (%s)", exc)
+
     async def _supervised(self, what: str, read_round: Callable[[bool], Awaitable[None]]) -> None:
         """Run a reader's rounds until stop; an outage is logged and retried with backoff, never a silent end."""
         from redis.exceptions import RedisError
@@ -334,8 +348,12 @@ class RedisBus:
         A fresh round (the first, or the first after an outage) reads this worker's own pending entries first.
         """
         inbox = self.key("inbox")
+        if self._handoff is None:
+            ttl = 2 * max(self._claim_idle_ms, self._lease_ms)
+            self._handoff = HandoffStream(self.redis, self.key("handoff", ""), self.consumer, WORKERS, ttl)
         if fresh:
-            self._hold(await self.redis.xreadgroup(WORKERS, self.consumer, {inbox: "0"}, count=10_000))
+            await self._handoff.open()
+            self._hold(read_entries(await self._read({inbox: "0"}, count=10_000), inbox)[0])
             self._next_claim = self._next_renew = 0.0
         now = time.monotonic()
         if now >= self._next_renew:
@@ -343,22 +361,26 @@ class RedisBus:
             self._next_renew = now + self._lease_ms / 3000
         if now >= self._next_claim:
             result = await self.redis.xautoclaim(inbox, WORKERS, self.consumer, self._claim_idle_ms, "0-0", BATCH)
-            self._hold([[inbox, result[1]]], claimed=True)
+            self._hold(read_entries([[inbox, result[1]]], inbox)[0], claimed=True)
             self._next_claim = now + max(self._claim_idle_ms / 4000, 0.05)
         block = self._block_ms if self._held else self._idle_block_ms
-        self._hold(await self.redis.xreadgroup(WORKERS, self.consumer, {inbox: ">"}, count=BATCH, block=block))
+        streams = {inbox: ">", self._handoff.key: ">"}
+        self._hold(await self._handoff.take(await self._read(streams, count=BATCH, block=block), inbox))
         await self._admit_held()
 
-    def _hold(self, response: Any, claimed: bool = False) -> None:
-        for _, entries in response or ():
-            for entry, fields in entries:
-                if not fields or entry in self._held or any(entry in s for s in self._inflight.values()):
-                    continue
-                message = inbound_from_json(fields["body"])
-                self._held[entry] = message
-                if claimed:
-                    self._claimed.add(entry)
-                    logger.warning("[%s] claimed message %s from a worker gone idle", fields["session"], message.id)
+    async def _read(self, streams: dict[str, str], **options: int) -> Any:
+        return await self.redis.xreadgroup(WORKERS, self.consumer, streams, **options)
+
+    def _hold(self, read: list[ReadEntry], claimed: bool = False) -> None:
+        for item in read:
+            entry = item.entry
+            if entry in self._held or any(entry in s for s in self._inflight.values()):
+                continue
+            self._held[entry] = item.message
+            if claimed or item.claimed:
+                self._claimed.add(entry)
+            if claimed:
+                logger.warning("[%s] claimed message %s from a worker gone idle", item.session, item.message.id)
 
     async def _admit_held(self) -> None:
         waiting: set[str] = set()  # sessions whose earlier entry must wait: their later ones wait too
@@ -367,12 +389,19 @@ class RedisBus:
             session = message.chat.session_key
             if session in waiting:
                 continue
-            keys = [self.key("pending", session), self.key("admitted", session), self.key("lock", session)]
-            verdict = await self._scripts["admit"](keys=keys, args=[entry, self.consumer, self._lease_ms])
+            keys = [self.key(part, session) for part in ("pending", "admitted", "lock")] + [self.key("inbox")]
+            assert self._handoff is not None
+            claimed = int(entry in self._claimed)
+            args = [entry, self.consumer, self._lease_ms, WORKERS, self._handoff.prefix, claimed]
+            verdict = await self._scripts["admit"](keys=keys, args=args)
             if verdict == 0:
                 waiting.add(session)
                 continue
             del self._held[entry]
+            if verdict == 2:
+                self._claimed.discard(entry)
+                logger.info("[%s] message %s handed to the worker running the session's turn", session, message.id)
+                continue
             if verdict == -1:
                 await self.redis.xack(self.key("inbox"), WORKERS, entry)
                 continue
@@ -400,6 +429,8 @@ class RedisBus:
         for session in list(self._inflight):
             await self._scripts["renew"](keys=[self.key("lock", session)], args=[self.consumer, self._lease_ms])
         await self.touch(self.key("inbox"), WORKERS)
+        if self._handoff is not None:
+            await self._handoff.keep_alive()
 
     async def touch(self, stream: str, group: str) -> None:
         """Reset the idle time of this consumer's pending entries, so nobody claims them while it lives."""

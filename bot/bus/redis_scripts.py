@@ -14,12 +14,25 @@ return 1
 ADMIT = """
 -- A worker may run an entry when no other worker holds the session and every earlier entry of the
 -- session still pending was admitted by this worker (so its lane runs them in order first).
--- KEYS: session pending zset, session admitted hash, session lock. ARGV: entry id, worker, lease ms
--- Returns 1 admitted, 0 wait, -1 already finished.
-local holder = redis.call('GET', KEYS[3])
-if holder and holder ~= ARGV[2] then return 0 end
+-- When another worker holds the session (its turn is running), the entry is handed to it instead:
+-- moved to the holder in the group's pending list (so XAUTOCLAIM still recovers it if the holder dies)
+-- and announced on the holder's handoff stream, which wakes its blocked read. A holder without a
+-- handoff stream (gone, or an older version) is waited for as before.
+-- KEYS: session pending zset, session admitted hash, session lock, inbox stream
+-- ARGV: entry id, worker, lease ms, inbox group, handoff stream key prefix, claimed flag (0/1)
+-- Returns 1 admitted, 0 wait, -1 already finished, 2 handed to the holder.
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not score then return -1 end
+local holder = redis.call('GET', KEYS[3])
+if holder and holder ~= ARGV[2] then
+  -- the key is built here because the holder is only known now (the bus runs on one server, not a cluster)
+  local handoff = ARGV[5] .. holder
+  if redis.call('EXISTS', handoff) == 0 then return 0 end
+  local moved = redis.call('XCLAIM', KEYS[4], ARGV[4], holder, 0, ARGV[1])
+  if #moved == 0 or not moved[1][2] then return -1 end
+  redis.call('XADD', handoff, '*', 'entry', ARGV[1], 'claimed', ARGV[6], unpack(moved[1][2]))
+  return 2
+end
 for _, earlier in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. score)) do
   if redis.call('HGET', KEYS[2], earlier) ~= ARGV[2] then return 0 end
 end
