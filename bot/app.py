@@ -391,7 +391,6 @@ class Gateway:
             self.names.append(channel_class.name)
             self.manager.add(channel_class(self.manager.publisher(channel_class.name)))
 
-        shared = self.agent.shared
         self.outcomes = EventBus() if shared is not None else self.agent.events
         self.relay = OutcomeRelay(shared, self.agent.events, self.outcomes) if shared is not None else None
         self.cron = CronService(

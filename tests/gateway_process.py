@@ -42,6 +42,11 @@ class GatewayProcess:
     async def start(self, timeout: float = 30.0) -> None:
         """Spawn `relaybot run` and return once it polls Telegram."""
         polls = self._polls()
+        await self.spawn()
+        await self.telegram.wait_for_call("getUpdates", polls + 1, timeout)
+
+    async def spawn(self) -> None:
+        """Spawn `relaybot run` and return at once (a standby on the redis bus does not poll until it leads)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("RELAYBOT_")}
         env.update(RELAYBOT_HOME=str(self.home), LITELLM_LOCAL_MODEL_COST_MAP="True")
         self.process = await asyncio.create_subprocess_exec(
@@ -55,7 +60,6 @@ class GatewayProcess:
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
         )
-        await self.telegram.wait_for_call("getUpdates", polls + 1, timeout)
 
     def _polls(self) -> int:
         return sum(1 for method, _ in self.telegram.calls if method == "getUpdates")

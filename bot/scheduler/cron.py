@@ -125,11 +125,16 @@ class CronService:
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": self._misfire_grace},
         )
 
-    async def start(self, paused: bool = False) -> None:
-        """Start firing jobs (or, paused, only edit the store, as the CLI and a process that does not lead do)."""
+    def _open(self) -> Any:
+        """The scheduler with its store open, paused until `lead`: a turn may add a job before this process leads."""
         if not self._scheduler.running:
             self._scheduler.start(paused=True)
             self._unsubscribe = self._outcomes.subscribe(self._on_event)
+        return self._scheduler
+
+    async def start(self, paused: bool = False) -> None:
+        """Start firing jobs (or, paused, only edit the store, as the CLI and a process that does not lead do)."""
+        self._open()
         if not paused:
             await self.lead()
 
@@ -178,7 +183,7 @@ class CronService:
         payload = JobPayload(target.session_key, action, text, schedule.describe(), trust.value, is_direct, creator)
         job_id = uuid.uuid4().hex[:8]
         options: dict[str, Any] = {"next_run_time": next_run} if next_run else {}
-        job = self._scheduler.add_job(
+        job = self._open().add_job(
             "bot.scheduler.cron:run_job",
             trigger=trigger,
             id=job_id,
@@ -193,24 +198,24 @@ class CronService:
     def jobs(self, target: ChatRef | None = None) -> list[JobInfo]:
         """Every job (or only those aimed at `target`), soonest first."""
         latest = self._runs.latest()
-        infos = [self._info(job, latest) for job in self._scheduler.get_jobs()]
+        infos = [self._info(job, latest) for job in self._open().get_jobs()]
         if target is not None:
             infos = [info for info in infos if info.payload.target == target.session_key]
         far = datetime.max.replace(tzinfo=zone_named("UTC"))
         return sorted(infos, key=lambda info: info.next_run or far)
 
     def _held_by(self, creator: str) -> int:
-        return sum(1 for job in self._scheduler.get_jobs() if job.kwargs["payload"].get("creator") == creator)
+        return sum(1 for job in self._open().get_jobs() if job.kwargs["payload"].get("creator") == creator)
 
     def remove(self, job_id: str, target: ChatRef | None = None) -> bool:
         """Delete a job (only if it targets `target`, when given); False when there is no such job."""
         from apscheduler.jobstores.base import JobLookupError
 
-        job = self._scheduler.get_job(job_id)
+        job = self._open().get_job(job_id)
         if job is None or (target is not None and job.kwargs["payload"]["target"] != target.session_key):
             return False
         try:
-            self._scheduler.remove_job(job_id)
+            self._open().remove_job(job_id)
         except JobLookupError:
             return False
         logger.info("cron job %s removed", job_id)
@@ -219,7 +224,7 @@ class CronService:
 
     async def run_now(self, job_id: str) -> RunRecord | None:
         """Fire a job at once, outside its schedule; None when there is no such job."""
-        job = self._scheduler.get_job(job_id)
+        job = self._open().get_job(job_id)
         if job is None:
             return None
         return await self.fire(job_id, JobPayload(**job.kwargs["payload"]))

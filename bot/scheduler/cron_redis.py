@@ -10,10 +10,12 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.redis_state import RedisState
+from bot.redis_state import TIMEOUT, RedisState
 from bot.scheduler.run_log import RunRecord
 
 logger = logging.getLogger(__name__)
+
+RETRY = 1.0
 
 
 def redis_job_store(state: RedisState) -> Any:
@@ -22,7 +24,11 @@ def redis_job_store(state: RedisState) -> Any:
     from redis.connection import parse_url
 
     return RedisJobStore(
-        jobs_key=state.key("cron", "jobs"), run_times_key=state.key("cron", "run_times"), **parse_url(state.url)
+        jobs_key=state.key("cron", "jobs"),
+        run_times_key=state.key("cron", "run_times"),
+        socket_timeout=TIMEOUT,
+        socket_connect_timeout=TIMEOUT,
+        **parse_url(state.url),
     )
 
 
@@ -91,12 +97,20 @@ class JobChanges:
         self._state.client.publish(self._channel, "changed")
 
     async def follow(self, on_change: Callable[[], None]) -> None:
-        """Call `on_change` for every notice until cancelled."""
-        pubsub = self._state.aclient.pubsub()
-        await pubsub.subscribe(self._channel)
-        try:
-            async for message in pubsub.listen():
-                if message["type"] == "message":
-                    on_change()
-        finally:
-            await asyncio.shield(pubsub.aclose())
+        """Call `on_change` for every notice until cancelled, and after a lost connection (a notice may be lost)."""
+        from redis.exceptions import ConnectionError as Unreachable
+        from redis.exceptions import TimeoutError as Unanswered
+
+        while True:
+            pubsub = self._state.aclient.pubsub()
+            try:
+                await pubsub.subscribe(self._channel)
+                async for message in pubsub.listen():  # redis-py waits here past the client's socket timeout
+                    if message["type"] == "message":
+                        on_change()
+            except (Unreachable, Unanswered):
+                logger.warning("cron change notices are unreachable; retrying in %.0fs", RETRY)
+                await asyncio.sleep(RETRY)
+                on_change()
+            finally:
+                await asyncio.shield(pubsub.aclose())

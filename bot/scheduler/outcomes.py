@@ -24,6 +24,7 @@ SCHEDULED = ("cron-", "heartbeat:")
 """The message id prefixes of scheduled runs (cron jobs and heartbeat beats)."""
 KEEP = 10_000
 BLOCK_MS = 1000
+RETRY = 1.0
 
 _KINDS: dict[str, type[Delivered] | type[DeliveryFailed] | type[TurnFinished]] = {
     "Delivered": Delivered,
@@ -64,6 +65,7 @@ class OutcomeRelay:
         self._unsubscribe: Any = None
         self._writes: set[asyncio.Task[Any]] = set()
         self._reader: asyncio.Task[None] | None = None
+        self._closing = False
 
     async def start(self, listen: bool = True) -> None:
         """Forward from now on; with `listen`, also replay (from the stream's current end) onto `outcomes`."""
@@ -78,6 +80,7 @@ class OutcomeRelay:
             self._unsubscribe = None
         await asyncio.gather(*self._writes, return_exceptions=True)
         if self._reader is not None:
+            self._closing = True  # redis-py may swallow a cancel that lands in a blocking read
             self._reader.cancel()
             await asyncio.gather(self._reader, return_exceptions=True)
             self._reader = None
@@ -97,8 +100,16 @@ class OutcomeRelay:
             logger.error("could not forward a scheduled run's outcome", exc_info=task.exception())
 
     async def _replay(self, after: str) -> None:
-        while True:
-            response = await self._state.aclient.xread({self._stream: after}, count=100, block=BLOCK_MS)
+        from redis.exceptions import ConnectionError as Unreachable
+        from redis.exceptions import TimeoutError as Unanswered
+
+        while not self._closing:
+            try:
+                response = await self._state.aclient.xread({self._stream: after}, count=100, block=BLOCK_MS)
+            except (Unreachable, Unanswered):
+                logger.warning("the scheduled-run outcome stream is unreachable; retrying in %.0fs", RETRY)
+                await asyncio.sleep(RETRY)
+                continue
             for _, entries in response or ():
                 for entry, fields in entries:
                     after = entry

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
+from bot import redis_state
 from bot.app import Gateway
 from bot.bus import ChatRef, OutboundMessage
 from bot.bus.redis import RedisBus
@@ -40,7 +44,9 @@ async def until(check, timeout: float = 5.0) -> None:  # type: ignore[no-untyped
             await asyncio.sleep(0.02)
 
 
-async def test_a_run_claimed_by_a_dead_leader_is_published_once_by_the_next(tmp_path: Path, redis_url: str) -> None:
+async def test_a_run_claimed_by_a_dead_leader_is_published_once_by_the_next(
+    tmp_path: Path, redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
     state = RedisState(redis_url, PREFIX)
     editor = CronService(tmp_path / "cli", "UTC", 600, shared=state)
     await editor.start(paused=True)
@@ -59,6 +65,7 @@ async def test_a_run_claimed_by_a_dead_leader_is_published_once_by_the_next(tmp_
 
     bus = RedisBus(redis_url, prefix=PREFIX)
     leader = CronService(tmp_path / "b", "UTC", 600, bus=bus, shared=state)
+    caplog.set_level(logging.INFO, logger="bot.scheduler.cron")
     await leader.start()
 
     async def published_both() -> bool:
@@ -68,17 +75,22 @@ async def test_a_run_claimed_by_a_dead_leader_is_published_once_by_the_next(tmp_
     await asyncio.sleep(0.3)  # apscheduler saw both jobs due too: its claims were refused
     assert sorted(await outbox_ids(state)) == sorted([sent_id, f"cron-{unpublished.id}-{int(due.timestamp())}"])
     assert all(job.next_run > datetime.now(UTC) for job in leader.jobs())
+    assert caplog.text.count("was claimed by another process") == 2  # apscheduler's own runs of both: refused
+    assert caplog.text.count("already journaled") == 1  # the catch-up of the published one: taken once by the bus
     await leader.stop()
     await bus.stop()
     await state.aclose()
 
 
-async def test_a_job_added_in_another_process_wakes_the_leader(tmp_path: Path, redis_url: str) -> None:
+async def test_a_job_added_in_another_process_wakes_the_leader(
+    tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(redis_state, "TIMEOUT", 0.2)  # the leader idles past the shared clients' socket timeout
     state = RedisState(redis_url, PREFIX)
     bus = RedisBus(redis_url, prefix=PREFIX)
     leader = CronService(tmp_path / "leader", "UTC", 600, bus=bus, shared=state)
     await leader.start()  # no jobs yet: apscheduler sleeps until told
-    await asyncio.sleep(0.1)
+    await asyncio.sleep(0.4)
     other = RedisState(redis_url, PREFIX)
     worker = CronService(tmp_path / "worker", "UTC", 600, shared=other)
     await worker.start(paused=True)
@@ -142,3 +154,24 @@ async def test_a_heartbeat_records_the_outcome_of_a_turn_another_worker_ran(
         await state.aclose()
         await worker.stop()
         await gateway.stop()
+
+
+async def test_a_standby_waiting_for_its_leases_adds_jobs_to_the_shared_store(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, redis_url: str
+) -> None:
+    leader = node(tmp_path / "a", fake_llm, telegram, redis_url, "all")
+    standby = node(tmp_path / "b", fake_llm, telegram, redis_url, "all")
+    await leader.start()
+    waiting = asyncio.create_task(standby.start())
+    state = leader.agent.shared
+    assert state is not None
+    async with asyncio.timeout(10):  # the standby runs turns (it reads the inbox) while it waits for the leases
+        while len(await state.aclient.xinfo_consumers(state.key("inbox"), "workers")) < 2:
+            await asyncio.sleep(0.02)
+    job = standby.cron.add(Schedule("every", "1d", "UTC"), CHAT, "remind", "added by a turn on the standby")
+    assert [info.id for info in leader.cron.jobs()] == [job.id]
+    assert not waiting.done()
+    waiting.cancel()
+    await asyncio.gather(waiting, return_exceptions=True)
+    await standby.stop()
+    await leader.stop()

@@ -1,0 +1,80 @@
+"""Two `relaybot run` processes on one Redis: a cron reminder fires once while the scheduler leader is killed."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from bot.cli import app
+from bot.redis_state import RedisState
+from tests.fakes.openai_server import FakeLLM
+from tests.fakes.telegram_server import FakeTelegram
+from tests.gateway_process import GatewayProcess
+
+OWNER = 42
+PREFIX = "failover"
+
+
+def process(home: Path, fake_llm: FakeLLM, telegram: FakeTelegram, redis_url: str) -> GatewayProcess:
+    bus = {"backend": "redis", "url": redis_url, "prefix": PREFIX, "lease": "3s"}
+    return GatewayProcess(home, fake_llm, telegram, [OWNER], bus=bus)
+
+
+async def cli(home: Path, *args: str) -> str:
+    """`relaybot …` in this process, against the cluster's Redis (as from a third machine)."""
+    invoke = CliRunner().invoke
+    result = await asyncio.to_thread(invoke, app, list(args), env={"RELAYBOT_HOME": str(home)})
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def at(seconds: float) -> str:
+    return (datetime.now(UTC) + timedelta(seconds=seconds)).isoformat()
+
+
+async def standing_by(state: RedisState, n: int) -> None:
+    """Wait until `n` processes read the inbox (a standby does before it waits for the leases)."""
+    async with asyncio.timeout(30):
+        while len(await state.aclient.xinfo_consumers(state.key("inbox"), "workers")) < n:
+            await asyncio.sleep(0.05)
+
+
+async def test_a_cron_reminder_fires_once_while_the_leader_is_killed_and_replaced(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, redis_url: str
+) -> None:
+    leader = process(tmp_path / "a", fake_llm, telegram, redis_url)
+    standby = process(tmp_path / "b", fake_llm, telegram, redis_url)
+    state = RedisState(redis_url, PREFIX)
+    try:
+        await leader.start()
+        await standby.spawn()
+        await standing_by(state, 2)
+        to = f"telegram:{OWNER}"
+        await cli(leader.home, "cron", "add", "--to", to, "--at", at(3.0), "--remind", "first")
+        (first,) = await telegram.wait_for_sent(1)
+        assert first["text"] == "first"
+
+        due = datetime.now(UTC) + timedelta(seconds=4.0)
+        await cli(leader.home, "cron", "add", "--to", to, "--at", due.isoformat(), "--remind", "second")
+        await asyncio.sleep(max((due - datetime.now(UTC)).total_seconds() - 0.5, 0))  # killed 0.5 s before it is due
+        await leader.kill()
+        sent = await telegram.wait_for_sent(2, timeout=20)
+        assert [s["text"] for s in sent] == ["first", "second"]
+
+        added = await cli(leader.home, "cron", "add", "--to", to, "--every", "1d", "--remind", "nudge")
+        job_id = added.split()[2].rstrip(";")
+        assert "ran and was delivered" in await cli(leader.home, "cron", "run", job_id)
+        assert "last: ok" in await cli(leader.home, "cron", "list")
+        await asyncio.sleep(0.5)
+        assert [s["text"] for s in telegram.sent] == ["first", "second", "nudge"]
+    finally:
+        for running in (leader, standby):
+            if running.process is not None:
+                if running.process.returncode is None:
+                    running.process.kill()
+                _, err = await running.process.communicate()
+                print(f"--- {running.home.name} stderr\n{err.decode()[-4000:]}")  # shown when the test fails
+        await state.aclose()
