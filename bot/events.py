@@ -205,9 +205,14 @@ class EventBus:
         self._listeners: list[Listener] = []
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Add a listener; the returned callable removes it."""
+        """Add a listener; the returned callable removes it (calling it again does nothing)."""
         self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
 
     def emit(self, event: Event) -> None:
         """Deliver an event to every listener, in subscription order."""

@@ -12,6 +12,7 @@ from typing import Any
 
 from bot.access import AccessPolicy, Ignore, SendPairingCode, Serve, pairing_message
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage
+from bot.cancelling import cancel_and_wait
 from bot.events import (
     DeliveryFailed,
     Event,
@@ -113,9 +114,7 @@ class ChannelManager:
         tasks = [*self._tasks, *self._background]
         lives, self._live = list(self._live.values()), {}
         await asyncio.gather(*(live.close() for live in lives))
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait(*tasks)
         self._tasks.clear()
         for slot in self._slots.values():
             await slot.outbox.stop()

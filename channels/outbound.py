@@ -9,6 +9,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 
 from bot.bus import MessageBus, OutboundMessage
+from bot.cancelling import cancel_and_wait
 from bot.errors import ChannelError, ChannelUnavailable, DeliveryAmbiguous, RateLimited
 from bot.events import Delivered, DeliveryFailed, EventBus
 from bot.retry import RetryPolicy
@@ -66,9 +67,7 @@ class ChannelOutbox:
     async def stop(self) -> None:
         """Cancel the workers; unsent messages stay pending in the journal."""
         workers = list(self._workers.values())
-        for worker in workers:
-            worker.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
+        await cancel_and_wait(*workers)
         self._workers.clear()
         self._chats.clear()
 

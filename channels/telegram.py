@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
+from bot.cancelling import cancel_and_wait
 from bot.config import TelegramConfig
 from bot.errors import BusClosed, ChannelError, ChannelUnavailable, DeliveryAmbiguous, MarkupRejected, RateLimited
 from bot.retry import RetryPolicy
@@ -164,8 +165,7 @@ class TelegramChannel(Channel):
         if app is None:
             return
         if self._poller is not None:
-            self._poller.cancel()
-            await asyncio.gather(self._poller, return_exceptions=True)
+            await cancel_and_wait(self._poller)  # it publishes to the bus, whose redis calls may swallow a cancel
             self._poller = None
         await _quietly(app.shutdown)
 

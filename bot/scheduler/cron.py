@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, Trust
+from bot.cancelling import cancel_and_wait
 from bot.events import CronRan, CronSkipped, Delivered, DeliveryFailed, Event, EventBus
 from bot.scheduler.limits import Action, check_job
 from bot.scheduler.run_log import RunHistory, RunLog, RunRecord
@@ -154,9 +155,7 @@ class CronService:
         global _active
         self._unsubscribe()
         self._unsubscribe = lambda: None
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(*self._tasks)  # the change follower loops on redis-py, which may swallow a cancel
         if self._scheduler.running:
             self._scheduler.shutdown(wait=False)
         if _active is self:

@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 from bot.agent.heartbeat_ack import SENDER
 from bot.agent.loop import AgentLoop
 from bot.bus import ChatRef, InboundMessage, MessageBus, Trust, new_id
+from bot.cancelling import cancel_and_wait
 from bot.config import HeartbeatConfig
 from bot.events import Delivered, DeliveryFailed, Event, EventBus, TurnFinished
 from bot.scheduler.heartbeat_record import HeartbeatRecord
@@ -112,8 +113,7 @@ class HeartbeatService:
     async def stop(self) -> None:
         self._stop.set()
         if self._task:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+            await cancel_and_wait(self._task)
             self._task = None
 
     async def tick(self, due: float | None = None) -> Outcome:

@@ -137,3 +137,12 @@ async def test_a_flooding_guest_is_dropped_before_the_model_and_told_once() -> N
     passed = [(await asyncio.wait_for(bus.consume_inbound(), 1)).text for _ in range(8)]
     assert passed == ["spam 0", "spam 1", *(f"owner {i}" for i in range(5)), "later"]
     assert len(channel.sent) == 1 and "more than 2 messages a minute" in channel.sent[0].text
+
+
+async def test_stopping_twice_is_harmless() -> None:
+    """A gateway that loses a channel lease stops its channels, and stops them again on its way out."""
+    events = EventBus()
+    manager, _ = manager_with(MemoryChannel("one"), events=events)
+    await manager.start()
+    await manager.stop()
+    await manager.stop()
