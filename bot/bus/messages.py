@@ -6,7 +6,7 @@ import json
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -115,9 +115,18 @@ class OutboundMessage:
     files: tuple[Attachment, ...] = ()
 
 
+def _plain(value: Any) -> Any:
+    """A message's fields as JSON-ready values: `dataclasses.asdict` without its per-leaf deep copies."""
+    if isinstance(value, ChatRef | Attachment | InboundMessage | OutboundMessage):
+        return {name: _plain(getattr(value, name)) for name in value.__slots__}
+    if isinstance(value, tuple | list):
+        return [_plain(item) for item in value]
+    return value
+
+
 def inbound_to_json(message: InboundMessage) -> str:
     """The message as one JSON object (journal rows, Redis stream entries)."""
-    return json.dumps(asdict(message), ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(_plain(message), ensure_ascii=False, separators=(",", ":"))
 
 
 def inbound_from_json(text: str) -> InboundMessage:
@@ -131,7 +140,7 @@ def inbound_from_json(text: str) -> InboundMessage:
 
 def outbound_to_json(message: OutboundMessage) -> str:
     """The message as one JSON object."""
-    return json.dumps(asdict(message), ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(_plain(message), ensure_ascii=False, separators=(",", ":"))
 
 
 def outbound_from_json(text: str) -> OutboundMessage:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterable
-from dataclasses import astuple, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Protocol
 
@@ -47,6 +47,9 @@ class CallRecord:
     estimated: bool
     latency: float
     outcome: str
+
+
+_INSERT = f"INSERT INTO calls ({', '.join(CallRecord.__slots__)}) VALUES ({', '.join('?' * len(CallRecord.__slots__))})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,10 +94,8 @@ class UsageLedger:
 
     def record(self, call: CallRecord) -> None:
         """Append one call."""
-        names = ", ".join(f.name for f in fields(CallRecord))
-        marks = ", ".join("?" for _ in fields(CallRecord))
         with self._lock:
-            self._db.execute(f"INSERT INTO calls ({names}) VALUES ({marks})", astuple(call))
+            self._db.execute(_INSERT, tuple(getattr(call, name) for name in CallRecord.__slots__))
 
     def totals(
         self, since: float, sender: str | None = None, session_key: str | None = None, background: bool = False

@@ -1,0 +1,24 @@
+"""Bus messages round-trip through JSON unchanged, nested chat and attachments included."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+from bot.bus import Attachment, ChatRef, InboundMessage, OutboundMessage, Trust
+from bot.bus.messages import inbound_from_json, inbound_to_json, outbound_from_json, outbound_to_json
+
+
+def test_an_inbound_message_round_trips_with_its_attachments() -> None:
+    photo = Attachment("/inbox/a.png", "image/png", "image")
+    message = InboundMessage(ChatRef.parse("telegram:1:7"), "42", "look", Trust.OWNER, attachments=(photo,))
+    text = inbound_to_json(message)
+    assert json.loads(text) == json.loads(json.dumps(asdict(message)))
+    assert inbound_from_json(text) == message
+
+
+def test_an_outbound_message_round_trips_with_its_files() -> None:
+    message = OutboundMessage(ChatRef.parse("slack:C1"), "here", in_reply_to="m1", files=(Attachment("/f", "a/b"),))
+    text = outbound_to_json(message)
+    assert json.loads(text) == json.loads(json.dumps(asdict(message)))
+    assert outbound_from_json(text) == message
