@@ -20,6 +20,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from bot.config import LLMConfig
+from bot.wire_json import BodyEncoder
 
 logger = logging.getLogger(__name__)
 
@@ -154,6 +155,7 @@ class OpenAICompatible:
         self._target = yarl.URL(self._url)
         self._session: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._encoder = BodyEncoder()
 
     async def warm_up(self) -> None:
         """Import aiohttp (a fifth of a second, two TLS contexts) in a thread, before the first call needs it."""
@@ -167,7 +169,7 @@ class OpenAICompatible:
         headers = {"Content-Type": "application/json"}
         if request.get("api_key"):
             headers["Authorization"] = f"Bearer {request['api_key']}"
-        data = json.dumps(wire_body(request), ensure_ascii=False, separators=(",", ":")).encode()
+        data = self._encoder.encode(wire_body(request))
         try:
             response = await session.post(self._url, data=data, headers=headers)
         except aiohttp.ClientError as exc:

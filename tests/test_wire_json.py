@@ -1,0 +1,47 @@
+"""The request body encoder: the same JSON as encoding the body whole, with repeating parts reused."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from bot.wire_json import BodyEncoder
+
+SYSTEM = {"role": "system", "content": "You are relaybot. Ünïcode stays as it is."}
+TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"model": "m", "messages": [SYSTEM, {"role": "user", "content": "hi"}], "tools": TOOLS, "max_tokens": 5},
+        {"model": "m", "messages": [SYSTEM]},
+        {"model": "m", "messages": [{"role": "user", "content": "no system prompt"}]},
+        {"model": "m", "messages": []},
+        {"messages": [SYSTEM], "tools": TOOLS},
+        {"tools": TOOLS},
+        {"model": "m"},
+        {},
+    ],
+)
+def test_encoding_matches_encoding_the_body_whole(body: dict[str, Any]) -> None:
+    assert json.loads(BodyEncoder().encode(body)) == body
+
+
+def test_text_stays_utf8_characters_not_escapes() -> None:
+    assert "Ünïcode".encode() in BodyEncoder().encode({"messages": [SYSTEM]})
+
+
+def test_changed_tools_and_system_prompt_are_encoded_again() -> None:
+    encoder = BodyEncoder()
+    user = {"role": "user", "content": "hi"}
+    assert json.loads(encoder.encode({"messages": [SYSTEM, user], "tools": TOOLS})) == {
+        "messages": [SYSTEM, user],
+        "tools": TOOLS,
+    }
+    other_tools = [*TOOLS, {"type": "function", "function": {"name": "exec"}}]
+    other_system = {"role": "system", "content": "A persona's prompt."}
+    body = {"messages": [other_system, user, {"role": "assistant", "content": "hello"}], "tools": other_tools}
+    assert json.loads(encoder.encode(body)) == body
