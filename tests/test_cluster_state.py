@@ -6,30 +6,11 @@ from pathlib import Path
 
 import litellm  # noqa: F401  # imported at collection: a first import during a test competes with the leases' renewal
 
-from bot.app import Gateway
 from bot.bus import ChatRef
-from bot.bus.cluster import Role
-from bot.llm import LiteLLMProvider
-from bot.retry import RetryPolicy
 from bot.scheduler.heartbeat import Outcome
+from tests.cluster_node import OWNER, cluster_node
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
-from tests.harness import make_config
-
-OWNER = 42
-
-
-def node(tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, url: str, role: Role) -> Gateway:
-    """One process of the cluster; each has its own state_dir, as on its own machine."""
-    config = make_config(
-        tmp_path,
-        fake_llm,
-        owners=[f"telegram:{OWNER}"],
-        channels={"telegram": {"enabled": True, "token": telegram.token, "api_base": telegram.base_url}},
-        bus={"backend": "redis", "url": url},
-    )
-    provider = LiteLLMProvider(config.llm, RetryPolicy(base_delay=0.0))
-    return Gateway(config, provider, start_retry=RetryPolicy(base_delay=0.05, max_delay=0.2), role=role)
 
 
 def said(request: dict) -> list[str]:
@@ -39,8 +20,8 @@ def said(request: dict) -> list[str]:
 async def test_a_second_message_answered_by_another_worker_sees_the_first_exchange(
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, redis_url: str
 ) -> None:
-    gateway = node(tmp_path / "g", fake_llm, telegram, redis_url, "gateway")
-    first = node(tmp_path / "a", fake_llm, telegram, redis_url, "worker")
+    gateway = cluster_node(tmp_path / "g", fake_llm, telegram, redis_url, "gateway")
+    first = cluster_node(tmp_path / "a", fake_llm, telegram, redis_url, "worker")
     await gateway.start()
     await first.start()
     fake_llm.script(Text("Noted: your cat is called Miso."))
@@ -48,7 +29,7 @@ async def test_a_second_message_answered_by_another_worker_sees_the_first_exchan
     await telegram.wait_for_sent(1)
     await first.stop()
 
-    second = node(tmp_path / "b", fake_llm, telegram, redis_url, "worker")
+    second = cluster_node(tmp_path / "b", fake_llm, telegram, redis_url, "worker")
     await second.start()
     assert second.agent.loop.last_owner_chat == ChatRef("telegram", str(OWNER))  # noted by the first worker
     fake_llm.script(Text("Miso."))
@@ -68,8 +49,8 @@ async def test_a_second_message_answered_by_another_worker_sees_the_first_exchan
 async def test_the_heartbeat_run_by_the_scheduler_leader_shows_in_every_process(
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, redis_url: str
 ) -> None:
-    gateway = node(tmp_path / "g", fake_llm, telegram, redis_url, "gateway")
-    worker = node(tmp_path / "w", fake_llm, telegram, redis_url, "worker")
+    gateway = cluster_node(tmp_path / "g", fake_llm, telegram, redis_url, "gateway")
+    worker = cluster_node(tmp_path / "w", fake_llm, telegram, redis_url, "worker")
     assert gateway.heartbeat.last_run is None
     assert await worker.heartbeat.tick() is Outcome.NOTHING_TO_DO
     assert gateway.heartbeat.last_outcome is Outcome.NOTHING_TO_DO and gateway.heartbeat.last_run is not None

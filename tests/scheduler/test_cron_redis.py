@@ -11,24 +11,20 @@ from pathlib import Path
 import pytest
 
 from bot import redis_state
-from bot.app import Gateway
 from bot.bus import ChatRef, OutboundMessage
 from bot.bus.redis import RedisBus
 from bot.config import HeartbeatConfig
 from bot.events import EventBus
-from bot.llm import LiteLLMProvider
 from bot.redis_state import RedisState
-from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.scheduler.cron_redis import RunClaims
 from bot.scheduler.heartbeat import HeartbeatService, Outcome
 from bot.scheduler.outcomes import OutcomeRelay
 from bot.scheduler.schedules import Schedule
+from tests.cluster_node import OWNER, cluster_node
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
-from tests.harness import make_config
 
-OWNER = 42
 CHAT = ChatRef("telegram", str(OWNER))
 PREFIX = "t"
 
@@ -111,23 +107,11 @@ async def test_a_job_added_in_another_process_wakes_the_leader(
     await state.aclose()
 
 
-def node(tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, url: str, role: str) -> Gateway:
-    config = make_config(
-        tmp_path,
-        fake_llm,
-        owners=[f"telegram:{OWNER}"],
-        channels={"telegram": {"enabled": True, "token": telegram.token, "api_base": telegram.base_url}},
-        bus={"backend": "redis", "url": url, "prefix": PREFIX},
-    )
-    provider = LiteLLMProvider(config.llm, RetryPolicy(base_delay=0.0))
-    return Gateway(config, provider, start_retry=RetryPolicy(base_delay=0.05, max_delay=0.2), role=role)  # type: ignore[arg-type]
-
-
 async def test_a_heartbeat_records_the_outcome_of_a_turn_another_worker_ran(
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, redis_url: str
 ) -> None:
-    gateway = node(tmp_path / "g", fake_llm, telegram, redis_url, "gateway")
-    worker = node(tmp_path / "w", fake_llm, telegram, redis_url, "worker")
+    gateway = cluster_node(tmp_path / "g", fake_llm, telegram, redis_url, "gateway", PREFIX)
+    worker = cluster_node(tmp_path / "w", fake_llm, telegram, redis_url, "worker", PREFIX)
     await gateway.start()
     await worker.start()
     # The scheduler side: it publishes beats and learns their outcome only through Redis.
@@ -159,8 +143,8 @@ async def test_a_heartbeat_records_the_outcome_of_a_turn_another_worker_ran(
 async def test_a_standby_waiting_for_its_leases_adds_jobs_to_the_shared_store(
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, redis_url: str
 ) -> None:
-    leader = node(tmp_path / "a", fake_llm, telegram, redis_url, "all")
-    standby = node(tmp_path / "b", fake_llm, telegram, redis_url, "all")
+    leader = cluster_node(tmp_path / "a", fake_llm, telegram, redis_url, "all", PREFIX)
+    standby = cluster_node(tmp_path / "b", fake_llm, telegram, redis_url, "all", PREFIX)
     await leader.start()
     waiting = asyncio.create_task(standby.start())
     state = leader.agent.shared
