@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import litellm  # noqa: F401  # imported at collection: a first import during a test competes with the leases' renewal
-
 from bot.bus import ChatRef
+from bot.llm import import_litellm
 from bot.scheduler.heartbeat import Outcome
 from tests.cluster_node import OWNER, cluster_node
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
+
+import_litellm()  # at collection: a first import during a test would compete with the leases' renewal
 
 
 def said(request: dict) -> list[str]:
