@@ -483,7 +483,8 @@ class Gateway:
         # After the model's warm-up (a first message may be waiting for it), and in a thread, so the event loop
         # keeps serving the channels while the scheduler's imports load.
         await self.agent.warmed()
-        await asyncio.to_thread(importlib.import_module, "apscheduler.jobstores.sqlalchemy")
+        store = "redis" if self.config.bus.backend == "redis" else "sqlalchemy"
+        await asyncio.to_thread(importlib.import_module, f"apscheduler.jobstores.{store}")
         await self.cron.start()
         await self.heartbeat.start()
         await self.control.start()
