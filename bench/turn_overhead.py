@@ -6,7 +6,9 @@ The fake model runs in its own process with 0 s latency. One phase interleaves, 
 a raw aiohttp POST of the exact body relaybot sent in the previous round (the floor), litellm's
 own `acompletion` with the same messages and tools, and a relaybot turn end to end (publish on the
 bus → agent loop → model → reply on the bus): the owner's DM with a bot made by `relaybot init`,
-its history growing and consolidated in the background as in use.
+its history growing and consolidated in the background as in use. litellm's call goes first and is
+followed by a pause and an unmeasured request (its logging work carries on after it returns), then
+the floor and the relaybot turn, each first every other round.
 """
 
 from __future__ import annotations
