@@ -209,14 +209,19 @@ async def test_start_fails_with_a_clear_error_when_discord_refuses(
             await DiscordChannel(publish, section, tmp_path).start()
 
 
-async def test_a_dm_sent_while_the_bot_was_down_is_answered_once_after_start(
-    tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord
-) -> None:
+async def first_exchange(tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
+    """Run the bot once: the owner says hello and is answered, so the chat is known for catching up."""
     fake_llm.script(Text("first"))
     async with Bot(tmp_path, fake_llm, discord) as running:
         await running.gateway.manager.ready("discord")
         discord.dm("hello", user_id=OWNER)
         await discord.wait_for_sent(1)
+
+
+async def test_a_dm_sent_while_the_bot_was_down_is_answered_once_after_start(
+    tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord
+) -> None:
+    await first_exchange(tmp_path, fake_llm, discord)
     missed = discord.dm_while_offline("while you were away", user_id=OWNER)
     fake_llm.script(Text("caught up"))
     async with Bot(tmp_path, fake_llm, discord) as running:
@@ -231,11 +236,7 @@ async def test_a_dm_sent_while_the_bot_was_down_is_answered_once_after_start(
 async def test_catch_up_skips_a_message_already_journaled(
     tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord
 ) -> None:
-    fake_llm.script(Text("first"))
-    async with Bot(tmp_path, fake_llm, discord) as running:
-        await running.gateway.manager.ready("discord")
-        discord.dm("hello", user_id=OWNER)
-        await discord.wait_for_sent(1)
+    await first_exchange(tmp_path, fake_llm, discord)
     # The journal has the message, but the last id on record is older (a crash between the two writes).
     active = tmp_path / "state" / "catchup" / "discord.json"
     rows = json.loads(active.read_text())
