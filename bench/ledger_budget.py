@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bot.bus import Trust  # noqa: E402
+from bot.cluster.redis import RedisState  # noqa: E402
 from bot.config import BudgetsConfig, Limit  # noqa: E402
-from bot.redis_state import RedisState  # noqa: E402
 from bot.usage.budgets import BudgetGuard  # noqa: E402
 from bot.usage.charge import Charge  # noqa: E402
 from bot.usage.ledger import CallRecord, Ledger, UsageLedger  # noqa: E402

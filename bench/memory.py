@@ -28,7 +28,7 @@ from pathlib import Path
 from rig import ROOT, Bot, FakeProcess, bench_config
 
 from bot.bus import Trust
-from bot.model_prices import price_table
+from bot.llm.prices import price_table
 
 
 def rss_kb() -> int:
@@ -68,8 +68,8 @@ def run_child(chats: int, home: Path) -> dict[str, int]:
 
 
 def long_session(root: Path, messages: int) -> None:
-    from bot.agent.session_tail import read_whole
-    from bot.agent.sessions import SessionStore
+    from bot.agent.sessions.store import SessionStore
+    from bot.agent.sessions.tail import read_whole
 
     store = SessionStore(root)
     session = store.get("telegram:42")
@@ -103,7 +103,7 @@ def long_session(root: Path, messages: int) -> None:
 
 def old_format_session(root: Path) -> None:
     """The long session as relaybot wrote it before message numbers: a turn opens it with the loop's stalls timed."""
-    from bot.agent.sessions import SessionStore
+    from bot.agent.sessions.store import SessionStore
 
     path = next(root.glob("*.jsonl"))
     with path.open("rb") as source:

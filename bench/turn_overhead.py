@@ -25,7 +25,7 @@ from typing import Any
 
 from rig import Bot, FakeProcess, bench_config, summary
 
-import bot.llm_fastpath as fastpath
+import bot.llm.openai_http as fastpath
 from bot.bus import Trust
 
 SETTLE = 0.05  # seconds between litellm's call and the floor, so its leftover work lands on neither side
@@ -151,7 +151,7 @@ def add_skills(workspace: Path, count: int) -> None:
 
 async def skills_cost(home: Path, rounds: int) -> None:
     """Turns and system-prompt builds with 0 and 100 workspace skills, interleaved."""
-    from bot.agent.memory import scope_for
+    from bot.agent.memory.files import scope_for
     from bot.bus import ChatRef, InboundMessage
 
     with FakeProcess(0.0, consolidating=True) as fake:

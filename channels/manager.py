@@ -10,7 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.access import AccessPolicy, Ignore, SendPairingCode, Serve, pairing_message
+from bot.access.flood import RateLimit, Verdict, flood_notice
+from bot.access.policy import AccessPolicy, Ignore, SendPairingCode, Serve, pairing_message
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage
 from bot.cancelling import cancel_and_wait
 from bot.events import (
@@ -24,7 +25,6 @@ from bot.events import (
     TurnFinished,
     TurnStarted,
 )
-from bot.ratelimit import RateLimit, Verdict, flood_notice
 from bot.retry import RetryPolicy
 from channels.base import Channel, Publish, ShowsTyping
 from channels.dedupe import SeenIds

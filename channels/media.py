@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal
 
 from bot.bus import Attachment, InboundMessage
 from bot.errors import ChannelError, ChannelUnavailable
-from bot.transcription import VOICE_NOTE
+from bot.llm.transcription import VOICE_NOTE
 
 if TYPE_CHECKING:
     import aiohttp

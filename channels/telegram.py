@@ -15,8 +15,8 @@ from bot.bus import ChatRef, InboundMessage, OutboundMessage
 from bot.cancelling import cancel_and_wait
 from bot.config import TelegramConfig
 from bot.errors import BusClosed, ChannelError, ChannelUnavailable, DeliveryAmbiguous, MarkupRejected, RateLimited
+from bot.net.tls import client_context
 from bot.retry import RetryPolicy
-from bot.tls import client_context
 from channels.base import Channel, Publish
 from channels.delivery import send_in_chunks
 from channels.formatting import markdown_to_telegram_html

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.app import Gateway
-from bot.bus.cluster import Role
+from bot.cluster.roles import Role
 from bot.llm import LiteLLMProvider
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM

@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.access import PAIRING_ALPHABET, AccessPolicy, Ignore, Pairing, PairingBook, SendPairingCode, Serve
+from bot.access.policy import PAIRING_ALPHABET, AccessPolicy, Ignore, Pairing, PairingBook, SendPairingCode, Serve
+from bot.access.redis_pairing import RedisPairingBook
 from bot.bus import ChatRef, InboundMessage, Trust
+from bot.cluster.redis import RedisState
 from bot.config import TelegramConfig
-from bot.redis_pairing import RedisPairingBook
-from bot.redis_state import RedisState
 
 
 class Clock:

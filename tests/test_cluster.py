@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from bot.app import Gateway
-from bot.bus.cluster import Role
 from bot.cancelling import cancel_and_wait
+from bot.cluster.roles import Role
 from bot.errors import ConfigError
 from bot.llm import LiteLLMProvider
 from bot.retry import RetryPolicy

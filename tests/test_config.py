@@ -4,7 +4,7 @@ import pytest
 
 from bot.config import Config, load_config, parse_duration
 from bot.errors import ConfigError
-from bot.home import bundled
+from bot.setup.home import bundled
 
 
 def write(tmp_path: Path, text: str) -> Path:

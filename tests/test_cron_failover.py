@@ -9,7 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from bot.cli import app
-from bot.redis_state import RedisState
+from bot.cluster.redis import RedisState
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway_process import GatewayProcess

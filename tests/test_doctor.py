@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from bot.cli import app
-from bot.doctor import check_sandbox
+from bot.setup.doctor import check_sandbox
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.slack_server import FakeSlack
@@ -81,7 +81,7 @@ async def test_each_problem_is_one_line_with_its_fix_and_exit_1(tmp_path: Path, 
 async def test_a_window_too_small_for_the_history_is_a_warning_naming_the_key(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
-    from bot.home import InitReport, init_workspace
+    from bot.setup.home import InitReport, init_workspace
 
     write(tmp_path, f"llm:\n  model: openai/fake-model\n  api_base: {fake_llm.base_url}\n  context_window: 4096\n")
     init_workspace(tmp_path / "workspace", InitReport())

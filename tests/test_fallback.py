@@ -3,8 +3,8 @@ from typing import Any
 import pytest
 
 from bot.errors import BudgetExceeded, ContextOverflow, ProviderUnavailable, StreamBroken
-from bot.fallback import FallbackProvider
 from bot.llm import LLMResponse
+from bot.llm.fallbacks import FallbackProvider
 
 
 class Model:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.filemodes import keep_private
+from bot.setup.filemodes import keep_private
 from tests.fakes.openai_server import FakeLLM
 from tests.test_cli import env_for, write_config
 
@@ -36,7 +36,7 @@ def test_keep_private_strips_group_and_other_access_once(
     outside.write_text("not ours")
     outside.chmod(0o644)
     (home / "link").symlink_to(outside)
-    with caplog.at_level(logging.WARNING, logger="bot.filemodes"):
+    with caplog.at_level(logging.WARNING, logger="bot.setup.filemodes"):
         assert keep_private([home, home / "state"]) == 5  # home, state, sessions, scheduler.db, run.sh
         assert keep_private([home]) == 0
     assert [r.getMessage() for r in caplog.records] == [

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from bot.cli import app
 from bot.config import load_config
-from bot.home import bundled
-from bot.init_wizard import apply_settings, ask_settings
+from bot.setup.home import bundled
+from bot.setup.init_wizard import apply_settings, ask_settings
 from tests.fakes.openai_server import FakeLLM
 from tests.test_cli import env_for
 

@@ -17,7 +17,7 @@ from bot.errors import (
     RequestRejected,
 )
 from bot.llm import LiteLLMProvider, import_litellm
-from bot.llm_failures import classify
+from bot.llm.failures import classify
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import Error, FakeLLM, Text
 from tests.harness import RecordedSleep
@@ -157,7 +157,7 @@ async def test_failures_are_logged_with_their_detail(fake_llm: FakeLLM, caplog: 
     fake_llm.script(Error(404))
     with caplog.at_level(logging.WARNING), pytest.raises(ModelNotFound):
         await provider(RecordedSleep(), api_base=fake_llm.base_url).chat(USER)
-    [record] = [r for r in caplog.records if r.name == "bot.llm_failures"]
+    [record] = [r for r in caplog.records if r.name == "bot.llm.failures"]
     assert record.levelno == logging.ERROR and "HTTP 404" in record.getMessage()
 
 

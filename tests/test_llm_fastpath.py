@@ -8,8 +8,8 @@ import pytest
 from bot.config import LLMConfig
 from bot.errors import ProviderError, ProviderUnreachable
 from bot.llm import LiteLLMProvider, LLMResponse, Usage, priced
-from bot.llm_fastpath import fast_path_for, openai_key, wire_body
-from bot.model_prices import call_cost, model_record
+from bot.llm.openai_http import fast_path_for, openai_key, wire_body
+from bot.llm.prices import call_cost, model_record
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import Error, FakeLLM, Text, ToolCalls
 

@@ -2,11 +2,11 @@ from pathlib import Path
 
 import pytest
 
+from bot.agent.personas import Persona, PersonaRouter
 from bot.bus import ChatRef, InboundMessage
 from bot.config import Config, LLMConfig, RouteConfig
 from bot.errors import ConfigError
 from bot.events import StreamDelta
-from bot.personas import Persona, PersonaRouter
 from tests.fakes.openai_server import FakeLLM
 from tests.harness import Harness
 

@@ -2,10 +2,10 @@ from collections.abc import Callable
 
 import pytest
 
+from bot.access.flood import RateLimit, SenderRateLimit, Verdict
+from bot.access.redis_flood import RedisSenderRateLimit
 from bot.bus import ChatRef, InboundMessage, Trust
-from bot.ratelimit import RateLimit, SenderRateLimit, Verdict
-from bot.redis_ratelimit import RedisSenderRateLimit
-from bot.redis_state import RedisState
+from bot.cluster.redis import RedisState
 
 Limits = Callable[[int, Callable[[], float]], RateLimit]
 

@@ -7,15 +7,15 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bot.access import AccessPolicy, Ignore, SendPairingCode, Serve
+from bot.access.flood import Verdict
+from bot.access.policy import AccessPolicy, Ignore, SendPairingCode, Serve
+from bot.access.redis_flood import RedisIgnoreNotices, RedisSenderRateLimit
+from bot.access.redis_pairing import RedisPairingBook
 from bot.app import AgentApp
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.cli import app
+from bot.cluster.redis import RedisState
 from bot.config import TelegramConfig
-from bot.ratelimit import Verdict
-from bot.redis_pairing import RedisPairingBook
-from bot.redis_ratelimit import RedisIgnoreNotices, RedisSenderRateLimit
-from bot.redis_state import RedisState
 from bot.usage.ledger import CallRecord
 from bot.usage.redis_ledger import RedisUsageLedger
 from tests.channels.test_slack import OWNER as SLACK_OWNER
@@ -56,7 +56,7 @@ def test_a_stranger_keeps_one_code_across_gateways_and_an_approval_anywhere_admi
 
 def test_an_ignored_stranger_is_logged_by_one_gateway_only(redis_url: str, caplog: pytest.LogCaptureFixture) -> None:
     first, standby = gateway_policy(redis_url), gateway_policy(redis_url)
-    with caplog.at_level(logging.INFO, logger="bot.access"):
+    with caplog.at_level(logging.INFO, logger="bot.access.policy"):
         for policy in (first, standby, first):
             assert isinstance(policy.decide(in_group("66")), Ignore)
     assert [r.getMessage() for r in caplog.records].count(

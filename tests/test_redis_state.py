@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.redis_state import RedisState
+from bot.cluster.redis import RedisState
 
 
 async def test_both_clients_reach_one_server_under_the_prefix(redis_url: str) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 from bot.config import LLMConfig
 from bot.errors import ContextOverflow, MessageTooLarge
 from bot.llm import DeltaHandler, LLMResponse, Provider
-from bot.model_prices import model_record
+from bot.llm.prices import model_record
 
 logger = logging.getLogger(__name__)
 

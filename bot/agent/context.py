@@ -11,10 +11,10 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.agent.attachments import describe_attachment
-from bot.agent.memory import MemoryScope
-from bot.agent.skills import SkillLibrary
+from bot.agent.memory.files import MemoryScope
 from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message
 from bot.bus import InboundMessage, Trust
+from bot.skills import SkillLibrary
 
 logger = logging.getLogger(__name__)
 

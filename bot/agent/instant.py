@@ -8,7 +8,7 @@ from bot.agent.account import AccountCommands
 from bot.agent.budget import ContextBudget
 from bot.agent.commands import GREETING, UNKNOWN_COMMAND, Command, help_text, is_unknown_command, parse_command
 from bot.agent.persona_turns import PersonaTurns
-from bot.agent.session import Sessions
+from bot.agent.sessions.session import Sessions
 from bot.agent.turn import TurnRunner
 from bot.agent.turn_hooks import TurnHooks
 from bot.bus import InboundMessage

@@ -12,7 +12,6 @@ from typing import Literal
 from bot.agent.account import AccountCommands
 from bot.agent.budget import ContextBudget
 from bot.agent.commands import Command, parse_command
-from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
 from bot.agent.heartbeat_ack import is_heartbeat, strip_ack
 from bot.agent.instant import InstantCommands
@@ -26,12 +25,13 @@ from bot.agent.interruption import (
     timeout_reply,
 )
 from bot.agent.lanes import Lane, is_new_session, next_batch, steering
-from bot.agent.memory import scope_for
+from bot.agent.memory.consolidation import MemoryConsolidator
+from bot.agent.memory.files import scope_for
 from bot.agent.outbox import TurnOutbox
 from bot.agent.owner_dm import LastOwnerDM, OwnerDM
 from bot.agent.persona_turns import PersonaTurns
-from bot.agent.session import Sessions
 from bot.agent.session_turn import SessionTurns
+from bot.agent.sessions.session import Sessions
 from bot.agent.stream import is_silent
 from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
 from bot.agent.turn_hooks import TurnHooks
@@ -39,9 +39,9 @@ from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, lowest
 from bot.config import AgentConfig
 from bot.errors import BudgetExceeded, ProviderError, TurnTimedOut
 from bot.events import ErrorOccurred, EventBus, TurnFinished, TurnStarted
+from bot.llm.transcription import Transcriber
 from bot.plugins.events import Block
 from bot.plugins.hooks import Hooks
-from bot.transcription import Transcriber
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 from bot.bus import ChatRef, InboundMessage, Trust
-from bot.redis_state import RedisState
+from bot.cluster.redis import RedisState
 
 logger = logging.getLogger(__name__)
 

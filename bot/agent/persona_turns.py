@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from bot.agent.personas import Persona, PersonaRouter
 from bot.agent.turn import TurnRunner
 from bot.bus import InboundMessage
-from bot.personas import Persona, PersonaRouter
 
 
 class PersonaTurns:

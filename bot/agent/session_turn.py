@@ -7,22 +7,22 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
 from bot.agent.interruption import RESTARTED, closing_results
-from bot.agent.memory import scope_for
+from bot.agent.memory.consolidation import MemoryConsolidator
+from bot.agent.memory.files import scope_for
 from bot.agent.outbox import TurnOutbox
 from bot.agent.persona_turns import PersonaTurns
-from bot.agent.session import Session, Sessions
+from bot.agent.personas import Persona
+from bot.agent.sessions.session import Session, Sessions
 from bot.agent.stream import StreamEmitter
 from bot.agent.turn import TurnResult, TurnRunner
 from bot.agent.turn_hooks import TurnHooks
 from bot.bus import InboundMessage, lowest_trust
 from bot.events import EventBus
 from bot.llm import Usage
-from bot.personas import Persona
+from bot.llm.transcription import Transcriber
 from bot.tools.base import ToolContext
-from bot.transcription import Transcriber
 from bot.usage.charge import charge_for, charged_to
 
 logger = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from bot.agent.session import Sessions
+from bot.agent.sessions.session import Sessions
 from bot.agent.turn import TurnRunner
 from bot.bus import InboundMessage, MessageBus
 from bot.errors import ProviderError

@@ -21,8 +21,8 @@ from bot.scheduler.run_log import RunHistory, RunLog, RunRecord
 from bot.scheduler.schedules import Schedule, ScheduleError, zone_named
 
 if TYPE_CHECKING:
-    from bot.redis_state import RedisState
-    from bot.scheduler.cron_redis import JobChanges, RunClaims
+    from bot.cluster.redis import RedisState
+    from bot.scheduler.redis_cron import JobChanges, RunClaims
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class CronService:
         self._claims: RunClaims | None = None
         self._changes: JobChanges | None = None
         if shared is not None:
-            from bot.scheduler.cron_redis import JobChanges, RedisRunLog, RunClaims
+            from bot.scheduler.redis_cron import JobChanges, RedisRunLog, RunClaims
 
             self._runs, self._claims, self._changes = RedisRunLog(shared), RunClaims(shared), JobChanges(shared)
         self._waiters: dict[str, asyncio.Future[tuple[bool, str | None]]] = {}
@@ -112,7 +112,7 @@ class CronService:
         from bot.scheduler.claiming import ClaimingExecutor
 
         if self._shared is not None:
-            from bot.scheduler.cron_redis import redis_job_store
+            from bot.scheduler.redis_cron import redis_job_store
 
             store = redis_job_store(self._shared)
         else:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.redis_state import RedisState
+from bot.cluster.redis import RedisState
 
 
 class HeartbeatRecord:

@@ -15,8 +15,8 @@ from dataclasses import asdict
 from typing import Any
 
 from bot.bus import ChatRef
+from bot.cluster.redis import RedisState
 from bot.events import Delivered, DeliveryFailed, Event, EventBus, TurnFinished
-from bot.redis_state import RedisState
 
 logger = logging.getLogger(__name__)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from bot.agent.skills import SkillLibrary
 from bot.errors import ToolError
+from bot.skills import SkillLibrary
 from bot.tools.base import Tool, ToolContext
 
 

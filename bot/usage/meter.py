@@ -11,11 +11,11 @@ from typing import Any
 
 from bot.agent.budget import CHARS_PER_TOKEN, estimate_tokens
 from bot.llm import DeltaHandler, LLMResponse, Provider, Usage
-from bot.model_prices import bundled_prices
+from bot.llm.prices import bundled_prices
+from bot.llm.pricing import PriceMap, call_cost
 from bot.usage.budgets import BudgetGuard
 from bot.usage.charge import current_charge
 from bot.usage.ledger import CallRecord, Ledger
-from bot.usage.pricing import PriceMap, call_cost
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.redis_state import RedisState
+from bot.cluster.redis import RedisState
 from bot.usage.ledger import GROUPS, CallRecord, Totals
 from bot.usage.periods import day_start, next_day
 

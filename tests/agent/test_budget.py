@@ -159,7 +159,7 @@ async def test_a_second_overflow_tells_the_user_to_start_over(tmp_path: Path, fa
 
 
 def fresh_workspace(tmp_path: Path) -> None:
-    from bot.home import InitReport, init_workspace
+    from bot.setup.home import InitReport, init_workspace
 
     init_workspace(tmp_path / "workspace", InitReport())
 

@@ -4,9 +4,9 @@ import os
 from pathlib import Path
 
 from bot.agent.context import ContextBuilder
-from bot.agent.memory import scope_for
-from bot.agent.skills import SkillLibrary
+from bot.agent.memory.files import scope_for
 from bot.bus import ChatRef, InboundMessage, Trust
+from bot.skills import SkillLibrary
 
 
 def test_system_prompt_is_rebuilt_when_a_file_it_reads_changes(tmp_path: Path) -> None:

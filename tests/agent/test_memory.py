@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.agent.consolidation import keep_boundary, parse_update, plan_chunk
-from bot.agent.memory import MemoryScope
-from bot.agent.sessions import SessionStore
+from bot.agent.memory.consolidation import keep_boundary, parse_update, plan_chunk
+from bot.agent.memory.files import MemoryScope
+from bot.agent.sessions.store import SessionStore
 from bot.bus import Trust
 from bot.llm import LLMResponse, ToolCall
 from tests.fakes.openai_server import Error, FakeLLM, Hang, Reply, Text, ToolCalls, echo

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from bot.agent.memory import MemoryScope
-from bot.agent.memory_lock import RedisScopeLocks
-from bot.redis_state import RedisState
+from bot.agent.memory.files import MemoryScope
+from bot.agent.memory.locks import RedisScopeLocks
+from bot.cluster.redis import RedisState
 
 
 def scopes(workspace: Path) -> tuple[MemoryScope, MemoryScope]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.agent.owner_dm import RedisOwnerDM
 from bot.bus import ChatRef, InboundMessage, Trust
-from bot.redis_state import RedisState
+from bot.cluster.redis import RedisState
 
 
 def dm(channel: str, chat: str, trust: Trust = Trust.OWNER, direct: bool = True) -> InboundMessage:

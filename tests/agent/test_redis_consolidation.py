@@ -7,12 +7,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bot.agent.consolidation import MemoryConsolidator
-from bot.agent.memory import MemoryScope
-from bot.agent.memory_lock import RedisScopeLocks
-from bot.agent.redis_sessions import RedisSessionStore
+from bot.agent.memory.consolidation import MemoryConsolidator
+from bot.agent.memory.files import MemoryScope
+from bot.agent.memory.locks import RedisScopeLocks
+from bot.agent.sessions.redis_store import RedisSessionStore
+from bot.cluster.redis import RedisState
 from bot.llm import LLMResponse, ToolCall
-from bot.redis_state import RedisState
 
 ENTRY = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d\] (.+)$", re.MULTILINE)
 

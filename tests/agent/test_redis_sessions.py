@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from bot.agent.redis_sessions import RedisSessionStore
-from bot.redis_state import RedisState
+from bot.agent.sessions.redis_store import RedisSessionStore
+from bot.cluster.redis import RedisState
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.agent import session_tail
-from bot.agent.sessions import SessionStore
+from bot.agent.sessions import tail as session_tail
+from bot.agent.sessions.store import SessionStore
 from tests.fakes.openai_server import FakeLLM
 from tests.harness import Harness
 

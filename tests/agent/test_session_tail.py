@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.agent.session_tail import lines_backwards, read_tail, read_whole
-from bot.agent.sessions import SessionStore
+from bot.agent.sessions.store import SessionStore
+from bot.agent.sessions.tail import lines_backwards, read_tail, read_whole
 
 
 def chat(store: SessionStore, key: str, turns: int, start: int = 0) -> None:
@@ -76,7 +76,7 @@ def test_files_of_the_old_format_are_read_whole(tmp_path: Path) -> None:
 
 
 def test_lines_backwards_crosses_block_boundaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("bot.agent.session_tail.BLOCK", 7)
+    monkeypatch.setattr("bot.agent.sessions.tail.BLOCK", 7)
     path = tmp_path / "f"
     path.write_bytes(b"first line\n\nsecond\nthe third line is long\n")
     assert list(lines_backwards(path)) == [b"the third line is long", b"second", b"first line"]

@@ -1,7 +1,7 @@
 import json
 from pathlib import Path
 
-from bot.agent.sessions import SessionStore, pair_safe
+from bot.agent.sessions.store import SessionStore, pair_safe
 
 
 def call(call_id: str) -> dict:

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.agent.skills import Skill, SkillLibrary, parse_skill, skills_prompt
 from bot.bus import Trust
-from bot.home import bundled
+from bot.setup.home import bundled
+from bot.skills import Skill, SkillLibrary, parse_skill, skills_prompt
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.harness import Harness
 
@@ -57,7 +57,7 @@ def test_a_malformed_skill_is_skipped_with_a_warning_naming_its_file(
     bad = write_skill(tmp_path, "bad", "name: bad\ndescription: [unclosed")
     (tmp_path / "plain").mkdir()
     (tmp_path / "plain" / "SKILL.md").write_text("no frontmatter here")
-    with caplog.at_level(logging.WARNING, logger="bot.agent.skills"):
+    with caplog.at_level(logging.WARNING, logger="bot.skills"):
         skills = SkillLibrary([tmp_path]).skills()
     assert [s.name for s in skills] == ["good"] and skills[0].folder == good.parent
     assert str(bad) in caplog.text and str(tmp_path / "plain" / "SKILL.md") in caplog.text
@@ -101,7 +101,7 @@ def test_frontmatter_errors_are_explained() -> None:
 
 
 def test_the_built_in_skills_all_parse(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="bot.agent.skills"):
+    with caplog.at_level(logging.WARNING, logger="bot.skills"):
         skills = SkillLibrary([bundled("skills")]).skills()
     names = {s.name for s in skills}
     assert {"memory", "cron", "summarize", "weather", "github", "skill-creator"} <= names

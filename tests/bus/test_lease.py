@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.bus.lease import Lease
 from bot.cancelling import cancel_and_wait
+from bot.cluster.leases import Lease
 
 
 async def test_a_standby_waits_while_the_holder_renews_and_takes_over_when_it_dies(redis_url: str) -> None:

@@ -147,8 +147,8 @@ async def test_a_late_duplicate_reply_is_dropped_at_the_outbox(redis_url: str) -
 
 
 async def test_the_cluster_view_names_lease_holders_workers_and_backlog(redis_url: str) -> None:
-    from bot.bus.cluster_status import describe_cluster
-    from bot.bus.lease import Lease
+    from bot.cluster.leases import Lease
+    from bot.cluster.status import describe_cluster
 
     gateway = RedisBus(redis_url, consumer="gw")
     gateway.deliver_for(["telegram"])
@@ -175,7 +175,7 @@ async def test_the_cluster_view_names_lease_holders_workers_and_backlog(redis_ur
 
 
 async def test_gateways_with_different_channels_each_deliver_only_their_own_replies(redis_url: str) -> None:
-    from bot.bus.cluster_status import describe_cluster
+    from bot.cluster.status import describe_cluster
 
     telegram, discord = RedisBus(redis_url, consumer="gw-telegram"), RedisBus(redis_url, consumer="gw-discord")
     telegram.deliver_for(["telegram"])

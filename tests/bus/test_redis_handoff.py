@@ -14,7 +14,7 @@ from bot.app import AgentApp
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.bus.messages import inbound_to_json
 from bot.bus.redis import WORKERS, RedisBus
-from bot.bus.redis_handoff import ReadEntry, read_entries
+from bot.bus.redis.handoff import ReadEntry, read_entries
 from bot.llm import LiteLLMProvider
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM, Hang, Text, ToolCalls

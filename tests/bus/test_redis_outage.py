@@ -9,8 +9,8 @@ import time
 import pytest
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
-from bot.bus.lease import Lease
 from bot.bus.redis import RedisBus, connect
+from bot.cluster.leases import Lease
 
 CHAT = ChatRef("telegram", "1")
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bot.bus.redis import connect
-from bot.bus.redis_trim import StreamTrimmer
+from bot.bus.redis.trim import StreamTrimmer
 
 STREAM, GROUP = "t:inbox", "workers"
 

@@ -4,9 +4,9 @@ from pathlib import Path
 import pytest
 
 from bot.bus import ChatRef
-from bot.redis_state import RedisState
+from bot.cluster.redis import RedisState
 from channels.catchup import ActiveChats, RecentChats
-from channels.catchup_redis import RedisActiveChats
+from channels.redis_catchup import RedisActiveChats
 
 DM = ChatRef("discord", "100")
 THREAD = ChatRef("slack", "C1", "1700000000.000001")

@@ -115,8 +115,8 @@ async def test_inbound_duplicates_are_published_once() -> None:
 
 
 async def test_a_flooding_guest_is_dropped_before_the_model_and_told_once() -> None:
+    from bot.access.flood import SenderRateLimit
     from bot.bus import Trust
-    from bot.ratelimit import SenderRateLimit
 
     now = [0.0]
     channel = MemoryChannel("memory")

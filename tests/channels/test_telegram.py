@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from bot.access import PairingBook
+from bot.access.policy import PairingBook
 from bot.bus import InboundMessage
 from bot.config import TelegramConfig
-from bot.tls import client_context
+from bot.net.tls import client_context
 from channels.telegram import TelegramChannel
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_html import html_visible_text

@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from bot import redis_state
 from bot.bus import ChatRef, OutboundMessage
 from bot.bus.redis import RedisBus
+from bot.cluster import redis as redis_state
+from bot.cluster.redis import RedisState
 from bot.config import HeartbeatConfig
 from bot.events import EventBus
-from bot.redis_state import RedisState
 from bot.scheduler.cron import CronService
-from bot.scheduler.cron_redis import RunClaims
 from bot.scheduler.heartbeat import HeartbeatService, Outcome
 from bot.scheduler.outcomes import OutcomeRelay
+from bot.scheduler.redis_cron import RunClaims
 from bot.scheduler.schedules import Schedule
 from tests.cluster_node import OWNER, cluster_node
 from tests.fakes.openai_server import FakeLLM, Text

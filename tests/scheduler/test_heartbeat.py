@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from bot.agent.heartbeat_ack import strip_ack
-from bot.home import bundled
 from bot.scheduler.heartbeat import Outcome, actionable, within_hours
+from bot.setup.home import bundled
 from tests.fakes.openai_server import FakeLLM, Hang, Text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway import OWNER, TelegramBot

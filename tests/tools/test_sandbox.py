@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.agent.skills import SkillLibrary
 from bot.app import build_registry, exec_launcher
 from bot.config import Config, load_config
 from bot.errors import ConfigError
+from bot.skills import SkillLibrary
 from bot.tools.base import ToolContext
 from bot.tools.sandbox import BwrapSandbox, HostShell, choose_launcher
 from bot.tools.shell import ExecTool

@@ -6,7 +6,7 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from bot.redis_state import RedisState
+from bot.cluster.redis import RedisState
 from bot.usage.ledger import GROUPS, CallRecord, Totals, UsageLedger
 from bot.usage.periods import day_start, month_start
 from bot.usage.redis_ledger import RedisUsageLedger

@@ -8,10 +8,10 @@ from typer.testing import CliRunner
 from bot.bus import Trust
 from bot.cli import app
 from bot.config import HeartbeatConfig
-from bot.model_prices import bundled_prices
+from bot.llm.prices import bundled_prices
+from bot.llm.pricing import call_cost
 from bot.scheduler.heartbeat import HeartbeatService, Outcome
 from bot.tools.base import Tool, ToolContext
-from bot.usage.pricing import call_cost
 from tests.agent.test_memory import consolidating, save
 from tests.fakes.openai_server import Error, FakeLLM, Text, ToolCalls, echo
 from tests.harness import Harness

@@ -1,0 +1,167 @@
+"""Sessions on the local store: one append-only JSONL file per chat; a bounded cache of their recent tails."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote
+
+from bot.agent.sessions.cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_TAIL, SessionCache
+from bot.agent.sessions.session import Session, pair_safe
+from bot.agent.sessions.tail import last_messages, read_tail, read_tail_rewriting, read_whole
+
+__all__ = ["Session", "SessionStore", "pair_safe"]
+
+logger = logging.getLogger(__name__)
+
+
+class SessionStore(SessionCache):
+    """Loads a session's tail from the end of its file, keeps the recently used ones, appends each record as a line.
+
+    An evicted session is read back from its file when needed.
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        tail: int = DEFAULT_TAIL,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> None:
+        super().__init__(tail, max_sessions, max_bytes)
+        self._directory = directory
+        directory.mkdir(parents=True, exist_ok=True)
+
+    def get(self, key: str) -> Session:
+        """The session for a key, its tail read from disk when it is not cached."""
+        session = self._lookup(key)
+        if session is None:
+            session = self._load(key, self._path(key))
+            self._remember(session)
+        return session
+
+    async def load(self, key: str) -> Session:
+        """`get` for a turn: a session that is not cached is read in a worker thread; a file of the old format
+        (without message numbers) is rewritten in the current format there, never read whole on the event loop."""
+        session = self._lookup(key)
+        if session is not None:
+            return session
+        path = self._path(key)
+        found, rewrite = await asyncio.to_thread(read_tail_rewriting, path, key, self._tail)
+        current = self._lookup(key)
+        if current is not None:  # a synchronous `get` read it meanwhile, and may have appended to it since
+            if rewrite is not None:
+                rewrite.discard()
+            return current
+        # Appends happen on the event loop, so none can fall between commit's size check and its swap.
+        if rewrite is not None:
+            if not rewrite.commit():
+                return await self.load(key)  # the file grew while it was rewritten: read it again
+            logger.info("[%s] session file rewritten in the current format", key)
+        self._remember(found)
+        return found
+
+    def recent(self, key: str, limit: int) -> list[dict[str, Any]]:
+        """The session's last `limit` messages, from the cache or else read from its file without caching."""
+        session = self._sessions.get(key)
+        if session is None:
+            return last_messages(self._path(key), key, limit)
+        return session.messages[-limit:]
+
+    def append(self, session: Session, messages: list[dict[str, Any]], inbound_ids: list[str] | None = None) -> None:
+        """Append messages to the session and its file in one write; `inbound_ids` names the bus messages they hold."""
+        now = time.time()
+        first = session.total
+        lines = [{"type": "message", "ts": now, "n": first + i, "message": m} for i, m in enumerate(messages)]
+        if inbound_ids:
+            lines[0]["inbound"] = inbound_ids
+            session.inbound_ids.update(inbound_ids)
+        written = self._write(self._file(session), lines)
+        session.messages.extend(messages)
+        self._grow(session, written)
+        self._trim(session)
+
+    def record_usage(self, session: Session, prompt_tokens: int, completion_tokens: int) -> None:
+        """Add one LLM call's token counts to the session's totals."""
+        session.prompt_tokens += prompt_tokens
+        session.completion_tokens += completion_tokens
+        record = {"type": "usage", "prompt": prompt_tokens, "completion": completion_tokens}
+        record["totals"] = [session.prompt_tokens, session.completion_tokens]
+        self._write(self._file(session), [record])
+
+    def mark_consolidated(self, session: Session, upto: int) -> None:
+        """Record that messages before `upto` now live in long-term memory."""
+        self._write(self._file(session), [{"type": "consolidated", "upto": upto}])
+        session.consolidated = upto
+        current = self._sessions.get(session.key)
+        if current is not None and current is not session and current.path == session.path:
+            current.consolidated = max(current.consolidated, upto)  # the session was evicted and read back meanwhile
+        self._trim(session)
+
+    def sync_consolidated(self, session: Session) -> None:
+        """Nothing to take up: only this process writes these files, and `mark_consolidated` updates every copy."""
+
+    async def load_unconsolidated(self, session: Session) -> None:
+        """Read back (in a thread) the unconsolidated messages older than the tail, for consolidation."""
+        if session.base == 0:
+            return
+        whole = await asyncio.to_thread(read_whole, self._file(session), session.key, repair=False)
+        session.consolidated = max(session.consolidated, whole.consolidated)
+        if session.consolidated < session.base:
+            older = whole.messages[session.consolidated : session.base]
+            session.messages[:0] = older
+            session.base = session.consolidated
+            self._grow(session, whole.size * len(older) // max(1, len(whole.messages)))
+
+    def reset(self, key: str) -> Session:
+        """Archive the session's file and start a fresh one; return the archived session."""
+        old = self.get(key)
+        path = self._file(old)
+        if path.exists():
+            archived = path.with_name(f"{path.stem}.{time.strftime('%Y%m%dT%H%M%S')}.archived.jsonl")
+            os.replace(path, archived)
+            old.path = archived
+        self._remember(Session(key=key, path=self._path(key)))
+        return old
+
+    def summaries(self, since: float) -> list[dict[str, Any]]:
+        """Each live session file touched since `since`: key, last activity and message count."""
+        found = []
+        for path in self._directory.glob("*.jsonl"):
+            if path.name.endswith(".archived.jsonl") or path.stat().st_mtime < since:
+                continue
+            messages = 0
+            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                messages += record.get("type") == "message"
+            key = unquote(path.name.removesuffix(".jsonl"))
+            found.append({"key": key, "last_activity": path.stat().st_mtime, "messages": messages})
+        return found
+
+    def _path(self, key: str) -> Path:
+        return self._directory / f"{quote(key, safe='')}.jsonl"
+
+    def _file(self, session: Session) -> Path:
+        return session.path or self._path(session.key)
+
+    @staticmethod
+    def _write(path: Path, records: list[dict[str, Any]]) -> int:
+        """One O_APPEND write, so a crash can tear at most the last line; returns the bytes written."""
+        data = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records).encode()
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        return len(data)
+
+    def _load(self, key: str, path: Path) -> Session:
+        return read_tail(path, key, self._tail)

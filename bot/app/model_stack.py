@@ -1,0 +1,40 @@
+"""The provider each model setting gets: every model metered, fallbacks behind the primary."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bot.config import LLMConfig
+from bot.llm import Provider
+from bot.llm.fallbacks import FallbackProvider
+from bot.llm.prices import bundled_prices
+from bot.llm.pricing import PriceMap
+from bot.usage.budgets import BudgetGuard
+from bot.usage.ledger import Ledger
+from bot.usage.meter import MeteredProvider
+
+ProviderFactory = Callable[[LLMConfig], Provider]
+
+
+class ModelStack:
+    """Builds metered providers with `llm.fallbacks` behind them; `made` holds the unmetered ones it built."""
+
+    def __init__(
+        self, make: ProviderFactory, ledger: Ledger, guard: BudgetGuard, prices: PriceMap = bundled_prices
+    ) -> None:
+        self._make = make
+        self._ledger = ledger
+        self._guard = guard
+        self._prices = prices
+        self.made: list[Provider] = []
+
+    def _build(self, llm: LLMConfig) -> Provider:
+        provider = self._make(llm)
+        self.made.append(provider)
+        return MeteredProvider(provider, self._ledger, self._guard, self._prices)
+
+    def provider(self, llm: LLMConfig) -> Provider:
+        """`llm.model` first, then each fallback model with the same provider settings; each call one ledger row."""
+        models = [llm, *(llm.model_copy(update={"model": name}) for name in llm.fallbacks)]
+        metered = [self._build(m) for m in models]
+        return metered[0] if len(metered) == 1 else FallbackProvider(metered)

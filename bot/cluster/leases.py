@@ -1,0 +1,116 @@
+"""Leases in Redis: one holder at a time for a channel credential or the scheduler, renewed while it lives."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from bot.bus.redis.scripts import RELEASE, RENEW
+from bot.cancelling import cancel_and_wait
+
+logger = logging.getLogger(__name__)
+
+
+def credential_key(secrets: list[str]) -> str:
+    """A lease name for a bot credential that does not reveal it: a short hash of its secrets."""
+    return hashlib.sha256("\0".join(secrets).encode()).hexdigest()[:24]
+
+
+class Lease:
+    """`SET key holder NX PX ttl`, renewed every third of the ttl, given up by compare-and-delete.
+
+    `hold()` waits until the lease is ours; `lost` is set when a renewal finds it gone, or when no renewal
+    got through for most of the ttl (Redis unreachable: the holder can no longer prove it holds the lease,
+    so it must stop doing what the lease guards before a standby may take over). A standby retries every
+    third of the ttl, so it takes over at most 4/3 of the ttl after the holder died, and never while the
+    holder renews.
+    """
+
+    def __init__(self, redis: Any, key: str, holder: str, ttl: float) -> None:
+        self._redis = redis
+        self.key = key
+        self.holder = holder
+        self._ttl_ms = max(int(ttl * 1000), 30)
+        self.lost = asyncio.Event()
+        self._held = False
+        self._renewer: asyncio.Task[None] | None = None
+        self._renew = redis.register_script(RENEW)
+        self._release = redis.register_script(RELEASE)
+
+    @property
+    def interval(self) -> float:
+        return self._ttl_ms / 3000
+
+    async def try_acquire(self) -> bool:
+        """Take the lease when nobody holds it (or we already do)."""
+        if await self._redis.set(self.key, self.holder, nx=True, px=self._ttl_ms):
+            return True
+        return bool(await self._renew(keys=[self.key], args=[self.holder, self._ttl_ms]))
+
+    async def hold(self, on_lost: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Wait until the lease is ours, then keep renewing it in the background until `release`."""
+        from redis.exceptions import RedisError
+
+        failures = 0
+        while True:
+            attempt = time.monotonic()
+            try:
+                if await self.try_acquire():
+                    break
+            except RedisError as exc:
+                failures += 1
+                (logger.error if failures == 1 else logger.info)(
+                    "lease %s: redis unreachable (%s: %s); retrying", self.key, type(exc).__name__, exc
+                )
+            await asyncio.sleep(self.interval)
+        self._held = True
+        self.lost.clear()
+        logger.warning("holding lease %s", self.key)
+        self._renewer = asyncio.create_task(self._keep(on_lost, attempt), name=f"lease:{self.key}")
+
+    async def _keep(self, on_lost: Callable[[], Awaitable[None]] | None, renewed_at: float) -> None:
+        """Renew every third of the ttl; lost once a renewal fails or none got through in 2/3 of the ttl."""
+        from redis.exceptions import RedisError
+
+        deadline = self._ttl_ms / 1000 * 2 / 3  # measured from a renewal's send time, so a slow reply is on our side
+        pause = self.interval
+        while True:
+            await asyncio.sleep(pause)
+            pause = self.interval
+            attempt = time.monotonic()
+            try:
+                async with asyncio.timeout(max(renewed_at + deadline - attempt, 0.001)):
+                    renewed = bool(await self._renew(keys=[self.key], args=[self.holder, self._ttl_ms]))
+            except (RedisError, TimeoutError) as exc:
+                if time.monotonic() - renewed_at < deadline:
+                    logger.warning("lease %s: a renewal failed (%s); retrying", self.key, type(exc).__name__)
+                    pause = self.interval / 5
+                    continue
+                logger.error("lease %s: no renewal got through in time (%s)", self.key, type(exc).__name__)
+                renewed = False
+            if renewed:
+                renewed_at = attempt
+                continue
+            logger.error("lost lease %s", self.key)
+            self._held = False
+            self.lost.set()
+            if on_lost is not None:
+                await on_lost()
+            return
+
+    async def release(self) -> None:
+        """Stop renewing and give the lease up if it is still ours (best effort: unreachable, it expires)."""
+        from redis.exceptions import RedisError
+
+        await cancel_and_wait(self._renewer)
+        self._renewer = None
+        if self._held:
+            self._held = False
+            try:
+                await self._release(keys=[self.key], args=[self.holder])
+            except RedisError as exc:
+                logger.warning("lease %s: not released (%s); it expires in its ttl", self.key, exc)

@@ -1,0 +1,208 @@
+"""A direct path to OpenAI-compatible endpoints: the body litellm would send, over one pooled aiohttp session.
+
+litellm spends most of a call in the OpenAI SDK's request transform, per-call cost and model-info
+lookups and its logging callbacks. For `openai/…` models none of that changes the request, so the
+provider sends the same JSON body itself and reads the answer into objects litellm's shape, which
+`LiteLLMProvider` parses unchanged; its failures carry what `bot.llm.failures.classify` reads
+(a status, headers, the URL), so retries and errors follow the same rules. Every other provider
+still goes through litellm.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import logging
+import os
+from collections.abc import AsyncIterator
+from types import SimpleNamespace
+from typing import Any
+
+from bot.config import LLMConfig
+from bot.llm.wire_json import BodyEncoder
+
+logger = logging.getLogger(__name__)
+
+PREFIX = "openai/"
+DEFAULT_BASE = "https://api.openai.com/v1"
+KEY_VARIABLE = "OPENAI_API_KEY"
+PLACEHOLDER_KEY = "no-key"
+# The keys of litellm's request that are part of the wire body; the rest steer litellm itself.
+_BODY_KEYS = ("messages", "max_tokens", "temperature", "tools", "stream", "stream_options")
+# litellm's markers of a context-window error (exception_mapping_utils), lower-cased.
+_OVERFLOW_MARKERS = (
+    "context_length_exceeded",
+    "exceed context limit",
+    "this model's maximum context length is",
+    "model's maximum context limit",
+    "is longer than the model's context length",
+    "input tokens exceed the configured limit",
+    "exceeds the available context size",
+    "exceeds the maximum number of tokens allowed",
+    "prompt is too long",
+)
+
+
+class HTTPFailure(Exception):
+    """The endpoint answered with an error status; read by `bot.llm.failures.classify` like an SDK error."""
+
+    def __init__(self, status: int, message: str, headers: Any, url: Any) -> None:
+        super().__init__(f"HTTP {status}: {message[:300]}")
+        self.status_code = status
+        self.response = SimpleNamespace(headers=headers)
+        self.request = SimpleNamespace(url=url)
+        lowered = message.lower()
+        self.overflow = any(marker in lowered for marker in _OVERFLOW_MARKERS)
+
+
+class ConnectionLost(ConnectionError):
+    """The connection failed or broke off without an HTTP status (the cause is chained); `request.url` is where."""
+
+    def __init__(self, message: str, url: Any) -> None:
+        super().__init__(message)
+        self.request = SimpleNamespace(url=url)
+
+
+class Wire(dict):  # type: ignore[type-arg]
+    """A JSON object read by attribute, None where a key is absent, as litellm's response objects read."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        return self.get(name)
+
+
+def fast_path_for(config: LLMConfig) -> OpenAICompatible | None:
+    """The direct client for an `openai/…` model when `llm.fast_path` is on, else None (use litellm)."""
+    if not config.fast_path or not config.model.startswith(PREFIX):
+        return None
+    return OpenAICompatible(config.api_base or DEFAULT_BASE)
+
+
+def openai_key(config: LLMConfig) -> tuple[str | None, list[str]]:
+    """The key to send and the variables to name when none is set, as litellm resolves them for `openai/…`."""
+    key = config.api_key.get_secret_value() or os.environ.get(KEY_VARIABLE, "")
+    if key:
+        return key, []
+    if config.api_base:
+        return PLACEHOLDER_KEY, []  # a local server needs no key; litellm sends a placeholder too
+    return None, [KEY_VARIABLE]
+
+
+def wire_body(request: dict[str, Any]) -> dict[str, Any]:
+    """The JSON body litellm sends for a request: its wire keys, the model without the `openai/` prefix."""
+    body = {key: request[key] for key in _BODY_KEYS if key in request}
+    body["model"] = request["model"].removeprefix(PREFIX)
+    if "messages" in body:
+        # litellm leaves out keys whose value is None (an assistant's `content` beside its tool calls).
+        body["messages"] = [
+            {k: v for k, v in m.items() if v is not None} if None in m.values() else m for m in body["messages"]
+        ]
+    return body
+
+
+def error_message(text: str) -> str:
+    """The message of an OpenAI-style error body, or the body itself."""
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        return " ".join(text.split()) or "no error message"
+    error = payload.get("error") if isinstance(payload, dict) else None
+    if isinstance(error, dict):
+        return " ".join(f"{error.get('message') or ''} {error.get('code') or ''}".split())
+    return " ".join(str(error or payload).split())
+
+
+class SSEStream:
+    """Chunks of a server-sent-events answer until `[DONE]`; `received_finish_reason` as litellm's stream has it."""
+
+    def __init__(self, response: Any) -> None:
+        self._response = response
+        self.received_finish_reason: str | None = None
+
+    async def __aiter__(self) -> AsyncIterator[Wire]:
+        import aiohttp
+
+        try:
+            async for raw in self._response.content:
+                line = raw.strip()
+                if not line.startswith(b"data:"):
+                    continue
+                data = line[5:].strip()
+                if data == b"[DONE]":
+                    return
+                chunk = json.loads(data, object_hook=Wire)
+                if chunk.get("error"):
+                    text = data.decode(errors="replace")
+                    raise HTTPFailure(500, error_message(text), {}, self._response.url)
+                for choice in chunk.get("choices") or ():
+                    self.received_finish_reason = choice.get("finish_reason") or self.received_finish_reason
+                yield chunk
+        except aiohttp.ClientError as exc:
+            raise ConnectionLost(f"stream broke off: {type(exc).__name__}: {exc}", self._response.url) from exc
+        finally:
+            self._response.release()
+
+
+class OpenAICompatible:
+    """POSTs chat completions to one base URL; `acompletion` mirrors litellm's call and result shapes."""
+
+    def __init__(self, base_url: str) -> None:
+        import yarl
+
+        self._url = base_url.rstrip("/") + "/chat/completions"
+        self._target = yarl.URL(self._url)
+        self._session: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._encoder = BodyEncoder()
+
+    async def warm_up(self) -> None:
+        """Import aiohttp (a fifth of a second, two TLS contexts) in a thread, before the first call needs it."""
+        await asyncio.to_thread(importlib.import_module, "aiohttp")
+
+    async def acompletion(self, **request: Any) -> Any:
+        """A completion (`Wire`), or with `stream=True` an `SSEStream` of chunks."""
+        import aiohttp
+
+        session = self._http()
+        headers = {"Content-Type": "application/json"}
+        if request.get("api_key"):
+            headers["Authorization"] = f"Bearer {request['api_key']}"
+        data = self._encoder.encode(wire_body(request))
+        try:
+            response = await session.post(self._url, data=data, headers=headers)
+        except aiohttp.ClientError as exc:
+            raise ConnectionLost(f"{type(exc).__name__}: {exc}", self._target) from exc
+        streaming = False
+        try:
+            if response.status >= 400:
+                text = await response.text(errors="replace")
+                raise HTTPFailure(response.status, error_message(text), response.headers, response.url)
+            if request.get("stream"):
+                streaming = True
+                return SSEStream(response)
+            return json.loads(await response.read(), object_hook=Wire)
+        except aiohttp.ClientError as exc:
+            raise ConnectionLost(f"{type(exc).__name__}: {exc}", self._target) from exc
+        finally:
+            if not streaming:
+                response.release()
+
+    def _http(self) -> Any:
+        """The pooled session of the running event loop, made on first use."""
+        import aiohttp
+
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._session.closed or self._loop is not loop:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300), timeout=aiohttp.ClientTimeout(total=None)
+            )
+            self._loop = loop
+        return self._session
+
+    async def aclose(self) -> None:
+        """Close the pooled connections."""
+        if self._session is not None and not self._session.closed and self._loop is asyncio.get_running_loop():
+            await self._session.close()
+        self._session = None

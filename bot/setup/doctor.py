@@ -1,0 +1,189 @@
+"""`relaybot doctor`: one line per check of what the bot needs, each with the fix when it fails."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import stat
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from bot.config import Config, MCPServerConfig
+from bot.setup.credentials import check_channel
+
+Status = Literal["ok", "warn", "fail"]
+SYMBOLS: dict[Status, str] = {"ok": "✓", "warn": "⚠", "fail": "✗"}
+LOW_DISK = 1024**3
+NO_DISK = 100 * 1024**2
+HTTP_TIMEOUT = 10.0
+EXCHANGE_TOKENS = 200  # a short question and answer
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """The outcome of one check; `fix` says what to do when it is not ok."""
+
+    name: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+    def line(self) -> str:
+        """`✓ name: detail`, with ` → fix` when there is one."""
+        return f"{SYMBOLS[self.status]} {self.name}: {self.detail}" + (f" → {self.fix}" if self.fix else "")
+
+    def as_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+def exec_description(config: Config) -> tuple[bool, str]:
+    """Whether exec runs in the sandbox, and how it runs (the launcher the gateway would pick)."""
+    from bot.app import exec_launcher
+    from bot.errors import ConfigError
+    from bot.tools.sandbox import HostShell
+
+    try:
+        launcher = exec_launcher(config)
+    except ConfigError as exc:
+        return False, str(exc)
+    return not isinstance(launcher, HostShell), launcher.description
+
+
+def check_folder(name: str, path: Path) -> Check:
+    """A folder that must exist and be private to the bot's user."""
+    if not path.is_dir():
+        return Check(name, "fail", f"{path} is missing", "run `relaybot init`")
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        return Check(name, "warn", f"{path} is readable by others (mode {mode:o})", f"chmod 700 {path}")
+    return Check(name, "ok", f"{path} (private)")
+
+
+def check_disk(path: Path) -> Check:
+    """Free space where the state lives."""
+    target = path if path.exists() else path.parent
+    free = shutil.disk_usage(target).free
+    text = f"{free / 1024**3:.1f} GiB free at {target}"
+    if free < NO_DISK:
+        return Check("disk", "fail", text, "free some space: sessions and logs need room to be written")
+    if free < LOW_DISK:
+        return Check("disk", "warn", text, "free some space soon")
+    return Check("disk", "ok", text)
+
+
+def check_sandbox(config: Config, describe: Callable[[Config], tuple[bool, str]] = exec_description) -> Check:
+    """exec's sandbox: a warning, not a failure, when it is missing."""
+    if not config.tools.exec.enabled:
+        return Check("exec sandbox", "ok", "exec is disabled")
+    sandboxed, description = describe(config)
+    if sandboxed:
+        return Check("exec sandbox", "ok", description)
+    return Check("exec sandbox", "warn", description, "install bubblewrap (Debian: apt-get install bubblewrap)")
+
+
+def check_gateway(status: dict[str, Any] | None) -> Check:
+    """Whether a gateway is running (information only)."""
+    from bot.setup.gateway_status import describe_uptime
+
+    return Check("gateway", "ok", describe_uptime(status))
+
+
+async def check_model(config: Config) -> Check:
+    """The model answers: the server's /v1/models when api_base is set, else one tiny request."""
+    llm = config.llm
+    if llm.api_base:
+        return await _check_models_endpoint(config)
+    from bot.errors import ProviderError
+    from bot.llm import LiteLLMProvider
+    from bot.retry import RetryPolicy
+
+    provider = LiteLLMProvider(llm.model_copy(update={"max_tokens": 1}), RetryPolicy(attempts=1))
+    try:
+        await provider.chat([{"role": "user", "content": "ping"}])
+    except ProviderError as exc:
+        return Check("model", "fail", f"{llm.model} did not answer: {exc}", "check llm.model and llm.api_key")
+    return Check("model", "ok", f"{llm.model} answers")
+
+
+async def _check_models_endpoint(config: Config) -> Check:
+    import aiohttp
+
+    llm = config.llm
+    url = (llm.api_base or "").rstrip("/") + "/models"
+    headers = {}
+    if key := llm.api_key.get_secret_value():
+        headers["Authorization"] = f"Bearer {key}"
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=HTTP_TIMEOUT)) as http,
+            http.get(url, headers=headers) as response,
+        ):
+            status = response.status
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        return Check("model", "fail", f"cannot reach {url} ({type(exc).__name__})", "start the model server")
+    if status in (401, 403):
+        return Check("model", "fail", f"{url} refused the key ({status})", "set llm.api_key")
+    if status != 200:
+        return Check("model", "fail", f"{url} answered {status}", "check llm.api_base")
+    return Check("model", "ok", f"{llm.model} at {llm.api_base} answers")
+
+
+async def check_context(config: Config) -> Check:
+    """Whether the window leaves room for the last exchanges after the system prompt, tools and reply reserve."""
+    import json
+
+    from bot.agent.budget import CHARS_PER_TOKEN, MIN_EXCHANGES, MIN_REPLY_RESERVE, ContextWindow
+    from bot.agent.context import ContextBuilder
+    from bot.agent.memory.files import scope_for
+    from bot.app import build_registry
+    from bot.bus import ChatRef, InboundMessage, Trust
+    from bot.setup.home import bundled
+    from bot.skills import SkillLibrary
+
+    window = await ContextWindow(config.llm).size()
+    skills = SkillLibrary([bundled("skills"), config.workspace / "skills"])
+    message = InboundMessage(ChatRef("console", "local"), "owner", "", trust=Trust.OWNER)
+    prompt = ContextBuilder(config.workspace, config.timezone, skills=skills).system_prompt(
+        message, scope_for(config.workspace, message)
+    )
+    tools = json.dumps(build_registry(config, skills).definitions(Trust.OWNER))
+    fixed = (len(prompt) + len(tools)) // CHARS_PER_TOKEN
+    room = window - min(config.llm.max_tokens, MIN_REPLY_RESERVE) - fixed
+    text = f"{window:,} tokens; the system prompt and tools take about {fixed:,}, leaving {max(room, 0):,} for history"
+    if room < MIN_EXCHANGES * EXCHANGE_TOKENS:
+        return Check(
+            "context window",
+            "warn",
+            text,
+            "set llm.context_window to the model's real window (or lower llm.max_tokens)",
+        )
+    return Check("context window", "ok", text)
+
+
+async def check_mcp(name: str, server: MCPServerConfig) -> Check:
+    """One MCP server: its tool count, or a warning saying why it cannot start (the bot runs without its tools)."""
+    from bot.tools.mcp import describe
+
+    up, detail = await describe(server)
+    if up:
+        return Check(f"mcp {name}", "ok", detail)
+    key = f"mcp_servers.{name}"
+    fix = f"check {key}.url and that the server is running" if server.url else f"check {key}.command, args and cwd"
+    return Check(f"mcp {name}", "warn", detail, fix)
+
+
+async def run_checks(config: Config, gateway: dict[str, Any] | None) -> list[Check]:
+    """Every check after the config loaded, in the order a new user fixes things."""
+    checks = [check_folder("workspace", config.workspace), check_folder("state", config.state_dir)]
+    probes: list[Awaitable[Check | list[Check]]] = [check_model(config), check_context(config)]
+    for name in ("telegram", "discord", "slack"):
+        section = getattr(config.channels, name)
+        if section.enabled:
+            probes.append(check_channel(name, section, HTTP_TIMEOUT))
+    probes += [check_mcp(name, server) for name, server in config.mcp_servers.items()]
+    for outcome in await asyncio.gather(*probes):
+        checks.extend(outcome if isinstance(outcome, list) else [outcome])
+    checks += [check_sandbox(config), check_gateway(gateway), check_disk(config.state_dir)]
+    return checks

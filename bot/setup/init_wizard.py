@@ -1,0 +1,47 @@
+"""`relaybot init` on a terminal: ask for the model, its key or server, and the channels, then write them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from bot.config.text_editor import KeyPath, set_value
+
+Ask = Callable[[str, str, bool], str]
+Confirm = Callable[[str], bool]
+
+CHANNEL_TOKENS: dict[str, tuple[tuple[str, str], ...]] = {
+    "telegram": (("token", "Telegram bot token (from @BotFather)"),),
+    "discord": (("token", "Discord bot token (developer portal; enable the Message Content intent)"),),
+    "slack": (("bot_token", "Slack bot token (xoxb-…)"), ("app_token", "Slack app token for Socket Mode (xapp-…)")),
+}
+
+
+def ask_settings(ask: Ask, confirm: Confirm) -> dict[KeyPath, str]:
+    """The answers as YAML values by key path; `ask(question, default, hidden)` and `confirm(question)` do the I/O."""
+    settings: dict[KeyPath, str] = {}
+    model = ask("Model (a litellm name such as openai/gpt-4o-mini or ollama/llama3)", "openai/gpt-4o-mini", False)
+    settings[("llm", "model")] = json.dumps(model)
+    base = ask("Server URL for a local or OpenAI-compatible model (empty for the provider's own)", "", False)
+    if base:
+        settings[("llm", "api_base")] = json.dumps(base)
+        key = ask("API key (empty if the server needs none)", "", True)
+    else:
+        key = ask("API key (empty to take it from the provider's variable, such as OPENAI_API_KEY)", "", True)
+    if key:
+        settings[("llm", "api_key")] = json.dumps(key)
+    for channel, tokens in CHANNEL_TOKENS.items():
+        if not confirm(f"Enable {channel}?"):
+            continue
+        settings[("channels", channel, "enabled")] = "true"
+        for name, question in tokens:
+            if value := ask(question, "", True):
+                settings[("channels", channel, name)] = json.dumps(value)
+    return settings
+
+
+def apply_settings(text: str, settings: dict[KeyPath, str]) -> str:
+    """The config text with each answered key set, comments kept."""
+    for path, value in settings.items():
+        text = set_value(text, path, value)
+    return text

@@ -1,0 +1,46 @@
+"""Active chats in Redis, so a standby gateway on another machine catches up where the last holder stopped."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+
+from bot.bus import ChatRef
+from bot.cluster.redis import RedisState
+from channels.catchup import CATCH_UP_WINDOW, ActiveChat
+
+
+class RedisActiveChats:
+    """A channel's chats seen within `window` seconds: one hash, a field per chat holding its last message id."""
+
+    def __init__(
+        self, state: RedisState, channel: str, window: float = CATCH_UP_WINDOW, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._state = state
+        self._key = state.key("catchup", channel)
+        self._window = window
+        self._clock = clock
+
+    def seen(self, chat: ChatRef, message_id: str) -> None:
+        """Record `message_id` as the last one seen in `chat`, now; the hash goes when the channel is quiet a window."""
+        row = {"channel": chat.channel, "chat_id": chat.chat_id, "thread_id": chat.thread_id, "last_id": message_id}
+        pipe = self._state.client.pipeline()
+        pipe.hset(self._key, chat.session_key, json.dumps({**row, "seen_at": self._clock()}))
+        pipe.expire(self._key, int(self._window) + 60)
+        pipe.execute()
+
+    def recent(self) -> list[ActiveChat]:
+        """The chats seen within the window, oldest activity first; older ones are removed."""
+        since = self._clock() - self._window
+        chats, stale = [], []
+        for field, raw in self._state.client.hgetall(self._key).items():
+            row = json.loads(raw)
+            if float(row["seen_at"]) < since:
+                stale.append(field)
+                continue
+            chat = ChatRef(row["channel"], row["chat_id"], row.get("thread_id"))
+            chats.append(ActiveChat(chat, row["last_id"], float(row["seen_at"])))
+        if stale:
+            self._state.client.hdel(self._key, *stale)
+        return sorted(chats, key=lambda c: c.seen_at)
