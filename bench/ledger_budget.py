@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from bot.bus import Trust  # noqa: E402
 from bot.cluster.redis import RedisState  # noqa: E402
-from bot.config import BudgetsConfig, Limit  # noqa: E402
+from bot.config.schema import BudgetsConfig, Limit  # noqa: E402
 from bot.usage.budgets import BudgetGuard  # noqa: E402
 from bot.usage.charge import Charge  # noqa: E402
 from bot.usage.ledger import CallRecord, Ledger, UsageLedger  # noqa: E402

@@ -16,7 +16,8 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust  # noqa: E402
-from bot.config import Config, load_config  # noqa: E402
+from bot.config.loader import load_config  # noqa: E402
+from bot.config.schema import Config  # noqa: E402
 
 WINDOW = 65_536  # the context window the peers default to; the fake model reports none
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
-from bot.config import DiscordConfig
+from bot.config.schema_channels import DiscordConfig
 from bot.errors import ChannelError, ChannelUnavailable, RateLimited
 from bot.retry import RetryPolicy
 from channels.base import Channel, Publish

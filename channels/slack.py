@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from urllib.parse import urlsplit
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
-from bot.config import SlackConfig
+from bot.config.schema_channels import SlackConfig
 from bot.errors import BusClosed, ChannelError, ChannelUnavailable, RateLimited
 from bot.retry import RetryPolicy
 from channels.base import Channel, Publish

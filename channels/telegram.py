@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeVar
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
 from bot.cancelling import cancel_and_wait
-from bot.config import TelegramConfig
+from bot.config.schema_channels import TelegramConfig
 from bot.errors import BusClosed, ChannelError, ChannelUnavailable, DeliveryAmbiguous, MarkupRejected, RateLimited
 from bot.net.tls import client_context
 from bot.retry import RetryPolicy

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from bot.app import AgentApp, Gateway, make_bus
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
-from bot.config import Config
+from bot.config.schema import Config
 from bot.events import Delivered, EventBus, TurnFinished, TurnStarted
 from bot.llm import LiteLLMProvider
 from bot.retry import RetryPolicy

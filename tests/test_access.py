@@ -8,7 +8,7 @@ from bot.access.policy import PAIRING_ALPHABET, AccessPolicy, Ignore, Pairing, P
 from bot.access.redis_pairing import RedisPairingBook
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.cluster.redis import RedisState
-from bot.config import TelegramConfig
+from bot.config.schema_channels import TelegramConfig
 
 
 class Clock:

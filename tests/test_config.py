@@ -2,7 +2,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import Config, load_config, parse_duration
+from bot.config.durations import parse_duration
+from bot.config.loader import load_config
+from bot.config.schema import Config
 from bot.errors import ConfigError
 from bot.setup.home import bundled
 

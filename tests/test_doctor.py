@@ -99,7 +99,7 @@ def test_a_broken_config_is_the_only_line(tmp_path: Path) -> None:
 
 
 def test_a_missing_sandbox_is_a_warning_not_a_failure(tmp_path: Path) -> None:
-    from bot.config import Config
+    from bot.config.schema import Config
 
     config = Config.model_validate({"workspace": tmp_path, "state_dir": tmp_path})
     check = check_sandbox(config, lambda _: (False, "NOT sandboxed (bwrap is not installed)"))

@@ -9,7 +9,7 @@ import pexpect
 from typer.testing import CliRunner
 
 from bot.cli import app
-from bot.config import load_config
+from bot.config.loader import load_config
 from bot.setup.home import bundled
 from bot.setup.init_wizard import apply_settings, ask_settings
 from tests.fakes.openai_server import FakeLLM

@@ -3,7 +3,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.config import LLMConfig
+from bot.config.schema import LLMConfig
 from bot.errors import ModelNotFound, ProviderAuthError, ProviderUnavailable
 from bot.llm import LiteLLMProvider, ThinkFilter, parse_arguments, strip_think
 from bot.retry import RetryPolicy

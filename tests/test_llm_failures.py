@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from bot.config import LLMConfig
+from bot.config.schema import LLMConfig
 from bot.errors import (
     ContextOverflow,
     MissingApiKey,

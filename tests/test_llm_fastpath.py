@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from bot.config import LLMConfig
+from bot.config.schema import LLMConfig
 from bot.errors import ProviderError, ProviderUnreachable
 from bot.llm import LiteLLMProvider, LLMResponse, Usage, priced
 from bot.llm.openai_http import fast_path_for, openai_key, wire_body

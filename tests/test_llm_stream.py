@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from bot.config import LLMConfig
+from bot.config.schema import LLMConfig
 from bot.errors import ProviderUnavailable, StreamBroken
 from bot.llm import CUT_NOTE, LENGTH_NOTE, LiteLLMProvider, LLMResponse
 from bot.retry import RetryPolicy

@@ -4,7 +4,7 @@ import pytest
 
 from bot.agent.personas import Persona, PersonaRouter
 from bot.bus import ChatRef, InboundMessage
-from bot.config import Config, LLMConfig, RouteConfig
+from bot.config.schema import Config, LLMConfig, RouteConfig
 from bot.errors import ConfigError
 from bot.events import StreamDelta
 from tests.fakes.openai_server import FakeLLM

@@ -15,7 +15,7 @@ from bot.app import AgentApp
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.cli import app
 from bot.cluster.redis import RedisState
-from bot.config import TelegramConfig
+from bot.config.schema_channels import TelegramConfig
 from bot.usage.ledger import CallRecord
 from bot.usage.redis_ledger import RedisUsageLedger
 from tests.channels.test_slack import OWNER as SLACK_OWNER

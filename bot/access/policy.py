@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from bot.bus import InboundMessage, Trust
-from bot.config import ChannelSection
+from bot.config.schema_channels import ChannelSection
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from bot.config import LLMConfig
+from bot.config.schema import LLMConfig
 from bot.errors import ContextOverflow, MessageTooLarge
 from bot.llm import DeltaHandler, LLMResponse, Provider
 from bot.llm.prices import model_record

@@ -36,7 +36,7 @@ from bot.agent.stream import is_silent
 from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
 from bot.agent.turn_hooks import TurnHooks
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, lowest_trust
-from bot.config import AgentConfig
+from bot.config.schema import AgentConfig
 from bot.errors import BudgetExceeded, ProviderError, TurnTimedOut
 from bot.events import ErrorOccurred, EventBus, TurnFinished, TurnStarted
 from bot.llm.transcription import Transcriber

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.bus import InboundMessage
-from bot.config import LLMConfig, PersonaConfig, RouteConfig
+from bot.config.schema import LLMConfig, PersonaConfig, RouteConfig
 
 _SERVER_WORDS = ("guild", "team", "server")
 

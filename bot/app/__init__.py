@@ -35,7 +35,8 @@ from bot.bus import LocalBus, MessageBus, OutboundMessage, Trust
 from bot.cancelling import cancel_and_wait
 from bot.cluster.redis import RedisState, shared_state
 from bot.cluster.roles import ClusterLeases, Role
-from bot.config import Config, LLMConfig, home_dir
+from bot.config.paths import home_dir
+from bot.config.schema import Config, LLMConfig
 from bot.errors import ConfigError
 from bot.events import EventBus
 from bot.llm import Provider, Warmable

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 from bot.access.policy import Pairing
-from bot.config import HeartbeatConfig
+from bot.config.schema import HeartbeatConfig
 from bot.scheduler.cron import CronService
 from bot.usage.ledger import Ledger
 from channels.health import ChannelHealth, MessageCounts

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bot.config import LLMConfig
+from bot.config.schema import LLMConfig
 from bot.llm import Provider
 from bot.llm.fallbacks import FallbackProvider
 from bot.llm.prices import bundled_prices

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bot.access.flood import RateLimit, SenderRateLimit
 from bot.access.policy import IgnoreNotices, NoticesInProcess, Pairing, PairingBook
 from bot.cluster.redis import RedisState
-from bot.config import Config
+from bot.config.schema import Config
 from bot.usage.ledger import Ledger, UsageLedger
 
 

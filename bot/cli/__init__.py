@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from bot.access.policy import Pairing
-    from bot.config import Config, MCPServerConfig
+    from bot.config.schema import Config
+    from bot.config.schema_tools import MCPServerConfig
     from bot.scheduler.cron import CronService
 
 app = typer.Typer(
@@ -57,7 +58,7 @@ def options(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
 ) -> None:
     """Global options."""
-    from bot.config import config_path
+    from bot.config.paths import config_path
     from bot.logs import LOG_LEVELS
     from bot.setup.filemodes import private_umask
 
@@ -69,7 +70,7 @@ def options(
 
 def _load(options: Options, mode: LogMode = "stderr") -> Config:
     """Load the config or exit 2 with one clear line; set up logging for the command's `mode`."""
-    from bot.config import load_config
+    from bot.config.loader import load_config
     from bot.errors import ConfigError
     from bot.logs import log_dir, setup_logging
 
@@ -99,7 +100,8 @@ def init(
     """Create the config and the workspace, asking for the model and channels on a terminal; add new config keys."""
     import sys
 
-    from bot.config import home_dir, load_config
+    from bot.config.loader import load_config
+    from bot.config.paths import home_dir
     from bot.errors import ConfigError
     from bot.setup.home import InitReport, add_new_keys, init_config, init_workspace
     from bot.setup.webtoken import chat_url, write_api_token
@@ -439,7 +441,7 @@ def _ask_gateway(config: Config, request: dict[str, Any], timeout: float | None 
 
 def _config_check(options: Options) -> list[Any]:
     """The doctor's first line: whether the config file loads."""
-    from bot.config import load_config
+    from bot.config.loader import load_config
     from bot.errors import ConfigError
     from bot.setup.doctor import Check
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
-from bot.config import LLMConfig
+from bot.config.schema import LLMConfig
 from bot.errors import MissingApiKey, ProviderError
 from bot.llm.failures import StreamCut, classify, retry_delay, to_provider_error
 from bot.llm.openai_http import fast_path_for, openai_key

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator
 from types import SimpleNamespace
 from typing import Any
 
-from bot.config import LLMConfig
+from bot.config.schema import LLMConfig
 from bot.llm.wire_json import BodyEncoder
 
 logger = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from bot.bus import Attachment, InboundMessage
-from bot.config import LLMConfig
+from bot.config.schema import LLMConfig
 from bot.usage.budgets import BudgetGuard
 from bot.usage.charge import current_charge
 from bot.usage.ledger import CallRecord, Ledger

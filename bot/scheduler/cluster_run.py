@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.cluster.redis import RedisState
-from bot.config import Config
+from bot.config.schema import Config
 from bot.events import EventBus
 from bot.scheduler.cron import CronService
 from bot.scheduler.outcomes import OutcomeRelay

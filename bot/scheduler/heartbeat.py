@@ -16,7 +16,7 @@ from bot.agent.heartbeat_ack import SENDER
 from bot.agent.loop import AgentLoop
 from bot.bus import ChatRef, InboundMessage, MessageBus, Trust, new_id
 from bot.cancelling import cancel_and_wait
-from bot.config import HeartbeatConfig
+from bot.config.schema import HeartbeatConfig
 from bot.events import Delivered, DeliveryFailed, Event, EventBus, TurnFinished
 from bot.scheduler.heartbeat_record import HeartbeatRecord
 

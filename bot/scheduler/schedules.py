@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from bot.config import parse_duration
+from bot.config.durations import parse_duration
 
 ScheduleKind = Literal["at", "every", "cron"]
 CRON_SAMPLES = 50  # more than 24 runs a day already has a gap under an hour, so 50 runs show every gap that counts

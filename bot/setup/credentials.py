@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
-    from bot.config import ChannelSection
+    from bot.config.schema_channels import ChannelSection
     from bot.setup.doctor import Check
 
 

@@ -10,7 +10,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from bot.config import Config, MCPServerConfig
+from bot.config.schema import Config
+from bot.config.schema_tools import MCPServerConfig
 from bot.setup.credentials import check_channel
 
 Status = Literal["ok", "warn", "fail"]

@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 from typing import Any, TextIO
 
 from bot.bus import Trust
-from bot.config import MCPServerConfig
+from bot.config.schema_tools import MCPServerConfig
 from bot.errors import ToolError
 from bot.tools.base import Tool, ToolContext, ToolRegistry
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from bot.config import BudgetsConfig, Limit
+from bot.config.schema import BudgetsConfig, Limit
 from bot.errors import BudgetExceeded
 from bot.usage.charge import Charge
 from bot.usage.ledger import Ledger, Totals

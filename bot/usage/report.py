@@ -6,7 +6,7 @@ import json
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from bot.config import parse_duration
+from bot.config.durations import parse_duration
 from bot.usage.ledger import Totals
 from bot.usage.periods import month_start
 

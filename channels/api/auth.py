@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from bot.bus import Trust
-from bot.config import ApiTokenConfig
+from bot.config.schema_channels import ApiTokenConfig
 
 MAX_FAILURES = 5
 WINDOW = 60.0

@@ -9,7 +9,7 @@ from typing import ClassVar
 from aiohttp import web
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, new_id
-from bot.config import ApiConfig
+from bot.config.schema_channels import ApiConfig
 from bot.events import Event, EventBus, TurnFinished
 from channels.api.admin import AdminBackend
 from channels.api.auth import Caller, FailureLockout, Gatekeeper, TokenBook

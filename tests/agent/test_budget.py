@@ -10,7 +10,7 @@ from bot.agent.budget import (
     estimate_tokens,
     fit_history,
 )
-from bot.config import LLMConfig
+from bot.config.schema import LLMConfig
 from bot.errors import ContextOverflow, MessageTooLarge
 from tests.fakes.openai_server import Error, FakeLLM, Text
 from tests.harness import Harness

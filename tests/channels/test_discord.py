@@ -10,7 +10,7 @@ import pytest_asyncio
 
 from bot.access.policy import PairingBook
 from bot.bus import InboundMessage
-from bot.config import DiscordConfig
+from bot.config.schema_channels import DiscordConfig
 from bot.errors import ChannelError
 from channels.discord import DiscordChannel
 from tests.fakes.discord_server import TEXT_LIMIT, FakeDiscord

@@ -9,7 +9,7 @@ import pytest_asyncio
 
 from bot.access.policy import PairingBook
 from bot.bus import InboundMessage
-from bot.config import SlackConfig
+from bot.config.schema_channels import SlackConfig
 from channels.slack import SlackChannel
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.slack_server import FakeSlack

@@ -9,7 +9,7 @@ import pytest_asyncio
 
 from bot.access.policy import PairingBook
 from bot.bus import InboundMessage
-from bot.config import TelegramConfig
+from bot.config.schema_channels import TelegramConfig
 from bot.net.tls import client_context
 from channels.telegram import TelegramChannel
 from tests.fakes.openai_server import FakeLLM, Text

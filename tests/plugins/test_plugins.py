@@ -12,7 +12,7 @@ from bot.app import journal_path, plugins_for
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.bus.journal import Journal
 from bot.cli import app
-from bot.config import load_config
+from bot.config.loader import load_config
 from bot.plugins import BeforeToolCall, Block, Replace
 from bot.plugins.hooks import Hooks
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls

@@ -14,7 +14,7 @@ from bot.bus import ChatRef, OutboundMessage
 from bot.bus.redis import RedisBus
 from bot.cluster import redis as redis_state
 from bot.cluster.redis import RedisState
-from bot.config import HeartbeatConfig
+from bot.config.schema import HeartbeatConfig
 from bot.events import EventBus
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService, Outcome

@@ -13,7 +13,7 @@ import pytest
 import pytest_asyncio
 
 from bot.bus import Trust
-from bot.config import MCPServerConfig
+from bot.config.schema_tools import MCPServerConfig
 from bot.tools.base import ToolRegistry
 from bot.tools.mcp import MCPServer, probe
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls

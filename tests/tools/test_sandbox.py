@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from bot.app import build_registry, exec_launcher
-from bot.config import Config, load_config
+from bot.config.loader import load_config
+from bot.config.schema import Config
 from bot.errors import ConfigError
 from bot.skills import SkillLibrary
 from bot.tools.base import ToolContext

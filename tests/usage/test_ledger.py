@@ -9,7 +9,7 @@ import pytest
 
 from bot.bus import Trust
 from bot.cluster.redis import RedisState
-from bot.config import BudgetsConfig, Limit
+from bot.config.schema import BudgetsConfig, Limit
 from bot.errors import BudgetExceeded
 from bot.llm.pricing import call_cost
 from bot.usage.budgets import BudgetGuard

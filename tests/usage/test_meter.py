@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from bot.bus import Trust
-from bot.config import BudgetsConfig, Limit
+from bot.config.schema import BudgetsConfig, Limit
 from bot.errors import BudgetExceeded, ProviderUnavailable
 from bot.llm import LLMResponse, Usage
 from bot.usage.budgets import BudgetGuard

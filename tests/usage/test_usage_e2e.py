@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from bot.bus import Trust
 from bot.cli import app
-from bot.config import HeartbeatConfig
+from bot.config.schema import HeartbeatConfig
 from bot.llm.prices import bundled_prices
 from bot.llm.pricing import call_cost
 from bot.scheduler.heartbeat import HeartbeatService, Outcome

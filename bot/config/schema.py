@@ -1,0 +1,245 @@
+"""The configuration file's shape: `Config` and its smaller sections, validated by pydantic."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, PrivateAttr, SecretStr, ValidationInfo, field_validator, model_validator
+
+from bot.bus import Trust
+from bot.config.durations import Duration
+from bot.config.schema_channels import ChannelsConfig
+from bot.config.schema_tools import SERVER_NAME, MCPServerConfig, ToolsConfig
+from bot.config.section import Section
+from bot.errors import ConfigError
+
+
+class LLMConfig(Section):
+    model: str = "openai/gpt-4o-mini"
+    api_key: SecretStr = SecretStr("")
+    api_base: str | None = None
+    max_tokens: int = Field(4096, gt=0)
+    temperature: float = Field(0.7, ge=0, le=2)
+    context_window: int | None = Field(None, gt=0)
+    timeout: Duration = 120.0
+    fast_path: bool = True
+    transcription_model: str | None = None
+    transcription_api_base: str | None = None
+    transcription_api_key: SecretStr = SecretStr("")
+    fallbacks: list[str] = []
+
+
+class AgentConfig(Section):
+    max_iterations: int = Field(40, gt=0)
+    max_concurrent_turns: int = Field(128, gt=0)
+    queue_mode: Literal["collect", "followup", "steer"] = "collect"
+    memory_window: int = Field(100, gt=1)
+    max_subagents: int = Field(4, gt=0)
+    session_cache_size: int = Field(500, gt=0)
+    session_cache_mb: float = Field(32.0, gt=0)
+    max_tool_result_chars: int = Field(16_000, ge=200)
+    turn_timeout: Duration = Field(600.0, gt=0)
+    max_inbound_chars: int = Field(32_000, gt=0)
+    inline_attachment_chars: int = Field(20_000, ge=0)
+
+
+class AccessConfig(Section):
+    max_pending: int = Field(10, gt=0)
+    rate_limit: int = Field(20, ge=0)
+
+
+class SchedulerConfig(Section):
+    misfire_grace: Duration = 600.0
+
+
+class BusConfig(Section):
+    """Where inbound and outbound messages travel: the embedded journal, or Redis shared by several processes."""
+
+    backend: Literal["local", "redis"] = "local"
+    url: str | None = Field(None, validate_default=True)
+    lease: Duration = Field(10.0, gt=0)
+    claim_idle: Duration = Field(30.0, gt=0)
+    prefix: str = Field("relaybot", pattern=r"^[A-Za-z0-9_.-]+$")
+
+    @field_validator("url")
+    @classmethod
+    def _redis_needs_url(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if info.data.get("backend") == "redis" and not (value or "").startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("the redis backend needs a URL such as redis://localhost:6379/0")
+        return value
+
+
+_HOURS = re.compile(r"^([01]\d|2[0-3]):[0-5]\d-([01]\d|2[0-3]):[0-5]\d$")
+_CHAT_TARGET = re.compile(r"^[a-z]+:[^:\s]+(:[^:\s]+)?$")
+
+
+class HeartbeatConfig(Section):
+    enabled: bool = True
+    interval: Duration = 1800.0
+    deliver_to: str | None = None
+    active_hours: str | None = None
+
+    @field_validator("active_hours")
+    @classmethod
+    def _hours_range(cls, value: str | None) -> str | None:
+        if value is not None and not _HOURS.match(value):
+            raise ValueError(f"{value!r} is not a range of hours; use HH:MM-HH:MM such as 08:00-22:00")
+        return value
+
+    @field_validator("deliver_to")
+    @classmethod
+    def _chat_target(cls, value: str | None) -> str | None:
+        if value is not None and not _CHAT_TARGET.match(value):
+            raise ValueError(f"{value!r} is not a chat; use channel:chat_id such as telegram:123")
+        return value
+
+
+class Limit(Section):
+    """A spending cap: tokens (prompt + completion) and/or USD, per day and/or per month; unset = unlimited."""
+
+    daily_tokens: int | None = Field(None, ge=0)
+    monthly_tokens: int | None = Field(None, ge=0)
+    daily_usd: float | None = Field(None, ge=0)
+    monthly_usd: float | None = Field(None, ge=0)
+
+
+class BudgetsConfig(Section):
+    """Limits per role (null = unlimited), per-sender overrides, and the cap on background work."""
+
+    guest: Limit | None = None
+    user: Limit | None = None
+    admin: Limit | None = None
+    owner: Limit | None = None
+    senders: dict[str, Limit] = {}
+    background: Limit | None = Limit(daily_usd=1.0)
+
+    @field_validator("senders")
+    @classmethod
+    def _sender_refs(cls, value: dict[str, Limit]) -> dict[str, Limit]:
+        for sender in value:
+            if not re.match(r"^[a-z]+:\S+$", sender):
+                raise ValueError(f"{sender!r} is not a sender; use channel:user_id such as telegram:42")
+        return value
+
+
+_ROUTE = re.compile(r"^(default|[a-z]+|[a-z]+:(chat|guild|team|server):[^:\s]+)$")
+
+
+class PersonaConfig(Section):
+    """A persona: its own model, system file (relative to the workspace), tools and sampling."""
+
+    model: str | None = None
+    api_base: str | None = None
+    system: str | None = None
+    tools: list[str] | None = None
+    max_tokens: int | None = Field(None, gt=0)
+    temperature: float | None = Field(None, ge=0, le=2)
+    streaming: bool | None = None
+
+
+class RouteConfig(Section):
+    """Which persona answers where: `discord:guild:1234`, `slack:team:T01`, `telegram:chat:-100`, `slack`, `default`."""
+
+    match: str
+    persona: str
+
+    @field_validator("match")
+    @classmethod
+    def _match_form(cls, value: str) -> str:
+        if not _ROUTE.match(value):
+            raise ValueError(
+                f"{value!r} is not a route; use channel:chat:ID, channel:guild:ID, channel:team:ID, a channel name "
+                "such as telegram, or default"
+            )
+        return value
+
+
+class Config(Section):
+    """The whole configuration file."""
+
+    workspace: Path
+    state_dir: Path
+    timezone: str = "UTC"
+    owners: list[str] = []
+    roles: dict[str, Trust] = {}
+    llm: LLMConfig = LLMConfig()
+    agent: AgentConfig = AgentConfig()
+    channels: ChannelsConfig = ChannelsConfig()
+    tools: ToolsConfig = ToolsConfig()
+    access: AccessConfig = AccessConfig()
+    scheduler: SchedulerConfig = SchedulerConfig()
+    heartbeat: HeartbeatConfig = HeartbeatConfig()
+    bus: BusConfig = BusConfig()
+    shutdown_grace: Duration = 10.0
+    mcp_servers: dict[str, MCPServerConfig] = {}
+    budgets: BudgetsConfig = BudgetsConfig()
+    personas: dict[str, PersonaConfig] = {}
+    routes: list[RouteConfig] = []
+
+    @field_validator("roles")
+    @classmethod
+    def _role_refs(cls, value: dict[str, Trust]) -> dict[str, Trust]:
+        for sender in value:
+            if not re.match(r"^[a-z]+:\S+$", sender):
+                raise ValueError(f"{sender!r} is not a sender; use channel:user_id such as discord:123")
+        return value
+
+    @model_validator(mode="after")
+    def _routes_name_personas(self) -> Config:
+        for index, route in enumerate(self.routes):
+            if route.persona not in self.personas:
+                known = ", ".join(sorted(self.personas)) or "none defined"
+                raise ConfigError(f"unknown persona {route.persona!r} (personas: {known})", f"routes[{index}].persona")
+        return self
+
+    plugins: list[str] = []
+    _source: Path | None = PrivateAttr(None)
+
+    @property
+    def source(self) -> Path | None:
+        """The file this config was read from (exec's sandbox hides it), when it came from one."""
+        return self._source
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_timezone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown timezone {value!r}; use an IANA name such as UTC or Europe/Berlin") from None
+        return value
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _server_names(cls, value: dict[str, MCPServerConfig]) -> dict[str, MCPServerConfig]:
+        for name in value:
+            if not SERVER_NAME.match(name) or "__" in name:
+                raise ValueError(f"{name!r} is not a server name; use up to 30 letters, digits, _ and - (no '__')")
+        return value
+
+    @field_validator("owners")
+    @classmethod
+    def _owner_refs(cls, value: list[str]) -> list[str]:
+        for owner in value:
+            if not re.match(r"^[a-z]+:\S+$", str(owner)):
+                raise ValueError(f"{owner!r} is not an owner; use channel:user_id such as telegram:123")
+        return [str(owner) for owner in value]
+
+    def secrets(self) -> list[str]:
+        """Every non-empty secret value in the config (tokens, keys)."""
+        found: list[str] = []
+
+        def walk(model: BaseModel) -> None:
+            for name in type(model).model_fields:
+                value = getattr(model, name)
+                if isinstance(value, SecretStr) and value.get_secret_value():
+                    found.append(value.get_secret_value())
+                elif isinstance(value, BaseModel):
+                    walk(value)
+
+        walk(self)
+        return found

@@ -1,0 +1,93 @@
+"""The `channels` section: one sub-section per platform plus the API channel."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr, field_validator
+
+from bot.config.durations import Duration
+from bot.config.section import Section
+
+DmPolicy = Literal["pairing", "allowlist", "open"]
+GroupPolicy = Literal["mention", "open", "off"]
+
+
+class ChannelSection(Section):
+    enabled: bool = False
+    allow_from: list[str] = []
+    dm_policy: DmPolicy = "pairing"
+    group_policy: GroupPolicy = "mention"
+    send_concurrency: int = Field(8, gt=0)
+    streaming: Literal["auto", "edit", "off"] = "auto"
+    stream_interval: Duration = Field(1.0, gt=0)
+    show_tool_progress: bool = True
+    show_reasoning: bool = False
+
+    @field_validator("allow_from", mode="before")
+    @classmethod
+    def _ids_as_strings(cls, value: Any) -> Any:
+        return [str(item) for item in value] if isinstance(value, list) else value
+
+
+class TelegramConfig(ChannelSection):
+    token: SecretStr = SecretStr("")
+    api_base: str = "https://api.telegram.org/bot"
+
+
+class DiscordConfig(ChannelSection):
+    token: SecretStr = SecretStr("")
+    api_base: str = "https://discord.com/api/v10"
+    gateway_url: str = "wss://gateway.discord.gg"
+
+
+class SlackConfig(ChannelSection):
+    bot_token: SecretStr = SecretStr("")
+    app_token: SecretStr = SecretStr("")
+    api_base: str = "https://slack.com/api/"
+    reply_in_thread: bool = True
+
+
+class ApiTokenConfig(Section):
+    token: SecretStr
+    name: str = Field("me", pattern=r"^[A-Za-z0-9_.-]{1,40}$")
+    trust: Literal["owner", "admin", "user", "guest"] = "owner"
+
+
+class ApiConfig(Section):
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: int = Field(18790, ge=0, le=65535)
+    allow_remote: bool = False
+    tokens: list[ApiTokenConfig] = []
+
+    @field_validator("tokens")
+    @classmethod
+    def _unique_names(cls, value: list[ApiTokenConfig]) -> list[ApiTokenConfig]:
+        names = [token.name for token in value]
+        if len(set(names)) != len(names):
+            raise ValueError("each API token needs its own name")
+        return value
+
+    def model_post_init(self, context: Any) -> None:
+        if not self.allow_remote and not _is_loopback(self.host):
+            raise ValueError(f"host {self.host!r} is not loopback; set allow_remote: true to serve other machines")
+
+
+def _is_loopback(host: str) -> bool:
+    """Whether a bind address only accepts local connections."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class ChannelsConfig(Section):
+    telegram: TelegramConfig = TelegramConfig()
+    discord: DiscordConfig = DiscordConfig()
+    slack: SlackConfig = SlackConfig()
+    api: ApiConfig = ApiConfig()
