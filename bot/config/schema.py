@@ -20,9 +20,9 @@ class LLMConfig(Section):
     model: str = "openai/gpt-4o-mini"
     api_key: SecretStr = SecretStr("")
     api_base: str | None = None
-    max_tokens: int = Field(4096, gt=0)
-    temperature: float = Field(0.7, ge=0, le=2)
-    context_window: int | None = Field(None, gt=0)
+    max_tokens: int = Field(default=4096, gt=0)
+    temperature: float = Field(default=0.7, ge=0, le=2)
+    context_window: int | None = Field(default=None, gt=0)
     timeout: Duration = 120.0
     fast_path: bool = True
     transcription_model: str | None = None
@@ -32,22 +32,22 @@ class LLMConfig(Section):
 
 
 class AgentConfig(Section):
-    max_iterations: int = Field(40, gt=0)
-    max_concurrent_turns: int = Field(128, gt=0)
+    max_iterations: int = Field(default=40, gt=0)
+    max_concurrent_turns: int = Field(default=128, gt=0)
     queue_mode: Literal["collect", "followup", "steer"] = "collect"
-    memory_window: int = Field(100, gt=1)
-    max_subagents: int = Field(4, gt=0)
-    session_cache_size: int = Field(500, gt=0)
-    session_cache_mb: float = Field(32.0, gt=0)
-    max_tool_result_chars: int = Field(16_000, ge=200)
-    turn_timeout: Duration = Field(600.0, gt=0)
-    max_inbound_chars: int = Field(32_000, gt=0)
-    inline_attachment_chars: int = Field(20_000, ge=0)
+    memory_window: int = Field(default=100, gt=1)
+    max_subagents: int = Field(default=4, gt=0)
+    session_cache_size: int = Field(default=500, gt=0)
+    session_cache_mb: float = Field(default=32.0, gt=0)
+    max_tool_result_chars: int = Field(default=16_000, ge=200)
+    turn_timeout: Duration = Field(default=600.0, gt=0)
+    max_inbound_chars: int = Field(default=32_000, gt=0)
+    inline_attachment_chars: int = Field(default=20_000, ge=0)
 
 
 class AccessConfig(Section):
-    max_pending: int = Field(10, gt=0)
-    rate_limit: int = Field(20, ge=0)
+    max_pending: int = Field(default=10, gt=0)
+    rate_limit: int = Field(default=20, ge=0)
 
 
 class SchedulerConfig(Section):
@@ -58,10 +58,10 @@ class BusConfig(Section):
     """Where inbound and outbound messages travel: the embedded journal, or Redis shared by several processes."""
 
     backend: Literal["local", "redis"] = "local"
-    url: str | None = Field(None, validate_default=True)
-    lease: Duration = Field(10.0, gt=0)
-    claim_idle: Duration = Field(30.0, gt=0)
-    prefix: str = Field("relaybot", pattern=r"^[A-Za-z0-9_.-]+$")
+    url: str | None = Field(default=None, validate_default=True)
+    lease: Duration = Field(default=10.0, gt=0)
+    claim_idle: Duration = Field(default=30.0, gt=0)
+    prefix: str = Field(default="relaybot", pattern=r"^[A-Za-z0-9_.-]+$")
 
     @field_validator("url")
     @classmethod
@@ -99,10 +99,10 @@ class HeartbeatConfig(Section):
 class Limit(Section):
     """A spending cap: tokens (prompt + completion) and/or USD, per day and/or per month; unset = unlimited."""
 
-    daily_tokens: int | None = Field(None, ge=0)
-    monthly_tokens: int | None = Field(None, ge=0)
-    daily_usd: float | None = Field(None, ge=0)
-    monthly_usd: float | None = Field(None, ge=0)
+    daily_tokens: int | None = Field(default=None, ge=0)
+    monthly_tokens: int | None = Field(default=None, ge=0)
+    daily_usd: float | None = Field(default=None, ge=0)
+    monthly_usd: float | None = Field(default=None, ge=0)
 
 
 class BudgetsConfig(Section):
@@ -134,8 +134,8 @@ class PersonaConfig(Section):
     api_base: str | None = None
     system: str | None = None
     tools: list[str] | None = None
-    max_tokens: int | None = Field(None, gt=0)
-    temperature: float | None = Field(None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, gt=0)
+    temperature: float | None = Field(default=None, ge=0, le=2)
     streaming: bool | None = None
 
 

@@ -18,9 +18,9 @@ class ChannelSection(Section):
     allow_from: list[str] = []
     dm_policy: DmPolicy = "pairing"
     group_policy: GroupPolicy = "mention"
-    send_concurrency: int = Field(8, gt=0)
+    send_concurrency: int = Field(default=8, gt=0)
     streaming: Literal["auto", "edit", "off"] = "auto"
-    stream_interval: Duration = Field(1.0, gt=0)
+    stream_interval: Duration = Field(default=1.0, gt=0)
     show_tool_progress: bool = True
     show_reasoning: bool = False
 
@@ -50,14 +50,14 @@ class SlackConfig(ChannelSection):
 
 class ApiTokenConfig(Section):
     token: SecretStr
-    name: str = Field("me", pattern=r"^[A-Za-z0-9_.-]{1,40}$")
+    name: str = Field(default="me", pattern=r"^[A-Za-z0-9_.-]{1,40}$")
     trust: Literal["owner", "admin", "user", "guest"] = "owner"
 
 
 class ApiConfig(Section):
     enabled: bool = False
     host: str = "127.0.0.1"
-    port: int = Field(18790, ge=0, le=65535)
+    port: int = Field(default=18790, ge=0, le=65535)
     allow_remote: bool = False
     tokens: list[ApiTokenConfig] = []
 

@@ -24,7 +24,7 @@ class ExecConfig(Section):
     network: bool = True
     env: dict[str, str] = {}
     approval: Literal["off", "dangerous", "always"] = "dangerous"
-    approval_timeout: Duration = Field(300.0, gt=0)
+    approval_timeout: Duration = Field(default=300.0, gt=0)
 
     @field_validator("env")
     @classmethod
@@ -90,7 +90,7 @@ class MCPServerConfig(Section):
     url: str | None = None
     headers: dict[str, str] = {}
     trust: Literal["guest", "user", "admin", "owner"] = "owner"
-    timeout: Duration = Field(60.0, gt=0)
+    timeout: Duration = Field(default=60.0, gt=0)
 
     @field_validator("env")
     @classmethod
