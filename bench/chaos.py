@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.turn_overhead import FakeServer  # noqa: E402
 from bot.app import Gateway  # noqa: E402
 from bot.config.schema import Config  # noqa: E402
-from bot.llm import LiteLLMProvider  # noqa: E402
+from bot.llm.provider import ModelProvider  # noqa: E402
 from bot.retry import RetryPolicy  # noqa: E402
 from tests.fakes.telegram_server import FakeTelegram  # noqa: E402
 
@@ -67,7 +67,7 @@ async def run(base_url: str, messages: int, chats: int, rate: float) -> Outcome:
                     },
                 }
             )
-            gateway = Gateway(config, LiteLLMProvider(config.llm, RetryPolicy(base_delay=0.0)))
+            gateway = Gateway(config, ModelProvider(config.llm, RetryPolicy(base_delay=0.0)))
             await gateway.start()
             await gateway.manager.ready("telegram")
             rng = random.Random(2)

@@ -79,7 +79,7 @@ async def litellm_call(litellm: Any, base_url: str, body: dict[str, Any]) -> flo
 async def interleaved(home: Path, rounds: int) -> None:
     import aiohttp
 
-    from bot.llm import import_litellm
+    from bot.llm.litellm_loader import import_litellm
 
     tap = BodyTap()
     litellm = import_litellm()

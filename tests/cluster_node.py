@@ -6,7 +6,7 @@ from pathlib import Path
 
 from bot.app import Gateway
 from bot.cluster.roles import Role
-from bot.llm import LiteLLMProvider
+from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
@@ -26,5 +26,5 @@ def cluster_node(
         channels={"telegram": {"enabled": True, "token": telegram.token, "api_base": telegram.base_url}},
         bus={"backend": "redis", "url": url, "prefix": prefix},
     )
-    provider = LiteLLMProvider(config.llm, RetryPolicy(base_delay=0.0))
+    provider = ModelProvider(config.llm, RetryPolicy(base_delay=0.0))
     return Gateway(config, provider, start_retry=RetryPolicy(base_delay=0.05, max_delay=0.2), role=role)

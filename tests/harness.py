@@ -10,7 +10,7 @@ from bot.app import AgentApp, Gateway, make_bus
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
 from bot.config.schema import Config
 from bot.events import Delivered, EventBus, TurnFinished, TurnStarted
-from bot.llm import LiteLLMProvider
+from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
 from bot.tools.base import Tool
 from tests.fakes.openai_server import FakeLLM
@@ -100,7 +100,7 @@ class Harness(RepliesCollector):
         self.fake = fake
         retry = RetryPolicy(attempts=4, base_delay=0.0)
         bus = make_bus(self.config) if durable else None
-        self.app = AgentApp(self.config, LiteLLMProvider(self.config.llm, retry), bus=bus, retry=retry)
+        self.app = AgentApp(self.config, ModelProvider(self.config.llm, retry), bus=bus, retry=retry)
         for tool in extra_tools:
             self.app.registry.register(tool)
         self._start_collecting()
@@ -155,7 +155,7 @@ class GatewayUnderTest:
     ) -> None:
         self.config = make_config(tmp_path, fake, owners=owners, channels=channels, **overrides)
         self.sleep = RecordedSleep()
-        provider = LiteLLMProvider(self.config.llm, RetryPolicy(base_delay=0.0))
+        provider = ModelProvider(self.config.llm, RetryPolicy(base_delay=0.0))
         self.gateway = Gateway(
             self.config,
             provider,

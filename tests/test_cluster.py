@@ -12,7 +12,7 @@ from bot.app import Gateway
 from bot.cancelling import cancel_and_wait
 from bot.cluster.roles import Role
 from bot.errors import ConfigError
-from bot.llm import LiteLLMProvider
+from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM, Text
@@ -33,7 +33,7 @@ def node(
         channels={"telegram": {"enabled": True, "token": telegram.token, "api_base": base}},
         bus={"backend": "redis", "url": url, **bus},
     )
-    provider = LiteLLMProvider(config.llm, RetryPolicy(base_delay=0.0))
+    provider = ModelProvider(config.llm, RetryPolicy(base_delay=0.0))
     return Gateway(config, provider, start_retry=RetryPolicy(base_delay=0.05, max_delay=0.2), role=role)
 
 
@@ -107,7 +107,7 @@ async def test_a_telegram_gateway_and_a_discord_gateway_each_deliver_their_own_r
         nodes = {
             name: Gateway(
                 make_config(tmp_path / name, fake_llm, owners=owners, channels=channels, bus=bus),
-                LiteLLMProvider(make_config(tmp_path, fake_llm).llm, RetryPolicy(base_delay=0.0)),
+                ModelProvider(make_config(tmp_path, fake_llm).llm, RetryPolicy(base_delay=0.0)),
                 role="worker" if name == "worker" else "gateway",
             )
             for name, channels in sections.items()

@@ -14,7 +14,7 @@ import yaml
 from bot.app import Gateway
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.bus.redis import RedisBus
-from bot.llm import LiteLLMProvider
+from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM
 from tests.harness import make_config
@@ -58,7 +58,7 @@ async def test_a_worker_process_killed_mid_burst_loses_nothing(
     await doomed.wait()
 
     config = make_config(tmp_path / "survivor", fake_llm, bus=bus, **SETTINGS)
-    survivor = Gateway(config, LiteLLMProvider(config.llm, RetryPolicy(base_delay=0.0)), role="worker")
+    survivor = Gateway(config, ModelProvider(config.llm, RetryPolicy(base_delay=0.0)), role="worker")
     await survivor.start()
     replies: Counter[str] = Counter()
     async with asyncio.timeout(30):

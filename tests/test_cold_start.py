@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.app import Gateway, control_socket
-from bot.llm import LiteLLMProvider
+from bot.llm.provider import ModelProvider
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
 from tests.harness import make_config
@@ -46,7 +46,7 @@ async def test_a_fast_path_turn_is_metered_without_importing_litellm(tmp_path: P
 class HeldWarmUp:
     """The real provider, whose warm-up records what was connected when it began and waits to be let go."""
 
-    def __init__(self, provider: LiteLLMProvider, gateway: Callable[[], Gateway]) -> None:
+    def __init__(self, provider: ModelProvider, gateway: Callable[[], Gateway]) -> None:
         self.model = provider.model
         self.chat = provider.chat
         self.aclose = provider.aclose
@@ -70,7 +70,7 @@ async def test_channels_connect_before_the_model_warms_up_and_the_scheduler_afte
         section = {"enabled": True, "token": telegram.token, "api_base": telegram.base_url}
         config = make_config(tmp_path, fake_llm, owners=["telegram:42"], channels={"telegram": section})
         gateways: list[Gateway] = []
-        provider = HeldWarmUp(LiteLLMProvider(config.llm), lambda: gateways[0])
+        provider = HeldWarmUp(ModelProvider(config.llm), lambda: gateways[0])
         gateways.append(Gateway(config, provider))  # type: ignore[arg-type]
         gateway = gateways[0]
         starting = asyncio.create_task(gateway.start())

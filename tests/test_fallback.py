@@ -3,8 +3,8 @@ from typing import Any
 import pytest
 
 from bot.errors import BudgetExceeded, ContextOverflow, ProviderUnavailable, StreamBroken
-from bot.llm import LLMResponse
 from bot.llm.fallbacks import FallbackProvider
+from bot.llm.types import LLMResponse
 
 
 class Model:

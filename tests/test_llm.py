@@ -5,14 +5,16 @@ import pytest
 
 from bot.config.schema import LLMConfig
 from bot.errors import ModelNotFound, ProviderAuthError, ProviderUnavailable
-from bot.llm import LiteLLMProvider, ThinkFilter, parse_arguments, strip_think
+from bot.llm.provider import ModelProvider
+from bot.llm.reasoning import ThinkFilter, strip_think
+from bot.llm.types import parse_arguments
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import Error, FakeLLM, Hang, Text, ToolCalls
 
 USER = [{"role": "user", "content": "hi, how are you doing today?"}]
 
 
-_made: list[LiteLLMProvider] = []
+_made: list[ModelProvider] = []
 
 
 @pytest.fixture(autouse=True)
@@ -23,9 +25,9 @@ async def close_providers() -> AsyncIterator[None]:
         await _made.pop().aclose()
 
 
-def provider(fake: FakeLLM, **kwargs) -> LiteLLMProvider:
+def provider(fake: FakeLLM, **kwargs) -> ModelProvider:
     config = LLMConfig(model="openai/fake-model", api_key="sk-test", api_base=fake.base_url, **kwargs)
-    made = LiteLLMProvider(config, RetryPolicy(attempts=4, base_delay=0.0))
+    made = ModelProvider(config, RetryPolicy(attempts=4, base_delay=0.0))
     _made.append(made)
     return made
 

@@ -16,8 +16,10 @@ from bot.errors import (
     ProviderUnreachable,
     RequestRejected,
 )
-from bot.llm import LiteLLMProvider, import_litellm
 from bot.llm.failures import classify
+from bot.llm.litellm_loader import import_litellm
+from bot.llm.litellm_transport import failure_evidence
+from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import Error, FakeLLM, Text
 from tests.harness import RecordedSleep
@@ -25,9 +27,9 @@ from tests.harness import RecordedSleep
 USER = [{"role": "user", "content": "hi"}]
 
 
-def provider(sleep: RecordedSleep, **llm: Any) -> LiteLLMProvider:
+def provider(sleep: RecordedSleep, **llm: Any) -> ModelProvider:
     config = LLMConfig(**{"model": "openai/fake-model", "api_key": "sk-test", **llm})
-    return LiteLLMProvider(config, RetryPolicy(attempts=4, base_delay=1.0, sleep=sleep, jitter=lambda: 1.0))
+    return ModelProvider(config, RetryPolicy(attempts=4, base_delay=1.0, sleep=sleep, jitter=lambda: 1.0))
 
 
 @pytest.fixture
@@ -171,4 +173,4 @@ def test_a_client_that_refuses_before_sending_is_not_retried() -> None:
         except openai.OpenAIError as inner:
             raise litellm.InternalServerError("Missing credentials", "openai", "fake-model") from inner
     except litellm.InternalServerError as exc:
-        assert classify(exc).kind == "rejected"
+        assert classify(failure_evidence(exc)).kind == "rejected"

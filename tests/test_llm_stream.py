@@ -7,7 +7,8 @@ import pytest
 
 from bot.config.schema import LLMConfig
 from bot.errors import ProviderUnavailable, StreamBroken
-from bot.llm import CUT_NOTE, LENGTH_NOTE, LiteLLMProvider, LLMResponse
+from bot.llm.provider import ModelProvider
+from bot.llm.types import CUT_NOTE, LENGTH_NOTE, LLMResponse
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.harness import RecordedSleep
@@ -15,9 +16,9 @@ from tests.harness import RecordedSleep
 USER = [{"role": "user", "content": "hi"}]
 
 
-def provider(fake: FakeLLM, **llm: Any) -> LiteLLMProvider:
+def provider(fake: FakeLLM, **llm: Any) -> ModelProvider:
     config = LLMConfig(**{"model": "openai/fake-model", "api_key": "sk-test", "api_base": fake.base_url, **llm})
-    return LiteLLMProvider(config, RetryPolicy(attempts=3, sleep=RecordedSleep()))
+    return ModelProvider(config, RetryPolicy(attempts=3, sleep=RecordedSleep()))
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -11,16 +10,14 @@ from typing import Any
 
 from bot.config.schema import LLMConfig
 from bot.errors import ContextOverflow, MessageTooLarge
-from bot.llm import DeltaHandler, LLMResponse, Provider
 from bot.llm.prices import model_record
+from bot.llm.tokens import CHARS_PER_TOKEN, estimate_tokens, estimate_tool_tokens
+from bot.llm.types import DeltaHandler, LLMResponse, Provider
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_WINDOW = 8192
 CACHE_SECONDS = 300.0
-CHARS_PER_TOKEN = 3
-IMAGE_TOKENS = 1000
-MESSAGE_OVERHEAD = 4
 OVERFLOW_SHRINK = 0.75
 MODELS_TIMEOUT = 5.0
 MIN_EXCHANGES = 6
@@ -31,25 +28,6 @@ MEMORY_SHARE = 0.25
 _LENGTH_KEYS = ("context_length", "max_model_len", "context_window", "max_context_length")
 
 ModelInfo = Callable[[str], Mapping[str, Any]]
-
-
-def estimate_tokens(message: Mapping[str, Any]) -> int:
-    """A cheap estimate of a chat message's tokens: characters / 3, images at a flat rate."""
-    chars = 0
-    images = 0
-    content = message.get("content")
-    if isinstance(content, str):
-        chars += len(content)
-    elif isinstance(content, list):
-        for part in content:
-            if isinstance(part, dict) and part.get("type") == "text":
-                chars += len(part.get("text") or "")
-            else:
-                images += 1
-    for call in message.get("tool_calls") or ():
-        function = call.get("function") or {}
-        chars += len(function.get("name") or "") + len(function.get("arguments") or "")
-    return chars // CHARS_PER_TOKEN + images * IMAGE_TOKENS + MESSAGE_OVERHEAD
 
 
 def fit_history(messages: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
@@ -251,7 +229,7 @@ class ContextBudget:
         if entry is None or entry[0] is not tools:
             if len(self._tool_sizes) > 16:
                 self._tool_sizes.clear()
-            entry = (tools, len(json.dumps(tools)) // CHARS_PER_TOKEN)
+            entry = (tools, estimate_tool_tokens(tools))
             self._tool_sizes[id(tools)] = entry
         return entry[1]
 

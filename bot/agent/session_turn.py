@@ -20,8 +20,8 @@ from bot.agent.turn import TurnResult, TurnRunner
 from bot.agent.turn_hooks import TurnHooks
 from bot.bus import InboundMessage, lowest_trust
 from bot.events import EventBus
-from bot.llm import Usage
 from bot.llm.transcription import Transcriber
+from bot.llm.types import Usage
 from bot.tools.base import ToolContext
 from bot.usage.charge import charge_for, charged_to
 

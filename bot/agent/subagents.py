@@ -13,7 +13,7 @@ from bot.agent.turn import TurnRunner
 from bot.bus import InboundMessage, MessageBus
 from bot.errors import ProviderError
 from bot.events import EventBus
-from bot.llm import Provider
+from bot.llm.types import Provider
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.usage.charge import charged_to, current_charge
 

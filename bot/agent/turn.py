@@ -10,7 +10,7 @@ from typing import Any
 from bot.agent.stream import StreamEmitter, summarize
 from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message
 from bot.events import EventBus, LLMCalled, ToolCalled, ToolFinished
-from bot.llm import LENGTH_NOTE, Provider, ToolCall, Usage
+from bot.llm.types import LENGTH_NOTE, Provider, ToolCall, Usage
 from bot.tools.base import ToolContext, ToolRegistry
 
 EMPTY_REPLY = "I have nothing to add."

@@ -39,8 +39,8 @@ from bot.config.paths import home_dir
 from bot.config.schema import Config, LLMConfig
 from bot.errors import ConfigError
 from bot.events import EventBus
-from bot.llm import Provider, Warmable
 from bot.llm.transcription import Transcriber
+from bot.llm.types import Provider, Warmable
 from bot.plugins.approvals import ExecApprovals
 from bot.plugins.events import GatewayStart, GatewayStop
 from bot.plugins.hooks import Hooks
@@ -138,12 +138,12 @@ class AgentApp:
         bus: MessageBus | None = None,
         retry: RetryPolicy | None = None,
     ) -> None:
-        from bot.llm import LiteLLMProvider
+        from bot.llm.provider import ModelProvider
 
         def make_provider(llm: LLMConfig) -> Provider:
             if provider is not None and llm == config.llm:
                 return provider
-            return LiteLLMProvider(llm, retry)
+            return ModelProvider(llm, retry)
 
         self.config = config
         self.bus: MessageBus = bus or LocalBus()

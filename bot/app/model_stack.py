@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bot.config.schema import LLMConfig
-from bot.llm import Provider
 from bot.llm.fallbacks import FallbackProvider
-from bot.llm.prices import bundled_prices
-from bot.llm.pricing import PriceMap
+from bot.llm.prices import PriceSource, price_table
+from bot.llm.types import Provider
 from bot.usage.budgets import BudgetGuard
 from bot.usage.ledger import Ledger
 from bot.usage.meter import MeteredProvider
@@ -20,7 +19,7 @@ class ModelStack:
     """Builds metered providers with `llm.fallbacks` behind them; `made` holds the unmetered ones it built."""
 
     def __init__(
-        self, make: ProviderFactory, ledger: Ledger, guard: BudgetGuard, prices: PriceMap = bundled_prices
+        self, make: ProviderFactory, ledger: Ledger, guard: BudgetGuard, prices: PriceSource = price_table
     ) -> None:
         self._make = make
         self._ledger = ledger

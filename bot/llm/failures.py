@@ -1,4 +1,8 @@
-"""What a failed model call means: sorted by the provider's real HTTP status, retried or turned into our error tree."""
+"""What a failed model call means: sorted by the provider's real HTTP status, retried or turned into our error tree.
+
+The classifier reads plain `Evidence`; each transport (`bot.llm.litellm_transport`, `bot.llm.openai_http`) turns its
+own exceptions into it, so this module imports no transport.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import email.utils
 import logging
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -36,6 +40,18 @@ class StreamCut(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class Evidence:
+    """What a transport saw of a failed call, as plain data: the input of `classify`."""
+
+    status: int | None = None  # the HTTP status the provider really sent
+    retry_after: float | None = None  # seconds the provider asked us to wait
+    overflow: bool = False  # the error says the request did not fit the context window
+    unreachable: str = ""  # why no connection was made ("connection refused", "unknown host", …), else ""
+    address: str | None = None  # where the failed request went
+    kind: Kind = "unknown"  # the transport's verdict from the exception's class, used when no status came
+
+
+@dataclass(frozen=True, slots=True)
 class Failure:
     """One failed call, classified: what kind, the real HTTP status if any, and what the provider asked of us."""
 
@@ -46,21 +62,20 @@ class Failure:
     reason: str = ""
 
 
-def classify(exc: BaseException) -> Failure:
+def classify(evidence: Evidence) -> Failure:
     """Sort a failure by its cause: connection problems first, then the provider's own HTTP status, then the class."""
-    chain = list(_chain(exc))
-    if unreachable := _unreachable(chain):
-        return unreachable
-    status = _http_status(chain)
+    if evidence.unreachable:
+        return Failure("unreachable", address=evidence.address, reason=evidence.unreachable)
+    status = evidence.status
     if status is None:
-        return Failure(_kind_by_class(exc, chain))
+        return Failure(evidence.kind)
     if status in (401, 403):
         return Failure("auth", status)
     if status == 404:
         return Failure("not_found", status)
     if status in _TRANSIENT_STATUSES or status >= 500:
-        return Failure("transient", status, retry_after(exc))
-    if status == 413 or (status in _OVERFLOW_STATUSES and _is_overflow(exc)):
+        return Failure("transient", status, evidence.retry_after)
+    if status == 413 or (status in _OVERFLOW_STATUSES and evidence.overflow):
         return Failure("overflow", status)
     return Failure("rejected", status)
 
@@ -81,7 +96,7 @@ def to_provider_error(
 ) -> ProviderError:
     """Our error for a failure that will not be retried again, logging the detail the user never sees."""
     # litellm's own text for a refused connection only says "Connection error.": the root cause says more.
-    detail = describe(list(_chain(exc))[-1] if failure.kind == "unreachable" else exc)
+    detail = describe(exception_chain(exc)[-1] if failure.kind == "unreachable" else exc)
     if attempts > 1:
         detail = f"{detail} (after {attempts} attempts)"
     if shown:
@@ -109,28 +124,15 @@ def to_provider_error(
     return target(detail)
 
 
-def retry_after(exc: BaseException) -> float | None:
-    """Seconds the provider asked us to wait (`retry-after-ms`, then `Retry-After` in seconds or as a date)."""
-    for headers in _response_headers(exc):
-        if (ms := _number(headers.get("retry-after-ms"))) is not None:
-            return ms / 1000
-        value = headers.get("retry-after")
-        if value is None:
-            continue
-        if (seconds := _number(value)) is not None:
-            return seconds
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            continue
-        return max(0.0, when.timestamp() - time.time())
-    return None
-
-
 def describe(exc: BaseException) -> str:
     """A one-line description of an exception for the log, capped in length."""
     text = " ".join(str(exc).split()) or type(exc).__name__
     return f"{type(exc).__name__}: {text[:300]}"
+
+
+def exception_chain(exc: BaseException) -> list[BaseException]:
+    """The exception and its causes (or contexts), outermost first, each once."""
+    return list(_chain(exc))
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -142,98 +144,54 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
-def _unreachable(chain: list[BaseException]) -> Failure | None:
-    """A refused connection or unknown host, naming the address from the failed request."""
-    import httpx
-
+def socket_failure(chain: Iterable[BaseException]) -> str:
+    """Why the operating system made no connection ("connection refused", "unknown host"; the innermost wins)."""
     reason = ""
     for error in chain:
         if isinstance(error, ConnectionRefusedError):
             reason = "connection refused"
         elif isinstance(error, socket.gaierror):
             reason = "unknown host"
-        elif isinstance(error, httpx.ConnectError) and not reason:
-            reason = "cannot connect"
-    if not reason:
-        return None
-    return Failure("unreachable", address=_address(chain), reason=reason)
+    return reason
 
 
-def _address(chain: list[BaseException]) -> str | None:
-    """Where the failed request went; litellm's own exceptions carry made-up requests, so only the client's count."""
+def kind_without_status(exc: BaseException) -> Kind | None:
+    """The kind of a failure any transport may see without an HTTP status (timeouts, broken streams), else None."""
+    if isinstance(exc, StreamCut | TimeoutError | ConnectionError):
+        return "transient"
+    return None
+
+
+def request_address(chain: Iterable[BaseException]) -> str | None:
+    """Where the failed request went, from the first error carrying a `request.url` with a host."""
     for error in chain:
-        if type(error).__module__.startswith("litellm"):
-            continue
         try:
-            url = error.request.url  # type: ignore[attr-defined]
-        except (AttributeError, RuntimeError):  # httpx raises RuntimeError when no request is attached
+            url = getattr(getattr(error, "request", None), "url", None)
+        except RuntimeError:  # httpx raises it when no request is attached
             continue
-        if not url.host:
+        if url is None or not url.host:
             continue
         port = f":{url.port}" if url.port else ""
         return f"{url.scheme}://{url.host}{port}"
     return None
 
 
-def _http_status(chain: list[BaseException]) -> int | None:
-    """The status the provider really sent; litellm's own `status_code` is rewritten (500 for a refused connection)."""
-    import httpx
-
-    for error in chain:
-        if isinstance(error, httpx.HTTPStatusError):
-            return error.response.status_code
-    for error in chain:
-        status = getattr(error, "status_code", None)
-        if isinstance(status, int) and not type(error).__module__.startswith("litellm"):
-            return status
+def retry_after(headers: Iterable[Mapping[str, Any]]) -> float | None:
+    """Seconds the provider asked us to wait (`retry-after-ms`, then `Retry-After` in seconds or as a date)."""
+    for each in headers:
+        if (ms := _number(each.get("retry-after-ms"))) is not None:
+            return ms / 1000
+        value = each.get("retry-after")
+        if value is None:
+            continue
+        if (seconds := _number(value)) is not None:
+            return seconds
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            continue
+        return max(0.0, when.timestamp() - time.time())
     return None
-
-
-def _kind_by_class(exc: BaseException, chain: list[BaseException]) -> Kind:
-    """Without an HTTP status (other transports, timeouts, broken streams), go by litellm's exception class."""
-    if isinstance(exc, StreamCut | TimeoutError | ConnectionError):
-        return "transient"  # decided before importing litellm, which the fast path never loads
-    import openai
-
-    from bot.llm import import_litellm
-
-    litellm = import_litellm()
-    if isinstance(exc, StreamCut | TimeoutError | litellm.Timeout | litellm.APIConnectionError):
-        return "transient"
-    if isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError):
-        return "auth"
-    if isinstance(exc, litellm.NotFoundError):
-        return "not_found"
-    if isinstance(exc, litellm.ContextWindowExceededError):
-        return "overflow"
-    if isinstance(exc, litellm.BadRequestError | litellm.UnprocessableEntityError):
-        return "rejected"
-    if any(type(error) is openai.OpenAIError for error in chain):
-        return "rejected"  # the client refused before sending anything (a missing setting): retrying cannot help
-    status = getattr(exc, "status_code", None)
-    if isinstance(exc, litellm.RateLimitError) or (isinstance(status, int) and status >= 500):
-        return "transient"
-    return "unknown"
-
-
-def _is_overflow(exc: BaseException) -> bool:
-    from bot.llm import import_litellm
-    from bot.llm.openai_http import HTTPFailure
-
-    if isinstance(exc, HTTPFailure):
-        return exc.overflow
-
-    return isinstance(exc, import_litellm().ContextWindowExceededError)
-
-
-def _response_headers(exc: BaseException) -> Iterator[Any]:
-    for error in _chain(exc):
-        headers = getattr(error, "litellm_response_headers", None)
-        if headers:
-            yield headers
-        response = getattr(error, "response", None)
-        if response is not None and getattr(response, "headers", None):
-            yield response.headers
 
 
 def _number(value: Any) -> float | None:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.errors import ContextOverflow, ProviderUnavailable, StreamBroken
-from bot.llm import DeltaHandler, LLMResponse, Provider
+from bot.llm.types import DeltaHandler, LLMResponse, Provider
 
 logger = logging.getLogger(__name__)
 

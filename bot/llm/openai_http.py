@@ -3,8 +3,8 @@
 litellm spends most of a call in the OpenAI SDK's request transform, per-call cost and model-info
 lookups and its logging callbacks. For `openai/…` models none of that changes the request, so the
 provider sends the same JSON body itself and reads the answer into objects litellm's shape, which
-`LiteLLMProvider` parses unchanged; its failures carry what `bot.llm.failures.classify` reads
-(a status, headers, the URL), so retries and errors follow the same rules. Every other provider
+`ModelProvider` parses unchanged; `failure_evidence` reads its failures (a status, headers, the URL)
+for `bot.llm.failures.classify`, so retries and errors follow the same rules. Every other provider
 still goes through litellm.
 """
 
@@ -20,7 +20,14 @@ from types import SimpleNamespace
 from typing import Any
 
 from bot.config.schema import LLMConfig
-from bot.llm.wire_json import BodyEncoder
+from bot.llm.failures import (
+    Evidence,
+    exception_chain,
+    kind_without_status,
+    request_address,
+    retry_after,
+    socket_failure,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +52,7 @@ _OVERFLOW_MARKERS = (
 
 
 class HTTPFailure(Exception):
-    """The endpoint answered with an error status; read by `bot.llm.failures.classify` like an SDK error."""
+    """The endpoint answered with an error status; `overflow` when its message says the context window was exceeded."""
 
     def __init__(self, status: int, message: str, headers: Any, url: Any) -> None:
         super().__init__(f"HTTP {status}: {message[:300]}")
@@ -71,6 +78,18 @@ class Wire(dict):  # type: ignore[type-arg]
 
     def __getattr__(self, name: str) -> Any:
         return self.get(name)
+
+
+def failure_evidence(exc: BaseException) -> Evidence:
+    """What a failed call on this path (or the provider around it) tells the classifier; litellm is never loaded."""
+    chain = exception_chain(exc)
+    if reason := socket_failure(chain):
+        return Evidence(unreachable=reason, address=request_address(chain))
+    failure = next((error for error in chain if isinstance(error, HTTPFailure)), None)
+    if failure is None:
+        return Evidence(kind=kind_without_status(exc) or "unknown")
+    headers = [failure.response.headers] if failure.response.headers else []
+    return Evidence(status=failure.status_code, retry_after=retry_after(headers), overflow=failure.overflow)
 
 
 def fast_path_for(config: LLMConfig) -> OpenAICompatible | None:
@@ -112,6 +131,46 @@ def error_message(text: str) -> str:
     if isinstance(error, dict):
         return " ".join(f"{error.get('message') or ''} {error.get('code') or ''}".split())
     return " ".join(str(error or payload).split())
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON with text kept as UTF-8 characters, as the request body carries it."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class BodyEncoder:
+    """Encodes bodies; the tool list (the same list object while tools don't change) and an unchanged system
+    message are encoded once and spliced in, so a turn encodes only its history and new message."""
+
+    def __init__(self) -> None:
+        self._tools: tuple[Any, str] | None = None
+        self._system: tuple[dict[str, Any], str] | None = None
+
+    def encode(self, body: dict[str, Any]) -> bytes:
+        """The body as UTF-8 JSON bytes; equal to encoding it whole, up to key order."""
+        rest = {key: value for key, value in body.items() if key not in ("messages", "tools")}
+        parts = [dumps(rest)[:-1]] if rest else ["{"]
+        if "messages" in body:
+            parts.append(f'"messages":{self._messages(body["messages"])}')
+        if "tools" in body:
+            parts.append(f'"tools":{self._tool_list(body["tools"])}')
+        head, *fields = parts
+        joined = ",".join(fields)
+        separator = "," if rest and joined else ""
+        return f"{head}{separator}{joined}}}".encode()
+
+    def _tool_list(self, tools: Any) -> str:
+        if self._tools is None or self._tools[0] is not tools:
+            self._tools = (tools, dumps(tools))
+        return self._tools[1]
+
+    def _messages(self, messages: list[dict[str, Any]]) -> str:
+        if not messages or messages[0].get("role") != "system":
+            return dumps(messages)
+        if self._system is None or self._system[0] != messages[0]:
+            self._system = (messages[0], dumps(messages[0]))
+        rest = dumps(messages[1:])
+        return f"[{self._system[1]}]" if rest == "[]" else f"[{self._system[1]},{rest[1:]}"
 
 
 class SSEStream:

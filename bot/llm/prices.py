@@ -6,6 +6,7 @@ import functools
 import importlib.util
 import json
 import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,16 +18,17 @@ TABLE_FILE = "model_prices_and_context_window_backup.json"
 
 @dataclass(frozen=True, slots=True)
 class ModelRecord:
-    """What relaybot uses of a model's entry: its window and its price per token."""
+    """What relaybot uses of a model's entry: its window and its prices per token (None where the table has none)."""
 
     max_input_tokens: int | None
     max_tokens: int | None
-    input_cost_per_token: float
+    input_cost_per_token: float | None
     output_cost_per_token: float
+    cache_read_input_token_cost: float | None = None
 
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        """USD for one call with these token counts."""
-        return prompt_tokens * self.input_cost_per_token + completion_tokens * self.output_cost_per_token
+
+PriceTable = Mapping[str, ModelRecord]
+PriceSource = Callable[[], PriceTable]
 
 
 def table_path() -> Path | None:
@@ -65,21 +67,30 @@ def bundled_prices() -> dict[str, dict[str, Any]]:
 
 @functools.cache
 def price_table() -> dict[str, ModelRecord]:
-    """Every model in the table as a record (window and prices)."""
-    return {name: _record(entry) for name, entry in bundled_prices().items()}
+    """Every model in litellm's table as a record (window and prices); built once per process."""
+    return records(bundled_prices())
 
 
-def _record(entry: dict[str, Any]) -> ModelRecord:
-    def number(key: str) -> float:
+def records(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, ModelRecord]:
+    """Entries in litellm's table format (`input_cost_per_token`, …) as records."""
+    return {name: _record(entry) for name, entry in entries.items()}
+
+
+def _record(entry: Mapping[str, Any]) -> ModelRecord:
+    def price(key: str) -> float | None:
         value = entry.get(key)
-        return float(value) if isinstance(value, int | float) else 0.0
+        return float(value) if isinstance(value, int | float) else None
 
     def count(key: str) -> int | None:
         value = entry.get(key)
         return value if isinstance(value, int) and value > 0 else None
 
     return ModelRecord(
-        count("max_input_tokens"), count("max_tokens"), number("input_cost_per_token"), number("output_cost_per_token")
+        count("max_input_tokens"),
+        count("max_tokens"),
+        price("input_cost_per_token"),
+        price("output_cost_per_token") or 0.0,
+        price("cache_read_input_token_cost"),
     )
 
 
@@ -89,7 +100,25 @@ def model_record(model: str) -> ModelRecord | None:
     return table.get(model) or table.get(model.split("/", 1)[-1])
 
 
-def call_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float:
-    """USD for one call, from the usage the response carried; 0.0 for a model without a price."""
-    record = model_record(model)
-    return record.cost(prompt_tokens, completion_tokens) if record else 0.0
+def call_cost(
+    model: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int, table: PriceTable | None = None
+) -> float | None:
+    """USD for one call, cached prompt tokens at the cache-read price where the table has one; None without a price.
+
+    The one cost function: the provider's `Usage.cost` and the ledger's rows both come from it.
+    """
+    prices = price_table() if table is None else table
+    for name in (model, model.split("/", 1)[-1]):
+        record = prices.get(name)
+        if record is not None and record.input_cost_per_token is not None:
+            input_price = record.input_cost_per_token
+            cached = min(cached_tokens, prompt_tokens)
+            cached_price = (
+                input_price if record.cache_read_input_token_cost is None else record.cache_read_input_token_cost
+            )
+            return (
+                (prompt_tokens - cached) * input_price
+                + cached * cached_price
+                + completion_tokens * record.output_cost_per_token
+            )
+    return None

@@ -43,7 +43,7 @@ class Transcriber:
 
     async def transcribe(self, path: Path) -> str:
         """The text spoken in an audio file."""
-        from bot.llm import import_litellm
+        from bot.llm.litellm_loader import import_litellm
 
         litellm = import_litellm()
         options: dict[str, object] = {"model": self.model, "timeout": self._timeout}

@@ -97,10 +97,10 @@ async def check_model(config: Config) -> Check:
     if llm.api_base:
         return await _check_models_endpoint(config)
     from bot.errors import ProviderError
-    from bot.llm import LiteLLMProvider
+    from bot.llm.provider import ModelProvider
     from bot.retry import RetryPolicy
 
-    provider = LiteLLMProvider(llm.model_copy(update={"max_tokens": 1}), RetryPolicy(attempts=1))
+    provider = ModelProvider(llm.model_copy(update={"max_tokens": 1}), RetryPolicy(attempts=1))
     try:
         await provider.chat([{"role": "user", "content": "ping"}])
     except ProviderError as exc:
@@ -135,11 +135,12 @@ async def check_context(config: Config) -> Check:
     """Whether the window leaves room for the last exchanges after the system prompt, tools and reply reserve."""
     import json
 
-    from bot.agent.budget import CHARS_PER_TOKEN, MIN_EXCHANGES, MIN_REPLY_RESERVE, ContextWindow
+    from bot.agent.budget import MIN_EXCHANGES, MIN_REPLY_RESERVE, ContextWindow
     from bot.agent.context import ContextBuilder
     from bot.agent.memory.files import scope_for
     from bot.app import build_registry
     from bot.bus import ChatRef, InboundMessage, Trust
+    from bot.llm.tokens import CHARS_PER_TOKEN
     from bot.setup.home import bundled
     from bot.skills import SkillLibrary
 

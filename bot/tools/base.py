@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from bot.bus import ChatRef, OutboundMessage, Trust
 from bot.errors import ToolError
-from bot.llm import ToolCall
+from bot.llm.types import ToolCall
 
 if TYPE_CHECKING:
     from bot.plugins.hooks import Hooks

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
-from bot.agent.budget import CHARS_PER_TOKEN, estimate_tokens
-from bot.llm import DeltaHandler, LLMResponse, Provider, Usage
-from bot.llm.prices import bundled_prices
-from bot.llm.pricing import PriceMap, call_cost
+from bot.llm.prices import PriceSource, PriceTable, call_cost, price_table
+from bot.llm.tokens import CHARS_PER_TOKEN, estimate_tokens, estimate_tool_tokens
+from bot.llm.types import DeltaHandler, LLMResponse, Provider, Usage
 from bot.usage.budgets import BudgetGuard
 from bot.usage.charge import current_charge
 from bot.usage.ledger import CallRecord, Ledger
@@ -22,7 +20,7 @@ logger = logging.getLogger(__name__)
 
 def estimate_usage(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, response: LLMResponse) -> Usage:
     """A rough count for providers that report none: characters / 3."""
-    prompt = sum(estimate_tokens(m) for m in messages) + (len(json.dumps(tools)) // CHARS_PER_TOKEN if tools else 0)
+    prompt = sum(estimate_tokens(m) for m in messages) + estimate_tool_tokens(tools)
     answer = len(response.content) + sum(len(c.raw_arguments) + len(c.name) for c in response.tool_calls)
     return Usage(prompt, max(1, answer // CHARS_PER_TOKEN))
 
@@ -35,7 +33,7 @@ class MeteredProvider:
         provider: Provider,
         ledger: Ledger,
         guard: BudgetGuard | None = None,
-        prices: PriceMap = bundled_prices,
+        prices: PriceSource = price_table,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.model = provider.model
@@ -43,7 +41,7 @@ class MeteredProvider:
         self._ledger = ledger
         self._guard = guard
         self._prices = prices
-        self._price_map: Mapping[str, Mapping[str, Any]] | None = None
+        self._price_map: PriceTable | None = None
         self._clock = clock
 
     async def chat(
@@ -97,7 +95,7 @@ class MeteredProvider:
                 )
             )
 
-    def _price_table(self) -> Mapping[str, Mapping[str, Any]]:
+    def _price_table(self) -> PriceTable:
         if self._price_map is None:
             self._price_map = self._prices()
         return self._price_map

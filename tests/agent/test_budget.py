@@ -7,11 +7,11 @@ from bot.agent.budget import (
     ContextBudget,
     ContextWindow,
     context_length_in,
-    estimate_tokens,
     fit_history,
 )
 from bot.config.schema import LLMConfig
 from bot.errors import ContextOverflow, MessageTooLarge
+from bot.llm.tokens import estimate_tokens
 from tests.fakes.openai_server import Error, FakeLLM, Text
 from tests.harness import Harness
 

@@ -9,7 +9,7 @@ from bot.agent.memory.consolidation import keep_boundary, parse_update, plan_chu
 from bot.agent.memory.files import MemoryScope
 from bot.agent.sessions.store import SessionStore
 from bot.bus import Trust
-from bot.llm import LLMResponse, ToolCall
+from bot.llm.types import LLMResponse, ToolCall
 from tests.fakes.openai_server import Error, FakeLLM, Hang, Reply, Text, ToolCalls, echo
 from tests.harness import Harness
 

@@ -12,7 +12,7 @@ from bot.agent.memory.files import MemoryScope
 from bot.agent.memory.locks import RedisScopeLocks
 from bot.agent.sessions.redis_store import RedisSessionStore
 from bot.cluster.redis import RedisState
-from bot.llm import LLMResponse, ToolCall
+from bot.llm.types import LLMResponse, ToolCall
 
 ENTRY = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d\] (.+)$", re.MULTILINE)
 

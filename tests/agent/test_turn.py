@@ -3,7 +3,7 @@ from typing import Any
 
 from bot.errors import ToolError
 from bot.events import StreamDelta
-from bot.llm import CUT_NOTE, LENGTH_NOTE
+from bot.llm.types import CUT_NOTE, LENGTH_NOTE
 from bot.tools.base import Tool, ToolContext
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.harness import Harness

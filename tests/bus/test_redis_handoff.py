@@ -15,7 +15,7 @@ from bot.bus import ChatRef, InboundMessage, Trust
 from bot.bus.messages import inbound_to_json
 from bot.bus.redis import WORKERS, RedisBus
 from bot.bus.redis.handoff import ReadEntry, read_entries
-from bot.llm import LiteLLMProvider
+from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM, Hang, Text, ToolCalls
 from tests.harness import RepliesCollector, make_config
@@ -72,7 +72,7 @@ class Cluster(RepliesCollector):
             **self.overrides,
         )
         retry = RetryPolicy(attempts=2, base_delay=0.0)
-        return AgentApp(config, LiteLLMProvider(config.llm, retry), bus=bus, retry=retry)
+        return AgentApp(config, ModelProvider(config.llm, retry), bus=bus, retry=retry)
 
     async def start(self) -> None:
         await self.gateway.start()

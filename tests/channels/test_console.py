@@ -6,7 +6,7 @@ import pytest
 
 from bot.app import run_console
 from bot.errors import StreamBroken
-from bot.llm import LiteLLMProvider
+from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.harness import make_config
@@ -15,7 +15,7 @@ from tests.harness import make_config
 async def chat_once(tmp_path: Path, fake: FakeLLM, text: str) -> int:
     config = make_config(tmp_path, fake)
     async with asyncio.timeout(20):
-        return await run_console(config, text, LiteLLMProvider(config.llm, RetryPolicy(base_delay=0.0)))
+        return await run_console(config, text, ModelProvider(config.llm, RetryPolicy(base_delay=0.0)))
 
 
 async def test_answer_sent_through_message_is_printed_once_and_ends_the_chat(

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from bot.bus import ChatRef, OutboundMessage, Trust
 from bot.cli import app
-from bot.llm import ToolCall
+from bot.llm.types import ToolCall
 from bot.scheduler.cron import CronService
 from bot.scheduler.schedules import Schedule
 from bot.tools.base import ToolContext, ToolRegistry

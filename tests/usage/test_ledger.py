@@ -11,14 +11,16 @@ from bot.bus import Trust
 from bot.cluster.redis import RedisState
 from bot.config.schema import BudgetsConfig, Limit
 from bot.errors import BudgetExceeded
-from bot.llm.pricing import call_cost
+from bot.llm.prices import call_cost, records
 from bot.usage.budgets import BudgetGuard
 from bot.usage.charge import Charge
 from bot.usage.ledger import CallRecord, Ledger, UsageLedger
 from bot.usage.periods import next_day, next_month
 from bot.usage.report import as_chart, as_json, as_table, since_timestamp
 
-PRICES = {"gpt-x": {"input_cost_per_token": 1e-6, "output_cost_per_token": 4e-6, "cache_read_input_token_cost": 1e-7}}
+PRICES = records(
+    {"gpt-x": {"input_cost_per_token": 1e-6, "output_cost_per_token": 4e-6, "cache_read_input_token_cost": 1e-7}}
+)
 BERLIN = ZoneInfo("Europe/Berlin")
 NOW = datetime(2026, 3, 31, 23, 30, tzinfo=BERLIN).timestamp()
 

@@ -8,13 +8,17 @@ import pytest
 from bot.bus import Trust
 from bot.config.schema import BudgetsConfig, Limit
 from bot.errors import BudgetExceeded, ProviderUnavailable
-from bot.llm import LLMResponse, Usage
+from bot.llm.prices import call_cost, records
+from bot.llm.provider import priced
+from bot.llm.types import LLMResponse, Usage
 from bot.usage.budgets import BudgetGuard
 from bot.usage.charge import Charge, charged_to
 from bot.usage.ledger import UsageLedger
 from bot.usage.meter import MeteredProvider
 
-PRICES = {"gpt-x": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6, "cache_read_input_token_cost": 1e-7}}
+PRICES = records(
+    {"gpt-x": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6, "cache_read_input_token_cost": 1e-7}}
+)
 
 
 class Stub:
@@ -68,3 +72,15 @@ async def test_failed_calls_are_rows_and_a_used_up_budget_makes_no_call(tmp_path
             await provider.chat([])
     assert stub.calls == 2
     assert [(c.outcome, c.cost_usd is None) for c in ledger.calls()] == [("ProviderUnavailable", True), ("ok", False)]
+
+
+async def test_the_ledger_and_the_provider_price_a_call_with_cached_tokens_alike(tmp_path: Path) -> None:
+    model = "openai/gpt-4o-mini"
+    response = priced(LLMResponse("hi", usage=Usage(1000, 100, 600)), model)
+    stub = Stub(response)
+    stub.model = model
+    ledger = UsageLedger(tmp_path / "usage.db")
+    await MeteredProvider(stub, ledger).chat([{"role": "user", "content": "hi"}])
+    (call,) = ledger.calls()
+    assert call.cost_usd == pytest.approx(response.usage.cost)
+    assert 0 < response.usage.cost < (call_cost(model, 1000, 100, 0) or 0)

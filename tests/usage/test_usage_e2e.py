@@ -8,8 +8,7 @@ from typer.testing import CliRunner
 from bot.bus import Trust
 from bot.cli import app
 from bot.config.schema import HeartbeatConfig
-from bot.llm.prices import bundled_prices
-from bot.llm.pricing import call_cost
+from bot.llm.prices import call_cost, price_table
 from bot.scheduler.heartbeat import HeartbeatService, Outcome
 from bot.tools.base import Tool, ToolContext
 from tests.agent.test_memory import consolidating, save
@@ -108,7 +107,7 @@ async def test_usage_json_totals_equal_what_the_fake_llm_reported(tmp_path: Path
     assert sum(g["calls"] for g in groups) == len(fake_llm.requests) == len(fake_llm.reported) == 4
     assert sum(g["tokens_in"] for g in groups) == tokens_in
     assert sum(g["tokens_out"] for g in groups) == tokens_out
-    expected = call_cost(model, tokens_in, tokens_out, 0, bundled_prices())
+    expected = call_cost(model, tokens_in, tokens_out, 0, price_table())
     assert expected and abs(sum(g["cost_usd"] for g in groups) - expected) < 1e-6
     table = CliRunner().invoke(app, ["--config", str(config), "usage", "--by", "purpose", "--since", "7d", "--chart"])
     assert table.exit_code == 0 and "chat" in table.output and "#" in table.output
@@ -195,6 +194,6 @@ async def test_cached_prompt_tokens_from_a_real_response_reach_the_ledger_and_it
     assert [u["prompt_tokens_details"]["cached_tokens"] for u in fake_llm.reported] == [64, 64]
     for call, reported in zip(calls, fake_llm.reported, strict=True):
         assert call.prompt_tokens == reported["prompt_tokens"] and not call.estimated
-        prices = bundled_prices()
+        prices = price_table()
         assert call.cost_usd == call_cost(model, call.prompt_tokens, call.completion_tokens, 64, prices)
         assert call.cost_usd < call_cost(model, call.prompt_tokens, call.completion_tokens, 0, prices)

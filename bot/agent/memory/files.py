@@ -13,7 +13,7 @@ from typing import Any
 
 from bot.agent.turn import tool_call_message
 from bot.bus import InboundMessage, Trust
-from bot.llm import LLMResponse
+from bot.llm.types import LLMResponse
 
 MAIN_SCOPE_CHANNELS = frozenset({"console"})
 SAVE_MEMORY = "save_memory"

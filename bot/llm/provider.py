@@ -1,0 +1,263 @@
+"""The model provider: chat and stream with one rule set (retries, timeouts, errors, cost) over either transport.
+
+The transport is litellm, or for `openai/…` models with `llm.fast_path` the direct OpenAI-compatible client
+(`bot.llm.openai_http`); each reads its own failures as evidence for `bot.llm.failures`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from bot.config.schema import LLMConfig
+from bot.errors import MissingApiKey, ProviderError
+from bot.llm import litellm_transport, openai_http
+from bot.llm.failures import Evidence, StreamCut, classify, retry_delay, to_provider_error
+from bot.llm.litellm_loader import import_litellm
+from bot.llm.prices import call_cost, price_table
+from bot.llm.prompt_cache import mark_cache_breakpoints, takes_cache_breakpoints
+from bot.llm.reasoning import ThinkFilter, ignore, strip_think
+from bot.llm.types import (
+    CUT_NOTE,
+    LENGTH_NOTE,
+    DeltaHandler,
+    LLMResponse,
+    ReasoningSink,
+    ToolCall,
+    Usage,
+    parse_arguments,
+)
+from bot.retry import RetryPolicy
+
+logger = logging.getLogger(__name__)
+
+_MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
+
+LENGTH_CUT_CALL = (
+    "your reply was cut at the max_tokens limit while this call was being written, so it was not run; "
+    "do it in smaller steps"
+)
+
+
+def sanitize_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Keep only the standard chat keys, so stored extras never reach the provider."""
+    return [{k: v for k, v in m.items() if k in _MESSAGE_KEYS} for m in messages]
+
+
+class ModelProvider:
+    """Chat completions over litellm or the direct OpenAI-compatible path, with retries, idle timeouts on streams
+    and clean errors."""
+
+    def __init__(self, config: LLMConfig, retry: RetryPolicy | None = None) -> None:
+        self.model = config.model
+        self._config = config
+        self._retry = retry or RetryPolicy(attempts=4, base_delay=1.0, max_delay=30.0)
+        self._fast = openai_http.fast_path_for(config)
+        self._litellm: Any = None
+        self._api_key, self._missing_keys = openai_http.openai_key(config) if self._fast else (None, [])
+        self._evidence: Callable[[BaseException], Evidence] = (
+            openai_http.failure_evidence if self._fast else litellm_transport.failure_evidence
+        )
+
+    async def warm_up(self) -> None:
+        """Load what the first call needs (litellm unless on the fast path, the price table) off the event loop."""
+        if self._fast is not None:
+            await self._fast.warm_up()
+        elif self._litellm is None:
+            litellm = await asyncio.to_thread(import_litellm)
+            self._api_key, self._missing_keys = litellm_transport.resolve_key(litellm, self._config)
+            self._litellm = litellm
+        await asyncio.to_thread(price_table)
+
+    async def aclose(self) -> None:
+        """Close the fast path's pooled connections."""
+        if self._fast is not None:
+            await self._fast.aclose()
+
+    async def _acompletion(self, **request: Any) -> Any:
+        if self._fast is not None:
+            return await self._fast.acompletion(**request)
+        return await self._litellm.acompletion(**request)
+
+    async def chat(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        on_delta: DeltaHandler | None = None,
+        max_tokens: int | None = None,
+    ) -> LLMResponse:
+        """Answer a conversation; stream visible text to `on_delta` when given; `max_tokens` lowers the reply cap."""
+        if self._fast is None and self._litellm is None:
+            await self.warm_up()
+        if self._missing_keys:
+            logger.error("llm %s has no API key: set %s or llm.api_key", self.model, " or ".join(self._missing_keys))
+            raise MissingApiKey(self._missing_keys)
+        request = self._request(messages, tools)
+        if max_tokens is not None:
+            request["max_tokens"] = max_tokens
+        shown = False
+
+        def show(text: str) -> None:
+            nonlocal shown
+            shown = True
+            assert on_delta is not None
+            on_delta(text)
+
+        async def attempt() -> LLMResponse:
+            if on_delta is None:
+                async with asyncio.timeout(self._config.timeout):
+                    return await self._complete(request)
+            reasoning = on_delta.reasoning if isinstance(on_delta, ReasoningSink) else ignore
+            return await self._stream(request, show, reasoning)
+
+        tries = 0
+
+        def decide(exc: BaseException, attempt: int) -> float | None:
+            nonlocal tries
+            tries = attempt
+            if shown or isinstance(exc, ProviderError):
+                return None  # text already reached the user: a second answer would contradict it
+            return retry_delay(classify(self._evidence(exc)), attempt, self._retry)
+
+        try:
+            response = await self._retry.run(attempt, f"llm call to {self.model}", (Exception,), decide)
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise to_provider_error(classify(self._evidence(exc)), exc, self.model, shown, tries) from exc
+        return priced(response, self.model)
+
+    def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+        config = self._config
+        request: dict[str, Any] = {
+            "model": config.model,
+            "messages": sanitize_messages(messages),
+            "max_tokens": config.max_tokens,
+            "temperature": config.temperature,
+            "timeout": config.timeout,
+            "num_retries": 0,
+            "max_retries": 0,
+        }
+        if self._api_key:
+            request["api_key"] = self._api_key
+        if config.api_base:
+            request["api_base"] = config.api_base
+        if tools:
+            request["tools"] = tools
+        return mark_cache_breakpoints(request) if takes_cache_breakpoints(config.model) else request
+
+    async def _complete(self, request: dict[str, Any]) -> LLMResponse:
+        started = time.perf_counter()
+        response = await self._acompletion(**request)
+        choice = response.choices[0]
+        message = choice.message
+        calls = tuple(
+            _tool_call(call.id, call.function.name, call.function.arguments or "")
+            for call in (message.tool_calls or [])
+        )
+        usage = getattr(response, "usage", None)
+        logger.debug("llm answered in %.1f ms", (time.perf_counter() - started) * 1000)
+        return self._finished(strip_think(message.content or ""), calls, choice.finish_reason or "stop", _usage(usage))
+
+    async def _stream(self, request: dict[str, Any], emit: DeltaHandler, reasoning: DeltaHandler) -> LLMResponse:
+        """Stream one answer; `llm.timeout` bounds the wait for the first chunk and between chunks, not the whole."""
+        shown = False
+
+        def show(text: str) -> None:
+            nonlocal shown
+            shown = True
+            emit(text)
+
+        visible = ThinkFilter(show, reasoning)
+        text: list[str] = []
+        parts: dict[int, dict[str, str]] = {}
+        finish_reason = "stop"
+        usage = Usage()
+        timeout = self._config.timeout
+        loop = asyncio.get_running_loop()
+        async with asyncio.timeout(timeout) as idle:
+            stream = await self._acompletion(**request, stream=True, stream_options={"include_usage": True})
+            async for chunk in stream:
+                idle.reschedule(loop.time() + timeout)
+                if chunk_usage := getattr(chunk, "usage", None):
+                    usage = _usage(chunk_usage)
+                if not chunk.choices:
+                    continue
+                choice = chunk.choices[0]
+                finish_reason = choice.finish_reason or finish_reason
+                delta = choice.delta
+                if thought := getattr(delta, "reasoning_content", None):
+                    reasoning(thought)
+                if delta.content:
+                    text.append(delta.content)
+                    visible.feed(delta.content)
+                for fragment in delta.tool_calls or []:
+                    part = parts.setdefault(fragment.index or 0, {"id": "", "name": "", "arguments": ""})
+                    part["id"] = fragment.id or part["id"]
+                    if fragment.function:
+                        part["name"] = fragment.function.name or part["name"]
+                        part["arguments"] += fragment.function.arguments or ""
+        visible.flush()
+        content = strip_think("".join(text))
+        # litellm reports finish_reason "stop" for a stream cut short; only the wrapper knows none arrived.
+        if getattr(stream, "received_finish_reason", finish_reason) is None:
+            if not shown:
+                raise StreamCut(f"the stream from {self.model} ended without a finish reason")
+            logger.warning(
+                "llm stream from %s ended without a finish reason after %d characters; kept as incomplete",
+                self.model,
+                len(content),
+            )
+            emit(f"\n\n{CUT_NOTE}")
+            return LLMResponse(f"{content}\n\n{CUT_NOTE}", (), "cut", usage)
+        calls = tuple(
+            _tool_call(part["id"] or f"call_{index}", part["name"], part["arguments"])
+            for index, part in sorted(parts.items())
+        )
+        return self._finished(content, calls, finish_reason, usage, emit if shown else None)
+
+    def _finished(
+        self,
+        content: str,
+        calls: tuple[ToolCall, ...],
+        finish_reason: str,
+        usage: Usage,
+        emit: DeltaHandler | None = None,
+    ) -> LLMResponse:
+        """The response as the user sees it: a reply cut at max_tokens says so, and its tool calls are unusable."""
+        if finish_reason != "length":
+            return LLMResponse(content, calls, finish_reason, usage)
+        logger.warning("llm %s stopped at llm.max_tokens (%d)", self.model, self._config.max_tokens)
+        calls = tuple(replace(call, arguments_error=LENGTH_CUT_CALL) for call in calls)
+        if content or not calls:
+            separator = "\n\n" if content else ""
+            if emit is not None:
+                emit(separator + LENGTH_NOTE)
+            content = content + separator + LENGTH_NOTE
+        return LLMResponse(content, calls, finish_reason, usage)
+
+
+def priced(response: LLMResponse, model: str) -> LLMResponse:
+    """The response with its usage's cost filled in from the model's price per token."""
+    usage = response.usage
+    cost = call_cost(model, usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens)
+    return response if not cost else replace(response, usage=replace(usage, cost=cost))
+
+
+def _tool_call(call_id: str, name: str, raw: str) -> ToolCall:
+    arguments, error = parse_arguments(raw)
+    return ToolCall(id=call_id, name=name, arguments=arguments, raw_arguments=raw, arguments_error=error)
+
+
+def _usage(usage: Any) -> Usage:
+    if usage is None:
+        return Usage()
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or getattr(usage, "cache_read_input_tokens", None) or 0
+    return Usage(
+        int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0), int(cached)
+    )

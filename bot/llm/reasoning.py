@@ -1,0 +1,61 @@
+"""The model's reasoning kept apart from its reply: `<think>…</think>` blocks stripped, or streamed elsewhere."""
+
+from __future__ import annotations
+
+import re
+
+from bot.llm.types import DeltaHandler
+
+_THINK_BLOCK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL)
+
+
+def strip_think(text: str) -> str:
+    """Remove `<think>…</think>` reasoning blocks (an unclosed one runs to the end)."""
+    return _THINK_BLOCK.sub("", text).strip() if "<think>" in text else text
+
+
+def ignore(text: str) -> None:
+    """Reasoning nobody asked for."""
+
+
+class ThinkFilter:
+    """Streams text through, passing whatever sits inside `<think>…</think>` to `hidden` instead."""
+
+    def __init__(self, emit: DeltaHandler, hidden: DeltaHandler = ignore) -> None:
+        self._emit = emit
+        self._hidden = hidden
+        self._pending = ""
+        self._inside = False
+
+    def feed(self, chunk: str) -> None:
+        """Take a chunk; emit the part that is certainly visible."""
+        self._pending += chunk
+        while self._pending:
+            tag = "</think>" if self._inside else "<think>"
+            index = self._pending.find(tag)
+            if index >= 0:
+                if index:
+                    (self._hidden if self._inside else self._emit)(self._pending[:index])
+                self._pending = self._pending[index + len(tag) :]
+                self._inside = not self._inside
+                continue
+            keep = _partial_suffix(self._pending, tag)
+            visible = self._pending[: len(self._pending) - keep]
+            if visible:
+                (self._hidden if self._inside else self._emit)(visible)
+            self._pending = self._pending[len(visible) :]
+            return
+
+    def flush(self) -> None:
+        """The stream ended: emit text held back as a possible tag start, unless inside a think block."""
+        if self._pending and not self._inside:
+            self._emit(self._pending)
+        self._pending = ""
+
+
+def _partial_suffix(text: str, tag: str) -> int:
+    """Length of the longest suffix of `text` that is a proper prefix of `tag`."""
+    for size in range(min(len(tag) - 1, len(text)), 0, -1):
+        if tag.startswith(text[-size:]):
+            return size
+    return 0
