@@ -39,7 +39,7 @@ from bot.config.paths import home_dir
 from bot.config.schema import Config, LLMConfig
 from bot.errors import ConfigError
 from bot.events import EventBus
-from bot.llm.transcription import Transcriber
+from bot.llm.transcription import SpeechModel, Transcriber
 from bot.llm.types import Provider, Warmable
 from bot.plugins.approvals import ExecApprovals
 from bot.plugins.events import GatewayStart, GatewayStop
@@ -67,6 +67,7 @@ from bot.tools.spawn import SpawnTool
 from bot.tools.web import WebFetchTool, WebSearchTool
 from bot.tools.workspace import WorkspacePaths
 from bot.usage.budgets import BudgetGuard
+from bot.usage.metered_speech import MeteredSpeech
 from channels.catchup import ActiveChats, CatchesUp, RecentChats
 
 logger = logging.getLogger(__name__)
@@ -212,7 +213,11 @@ class AgentApp:
             account=AccountCommands(self.ledger, self.guard, self.pairing, config.timezone),
             budget=self.budget,
             owner_dm=self._owner_dm(),
-            transcriber=Transcriber(config.llm, self.ledger, self.guard) if config.llm.transcription_model else None,
+            transcriber=(
+                Transcriber(MeteredSpeech(SpeechModel(config.llm), self.ledger, self.guard))
+                if config.llm.transcription_model
+                else None
+            ),
             hooks=self.plugins.hooks,
         )
         self._warming: asyncio.Task[None] | None = None

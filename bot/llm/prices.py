@@ -49,9 +49,8 @@ KEPT_KEYS = (
 )
 
 
-@functools.cache
 def bundled_prices() -> dict[str, dict[str, Any]]:
-    """litellm's model map as `litellm.model_cost` holds it offline, trimmed to `KEPT_KEYS`; parsed once per process."""
+    """litellm's model map as `litellm.model_cost` holds it offline, trimmed to `KEPT_KEYS`."""
     path = table_path()
     try:
         raw = json.loads(path.read_bytes()) if path else {}

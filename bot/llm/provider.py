@@ -49,8 +49,7 @@ def sanitize_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class ModelProvider:
-    """Chat completions over litellm or the direct OpenAI-compatible path, with retries, idle timeouts on streams
-    and clean errors."""
+    """Chat and stream over either transport, with retries, idle timeouts on streams and our error tree."""
 
     def __init__(self, config: LLMConfig, retry: RetryPolicy | None = None) -> None:
         self.model = config.model

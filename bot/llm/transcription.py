@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import logging
-import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 from bot.bus import Attachment, InboundMessage
 from bot.config.schema import LLMConfig
-from bot.usage.budgets import BudgetGuard
-from bot.usage.charge import current_charge
-from bot.usage.ledger import CallRecord, Ledger
+from bot.llm.litellm_loader import import_litellm
 
 logger = logging.getLogger(__name__)
 
@@ -24,63 +22,52 @@ def is_audio(attachment: Attachment) -> bool:
     return attachment.kind == "voice" or attachment.mime_type.lower().startswith("audio/")
 
 
-class Transcriber:
-    """Speech to text with `llm.transcription_model`; its API base and key default to the llm ones.
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    """What was said in an audio file, and the provider's price for hearing it (None when it gave none)."""
 
-    With a ledger, each call is one row of purpose `transcription`, charged like the turn it serves and
-    checked against that sender's budget first.
-    """
+    text: str
+    cost: float | None = None
 
-    def __init__(self, config: LLMConfig, ledger: Ledger | None = None, guard: BudgetGuard | None = None) -> None:
+
+class SpeechToText(Protocol):
+    """Anything that turns an audio file into text with one model (metered by `bot.usage.metered_speech`)."""
+
+    model: str
+
+    async def transcribe(self, path: Path) -> Transcript: ...
+
+
+class SpeechModel:
+    """Speech to text with `llm.transcription_model` through litellm; its API base and key default to the llm ones."""
+
+    def __init__(self, config: LLMConfig) -> None:
         if not config.transcription_model:
             raise ValueError("llm.transcription_model is not set")
         self.model = config.transcription_model
         self._api_base = config.transcription_api_base or config.api_base
         self._api_key = config.transcription_api_key.get_secret_value() or config.api_key.get_secret_value()
         self._timeout = config.timeout
-        self._ledger = ledger
-        self._guard = guard
 
-    async def transcribe(self, path: Path) -> str:
+    async def transcribe(self, path: Path) -> Transcript:
         """The text spoken in an audio file."""
-        from bot.llm.litellm_loader import import_litellm
-
         litellm = import_litellm()
         options: dict[str, object] = {"model": self.model, "timeout": self._timeout}
         if self._api_base:
             options["api_base"] = self._api_base
         if self._api_key:
             options["api_key"] = self._api_key
-        charge = replace(current_charge(), purpose="transcription")
-        if self._guard is not None:
-            self._guard.check(charge)
-        started, outcome, cost = time.perf_counter(), "ok", None
-        try:
-            with path.open("rb") as audio:
-                response = await litellm.atranscription(file=audio, **options)
-            cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
-            return str(response.text or "").strip()
-        except BaseException as exc:
-            outcome = type(exc).__name__
-            raise
-        finally:
-            if self._ledger is not None:
-                self._ledger.record(
-                    CallRecord(
-                        ts=time.time(),
-                        session_key=charge.session_key,
-                        sender=charge.sender,
-                        purpose="transcription",
-                        model=self.model,
-                        prompt_tokens=0,
-                        completion_tokens=0,
-                        cached_tokens=0,
-                        cost_usd=float(cost) if cost is not None else None,
-                        estimated=True,
-                        latency=time.perf_counter() - started,
-                        outcome=outcome,
-                    )
-                )
+        with path.open("rb") as audio:
+            response = await litellm.atranscription(file=audio, **options)
+        cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
+        return Transcript(str(response.text or "").strip(), float(cost) if cost is not None else None)
+
+
+class Transcriber:
+    """Puts what was said into a message in place of its voice note."""
+
+    def __init__(self, speech: SpeechToText) -> None:
+        self._speech = speech
 
     async def apply(self, message: InboundMessage) -> InboundMessage:
         """The message with each audio attachment's transcript as `[voice message] <text>` instead of the note."""
@@ -90,7 +77,8 @@ class Transcriber:
         lines = []
         for attachment in audio:
             try:
-                lines.append(f"[voice message] {await self.transcribe(Path(attachment.path))}")
+                transcript = await self._speech.transcribe(Path(attachment.path))
+                lines.append(f"[voice message] {transcript.text}")
             except Exception as exc:  # any provider or file failure: the turn goes on with a note
                 logger.warning("[%s] transcription failed: %s: %s", message.chat.session_key, type(exc).__name__, exc)
                 lines.append(UNREADABLE)
