@@ -24,6 +24,14 @@ def is_audio(attachment: Attachment) -> bool:
     return attachment.kind == "voice" or attachment.mime_type.lower().startswith("audio/")
 
 
+def note_voice(message: InboundMessage) -> InboundMessage:
+    """The message with a note per voice attachment, for turns with no transcriber: the model learns one arrived."""
+    notes = [VOICE_NOTE for attachment in message.attachments if attachment.kind == "voice"]
+    if not notes:
+        return message
+    return replace(message, text="\n".join([message.text, *notes]).strip())
+
+
 class Transcriber:
     """Speech to text with `llm.transcription_model`; its API base and key default to the llm ones.
 
@@ -83,7 +91,7 @@ class Transcriber:
                 )
 
     async def apply(self, message: InboundMessage) -> InboundMessage:
-        """The message with each audio attachment's transcript as `[voice message] <text>` instead of the note."""
+        """The message with each audio attachment's transcript added to its text as `[voice message] <text>`."""
         audio = [a for a in message.attachments if is_audio(a)]
         if not audio:
             return message
@@ -94,5 +102,4 @@ class Transcriber:
             except Exception as exc:  # any provider or file failure: the turn goes on with a note
                 logger.warning("[%s] transcription failed: %s: %s", message.chat.session_key, type(exc).__name__, exc)
                 lines.append(UNREADABLE)
-        text = message.text.replace(VOICE_NOTE, "").strip()
-        return replace(message, text="\n".join([text, *lines]).strip())
+        return replace(message, text="\n".join([message.text, *lines]).strip())
