@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Literal
 
 from bot.bus import Attachment, InboundMessage
 from bot.errors import ChannelError, ChannelUnavailable
-from bot.llm.transcription import VOICE_NOTE
 
 if TYPE_CHECKING:
     import aiohttp
@@ -66,8 +65,6 @@ async def attach_media(
             logger.warning("[%s] could not download %s: %s", message.chat.session_key, item.unique_id, exc)
             notes.append(f"[{_a(item.kind)} was sent but could not be downloaded]")
             continue
-        if item.kind == "voice":
-            notes.append(VOICE_NOTE)
         attachments.append(Attachment(str(target), item.mime_type, item.kind))
     text = "\n".join([message.text, *notes]).strip()
     return replace(message, text=text, attachments=message.attachments + tuple(attachments))

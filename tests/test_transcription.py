@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+from bot.bus import Attachment, ChatRef, InboundMessage
+from bot.llm.transcription import VOICE_NOTE, note_voice
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway import OWNER, TelegramBot
@@ -45,3 +47,17 @@ async def test_without_a_transcription_model_the_note_stays(
         await telegram.wait_for_sent(1)
     assert fake_llm.transcriptions == []
     assert "transcription is not available" in last_user_text(fake_llm)
+
+
+def test_with_no_transcriber_each_voice_note_is_announced_in_the_text() -> None:
+    voice = Attachment("/media/v.oga", "audio/ogg", "voice")
+    song = Attachment("/media/song.mp3", "audio/mpeg", "file")
+    message = InboundMessage(ChatRef("telegram", "1"), "1", "listen", attachments=(voice, song, voice))
+    assert note_voice(message).text.splitlines() == ["listen", VOICE_NOTE, VOICE_NOTE]
+
+
+def test_a_message_without_voice_notes_is_left_as_it_is() -> None:
+    message = InboundMessage(
+        ChatRef("telegram", "1"), "1", "look", attachments=(Attachment("/p.png", "image/png", "image"),)
+    )
+    assert note_voice(message) is message

@@ -13,7 +13,6 @@ from bot.agent.account import AccountCommands
 from bot.agent.budget import ContextBudget
 from bot.agent.commands import Command, parse_command
 from bot.agent.context import ContextBuilder
-from bot.agent.heartbeat_ack import is_heartbeat, strip_ack
 from bot.agent.instant import InstantCommands
 from bot.agent.interruption import (
     CRASHED,
@@ -42,6 +41,7 @@ from bot.events import ErrorOccurred, EventBus, TurnFinished, TurnStarted
 from bot.llm.transcription import Transcriber
 from bot.plugins.events import Block
 from bot.plugins.hooks import Hooks
+from bot.scheduler.heartbeat_ack import strip_ack
 
 logger = logging.getLogger(__name__)
 
@@ -205,7 +205,7 @@ class AgentLoop:
         iterations = 0
         reply: str | None = None
         kind: ReplyKind = "reply"
-        heartbeat = any(is_heartbeat(m) for m in batch)
+        heartbeat = any(m.origin == "heartbeat" for m in batch)
         try:
             steer = None
             if self._config.queue_mode == "steer":

@@ -20,7 +20,7 @@ from bot.agent.turn import TurnResult, TurnRunner
 from bot.agent.turn_hooks import TurnHooks
 from bot.bus import InboundMessage, lowest_trust
 from bot.events import EventBus
-from bot.llm.transcription import Transcriber
+from bot.llm.transcription import Transcriber, note_voice
 from bot.llm.types import Usage
 from bot.tools.base import ToolContext
 from bot.usage.charge import charge_for, charged_to
@@ -64,7 +64,9 @@ class SessionTurns:
         with charged_to(charge_for(message, session.key)):
             if self._transcriber is not None:
                 batch = [await self._transcriber.apply(m) for m in batch]
-                message = replace(batch[-1], trust=message.trust)
+            else:
+                batch = [note_voice(m) for m in batch]
+            message = replace(batch[-1], trust=message.trust)
             persona, runner = self._personas.for_message(message) if self._personas else (None, self._runner)
             return await self._run_persona_turn(message, batch, outbox, session, persona, runner, steer)
 

@@ -114,6 +114,7 @@ class SubagentManager:
                 trust=origin.trust,
                 is_direct=origin.is_direct,
                 kind="system",
+                origin="subagent",
                 charge_to=current_charge().sender,
             )
         )

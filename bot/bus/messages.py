@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
+Origin = Literal["user", "heartbeat", "cron", "subagent"]
+"""Who put an inbound message on the bus: a person on a channel, or one of the bot's own schedulers and workers."""
+
 
 def new_id() -> str:
     """A fresh unique message id."""
@@ -77,7 +80,7 @@ class Attachment:
 
 @dataclass(frozen=True, slots=True)
 class InboundMessage:
-    """A message for the agent: from a user, or a system message aimed at a chat."""
+    """A message for the agent: from a user, or a system message aimed at a chat; `origin` says which source sent it."""
 
     chat: ChatRef
     sender_id: str
@@ -92,6 +95,7 @@ class InboundMessage:
     platform_message_id: str | None = None
     server_id: str | None = None  # Discord guild, Slack team, Telegram chat: what persona routes match
     charge_to: str | None = None  # `channel:user id` billed for a system message (a cron job's creator)
+    origin: Origin = "user"
     id: str = field(default_factory=new_id)
     created_at: float = field(default_factory=time.time)
 

@@ -22,6 +22,14 @@ def is_audio(attachment: Attachment) -> bool:
     return attachment.kind == "voice" or attachment.mime_type.lower().startswith("audio/")
 
 
+def note_voice(message: InboundMessage) -> InboundMessage:
+    """The message with a note per voice attachment, for turns with no transcriber: the model learns one arrived."""
+    notes = [VOICE_NOTE for attachment in message.attachments if attachment.kind == "voice"]
+    if not notes:
+        return message
+    return replace(message, text="\n".join([message.text, *notes]).strip())
+
+
 @dataclass(frozen=True, slots=True)
 class Transcript:
     """What was said in an audio file, and the provider's price for hearing it (None when it gave none)."""
@@ -70,7 +78,7 @@ class Transcriber:
         self._speech = speech
 
     async def apply(self, message: InboundMessage) -> InboundMessage:
-        """The message with each audio attachment's transcript as `[voice message] <text>` instead of the note."""
+        """The message with each audio attachment's transcript added to its text as `[voice message] <text>`."""
         audio = [a for a in message.attachments if is_audio(a)]
         if not audio:
             return message
@@ -82,5 +90,4 @@ class Transcriber:
             except Exception as exc:  # any provider or file failure: the turn goes on with a note
                 logger.warning("[%s] transcription failed: %s: %s", message.chat.session_key, type(exc).__name__, exc)
                 lines.append(UNREADABLE)
-        text = message.text.replace(VOICE_NOTE, "").strip()
-        return replace(message, text="\n".join([text, *lines]).strip())
+        return replace(message, text="\n".join([message.text, *lines]).strip())

@@ -301,6 +301,7 @@ class CronService:
                 trust=Trust(payload.trust),
                 is_direct=payload.is_direct,
                 kind="system",
+                origin="cron",
                 charge_to=payload.creator or None,
                 id=run_id,
             )

@@ -6,18 +6,17 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from bot.agent.heartbeat_ack import SENDER
-from bot.agent.loop import AgentLoop
-from bot.bus import ChatRef, InboundMessage, MessageBus, Trust, new_id
+from bot.bus import ChatRef, InboundMessage, Trust, new_id
 from bot.cancelling import cancel_and_wait
 from bot.config.schema import HeartbeatConfig
 from bot.events import Delivered, DeliveryFailed, Event, EventBus, TurnFinished
+from bot.scheduler.heartbeat_ack import HEARTBEAT_OK
 from bot.scheduler.heartbeat_record import HeartbeatRecord
 
 logger = logging.getLogger(__name__)
@@ -27,7 +26,7 @@ _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _INERT_LINE = re.compile(r"^\s*(#.*|[-*+]\s*\[ ?\]\s*|[-*+]\s*\[[xX]\].*|[-*+]\s*|>\s*)?$")
 PROMPT = (
     "This is a scheduled heartbeat check. Read the tasks below from HEARTBEAT.md and act on any "
-    "that are due now. If nothing needs the owner's attention, reply with exactly HEARTBEAT_OK. "
+    f"that are due now. If nothing needs the owner's attention, reply with exactly {HEARTBEAT_OK}. "
     "Otherwise reply with what the owner should know.\n\n{tasks}"
 )
 
@@ -66,7 +65,9 @@ class HeartbeatService:
     """Runs `tick` every `heartbeat.interval`; each run is logged with its outcome.
 
     A beat is a system message on the inbox, journaled like any other, so the agent loop runs it in the
-    target chat's session (and again after a crash); the outcome is read from the turn's events.
+    target chat's session (and again after a crash); the outcome is read from the turn's events. Without
+    `deliver_to` it goes to `last_owner_chat()`; it skips a beat while `is_busy(session_key)`; `publish` puts
+    it on the inbox (False: journaled before).
     """
 
     def __init__(
@@ -74,8 +75,9 @@ class HeartbeatService:
         config: HeartbeatConfig,
         workspace: Path,
         timezone: str,
-        loop: AgentLoop,
-        bus: MessageBus,
+        last_owner_chat: Callable[[], ChatRef | None],
+        is_busy: Callable[[str], bool],
+        publish: Callable[[InboundMessage], Awaitable[bool]],
         events: EventBus,
         clock: Callable[[], float] = time.time,
         record: HeartbeatRecord | None = None,
@@ -84,8 +86,9 @@ class HeartbeatService:
         self._config = config
         self._file = workspace / "HEARTBEAT.md"
         self._zone = ZoneInfo(timezone)
-        self._loop = loop
-        self._bus = bus
+        self._last_owner_chat = last_owner_chat
+        self._is_busy = is_busy
+        self._publish = publish
         self._outcomes = outcomes or events  # on the redis bus: relayed from whichever process saw the run end
         self._clock = clock
         self._stop = asyncio.Event()
@@ -142,24 +145,25 @@ class HeartbeatService:
         tasks = self._file.read_text(encoding="utf-8") if self._file.exists() else ""
         if not actionable(tasks):
             return Outcome.NOTHING_TO_DO
-        target = ChatRef.parse(self._config.deliver_to) if self._config.deliver_to else self._loop.last_owner_chat
+        target = ChatRef.parse(self._config.deliver_to) if self._config.deliver_to else self._last_owner_chat()
         if target is None:
             return Outcome.NO_TARGET
-        if self._loop.is_busy(target.session_key):
+        if self._is_busy(target.session_key):
             return Outcome.BUSY
         message = InboundMessage(
             target,
-            sender_id=SENDER,
+            sender_id="heartbeat",
             text=PROMPT.format(tasks=tasks.strip()),
             trust=Trust.OWNER,
             kind="system",
+            origin="heartbeat",
             id=f"heartbeat:{int(due)}" if due is not None else f"heartbeat:{new_id()}",
         )
         waiter: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         self._waiters[message.id] = waiter
         unsubscribe = self._outcomes.subscribe(self._on_event)
         try:
-            if not await self._bus.publish_inbound(message):
+            if not await self._publish(message):
                 return Outcome.ALREADY_RAN
             return await asyncio.wait_for(waiter, DELIVERY_TIMEOUT)
         except TimeoutError:

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
-from bot.agent.subagents import SubagentManager
 from bot.tools.base import Tool, ToolContext
+
+
+class Spawner(Protocol):
+    """Whatever runs sub-agents (the agent's SubagentManager)."""
+
+    def spawn(self, task: str, label: str, origin: ToolContext) -> str:
+        """Start a sub-agent for `task` and return its id; its result arrives in the origin chat later."""
+        ...
 
 
 class SpawnTool(Tool):
@@ -27,7 +34,7 @@ class SpawnTool(Tool):
         "additionalProperties": False,
     }
 
-    def __init__(self, subagents: SubagentManager) -> None:
+    def __init__(self, subagents: Spawner) -> None:
         self._subagents = subagents
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:

@@ -56,9 +56,9 @@ def sender_ref(channel: str, user_id: str) -> str:
 
 def charge_for(message: InboundMessage, session_key: str) -> Charge:
     """The charge of a turn: the sender's chat, a cron job's creator, or the heartbeat (no sender)."""
+    if message.origin == "heartbeat":
+        return Charge("heartbeat", session_key, None, message.trust)
     if message.kind == "system":
-        if message.sender_id == "heartbeat":
-            return Charge("heartbeat", session_key, None, message.trust)
-        purpose: Purpose = "cron" if message.sender_id == "cron" else "chat"
+        purpose: Purpose = "cron" if message.origin == "cron" else "chat"
         return Charge(purpose, session_key, message.charge_to, message.trust)
     return Charge("chat", session_key, sender_ref(message.chat.channel, message.sender_id), message.trust)

@@ -105,7 +105,7 @@ async def test_provider_500_then_200_answers_normally(tmp_path: Path, fake_llm: 
 
 async def test_system_message_is_answered_in_its_target_chat(tmp_path: Path, fake_llm: FakeLLM) -> None:
     async with Harness(tmp_path, fake_llm) as bot:
-        message = await bot.send("daily summary", chat="telegram:99", sender="cron", kind="system")
+        message = await bot.send("daily summary", chat="telegram:99", sender="cron", kind="system", origin="cron")
         reply = await bot.reply_to(message)
     assert reply.chat.session_key == "telegram:99"
     assert user_texts(fake_llm.requests[0])[-1].startswith("[system message for telegram DM 99 · ")

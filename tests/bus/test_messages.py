@@ -17,6 +17,17 @@ def test_an_inbound_message_round_trips_with_its_attachments() -> None:
     assert inbound_from_json(text) == message
 
 
+def test_a_system_message_keeps_its_origin_through_json() -> None:
+    message = InboundMessage(ChatRef.parse("telegram:1"), "cron", "[scheduled job j1] hi", kind="system", origin="cron")
+    assert inbound_from_json(inbound_to_json(message)).origin == "cron"
+
+
+def test_a_journal_row_written_before_origin_existed_loads_as_a_user_message() -> None:
+    row = json.loads(inbound_to_json(InboundMessage(ChatRef.parse("telegram:1"), "42", "hi")))
+    del row["origin"]
+    assert inbound_from_json(json.dumps(row)).origin == "user"
+
+
 def test_an_outbound_message_round_trips_with_its_files() -> None:
     message = OutboundMessage(ChatRef.parse("slack:C1"), "here", in_reply_to="m1", files=(Attachment("/f", "a/b"),))
     text = outbound_to_json(message)

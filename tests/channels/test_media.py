@@ -39,12 +39,12 @@ async def test_oversized_and_failed_files_become_notes(tmp_path: Path) -> None:
     ]
 
 
-async def test_voice_notes_are_announced(tmp_path: Path) -> None:
+async def test_a_voice_note_is_attached_as_voice_and_leaves_the_text_alone(tmp_path: Path) -> None:
     async def fetch(media: MediaRef, target: Path) -> None:
         target.write_bytes(b"OggS")
 
     message = await attach_media(MESSAGE, [MediaRef("v", "V1", "voice", "audio/ogg", 4)], tmp_path, fetch)
-    assert "voice message arrived" in message.text and message.attachments[0].kind == "voice"
+    assert message.text == "look" and message.attachments[0].kind == "voice"
 
 
 @pytest_asyncio.fixture

@@ -87,6 +87,8 @@ async def test_message_job_runs_a_turn_and_its_reply_reaches_the_chat(
         job = bot.gateway.cron.add(Schedule("at", soon(), "UTC"), OWNER_CHAT, "message", "Summarise my day")
         ran = await next_event(bot.gateway.agent.events, CronRan)
         (sent,) = await telegram.wait_for_sent(1)
+        purposes = [call.purpose for call in bot.gateway.agent.ledger.calls()]
+    assert purposes == ["cron"]
     assert sent["text"] == "Here is your briefing."
     assert "Summarise my day" in fake_llm.requests[0]["messages"][-1]["content"]
     assert ran.job_id == job.id and ran.ok and ran.delivered

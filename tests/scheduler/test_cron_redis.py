@@ -124,7 +124,14 @@ async def test_a_heartbeat_records_the_outcome_of_a_turn_another_worker_ran(
     await relay.start()
     config = HeartbeatConfig(enabled=True, deliver_to=f"telegram:{OWNER}")
     beats = HeartbeatService(
-        config, tmp_path / "workspace", "UTC", gateway.agent.loop, bus, EventBus(), outcomes=outcomes
+        config,
+        tmp_path / "workspace",
+        "UTC",
+        lambda: gateway.agent.loop.last_owner_chat,
+        gateway.agent.loop.is_busy,
+        bus.publish_inbound,
+        EventBus(),
+        outcomes=outcomes,
     )
     try:
         fake_llm.script(Text("The plants need water."))

@@ -5,8 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.agent.heartbeat_ack import strip_ack
-from bot.scheduler.heartbeat import Outcome, actionable, within_hours
+from bot.bus import ChatRef, InboundMessage
+from bot.config.schema import HeartbeatConfig
+from bot.events import EventBus
+from bot.scheduler.heartbeat import HeartbeatService, Outcome, actionable, within_hours
+from bot.scheduler.heartbeat_ack import strip_ack
 from bot.setup.home import bundled
 from tests.fakes.openai_server import FakeLLM, Hang, Text
 from tests.fakes.telegram_server import FakeTelegram
@@ -53,6 +56,49 @@ def test_active_hours_including_a_window_past_midnight() -> None:
     assert within_hours("22:00-06:00", datetime(2026, 1, 1, 23, 30))
     assert not within_hours("22:00-06:00", datetime(2026, 1, 1, 12, 0))
     assert within_hours(None, datetime(2026, 1, 1, 3, 0))
+
+
+class JournaledBus:
+    """Takes the heartbeat's messages as if each beat had been journaled before: the beat ends at publish."""
+
+    def __init__(self) -> None:
+        self.published: list[InboundMessage] = []
+
+    async def publish_inbound(self, message: InboundMessage) -> bool:
+        self.published.append(message)
+        return False
+
+
+def standalone(
+    tmp_path: Path, bus: JournaledBus, owner_chat: ChatRef | None, busy: frozenset[str] = frozenset()
+) -> HeartbeatService:
+    (tmp_path / "HEARTBEAT.md").write_text("- check the backups")
+    config = HeartbeatConfig()
+    return HeartbeatService(
+        config, tmp_path, "UTC", lambda: owner_chat, busy.__contains__, bus.publish_inbound, EventBus()
+    )
+
+
+async def test_without_deliver_to_the_beat_goes_to_the_chat_the_callable_names(tmp_path: Path) -> None:
+    bus = JournaledBus()
+    heartbeat = standalone(tmp_path, bus, ChatRef("telegram", "7"))
+    assert await heartbeat.tick() is Outcome.ALREADY_RAN
+    (beat,) = bus.published
+    assert (beat.chat, beat.kind, beat.origin) == (ChatRef("telegram", "7"), "system", "heartbeat")
+    assert "check the backups" in beat.text
+
+
+async def test_no_owner_chat_from_the_callable_means_no_target(tmp_path: Path) -> None:
+    bus = JournaledBus()
+    assert await standalone(tmp_path, bus, None).tick() is Outcome.NO_TARGET
+    assert bus.published == []
+
+
+async def test_a_chat_the_callable_calls_busy_is_skipped(tmp_path: Path) -> None:
+    bus = JournaledBus()
+    heartbeat = standalone(tmp_path, bus, ChatRef("telegram", "7"), busy=frozenset({"telegram:7"}))
+    assert await heartbeat.tick() is Outcome.BUSY
+    assert bus.published == []
 
 
 def heartbeat_bot(

@@ -76,8 +76,9 @@ async def test_heartbeat_and_consolidation_are_in_the_ledger_with_their_purpose(
             HeartbeatConfig(deliver_to="console:me"),
             bot.config.workspace,
             "UTC",
-            bot.app.loop,
-            bot.app.bus,
+            lambda: bot.app.loop.last_owner_chat,
+            bot.app.loop.is_busy,
+            bot.app.bus.publish_inbound,
             bot.app.events,
         )
         await heartbeat.tick()
@@ -169,8 +170,9 @@ async def test_background_work_pauses_at_its_cap_with_one_note_to_the_owner(tmp_
             HeartbeatConfig(deliver_to="telegram:1"),
             bot.config.workspace,
             "UTC",
-            bot.app.loop,
-            bot.app.bus,
+            lambda: bot.app.loop.last_owner_chat,
+            bot.app.loop.is_busy,
+            bot.app.bus.publish_inbound,
             bot.app.events,
         )
         outcomes = [await heartbeat.tick() for _ in range(3)]

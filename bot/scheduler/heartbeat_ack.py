@@ -2,16 +2,8 @@
 
 from __future__ import annotations
 
-from bot.bus import InboundMessage
-
 HEARTBEAT_OK = "HEARTBEAT_OK"
-SENDER = "heartbeat"
 MAX_ACK_CHARS = 60
-
-
-def is_heartbeat(message: InboundMessage) -> bool:
-    """Whether a message is the heartbeat's system message."""
-    return message.kind == "system" and message.sender_id == SENDER
 
 
 def strip_ack(reply: str) -> str | None:
