@@ -21,8 +21,8 @@ async def cancel_and_wait(*tasks: asyncio.Task[object] | None) -> None:
     pending = {task for task in tasks if task is not None and not task.done()}
     attempts = 0
     while pending:
-        for task in pending:
-            task.cancel()
+        for still_running in pending:
+            still_running.cancel()
         _, pending = await asyncio.wait(pending, timeout=RETRY_EVERY)
         attempts += 1
         if pending and attempts == 20:

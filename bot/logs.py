@@ -52,10 +52,10 @@ class RedactSecrets(logging.Filter):
         return True
 
 
-class CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+class CurrentStderr(logging.StreamHandler[TextIO]):
     """Writes to whatever `sys.stderr` is when a record arrives, so a swapped stderr is followed."""
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> TextIO:
         return sys.stderr
 

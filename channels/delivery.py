@@ -6,6 +6,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import partial
 
 from bot.bus import OutboundMessage
 from bot.errors import ChannelUnavailable, MarkupRejected
@@ -50,9 +51,9 @@ async def send_in_chunks(
         first = index == 0
         rendered = render(chunk)
         try:
-            await retry.run(lambda text=rendered, first=first: post(text, True, first), what, (ChannelUnavailable,))
+            await retry.run(partial(post, rendered, True, first), what, (ChannelUnavailable,))
         except MarkupRejected as exc:
             logger.info("%s: markup rejected (%s); resending as plain text", what, exc)
-            await retry.run(lambda text=chunk, first=first: post(text, False, first), what, (ChannelUnavailable,))
+            await retry.run(partial(post, chunk, False, first), what, (ChannelUnavailable,))
         if progress:
             await progress.confirm(index)

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
-T = TypeVar("T")
-Call = Callable[[Callable[[], Awaitable[T]]], Awaitable[T]]
+from channels.streaming import PlatformCall
 
 
 class DiscordEdits:
     """EditsMessages for one Discord channel or thread; an edit with unchanged content is skipped."""
 
-    def __init__(self, target: Any, call: Call) -> None:
+    def __init__(self, target: Any, call: PlatformCall) -> None:
         self._target = target
         self._call = call
         self._content: dict[str, str] = {}

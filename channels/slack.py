@@ -8,6 +8,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Container
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from urllib.parse import urlsplit
@@ -189,8 +190,12 @@ class SlackChannel(Channel):
         async def post(text: str, as_markup: bool, first: bool) -> None:
             assert self._client is not None
             await self._call(
-                lambda: self._client.chat_postMessage(
-                    channel=chat.chat_id, text=text, thread_ts=chat.thread_id, mrkdwn=as_markup
+                partial(
+                    self._client.chat_postMessage,
+                    channel=chat.chat_id,
+                    text=text,
+                    thread_ts=chat.thread_id,
+                    mrkdwn=as_markup,
                 )
             )
 
@@ -204,7 +209,8 @@ class SlackChannel(Channel):
             for file in message.files
         ]
         await self._call(
-            lambda: self._client.files_upload_v2(
+            partial(
+                self._client.files_upload_v2,
                 file_uploads=uploads,
                 channel=message.chat.chat_id,
                 thread_ts=message.chat.thread_id,
@@ -278,7 +284,7 @@ class SlackChannel(Channel):
         if user_id not in self._names:
             assert self._client is not None
             try:
-                answer = await self._call(lambda: self._client.users_info(user=user_id))
+                answer = await self._call(partial(self._client.users_info, user=user_id))
             except ChannelError as exc:
                 logger.debug("slack: users.info %s failed: %s", user_id, exc)
                 return None

@@ -4,23 +4,21 @@ falling back to a posted message edited with chat.update where the stream is ref
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any
 
 from bot.bus import ChatRef
 from bot.errors import ChannelError, ChannelUnavailable
 from channels.live_edits import EditedMessages
+from channels.streaming import PlatformCall
 
 logger = logging.getLogger(__name__)
-
-T = TypeVar("T")
-Call = Callable[[Callable[[], Awaitable[T]]], Awaitable[T]]
 
 
 class SlackEdits:
     """EditsMessages for one Slack conversation (or thread)."""
 
-    def __init__(self, client: Any, call: Call, chat: ChatRef) -> None:
+    def __init__(self, client: Any, call: PlatformCall, chat: ChatRef) -> None:
         self._client = client
         self._call = call
         self._chat = chat
@@ -48,7 +46,7 @@ class SlackStream:
     def __init__(
         self,
         client: Any,
-        call: Call,
+        call: PlatformCall,
         chat: ChatRef,
         thread_ts: str,
         recipient: tuple[str, str] | None,

@@ -6,9 +6,9 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 from bot.bus import ChatRef, OutboundMessage
 from bot.config.schema_channels import ChannelSection
@@ -16,6 +16,8 @@ from bot.errors import ChannelError, ChannelUnavailable, RateLimited
 from bot.retry import RetryPolicy
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 INTERRUPTED = "(the reply was interrupted)"
 STOPPED = "(stopped)"
@@ -33,6 +35,12 @@ class StreamSettings:
     @classmethod
     def of(cls, section: ChannelSection) -> StreamSettings:
         return cls(section.streaming, section.stream_interval, section.show_tool_progress, section.show_reasoning)
+
+
+class PlatformCall(Protocol):
+    """A channel's way to make one platform request, its SDK's failures translated into ours."""
+
+    def __call__(self, make: Callable[[], Awaitable[T]], /) -> Awaitable[T]: ...
 
 
 class LiveWriter(Protocol):

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
 from bot.cancelling import cancel_and_wait
@@ -63,23 +63,30 @@ def parse_update(raw: dict[str, Any], bot_id: int, bot_username: str) -> Inbound
     )
 
 
+_MEDIA_FIELDS: tuple[tuple[str, Literal["file", "voice"], str], ...] = (
+    ("document", "file", "application/octet-stream"),
+    ("voice", "voice", "audio/ogg"),
+    ("audio", "file", "audio/mpeg"),
+    ("video", "file", "video/mp4"),
+)
+"""The message fields that carry a file other than a photo: field, kind, the MIME type when none is given."""
+
+
 def media_of(message: dict[str, Any]) -> MediaRef | None:
     """The photo (largest size), document, voice note, audio or video a message carries."""
     if photos := message.get("photo"):
         best = photos[-1]
         return MediaRef(best["file_id"], best["file_unique_id"], "image", "image/jpeg", best.get("file_size"))
-    for key, kind, default_mime in (
-        ("document", "file", "application/octet-stream"),
-        ("voice", "voice", "audio/ogg"),
-        ("audio", "file", "audio/mpeg"),
-        ("video", "file", "video/mp4"),
-    ):
+    for key, kind, default_mime in _MEDIA_FIELDS:
         if item := message.get(key):
             mime = item.get("mime_type") or default_mime
-            if kind == "file":
-                kind = kind_of(mime)
             return MediaRef(
-                item["file_id"], item["file_unique_id"], kind, mime, item.get("file_size"), item.get("file_name")
+                item["file_id"],
+                item["file_unique_id"],
+                kind_of(mime) if kind == "file" else kind,
+                mime,
+                item.get("file_size"),
+                item.get("file_name"),
             )
     return None
 
@@ -176,9 +183,7 @@ class TelegramChannel(Channel):
         while True:
             try:
                 updates = await self._call(
-                    lambda offset=offset: self._app.bot.get_updates(
-                        offset=offset, timeout=POLL_TIMEOUT, allowed_updates=["message"]
-                    )
+                    partial(self._app.bot.get_updates, offset=offset, timeout=POLL_TIMEOUT, allowed_updates=["message"])
                 )
             except ChannelError as exc:
                 failures += 1
@@ -231,10 +236,9 @@ class TelegramChannel(Channel):
                 send = partial(self._app.bot.send_photo, photo=path.read_bytes())
             else:
                 send = partial(self._app.bot.send_document, document=path.read_bytes(), filename=path.name)
+            upload = partial(send, chat_id=chat_id, caption=text, message_thread_id=thread)
             await self._retry.run(
-                lambda send=send, text=text: self._call(
-                    lambda: send(chat_id=chat_id, caption=text, message_thread_id=thread)
-                ),
+                partial(self._call, upload),
                 f"[{message.chat.session_key}] upload {path.name}",
                 (ChannelUnavailable,),
             )

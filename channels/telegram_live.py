@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from bot.bus import ChatRef
 from bot.errors import ChannelError
+from channels.streaming import PlatformCall
 
-T = TypeVar("T")
-Call = Callable[[Callable[[], Awaitable[T]]], Awaitable[T]]
 DRAFT_LIMIT = 4096
 _draft_ids = itertools.count(1)
 
@@ -20,7 +18,7 @@ class TelegramDraft:
 
     finishes_in_place = False
 
-    def __init__(self, bot: Any, call: Call, chat: ChatRef) -> None:
+    def __init__(self, bot: Any, call: PlatformCall, chat: ChatRef) -> None:
         self._bot = bot
         self._call = call
         self._chat_id = int(chat.chat_id)
@@ -48,7 +46,7 @@ class TelegramDraft:
 class TelegramEdits:
     """EditsMessages for one Telegram chat or forum topic."""
 
-    def __init__(self, bot: Any, call: Call, chat: ChatRef) -> None:
+    def __init__(self, bot: Any, call: PlatformCall, chat: ChatRef) -> None:
         self._bot = bot
         self._call = call
         self._chat_id = int(chat.chat_id)

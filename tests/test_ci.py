@@ -12,7 +12,7 @@ def readme_test_command() -> str:
 def test_ci_runs_exactly_the_readme_test_command_and_leaves_pip_alone() -> None:
     lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
     commands = [line for line in lines if line and not line.startswith("#")]
-    assert commands[-1] == readme_test_command() == "pip install -e '.[dev]' && python -m pytest"
+    assert commands[-1] == readme_test_command() == "pip install -e '.[dev]' && bash .ci/checks && python -m pytest"
     assert [line for line in commands if re.search(r"\bpip\b", line)] == [commands[-1]]
 
 
@@ -23,3 +23,10 @@ def test_ci_installs_the_system_packages_the_readme_names() -> None:
     readme = (ROOT / "README.md").read_text()
     assert all(f"`{package}`" in readme.split("## First steps")[0] for package in packages)
     assert "apt-get update" in script and "DEBIAN_FRONTEND=noninteractive" in script
+
+
+def test_checks_run_the_import_contracts_types_lint_and_format() -> None:
+    lines = [line.strip() for line in (ROOT / ".ci" / "checks").read_text().splitlines()]
+    commands = [line for line in lines if line and not line.startswith("#")]
+    assert commands[-4:] == ["lint-imports", "mypy", "ruff check .", "ruff format --check ."]
+    assert "set -euo pipefail" in commands

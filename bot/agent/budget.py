@@ -85,7 +85,9 @@ def context_length_in(payload: Any, model: str) -> int | None:
     if not matching and len(entries) == 1 and isinstance(entries[0], dict):
         matching = entries
     for entry in matching:
-        meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+        meta = entry.get("meta")
+        if not isinstance(meta, dict):
+            meta = {}
         for value in (*(entry.get(key) for key in _LENGTH_KEYS), meta.get("n_ctx_train")):
             if isinstance(value, int) and value > 0:
                 return value
@@ -252,13 +254,14 @@ class BudgetedProvider:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None = None,
         on_delta: DeltaHandler | None = None,
+        max_tokens: int | None = None,
     ) -> LLMResponse:
         """Answer like the wrapped provider; a second overflow propagates (MessageTooLarge when no history is left)."""
         fitted, reserve = await self._budget.fit(messages, tools)
+        caps = [cap for cap in (max_tokens, reserve) if cap is not None]
+        cap = min(caps) if caps else None
         try:
-            if reserve is not None:
-                return await self._provider.chat(fitted, tools, on_delta, max_tokens=reserve)
-            return await self._provider.chat(fitted, tools, on_delta)
+            return await self._call(fitted, tools, on_delta, cap)
         except ContextOverflow as exc:
             if _only_one_message(fitted):
                 raise MessageTooLarge(str(exc)) from exc
@@ -271,11 +274,23 @@ class BudgetedProvider:
                 "context overflow at about %d tokens; retrying with %d of %d messages", sent, len(retry), len(messages)
             )
         try:
-            return await self._provider.chat(retry, tools, on_delta)
+            return await self._call(retry, tools, on_delta, max_tokens)
         except ContextOverflow as exc:
             if _only_one_message(retry):
                 raise MessageTooLarge(str(exc)) from exc
             raise
+
+    async def _call(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        on_delta: DeltaHandler | None,
+        max_tokens: int | None,
+    ) -> LLMResponse:
+        """The wrapped provider's answer, passing `max_tokens` only when there is a cap."""
+        if max_tokens is not None:
+            return await self._provider.chat(messages, tools, on_delta, max_tokens=max_tokens)
+        return await self._provider.chat(messages, tools, on_delta)
 
 
 def _only_one_message(messages: list[dict[str, Any]]) -> bool:

@@ -180,7 +180,8 @@ class AgentLoop:
                     try:
                         await lane.turn
                     except asyncio.CancelledError:
-                        if asyncio.current_task().cancelling():  # type: ignore[union-attr]
+                        drain = asyncio.current_task()
+                        if drain is not None and drain.cancelling():
                             raise
                     finally:
                         lane.turn = None

@@ -15,7 +15,7 @@ def _normalized(text: str) -> str:
 class TurnOutbox:
     """Publishes one turn's tool messages and remembers the ones that went to the turn's own chat."""
 
-    def __init__(self, chat: ChatRef, publish: Callable[[OutboundMessage], Awaitable[None]]) -> None:
+    def __init__(self, chat: ChatRef, publish: Callable[[OutboundMessage], Awaitable[object]]) -> None:
         self._chat = chat
         self._publish = publish
         self._said: list[str] = []

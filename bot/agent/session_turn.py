@@ -6,6 +6,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from bot.agent.context import ContextBuilder
 from bot.agent.interruption import RESTARTED, closing_results
@@ -129,7 +130,7 @@ class SessionTurns:
         return result
 
 
-def _before_last_user(history: list[dict], text: str) -> list[dict]:
+def _before_last_user(history: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
     """History up to the user message being run again, which the new prompt repeats."""
     for index in range(len(history) - 1, -1, -1):
         if history[index].get("role") == "user" and history[index].get("content") == text:

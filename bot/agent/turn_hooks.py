@@ -53,8 +53,8 @@ class TurnHooks:
         return name, CommandInvoked(message.chat, message.sender_id, message.trust.value, message.text, args.strip())
 
     async def starting(
-        self, session_key: str, message: InboundMessage, text: str, messages: list[dict], first: bool
-    ) -> list[dict]:
+        self, session_key: str, message: InboundMessage, text: str, messages: list[dict[str, Any]], first: bool
+    ) -> list[dict[str, Any]]:
         """`session_start` on a first turn, then `before_agent_start` (its Replace adds to the system prompt)."""
         if first:
             await self._run("session_start", SessionStart(session_key, message.chat))

@@ -77,7 +77,7 @@ class ExecApprovals:
         self,
         mode: Literal["off", "dangerous", "always"],
         workspace: Path,
-        publish: Callable[[OutboundMessage], Awaitable[None]],
+        publish: Callable[[OutboundMessage], Awaitable[object]],
         timeout: float,
         choose: Callable[[str], str] = secrets.choice,
     ) -> None:

@@ -88,7 +88,7 @@ class OutcomeRelay:
     def _forward(self, event: Event) -> None:
         if not ends_scheduled_run(event):
             return
-        fields = {"kind": type(event).__name__, "body": json.dumps(asdict(event))}  # type: ignore[call-overload]
+        fields = {"kind": type(event).__name__, "body": json.dumps(asdict(event))}
         write = self._state.aclient.xadd(self._stream, fields, maxlen=KEEP, approximate=True)
         task = asyncio.get_running_loop().create_task(write)
         self._writes.add(task)

@@ -52,9 +52,9 @@ class ToolResult:
 class Tool(ABC):
     """A capability the model may call: a name, a JSON schema, and `run`."""
 
-    name: ClassVar[str]
-    description: ClassVar[str]
-    parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
+    name: str
+    description: str
+    parameters: dict[str, Any] = {"type": "object", "properties": {}}
     for_everyone: ClassVar[bool] = False  # harmless for any sender, whatever tools.by_role says
     min_trust: Trust | None = None  # when set, exactly the senders at or above it see the tool (MCP servers' `trust`)
 

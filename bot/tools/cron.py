@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from bot.bus import ChatRef, Trust
 from bot.errors import ToolError
 from bot.scheduler.cron import CronService
-from bot.scheduler.schedules import Schedule, ScheduleError
+from bot.scheduler.limits import Action
+from bot.scheduler.schedules import Schedule, ScheduleError, ScheduleKind
 from bot.tools.base import Tool, ToolContext
+
+_SCHEDULE_KINDS: tuple[ScheduleKind, ...] = ("every", "cron", "at")
+_ACTIONS: tuple[Action, ...] = ("message", "remind")
 
 
 class CronTool(Tool):
     """add / list / remove jobs; guests only ever touch their own chat."""
 
-    name: ClassVar[str] = "cron"
-    description: ClassVar[str] = (
+    name: str = "cron"
+    description: str = (
         "Schedule work for this chat. action=add with exactly one schedule (every: '30m'/'1d', "
         "cron: 5-field expression such as '0 8 * * 1-5', at: ISO date-time) and exactly one of "
         "message (a prompt you will answer at that time, e.g. 'summarise the news') or remind "
@@ -23,7 +27,7 @@ class CronTool(Tool):
         "action=list shows this chat's jobs; action=remove takes job_id. Limits: a prompt at most every "
         "minute (for guests every hour); for guests a reminder at most every minute and 5 jobs in all."
     )
-    parameters: ClassVar[dict[str, Any]] = {
+    parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
             "action": {"type": "string", "enum": ["add", "list", "remove"]},
@@ -65,13 +69,13 @@ class CronTool(Tool):
         return self._add(args, target, ctx)
 
     def _add(self, args: dict[str, Any], target: ChatRef, ctx: ToolContext) -> str:
-        schedules = [kind for kind in ("every", "cron", "at") if args.get(kind)]
-        actions = [kind for kind in ("message", "remind") if args.get(kind)]
+        schedules = [kind for kind in _SCHEDULE_KINDS if args.get(kind)]
+        actions = [action for action in _ACTIONS if args.get(action)]
         if len(schedules) != 1:
             raise ToolError("give exactly one of every, cron or at")
         if len(actions) != 1:
             raise ToolError("give exactly one of message or remind")
-        schedule = Schedule(schedules[0], args[schedules[0]], args.get("timezone") or self._timezone)  # type: ignore[arg-type]
+        schedule = Schedule(schedules[0], args[schedules[0]], args.get("timezone") or self._timezone)
         is_direct = ctx.is_direct if target == ctx.chat else False
         try:
             job = self._cron.add(
@@ -81,7 +85,7 @@ class CronTool(Tool):
                 args[actions[0]],
                 args.get("name"),
                 ctx.trust,
-                is_direct,  # type: ignore[arg-type]
+                is_direct,
                 creator=f"{ctx.chat.channel}:{ctx.sender_id}",
             )
         except ScheduleError as exc:

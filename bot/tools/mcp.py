@@ -72,12 +72,14 @@ async def _transport(config: MCPServerConfig, errlog: TextIO) -> AsyncIterator[t
         )
         async with stdio_client(server, errlog) as streams:
             yield streams[0], streams[1]
-    else:
+    elif config.url is not None:
         async with (
             create_mcp_http_client(headers=dict(config.headers)) as client,
             streamable_http_client(config.url, http_client=client) as streams,
         ):
             yield streams[0], streams[1]
+    else:
+        raise ValueError("an MCP server needs a command or a url")
 
 
 def result_text(result: Any) -> str:
@@ -104,9 +106,9 @@ class MCPTool(Tool):
     def __init__(self, server: MCPServer, spec: Any) -> None:
         self.server = server
         self.remote_name = spec.name
-        self.name = offered_name(server.name, spec.name)  # type: ignore[misc]
-        self.description = spec.description or f"{spec.name} from the {server.name} MCP server."  # type: ignore[misc]
-        self.parameters = spec.input_schema or {"type": "object", "properties": {}}  # type: ignore[misc]
+        self.name = offered_name(server.name, spec.name)
+        self.description = spec.description or f"{spec.name} from the {server.name} MCP server."
+        self.parameters = spec.input_schema or {"type": "object", "properties": {}}
         self.min_trust = Trust(server.config.trust)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:

@@ -151,9 +151,12 @@ def choose_launcher(
     if mode == "off":
         return host
     found = which(sandbox.bwrap)
-    problem = bwrap_problem(found) if found else "bwrap is not installed (Debian package bubblewrap)"
-    if found and problem is None:
-        return replace(sandbox, bwrap=found)
+    if found:
+        problem = bwrap_problem(found)
+        if problem is None:
+            return replace(sandbox, bwrap=found)
+    else:
+        problem = "bwrap is not installed (Debian package bubblewrap)"
     if mode == "bwrap":
         raise ConfigError(f"is bwrap, but {problem}; install bubblewrap or use auto", "tools.exec.sandbox")
     return HostShell(host.environ, host.secrets, problem)

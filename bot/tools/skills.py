@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from bot.errors import ToolError
 from bot.skills import SkillLibrary
@@ -17,7 +17,7 @@ class LoadSkillTool(Tool):
         "Load the full instructions of a skill listed in the system prompt. "
         "Call it when a task matches a skill's description, then follow the instructions."
     )
-    parameters: ClassVar[dict[str, Any]] = {
+    parameters: dict[str, Any] = {
         "type": "object",
         "properties": {"name": {"type": "string", "description": "The skill's name, as listed."}},
         "required": ["name"],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 from bot.tools.base import Tool, ToolContext
 
@@ -18,13 +18,13 @@ class Spawner(Protocol):
 class SpawnTool(Tool):
     """Starts a sub-agent; the result comes back to this chat later as a system message."""
 
-    name: ClassVar[str] = "spawn"
-    description: ClassVar[str] = (
+    name: str = "spawn"
+    description: str = (
         "Start a background sub-agent for a self-contained task that takes many steps (research, "
         "long file work). You get an acknowledgement at once; the result arrives later in this chat "
         "and you then report it to the user. The sub-agent cannot message the user or spawn others."
     )
-    parameters: ClassVar[dict[str, Any]] = {
+    parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
             "task": {"type": "string", "description": "Everything the sub-agent needs to know to do the task."},

@@ -231,8 +231,9 @@ class _Page:
 def _extract(page: str, url: str) -> tuple[str, str]:
     """Title and main text of an HTML page (trafilatura), falling back to all visible text."""
     import trafilatura  # heavy: loaded on the first fetch, not at startup
+    from trafilatura.settings import Document
 
     document = trafilatura.bare_extraction(page, url=url, with_metadata=True, favor_recall=True)
-    if document is not None and document.text:
+    if isinstance(document, Document) and document.text:  # a Document unless as_dict is asked for
         return document.title or "", document.text
     return "", trafilatura.html2txt(page) or ""

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (
@@ -101,7 +101,8 @@ class UsageLedger:
         self, since: float, sender: str | None = None, session_key: str | None = None, background: bool = False
     ) -> Totals:
         """Sums since `since` for a sender, a chat, background work (no sender), or everything."""
-        where, args = ["ts >= ?"], [since]
+        where = ["ts >= ?"]
+        args: list[object] = [since]
         if sender is not None:
             where.append("sender = ?")
             args.append(sender)
@@ -134,15 +135,16 @@ class UsageLedger:
 
     def calls(self, since: float = 0.0) -> list[CallRecord]:
         """Every call since `since`, oldest first."""
-        names = ", ".join(f.name for f in fields(CallRecord))
-        rows = self._query(f"SELECT {names} FROM calls WHERE ts >= ? ORDER BY id", [since])
-        return [CallRecord(*row[:9], bool(row[9]), *row[10:]) for row in rows]
+        columns = [f.name for f in fields(CallRecord)]
+        rows = self._query(f"SELECT {', '.join(columns)} FROM calls WHERE ts >= ? ORDER BY id", [since])
+        records = [dict(zip(columns, row, strict=True)) for row in rows]
+        return [CallRecord(**{**record, "estimated": bool(record["estimated"])}) for record in records]  # stored 0/1
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
 
-    def _query(self, sql: str, args: Iterable[object]) -> list[tuple]:
+    def _query(self, sql: str, args: Iterable[object]) -> list[tuple[Any, ...]]:
         with self._lock:
             return self._db.execute(sql, list(args)).fetchall()
 
