@@ -140,13 +140,13 @@ class RedisStores:
     async def _run_cron_job(self, job_id: str, channels: list[str], timeout: float) -> Reply | None:
         from bot.events import EventBus
         from bot.scheduler.cluster_run import run_in_cluster, scheduler_leader
+        from bot.scheduler.outcomes import OutcomeRelay
 
         try:
             if scheduler_leader(self.state) is None:
                 return None
-            events = EventBus()
-            outcomes, relay = self.outcomes(events)
-            assert relay is not None
+            events, outcomes = EventBus(), EventBus()
+            relay = OutcomeRelay(self.state, events, outcomes)
             bus = self.bus()
             try:
                 cron = self.cron(bus, events, outcomes)

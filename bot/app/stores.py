@@ -75,10 +75,16 @@ class Stores(Protocol):
         """The lock that keeps one gateway per home; None where processes share Redis instead of a home."""
 
     def cron_changed(self) -> bool:
-        """Tell whoever runs the scheduler that the jobs changed; False when nobody runs it."""
+        """Tell whoever runs the scheduler that the jobs changed; False when nobody runs it.
+
+        Raises GatewayUnreachable when the gateway is there but does not answer.
+        """
 
     def run_cron_job(self, job_id: str, channels: list[str], timeout: float) -> Reply | None:
-        """Fire a job now where the scheduler runs and wait for its outcome; None when nobody runs it."""
+        """Fire a job now where the scheduler runs and wait up to `timeout` for its outcome; None when nobody runs it.
+
+        `channels` are those a target may be on; raises GatewayUnreachable when the gateway does not answer.
+        """
 
     def describe_sessions(self) -> str:
         """Where the sessions are, for `relaybot status`."""
