@@ -25,7 +25,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.turn_overhead import FakeServer  # noqa: E402
-from bot.app import Gateway  # noqa: E402
+from bot.app.gateway import Gateway  # noqa: E402
 from bot.config.schema import Config  # noqa: E402
 from bot.llm.provider import ModelProvider  # noqa: E402
 from bot.retry import RetryPolicy  # noqa: E402

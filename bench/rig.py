@@ -86,7 +86,7 @@ class Bot:
     """An AgentApp on its LocalBus, asked as a user would, replies matched by message id."""
 
     def __init__(self, config: Config) -> None:
-        from bot.app import AgentApp
+        from bot.app.agent_wiring import AgentApp
 
         self.config = config
         self.app = AgentApp(config)

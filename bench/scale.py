@@ -152,11 +152,12 @@ async def scale_run(home: Path, url: str, model_url: str, workers: int, messages
 
 async def sequential(home: Path, model_url: str, backend: dict[str, str], rounds: int) -> list[float]:
     """One bot in this process on the given bus, asked one message at a time; each round trip."""
-    from bot.app import AgentApp, make_bus
+    from bot.app.agent_wiring import AgentApp
+    from bot.app.stores import stores_for
 
     config = bench_config(home, model_url, bus=backend, **SETTINGS)
     bot = Bot(config)
-    bot.app = AgentApp(config, bus=make_bus(config))  # the bus `relaybot run` would use: journal or Redis
+    bot.app = AgentApp(config, bus=stores_for(config).bus())  # the bus `relaybot run` would use: journal or Redis
     samples = []
     async with bot:
         for n in range(rounds + 5):

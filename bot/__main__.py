@@ -1,5 +1,5 @@
 """Entry point for `python -m bot`."""
 
-from bot.cli import main
+from bot.cli.main import main
 
 main()

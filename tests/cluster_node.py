@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.app import Gateway
+from bot.app.gateway import Gateway
 from bot.cluster.roles import Role
 from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy

@@ -6,7 +6,9 @@ import asyncio
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bot.app import AgentApp, Gateway, make_bus
+from bot.app.agent_wiring import AgentApp
+from bot.app.gateway import Gateway
+from bot.app.stores import stores_for
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
 from bot.config.schema import Config
 from bot.events import Delivered, EventBus, TurnFinished, TurnStarted
@@ -99,7 +101,7 @@ class Harness(RepliesCollector):
         self.config = make_config(tmp_path, fake, **overrides)
         self.fake = fake
         retry = RetryPolicy(attempts=4, base_delay=0.0)
-        bus = make_bus(self.config) if durable else None
+        bus = stores_for(self.config).bus() if durable else None
         self.app = AgentApp(self.config, ModelProvider(self.config.llm, retry), bus=bus, retry=retry)
         for tool in extra_tools:
             self.app.registry.register(tool)

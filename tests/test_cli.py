@@ -8,7 +8,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from bot.cli import app
+from bot.cli.main import app
 from bot.tools.sandbox import bwrap_problem
 from tests.fakes.openai_server import Error, FakeLLM
 
@@ -29,7 +29,7 @@ def write_config(home: Path, fake: FakeLLM) -> Path:
 
 def test_help_loads_no_heavy_module() -> None:
     code = (
-        "import sys\nsys.argv = ['relaybot', '--help']\nfrom bot.cli import main\n"
+        "import sys\nsys.argv = ['relaybot', '--help']\nfrom bot.cli.main import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         f"print('HEAVY', sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))"
     )
@@ -136,7 +136,7 @@ async def test_run_without_channels_says_how_to_enable_one_and_stops_on_sigint(
     _, stderr = await asyncio.wait_for(process.communicate(), 30)
     assert process.returncode == 0, stderr.decode()
     assert b"Traceback" not in stderr
-    assert "INFO bot.app: gateway stopped" in (tmp_path / "state" / "logs" / "relaybot.log").read_text()
+    assert "INFO bot.app.serve: gateway stopped" in (tmp_path / "state" / "logs" / "relaybot.log").read_text()
 
 
 def test_pairing_list_approve_and_revoke(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import Gateway
+from bot.app.gateway import Gateway
 from bot.cancelling import cancel_and_wait
 from bot.cluster.roles import Role
 from bot.errors import ConfigError

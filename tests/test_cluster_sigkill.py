@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from bot.app import Gateway
+from bot.app.gateway import Gateway
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.bus.redis import RedisBus
 from bot.llm.provider import ModelProvider

@@ -7,7 +7,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from bot.app import Gateway, control_socket
+from bot.app.gateway import Gateway
+from bot.config.paths import control_socket
 from bot.llm.provider import ModelProvider
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
@@ -17,7 +18,7 @@ from tests.harness import make_config
 def loaded_after(*argv: str) -> str:
     """Python code that runs the CLI with `argv` and prints the top-level modules it loaded."""
     return (
-        f"import sys\nsys.argv = ['relaybot', *{list(argv)!r}]\nfrom bot.cli import main\n"
+        f"import sys\nsys.argv = ['relaybot', *{list(argv)!r}]\nfrom bot.cli.main import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "print('LOADED', ' '.join(sorted({m.split('.')[0] for m in sys.modules})))"
     )
@@ -89,7 +90,7 @@ async def test_channels_connect_before_the_model_warms_up_and_the_scheduler_afte
 
 
 def test_the_composition_root_imports_no_library_a_tool_or_the_scheduler_loads_on_use() -> None:
-    code = "import sys\nimport bot.app\nprint(' '.join(sorted({m.split('.')[0] for m in sys.modules})))"
+    code = "import sys\nimport bot.app.serve\nprint(' '.join(sorted({m.split('.')[0] for m in sys.modules})))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = set(result.stdout.split())
     assert not loaded & {"aiohttp", "yarl", "sqlalchemy", "apscheduler", "litellm", "httpx", "telegram"}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from bot.cli import app
+from bot.cli.main import app
 from bot.setup.doctor import check_sandbox
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import bot.cli
 from bot.bus import ChatRef
+from bot.cli import gateway_client
+from bot.cli.main import app as cli_app
 from bot.scheduler.schedules import Schedule
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
@@ -27,7 +28,7 @@ def config_for(bot: TelegramBot, path: Path) -> Path:
 
 
 async def cli(config: Path, *args: str) -> tuple[int, str]:
-    result = await asyncio.to_thread(CliRunner().invoke, bot.cli.app, ["--config", str(config), *args])
+    result = await asyncio.to_thread(CliRunner().invoke, cli_app, ["--config", str(config), *args])
     return result.exit_code, result.output
 
 
@@ -43,7 +44,7 @@ def test_cron_add_refuses_unknown_or_disabled_targets_and_bare_numbers(
     tmp_path: Path, args: list[str], problem: str
 ) -> None:
     (tmp_path / "config.yaml").write_text("channels:\n  telegram:\n    enabled: true\n    token: x\n")
-    result = CliRunner().invoke(bot.cli.app, ["cron", "add", *args, "--remind", "x"], env=env_for(tmp_path))
+    result = CliRunner().invoke(cli_app, ["cron", "add", *args, "--remind", "x"], env=env_for(tmp_path))
     assert result.exit_code == 2
     assert problem in result.output and "Traceback" not in result.output
 
@@ -83,7 +84,7 @@ async def test_status_shows_a_rejected_token_as_failed_after_one_error_line(
 
 def test_status_without_a_gateway_says_it_is_not_running(tmp_path: Path) -> None:
     (tmp_path / "config.yaml").write_text("channels:\n  telegram:\n    enabled: true\n    token: x\n")
-    result = CliRunner().invoke(bot.cli.app, ["status"], env=env_for(tmp_path))
+    result = CliRunner().invoke(cli_app, ["status"], env=env_for(tmp_path))
     assert result.exit_code == 0
     assert "gateway:   not running" in result.output
     assert "telegram:  enabled (gateway not running)" in result.output
@@ -98,9 +99,9 @@ def test_a_gateway_that_does_not_answer_fails_in_one_line(tmp_path: Path, monkey
     listener.listen(1)
     accepted: list[socket.socket] = []
     threading.Thread(target=lambda: accepted.append(listener.accept()[0]), daemon=True).start()
-    monkeypatch.setattr(bot.cli, "CONTROL_TIMEOUT", 0.3)
+    monkeypatch.setattr(gateway_client, "CONTROL_TIMEOUT", 0.3)
     try:
-        result = CliRunner().invoke(bot.cli.app, ["status"], env=env_for(tmp_path))
+        result = CliRunner().invoke(cli_app, ["status"], env=env_for(tmp_path))
     finally:
         listener.close()
         for conn in accepted:

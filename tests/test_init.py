@@ -8,7 +8,7 @@ from pathlib import Path
 import pexpect
 from typer.testing import CliRunner
 
-from bot.cli import app
+from bot.cli.main import app
 from bot.config.loader import load_config
 from bot.setup.home import bundled
 from bot.setup.init_wizard import apply_settings, ask_settings

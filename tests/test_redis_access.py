@@ -11,9 +11,9 @@ from bot.access.flood import Verdict
 from bot.access.policy import AccessPolicy, Ignore, SendPairingCode, Serve
 from bot.access.redis_flood import RedisIgnoreNotices, RedisSenderRateLimit
 from bot.access.redis_pairing import RedisPairingBook
-from bot.app import AgentApp
+from bot.app.agent_wiring import AgentApp
 from bot.bus import ChatRef, InboundMessage, Trust
-from bot.cli import app
+from bot.cli.main import app
 from bot.cluster.redis import RedisState
 from bot.config.schema_channels import TelegramConfig
 from bot.usage.ledger import CallRecord
@@ -107,7 +107,7 @@ async def test_pair_on_a_worker_admits_a_stranger_who_wrote_to_a_gateway(
         assert await worker.ask(f"/pair approve {issued.code}", chat="telegram:1") == "Approved telegram:77."
     assert isinstance(policy.decide(dm("77")), Serve)
     assert not (tmp_path / "gateway" / "state" / "pairing.json").exists()
-    await gateway_app.shared.aclose()
+    await gateway_app.stores.aclose()
 
 
 def redis_home(tmp_path: Path, url: str) -> dict[str, str]:

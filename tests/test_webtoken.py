@@ -6,7 +6,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from bot.cli import app
+from bot.cli.main import app
 from bot.config.loader import load_config
 from tests.test_cli import env_for
 

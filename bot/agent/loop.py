@@ -6,6 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -49,49 +50,58 @@ ReplyKind = Literal["reply", "error"]
 CRASH_REPLY = "Sorry, something went wrong on my side while answering. Please try again."
 
 
+@dataclass(frozen=True, slots=True)
+class LoopParts:
+    """The collaborators a loop's turns and instant commands use, built by the composition root."""
+
+    runner: TurnRunner
+    sessions: Sessions
+    context: ContextBuilder
+    memory: MemoryConsolidator | None = None
+    personas: PersonaTurns | None = None
+    account: AccountCommands | None = None
+    budget: ContextBudget | None = None
+    transcriber: Transcriber | None = None
+    owner_dm: OwnerDM | None = None
+    on_stop: Callable[[str], int] | None = None  # cancels a session's background helpers; returns how many
+
+
 class AgentLoop:
     """Consumes the inbound bus and answers each message on the outbound bus."""
 
     def __init__(
         self,
         bus: MessageBus,
-        runner: TurnRunner,
-        sessions: Sessions,
-        context: ContextBuilder,
         events: EventBus,
         config: AgentConfig,
         workspace: Path,
-        memory: MemoryConsolidator | None = None,
-        on_stop: Callable[[str], int] | None = None,
-        personas: PersonaTurns | None = None,
-        account: AccountCommands | None = None,
-        budget: ContextBudget | None = None,
-        owner_dm: OwnerDM | None = None,
-        transcriber: Transcriber | None = None,
+        parts: LoopParts,
         hooks: Hooks | None = None,
     ) -> None:
         self._bus = bus
-        self._sessions = sessions
-        self._context = context
+        self._sessions = parts.sessions
+        self._context = parts.context
         self._events = events
         self._config = config
         self._workspace = workspace
-        self._memory = memory
-        self._on_stop = on_stop
-        self._owner_dm: OwnerDM = owner_dm or LastOwnerDM()
+        self._memory = parts.memory
+        self._on_stop = parts.on_stop
+        self._owner_dm: OwnerDM = parts.owner_dm or LastOwnerDM()
         self._hooks = TurnHooks(hooks or Hooks())
-        self._commands = InstantCommands(sessions, runner, self._hooks, personas, account, budget)
+        self._commands = InstantCommands(
+            parts.sessions, parts.runner, self._hooks, parts.personas, parts.account, parts.budget
+        )
         self._turns = SessionTurns(
-            runner,
-            sessions,
-            context,
+            parts.runner,
+            parts.sessions,
+            parts.context,
             events,
             self._hooks,
             workspace,
             config.memory_window,
-            memory,
-            personas,
-            transcriber,
+            parts.memory,
+            parts.personas,
+            parts.transcriber,
         )
         self._slots = asyncio.Semaphore(config.max_concurrent_turns)
         self._lanes: dict[str, Lane] = {}

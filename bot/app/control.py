@@ -6,7 +6,7 @@ import asyncio
 import json
 import logging
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 class ControlServer:
     """Answers one JSON request per connection on a Unix socket owned by the bot's user."""
 
-    def __init__(self, path: Path, handlers: dict[str, Handler]) -> None:
+    def __init__(self, path: Path, handlers: Mapping[str, Handler]) -> None:
         self._path = path
         self._handlers = handlers
         self._server: asyncio.AbstractServer | None = None

@@ -31,8 +31,11 @@ class ChannelView(Protocol):
 class HeartbeatView(Protocol):
     """What the dashboard reads from the heartbeat service: when it last ran and what came of it."""
 
-    last_run: float | None
-    last_outcome: str | None
+    @property
+    def last_run(self) -> float | None: ...
+
+    @property
+    def last_outcome(self) -> str | None: ...
 
 
 class Dashboard:

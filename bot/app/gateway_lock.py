@@ -1,4 +1,4 @@
-"""One gateway per home: an exclusive lock file in state_dir, held for the life of the process."""
+"""One gateway per home: an exclusive lock file, held for the life of the process."""
 
 from __future__ import annotations
 
@@ -18,10 +18,10 @@ class AlreadyRunning(BotError):
 
 
 class GatewayLock:
-    """`fcntl.flock` on `state_dir/gateway.lock`; the kernel releases it when the process dies, even by SIGKILL."""
+    """`fcntl.flock` on the lock file; the kernel releases it when the process dies, even by SIGKILL."""
 
-    def __init__(self, state_dir: Path) -> None:
-        self.path = state_dir / "gateway.lock"
+    def __init__(self, path: Path) -> None:
+        self.path = path
         self._fd: int | None = None
 
     def acquire(self) -> None:

@@ -1,45 +1,107 @@
-"""Where pairing, rate limits, ignore notices and the usage ledger live: files (local bus) or Redis (redis bus)."""
+"""Where shared state lives, chosen once from `bus.backend`: files in this home, or Redis shared by processes."""
 
 from __future__ import annotations
 
-from bot.access.flood import RateLimit, SenderRateLimit
-from bot.access.policy import IgnoreNotices, NoticesInProcess, Pairing, PairingBook
-from bot.cluster.redis import RedisState
+from typing import TYPE_CHECKING, Any, Protocol
+
 from bot.config.schema import Config
-from bot.usage.ledger import Ledger, UsageLedger
+
+if TYPE_CHECKING:
+    from bot.access.flood import RateLimit
+    from bot.access.policy import IgnoreNotices, Pairing
+    from bot.agent.memory.locks import ScopeLocks
+    from bot.agent.owner_dm import OwnerDM
+    from bot.agent.sessions.session import Sessions
+    from bot.app.gateway_lock import GatewayLock
+    from bot.bus import MessageBus
+    from bot.cluster.roles import ClusterLeases
+    from bot.events import EventBus
+    from bot.scheduler.cron import CronService
+    from bot.scheduler.heartbeat_record import HeartbeatRecord
+    from bot.scheduler.outcomes import OutcomeRelay
+    from bot.usage.ledger import Ledger
+    from channels.catchup import RecentChats
+
+Reply = dict[str, Any]
 
 
-def pairing_book(config: Config, shared: RedisState | None) -> Pairing:
-    """`state/pairing.json`, or the bot's Redis when `shared` is given."""
-    if shared is None:
-        return PairingBook(config.state_dir / "pairing.json", max_pending=config.access.max_pending)
-    from bot.access.redis_pairing import RedisPairingBook
+class Stores(Protocol):
+    """Hands out every store whose home depends on the backend; the rest of the app never asks which one it is."""
 
-    return RedisPairingBook(shared, max_pending=config.access.max_pending)
+    job_store_module: str  # the apscheduler job store module the cron service will import
+
+    def bus(self) -> MessageBus:
+        """The bus `relaybot run` uses: the local journal, or Redis streams shared with other processes."""
+
+    def sessions(self) -> Sessions:
+        """The session logs, bounded by the config's cache settings."""
+
+    def owner_dm(self) -> OwnerDM:
+        """The chat the owner last wrote from directly."""
+
+    def scope_locks(self) -> ScopeLocks:
+        """Locks that keep one consolidation per memory scope at a time."""
+
+    def pairing(self) -> Pairing:
+        """Pending pairing codes and approved senders."""
+
+    def rate_limit(self) -> RateLimit:
+        """The per-sender flood limit (`access.rate_limit`)."""
+
+    def ignore_notices(self) -> IgnoreNotices:
+        """Which ignored senders were logged already."""
+
+    def ledger(self) -> Ledger:
+        """The usage ledger: one row per model call."""
+
+    def heartbeat_record(self) -> HeartbeatRecord:
+        """When the heartbeat last ran and what came of it."""
+
+    def outcomes(self, events: EventBus) -> tuple[EventBus, OutcomeRelay | None]:
+        """Where scheduled runs' outcomes arrive, and the relay carrying them across processes (None in one)."""
+
+    def cron(
+        self, bus: MessageBus | None = None, events: EventBus | None = None, outcomes: EventBus | None = None
+    ) -> CronService:
+        """The cron service over this backend's job store, claims and run log."""
+
+    def active_chats(self, channel: str) -> RecentChats:
+        """Where `channel` notes its active chats for catch-up."""
+
+    def leases(self, bus: MessageBus) -> ClusterLeases | None:
+        """The channel and scheduler leases of a cluster; None where one process runs everything."""
+
+    def process_lock(self) -> GatewayLock | None:
+        """The lock that keeps one gateway per home; None where processes share Redis instead of a home."""
+
+    def cron_changed(self) -> bool:
+        """Tell whoever runs the scheduler that the jobs changed; False when nobody runs it.
+
+        Raises GatewayUnreachable when the gateway is there but does not answer.
+        """
+
+    def run_cron_job(self, job_id: str, channels: list[str], timeout: float) -> Reply | None:
+        """Fire a job now where the scheduler runs and wait up to `timeout` for its outcome; None when nobody runs it.
+
+        `channels` are those a target may be on; raises GatewayUnreachable when the gateway does not answer.
+        """
+
+    def describe_sessions(self) -> str:
+        """Where the sessions are, for `relaybot status`."""
+
+    def describe_delivery(self) -> list[str]:
+        """`relaybot status`'s lines on the bus: the journal's backlog, or the cluster as Redis sees it."""
+
+    async def aclose(self) -> None:
+        """Close the connections the stores opened."""
 
 
-def usage_ledger(config: Config, shared: RedisState | None) -> Ledger:
-    """`state/usage.db`, or the bot's Redis (with day counters in the config's timezone) when `shared` is given."""
-    if shared is None:
-        return UsageLedger(config.state_dir / "usage.db")
-    from bot.usage.redis_ledger import RedisUsageLedger
+def stores_for(config: Config) -> Stores:
+    """The stores `bus.backend` names; the only place that reads it."""
+    if config.bus.backend == "redis":
+        from bot.app.redis_stores import RedisStores
 
-    return RedisUsageLedger(shared, config.timezone)
+        return RedisStores(config)
+    from bot.app.local_stores import LocalStores
 
-
-def sender_rate_limit(config: Config, shared: RedisState | None) -> RateLimit:
-    """`access.rate_limit` counted in this process, or in Redis across gateways when `shared` is given."""
-    if shared is None:
-        return SenderRateLimit(config.access.rate_limit)
-    from bot.access.redis_flood import RedisSenderRateLimit
-
-    return RedisSenderRateLimit(shared, config.access.rate_limit)
-
-
-def ignore_notices(shared: RedisState | None) -> IgnoreNotices:
-    """Which ignored senders were logged already: by this process, or by any gateway when `shared` is given."""
-    if shared is None:
-        return NoticesInProcess()
-    from bot.access.redis_flood import RedisIgnoreNotices
-
-    return RedisIgnoreNotices(shared)
+    return LocalStores(config)

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from bot.bus import InboundMessage
+from bot.errors import ConfigError
 from bot.plugins.events import CommandInvoked
 from bot.plugins.hooks import Handler, Hooks
 from bot.tools.base import Tool
+
+
+class ChannelClass(Protocol):
+    """A plugin's chat channel class: it has a `name` and is built as `channel_class(publish)`."""
+
+    name: str
+
+    def __call__(self, publish: Callable[[InboundMessage], Awaitable[Any]]) -> Any: ...
 
 
 @dataclass
@@ -25,7 +35,7 @@ class Registrations:
 class PluginApi:
     """The plugin api, exactly: `on`, `command`, `tool`, `channel`."""
 
-    def __init__(self, hooks: Hooks, tools: list[Tool], channels: list[type], record: Registrations) -> None:
+    def __init__(self, hooks: Hooks, tools: list[Tool], channels: list[ChannelClass], record: Registrations) -> None:
         self._hooks = hooks
         self._tools = tools
         self._channels = channels
@@ -46,7 +56,9 @@ class PluginApi:
         self._tools.append(tool)
         self._record.tools.append(tool.name)
 
-    def channel(self, channel_class: type) -> None:
+    def channel(self, channel_class: ChannelClass) -> None:
         """Add a chat channel; the gateway builds it as `channel_class(publish)`."""
+        if not isinstance(getattr(channel_class, "name", None), str):
+            raise ConfigError(f"plugin {self._record.plugin!r}: a channel class needs a `name`", "plugins")
         self._channels.append(channel_class)
-        self._record.channels.append(getattr(channel_class, "name", channel_class.__name__))
+        self._record.channels.append(channel_class.name)

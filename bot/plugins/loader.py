@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Any
 
 from bot.errors import ConfigError
-from bot.plugins.api import PluginApi, Registrations
+from bot.plugins.api import ChannelClass, PluginApi, Registrations
 from bot.plugins.hooks import Hooks
 from bot.tools.base import Tool
 
@@ -28,7 +28,7 @@ class Plugins:
 
     hooks: Hooks = field(default_factory=Hooks)
     tools: list[Tool] = field(default_factory=list)
-    channels: list[type] = field(default_factory=list)
+    channels: list[ChannelClass] = field(default_factory=list)
     loaded: list[Registrations] = field(default_factory=list)
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from bot.cluster.redis import RedisState
-from bot.config.schema import Config
-from bot.events import EventBus
 from bot.scheduler.cron import CronService
 from bot.scheduler.outcomes import OutcomeRelay
 
@@ -17,26 +15,18 @@ def scheduler_leader(state: RedisState) -> str | None:
     return holder
 
 
-async def run_in_cluster(config: Config, state: RedisState, job_id: str) -> dict[str, Any]:
+async def run_in_cluster(cron: CronService, relay: OutcomeRelay, channels: list[str], job_id: str) -> dict[str, Any]:
     """Fire `job_id` once on the shared bus and wait until a worker ran it and a gateway delivered it.
 
+    `cron` publishes on the shared bus and hears outcomes through `relay`; both are started here and stopped after.
     Answers like the control socket's `cron.run`: ok, delivered, error.
     """
-    from bot.app import enabled_channels, make_bus
-
-    events, outcomes = EventBus(), EventBus()
-    bus = make_bus(config)
-    relay = OutcomeRelay(state, events, outcomes)
-    cron = CronService(
-        config.state_dir, config.timezone, config.scheduler.misfire_grace, bus, events, shared=state, outcomes=outcomes
-    )
     await relay.start()
     await cron.start(paused=True)
     try:
         job = next((job for job in cron.jobs() if job.id == job_id), None)
         if job is None:
             return {"ok": False, "error": "no such job"}
-        channels = [*enabled_channels(config), *(["api"] if config.channels.api.enabled else [])]
         if job.payload.chat.channel not in channels:
             return {"ok": False, "error": f"its target {job.payload.target} is on a channel that is not enabled"}
         record = await cron.run_now(job_id)
@@ -46,4 +36,3 @@ async def run_in_cluster(config: Config, state: RedisState, job_id: str) -> dict
     finally:
         await cron.stop()
         await relay.stop()
-        await bus.stop()

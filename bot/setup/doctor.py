@@ -8,11 +8,16 @@ import stat
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from bot.config.schema import Config
 from bot.config.schema_tools import MCPServerConfig
 from bot.setup.credentials import check_channel
+
+if TYPE_CHECKING:
+    from bot.skills import SkillLibrary
+
+ToolSchemas = Callable[["SkillLibrary"], list[dict[str, Any]]]  # the owner's tool definitions, given these skills
 
 Status = Literal["ok", "warn", "fail"]
 SYMBOLS: dict[Status, str] = {"ok": "✓", "warn": "⚠", "fail": "✗"}
@@ -41,8 +46,8 @@ class Check:
 
 def exec_description(config: Config) -> tuple[bool, str]:
     """Whether exec runs in the sandbox, and how it runs (the launcher the gateway would pick)."""
-    from bot.app import exec_launcher
     from bot.errors import ConfigError
+    from bot.tools.launcher import exec_launcher
     from bot.tools.sandbox import HostShell
 
     try:
@@ -131,14 +136,13 @@ async def _check_models_endpoint(config: Config) -> Check:
     return Check("model", "ok", f"{llm.model} at {llm.api_base} answers")
 
 
-async def check_context(config: Config) -> Check:
+async def check_context(config: Config, tool_schemas: ToolSchemas) -> Check:
     """Whether the window leaves room for the last exchanges after the system prompt, tools and reply reserve."""
     import json
 
     from bot.agent.budget import MIN_EXCHANGES, MIN_REPLY_RESERVE, ContextWindow
     from bot.agent.context import ContextBuilder
     from bot.agent.memory.files import scope_for
-    from bot.app import build_registry
     from bot.bus import ChatRef, InboundMessage, Trust
     from bot.llm.tokens import CHARS_PER_TOKEN
     from bot.setup.home import bundled
@@ -150,7 +154,7 @@ async def check_context(config: Config) -> Check:
     prompt = ContextBuilder(config.workspace, config.timezone, skills=skills).system_prompt(
         message, scope_for(config.workspace, message)
     )
-    tools = json.dumps(build_registry(config, skills).definitions(Trust.OWNER))
+    tools = json.dumps(tool_schemas(skills))
     fixed = (len(prompt) + len(tools)) // CHARS_PER_TOKEN
     room = window - min(config.llm.max_tokens, MIN_REPLY_RESERVE) - fixed
     text = f"{window:,} tokens; the system prompt and tools take about {fixed:,}, leaving {max(room, 0):,} for history"
@@ -176,10 +180,10 @@ async def check_mcp(name: str, server: MCPServerConfig) -> Check:
     return Check(f"mcp {name}", "warn", detail, fix)
 
 
-async def run_checks(config: Config, gateway: dict[str, Any] | None) -> list[Check]:
+async def run_checks(config: Config, gateway: dict[str, Any] | None, tool_schemas: ToolSchemas) -> list[Check]:
     """Every check after the config loaded, in the order a new user fixes things."""
     checks = [check_folder("workspace", config.workspace), check_folder("state", config.state_dir)]
-    probes: list[Awaitable[Check | list[Check]]] = [check_model(config), check_context(config)]
+    probes: list[Awaitable[Check | list[Check]]] = [check_model(config), check_context(config, tool_schemas)]
     for name in ("telegram", "discord", "slack"):
         section = getattr(config.channels, name)
         if section.enabled:

@@ -3,8 +3,8 @@
 from collections.abc import Callable
 from pathlib import Path
 
-from bot.app import journal_path
 from bot.bus.journal import Journal
+from bot.config.paths import journal_path
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.harness import Harness
 

@@ -97,7 +97,7 @@ async def test_a_closed_intake_refuses_messages(tmp_path: Path) -> None:
 async def test_status_shows_pending_work_and_ambiguous_sends(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from bot.cli import app
+    from bot.cli.main import app
     from tests.test_cli import env_for
 
     (tmp_path / "config.yaml").write_text("llm:\n  model: openai/x\n")

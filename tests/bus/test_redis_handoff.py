@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest_asyncio
 
-from bot.app import AgentApp
+from bot.app.agent_wiring import AgentApp
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.bus.messages import inbound_to_json
 from bot.bus.redis import WORKERS, RedisBus

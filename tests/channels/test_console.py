@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import run_console
+from bot.app.serve import run_console
 from bot.errors import StreamBroken
 from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bot.app import journal_path, plugins_for
+from bot.app.agent_wiring import plugins_for
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.bus.journal import Journal
-from bot.cli import app
+from bot.cli.main import app
 from bot.config.loader import load_config
+from bot.config.paths import journal_path
 from bot.plugins import BeforeToolCall, Block, Replace
 from bot.plugins.hooks import Hooks
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls

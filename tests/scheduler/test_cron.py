@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bot.bus import ChatRef
-from bot.cli import app
+from bot.cli.main import app
 from bot.events import CronRan, CronSkipped
 from bot.scheduler.cron import CronService
 from bot.scheduler.schedules import Schedule, ScheduleError

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.app.redis_stores import RedisStores
 from bot.bus import ChatRef, OutboundMessage
 from bot.bus.redis import RedisBus
 from bot.cluster import redis as redis_state
@@ -154,8 +155,9 @@ async def test_a_standby_waiting_for_its_leases_adds_jobs_to_the_shared_store(
     standby = cluster_node(tmp_path / "b", fake_llm, telegram, redis_url, "all", PREFIX)
     await leader.start()
     waiting = asyncio.create_task(standby.start())
-    state = leader.agent.shared
-    assert state is not None
+    stores = leader.agent.stores
+    assert isinstance(stores, RedisStores)
+    state = stores.state
     async with asyncio.timeout(10):  # the standby runs turns (it reads the inbox) while it waits for the leases
         while len(await state.aclient.xinfo_consumers(state.key("inbox"), "workers")) < 2:
             await asyncio.sleep(0.02)

@@ -7,7 +7,7 @@ import pytest_asyncio
 from typer.testing import CliRunner
 
 from bot.bus import ChatRef, OutboundMessage, Trust
-from bot.cli import app
+from bot.cli.main import app
 from bot.llm.types import ToolCall
 from bot.scheduler.cron import CronService
 from bot.scheduler.schedules import Schedule

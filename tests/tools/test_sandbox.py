@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import build_registry, exec_launcher
+from bot.app.agent_wiring import build_registry
 from bot.config.loader import load_config
 from bot.config.schema import Config
 from bot.errors import ConfigError
 from bot.skills import SkillLibrary
 from bot.tools.base import ToolContext
+from bot.tools.launcher import exec_launcher
 from bot.tools.sandbox import BwrapSandbox, HostShell, choose_launcher
 from bot.tools.shell import ExecTool
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls

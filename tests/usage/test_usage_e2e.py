@@ -6,7 +6,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from bot.bus import Trust
-from bot.cli import app
+from bot.cli.main import app
 from bot.config.schema import HeartbeatConfig
 from bot.llm.prices import call_cost, price_table
 from bot.scheduler.heartbeat import HeartbeatService, Outcome

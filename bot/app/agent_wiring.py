@@ -1,0 +1,283 @@
+"""The agent: everything but the channels, built from the config and the stores."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from bot.agent.account import AccountCommands
+from bot.agent.budget import BudgetedProvider, ContextBudget, ContextWindow
+from bot.agent.context import ContextBuilder
+from bot.agent.loop import AgentLoop, LoopParts
+from bot.agent.memory.consolidation import MemoryConsolidator
+from bot.agent.persona_turns import PersonaTurns
+from bot.agent.personas import Persona, PersonaRouter, personas_from
+from bot.agent.subagents import SubagentManager
+from bot.agent.turn import TurnRunner
+from bot.app.model_stack import ModelStack, ProviderFactory
+from bot.app.stores import Stores, stores_for
+from bot.bus import LocalBus, MessageBus, OutboundMessage, Trust
+from bot.config.paths import home_dir
+from bot.config.schema import Config, LLMConfig
+from bot.events import EventBus
+from bot.llm.transcription import SpeechModel, Transcriber
+from bot.llm.types import Provider, Warmable
+from bot.plugins.approvals import ExecApprovals
+from bot.plugins.hooks import Hooks
+from bot.plugins.loader import Plugins, load_plugins
+from bot.retry import RetryPolicy
+from bot.setup.filemodes import keep_private
+from bot.setup.home import bundled
+from bot.skills import SkillLibrary
+from bot.tools.base import Tool, ToolRegistry
+from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+from bot.tools.launcher import exec_launcher
+from bot.tools.mcp import MCPServers
+from bot.tools.message import MessageTool
+from bot.tools.netguard import any_address, is_public
+from bot.tools.sandbox import SECRET_NAME, HostShell
+from bot.tools.send_file import SendFileTool
+from bot.tools.shell import ExecTool
+from bot.tools.skills import LoadSkillTool
+from bot.tools.spawn import SpawnTool
+from bot.tools.web import WebFetchTool, WebSearchTool
+from bot.tools.workspace import WorkspacePaths
+from bot.usage.budgets import BudgetGuard
+from bot.usage.metered_speech import MeteredSpeech
+
+logger = logging.getLogger(__name__)
+
+
+def private_roots(config: Config) -> list[Path]:
+    """What relaybot keeps private: the workspace, the state, and the relaybot home when the config lives there."""
+    roots = [config.workspace, config.state_dir]
+    if config.source is not None and config.source.parent == home_dir().resolve():
+        roots.append(config.source.parent)
+    return roots
+
+
+def prepare_folders(config: Config) -> None:
+    """Create the workspace and the state folder, and keep what relaybot owns private."""
+    config.workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
+    config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    keep_private(private_roots(config))
+
+
+def exec_tool(config: Config) -> ExecTool:
+    """exec with its launcher, told every secret it must keep out of its output."""
+    launcher = exec_launcher(config)
+    if isinstance(launcher, HostShell) and config.tools.exec.sandbox == "auto":
+        logger.warning("exec is %s", launcher.description)
+    named = [value for name, value in config.tools.exec.env.items() if SECRET_NAME.search(name)]
+    return ExecTool(config.workspace, config.tools.exec.timeout, [*config.secrets(), *named], launcher)
+
+
+def build_registry(config: Config, skills: SkillLibrary, hooks: Hooks | None = None) -> ToolRegistry:
+    """The tools this bot offers, each given only its part of the config, with the guest set."""
+    paths = WorkspacePaths(config.workspace, config.tools.restrict_to_workspace)
+    tools: list[Tool] = [ReadFileTool(paths), WriteFileTool(paths), EditFileTool(paths), ListDirTool(paths)]
+    if config.tools.exec.enabled:
+        tools.append(exec_tool(config))
+    search = config.tools.web_search
+    tools.append(WebSearchTool(search.api_key.get_secret_value(), search.api_base))
+    tools.append(WebFetchTool(any_address if config.tools.web_fetch.allow_private else is_public))
+    tools.append(MessageTool())
+    tools.append(SendFileTool(WorkspacePaths(config.workspace, restrict=True)))
+    tools.append(LoadSkillTool(skills))
+    by_role = config.tools.by_role
+    roles = {Trust.GUEST: by_role.guest, Trust.USER: by_role.user, Trust.ADMIN: by_role.admin}
+    return ToolRegistry(tools, roles, hooks=hooks)
+
+
+def plugins_for(config: Config) -> Plugins:
+    """The plugins from the `relaybot.plugins` entry points and the config's `plugins` list."""
+    base = config.source.parent if config.source else Path.cwd()
+    return load_plugins(config.plugins, base)
+
+
+def skill_library(config: Config) -> SkillLibrary:
+    """The bundled skills, then the workspace's own."""
+    return SkillLibrary([bundled("skills"), config.workspace / "skills"])
+
+
+def provider_factory(config: Config, given: Provider | None, retry: RetryPolicy | None) -> ProviderFactory:
+    """Makes each model's provider; `given` (a test's) serves the config's own model."""
+
+    def make(llm: LLMConfig) -> Provider:
+        from bot.llm.provider import ModelProvider
+
+        if given is not None and llm == config.llm:
+            return given
+        return ModelProvider(llm, retry)
+
+    return make
+
+
+def context_builder(config: Config, skills: SkillLibrary, budget: ContextBudget) -> ContextBuilder:
+    """The system prompt and history builder, within the agent's size limits."""
+    agent = config.agent
+    return ContextBuilder(
+        config.workspace,
+        config.timezone,
+        skills=skills,
+        max_tool_result_chars=agent.max_tool_result_chars,
+        memory_chars=budget.memory_chars,
+        max_inbound_chars=agent.max_inbound_chars,
+        inline_attachment_chars=agent.inline_attachment_chars,
+    )
+
+
+class AgentApp:
+    """Everything but the channels: bus, events, provider, budget, skills, tools, sessions, memory, agent loop."""
+
+    def __init__(
+        self,
+        config: Config,
+        provider: Provider | None = None,
+        bus: MessageBus | None = None,
+        retry: RetryPolicy | None = None,
+        stores: Stores | None = None,
+    ) -> None:
+        self.config = config
+        self.stores = stores or stores_for(config)
+        self.bus: MessageBus = bus or LocalBus()
+        self.events = EventBus()
+        prepare_folders(config)
+        self.ledger = self.stores.ledger()
+        self.guard = BudgetGuard(config.budgets, self.ledger, config.timezone, notify_owner=self._notify_owner)
+        self.models = ModelStack(provider_factory(config, provider, retry), self.ledger, self.guard)
+        self.provider = self.models.provider(config.llm)
+        self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
+        self.skills = skill_library(config)
+        self.plugins = plugins_for(config)
+        self.registry = self._registry()
+        self.pairing = self.stores.pairing()
+        self.sessions = self.stores.sessions()
+        self.memory = self._memory()
+        self.context = context_builder(config, self.skills, self.budget)
+        budgeted = BudgetedProvider(self.provider, self.budget)
+        self.runner = self._runner(budgeted, self.registry)
+        self._notices: set[asyncio.Task[bool]] = set()
+        self.subagents = SubagentManager(
+            budgeted, self.registry, self.events, self.sessions, self.bus, config.agent.max_subagents
+        )
+        self.registry.register(SpawnTool(self.subagents))
+        self.mcp = MCPServers(config.mcp_servers, self.registry)
+        self.loop = AgentLoop(
+            self.bus, self.events, config.agent, config.workspace, self._loop_parts(), self.plugins.hooks
+        )
+        self._warming: asyncio.Task[None] | None = None
+
+    def _registry(self) -> ToolRegistry:
+        """The config's tools and the plugins', with exec's approvals installed as a hook."""
+        config = self.config
+        registry = build_registry(config, self.skills, self.plugins.hooks)
+        for tool in self.plugins.tools:
+            registry.register(tool)
+        if config.tools.exec.enabled:
+            wait = min(config.tools.exec.approval_timeout, config.agent.turn_timeout)
+            approvals = ExecApprovals(config.tools.exec.approval, config.workspace, self.bus.publish_outbound, wait)
+            approvals.install(self.plugins.hooks)
+        return registry
+
+    def _memory(self) -> MemoryConsolidator:
+        config = self.config
+        return MemoryConsolidator(
+            self.provider,
+            self.sessions,
+            self.budget,
+            config.agent.memory_window,
+            config.timezone,
+            hooks=self.plugins.hooks,
+            locks=self.stores.scope_locks(),
+        )
+
+    def _loop_parts(self) -> LoopParts:
+        config = self.config
+        router = PersonaRouter(personas_from(config.personas, config.workspace), config.routes)
+        speech = SpeechModel(config.llm) if config.llm.transcription_model else None
+        return LoopParts(
+            self.runner,
+            self.sessions,
+            self.context,
+            self.memory,
+            personas=PersonaTurns(router, self.runner, self._persona_runner),
+            account=AccountCommands(self.ledger, self.guard, self.pairing, config.timezone),
+            budget=self.budget,
+            transcriber=Transcriber(MeteredSpeech(speech, self.ledger, self.guard)) if speech else None,
+            owner_dm=self.stores.owner_dm(),
+            on_stop=self.subagents.cancel_for,
+        )
+
+    def _runner(self, provider: Provider, registry: ToolRegistry) -> TurnRunner:
+        agent = self.config.agent
+        return TurnRunner(provider, registry, self.events, agent.max_iterations, agent.max_tool_result_chars)
+
+    def _persona_runner(self, persona: Persona) -> TurnRunner:
+        """A runner with the persona's model (metered, with fallbacks, fitted to its window) and tools."""
+        llm = persona.llm_config(self.config.llm)
+        provider = BudgetedProvider(self.models.provider(llm), ContextBudget(ContextWindow(llm), llm.max_tokens))
+        registry = self.registry.only(persona.tools) if persona.tools is not None else self.registry
+        return self._runner(provider, registry)
+
+    def _notify_owner(self, text: str) -> None:
+        """Send a notice to the chat the owner last wrote from, if any."""
+        chat = self.loop.last_owner_chat
+        if chat is None:
+            return
+        notice = OutboundMessage(chat, text, kind="notice")
+        task = asyncio.get_running_loop().create_task(self.bus.publish_outbound(notice))
+        self._notices.add(task)
+        task.add_done_callback(self._notices.discard)
+
+    async def start(self, warm: bool = True) -> None:
+        """Start the bus, MCP servers and the loop; `warm` also starts loading the model's provider now."""
+        if warm:
+            self.warm_up()
+        await self.bus.start()
+        await self.mcp.start()
+        await self.loop.start()
+
+    async def stop(self) -> None:
+        await self.subagents.stop()
+        await self.loop.stop()
+        await self.memory.stop()
+        await self.mcp.stop()
+        await asyncio.gather(*self._notices, return_exceptions=True)
+        self.ledger.close()
+        await self.bus.stop()
+        if self._warming is not None:
+            self._warming.cancel()
+            await asyncio.gather(self._warming, return_exceptions=True)
+        for provider in self.models.made:
+            if isinstance(provider, Warmable):
+                await provider.aclose()
+        await self.stores.aclose()
+
+    def warm_up(self) -> None:
+        """Load what the first model call needs (litellm or the fast path's HTTP client, the price table) in the
+        background, once."""
+        primary = self.models.made[0] if self.models.made else None
+        if self._warming is None and isinstance(primary, Warmable):
+            self._warming = asyncio.create_task(self._warm_up(primary), name="llm-warm-up")
+
+    async def warmed(self) -> None:
+        """Wait until the warm-up, if one was started, has finished (or failed)."""
+        if self._warming is not None:
+            await asyncio.wait([self._warming])
+
+    @staticmethod
+    async def _warm_up(provider: Warmable) -> None:
+        """Import and warm the provider; a failure shows again on the first call."""
+        try:
+            await provider.warm_up()
+        except Exception:
+            logger.exception("warming up the llm provider failed")
+
+    async def __aenter__(self) -> AgentApp:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()

@@ -1,0 +1,209 @@
+"""The gateway: the agent plus every enabled channel behind one channel manager, and the scheduler."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any
+
+from bot.app.agent_wiring import AgentApp
+from bot.app.channel_kinds import CHAT_CHANNELS, enabled_channels
+from bot.app.control import ControlServer
+from bot.app.scheduler_leadership import SchedulerLeadership
+from bot.app.stores import Stores, stores_for
+from bot.cluster.roles import Role
+from bot.config.paths import control_socket
+from bot.config.schema import Config
+from bot.errors import ConfigError
+from bot.llm.types import Provider
+from bot.plugins.events import GatewayStart, GatewayStop
+from bot.retry import RetryPolicy
+from bot.scheduler.cron import CronService
+from bot.scheduler.heartbeat import HeartbeatService
+from bot.tools.cron import CronTool
+from channels.base import Channel
+from channels.catchup import CatchesUp
+from channels.manager import ChannelManager
+
+logger = logging.getLogger(__name__)
+
+CHANNELS_FIRST = 5.0  # seconds the channels get to connect before the model's and scheduler's imports load
+
+
+def channel_manager(
+    config: Config,
+    agent: AgentApp,
+    names: list[str],
+    stores: Stores,
+    start_retry: RetryPolicy | None,
+    send_retry: RetryPolicy | None,
+) -> ChannelManager:
+    """The manager, with each chat channel's access policy and the sender rate limit."""
+    from bot.access.policy import AccessPolicy
+
+    notices = stores.ignore_notices()
+    access = {
+        name: AccessPolicy(name, config.owners, getattr(config.channels, name), agent.pairing, config.roles, notices)
+        for name in names
+    }
+    return ChannelManager(agent.bus, agent.events, access, start_retry, stores.rate_limit(), send_retry=send_retry)
+
+
+def add_chat_channels(
+    manager: ChannelManager, config: Config, names: list[str], stores: Stores, retry: RetryPolicy | None
+) -> None:
+    """Build each enabled chat channel; those that catch up note their active chats in the stores."""
+    for name in names:
+        channel = CHAT_CHANNELS[name](manager.publisher(name), config, config.workspace / "inbox", retry)
+        if isinstance(channel, CatchesUp):
+            channel.remember_chats(stores.active_chats(name))
+        manager.add(channel, getattr(config.channels, name).send_concurrency)
+
+
+def api_channel(
+    config: Config, manager: ChannelManager, agent: AgentApp, cron: CronService, heartbeat: HeartbeatService
+) -> Channel:
+    """The API channel (WebSocket, OpenAI-compatible endpoint, web chat) with the owner's dashboard."""
+    from bot.app.dashboard import Dashboard
+    from channels.api.channel import ApiChannel
+    from channels.api.transcript import HISTORY, chat_history
+
+    sessions = agent.sessions
+    dashboard = Dashboard(
+        manager, sessions.summaries, agent.ledger, config.timezone, cron, agent.pairing, config.heartbeat, heartbeat
+    )
+
+    def history(key: str) -> list[dict[str, str]]:
+        return chat_history(sessions.recent(key, 4 * HISTORY))
+
+    return ApiChannel(manager.publisher("api"), config.channels.api, agent.events, dashboard, history=history)
+
+
+class Gateway:
+    """The agent plus every enabled channel, behind one channel manager; `role` picks which parts run here."""
+
+    def __init__(
+        self,
+        config: Config,
+        provider: Provider | None = None,
+        channel_retry: RetryPolicy | None = None,
+        start_retry: RetryPolicy | None = None,
+        role: Role = "all",
+    ) -> None:
+        stores = stores_for(config)
+        bus = stores.bus()
+        self.leases = stores.leases(bus)
+        if role != "all" and self.leases is None:
+            raise ConfigError(f"--role {role} needs bus.backend: redis (the local bus lives in one process)")
+        self.config = config
+        self.role = role
+        self.agent = AgentApp(config, provider, bus, stores=stores)
+        self.names = enabled_channels(config)
+        self.manager = channel_manager(config, self.agent, self.names, stores, start_retry, channel_retry)
+        add_chat_channels(self.manager, config, self.names, stores, channel_retry)
+        for channel_class in self.agent.plugins.channels:
+            self.names.append(channel_class.name)
+            self.manager.add(channel_class(self.manager.publisher(channel_class.name)))
+        self.outcomes, self.relay = stores.outcomes(self.agent.events)
+        self.cron = stores.cron(self.agent.bus, self.agent.events, self.outcomes)
+        self.agent.registry.register(CronTool(self.cron, config.timezone))
+        self.heartbeat = HeartbeatService(
+            config.heartbeat,
+            config.workspace,
+            config.timezone,
+            lambda: self.agent.loop.last_owner_chat,
+            self.agent.loop.is_busy,
+            self.agent.bus.publish_inbound,
+            self.agent.events,
+            record=stores.heartbeat_record(),
+            outcomes=self.outcomes,
+        )
+        self.started_at = time.time()
+        if config.channels.api.enabled:
+            self.manager.add(api_channel(config, self.manager, self.agent, self.cron, self.heartbeat))
+            self.names.append("api")
+        self.lost_lease = asyncio.Event()
+        handlers = {"cron.changed": self._cron_changed, "cron.run": self._cron_run, "status": self._status}
+        self.control = ControlServer(control_socket(config), handlers)
+        self.scheduler = SchedulerLeadership(
+            self.cron, self.heartbeat, self.control, self.leases, stores.job_store_module, self.lost_lease
+        )
+
+    async def start(self) -> None:
+        if self.role == "gateway":
+            await self.agent.bus.start()  # a gateway runs no turns: no agent loop, no MCP servers
+        else:
+            await self.agent.start(warm=False)
+        if self.relay is not None:
+            await self.relay.start(listen=self.role != "gateway")
+        if self.role != "worker":
+            if self.leases is not None:
+                await self.leases.hold_channels(self.names, self._lost_channel)
+            await self.manager.start()
+        if self.role != "gateway":
+            if self.role == "all":
+                await self._channels_first()
+            self.agent.warm_up()
+            await self.scheduler.start(self.agent.warmed)
+        await self.agent.plugins.hooks.run("gateway_start", GatewayStart(tuple(self.names)))
+
+    async def _channels_first(self) -> None:
+        """Wait until each channel has tried to connect once (at most CHANNELS_FIRST seconds).
+
+        Imports hold the GIL wherever they run, so the model's and the scheduler's, seconds of CPU together,
+        load after the channels' rather than beside them: launch to connected is then the channels' own work.
+        """
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(CHANNELS_FIRST):
+                await self.manager.tried()
+
+    async def _lost_channel(self) -> None:
+        """Another gateway holds a channel credential now: stop receiving at once, then stop the process."""
+        logger.error("a channel lease was lost; this gateway stops receiving")
+        await self.manager.stop()
+        self.lost_lease.set()
+
+    async def stop(self) -> None:
+        """Stop intake, let running turns finish within `shutdown_grace`, flush the outbox, leave the rest pending."""
+        await self.agent.plugins.hooks.run("gateway_stop", GatewayStop())
+        self.agent.bus.close_intake()
+        await self.scheduler.stop()
+        grace = self.config.shutdown_grace
+        started = time.monotonic()
+        await self.agent.loop.drain(grace)
+        if not await self.manager.flush(max(grace - (time.monotonic() - started), 0.1)):
+            logger.warning("stopping with unsent replies; they are sent at the next start")
+        await self.manager.stop()
+        if self.leases is not None:
+            await self.leases.release()
+        if self.relay is not None:
+            await self.relay.stop()
+        await self.agent.stop()
+
+    async def _cron_changed(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.cron.wakeup()
+        return {"ok": True}
+
+    async def _status(self, request: dict[str, Any]) -> dict[str, Any]:
+        channels = {name: health.as_dict() for name, health in self.manager.health().items()}
+        return {"ok": True, "started_at": self.started_at, "channels": channels, "context": self.agent.budget.cramped}
+
+    async def _cron_run(self, request: dict[str, Any]) -> dict[str, Any]:
+        job = next((job for job in self.cron.jobs() if job.id == str(request.get("id"))), None)
+        if job is None:
+            return {"ok": False, "error": "no such job"}
+        if job.payload.chat.channel not in self.names:
+            return {"ok": False, "error": f"its target {job.payload.target} is on a channel that is not enabled"}
+        record = await self.cron.run_now(job.id)
+        if record is None:
+            return {"ok": False, "error": "no such job"}
+        return {"ok": record.ok, "delivered": record.delivered, "error": record.error}
+
+    async def __aenter__(self) -> Gateway:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()

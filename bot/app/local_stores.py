@@ -1,0 +1,128 @@
+"""The embedded backend: every store in files under this home, for one process."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bot.app.control import send_control
+from bot.app.gateway_lock import GatewayLock
+from bot.app.stores import Reply
+from bot.config.paths import control_socket, gateway_lock_path, journal_path, sessions_dir
+from bot.config.schema import Config
+
+if TYPE_CHECKING:
+    from bot.access.flood import RateLimit
+    from bot.access.policy import IgnoreNotices, Pairing
+    from bot.agent.memory.locks import ScopeLocks
+    from bot.agent.owner_dm import OwnerDM
+    from bot.agent.sessions.session import Sessions
+    from bot.bus import MessageBus
+    from bot.cluster.roles import ClusterLeases
+    from bot.events import EventBus
+    from bot.scheduler.cron import CronService
+    from bot.scheduler.heartbeat_record import HeartbeatRecord
+    from bot.scheduler.outcomes import OutcomeRelay
+    from bot.usage.ledger import Ledger
+    from channels.catchup import RecentChats
+
+
+class LocalStores:
+    """State files in `state_dir`; the running gateway is reached over its control socket."""
+
+    job_store_module = "apscheduler.jobstores.sqlalchemy"
+
+    def __init__(self, config: Config) -> None:
+        self._config = config
+
+    def bus(self) -> MessageBus:
+        from bot.bus import LocalBus
+
+        return LocalBus(journal_path(self._config))
+
+    def sessions(self) -> Sessions:
+        from bot.agent.sessions.store import SessionStore
+
+        agent = self._config.agent
+        return SessionStore(
+            sessions_dir(self._config),
+            tail=agent.memory_window,
+            max_sessions=agent.session_cache_size,
+            max_bytes=int(agent.session_cache_mb * 1024 * 1024),
+        )
+
+    def owner_dm(self) -> OwnerDM:
+        from bot.agent.owner_dm import LastOwnerDM
+
+        return LastOwnerDM(self._config.state_dir / "owner_dm.json")
+
+    def scope_locks(self) -> ScopeLocks:
+        from bot.agent.memory.locks import ScopeLocks
+
+        return ScopeLocks()
+
+    def pairing(self) -> Pairing:
+        from bot.access.policy import PairingBook
+
+        return PairingBook(self._config.state_dir / "pairing.json", max_pending=self._config.access.max_pending)
+
+    def rate_limit(self) -> RateLimit:
+        from bot.access.flood import SenderRateLimit
+
+        return SenderRateLimit(self._config.access.rate_limit)
+
+    def ignore_notices(self) -> IgnoreNotices:
+        from bot.access.policy import NoticesInProcess
+
+        return NoticesInProcess()
+
+    def ledger(self) -> Ledger:
+        from bot.usage.ledger import UsageLedger
+
+        return UsageLedger(self._config.state_dir / "usage.db")
+
+    def heartbeat_record(self) -> HeartbeatRecord:
+        from bot.scheduler.heartbeat_record import HeartbeatRecord
+
+        return HeartbeatRecord()
+
+    def outcomes(self, events: EventBus) -> tuple[EventBus, OutcomeRelay | None]:
+        return events, None
+
+    def cron(
+        self, bus: MessageBus | None = None, events: EventBus | None = None, outcomes: EventBus | None = None
+    ) -> CronService:
+        from bot.scheduler.cron import CronService
+
+        config = self._config
+        return CronService(
+            config.state_dir, config.timezone, config.scheduler.misfire_grace, bus, events, outcomes=outcomes
+        )
+
+    def active_chats(self, channel: str) -> RecentChats:
+        from channels.catchup import ActiveChats
+
+        return ActiveChats(self._config.state_dir / "catchup" / f"{channel}.json")
+
+    def leases(self, bus: MessageBus) -> ClusterLeases | None:
+        return None
+
+    def process_lock(self) -> GatewayLock | None:
+        return GatewayLock(gateway_lock_path(self._config))
+
+    def cron_changed(self) -> bool:
+        return send_control(control_socket(self._config), {"op": "cron.changed"}) is not None
+
+    def run_cron_job(self, job_id: str, channels: list[str], timeout: float) -> Reply | None:
+        return send_control(control_socket(self._config), {"op": "cron.run", "id": job_id}, timeout)
+
+    def describe_sessions(self) -> str:
+        sessions = sessions_dir(self._config)
+        return f"{len(list(sessions.glob('*.jsonl'))) if sessions.exists() else 0} sessions"
+
+    def describe_delivery(self) -> list[str]:
+        from bot.bus.journal import describe_journal
+
+        return [f"delivery:  {describe_journal(journal_path(self._config))}"]
+
+    async def aclose(self) -> None:
+        """Nothing to close: each store opens its files as it goes."""

@@ -1,0 +1,180 @@
+"""The redis backend: every shared store in the bot's Redis, so gateways, workers and the CLI see one state."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from bot.app.stores import Reply
+from bot.cluster.redis import RedisState
+from bot.config.schema import Config
+
+if TYPE_CHECKING:
+    from bot.access.flood import RateLimit
+    from bot.access.policy import IgnoreNotices, Pairing
+    from bot.agent.memory.locks import ScopeLocks
+    from bot.agent.owner_dm import OwnerDM
+    from bot.agent.sessions.session import Sessions
+    from bot.app.gateway_lock import GatewayLock
+    from bot.bus import MessageBus
+    from bot.cluster.roles import ClusterLeases
+    from bot.events import EventBus
+    from bot.scheduler.cron import CronService
+    from bot.scheduler.heartbeat_record import HeartbeatRecord
+    from bot.scheduler.outcomes import OutcomeRelay
+    from bot.usage.ledger import Ledger
+    from channels.catchup import RecentChats
+
+
+class RedisStores:
+    """Stores under `bus.prefix` in the Redis at `bus.url`; the scheduler is whoever holds its lease."""
+
+    job_store_module = "apscheduler.jobstores.redis"
+
+    def __init__(self, config: Config) -> None:
+        assert config.bus.url is not None
+        self._config = config
+        self.state = RedisState(config.bus.url, config.bus.prefix)
+
+    def bus(self) -> MessageBus:
+        from bot.bus.redis import RedisBus
+
+        bus = self._config.bus
+        assert bus.url is not None
+        return RedisBus(bus.url, prefix=bus.prefix, lease=bus.lease, claim_idle=bus.claim_idle)
+
+    def sessions(self) -> Sessions:
+        from bot.agent.sessions.redis_store import RedisSessionStore
+
+        agent = self._config.agent
+        return RedisSessionStore(
+            self.state,
+            tail=agent.memory_window,
+            max_sessions=agent.session_cache_size,
+            max_bytes=int(agent.session_cache_mb * 1024 * 1024),
+        )
+
+    def owner_dm(self) -> OwnerDM:
+        from bot.agent.owner_dm import RedisOwnerDM
+
+        return RedisOwnerDM(self.state)
+
+    def scope_locks(self) -> ScopeLocks:
+        from bot.agent.memory.locks import RedisScopeLocks
+
+        return RedisScopeLocks(self.state, self._config.workspace)
+
+    def pairing(self) -> Pairing:
+        from bot.access.redis_pairing import RedisPairingBook
+
+        return RedisPairingBook(self.state, max_pending=self._config.access.max_pending)
+
+    def rate_limit(self) -> RateLimit:
+        from bot.access.redis_flood import RedisSenderRateLimit
+
+        return RedisSenderRateLimit(self.state, self._config.access.rate_limit)
+
+    def ignore_notices(self) -> IgnoreNotices:
+        from bot.access.redis_flood import RedisIgnoreNotices
+
+        return RedisIgnoreNotices(self.state)
+
+    def ledger(self) -> Ledger:
+        from bot.usage.redis_ledger import RedisUsageLedger
+
+        return RedisUsageLedger(self.state, self._config.timezone)
+
+    def heartbeat_record(self) -> HeartbeatRecord:
+        from bot.scheduler.heartbeat_record import RedisHeartbeatRecord
+
+        return RedisHeartbeatRecord(self.state)
+
+    def outcomes(self, events: EventBus) -> tuple[EventBus, OutcomeRelay | None]:
+        from bot.events import EventBus
+        from bot.scheduler.outcomes import OutcomeRelay
+
+        outcomes = EventBus()
+        return outcomes, OutcomeRelay(self.state, events, outcomes)
+
+    def cron(
+        self, bus: MessageBus | None = None, events: EventBus | None = None, outcomes: EventBus | None = None
+    ) -> CronService:
+        from bot.scheduler.cron import CronService
+
+        config = self._config
+        return CronService(
+            config.state_dir,
+            config.timezone,
+            config.scheduler.misfire_grace,
+            bus,
+            events,
+            shared=self.state,
+            outcomes=outcomes,
+        )
+
+    def active_chats(self, channel: str) -> RecentChats:
+        from channels.redis_catchup import RedisActiveChats
+
+        return RedisActiveChats(self.state, channel)
+
+    def leases(self, bus: MessageBus) -> ClusterLeases | None:
+        from bot.cluster.roles import ClusterLeases
+
+        return ClusterLeases(bus, self._config)
+
+    def process_lock(self) -> GatewayLock | None:
+        return None  # processes share Redis, not this home's lock
+
+    def cron_changed(self) -> bool:
+        """The redis job store tells its leader itself; this says whether there is one."""
+        from bot.scheduler.cluster_run import scheduler_leader
+
+        try:
+            return scheduler_leader(self.state) is not None
+        finally:
+            self.state.client.close()
+
+    def run_cron_job(self, job_id: str, channels: list[str], timeout: float) -> Reply | None:
+        return asyncio.run(self._run_cron_job(job_id, channels, timeout))
+
+    async def _run_cron_job(self, job_id: str, channels: list[str], timeout: float) -> Reply | None:
+        from bot.events import EventBus
+        from bot.scheduler.cluster_run import run_in_cluster, scheduler_leader
+        from bot.scheduler.outcomes import OutcomeRelay
+
+        try:
+            if scheduler_leader(self.state) is None:
+                return None
+            events, outcomes = EventBus(), EventBus()
+            relay = OutcomeRelay(self.state, events, outcomes)
+            bus = self.bus()
+            try:
+                cron = self.cron(bus, events, outcomes)
+                return await asyncio.wait_for(run_in_cluster(cron, relay, channels, job_id), timeout)
+            finally:
+                await bus.stop()
+        except TimeoutError:
+            return {"ok": False, "error": f"no outcome within {timeout:.0f}s"}
+        finally:
+            await self.state.aclose()
+
+    def describe_sessions(self) -> str:
+        return "sessions in redis"
+
+    def describe_delivery(self) -> list[str]:
+        return [f"bus:       redis at {self.state.url}", *(f"  {line}" for line in self._cluster_lines())]
+
+    def _cluster_lines(self) -> list[str]:
+        """The cluster view from Redis, or one line saying why it cannot be read."""
+        from redis.exceptions import RedisError
+
+        from bot.bus.redis import RedisBus
+        from bot.cluster.status import describe_cluster
+
+        try:
+            return asyncio.run(describe_cluster(RedisBus(self.state.url, prefix=self.state.prefix, consumer="status")))
+        except (RedisError, OSError) as exc:
+            return [f"cannot reach redis: {exc}"]
+
+    async def aclose(self) -> None:
+        await self.state.aclose()

@@ -1,0 +1,81 @@
+"""The run entry points: the console chat, and the gateway served until a signal or a lost lease."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+
+from bot.app.agent_wiring import AgentApp
+from bot.app.gateway import Gateway
+from bot.app.gateway_lock import AlreadyRunning
+from bot.app.stores import stores_for
+from bot.cluster.roles import Role
+from bot.config.schema import Config
+from bot.llm.types import Provider
+from channels.console import ConsoleChannel
+from channels.manager import ChannelManager
+
+logger = logging.getLogger(__name__)
+
+NO_CHANNEL = (
+    "No chat channel is enabled, so nobody can reach the bot yet. Enable one in the config "
+    "(for example channels.telegram.enabled: true with its token) and restart, or use "
+    "`relaybot chat`. Serving anyway; Ctrl-C stops."
+)
+
+
+async def run_console(config: Config, message: str | None, provider: Provider | None = None) -> int:
+    """`relaybot chat`: the agent on a terminal; returns the exit code."""
+    agent = AgentApp(config, provider)
+    manager = ChannelManager(agent.bus, agent.events)
+    console = ConsoleChannel(manager.publisher("console"), agent.events, history_file=config.state_dir / "chat_history")
+    manager.add(console)
+    async with agent:
+        await manager.start()
+        try:
+            await manager.ready("console")
+            if message is not None:
+                reply = await console.ask(message)
+                return 1 if reply.kind == "error" else 0
+            await console.repl()
+            return 0
+        finally:
+            await manager.stop()
+
+
+async def run_gateway(config: Config, role: Role = "all") -> int:
+    """`relaybot run`: serve until SIGINT or SIGTERM; 1 at once when another gateway holds this home."""
+    lock = stores_for(config).process_lock()
+    if lock is None:
+        await _serve(config, role)
+        return 0
+    try:
+        lock.acquire()
+    except AlreadyRunning as exc:
+        print(str(exc), file=sys.stderr, flush=True)
+        return 1
+    try:
+        await _serve(config)
+    finally:
+        lock.release()
+    return 0
+
+
+async def _serve(config: Config, role: Role = "all") -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    gateway = Gateway(config, role=role)
+    if role == "worker":
+        logger.info("worker %s starting", getattr(gateway.agent.bus, "consumer", ""))
+    elif gateway.names:
+        logger.info("gateway starting with channels: %s", ", ".join(gateway.names))
+    else:
+        print(NO_CHANNEL, file=sys.stderr, flush=True)
+    async with gateway:
+        lost = asyncio.create_task(gateway.lost_lease.wait())
+        await asyncio.wait([asyncio.create_task(stop.wait()), lost], return_when=asyncio.FIRST_COMPLETED)
+    logger.info("gateway stopped")
