@@ -153,7 +153,7 @@ async def scale_run(home: Path, url: str, model_url: str, workers: int, messages
 async def sequential(home: Path, model_url: str, backend: dict[str, str], rounds: int) -> list[float]:
     """One bot in this process on the given bus, asked one message at a time; each round trip."""
     from bot.app.agent_wiring import AgentApp
-    from bot.app.stores import stores_for
+    from bot.app.backend import stores_for
 
     config = bench_config(home, model_url, bus=backend, **SETTINGS)
     bot = Bot(config)

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bot.app.agent_wiring import AgentApp
+from bot.app.backend import stores_for
 from bot.app.gateway import Gateway
-from bot.app.stores import stores_for
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
 from bot.config.schema import Config
 from bot.events import Delivered, EventBus, TurnFinished, TurnStarted

@@ -15,8 +15,9 @@ from bot.agent.persona_turns import PersonaTurns
 from bot.agent.personas import Persona, PersonaRouter, personas_from
 from bot.agent.subagents import SubagentManager
 from bot.agent.turn import TurnRunner
+from bot.app.backend import stores_for
 from bot.app.model_stack import ModelStack, ProviderFactory
-from bot.app.stores import Stores, stores_for
+from bot.app.stores import Stores
 from bot.bus import LocalBus, MessageBus, OutboundMessage, Trust
 from bot.config.paths import home_dir
 from bot.config.schema import Config, LLMConfig

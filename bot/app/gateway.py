@@ -9,10 +9,11 @@ import time
 from typing import Any
 
 from bot.app.agent_wiring import AgentApp
+from bot.app.backend import stores_for
 from bot.app.channel_kinds import CHAT_CHANNELS, enabled_channels
 from bot.app.control import ControlServer
 from bot.app.scheduler_leadership import SchedulerLeadership
-from bot.app.stores import Stores, stores_for
+from bot.app.stores import Stores
 from bot.cluster.roles import Role
 from bot.config.paths import control_socket
 from bot.config.schema import Config

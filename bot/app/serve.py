@@ -8,9 +8,9 @@ import signal
 import sys
 
 from bot.app.agent_wiring import AgentApp
+from bot.app.backend import stores_for
 from bot.app.gateway import Gateway
 from bot.app.gateway_lock import AlreadyRunning
-from bot.app.stores import stores_for
 from bot.cluster.roles import Role
 from bot.config.schema import Config
 from bot.llm.types import Provider

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from bot.config.schema import Config
-
 if TYPE_CHECKING:
     from bot.access.flood import RateLimit
     from bot.access.policy import IgnoreNotices, Pairing
@@ -94,14 +92,3 @@ class Stores(Protocol):
 
     async def aclose(self) -> None:
         """Close the connections the stores opened."""
-
-
-def stores_for(config: Config) -> Stores:
-    """The stores `bus.backend` names; the only place that reads it."""
-    if config.bus.backend == "redis":
-        from bot.app.redis_stores import RedisStores
-
-        return RedisStores(config)
-    from bot.app.local_stores import LocalStores
-
-    return LocalStores(config)

@@ -23,7 +23,7 @@ def _cron_call(ctx: typer.Context, action: Callable[[CronService], T]) -> T:
     """Open the job store (without firing anything), run `action` on it, close it."""
     import asyncio
 
-    from bot.app.stores import stores_for
+    from bot.app.backend import stores_for
 
     stores = stores_for(load(ctx.obj))  # on the redis bus, the shared store; adding or removing tells the leader
 

@@ -45,7 +45,7 @@ def gateway_status(config: Config) -> dict[str, Any] | None:
 
 def cron_changed(config: Config) -> bool:
     """Tell the scheduler to re-read the jobs; False when nothing runs it; exit 1 when the gateway does not answer."""
-    from bot.app.stores import stores_for
+    from bot.app.backend import stores_for
     from bot.errors import GatewayUnreachable
 
     try:
@@ -56,8 +56,8 @@ def cron_changed(config: Config) -> bool:
 
 def run_cron_job(config: Config, job_id: str) -> dict[str, Any] | None:
     """Fire a job where the scheduler runs and wait for its outcome; None when nothing runs it."""
+    from bot.app.backend import stores_for
     from bot.app.channel_kinds import enabled_channels
-    from bot.app.stores import stores_for
     from bot.errors import GatewayUnreachable
 
     channels = [*enabled_channels(config), *(["api"] if config.channels.api.enabled else [])]

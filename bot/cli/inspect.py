@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 def status(ctx: typer.Context) -> None:
     """Show the config in use, the model, and each channel as the running gateway sees it."""
     config = load(ctx.obj)
+    from bot.app.backend import stores_for
     from bot.app.channel_kinds import CHAT_CHANNELS
-    from bot.app.stores import stores_for
     from bot.setup.gateway_status import describe_channel, describe_uptime
 
     options: Options = ctx.obj
@@ -119,7 +119,7 @@ def usage(
     from datetime import datetime
     from zoneinfo import ZoneInfo
 
-    from bot.app.stores import stores_for
+    from bot.app.backend import stores_for
     from bot.usage import report
     from bot.usage.ledger import GROUPS
 

@@ -16,7 +16,7 @@ app = typer.Typer(help="Approve or revoke senders who asked to pair.", no_args_i
 
 def _pairing_book(ctx: typer.Context) -> Pairing:
     """The pairing state the gateways use."""
-    from bot.app.stores import stores_for
+    from bot.app.backend import stores_for
 
     return stores_for(load(ctx.obj)).pairing()
 

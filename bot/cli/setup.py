@@ -12,7 +12,8 @@ from bot.cli.options import Options, load
 
 if TYPE_CHECKING:
     from bot.config.schema import Config
-    from bot.setup.doctor import Check, ToolSchemas
+    from bot.setup.check import Check
+    from bot.setup.doctor import ToolSchemas
 
 
 def init(
@@ -124,7 +125,7 @@ def _config_check(options: Options) -> list[Check]:
     """The doctor's first line: whether the config file loads."""
     from bot.config.loader import load_config
     from bot.errors import ConfigError
-    from bot.setup.doctor import Check
+    from bot.setup.check import Check
 
     try:
         load_config(options.config)

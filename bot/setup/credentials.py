@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from bot.config.schema_channels import ChannelSection
-    from bot.setup.doctor import Check
+    from bot.setup.check import Check
 
 
 class Refused(Exception):
@@ -28,7 +28,7 @@ async def check_channel(name: str, section: ChannelSection, timeout: float) -> l
 async def _probe(name: str, what: str, key: str, section: Any, timeout: float, call: Any) -> Check:
     import aiohttp
 
-    from bot.setup.doctor import Check
+    from bot.setup.check import Check
 
     label = f"{name} {what}"
     token = getattr(section, key).get_secret_value()

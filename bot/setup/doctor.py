@@ -6,12 +6,12 @@ import asyncio
 import shutil
 import stat
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from bot.config.schema import Config
 from bot.config.schema_tools import MCPServerConfig
+from bot.setup.check import Check
 from bot.setup.credentials import check_channel
 
 if TYPE_CHECKING:
@@ -19,29 +19,10 @@ if TYPE_CHECKING:
 
 ToolSchemas = Callable[["SkillLibrary"], list[dict[str, Any]]]  # the owner's tool definitions, given these skills
 
-Status = Literal["ok", "warn", "fail"]
-SYMBOLS: dict[Status, str] = {"ok": "✓", "warn": "⚠", "fail": "✗"}
 LOW_DISK = 1024**3
 NO_DISK = 100 * 1024**2
 HTTP_TIMEOUT = 10.0
 EXCHANGE_TOKENS = 200  # a short question and answer
-
-
-@dataclass(frozen=True, slots=True)
-class Check:
-    """The outcome of one check; `fix` says what to do when it is not ok."""
-
-    name: str
-    status: Status
-    detail: str
-    fix: str = ""
-
-    def line(self) -> str:
-        """`✓ name: detail`, with ` → fix` when there is one."""
-        return f"{SYMBOLS[self.status]} {self.name}: {self.detail}" + (f" → {self.fix}" if self.fix else "")
-
-    def as_dict(self) -> dict[str, str]:
-        return asdict(self)
 
 
 def exec_description(config: Config) -> tuple[bool, str]:

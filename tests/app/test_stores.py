@@ -10,9 +10,10 @@ import pytest
 import pytest_asyncio
 
 from bot.access.flood import Verdict
+from bot.app.backend import stores_for
 from bot.app.local_stores import LocalStores
 from bot.app.redis_stores import RedisStores
-from bot.app.stores import Stores, stores_for
+from bot.app.stores import Stores
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.config.schema import Config
 from bot.usage.ledger import CallRecord
