@@ -316,7 +316,7 @@ def journal_path(config: Config) -> Path:
 def make_bus(config: Config) -> MessageBus:
     """The bus the config names: the local journal, or Redis shared with other gateways and workers."""
     if config.bus.backend == "redis":
-        from bot.bus.redis import RedisBus
+        from bot.bus.redis.bus import RedisBus
 
         assert config.bus.url is not None
         return RedisBus(

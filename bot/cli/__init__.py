@@ -257,7 +257,7 @@ def _cluster_lines(config: Config) -> list[str]:
 
     from redis.exceptions import RedisError
 
-    from bot.bus.redis import RedisBus
+    from bot.bus.redis.bus import RedisBus
     from bot.cluster.status import describe_cluster
 
     assert config.bus.url is not None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.bus.redis import WORKERS, RedisBus
+from bot.bus.redis.bus import RedisBus
+from bot.bus.redis.inbox import WORKERS
 from bot.bus.redis.outbox import GATEWAYS
 
 
@@ -26,7 +27,7 @@ async def describe_cluster(bus: RedisBus) -> list[str]:
             holder = await bus.redis.get(key)
             ttl = await bus.redis.pttl(key)
             name = key.removeprefix(bus.key("lease", ""))
-            lines.append(f"lease {name}: held by {holder} ({max(ttl, 0) / 1000:.1f}s left)")
+            lines.append(f"lease {name}: held by {holder!s} ({max(ttl, 0) / 1000:.1f}s left)")
         backlog = await bus.backlog()
         for index, stream in enumerate(backlog):
             group, what = (WORKERS, "worker") if index == 0 else (GATEWAYS, "gateway")

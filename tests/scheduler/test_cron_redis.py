@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.bus import ChatRef, OutboundMessage
-from bot.bus.redis import RedisBus
+from bot.bus.redis.bus import RedisBus
 from bot.cluster import redis as redis_state
 from bot.cluster.redis import RedisState
 from bot.config import HeartbeatConfig
