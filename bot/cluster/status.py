@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.bus.redis.bus import RedisBus
 from bot.bus.redis.inbox import WORKERS
 from bot.bus.redis.outbox import GATEWAYS
 
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
-async def _consumers(redis: Any, stream: str, group: str) -> list[dict[str, Any]]:
+
+async def _consumers(redis: Redis, stream: str, group: str) -> list[dict[str, Any]]:
     """The consumers of `group` on `stream`; none when nobody ever read it."""
     if not await redis.exists(stream):
         return []
