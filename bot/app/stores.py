@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from bot.access.flood import RateLimit, SenderRateLimit
-from bot.access.policy import IgnoreNotices, NoticesInProcess, Pairing, PairingBook
+from bot.access.notices import IgnoreNotices, NoticesInProcess
+from bot.access.pairing import Pairing, PairingBook
 from bot.cluster.redis import RedisState
 from bot.config import Config
 from bot.usage.ledger import Ledger, UsageLedger
@@ -40,6 +41,6 @@ def ignore_notices(shared: RedisState | None) -> IgnoreNotices:
     """Which ignored senders were logged already: by this process, or by any gateway when `shared` is given."""
     if shared is None:
         return NoticesInProcess()
-    from bot.access.redis_flood import RedisIgnoreNotices
+    from bot.access.redis_notices import RedisIgnoreNotices
 
     return RedisIgnoreNotices(shared)

@@ -11,7 +11,7 @@ import typer
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from bot.access.policy import Pairing
+    from bot.access.pairing import Pairing
     from bot.config import Config, MCPServerConfig
     from bot.scheduler.cron import CronService
 
