@@ -14,7 +14,8 @@ from zoneinfo import ZoneInfo
 
 from bot.agent.heartbeat_ack import SENDER
 from bot.agent.loop import AgentLoop
-from bot.bus import ChatRef, InboundMessage, MessageBus, Trust, new_id
+from bot.bus import ChatRef, InboundMessage, Trust, new_id
+from bot.bus.contract import Inbox
 from bot.cancelling import cancel_and_wait
 from bot.config import HeartbeatConfig
 from bot.events import Delivered, DeliveryFailed, Event, EventBus, TurnFinished
@@ -75,7 +76,7 @@ class HeartbeatService:
         workspace: Path,
         timezone: str,
         loop: AgentLoop,
-        bus: MessageBus,
+        bus: Inbox,
         events: EventBus,
         clock: Callable[[], float] = time.time,
         record: HeartbeatRecord | None = None,
