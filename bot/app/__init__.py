@@ -428,7 +428,7 @@ class Gateway:
                 config.heartbeat,
                 self.heartbeat,
             )
-            api = load_object("channels.api:ApiChannel")
+            api = load_object("channels.api.channel:ApiChannel")
             sessions = self.agent.sessions
 
             def history(key: str) -> list[dict[str, str]]:
