@@ -61,6 +61,7 @@ class StreamScope:
 
     @property
     def is_open(self) -> bool:
+        """Whether the client exists (from `open` until `close`)."""
         return self._redis is not None
 
     @property

@@ -67,6 +67,7 @@ class RedisInbox:
 
     @property
     def stream(self) -> str:
+        """The inbox stream's key."""
         return self._scope.key("inbox")
 
     def open(self) -> None:
@@ -75,6 +76,7 @@ class RedisInbox:
         self._scripts = {name: self._scope.redis.register_script(source) for name, source in sources.items()}
 
     async def create_group(self) -> None:
+        """Make sure the inbox has the workers group (idempotent; again after the server lost its data)."""
         from redis.exceptions import ResponseError
 
         try:
@@ -113,6 +115,7 @@ class RedisInbox:
         return bool(accepted)
 
     async def begin(self, message_ids: Sequence[str]) -> None:
+        """Count a turn start for each message (toward the crash limit)."""
         async with self._scope.redis.pipeline(transaction=True) as pipe:
             for message_id in message_ids:
                 pipe.incr(self._scope.key("starts", message_id))
@@ -120,6 +123,7 @@ class RedisInbox:
             await pipe.execute()
 
     async def complete(self, message_ids: Sequence[str]) -> None:
+        """Acknowledge the entries of these messages and drop them from their sessions' order."""
         async with self._scope.redis.pipeline(transaction=True) as pipe:
             for message_id in message_ids:
                 if message_id not in self._entries:
@@ -132,6 +136,7 @@ class RedisInbox:
         await self.forget(message_ids)
 
     async def release(self, message_ids: Sequence[str]) -> None:
+        """Give messages back unfinished (a graceful stop): the turn start is uncounted; they stay pending."""
         async with self._scope.redis.pipeline(transaction=True) as pipe:
             for message_id in message_ids:
                 if message_id in self._entries:

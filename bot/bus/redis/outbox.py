@@ -63,6 +63,7 @@ class ChannelOutboxes:
         self._publish: AsyncScript | None = None
 
     def stream(self, channel: str) -> str:
+        """The key of a channel's outbox stream."""
         return self._scope.key("outbox", channel)
 
     @property
@@ -75,6 +76,7 @@ class ChannelOutboxes:
         self._publish = self._scope.redis.register_script(PUBLISH_OUTBOUND)
 
     def deliver_for(self, channels: Sequence[str]) -> None:
+        """Read these channels' outboxes only."""
         self.channels = tuple(dict.fromkeys(channels))
 
     async def publish(self, message: OutboundMessage, completion: Completion) -> bool:
@@ -89,9 +91,11 @@ class ChannelOutboxes:
         return bool(fresh)
 
     async def chunks_sent(self, message_id: str) -> int:
+        """How many leading chunks of a message the platform confirmed."""
         return int(await self._scope.redis.hget(self._scope.key("out", message_id), "chunks") or 0)
 
     async def mark_chunk_sent(self, message_id: str, index: int) -> None:
+        """The platform confirmed chunk `index` of a message."""
         await self._scope.redis.hset(self._scope.key("out", message_id), "chunks", index + 1)
 
     async def finish(self, message_id: str, state: str, error: str | None = None) -> None:
@@ -104,6 +108,7 @@ class ChannelOutboxes:
             await pipe.execute()
 
     async def count_ambiguous(self) -> None:
+        """Count a send that may or may not have reached the platform."""
         await self._scope.redis.incr(self._scope.key("stats", "ambiguous"))
 
     async def create_groups(self, force: bool = True) -> list[str]:
