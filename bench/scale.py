@@ -28,7 +28,8 @@ from pathlib import Path
 
 from rig import ROOT, Bot, FakeProcess, bench_config, init_home, write_config
 
-from bot.bus.redis import WORKERS, RedisBus
+from bot.bus.redis.bus import RedisBus
+from bot.bus.redis.inbox import WORKERS
 from tests.fakes.telegram_server import FakeTelegram
 
 SETTINGS = {

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.access.flood import RateLimit, Verdict, flood_notice
-from bot.access.policy import AccessPolicy, Ignore, SendPairingCode, Serve, pairing_message
+from bot.access.pairing import pairing_message
+from bot.access.policy import AccessPolicy, Ignore, SendPairingCode, Serve
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage
 from bot.cancelling import cancel_and_wait
 from bot.events import (

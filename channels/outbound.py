@@ -8,7 +8,8 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 
-from bot.bus import MessageBus, OutboundMessage
+from bot.bus import OutboundMessage
+from bot.bus.contract import Outbox
 from bot.cancelling import cancel_and_wait
 from bot.errors import ChannelError, ChannelUnavailable, DeliveryAmbiguous, RateLimited
 from bot.events import Delivered, DeliveryFailed, EventBus
@@ -25,7 +26,7 @@ class ChannelOutbox:
     def __init__(
         self,
         channel: Channel,
-        bus: MessageBus,
+        bus: Outbox,
         events: EventBus,
         ready: asyncio.Event,
         concurrency: int = 8,

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.access.policy import PAIRING_ALPHABET, AccessPolicy, Ignore, Pairing, PairingBook, SendPairingCode, Serve
+from bot.access.pairing import PAIRING_ALPHABET, Pairing, PairingBook
+from bot.access.policy import AccessPolicy, Ignore, SendPairingCode, Serve
 from bot.access.redis_pairing import RedisPairingBook
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.cluster.redis import RedisState

@@ -140,7 +140,7 @@ async def test_run_without_channels_says_how_to_enable_one_and_stops_on_sigint(
 
 
 def test_pairing_list_approve_and_revoke(tmp_path: Path) -> None:
-    from bot.access.policy import PairingBook
+    from bot.access.pairing import PairingBook
 
     config = tmp_path / "config.yaml"
     config.write_text("llm:\n  model: openai/x\n")

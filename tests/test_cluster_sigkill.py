@@ -13,7 +13,7 @@ import yaml
 
 from bot.app.gateway import Gateway
 from bot.bus import ChatRef, InboundMessage, Trust
-from bot.bus.redis import RedisBus
+from bot.bus.redis.bus import RedisBus
 from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM

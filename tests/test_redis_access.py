@@ -9,7 +9,8 @@ from typer.testing import CliRunner
 
 from bot.access.flood import Verdict
 from bot.access.policy import AccessPolicy, Ignore, SendPairingCode, Serve
-from bot.access.redis_flood import RedisIgnoreNotices, RedisSenderRateLimit
+from bot.access.redis_flood import RedisSenderRateLimit
+from bot.access.redis_notices import RedisIgnoreNotices
 from bot.access.redis_pairing import RedisPairingBook
 from bot.app.agent_wiring import AgentApp
 from bot.bus import ChatRef, InboundMessage, Trust

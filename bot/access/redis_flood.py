@@ -1,4 +1,4 @@
-"""Flood control and ignore notices in Redis, so every gateway (and a standby taking over) counts the same."""
+"""Flood control in Redis, so every gateway (and a standby taking over) counts the same."""
 
 from __future__ import annotations
 
@@ -31,7 +31,6 @@ redis.call('SET', KEYS[2], ARGV[1], 'PX', ttl)
 return 2
 """
 _VERDICTS = (Verdict.PASS, Verdict.DROP, Verdict.DROP_AND_NOTIFY)
-IGNORE_NOTICE_TTL = 24 * 3600
 
 
 class RedisSenderRateLimit:
@@ -52,16 +51,3 @@ class RedisSenderRateLimit:
         member = f"{now!r}:{secrets.token_hex(4)}"
         verdict = self._script(keys=[key, f"{key}:notice"], args=[repr(now), WINDOW, self.per_minute, member])
         return _VERDICTS[int(verdict)]
-
-
-class RedisIgnoreNotices:
-    """Ignored senders already logged, shared by every gateway; each is logged again after a day at most."""
-
-    def __init__(self, state: RedisState, ttl: int = IGNORE_NOTICE_TTL) -> None:
-        self._state = state
-        self._ttl = ttl
-
-    def first(self, channel: str, sender: str) -> bool:
-        """True for the first gateway to ask about `sender` on `channel` within the ttl."""
-        key = self._state.key("access", "ignored", channel, sender)
-        return bool(self._state.client.set(key, "1", nx=True, ex=self._ttl))

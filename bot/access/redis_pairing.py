@@ -6,10 +6,13 @@ import json
 import secrets
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bot.access.policy import PAIRING_TTL, PendingPairing, claim_code, drop_expired, take_code
-from bot.cluster.redis import RedisState
+from bot.access.pairing import PAIRING_TTL, PendingPairing, claim_code, drop_expired, take_code
+from bot.cluster.redis import RedisState, as_text
+
+if TYPE_CHECKING:
+    from redis.client import Pipeline
 
 
 class RedisPairingBook:
@@ -39,7 +42,7 @@ class RedisPairingBook:
     def request(self, channel: str, user_id: str, name: str) -> tuple[str, bool]:
         """The sender's code and whether it is new; a full channel drops its oldest code, so nobody is locked out."""
 
-        def change(entries: list[dict[str, Any]], pipe: Any) -> tuple[str, bool]:
+        def change(entries: list[dict[str, Any]], pipe: Pipeline) -> tuple[str, bool]:
             return claim_code(entries, channel, user_id, name, self._clock(), self._choose, self._max_pending)
 
         return self._update(channel, change)
@@ -47,7 +50,7 @@ class RedisPairingBook:
     def approve(self, channel: str, code: str) -> str | None:
         """Approve the sender holding `code`; return their user id, or None if no live code matches."""
 
-        def change(entries: list[dict[str, Any]], pipe: Any) -> str | None:
+        def change(entries: list[dict[str, Any]], pipe: Pipeline) -> str | None:
             match = take_code(entries, code, self._clock())
             if match is None:
                 return None
@@ -75,13 +78,15 @@ class RedisPairingBook:
     def approved(self) -> dict[str, list[str]]:
         """Approved sender ids by channel."""
         client = self._state.client
-        return {channel: sorted(client.smembers(self._approved_key(channel))) for channel in self._channels()}
+        return {
+            channel: sorted(map(as_text, client.smembers(self._approved_key(channel)))) for channel in self._channels()
+        }
 
-    def _update(self, channel: str, change: Callable[[list[dict[str, Any]], Any], Any]) -> Any:
+    def _update(self, channel: str, change: Callable[[list[dict[str, Any]], Pipeline], Any]) -> Any:
         """Run `change` on the channel's pending list and write it back atomically, retrying on a conflict."""
         key = self._pending_key(channel)
 
-        def transaction(pipe: Any) -> Any:
+        def transaction(pipe: Pipeline) -> Any:
             entries = self._decode(pipe.get(key))
             pipe.multi()
             result = change(entries, pipe)
@@ -92,7 +97,7 @@ class RedisPairingBook:
         return self._state.client.transaction(transaction, key, value_from_callable=True)
 
     def _channels(self) -> set[str]:
-        return set(self._state.client.smembers(self._state.key("pairing", "channels")))
+        return set(map(as_text, self._state.client.smembers(self._state.key("pairing", "channels"))))
 
     def _pending_key(self, channel: str) -> str:
         return self._state.key("pairing", "pending", channel)
@@ -101,5 +106,5 @@ class RedisPairingBook:
         return self._state.key("pairing", "approved", channel)
 
     @staticmethod
-    def _decode(raw: str | None) -> list[dict[str, Any]]:
+    def _decode(raw: bytes | str | None) -> list[dict[str, Any]]:
         return list(json.loads(raw)) if raw else []

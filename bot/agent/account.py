@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
-from bot.access.policy import Pairing
+from bot.access.pairing import Pairing
 from bot.agent.commands import Command
 from bot.bus import InboundMessage, Trust
 from bot.usage.budgets import BudgetGuard

@@ -10,7 +10,8 @@ from datetime import datetime
 
 from bot.agent.sessions.session import Sessions
 from bot.agent.turn import TurnRunner
-from bot.bus import InboundMessage, MessageBus
+from bot.bus import InboundMessage
+from bot.bus.contract import Inbox
 from bot.errors import ProviderError
 from bot.events import EventBus
 from bot.llm.types import Provider
@@ -48,7 +49,7 @@ class SubagentManager:
         registry: ToolRegistry,
         events: EventBus,
         sessions: Sessions,
-        bus: MessageBus,
+        bus: Inbox,
         max_running: int,
         timeout: float = 900.0,
     ) -> None:

@@ -9,7 +9,7 @@ from datetime import date, datetime, timedelta
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
-from bot.access.policy import Pairing
+from bot.access.pairing import Pairing
 from bot.config.schema import HeartbeatConfig
 from bot.scheduler.cron import CronService
 from bot.usage.ledger import Ledger

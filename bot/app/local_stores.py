@@ -12,7 +12,8 @@ from bot.config.schema import Config
 
 if TYPE_CHECKING:
     from bot.access.flood import RateLimit
-    from bot.access.policy import IgnoreNotices, Pairing
+    from bot.access.notices import IgnoreNotices
+    from bot.access.pairing import Pairing
     from bot.agent.memory.locks import ScopeLocks
     from bot.agent.owner_dm import OwnerDM
     from bot.agent.sessions.session import Sessions
@@ -61,7 +62,7 @@ class LocalStores:
         return ScopeLocks()
 
     def pairing(self) -> Pairing:
-        from bot.access.policy import PairingBook
+        from bot.access.pairing import PairingBook
 
         return PairingBook(self._config.state_dir / "pairing.json", max_pending=self._config.access.max_pending)
 
@@ -71,7 +72,7 @@ class LocalStores:
         return SenderRateLimit(self._config.access.rate_limit)
 
     def ignore_notices(self) -> IgnoreNotices:
-        from bot.access.policy import NoticesInProcess
+        from bot.access.notices import NoticesInProcess
 
         return NoticesInProcess()
 

@@ -11,7 +11,8 @@ from bot.config.schema import Config
 
 if TYPE_CHECKING:
     from bot.access.flood import RateLimit
-    from bot.access.policy import IgnoreNotices, Pairing
+    from bot.access.notices import IgnoreNotices
+    from bot.access.pairing import Pairing
     from bot.agent.memory.locks import ScopeLocks
     from bot.agent.owner_dm import OwnerDM
     from bot.agent.sessions.session import Sessions
@@ -37,7 +38,7 @@ class RedisStores:
         self.state = RedisState(config.bus.url, config.bus.prefix)
 
     def bus(self) -> MessageBus:
-        from bot.bus.redis import RedisBus
+        from bot.bus.redis.bus import RedisBus
 
         bus = self._config.bus
         assert bus.url is not None
@@ -75,7 +76,7 @@ class RedisStores:
         return RedisSenderRateLimit(self.state, self._config.access.rate_limit)
 
     def ignore_notices(self) -> IgnoreNotices:
-        from bot.access.redis_flood import RedisIgnoreNotices
+        from bot.access.redis_notices import RedisIgnoreNotices
 
         return RedisIgnoreNotices(self.state)
 
@@ -168,7 +169,7 @@ class RedisStores:
         """The cluster view from Redis, or one line saying why it cannot be read."""
         from redis.exceptions import RedisError
 
-        from bot.bus.redis import RedisBus
+        from bot.bus.redis.bus import RedisBus
         from bot.cluster.status import describe_cluster
 
         try:

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from bot.access.flood import RateLimit
-    from bot.access.policy import IgnoreNotices, Pairing
+    from bot.access.notices import IgnoreNotices
+    from bot.access.pairing import Pairing
     from bot.agent.memory.locks import ScopeLocks
     from bot.agent.owner_dm import OwnerDM
     from bot.agent.sessions.session import Sessions

@@ -1,4 +1,4 @@
-"""The MessageBus contract every bus keeps (local SQLite journal today, Redis Streams later).
+"""The bus contracts: the inbox (messages to the agent), the outbox (replies to channels), and both as MessageBus.
 
 Inbound: `publish_inbound` returns only once the message is durable, so a channel acknowledges the
 platform after it. `consume_inbound` leases the message to this process: it stays pending until
@@ -30,14 +30,8 @@ class BusStats:
     ambiguous_sends: int = 0
 
 
-class MessageBus(Protocol):
-    """Carries inbound messages to the agent and outbound messages to channels."""
-
-    async def start(self) -> None:
-        """Open the journal and queue what an earlier run left pending, in its original order."""
-
-    async def stop(self) -> None:
-        """Close the journal; anything unfinished stays pending for the next start."""
+class Inbox(Protocol):
+    """Carries inbound messages to the agent: producers publish, the agent consumes and settles them."""
 
     def close_intake(self) -> None:
         """Refuse new inbound messages from now on (a stop is under way); publishing raises BusClosed."""
@@ -56,6 +50,10 @@ class MessageBus(Protocol):
 
     async def release_inbound(self, message_ids: Sequence[str]) -> None:
         """Give messages back unfinished (a graceful stop); the next start runs them again."""
+
+
+class Outbox(Protocol):
+    """Carries outbound messages to the channels: the agent publishes, the channels deliver and mark them."""
 
     async def publish_outbound(self, message: OutboundMessage, completes: Sequence[str] = ()) -> bool:
         """Journal a message for delivery and mark `completes` handled, in one durable write; False for a known id."""
@@ -77,6 +75,16 @@ class MessageBus(Protocol):
 
     async def count_ambiguous(self, message_id: str) -> None:
         """A send of this message may or may not have reached the platform (it is retried once)."""
+
+
+class MessageBus(Inbox, Outbox, Protocol):
+    """Both directions with one journal and one lifecycle, for the parts that need both (the agent, the gateway)."""
+
+    async def start(self) -> None:
+        """Open the journal and queue what an earlier run left pending, in its original order."""
+
+    async def stop(self) -> None:
+        """Close the journal; anything unfinished stays pending for the next start."""
 
     async def stats(self) -> BusStats:
         """Counts for `relaybot status`."""

@@ -36,8 +36,8 @@ class LocalBus:
         self._journal.open()
         self._open = True
         again, crashed = self._journal.pending_inbound()
-        for message in self._journal.pending_outbound():
-            self._outbound.put_nowait(message)
+        for reply in self._journal.pending_outbound():
+            self._outbound.put_nowait(reply)
         for message in crashed:
             logger.error(
                 "[%s] message %s crashed the process twice; marked failed", message.chat.session_key, message.id

@@ -9,7 +9,7 @@ import typer
 from bot.cli.options import load
 
 if TYPE_CHECKING:
-    from bot.access.policy import Pairing
+    from bot.access.pairing import Pairing
 
 app = typer.Typer(help="Approve or revoke senders who asked to pair.", no_args_is_help=True)
 

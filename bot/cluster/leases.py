@@ -7,10 +7,13 @@ import hashlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bot.bus.redis.scripts import RELEASE, RENEW
 from bot.cancelling import cancel_and_wait
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +33,7 @@ class Lease:
     holder renews.
     """
 
-    def __init__(self, redis: Any, key: str, holder: str, ttl: float) -> None:
+    def __init__(self, redis: Redis, key: str, holder: str, ttl: float) -> None:
         self._redis = redis
         self.key = key
         self.holder = holder

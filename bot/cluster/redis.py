@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import redis
+    import redis.asyncio
+
+    from bot.config.schema import Config
 
 TIMEOUT = 10.0  # seconds a command or connect may take before it fails instead of freezing its caller
+
+
+def as_text(reply: bytes | str) -> str:
+    """A reply as text: `RedisState`'s clients decode replies already, so this only narrows the type."""
+    return reply if isinstance(reply, str) else reply.decode()
 
 
 class RedisState:
@@ -13,15 +24,15 @@ class RedisState:
     def __init__(self, url: str, prefix: str = "relaybot") -> None:
         self.url = url
         self.prefix = prefix
-        self._sync: Any = None
-        self._async: Any = None
+        self._sync: redis.Redis | None = None
+        self._async: redis.asyncio.Redis | None = None
 
     def key(self, *parts: str) -> str:
         """A key under this bot's prefix, e.g. key("pairing") -> "relaybot:pairing"."""
         return ":".join((self.prefix, *parts))
 
     @property
-    def client(self) -> Any:
+    def client(self) -> redis.Redis:
         """A redis.Redis (sync, str replies) for stores whose callers are sync."""
         if self._sync is None:
             import redis
@@ -32,7 +43,7 @@ class RedisState:
         return self._sync
 
     @property
-    def aclient(self) -> Any:
+    def aclient(self) -> redis.asyncio.Redis:
         """A redis.asyncio.Redis (str replies) for stores whose callers are async."""
         if self._async is None:
             import redis.asyncio as aioredis
@@ -52,8 +63,9 @@ class RedisState:
             self._sync = None
 
 
-def shared_state(config: Any) -> RedisState | None:
+def shared_state(config: Config) -> RedisState | None:
     """The config's Redis state, or None on the local backend."""
     if config.bus.backend != "redis":
         return None
+    assert config.bus.url is not None, "the config's validation requires a URL for the redis backend"
     return RedisState(config.bus.url, config.bus.prefix)

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, SecretStr
 
 from bot.cluster.leases import Lease, credential_key
+
+if TYPE_CHECKING:
+    from bot.bus.redis.bus import RedisBus
+    from bot.config.schema import Config
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +32,7 @@ def channel_secrets(section: BaseModel) -> list[str]:
 class ClusterLeases:
     """Takes and keeps this process's leases on the redis bus; released on stop."""
 
-    def __init__(self, bus: Any, config: Any) -> None:
+    def __init__(self, bus: RedisBus, config: Config) -> None:
         self._bus = bus
         self._config = config
         self._leases: list[Lease] = []

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bot.bus.redis import WORKERS, RedisBus
+from bot.bus.redis.bus import RedisBus
+from bot.bus.redis.inbox import WORKERS
 from bot.bus.redis.outbox import GATEWAYS
 
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
-async def _consumers(redis: Any, stream: str, group: str) -> list[dict[str, Any]]:
+
+async def _consumers(redis: Redis, stream: str, group: str) -> list[dict[str, Any]]:
     """The consumers of `group` on `stream`; none when nobody ever read it."""
     if not await redis.exists(stream):
         return []
@@ -26,7 +30,7 @@ async def describe_cluster(bus: RedisBus) -> list[str]:
             holder = await bus.redis.get(key)
             ttl = await bus.redis.pttl(key)
             name = key.removeprefix(bus.key("lease", ""))
-            lines.append(f"lease {name}: held by {holder} ({max(ttl, 0) / 1000:.1f}s left)")
+            lines.append(f"lease {name}: held by {holder!s} ({max(ttl, 0) / 1000:.1f}s left)")
         backlog = await bus.backlog()
         for index, stream in enumerate(backlog):
             group, what = (WORKERS, "worker") if index == 0 else (GATEWAYS, "gateway")

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from aiohttp import web
 
+from channels.api.auth import Gatekeeper
 from channels.api.pages import PAGE_HEADERS, STATIC
-
-if TYPE_CHECKING:
-    from channels.api.auth import Gatekeeper
 
 
 class AdminBackend(Protocol):

@@ -10,7 +10,8 @@ from aiohttp import web
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, new_id
 from bot.config.schema_channels import ApiConfig
-from bot.events import Event, EventBus, TurnFinished
+from bot.events import CronSkipped, Event, EventBus, TurnFinished
+from channels.api import admin, openai_compat, pages, ws
 from channels.api.admin import AdminBackend
 from channels.api.auth import Caller, FailureLockout, Gatekeeper, TokenBook
 from channels.api.frames import Frame, event_frame, message_frame
@@ -47,8 +48,6 @@ class ApiChannel(Channel):
         self.port = config.port
 
     async def start(self) -> None:
-        from channels.api import admin, openai_compat, pages, ws
-
         if self._config.allow_remote:
             logger.warning("api: allow_remote is on; listening on %s, reachable from other machines", self._config.host)
         app = web.Application()
@@ -98,6 +97,8 @@ class ApiChannel(Channel):
         return self._history(key)
 
     def _on_event(self, event: Event) -> None:
+        if isinstance(event, CronSkipped):  # the one event that belongs to no session
+            return
         key = event.session_key
         if not key.startswith(f"{CHANNEL}:"):
             return

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
+from typing import Protocol
 
 from bot.bus import ChatRef
-from channels.api.auth import Caller
+from channels.api.auth import Caller, Gatekeeper
 from channels.api.frames import Frame
 
 CHANNEL = "api"
@@ -41,3 +42,16 @@ class Hub:
         """Hand a frame to every watcher of its session."""
         for queue in self._watchers.get(key, ()):
             queue.put_nowait(frame)
+
+
+class ApiSessions(Protocol):
+    """What the routes need of the API channel: authentication, session frames, submitting text, history."""
+
+    gate: Gatekeeper
+    hub: Hub
+
+    async def submit(self, caller: Caller, chat: ChatRef, text: str, client_id: str | None = None) -> str:
+        """Publish a caller's text to its session; returns the client id the reply will name."""
+
+    def history(self, key: str) -> list[Frame]:
+        """The session's recent user texts and replies."""

@@ -7,17 +7,14 @@ import json
 import time
 from collections import defaultdict
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
-from bot.bus import new_id
+from bot.bus import ChatRef, new_id
+from channels.api.auth import Caller
 from channels.api.frames import Frame
-from channels.api.hub import session_chat
-
-if TYPE_CHECKING:
-    from channels.api.auth import Caller
-    from channels.api.channel import ApiChannel
+from channels.api.hub import ApiSessions, session_chat
 
 MODEL = "relaybot"
 
@@ -37,7 +34,7 @@ def last_user_text(body: Any) -> str:
     raise web.HTTPBadRequest(text=json.dumps({"error": error}), content_type="application/json")
 
 
-def add_routes(app: web.Application, channel: ApiChannel) -> None:
+def add_routes(app: web.Application, channel: ApiSessions) -> None:
     """Mount /v1/models and /v1/chat/completions."""
     locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
 
@@ -65,7 +62,7 @@ def add_routes(app: web.Application, channel: ApiChannel) -> None:
     app.router.add_post("/v1/chat/completions", completions)
 
 
-async def _turn_frames(channel: ApiChannel, caller: Caller, chat: Any, text: str) -> AsyncIterator[Frame]:
+async def _turn_frames(channel: ApiSessions, caller: Caller, chat: ChatRef, text: str) -> AsyncIterator[Frame]:
     """The frames of one turn, up to and including its reply (or the end of a turn that sent none)."""
     key = chat.session_key
     queue = channel.hub.watch(key)

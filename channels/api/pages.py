@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from channels.api.hub import session_chat
-
-if TYPE_CHECKING:
-    from channels.api.channel import ApiChannel
+from channels.api.hub import ApiSessions, session_chat
 
 STATIC = Path(__file__).parent / "static"
 
 
-def add_routes(app: web.Application, channel: ApiChannel) -> None:
+def add_routes(app: web.Application, channel: ApiSessions) -> None:
     """Mount `/`, `/history` and `/static/`; the page itself holds no data, every data request is authenticated."""
 
     async def chat_page(request: web.Request) -> web.FileResponse:

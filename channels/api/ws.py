@@ -5,22 +5,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from typing import TYPE_CHECKING
 
 from aiohttp import WSMsgType, web
 
 from channels.api.auth import Caller
 from channels.api.frames import Frame
-from channels.api.hub import session_chat
-
-if TYPE_CHECKING:
-    from channels.api.channel import ApiChannel
-
+from channels.api.hub import ApiSessions, session_chat
 
 MAX_TEXT = 32_000
 
 
-def add_routes(app: web.Application, channel: ApiChannel) -> None:
+def add_routes(app: web.Application, channel: ApiSessions) -> None:
     """Mount /ws."""
 
     async def handle(request: web.Request) -> web.WebSocketResponse:
@@ -36,7 +31,9 @@ def add_routes(app: web.Application, channel: ApiChannel) -> None:
 class _Connection:
     """One client: follows one session at a time and forwards its frames."""
 
-    def __init__(self, channel: ApiChannel, caller: Caller, socket: web.WebSocketResponse, session: str | None) -> None:
+    def __init__(
+        self, channel: ApiSessions, caller: Caller, socket: web.WebSocketResponse, session: str | None
+    ) -> None:
         self._channel = channel
         self._caller = caller
         self._socket = socket

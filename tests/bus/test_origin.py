@@ -8,7 +8,7 @@ from pathlib import Path
 from bot.bus import ChatRef, InboundMessage, LocalBus, Trust
 from bot.bus.journal import Journal
 from bot.bus.messages import inbound_to_json
-from bot.bus.redis import RedisBus
+from bot.bus.redis.bus import RedisBus
 
 CHAT = ChatRef("telegram", "42")
 BEAT = InboundMessage(CHAT, "heartbeat", "- check the backups", Trust.OWNER, kind="system", origin="heartbeat")

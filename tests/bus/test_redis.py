@@ -9,7 +9,7 @@ from collections import defaultdict
 import pytest
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
-from bot.bus.redis import RedisBus
+from bot.bus.redis.bus import RedisBus
 
 CHATS = [ChatRef("telegram", str(100 + n)) for n in range(20)]
 

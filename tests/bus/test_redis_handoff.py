@@ -13,8 +13,9 @@ import pytest_asyncio
 from bot.app.agent_wiring import AgentApp
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.bus.messages import inbound_to_json
-from bot.bus.redis import WORKERS, RedisBus
+from bot.bus.redis.bus import RedisBus
 from bot.bus.redis.handoff import ReadEntry, read_entries
+from bot.bus.redis.inbox import WORKERS
 from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM, Hang, Text, ToolCalls
@@ -32,12 +33,15 @@ class PausableBus(RedisBus):
         self.paused = paused
         self.at_gate = asyncio.Event()
         self.resumed = asyncio.Event()
+        read_round = self._inbox.read_round
 
-    async def _inbound_round(self, fresh: bool) -> None:
-        if self.paused:
-            self.at_gate.set()
-            await self.resumed.wait()
-        await super()._inbound_round(fresh)
+        async def gated_round(fresh: bool) -> None:
+            if self.paused:
+                self.at_gate.set()
+                await self.resumed.wait()
+            await read_round(fresh)
+
+        self._inbox.read_round = gated_round
 
     async def pause(self) -> None:
         self.resumed.clear()

@@ -9,7 +9,8 @@ import time
 import pytest
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
-from bot.bus.redis import RedisBus, connect
+from bot.bus.redis.bus import RedisBus
+from bot.bus.redis.connection import connect
 from bot.cluster.leases import Lease
 
 CHAT = ChatRef("telegram", "1")

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bot.bus.redis import connect
+from bot.bus.redis.connection import connect
 from bot.bus.redis.trim import StreamTrimmer
 
 STREAM, GROUP = "t:inbox", "workers"

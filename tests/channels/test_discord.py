@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from bot.access.policy import PairingBook
+from bot.access.pairing import PairingBook
 from bot.bus import InboundMessage
 from bot.config.schema_channels import DiscordConfig
 from bot.errors import ChannelError

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from bot.access.policy import PairingBook
+from bot.access.pairing import PairingBook
 from bot.bus import InboundMessage
 from bot.config.schema_channels import TelegramConfig
 from bot.net.tls import client_context

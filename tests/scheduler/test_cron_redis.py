@@ -12,7 +12,7 @@ import pytest
 
 from bot.app.redis_stores import RedisStores
 from bot.bus import ChatRef, OutboundMessage
-from bot.bus.redis import RedisBus
+from bot.bus.redis.bus import RedisBus
 from bot.cluster import redis as redis_state
 from bot.cluster.redis import RedisState
 from bot.config.schema import HeartbeatConfig

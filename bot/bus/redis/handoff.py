@@ -11,9 +11,13 @@ holder that dies leaves the entry to be claimed like any other.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bot.bus.messages import InboundMessage, inbound_from_json
+from bot.bus.redis.connection import StreamRead
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +33,7 @@ class ReadEntry:
 class HandoffStream:
     """The stream, named after this worker, on which others announce handed entries; it lives while renewed."""
 
-    def __init__(self, redis: Any, prefix: str, consumer: str, group: str, ttl_ms: int) -> None:
+    def __init__(self, redis: Redis, prefix: str, consumer: str, group: str, ttl_ms: int) -> None:
         self.prefix = prefix
         self.key = prefix + consumer
         self._redis = redis
@@ -55,7 +59,7 @@ class HandoffStream:
         """Stop receiving handoffs (a stop); entries already handed stay pending on this worker until claimed."""
         await self._redis.delete(self.key)
 
-    async def take(self, response: Any, inbox: str) -> list[ReadEntry]:
+    async def take(self, response: StreamRead, inbox: str) -> list[ReadEntry]:
         """The entries of one XREADGROUP over the inbox and this stream; announcements are acknowledged and dropped."""
         read, announced = read_entries(response, inbox)
         if announced:
@@ -66,14 +70,14 @@ class HandoffStream:
         return read
 
 
-def read_entries(response: Any, inbox: str) -> tuple[list[ReadEntry], list[str]]:
+def read_entries(response: StreamRead, inbox: str) -> tuple[list[ReadEntry], list[str]]:
     """Inbox entries from a stream read (inbox entries as they are, handoff announcements by the entry they name).
 
     Also returns the announcements' own ids; an entry deleted meanwhile (no fields) is skipped.
     """
     read: list[ReadEntry] = []
     announced: list[str] = []
-    for stream, entries in response or ():
+    for stream, entries in response.items() if isinstance(response, dict) else response or ():
         for entry, fields in entries:
             if not fields:
                 continue

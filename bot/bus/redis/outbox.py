@@ -5,6 +5,7 @@ for (`deliver_for`), in the `gateways` group, so gateways with different channel
 replies, and a standby that takes a channel over claims what its predecessor left unsent. The set
 `outboxes` names every channel that ever had a reply: the backlog in `relaybot status` lists them, and a
 bus never told which channels it delivers (one process serving everything, as in tests) reads them all.
+A reply is journaled (by id, so twice is once) in the same script that completes the inbox entries it answers.
 """
 
 from __future__ import annotations
@@ -14,13 +15,19 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from bot.bus.messages import OutboundMessage, outbound_from_json
+from bot.bus.journal import RETENTION
+from bot.bus.messages import OutboundMessage, outbound_from_json, outbound_to_json
+from bot.bus.redis.backlog import StreamBacklog, stream_backlog
+from bot.bus.redis.connection import StreamRead, StreamScope, as_text
+from bot.bus.redis.scripts import PUBLISH_OUTBOUND
 from bot.bus.redis.trim import StreamTrimmer
 
 if TYPE_CHECKING:
-    from bot.bus.redis import RedisBus
+    from redis.asyncio.client import Pipeline
+    from redis.commands.core import AsyncScript
+    from redis.typing import EncodableT, KeyT, StreamIdT
 
 logger = logging.getLogger(__name__)
 
@@ -29,27 +36,21 @@ BATCH = 100
 
 
 @dataclass(frozen=True, slots=True)
-class StreamBacklog:
-    """One stream's backlog: entries read but not acknowledged, and entries not read yet."""
+class Completion:
+    """Inbox entries a reply completes in the same write: the inbox and its group, and per entry its session's keys."""
 
-    stream: str
-    pending: int
-    unread: int
-
-
-async def stream_backlog(redis: Any, stream: str, group: str) -> StreamBacklog:
-    """The backlog of `stream` for `group` (all of it unread when no reader ever created the group)."""
-    found = {g["name"]: g for g in await redis.xinfo_groups(stream)} if await redis.exists(stream) else {}
-    if group not in found:
-        return StreamBacklog(stream, 0, int(await redis.xlen(stream)))
-    return StreamBacklog(stream, int(found[group]["pending"]), int(found[group].get("lag") or 0))
+    inbox: str
+    group: str
+    message_ids: tuple[str, ...] = ()
+    entries: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()  # (pending zset, admitted hash) per entry
 
 
 class ChannelOutboxes:
-    """Reads the outbox streams of this gateway's channels into one queue and acknowledges what was sent."""
+    """Journals replies in their channel's outbox; reads this gateway's outboxes into one queue and settles them."""
 
-    def __init__(self, bus: RedisBus, claim_idle_ms: int, block_ms: int, discover_ms: int) -> None:
-        self._bus = bus
+    def __init__(self, scope: StreamScope, claim_idle_ms: int, block_ms: int, discover_ms: int) -> None:
+        self._scope = scope
         self._claim_idle_ms = claim_idle_ms
         self._block_ms = block_ms
         self._discover_ms = discover_ms
@@ -59,24 +60,63 @@ class ChannelOutboxes:
         self._grouped: set[str] = set()  # channels whose outbox has the gateways group
         self._next_claim = 0.0
         self._trimmer = StreamTrimmer()
+        self._publish: AsyncScript | None = None
 
     def stream(self, channel: str) -> str:
-        return self._bus.key("outbox", channel)
+        """The key of a channel's outbox stream."""
+        return self._scope.key("outbox", channel)
 
     @property
     def index(self) -> str:
         """The set of channels that have an outbox stream."""
-        return self._bus.key("outboxes")
+        return self._scope.key("outboxes")
+
+    def open(self) -> None:
+        """Register the journaling script with the scope's (new) client."""
+        self._publish = self._scope.redis.register_script(PUBLISH_OUTBOUND)
 
     def deliver_for(self, channels: Sequence[str]) -> None:
+        """Read these channels' outboxes only."""
         self.channels = tuple(dict.fromkeys(channels))
+
+    async def publish(self, message: OutboundMessage, completion: Completion) -> bool:
+        """Journal a reply once (False for a known id) and complete `completion`'s entries, in one script."""
+        assert self._publish is not None, "the redis bus is not started"
+        channel = message.chat.channel
+        keys = [self._scope.key("out", message.id), self.stream(channel), completion.inbox, self.index]
+        args: list[EncodableT] = [message.id, outbound_to_json(message), int(RETENTION), completion.group, channel]
+        fresh = await self._publish(keys=[*keys, *completion.keys], args=[*args, *completion.entries])
+        if not fresh:
+            logger.info("[%s] outbound %s already journaled; dropped", message.chat.session_key, message.id)
+        return bool(fresh)
+
+    async def chunks_sent(self, message_id: str) -> int:
+        """How many leading chunks of a message the platform confirmed."""
+        return int(await self._scope.redis.hget(self._scope.key("out", message_id), "chunks") or 0)
+
+    async def mark_chunk_sent(self, message_id: str, index: int) -> None:
+        """The platform confirmed chunk `index` of a message."""
+        await self._scope.redis.hset(self._scope.key("out", message_id), "chunks", index + 1)
+
+    async def finish(self, message_id: str, state: str, error: str | None = None) -> None:
+        """Record a message as sent or failed and acknowledge its entry (when this gateway read it)."""
+        async with self._scope.redis.pipeline(transaction=True) as pipe:
+            pipe.hset(self._scope.key("out", message_id), mapping={"state": state, "error": error or ""})
+            self._acknowledge(pipe, message_id)
+            if state == "failed":
+                pipe.incr(self._scope.key("stats", "outbound_failed"))
+            await pipe.execute()
+
+    async def count_ambiguous(self) -> None:
+        """Count a send that may or may not have reached the platform."""
+        await self._scope.redis.incr(self._scope.key("stats", "ambiguous"))
 
     async def create_groups(self, force: bool = True) -> list[str]:
         """Make sure each delivered channel's outbox has the gateways group; its streams, in channel order."""
         from redis.exceptions import ResponseError
 
-        redis = self._bus.redis
-        channels = self.channels if self.channels is not None else sorted(await redis.smembers(self.index))
+        redis = self._scope.redis
+        channels = self.channels if self.channels is not None else await self._known_channels()
         for channel in channels:
             if channel in self._grouped and not force:
                 continue
@@ -90,28 +130,29 @@ class ChannelOutboxes:
 
     async def read_round(self, fresh: bool) -> None:
         """Own unfinished entries first (when fresh), then those of a gateway gone idle, then new ones."""
-        redis = self._bus.redis
-        consumer = self._bus.consumer
+        redis = self._scope.redis
+        consumer = self._scope.consumer
         streams = await self.create_groups(force=fresh)
         if not streams:
             await asyncio.sleep(self._discover_ms / 1000)  # nothing to read yet: look for a first outbox again
             return
         if fresh:
-            self._queue(await redis.xreadgroup(GATEWAYS, consumer, dict.fromkeys(streams, "0"), count=10_000))
+            own: dict[KeyT, StreamIdT] = dict.fromkeys(streams, "0")
+            self._queue(await redis.xreadgroup(GATEWAYS, consumer, own, count=10_000))
             self._next_claim = 0.0
         now = time.monotonic()
         if now >= self._next_claim:
             for stream in streams:
-                await self._bus.touch(stream, GATEWAYS)
+                await self._scope.touch(stream, GATEWAYS)
                 result = await redis.xautoclaim(stream, GATEWAYS, consumer, self._claim_idle_ms, "0-0", BATCH)
                 self._queue([[stream, result[1]]])
             self._next_claim = now + max(self._claim_idle_ms / 4000, 0.05)
-        new = dict.fromkeys(streams, ">")
+        new: dict[KeyT, StreamIdT] = dict.fromkeys(streams, ">")
         block = self._block_ms if self.channels is not None else self._discover_ms  # discovering: look again soon
         self._queue(await redis.xreadgroup(GATEWAYS, consumer, new, count=BATCH, block=block))
         await self._trimmer.maybe_trim(redis, [(stream, GATEWAYS) for stream in streams])
 
-    def _queue(self, response: Any) -> None:
+    def _queue(self, response: StreamRead) -> None:
         for stream, entries in response.items() if isinstance(response, dict) else response or ():
             for entry, fields in entries:
                 if not fields or fields["id"] in self._entries:
@@ -119,7 +160,7 @@ class ChannelOutboxes:
                 self._entries[fields["id"]] = (stream, entry)
                 self.queue.put_nowait(outbound_from_json(fields["body"]))
 
-    def acknowledge(self, pipe: Any, message_id: str) -> None:
+    def _acknowledge(self, pipe: Pipeline, message_id: str) -> None:
         """Add the XACK of a finished message's entry to `pipe` (nothing when this gateway did not read it)."""
         found = self._entries.pop(message_id, None)
         if found is not None:
@@ -127,6 +168,9 @@ class ChannelOutboxes:
 
     async def backlog(self) -> list[StreamBacklog]:
         """The backlog of every channel's outbox, by stream name."""
-        redis = self._bus.redis
-        channels = sorted(await redis.smembers(self.index))
-        return [await stream_backlog(redis, self.stream(channel), GATEWAYS) for channel in channels]
+        redis = self._scope.redis
+        return [await stream_backlog(redis, self.stream(channel), GATEWAYS) for channel in await self._known_channels()]
+
+    async def _known_channels(self) -> list[str]:
+        """Every channel that ever had a reply, in name order."""
+        return sorted(as_text(channel) for channel in await self._scope.redis.smembers(self.index))

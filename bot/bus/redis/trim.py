@@ -5,10 +5,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bot.bus.journal import RETENTION
 from bot.bus.redis.scripts import TRIM
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +32,7 @@ class StreamTrimmer:
         self._clock = clock
         self._next = 0.0
 
-    async def maybe_trim(self, redis: Any, streams: Sequence[tuple[str, str]]) -> int:
+    async def maybe_trim(self, redis: Redis, streams: Sequence[tuple[str, str]]) -> int:
         """Trim when due; returns how many entries went."""
         now = self._clock()
         if now < self._next:

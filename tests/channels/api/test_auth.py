@@ -63,7 +63,7 @@ def test_remote_bind_needs_allow_remote(tmp_path) -> None:
 
 async def test_remote_bind_logs_a_warning(tmp_path, fake_llm, caplog) -> None:
     from bot.events import EventBus
-    from channels.api import ApiChannel
+    from channels.api.channel import ApiChannel
 
     async def publish(message) -> None: ...
 

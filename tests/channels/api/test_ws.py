@@ -161,3 +161,20 @@ async def test_readme_example_client_prints_the_streamed_reply(api_bot: ApiBot, 
     out, _ = await asyncio.wait_for(process.communicate(), 30)
     assert process.returncode == 0
     assert out.decode() == "I can chat, run tools and remember things.\n"
+
+
+async def test_an_event_of_no_session_passes_the_channel_by(caplog: pytest.LogCaptureFixture) -> None:
+    from bot.config.schema_channels import ApiConfig
+    from bot.events import CronSkipped, EventBus
+    from channels.api.channel import ApiChannel
+
+    async def publish(message: object) -> None: ...
+
+    events = EventBus()
+    channel = ApiChannel(publish, ApiConfig(host="127.0.0.1", port=0), events)
+    await channel.start()
+    try:
+        events.emit(CronSkipped("daily", 90.0))
+    finally:
+        await channel.stop()
+    assert "event listener failed" not in caplog.text

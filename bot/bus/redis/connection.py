@@ -1,0 +1,89 @@
+"""The redis bus's connection: a client with bounded waits, and the scope its streams live in."""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+    from redis.typing import StreamIdT
+
+TIMEOUT = 5.0  # every command's socket wait; longer than any BLOCK, so a blocked read never times out
+
+# An XREADGROUP reply: [[stream, [(entry id, fields), …]], …], or a dict by stream under RESP3.
+StreamRead = list[list[Any]] | dict[Any, Any]
+
+
+def connect(url: str, timeout: float = TIMEOUT) -> Redis:
+    """A redis.asyncio client whose every wait is bounded and whose transient failures are retried twice."""
+    import redis.asyncio as aioredis
+    from redis.asyncio.retry import Retry
+    from redis.backoff import ExponentialBackoff
+    from redis.exceptions import ConnectionError, TimeoutError
+
+    return aioredis.from_url(
+        url,
+        decode_responses=True,
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+        health_check_interval=30,
+        retry=Retry(ExponentialBackoff(cap=1.0, base=0.1), 2),
+        retry_on_error=[ConnectionError, TimeoutError],
+    )
+
+
+def as_text(reply: bytes | str) -> str:
+    """A reply as text: the bus's clients decode replies already, so this only narrows the type."""
+    return reply if isinstance(reply, str) else reply.decode()
+
+
+def default_consumer() -> str:
+    """A name unique to this bus: host, pid and a random suffix (a process may hold several in tests)."""
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+class StreamScope:
+    """Where one bus's streams live: its client (while open), keys under the bot's prefix, and this consumer's name."""
+
+    def __init__(self, url: str, prefix: str, consumer: str, timeout: float = TIMEOUT) -> None:
+        self.consumer = consumer
+        self._url = url
+        self._prefix = prefix
+        self._timeout = timeout
+        self._redis: Redis | None = None
+
+    def key(self, *parts: str) -> str:
+        """A key under this bot's prefix."""
+        return ":".join((self._prefix, *parts))
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the client exists (from `open` until `close`)."""
+        return self._redis is not None
+
+    @property
+    def redis(self) -> Redis:
+        """The client; only while open."""
+        assert self._redis is not None, "the redis bus is not started"
+        return self._redis
+
+    def open(self) -> Redis:
+        """Make the client (no command is sent yet)."""
+        self._redis = connect(self._url, self._timeout)
+        return self._redis
+
+    async def close(self) -> None:
+        """Close the client; `open` makes a new one."""
+        if self._redis is not None:
+            await self._redis.aclose()
+            self._redis = None
+
+    async def touch(self, stream: str, group: str) -> None:
+        """Reset the idle time of this consumer's pending entries, so nobody claims them while it lives."""
+        mine = await self.redis.xpending_range(stream, group, "-", "+", 10_000, consumername=self.consumer)
+        ids: list[StreamIdT] = [row["message_id"] for row in mine]
+        if ids:
+            await self.redis.xclaim(stream, group, self.consumer, 0, ids, justid=True)

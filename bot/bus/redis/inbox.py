@@ -1,0 +1,265 @@
+"""The inbound side of the redis bus: one stream read by every worker, each session's turns in order.
+
+Inbound entries go to the `workers` group. A worker runs an entry only once it is admitted (a Lua
+script): no other worker holds the session's lock, and every earlier pending entry of the session
+was admitted by this worker, so one session's turns run one at a time, in arrival order, across
+workers. A worker renews its locks and the idle time of its entries; when it dies, its entries go
+idle and another worker claims them (XAUTOCLAIM) and runs them again. An entry of a session whose
+turn runs on another worker is handed to that worker (handoff.py), so /stop, /approve and
+steering reach the running turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING
+
+from bot.bus.journal import CRASH_LIMIT, RETENTION, dedupe_key
+from bot.bus.local import CRASH_APOLOGY
+from bot.bus.messages import InboundMessage, OutboundMessage, inbound_to_json
+from bot.bus.redis.connection import StreamRead, StreamScope
+from bot.bus.redis.handoff import HandoffStream, ReadEntry, read_entries
+from bot.bus.redis.outbox import Completion
+from bot.bus.redis.scripts import ADMIT, PUBLISH_INBOUND, RELEASE, RENEW
+from bot.bus.redis.trim import StreamTrimmer
+
+if TYPE_CHECKING:
+    from redis.commands.core import AsyncScript
+    from redis.typing import EncodableT, KeyT, StreamIdT
+
+logger = logging.getLogger(__name__)
+
+WORKERS = "workers"
+BATCH = 100
+
+Reply = Callable[[OutboundMessage, Sequence[str]], Awaitable[bool]]
+
+
+def _entry_order(entry_id: str) -> tuple[int, int]:
+    millis, _, seq = entry_id.partition("-")
+    return int(millis), int(seq)
+
+
+class RedisInbox:
+    """Accepts inbound messages into the inbox stream and hands this worker the ones it may run, in session order."""
+
+    def __init__(
+        self, scope: StreamScope, lease_ms: int, claim_idle_ms: int, block_ms: int, idle_block_ms: int, reply: Reply
+    ) -> None:
+        self._scope = scope
+        self._lease_ms = lease_ms
+        self._claim_idle_ms = claim_idle_ms
+        self._block_ms = block_ms
+        self._idle_block_ms = idle_block_ms
+        self._reply = reply  # how a message that crashed workers too often gets its apology
+        self.queue: asyncio.Queue[InboundMessage] = asyncio.Queue()
+        self._held: dict[str, InboundMessage] = {}
+        self._claimed: set[str] = set()
+        self._entries: dict[str, tuple[str, str]] = {}  # message id -> (entry id, session key)
+        self._inflight: dict[str, set[str]] = {}  # session key -> admitted entry ids
+        self._next_claim = self._next_renew = 0.0
+        self._handoff: HandoffStream | None = None
+        self._trimmer = StreamTrimmer()
+        self._scripts: dict[str, AsyncScript] = {}
+
+    @property
+    def stream(self) -> str:
+        """The inbox stream's key."""
+        return self._scope.key("inbox")
+
+    def open(self) -> None:
+        """Register the inbox's scripts with the scope's (new) client."""
+        sources = {"inbound": PUBLISH_INBOUND, "admit": ADMIT, "renew": RENEW, "release": RELEASE}
+        self._scripts = {name: self._scope.redis.register_script(source) for name, source in sources.items()}
+
+    async def create_group(self) -> None:
+        """Make sure the inbox has the workers group (idempotent; again after the server lost its data)."""
+        from redis.exceptions import ResponseError
+
+        try:
+            await self._scope.redis.xgroup_create(self.stream, WORKERS, id="0", mkstream=True)
+        except ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+
+    async def close(self) -> None:
+        """Stop receiving handoffs; what this worker holds stays pending for the next start or another worker."""
+        from redis.exceptions import RedisError
+
+        handoff, self._handoff = self._handoff, None
+        if handoff is None:
+            return
+        try:
+            await handoff.close()
+        except RedisError as exc:  # it lapses by itself; entries handed meanwhile are claimed after claim_idle
+            logger.warning("redis bus: could not remove the handoff stream (%s)", exc)
+
+    async def publish(self, message: InboundMessage) -> bool:
+        """Accept a message into the inbox; False when its id (or its dedupe key) was accepted before."""
+        key = self._scope.key
+        session = message.chat.session_key
+        dedupe = dedupe_key(message)
+        keys = [
+            key("in", message.id),
+            key("dedupe", dedupe) if dedupe else "",
+            self.stream,
+            key("pending", session),
+            key("seq"),
+        ]
+        accepted = await self._scripts["inbound"](keys=keys, args=[inbound_to_json(message), session, int(RETENTION)])
+        if not accepted:
+            logger.info("[%s] message %s already accepted; ignored", session, message.id)
+        return bool(accepted)
+
+    async def begin(self, message_ids: Sequence[str]) -> None:
+        """Count a turn start for each message (toward the crash limit)."""
+        async with self._scope.redis.pipeline(transaction=True) as pipe:
+            for message_id in message_ids:
+                pipe.incr(self._scope.key("starts", message_id))
+                pipe.expire(self._scope.key("starts", message_id), int(RETENTION))
+            await pipe.execute()
+
+    async def complete(self, message_ids: Sequence[str]) -> None:
+        """Acknowledge the entries of these messages and drop them from their sessions' order."""
+        async with self._scope.redis.pipeline(transaction=True) as pipe:
+            for message_id in message_ids:
+                if message_id not in self._entries:
+                    continue
+                entry, session = self._entries[message_id]
+                pipe.xack(self.stream, WORKERS, entry)
+                pipe.zrem(self._scope.key("pending", session), entry)
+                pipe.hdel(self._scope.key("admitted", session), entry)
+            await pipe.execute()
+        await self.forget(message_ids)
+
+    async def release(self, message_ids: Sequence[str]) -> None:
+        """Give messages back unfinished (a graceful stop): the turn start is uncounted; they stay pending."""
+        async with self._scope.redis.pipeline(transaction=True) as pipe:
+            for message_id in message_ids:
+                if message_id in self._entries:
+                    entry, session = self._entries[message_id]
+                    pipe.decr(self._scope.key("starts", message_id))
+                    pipe.hdel(self._scope.key("admitted", session), entry)
+            await pipe.execute()
+        await self.forget(message_ids)
+
+    def completion(self, message_ids: Sequence[str]) -> Completion:
+        """What a reply must acknowledge to complete these messages (those this worker runs; others are skipped)."""
+        known = [(m, *self._entries[m]) for m in message_ids if m in self._entries]
+        keys = [self._scope.key(part, session) for _, _, session in known for part in ("pending", "admitted")]
+        entries = tuple(entry for _, entry, _ in known)
+        return Completion(self.stream, WORKERS, tuple(m for m, _, _ in known), entries, tuple(keys))
+
+    async def forget(self, message_ids: Sequence[str]) -> None:
+        """Drop local bookkeeping; give up a session's lock once none of its entries runs here."""
+        for message_id in message_ids:
+            found = self._entries.pop(message_id, None)
+            if found is None:
+                continue
+            entry, session = found
+            running = self._inflight.get(session, set())
+            running.discard(entry)
+            self._claimed.discard(entry)
+            if not running:
+                self._inflight.pop(session, None)
+                lock = self._scope.key("lock", session)
+                await self._scripts["release"](keys=[lock], args=[self._scope.consumer])
+
+    async def read_round(self, fresh: bool) -> None:
+        """Claim idle entries, read new ones, admit what may run; renew what this worker holds.
+
+        A fresh round (the first, or the first after an outage) reads this worker's own pending entries first.
+        """
+        inbox = self.stream
+        redis = self._scope.redis
+        if self._handoff is None:
+            ttl = 2 * max(self._claim_idle_ms, self._lease_ms)
+            self._handoff = HandoffStream(redis, self._scope.key("handoff", ""), self._scope.consumer, WORKERS, ttl)
+        if fresh:
+            await self._handoff.open()
+            own: dict[KeyT, StreamIdT] = {inbox: "0"}
+            self._hold(read_entries(await self._read(own, count=10_000), inbox)[0])
+            self._next_claim = self._next_renew = 0.0
+        now = time.monotonic()
+        if now >= self._next_renew:
+            await self._renew()
+            self._next_renew = now + self._lease_ms / 3000
+        if now >= self._next_claim:
+            result = await redis.xautoclaim(inbox, WORKERS, self._scope.consumer, self._claim_idle_ms, "0-0", BATCH)
+            self._hold(read_entries([[inbox, result[1]]], inbox)[0], claimed=True)
+            self._next_claim = now + max(self._claim_idle_ms / 4000, 0.05)
+        block = self._block_ms if self._held else self._idle_block_ms
+        streams: dict[KeyT, StreamIdT] = {inbox: ">", self._handoff.key: ">"}
+        self._hold(await self._handoff.take(await self._read(streams, count=BATCH, block=block), inbox))
+        await self._admit_held()
+        await self._trimmer.maybe_trim(redis, [(inbox, WORKERS)])
+
+    async def _read(self, streams: dict[KeyT, StreamIdT], count: int, block: int | None = None) -> StreamRead:
+        return await self._scope.redis.xreadgroup(WORKERS, self._scope.consumer, streams, count=count, block=block)
+
+    def _hold(self, read: list[ReadEntry], claimed: bool = False) -> None:
+        for item in read:
+            entry = item.entry
+            if entry in self._held or any(entry in s for s in self._inflight.values()):
+                continue
+            self._held[entry] = item.message
+            if claimed or item.claimed:
+                self._claimed.add(entry)
+            if claimed:
+                logger.warning("[%s] claimed message %s from a worker gone idle", item.session, item.message.id)
+
+    async def _admit_held(self) -> None:
+        waiting: set[str] = set()  # sessions whose earlier entry must wait: their later ones wait too
+        assert self._handoff is not None
+        worker, handoff = self._scope.consumer, self._handoff.prefix
+        for entry in sorted(self._held, key=_entry_order):
+            message = self._held[entry]
+            session = message.chat.session_key
+            if session in waiting:
+                continue
+            keys = [self._scope.key(part, session) for part in ("pending", "admitted", "lock")] + [self.stream]
+            claimed = int(entry in self._claimed)
+            args: list[EncodableT] = [entry, worker, self._lease_ms, WORKERS, handoff, claimed]
+            verdict = await self._scripts["admit"](keys=keys, args=args)
+            if verdict == 0:
+                waiting.add(session)
+                continue
+            del self._held[entry]
+            if verdict == 2:
+                self._claimed.discard(entry)
+                logger.info("[%s] message %s handed to the worker running the session's turn", session, message.id)
+                continue
+            if verdict == -1:
+                await self._scope.redis.xack(self.stream, WORKERS, entry)
+                continue
+            self._entries[message.id] = (entry, session)
+            self._inflight.setdefault(session, set()).add(entry)
+            if entry in self._claimed and await self._crashed_too_often(message):
+                continue
+            self.queue.put_nowait(message)
+
+    async def _crashed_too_often(self, message: InboundMessage) -> bool:
+        """A claimed message whose turns started CRASH_LIMIT times without finishing fails with one apology."""
+        redis = self._scope.redis
+        if int(await redis.get(self._scope.key("starts", message.id)) or 0) < CRASH_LIMIT:
+            return False
+        logger.error("[%s] message %s crashed workers twice; marked failed", message.chat.session_key, message.id)
+        await redis.incr(self._scope.key("stats", "inbound_failed"))
+        if message.kind == "user":
+            apology = OutboundMessage(message.chat, CRASH_APOLOGY, message.id, message.platform_message_id, "error")
+            await self._reply(apology, [message.id])
+        else:
+            await self.complete([message.id])
+        return True
+
+    async def _renew(self) -> None:
+        """Keep this worker's session locks and the idle time of its entries fresh, so nobody claims them."""
+        for session in list(self._inflight):
+            lock = self._scope.key("lock", session)
+            await self._scripts["renew"](keys=[lock], args=[self._scope.consumer, self._lease_ms])
+        await self._scope.touch(self.stream, WORKERS)
+        if self._handoff is not None:
+            await self._handoff.keep_alive()
