@@ -124,7 +124,7 @@ def build_registry(config: Config, skills: SkillLibrary, hooks: Hooks | None = N
 def plugins_for(config: Config) -> Plugins:
     """The plugins from the `relaybot.plugins` entry points and the config's `plugins` list."""
     base = config.source.parent if config.source else Path.cwd()
-    return load_plugins(config.plugins, base)
+    return load_plugins([entry.spec for entry in config.plugins], base)
 
 
 class AgentApp:

@@ -372,6 +372,23 @@ class RouteConfig(Section):
         return value
 
 
+class PluginConfig(Section):
+    """A plugin to load, with what a failure of one of its guarding hooks means."""
+
+    load: str
+    on_error: Literal["block", "allow"] = "block"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_name(cls, data: Any) -> Any:
+        return {"load": data} if isinstance(data, str) else data
+
+    @property
+    def spec(self) -> tuple[str, Literal["block", "allow"]]:
+        """What the plugin loader takes: the module or file, and `on_error`."""
+        return self.load, self.on_error
+
+
 class Config(Section):
     """The whole configuration file."""
 
@@ -410,7 +427,7 @@ class Config(Section):
                 raise ConfigError(f"unknown persona {route.persona!r} (personas: {known})", f"routes[{index}].persona")
         return self
 
-    plugins: list[str] = []
+    plugins: list[PluginConfig] = []
     _source: Path | None = PrivateAttr(None)
 
     @property
