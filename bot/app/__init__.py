@@ -58,6 +58,7 @@ from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTo
 from bot.tools.mcp import MCPServers
 from bot.tools.message import MessageTool
 from bot.tools.netguard import any_address, is_public
+from bot.tools.protected import ProtectedPaths
 from bot.tools.sandbox import SECRET_NAME, BwrapSandbox, HostShell, Launcher, choose_launcher
 from bot.tools.send_file import SendFileTool
 from bot.tools.shell import ExecTool
@@ -88,7 +89,10 @@ def exec_launcher(config: Config) -> Launcher:
     """Where exec runs: bubblewrap hiding the relaybot home, state, config and the user's home, or the host."""
     exec_config = config.tools.exec
     hidden = (home_dir(), config.state_dir, *([config.source] if config.source else []), Path.home())
-    sandbox = BwrapSandbox(config.workspace, hidden=hidden, network=exec_config.network, extra_env=exec_config.env)
+    rules = tuple(ProtectedPaths(config.workspace, config.tools.protected_paths).paths)
+    sandbox = BwrapSandbox(
+        config.workspace, hidden=hidden, network=exec_config.network, extra_env=exec_config.env, read_only=rules
+    )
     return choose_launcher(exec_config.sandbox, sandbox, HostShell(os.environ, tuple(config.secrets())))
 
 
@@ -100,7 +104,9 @@ def private_roots(config: Config) -> list[Path]:
     return roots
 
 
-def build_registry(config: Config, skills: SkillLibrary, hooks: Hooks | None = None) -> ToolRegistry:
+def build_registry(
+    config: Config, skills: SkillLibrary, hooks: Hooks | None = None, rules: ProtectedPaths | None = None
+) -> ToolRegistry:
     """The tools this bot offers, each given only its part of the config, with the guest set."""
     paths = WorkspacePaths(config.workspace, config.tools.restrict_to_workspace)
     tools: list[Tool] = [ReadFileTool(paths), WriteFileTool(paths), EditFileTool(paths), ListDirTool(paths)]
@@ -109,7 +115,8 @@ def build_registry(config: Config, skills: SkillLibrary, hooks: Hooks | None = N
         if isinstance(launcher, HostShell) and config.tools.exec.sandbox == "auto":
             logger.warning("exec is %s", launcher.description)
         named = [value for name, value in config.tools.exec.env.items() if SECRET_NAME.search(name)]
-        tools.append(ExecTool(config.workspace, config.tools.exec.timeout, [*config.secrets(), *named], launcher))
+        secrets = [*config.secrets(), *named]
+        tools.append(ExecTool(config.workspace, config.tools.exec.timeout, secrets, launcher, rules))
     search = config.tools.web_search
     tools.append(WebSearchTool(search.api_key.get_secret_value(), search.api_base))
     tools.append(WebFetchTool(any_address if config.tools.web_fetch.allow_private else is_public))
@@ -158,13 +165,14 @@ class AgentApp:
         self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
         self.skills = SkillLibrary([bundled("skills"), config.workspace / "skills"])
         self.plugins = plugins_for(config)
-        self.registry = build_registry(config, self.skills, self.plugins.hooks)
+        rules = ProtectedPaths(config.workspace, config.tools.protected_paths)
+        self.registry = build_registry(config, self.skills, self.plugins.hooks, rules)
         for tool in self.plugins.tools:
             self.registry.register(tool)
-        if config.tools.exec.enabled:
-            wait = min(config.tools.exec.approval_timeout, config.agent.turn_timeout)
-            approvals = ExecApprovals(config.tools.exec.approval, config.workspace, self.bus.publish_outbound, wait)
-            approvals.install(self.plugins.hooks)
+        wait = min(config.tools.exec.approval_timeout, config.agent.turn_timeout)
+        mode = config.tools.exec.approval if config.tools.exec.enabled else "off"
+        approvals = ExecApprovals(mode, config.workspace, self.bus.publish_outbound, wait, rules)
+        approvals.install(self.plugins.hooks)
         self.pairing = pairing_book(config, self.shared)
         self.sessions = self._session_store()
         self.memory = MemoryConsolidator(
