@@ -40,7 +40,7 @@ from bot.errors import ConfigError
 from bot.events import EventBus
 from bot.llm import Provider, Warmable
 from bot.llm.transcription import Transcriber
-from bot.plugins.approvals import ExecApprovals
+from bot.plugins.approvals import ApprovalMode, ExecApprovals
 from bot.plugins.events import GatewayStart, GatewayStop
 from bot.plugins.hooks import Hooks
 from bot.plugins.loader import Plugins, load_plugins
@@ -94,6 +94,16 @@ def exec_launcher(config: Config) -> Launcher:
         config.workspace, hidden=hidden, network=exec_config.network, extra_env=exec_config.env, read_only=rules
     )
     return choose_launcher(exec_config.sandbox, sandbox, HostShell(os.environ, tuple(config.secrets())))
+
+
+def approval_mode(config: Config) -> ApprovalMode:
+    """`tools.exec.approval`, except that every command asks while `auto` finds no sandbox to run it in."""
+    exec_config = config.tools.exec
+    if not exec_config.enabled:
+        return "off"
+    if exec_config.sandbox == "auto" and isinstance(exec_launcher(config), HostShell):
+        return "unsandboxed"
+    return exec_config.approval
 
 
 def private_roots(config: Config) -> list[Path]:
@@ -170,8 +180,7 @@ class AgentApp:
         for tool in self.plugins.tools:
             self.registry.register(tool)
         wait = min(config.tools.exec.approval_timeout, config.agent.turn_timeout)
-        mode = config.tools.exec.approval if config.tools.exec.enabled else "off"
-        approvals = ExecApprovals(mode, config.workspace, self.bus.publish_outbound, wait, rules)
+        approvals = ExecApprovals(approval_mode(config), config.workspace, self.bus.publish_outbound, wait, rules)
         approvals.install(self.plugins.hooks)
         self.pairing = pairing_book(config, self.shared)
         self.sessions = self._session_store()

@@ -73,6 +73,8 @@ class _Pending:
 
 FILE_WRITERS = frozenset({"write_file", "edit_file"})
 Answer = Literal["approved", "denied", "timed out"]
+ApprovalMode = Literal["off", "dangerous", "always", "unsandboxed"]
+"""`tools.exec.approval`'s modes, and `unsandboxed`: every command asks, since no sandbox holds it."""
 
 
 class ExecApprovals:
@@ -80,7 +82,7 @@ class ExecApprovals:
 
     def __init__(
         self,
-        mode: Literal["off", "dangerous", "always"],
+        mode: ApprovalMode,
         workspace: Path,
         publish: Callable[[OutboundMessage], Awaitable[None]],
         timeout: float,
@@ -116,7 +118,8 @@ class ExecApprovals:
         reason = self._exec_reason(command) or (f"it may change {rule}, one of the bot's own rules" if rule else None)
         if reason is None:
             return None
-        answer = await self._ask(event, event.chat, command, f"Run `{command}`?", reason)
+        where = " on the host (no sandbox)" if self._mode == "unsandboxed" else ""
+        answer = await self._ask(event, event.chat, command, f"Run `{command}`{where}?", reason)
         if answer != "approved":
             return self._refusal("command", answer)
         if rule:
@@ -124,6 +127,8 @@ class ExecApprovals:
         return None
 
     def _exec_reason(self, command: str) -> str | None:
+        if self._mode == "unsandboxed":
+            return "exec has no sandbox here, so every command is checked until tools.exec.sandbox is off"
         if self._mode == "always":
             return "every command is checked"
         return danger(command, self._workspace) if self._mode == "dangerous" else None
