@@ -325,7 +325,7 @@ class Limit(Section):
 class BudgetsConfig(Section):
     """Limits per role (null = unlimited), per-sender overrides, and the cap on background work."""
 
-    guest: Limit | None = None
+    guest: Limit | None = Limit(monthly_tokens=5000)
     user: Limit | None = None
     admin: Limit | None = None
     owner: Limit | None = None

@@ -68,3 +68,17 @@ async def test_failed_calls_are_rows_and_a_used_up_budget_makes_no_call(tmp_path
             await provider.chat([])
     assert stub.calls == 2
     assert [(c.outcome, c.cost_usd is None) for c in ledger.calls()] == [("ProviderUnavailable", True), ("ok", False)]
+
+
+async def test_guests_get_5000_tokens_a_month_out_of_the_box_and_users_are_unlimited(tmp_path: Path) -> None:
+    stub = Stub(*(LLMResponse("ok", usage=Usage(2000, 500)) for _ in range(3)))
+    ledger = UsageLedger(tmp_path / "usage.db")
+    provider = MeteredProvider(stub, ledger, BudgetGuard(BudgetsConfig(), ledger, "UTC"), prices=lambda: PRICES)
+    with charged_to(Charge("chat", "telegram:9", "telegram:9", Trust.GUEST)):
+        await provider.chat([])
+        await provider.chat([])
+        with pytest.raises(BudgetExceeded, match="monthly token budget"):
+            await provider.chat([])
+    with charged_to(Charge("chat", "telegram:8", "telegram:8", Trust.USER)):
+        await provider.chat([])
+    assert stub.calls == 3
