@@ -146,7 +146,7 @@ class DiscordChannel(Channel):
     ) -> None:
         self._publish = publish
         self._config = config
-        self._media_dir = media_dir / "discord"
+        self._media_dir = media_dir
         self._retry = retry or RetryPolicy()
         self._streaming = StreamSettings.of(config)
         self._client: Any = None

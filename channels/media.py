@@ -50,14 +50,14 @@ Fetch = Callable[[MediaRef, Path], Awaitable[None]]
 async def attach_media(
     message: InboundMessage, media: Sequence[MediaRef], folder: Path, fetch: Fetch, max_bytes: int = MAX_MEDIA_BYTES
 ) -> InboundMessage:
-    """Download each file into `folder` and attach it; a file too large or failing to download becomes a note."""
+    """Download each file into the chat's folder under `folder` and attach it; a failed or too large one is a note."""
     notes: list[str] = []
     attachments: list[Attachment] = []
     for item in media:
         if item.size and item.size > max_bytes:
             notes.append(f"[{_a(item.kind)} of {item.size:,} bytes was sent but is too large to download]")
             continue
-        target = folder / item.filename
+        target = folder / message.chat.folder / item.filename
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
             await fetch(item, target)

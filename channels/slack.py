@@ -108,7 +108,7 @@ class SlackChannel(Channel):
     ) -> None:
         self._publish = publish
         self._config = config
-        self._media_dir = media_dir / "slack"
+        self._media_dir = media_dir
         self._retry = retry or RetryPolicy()
         self._streaming = StreamSettings.of(config)
         self._team_id = ""

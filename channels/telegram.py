@@ -127,7 +127,7 @@ class TelegramChannel(Channel):
     ) -> None:
         self._publish = publish
         self._config = config
-        self._media_dir = media_dir / "telegram"
+        self._media_dir = media_dir
         self._retry = retry or RetryPolicy()
         self._streaming = StreamSettings.of(config)
         self._app: Any = None

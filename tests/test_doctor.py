@@ -98,13 +98,18 @@ def test_a_broken_config_is_the_only_line(tmp_path: Path) -> None:
     assert result.output.startswith("✗ config: llm.modl: unknown key")
 
 
-def test_a_missing_sandbox_is_a_warning_not_a_failure(tmp_path: Path) -> None:
+def test_a_missing_sandbox_fails_with_the_fix_and_one_switched_off_is_a_warning(tmp_path: Path) -> None:
     from bot.config.schema import Config
 
     config = Config.model_validate({"workspace": tmp_path, "state_dir": tmp_path})
     check = check_sandbox(config, lambda _: (False, "NOT sandboxed (bwrap is not installed)"))
-    assert check.status == "warn" and "bubblewrap" in check.fix
+    assert check.status == "fail" and "waits for an owner's /approve" in check.detail
+    assert "bubblewrap" in check.fix and "tools.exec.sandbox: off" in check.fix
     assert check_sandbox(config, lambda _: (True, "bubblewrap")).status == "ok"
+    switched_off = Config.model_validate(
+        {"workspace": tmp_path, "state_dir": tmp_path, "tools": {"exec": {"sandbox": "off"}}}
+    )
+    assert check_sandbox(switched_off, lambda _: (False, "NOT sandboxed (tools.exec.sandbox is off)")).status == "warn"
 
 
 async def test_each_mcp_server_is_listed_with_its_tool_count_or_why_it_failed(

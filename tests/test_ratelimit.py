@@ -51,3 +51,17 @@ def test_owners_are_never_limited(limits: Limits) -> None:
 def test_zero_turns_the_limit_off(limits: Limits) -> None:
     limit = limits(0, Clock())
     assert {limit.check(message()) for _ in range(100)} == {Verdict.PASS}
+
+
+def test_senders_idle_past_the_window_are_forgotten_while_active_ones_stay_limited() -> None:
+    clock = Clock()
+    limit = SenderRateLimit(2, clock)
+    for sender in range(1000):
+        limit.check(message(str(sender)))
+    assert limit.tracked == 1000
+    clock.now += 50
+    assert [limit.check(message("flooder")) for _ in range(3)][-1] is Verdict.DROP_AND_NOTIFY
+    clock.now += 15
+    assert limit.check(message("newcomer")) is Verdict.PASS
+    assert limit.tracked == 2  # the thousand idle senders are gone; the flooder's window is still open
+    assert limit.check(message("flooder")) is Verdict.DROP

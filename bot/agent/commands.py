@@ -16,11 +16,14 @@ class Command(StrEnum):
     PAIR = "pair"
 
 
+ALIASES = {"reset": Command.NEW}
+"""Other words for a command, as users of other bots type them."""
+
 GREETING = "Hi! I'm your assistant. Just write to me; /help lists the commands."
 
 HELP_TEXT = (
     "Commands:\n"
-    "/new - start a fresh conversation (what matters is kept in memory)\n"
+    "/new (or /reset) - start a fresh conversation (what matters is kept in memory)\n"
     "/stop - stop what I'm doing right now\n"
     "/status - your role, model, persona, conversation length, tokens used and budget left\n"
     "/usage - your and this chat's tokens and cost today and this month\n"
@@ -48,6 +51,8 @@ def parse_command(text: str) -> Command | None:
     if not text.startswith("/"):
         return None
     word = text.split(maxsplit=1)[0][1:].split("@", 1)[0].lower()
+    if word in ALIASES:
+        return ALIASES[word]
     try:
         return Command(word)
     except ValueError:

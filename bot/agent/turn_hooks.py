@@ -55,13 +55,15 @@ class TurnHooks:
     async def starting(
         self, session_key: str, message: InboundMessage, text: str, messages: list[dict[str, Any]], first: bool
     ) -> list[dict[str, Any]]:
-        """`session_start` on a first turn, then `before_agent_start` (its Replace adds to the system prompt)."""
+        """`session_start` on a first turn, then `before_agent_start` (its Replace is the turn's system prompt)."""
         if first:
             await self._run("session_start", SessionStart(session_key, message.chat))
-        event = BeforeAgentStart(session_key, message.chat, message.sender_id, message.trust.value, text)
-        added = await self._run("before_agent_start", event)
-        if isinstance(added, Replace):
-            messages[0] = {**messages[0], "content": f"{messages[0]['content']}\n\n{added.value}"}
+        event = BeforeAgentStart(
+            session_key, message.chat, message.sender_id, message.trust.value, text, str(messages[0]["content"])
+        )
+        decision = await self._run("before_agent_start", event)
+        if isinstance(decision, Replace):
+            messages[0] = {**messages[0], "content": str(decision.value)}
         return messages
 
     async def ended(self, session_key: str, message: InboundMessage, outcome: str, reply: str | None) -> None:

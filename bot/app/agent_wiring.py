@@ -24,7 +24,7 @@ from bot.config.schema import Config, LLMConfig
 from bot.events import EventBus
 from bot.llm.transcription import SpeechModel, Transcriber
 from bot.llm.types import Provider, Warmable
-from bot.plugins.approvals import ExecApprovals
+from bot.plugins.approvals import ApprovalMode, ExecApprovals
 from bot.plugins.hooks import Hooks
 from bot.plugins.loader import Plugins, load_plugins
 from bot.retry import RetryPolicy
@@ -37,6 +37,7 @@ from bot.tools.launcher import exec_launcher
 from bot.tools.mcp import MCPServers
 from bot.tools.message import MessageTool
 from bot.tools.netguard import any_address, is_public
+from bot.tools.protected import ProtectedPaths
 from bot.tools.sandbox import SECRET_NAME, HostShell
 from bot.tools.send_file import SendFileTool
 from bot.tools.shell import ExecTool
@@ -65,21 +66,33 @@ def prepare_folders(config: Config) -> None:
     keep_private(private_roots(config))
 
 
-def exec_tool(config: Config) -> ExecTool:
-    """exec with its launcher, told every secret it must keep out of its output."""
+def exec_tool(config: Config, rules: ProtectedPaths) -> ExecTool:
+    """exec with its launcher, told every secret it must keep out of its output and the rules it may not change."""
     launcher = exec_launcher(config)
     if isinstance(launcher, HostShell) and config.tools.exec.sandbox == "auto":
         logger.warning("exec is %s", launcher.description)
     named = [value for name, value in config.tools.exec.env.items() if SECRET_NAME.search(name)]
-    return ExecTool(config.workspace, config.tools.exec.timeout, [*config.secrets(), *named], launcher)
+    return ExecTool(config.workspace, config.tools.exec.timeout, [*config.secrets(), *named], launcher, rules)
 
 
-def build_registry(config: Config, skills: SkillLibrary, hooks: Hooks | None = None) -> ToolRegistry:
+def approval_mode(config: Config) -> ApprovalMode:
+    """`tools.exec.approval`, except that every command asks while `auto` finds no sandbox to run it in."""
+    exec_config = config.tools.exec
+    if not exec_config.enabled:
+        return "off"
+    if exec_config.sandbox == "auto" and isinstance(exec_launcher(config), HostShell):
+        return "unsandboxed"
+    return exec_config.approval
+
+
+def build_registry(
+    config: Config, skills: SkillLibrary, hooks: Hooks | None = None, rules: ProtectedPaths | None = None
+) -> ToolRegistry:
     """The tools this bot offers, each given only its part of the config, with the guest set."""
     paths = WorkspacePaths(config.workspace, config.tools.restrict_to_workspace)
     tools: list[Tool] = [ReadFileTool(paths), WriteFileTool(paths), EditFileTool(paths), ListDirTool(paths)]
     if config.tools.exec.enabled:
-        tools.append(exec_tool(config))
+        tools.append(exec_tool(config, rules or ProtectedPaths(config.workspace, config.tools.protected_paths)))
     search = config.tools.web_search
     tools.append(WebSearchTool(search.api_key.get_secret_value(), search.api_base))
     tools.append(WebFetchTool(any_address if config.tools.web_fetch.allow_private else is_public))
@@ -94,7 +107,7 @@ def build_registry(config: Config, skills: SkillLibrary, hooks: Hooks | None = N
 def plugins_for(config: Config) -> Plugins:
     """The plugins from the `relaybot.plugins` entry points and the config's `plugins` list."""
     base = config.source.parent if config.source else Path.cwd()
-    return load_plugins(config.plugins, base)
+    return load_plugins([entry.spec for entry in config.plugins], base)
 
 
 def skill_library(config: Config) -> SkillLibrary:
@@ -171,15 +184,15 @@ class AgentApp:
         self._warming: asyncio.Task[None] | None = None
 
     def _registry(self) -> ToolRegistry:
-        """The config's tools and the plugins', with exec's approvals installed as a hook."""
+        """The config's tools and the plugins', with the approvals (risky exec, the bot's own rules) as a hook."""
         config = self.config
-        registry = build_registry(config, self.skills, self.plugins.hooks)
+        rules = ProtectedPaths(config.workspace, config.tools.protected_paths)
+        registry = build_registry(config, self.skills, self.plugins.hooks, rules)
         for tool in self.plugins.tools:
             registry.register(tool)
-        if config.tools.exec.enabled:
-            wait = min(config.tools.exec.approval_timeout, config.agent.turn_timeout)
-            approvals = ExecApprovals(config.tools.exec.approval, config.workspace, self.bus.publish_outbound, wait)
-            approvals.install(self.plugins.hooks)
+        wait = min(config.tools.exec.approval_timeout, config.agent.turn_timeout)
+        approvals = ExecApprovals(approval_mode(config), config.workspace, self.bus.publish_outbound, wait, rules)
+        approvals.install(self.plugins.hooks)
         return registry
 
     def _memory(self) -> MemoryConsolidator:

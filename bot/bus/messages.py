@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from collections.abc import Iterable
@@ -12,6 +13,7 @@ from typing import Any, Literal
 
 Origin = Literal["user", "heartbeat", "cron", "subagent"]
 """Who put an inbound message on the bus: a person on a channel, or one of the bot's own schedulers and workers."""
+_UNSAFE_IN_FOLDER = re.compile(r"[^\w.-]")
 
 
 def new_id() -> str:
@@ -59,6 +61,11 @@ class ChatRef:
         """`channel:chat_id` or `channel:chat_id:thread_id`."""
         base = f"{self.channel}:{self.chat_id}"
         return f"{base}:{self.thread_id}" if self.thread_id else base
+
+    @property
+    def folder(self) -> str:
+        """`channel/chat_id` as a safe relative folder: where this chat's inbox and outbox files live."""
+        return f"{self.channel}/{_UNSAFE_IN_FOLDER.sub('_', self.chat_id)}"
 
     @classmethod
     def parse(cls, text: str) -> ChatRef:

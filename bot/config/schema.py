@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr, SecretStr, ValidationInfo, field_validator, model_validator
 
@@ -108,7 +108,7 @@ class Limit(Section):
 class BudgetsConfig(Section):
     """Limits per role (null = unlimited), per-sender overrides, and the cap on background work."""
 
-    guest: Limit | None = None
+    guest: Limit | None = Limit(monthly_tokens=5000)
     user: Limit | None = None
     admin: Limit | None = None
     owner: Limit | None = None
@@ -156,6 +156,23 @@ class RouteConfig(Section):
         return value
 
 
+class PluginConfig(Section):
+    """A plugin to load, with what a failure of one of its guarding hooks means."""
+
+    load: str
+    on_error: Literal["block", "allow"] = "block"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_name(cls, data: Any) -> Any:
+        return {"load": data} if isinstance(data, str) else data
+
+    @property
+    def spec(self) -> tuple[str, Literal["block", "allow"]]:
+        """What the plugin loader takes: the module or file, and `on_error`."""
+        return self.load, self.on_error
+
+
 class Config(Section):
     """The whole configuration file."""
 
@@ -194,7 +211,7 @@ class Config(Section):
                 raise ConfigError(f"unknown persona {route.persona!r} (personas: {known})", f"routes[{index}].persona")
         return self
 
-    plugins: list[str] = []
+    plugins: list[PluginConfig] = []
     _source: Path | None = PrivateAttr(None)
 
     @property

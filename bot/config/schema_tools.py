@@ -59,6 +59,7 @@ class ToolsByRole(Section):
 
 class ToolsConfig(Section):
     restrict_to_workspace: bool = True
+    protected_paths: list[str] = ["SOUL.md", "AGENTS.md", "USER.md", "TOOLS.md", "HEARTBEAT.md", "skills/"]
     by_role: ToolsByRole = ToolsByRole()
     exec: ExecConfig = ExecConfig()
     web_search: WebSearchConfig = WebSearchConfig()

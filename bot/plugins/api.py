@@ -9,7 +9,7 @@ from typing import Any, Protocol
 from bot.bus import InboundMessage
 from bot.errors import ConfigError
 from bot.plugins.events import CommandInvoked
-from bot.plugins.hooks import Handler, Hooks
+from bot.plugins.hooks import Handler, Hooks, OnError
 from bot.tools.base import Tool
 
 
@@ -35,15 +35,23 @@ class Registrations:
 class PluginApi:
     """The plugin api, exactly: `on`, `command`, `tool`, `channel`."""
 
-    def __init__(self, hooks: Hooks, tools: list[Tool], channels: list[ChannelClass], record: Registrations) -> None:
+    def __init__(
+        self,
+        hooks: Hooks,
+        tools: list[Tool],
+        channels: list[ChannelClass],
+        record: Registrations,
+        on_error: OnError = "block",
+    ) -> None:
         self._hooks = hooks
+        self._on_error = on_error
         self._tools = tools
         self._channels = channels
         self._record = record
 
     def on(self, hook_name: str, handler: Handler) -> None:
         """Call `handler(event)` at a hook point; it returns None, Block(reason) or Replace(value)."""
-        self._hooks.on(hook_name, handler)
+        self._hooks.on(hook_name, handler, plugin=self._record.plugin, on_error=self._on_error)
         self._record.hooks.append(hook_name)
 
     def command(self, name: str, handler: Callable[[CommandInvoked], Any]) -> None:

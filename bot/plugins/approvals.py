@@ -14,6 +14,7 @@ from typing import Literal
 from bot.bus import ChatRef, OutboundMessage
 from bot.plugins.events import BeforeToolCall, Block, CommandInvoked
 from bot.plugins.hooks import Hooks
+from bot.tools.protected import ProtectedPaths
 
 logger = logging.getLogger(__name__)
 
@@ -66,59 +67,103 @@ def _outside(target: str, workspace: Path) -> bool:
 @dataclass
 class _Pending:
     chat: ChatRef
-    command: str
+    subject: str
     decided: asyncio.Future[bool]
 
 
+FILE_WRITERS = frozenset({"write_file", "edit_file"})
+Answer = Literal["approved", "denied", "timed out"]
+ApprovalMode = Literal["off", "dangerous", "always", "unsandboxed"]
+"""`tools.exec.approval`'s modes, and `unsandboxed`: every command asks, since no sandbox holds it."""
+
+
 class ExecApprovals:
-    """Asks the owner in the turn's chat before exec runs a command, per `tools.exec.approval`."""
+    """Asks an owner in the turn's chat before a risky exec command or a change to the bot's own rules."""
 
     def __init__(
         self,
-        mode: Literal["off", "dangerous", "always"],
+        mode: ApprovalMode,
         workspace: Path,
         publish: Callable[[OutboundMessage], Awaitable[object]],
         timeout: float,
+        protected: ProtectedPaths | None = None,
         choose: Callable[[str], str] = secrets.choice,
     ) -> None:
         self._mode = mode
         self._workspace = workspace
         self._publish = publish
         self._timeout = timeout
+        self._protected = protected or ProtectedPaths(workspace, ())
         self._choose = choose
         self._pending: dict[str, _Pending] = {}
 
     def install(self, hooks: Hooks) -> None:
         """Register the hook and the /approve and /deny commands (answered at once, never queued)."""
-        if self._mode == "off":
+        if self._mode == "off" and not self._protected:
             return
-        hooks.on("before_tool_call", self.check, timeout=None)
+        hooks.on("before_tool_call", self.check, timeout=None, plugin="approvals")
         hooks.command("approve", self.approve)
         hooks.command("deny", self.deny)
 
     async def check(self, event: BeforeToolCall) -> Block | None:
-        """Let exec go on, or wait for the owner's decision and block it unless approved."""
-        if event.tool != "exec" or event.chat is None:
+        """Let the call go on, or wait for an owner's decision and block it unless approved."""
+        if event.chat is None:
+            return None
+        if event.tool in FILE_WRITERS:
+            return await self._check_rule_change(event, event.chat)
+        if event.tool != "exec":
             return None
         command = str(event.arguments.get("command", ""))
-        reason = "every command is checked" if self._mode == "always" else danger(command, self._workspace)
+        rule = self._protected.named_in(command)
+        reason = self._exec_reason(command) or (f"it may change {rule}, one of the bot's own rules" if rule else None)
         if reason is None:
             return None
+        where = " on the host (no sandbox)" if self._mode == "unsandboxed" else ""
+        answer = await self._ask(event, event.chat, command, f"Run `{command}`{where}?", reason)
+        if answer != "approved":
+            return self._refusal("command", answer)
+        if rule:
+            self._protected.grant(event.session_key, command)
+        return None
+
+    def _exec_reason(self, command: str) -> str | None:
+        if self._mode == "unsandboxed":
+            return "exec has no sandbox here, so every command is checked until tools.exec.sandbox is off"
+        if self._mode == "always":
+            return "every command is checked"
+        return danger(command, self._workspace) if self._mode == "dangerous" else None
+
+    async def _check_rule_change(self, event: BeforeToolCall, chat: ChatRef) -> Block | None:
+        target = (self._workspace.expanduser() / str(event.arguments.get("path", ""))).resolve()
+        rule = self._protected.covering(target)
+        if rule is None:
+            return None
+        shown = target.relative_to(self._workspace.expanduser().resolve())
+        question = f"Let {event.tool} change `{shown}`, one of the bot's own rules?"
+        answer = await self._ask(event, chat, f"{event.tool} {shown}", question, f"{rule} is protected")
+        return None if answer == "approved" else self._refusal("change", answer)
+
+    async def _ask(self, event: BeforeToolCall, chat: ChatRef, subject: str, question: str, reason: str) -> Answer:
+        """Post the question with a fresh code and wait for /approve or /deny, or the timeout."""
         code = self._new_code()
-        pending = _Pending(event.chat, command, asyncio.get_running_loop().create_future())
+        pending = _Pending(chat, subject, asyncio.get_running_loop().create_future())
         self._pending[code] = pending
-        logger.warning("[%s] exec waits for approval %s (%s): %s", event.session_key, code, reason, command)
+        logger.warning("[%s] %s waits for approval %s (%s): %s", event.session_key, event.tool, code, reason, subject)
         try:
             await self._publish(
-                OutboundMessage(event.chat, f"Run `{command}`? Reply /approve {code} or /deny {code}", kind="notice")
+                OutboundMessage(chat, f"{question} Reply /approve {code} or /deny {code}", kind="notice")
             )
             async with asyncio.timeout(self._timeout):
-                approved = await pending.decided
+                return "approved" if await pending.decided else "denied"
         except TimeoutError:
-            return Block(f"the owner did not approve this command within {self._timeout:g}s, so it did not run")
+            return "timed out"
         finally:
             self._pending.pop(code, None)
-        return None if approved else Block("the owner denied this command, so it did not run")
+
+    def _refusal(self, what: str, answer: Answer) -> Block:
+        if answer == "denied":
+            return Block(f"the owner denied this {what}, so it did not run")
+        return Block(f"the owner did not approve this {what} within {self._timeout:g}s, so it did not run")
 
     async def approve(self, event: CommandInvoked) -> str:
         """`/approve CODE`: run the waiting command."""
@@ -137,7 +182,7 @@ class ExecApprovals:
             waiting = ", ".join(self._pending) or "none"
             return f"No command is waiting for {code or 'that code'} (waiting: {waiting})."
         pending.decided.set_result(approved)
-        return f"{'Approved' if approved else 'Denied'}: `{pending.command}`."
+        return f"{'Approved' if approved else 'Denied'}: `{pending.subject}`."
 
     def _new_code(self) -> str:
         while (code := "".join(self._choose(CODE_ALPHABET) for _ in range(CODE_LENGTH))) in self._pending:

@@ -56,13 +56,14 @@ class MessageSent:
 
 @dataclass(frozen=True, slots=True)
 class BeforeAgentStart:
-    """A turn is about to call the model (Replace(text) adds `text` to the system prompt)."""
+    """A turn is about to call the model with `system_prompt` (Replace(text) makes `text` the system prompt)."""
 
     session_key: str
     chat: ChatRef
     sender_id: str
     role: str
     text: str
+    system_prompt: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +91,7 @@ class BeforeToolCall:
 
 @dataclass(frozen=True, slots=True)
 class AfterToolCall:
-    """A tool call finished."""
+    """A tool call finished (Replace(text) gives the model `text` as the result instead)."""
 
     tool: str
     arguments: dict[str, Any]

@@ -14,7 +14,7 @@ from typing import Any
 
 from bot.errors import ConfigError
 from bot.plugins.api import ChannelClass, PluginApi, Registrations
-from bot.plugins.hooks import Hooks
+from bot.plugins.hooks import Hooks, OnError
 from bot.tools.base import Tool
 
 logger = logging.getLogger(__name__)
@@ -32,13 +32,13 @@ class Plugins:
     loaded: list[Registrations] = field(default_factory=list)
 
 
-def load_plugins(specs: list[str], base: Path, hooks: Hooks | None = None) -> Plugins:
-    """Load entry-point plugins, then `specs` (dotted modules, or .py paths relative to `base`)."""
+def load_plugins(specs: list[tuple[str, OnError]], base: Path, hooks: Hooks | None = None) -> Plugins:
+    """Load entry-point plugins, then each (spec, on_error): a dotted module or a .py path relative to `base`."""
     plugins = Plugins(hooks or Hooks())
     for point in entry_points(group=ENTRY_POINT_GROUP):
-        _register(plugins, f"{point.name} ({point.value})", point.load())
-    for spec in specs:
-        _register(plugins, spec, _import(spec, base))
+        _register(plugins, f"{point.name} ({point.value})", point.load(), "block")
+    for spec, on_error in specs:
+        _register(plugins, spec, _import(spec, base), on_error)
     return plugins
 
 
@@ -60,11 +60,11 @@ def _import(spec: str, base: Path) -> ModuleType:
         raise ConfigError(f"plugin {spec!r} failed to import: {exc!r}", "plugins") from exc
 
 
-def _register(plugins: Plugins, name: str, target: Any) -> None:
+def _register(plugins: Plugins, name: str, target: Any, on_error: OnError) -> None:
     register = getattr(target, "register", target)
     if not callable(register):
         raise ConfigError(f"plugin {name!r} has no register(api) function", "plugins")
     record = Registrations(name)
-    register(PluginApi(plugins.hooks, plugins.tools, plugins.channels, record))
+    register(PluginApi(plugins.hooks, plugins.tools, plugins.channels, record, on_error))
     plugins.loaded.append(record)
     logger.info("plugin %s loaded", name)

@@ -22,13 +22,18 @@ class JobLimits:
     max_jobs: int | None
 
 
-OWNER_LIMITS = JobLimits("owners", prompt_every=60.0, remind_every=0.0, max_jobs=None)
-GUEST_LIMITS = JobLimits("guests", prompt_every=3600.0, remind_every=60.0, max_jobs=5)
+ROLE_LIMITS = {
+    Trust.GUEST: JobLimits("guests", prompt_every=3600.0, remind_every=60.0, max_jobs=5),
+    Trust.USER: JobLimits("users", prompt_every=3600.0, remind_every=60.0, max_jobs=20),
+    Trust.ADMIN: JobLimits("admins", prompt_every=300.0, remind_every=0.0, max_jobs=100),
+    Trust.OWNER: JobLimits("owners", prompt_every=60.0, remind_every=0.0, max_jobs=None),
+}
+"""Each role's brake: the more trusted, the more often and the more jobs."""
 
 
 def limits_for(trust: Trust) -> JobLimits:
-    """Owners' limits for owners; everyone else is held to the guests'."""
-    return OWNER_LIMITS if trust is Trust.OWNER else GUEST_LIMITS
+    """The limits of the creator's role."""
+    return ROLE_LIMITS[trust]
 
 
 def check_job(schedule: Schedule, action: Action, trust: Trust, held: int, now: datetime) -> None:

@@ -61,13 +61,21 @@ def check_disk(path: Path) -> Check:
 
 
 def check_sandbox(config: Config, describe: Callable[[Config], tuple[bool, str]] = exec_description) -> Check:
-    """exec's sandbox: a warning, not a failure, when it is missing."""
+    """exec's sandbox: ✗ when `auto` finds none (each command then waits for approval), ⚠ when switched off."""
     if not config.tools.exec.enabled:
         return Check("exec sandbox", "ok", "exec is disabled")
     sandboxed, description = describe(config)
     if sandboxed:
         return Check("exec sandbox", "ok", description)
-    return Check("exec sandbox", "warn", description, "install bubblewrap (Debian: apt-get install bubblewrap)")
+    install = "install bubblewrap (Debian: apt-get install bubblewrap)"
+    if config.tools.exec.sandbox == "off":
+        return Check("exec sandbox", "warn", description, install)
+    return Check(
+        "exec sandbox",
+        "fail",
+        f"{description}; every command waits for an owner's /approve",
+        f"{install}, or set tools.exec.sandbox: off to run commands on the host without asking",
+    )
 
 
 def check_gateway(status: dict[str, Any] | None) -> Check:

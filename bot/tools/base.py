@@ -155,9 +155,9 @@ class ToolRegistry:
                 call = replace(call, arguments=decision.value)
         result = await self._execute(call, ctx, started)
         if self.hooks and self.hooks.has("after_tool_call"):
-            from bot.plugins.events import AfterToolCall
+            from bot.plugins.events import AfterToolCall, Replace
 
-            await self.hooks.run(
+            decision = await self.hooks.run(
                 "after_tool_call",
                 AfterToolCall(
                     call.name,
@@ -169,6 +169,8 @@ class ToolRegistry:
                     ctx.trust.value,
                 ),
             )
+            if isinstance(decision, Replace):
+                result = replace(result, content=str(decision.value))
         return result
 
     async def _execute(self, call: ToolCall, ctx: ToolContext, started: float) -> ToolResult:

@@ -35,7 +35,7 @@ class Launcher(Protocol):
     @property
     def description(self) -> str: ...
 
-    def launch(self, command: str) -> Launch: ...
+    def launch(self, command: str, rules_writable: bool = False) -> Launch: ...
 
 
 def scrubbed_env(environ: Mapping[str, str], secrets: Iterable[str]) -> dict[str, str]:
@@ -60,36 +60,38 @@ class HostShell:
     def description(self) -> str:
         return f"NOT sandboxed ({self.reason}): commands run with the bot's user rights; only the guard rail applies"
 
-    def launch(self, command: str) -> Launch:
+    def launch(self, command: str, rules_writable: bool = False) -> Launch:
         return Launch(("/bin/sh", "-c", command), scrubbed_env(self.environ, self.secrets))
 
 
 @dataclass(frozen=True)
 class BwrapSandbox:
-    """bubblewrap: the workspace read-write, system folders read-only, a private /tmp and /proc, nothing else."""
+    """bubblewrap: the workspace read-write (but its `read_only` rules), system folders read-only, private /tmp."""
 
     workspace: Path
     bwrap: str = "bwrap"
     hidden: tuple[Path, ...] = ()
     network: bool = True
     extra_env: Mapping[str, str] = field(default_factory=dict)
+    read_only: tuple[Path, ...] = ()
 
     @property
     def description(self) -> str:
         network = "network on" if self.network else "no network"
         return f"sandboxed by bubblewrap ({self.bwrap}; workspace read-write, {network})"
 
-    def launch(self, command: str) -> Launch:
+    def launch(self, command: str, rules_writable: bool = False) -> Launch:
         # bwrap is pid 1 inside, so /proc/1/environ shows exactly the environment it was started with.
-        return Launch((self.bwrap, *self.arguments(), "--", "/bin/sh", "-c", command), self.environment())
+        arguments = self.arguments(rules_writable)
+        return Launch((self.bwrap, *arguments, "--", "/bin/sh", "-c", command), self.environment())
 
     def environment(self) -> dict[str, str]:
         """A fixed minimal environment plus the owner's `tools.exec.env`."""
         base = {"PATH": SANDBOX_PATH, "HOME": str(self.workspace.resolve()), "LANG": "C.UTF-8", "TERM": "dumb"}
         return {**base, **self.extra_env}
 
-    def arguments(self) -> list[str]:
-        """bwrap's options; later mounts cover earlier ones, which is how hidden paths stay hidden."""
+    def arguments(self, rules_writable: bool = False) -> list[str]:
+        """bwrap's options; later mounts cover earlier ones, which is how hidden and read-only paths stay so."""
         workspace = self.workspace.resolve()
         args: list[str] = []
         for name in SYSTEM_DIRS:
@@ -106,6 +108,9 @@ class BwrapSandbox:
         inside = [path for path in hidden if path.is_relative_to(workspace)]
         args += _hide([path for path in hidden if path not in inside and _under(path, _system_roots())])
         args += ["--bind", str(workspace), str(workspace)]
+        if not rules_writable:
+            for path in self.read_only:  # a missing one is covered by an empty read-only file, so none is made
+                args += ["--ro-bind", str(path) if path.exists() else "/dev/null", str(path)]
         args += _hide(inside)
         args += ["--chdir", str(workspace), "--unshare-pid", "--unshare-ipc", "--unshare-cgroup-try"]
         if not self.network:

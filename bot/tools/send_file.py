@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import mimetypes
+from pathlib import Path
 from typing import Any, Literal
 
-from bot.bus import Attachment, OutboundMessage
+from bot.bus import Attachment, ChatRef, OutboundMessage, Trust
 from bot.errors import ToolError
 from bot.tools.base import Tool, ToolContext
 from bot.tools.workspace import WorkspacePaths
+
+CHAT_FOLDERS = ("inbox", "outbox")
+"""Below admin, send_file sends only files in the asking chat's own `inbox/<chat>/` and `outbox/<chat>/`."""
 
 MB = 1024 * 1024
 # The most a bot may upload: Telegram's Bot API (photos 10 MB), Discord without server boosts, Slack.
@@ -28,7 +32,9 @@ class SendFileTool(Tool):
     name = "send_file"
     description = (
         "Send a file from the workspace to this chat (images are shown inline, other files as documents). "
-        "Use it when the user asks for a file or a file is the best answer; write the file first."
+        "Use it when the user asks for a file or a file is the best answer; write the file first. "
+        "Below admin, only this chat's own files can be sent: what it sent (inbox/<channel>/<chat>/) "
+        "and what was made for it (outbox/<channel>/<chat>/)."
     )
     parameters = {
         "type": "object",
@@ -45,6 +51,11 @@ class SendFileTool(Tool):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
         path = self._paths.resolve(args["path"])
         shown = self._paths.display(path)
+        if not ctx.trust.at_least(Trust.ADMIN) and not self._belongs_to(path, ctx.chat):
+            raise ToolError(
+                f"{shown} does not belong to this chat; for this sender only the chat's own files can be sent: "
+                + " and ".join(f"{name}/{ctx.chat.folder}/" for name in CHAT_FOLDERS)
+            )
         if not path.is_file():
             raise ToolError(f"{shown} is not a file in the workspace.")
         limit = UPLOAD_LIMITS.get(ctx.chat.channel)
@@ -63,3 +74,8 @@ class SendFileTool(Tool):
             OutboundMessage(ctx.chat, caption, in_reply_to=ctx.turn_id, kind="progress", files=(attachment,))
         )
         return f"Sent {shown} ({size:,} bytes) to this chat."
+
+    def _belongs_to(self, path: Path, chat: ChatRef) -> bool:
+        """Whether `path` (resolved) lies in the chat's own inbox or outbox folder."""
+        root = self._paths.root
+        return any(path.is_relative_to(root / name / chat.folder) for name in CHAT_FOLDERS)

@@ -14,6 +14,7 @@ from typing import Any
 
 from bot.errors import ToolError
 from bot.tools.base import Tool, ToolContext
+from bot.tools.protected import ProtectedPaths
 from bot.tools.sandbox import Launcher
 
 KEEP_BYTES = 8000
@@ -131,11 +132,19 @@ class ExecTool(Tool):
         "required": ["command"],
     }
 
-    def __init__(self, workspace: Path, timeout: float, secrets: Iterable[str], launcher: Launcher) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        timeout: float,
+        secrets: Iterable[str],
+        launcher: Launcher,
+        protected: ProtectedPaths | None = None,
+    ) -> None:
         self._workspace = workspace
         self._timeout = timeout
         self._secrets = [secret for secret in secrets if secret]  # masked in the output: a second layer
         self._launcher = launcher
+        self._protected = protected
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
         command = args["command"]
@@ -145,7 +154,8 @@ class ExecTool(Tool):
                 "the owner has to run it by hand."
             )
         timeout = args.get("timeout", self._timeout)
-        process = await self._spawn(command)
+        rules_writable = self._protected is not None and self._protected.take(ctx.session_key, command)
+        process = await self._spawn(command, rules_writable)
         output = CappedOutput()
         timed_out = False
         try:
@@ -161,10 +171,12 @@ class ExecTool(Tool):
                 await _kill_group(process)  # also on cancellation (/stop): nothing it started outlives it
         return self._report(output, process.returncode, timeout if timed_out else None)
 
-    async def _spawn(self, command: str) -> asyncio.subprocess.Process:
+    async def _spawn(self, command: str, rules_writable: bool) -> asyncio.subprocess.Process:
         """Start the shell in its own process group; a cancellation during start-up still kills the group."""
         self._workspace.mkdir(parents=True, exist_ok=True)
-        launch = self._launcher.launch(command)
+        if self._protected is not None:
+            self._protected.make_folders()
+        launch = self._launcher.launch(command, rules_writable)
         starting = asyncio.ensure_future(
             asyncio.create_subprocess_exec(
                 *launch.argv,

@@ -80,9 +80,9 @@ async def test_a_guest_csv_reaches_the_model_and_other_files_land_in_the_workspa
             b"PK\x03\x04\0\0zip", file_name="photos.zip", mime_type="application/zip", chat_id=OWNER, user_id=OWNER
         )
         await telegram.wait_for_sent(2)
-        inbox = bot.config.workspace / "inbox" / "telegram"
+        inbox = bot.config.workspace / "inbox" / "telegram" / str(OWNER)
     guest_text = fake_llm.requests[0]["messages"][-1]["content"]
     assert "2026-01-02,12.50" in guest_text and "sum this" in guest_text
     owner_text = fake_llm.requests[1]["messages"][-1]["content"]
     (zipped,) = [p for p in inbox.iterdir() if p.suffix == ".zip"]
-    assert f"[attached file: inbox/telegram/{zipped.name} (application/zip)" in owner_text
+    assert f"[attached file: inbox/telegram/{OWNER}/{zipped.name} (application/zip)" in owner_text

@@ -145,7 +145,8 @@ async def test_image_reaches_the_model_as_an_image(bot: Bot, fake_llm: FakeLLM, 
     content = fake_llm.requests[0]["messages"][-1]["content"]
     assert "what is this?" in content[0]["text"] and "[attached file: " in content[0]["text"]
     assert content[1]["image_url"]["url"].startswith("data:image/png;base64,") and len(content) == 2
-    saved = sorted(p.name for p in (bot.config.workspace / "inbox" / "discord").iterdir())
+    [chat] = (bot.config.workspace / "inbox" / "discord").iterdir()  # each chat has its own folder
+    saved = sorted(p.name for p in chat.iterdir())
     assert saved == sorted([f"{image['id']}.png", f"{document['id']}.pdf"])
 
 

@@ -13,7 +13,7 @@ from channels.media import MediaRef, attach_media, download_capped
 MESSAGE = InboundMessage(ChatRef("test", "1"), sender_id="u1", text="look")
 
 
-async def test_files_are_saved_and_attached(tmp_path: Path) -> None:
+async def test_files_are_saved_in_the_chats_own_folder_and_attached(tmp_path: Path) -> None:
     async def fetch(media: MediaRef, target: Path) -> None:
         target.write_bytes(media.source.encode())
 
@@ -21,9 +21,9 @@ async def test_files_are_saved_and_attached(tmp_path: Path) -> None:
         MediaRef("png", "F1", "image", "image/png", 3),
         MediaRef("pdf", "F2", "file", "application/pdf", 3, "a.pdf"),
     ]
-    message = await attach_media(MESSAGE, media, tmp_path / "slack", fetch)
+    message = await attach_media(MESSAGE, media, tmp_path / "inbox", fetch)
     assert [(Path(a.path).name, a.kind) for a in message.attachments] == [("F1.png", "image"), ("F2.pdf", "file")]
-    assert (tmp_path / "slack" / "F1.png").read_bytes() == b"png" and message.text == "look"
+    assert (tmp_path / "inbox" / "test" / "1" / "F1.png").read_bytes() == b"png" and message.text == "look"
 
 
 async def test_oversized_and_failed_files_become_notes(tmp_path: Path) -> None:

@@ -170,7 +170,10 @@ async def test_shared_image_reaches_the_model(bot: Bot, fake_llm: FakeLLM, slack
     assert "report.pdf" not in last_user_text(fake_llm, 0) and "F0002.pdf (application/pdf)" in last_user_text(
         fake_llm, 1
     )
-    assert sorted(p.name for p in (bot.config.workspace / "inbox" / "slack").iterdir()) == ["F0001.png", "F0002.pdf"]
+    assert sorted(p.name for p in (bot.config.workspace / "inbox" / "slack" / "D0001").iterdir()) == [
+        "F0001.png",
+        "F0002.pdf",
+    ]
 
 
 async def test_refused_token_fails_start_until_fixed(tmp_path: Path, fake_llm: FakeLLM, slack: FakeSlack) -> None:

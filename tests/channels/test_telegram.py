@@ -110,7 +110,7 @@ async def test_photo_reaches_the_model_as_an_image(bot: TelegramBot, fake_llm: F
     content = fake_llm.requests[0]["messages"][-1]["content"]
     assert content[0]["type"] == "text" and "what is this?" in content[0]["text"]
     assert content[1]["image_url"]["url"].startswith("data:image/jpeg;base64,")
-    assert list((bot.config.workspace / "inbox" / "telegram").iterdir())
+    assert list((bot.config.workspace / "inbox" / "telegram" / str(OWNER)).iterdir())
 
 
 async def test_voice_note_is_announced(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:

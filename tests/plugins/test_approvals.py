@@ -3,6 +3,8 @@
 import re
 from pathlib import Path
 
+import pytest
+
 from bot.bus import Trust
 from bot.plugins.approvals import danger
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
@@ -79,3 +81,25 @@ def test_dangerous_patterns(tmp_path: Path) -> None:
     assert [c for c in flagged if danger(c, tmp_path) is None] == []
     assert [c for c in harmless if danger(c, tmp_path) is not None] == []
     assert danger(f"echo x > {tmp_path}/in.txt", tmp_path) is None
+
+
+async def test_without_a_sandbox_every_command_waits_for_approval_until_the_owner_switches_it_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("bot.tools.sandbox.bwrap_problem", lambda bwrap: "user namespaces are switched off")
+    async with FakeLLM() as fake, Harness(tmp_path, fake, tools={"exec": {"sandbox": "auto"}}) as bot:
+        fake.script(ToolCalls((("exec", {"command": "echo hi > note.txt"}),)), Text("Written."))
+        message = await bot.send("write a note")
+        prompt = await bot.wait_for(lambda out: "/approve" in out.text, timeout=60)
+        match = re.fullmatch(
+            r"Run `echo hi > note.txt` on the host \(no sandbox\)\? Reply /approve (\w{3}) or /deny \1", prompt.text
+        )
+        assert match, prompt.text
+        assert not (bot.config.workspace / "note.txt").exists()
+        await bot.ask(f"/approve {match.group(1)}")
+        assert (await bot.reply_to(message)).text == "Written."
+    assert (bot.config.workspace / "note.txt").read_text() == "hi\n"
+    async with FakeLLM() as fake, Harness(tmp_path, fake, tools={"exec": {"sandbox": "off"}}) as bot:
+        fake.script(ToolCalls((("exec", {"command": "echo again >> note.txt"}),)), Text("Written."))
+        assert await bot.ask("write a note") == "Written."
+    assert (bot.config.workspace / "note.txt").read_text() == "hi\nagain\n"

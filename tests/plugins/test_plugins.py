@@ -1,6 +1,7 @@
 """Plugins from config: hooks that decide, hooks that fail, commands without a model call, and a plugin channel."""
 
 import asyncio
+import logging
 import sys
 import textwrap
 from pathlib import Path
@@ -79,17 +80,31 @@ def tool_answers(request: dict) -> list[str]:
 
 
 async def test_before_tool_call_hook_blocks_write_file_and_the_model_sees_why(tmp_path: Path) -> None:
-    guard = plugin_file(tmp_path, "guard.py", GUARD)
-    async with FakeLLM() as fake, Harness(tmp_path, fake, plugins=[str(guard)]) as bot:
+    guard = plugin_file(tmp_path, "guard.py", GUARD)  # its broken hook comes first and is skipped
+    async with FakeLLM() as fake, Harness(tmp_path, fake, plugins=[{"load": str(guard), "on_error": "allow"}]) as bot:
         fake.script(ToolCalls((("write_file", {"path": "x.txt", "content": "hi"}),)), Text("I could not."))
         assert await bot.ask("write x.txt") == "I could not."
     assert tool_answers(fake.requests[1]) == ["Error: blocked: owners may not write files here"]
     assert not (tmp_path / "workspace" / "x.txt").exists()
 
 
-async def test_a_hook_that_raises_is_skipped_and_the_tool_runs(tmp_path: Path) -> None:
+async def test_a_hook_that_raises_blocks_the_call_with_one_error_line_naming_the_plugin(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     guard = plugin_file(tmp_path, "guard.py", GUARD)
+    caplog.set_level(logging.INFO, logger="bot.plugins.hooks")
     async with FakeLLM() as fake, Harness(tmp_path, fake, plugins=[str(guard)]) as bot:
+        fake.script(ToolCalls((("list_dir", {}),)), Text("Could not list."))
+        assert await bot.ask("list the workspace") == "Could not list."
+    [answer] = tool_answers(fake.requests[1])
+    assert answer == f"Error: blocked: a check by the plugin {guard} failed, so this was not done"
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert errors == [f"hook before_tool_call: plugin {guard} raised RuntimeError; blocked"]
+
+
+async def test_a_plugin_set_to_allow_is_skipped_when_its_hook_raises_and_the_tool_runs(tmp_path: Path) -> None:
+    guard = plugin_file(tmp_path, "guard.py", GUARD)
+    async with FakeLLM() as fake, Harness(tmp_path, fake, plugins=[{"load": str(guard), "on_error": "allow"}]) as bot:
         fake.script(ToolCalls((("list_dir", {}),)), Text("Listed."))
         assert await bot.ask("list the workspace") == "Listed."
     assert not tool_answers(fake.requests[1])[0].startswith("Error")
@@ -112,17 +127,37 @@ async def test_plugin_paths_are_relative_to_the_config_folder(tmp_path: Path) ->
     ]
 
 
-async def test_slow_hook_is_skipped_and_replace_changes_arguments() -> None:
-    hooks = Hooks(timeout=0.05)
-
+async def test_a_slow_hook_blocks_unless_its_plugin_allows_and_replace_changes_arguments() -> None:
     async def slow(event: BeforeToolCall) -> Block:
         await asyncio.sleep(5)
         return Block("too late")
 
-    hooks.on("before_tool_call", slow)
-    hooks.on("before_tool_call", lambda event: Replace({**event.arguments, "path": "safe.txt"}))
-    decision = await hooks.run("before_tool_call", BeforeToolCall("write_file", {"path": "x"}, "t:1", "u", "owner"))
-    assert decision == Replace({"path": "safe.txt"})
+    event = BeforeToolCall("write_file", {"path": "x"}, "t:1", "u", "owner")
+    guarded = Hooks(timeout=0.05)
+    guarded.on("before_tool_call", slow, plugin="slowpoke")
+    assert await guarded.run("before_tool_call", event) == Block(
+        "a check by the plugin slowpoke failed, so this was not done"
+    )
+    lenient = Hooks(timeout=0.05)
+    lenient.on("before_tool_call", slow, plugin="slowpoke", on_error="allow")
+    lenient.on("before_tool_call", lambda event: Replace({**event.arguments, "path": "safe.txt"}))
+    assert await lenient.run("before_tool_call", event) == Replace({"path": "safe.txt"})
+
+
+@pytest.mark.parametrize("answer", ["yes", True, {"allow": True}, Replace])
+async def test_an_unknown_decision_at_a_guarding_hook_blocks(answer: object) -> None:
+    hooks = Hooks()
+    hooks.on("before_tool_call", lambda event: answer, plugin="odd")
+    decision = await hooks.run("before_tool_call", BeforeToolCall("exec", {"command": "ls"}, "t:1", "u", "user"))
+    assert isinstance(decision, Block) and "odd" in decision.reason
+
+
+async def test_observers_skip_failures_and_decisions_they_do_not_take(caplog: pytest.LogCaptureFixture) -> None:
+    hooks = Hooks()
+    hooks.on("agent_end", lambda event: 1 / 0, plugin="crashy")
+    hooks.on("agent_end", lambda event: Block("no"), plugin="bossy")
+    assert await hooks.run("agent_end", object()) is None
+    assert [r.levelname for r in caplog.records if r.name == "bot.plugins.hooks"] == ["WARNING", "WARNING"]
 
 
 async def test_plugin_channel_carries_messages_both_ways(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ async def registry(tmp_path: Path) -> AsyncIterator[ToolRegistry]:
     """The cron tool over a paused job store, behind the registry that turns refusals into results."""
     service = CronService(tmp_path, "UTC", misfire_grace=600)
     await service.start(paused=True)
-    yield ToolRegistry([CronTool(service, "UTC")], {Trust.GUEST: ["cron"]})
+    yield ToolRegistry([CronTool(service, "UTC")], {Trust.GUEST: ["cron"], Trust.USER: ["cron"], Trust.ADMIN: ["cron"]})
     await service.stop()
 
 
@@ -93,6 +93,23 @@ async def test_owner_prompts_run_at_most_every_minute_and_reminders_as_often_as_
     assert (await add(registry, Trust.OWNER, every="1s", remind="tick")).startswith("Scheduled job")
     for _ in range(6):
         assert (await add(registry, Trust.OWNER, every="1h", remind="many")).startswith("Scheduled job")
+
+
+@pytest.mark.parametrize(
+    ("trust", "who", "floor", "too_often", "max_jobs"),
+    [(Trust.USER, "users", "1h", "59m", 20), (Trust.ADMIN, "admins", "5m", "4m", 100)],
+)
+async def test_users_and_admins_have_limits_of_their_own(
+    registry: ToolRegistry, trust: Trust, who: str, floor: str, too_often: str, max_jobs: int
+) -> None:
+    refused = await add(registry, trust, every=too_often, message="poll")
+    assert refused.startswith(f"Error: {who} may schedule a prompt (message) at most every {floor}")
+    assert (await add(registry, trust, every=floor, message="poll")).startswith("Scheduled job")
+    at = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+    for _ in range(max_jobs - 1):
+        assert (await add(registry, trust, at=at, remind="x")).startswith("Scheduled job")
+    refused = await add(registry, trust, at=at, remind="one more")
+    assert refused.startswith(f"Error: {who} may hold at most {max_jobs} scheduled jobs")
 
 
 def test_cli_refuses_a_prompt_every_few_seconds_in_one_line(tmp_path: Path) -> None:

@@ -94,3 +94,77 @@ def test_an_outbound_file_survives_the_journal_codec() -> None:
         ChatRef("slack", "D1"), "caption", finalises="turn-1", files=(Attachment("/ws/a.pdf", "application/pdf"),)
     )
     assert outbound_from_json(outbound_to_json(message)) == message
+
+
+CHAT = ChatRef("telegram", "-100:7")  # a chat id with a character no folder name takes
+
+
+async def sent_by(tmp_path: Path, trust: Trust, path: str) -> list[OutboundMessage]:
+    sent: list[OutboundMessage] = []
+
+    async def send(message: OutboundMessage) -> None:
+        sent.append(message)
+
+    tool = SendFileTool(WorkspacePaths(tmp_path, restrict=True))
+    await tool.run({"path": path}, ToolContext(CHAT, "7", trust, "turn", send))
+    return sent
+
+
+def workspace_with_private_files(root: Path) -> None:
+    for name in (
+        "memory/MEMORY.md",
+        "memory/chats/telegram_-100_7/MEMORY.md",
+        "USER.md",
+        "SOUL.md",
+        "skills/notes/SKILL.md",
+        "inbox/telegram/-100_8/photo.png",
+        "outbox/telegram/-100_8/report.pdf",
+        "inbox/telegram/-100_7/photo.png",
+        "outbox/telegram/-100_7/report.pdf",
+        "notes.txt",
+    ):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(PNG)
+
+
+@pytest.mark.parametrize("trust", [Trust.GUEST, Trust.USER])
+@pytest.mark.parametrize("path", ["inbox/telegram/-100_7/photo.png", "outbox/telegram/-100_7/report.pdf"])
+async def test_below_admin_a_chat_gets_its_own_inbox_and_outbox_files(tmp_path: Path, trust: Trust, path: str) -> None:
+    workspace_with_private_files(tmp_path)
+    [message] = await sent_by(tmp_path, trust, path)
+    assert message.files[0].path == str(tmp_path / path)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "memory/MEMORY.md",
+        "memory/chats/telegram_-100_7/MEMORY.md",
+        "USER.md",
+        "SOUL.md",
+        "skills/notes/SKILL.md",
+        "inbox/telegram/-100_8/photo.png",
+        "outbox/telegram/-100_8/report.pdf",
+        "inbox/telegram/-100_7/../-100_8/photo.png",
+        "notes.txt",
+        "../outside.txt",
+    ],
+)
+async def test_below_admin_nothing_else_is_sent(tmp_path: Path, path: str) -> None:
+    workspace_with_private_files(tmp_path / "ws")
+    (tmp_path / "outside.txt").write_text("secret")
+    with pytest.raises(ToolError, match="does not belong to this chat|outside the workspace"):
+        await sent_by(tmp_path / "ws", Trust.USER, path)
+
+
+async def test_a_link_in_the_chats_own_folder_does_not_lead_out_of_it(tmp_path: Path) -> None:
+    workspace_with_private_files(tmp_path)
+    (tmp_path / "outbox/telegram/-100_7/memory.md").symlink_to(tmp_path / "memory/MEMORY.md")
+    with pytest.raises(ToolError, match="does not belong to this chat"):
+        await sent_by(tmp_path, Trust.USER, "outbox/telegram/-100_7/memory.md")
+
+
+@pytest.mark.parametrize("trust", [Trust.ADMIN, Trust.OWNER])
+async def test_admins_and_owners_send_any_workspace_file(tmp_path: Path, trust: Trust) -> None:
+    workspace_with_private_files(tmp_path)
+    assert len(await sent_by(tmp_path, trust, "memory/MEMORY.md")) == 1

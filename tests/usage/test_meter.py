@@ -84,3 +84,17 @@ async def test_the_ledger_and_the_provider_price_a_call_with_cached_tokens_alike
     (call,) = ledger.calls()
     assert call.cost_usd == pytest.approx(response.usage.cost)
     assert 0 < response.usage.cost < (call_cost(model, 1000, 100, 0) or 0)
+
+
+async def test_guests_get_5000_tokens_a_month_out_of_the_box_and_users_are_unlimited(tmp_path: Path) -> None:
+    stub = Stub(*(LLMResponse("ok", usage=Usage(2000, 500)) for _ in range(3)))
+    ledger = UsageLedger(tmp_path / "usage.db")
+    provider = MeteredProvider(stub, ledger, BudgetGuard(BudgetsConfig(), ledger, "UTC"), prices=lambda: PRICES)
+    with charged_to(Charge("chat", "telegram:9", "telegram:9", Trust.GUEST)):
+        await provider.chat([])
+        await provider.chat([])
+        with pytest.raises(BudgetExceeded, match="monthly token budget"):
+            await provider.chat([])
+    with charged_to(Charge("chat", "telegram:8", "telegram:8", Trust.USER)):
+        await provider.chat([])
+    assert stub.calls == 3
