@@ -39,9 +39,9 @@ from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, lowest
 from bot.config.schema import AgentConfig
 from bot.errors import BudgetExceeded, ProviderError, TurnTimedOut
 from bot.events import ErrorOccurred, EventBus, TurnFinished, TurnStarted
+from bot.hooks.events import Block
+from bot.hooks.handlers import Hooks
 from bot.llm.transcription import Transcriber
-from bot.plugins.events import Block
-from bot.plugins.hooks import Hooks
 from bot.scheduler.heartbeat_ack import strip_ack
 
 logger = logging.getLogger(__name__)

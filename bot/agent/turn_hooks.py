@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from bot.bus import ChatRef, InboundMessage
-from bot.plugins.events import (
+from bot.hooks.events import (
     AgentEnd,
     BeforeAgentStart,
     Block,
@@ -19,7 +19,7 @@ from bot.plugins.events import (
     SessionEnd,
     SessionStart,
 )
-from bot.plugins.hooks import Hooks
+from bot.hooks.handlers import Hooks
 
 logger = logging.getLogger(__name__)
 

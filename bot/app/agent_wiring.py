@@ -22,10 +22,10 @@ from bot.bus import LocalBus, MessageBus, OutboundMessage, Trust
 from bot.config.paths import home_dir
 from bot.config.schema import Config, LLMConfig
 from bot.events import EventBus
+from bot.hooks.handlers import Hooks
 from bot.llm.transcription import SpeechModel, Transcriber
 from bot.llm.types import Provider, Warmable
 from bot.plugins.approvals import ApprovalMode, ExecApprovals
-from bot.plugins.hooks import Hooks
 from bot.plugins.loader import Plugins, load_plugins
 from bot.retry import RetryPolicy
 from bot.setup.filemodes import keep_private

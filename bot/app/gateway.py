@@ -18,8 +18,8 @@ from bot.cluster.roles import Role
 from bot.config.paths import control_socket
 from bot.config.schema import Config
 from bot.errors import ConfigError
+from bot.hooks.events import GatewayStart, GatewayStop
 from bot.llm.types import Provider
-from bot.plugins.events import GatewayStart, GatewayStop
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Literal
 
 from bot.bus import ChatRef, OutboundMessage
-from bot.plugins.events import BeforeToolCall, Block, CommandInvoked
-from bot.plugins.hooks import Hooks
+from bot.hooks.events import BeforeToolCall, Block, CommandInvoked
+from bot.hooks.handlers import Hooks
 from bot.tools.protected import ProtectedPaths
 
 logger = logging.getLogger(__name__)

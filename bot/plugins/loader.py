@@ -13,8 +13,8 @@ from types import ModuleType
 from typing import Any
 
 from bot.errors import ConfigError
+from bot.hooks.handlers import Hooks, OnError
 from bot.plugins.api import ChannelClass, PluginApi, Registrations
-from bot.plugins.hooks import Hooks, OnError
 from bot.tools.base import Tool
 
 logger = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ from bot.errors import ToolError
 from bot.llm.types import ToolCall
 
 if TYPE_CHECKING:
-    from bot.plugins.hooks import Hooks
+    from bot.hooks.handlers import Hooks
 
 logger = logging.getLogger(__name__)
 
@@ -142,7 +142,7 @@ class ToolRegistry:
         """Run one call; every failure becomes an error result the model can recover from."""
         started = time.perf_counter()
         if self.hooks and self.hooks.has("before_tool_call"):
-            from bot.plugins.events import BeforeToolCall, Block, Replace
+            from bot.hooks.events import BeforeToolCall, Block, Replace
 
             event = BeforeToolCall(
                 call.name, dict(call.arguments), ctx.session_key, ctx.sender_id, ctx.trust.value, ctx.chat
@@ -155,7 +155,7 @@ class ToolRegistry:
                 call = replace(call, arguments=decision.value)
         result = await self._execute(call, ctx, started)
         if self.hooks and self.hooks.has("after_tool_call"):
-            from bot.plugins.events import AfterToolCall, Replace
+            from bot.hooks.events import AfterToolCall, Replace
 
             decision = await self.hooks.run(
                 "after_tool_call",

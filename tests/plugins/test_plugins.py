@@ -15,8 +15,8 @@ from bot.bus.journal import Journal
 from bot.cli.main import app
 from bot.config.loader import load_config
 from bot.config.paths import journal_path
+from bot.hooks.handlers import Hooks
 from bot.plugins import BeforeToolCall, Block, Replace
-from bot.plugins.hooks import Hooks
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.harness import GatewayUnderTest, Harness
 
@@ -92,7 +92,7 @@ async def test_a_hook_that_raises_blocks_the_call_with_one_error_line_naming_the
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     guard = plugin_file(tmp_path, "guard.py", GUARD)
-    caplog.set_level(logging.INFO, logger="bot.plugins.hooks")
+    caplog.set_level(logging.INFO, logger="bot.hooks.handlers")
     async with FakeLLM() as fake, Harness(tmp_path, fake, plugins=[str(guard)]) as bot:
         fake.script(ToolCalls((("list_dir", {}),)), Text("Could not list."))
         assert await bot.ask("list the workspace") == "Could not list."
@@ -157,7 +157,7 @@ async def test_observers_skip_failures_and_decisions_they_do_not_take(caplog: py
     hooks.on("agent_end", lambda event: 1 / 0, plugin="crashy")
     hooks.on("agent_end", lambda event: Block("no"), plugin="bossy")
     assert await hooks.run("agent_end", object()) is None
-    assert [r.levelname for r in caplog.records if r.name == "bot.plugins.hooks"] == ["WARNING", "WARNING"]
+    assert [r.levelname for r in caplog.records if r.name == "bot.hooks.handlers"] == ["WARNING", "WARNING"]
 
 
 async def test_plugin_channel_carries_messages_both_ways(tmp_path: Path) -> None:

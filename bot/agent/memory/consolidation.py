@@ -24,10 +24,10 @@ from bot.agent.memory.files import (
 from bot.agent.memory.locks import ScopeLocks
 from bot.agent.sessions.session import Session, Sessions
 from bot.errors import BudgetExceeded, ProviderError
+from bot.hooks.events import AfterCompaction, BeforeCompaction
+from bot.hooks.handlers import Hooks
 from bot.llm.tokens import CHARS_PER_TOKEN
 from bot.llm.types import LLMResponse, Provider
-from bot.plugins.events import AfterCompaction, BeforeCompaction
-from bot.plugins.hooks import Hooks
 from bot.usage.charge import Charge, charged_to
 
 logger = logging.getLogger(__name__)
