@@ -37,7 +37,7 @@ from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
 from bot.agent.turn_hooks import TurnHooks
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, lowest_trust
 from bot.config.schema import AgentConfig
-from bot.errors import BudgetExceeded, ProviderError, TurnTimedOut
+from bot.errors import BudgetExceeded, ProviderAuthError, ProviderError, TurnTimedOut
 from bot.events import ErrorOccurred, EventBus, TurnFinished, TurnStarted
 from bot.hooks.events import Block
 from bot.hooks.handlers import Hooks
@@ -243,7 +243,7 @@ class AgentLoop:
             self._turns.close_unfinished(key, timed_out(exc.seconds))
             reply, kind = timeout_reply(exc.seconds), "error"
         except ProviderError as exc:
-            outcome = "budget exceeded" if isinstance(exc, BudgetExceeded) else "provider error"
+            outcome = provider_outcome(exc)
             self._turns.close_unfinished(key, MODEL_FAILED)
             reply, kind = exc.user_message, "error"
             self._events.emit(ErrorOccurred(key, "llm", type(exc).__name__))
@@ -325,3 +325,10 @@ class AgentLoop:
 def _already_said(result: TurnResult, outbox: TurnOutbox) -> bool:
     """The dedupe rule: after `message` wrote to this chat, a final reply that is empty or repeats it is dropped."""
     return outbox.spoke and (result.text == EMPTY_REPLY or outbox.repeats(result.text))
+
+
+def provider_outcome(exc: ProviderError) -> str:
+    """How a turn whose model call failed ended: `budget exceeded`, `key refused` (401/403) or `provider error`."""
+    if isinstance(exc, BudgetExceeded):
+        return "budget exceeded"
+    return "key refused" if isinstance(exc, ProviderAuthError) else "provider error"

@@ -15,13 +15,15 @@ from zoneinfo import ZoneInfo
 from bot.bus import ChatRef, InboundMessage, Trust, new_id
 from bot.cancelling import cancel_and_wait
 from bot.config.schema import HeartbeatConfig
-from bot.events import Delivered, DeliveryFailed, Event, EventBus, TurnFinished
+from bot.events import Delivered, DeliveryFailed, Event, EventBus, LLMCalled, TurnFinished
 from bot.scheduler.heartbeat_ack import HEARTBEAT_OK
 from bot.scheduler.heartbeat_record import HeartbeatRecord
 
 logger = logging.getLogger(__name__)
 
 DELIVERY_TIMEOUT = 900.0
+REFUSALS_TO_PAUSE = 3
+"""Heartbeat runs in a row whose key the provider refused (401/403) before the heartbeat pauses."""
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _INERT_LINE = re.compile(r"^\s*(#.*|[-*+]\s*\[ ?\]\s*|[-*+]\s*\[[xX]\].*|[-*+]\s*|>\s*)?$")
 PROMPT = (
@@ -43,6 +45,8 @@ class Outcome(StrEnum):
     DELIVERED = "delivered"
     FAILED = "failed"
     PAUSED = "paused: the background budget is used up"
+    KEY_REFUSED = "failed: the model refused the API key"
+    KEY_PAUSED = "paused: the model refused the API key; resumes after the next successful model call"
 
 
 def actionable(text: str) -> bool:
@@ -95,6 +99,9 @@ class HeartbeatService:
         self._task: asyncio.Task[None] | None = None
         self._waiters: dict[str, asyncio.Future[Outcome]] = {}
         self._record = record or HeartbeatRecord()
+        self._events = events
+        self._refusals = 0
+        self._unsubscribe: Callable[[], None] | None = None
 
     @property
     def last_run(self) -> float | None:
@@ -108,23 +115,54 @@ class HeartbeatService:
         last = self._record.last()
         return Outcome(last[1]) if last else None
 
+    @property
+    def paused_for_key(self) -> bool:
+        """Whether the heartbeat waits for a successful model call after the provider refused its key."""
+        return self._refusals >= REFUSALS_TO_PAUSE
+
     async def start(self) -> None:
+        self._unsubscribe = self._events.subscribe(self._on_model_call)
         if self._config.enabled:
             self._stop.clear()
             self._task = asyncio.create_task(self._every_interval(), name="heartbeat")
 
     async def stop(self) -> None:
         self._stop.set()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
         if self._task:
             await cancel_and_wait(self._task)
             self._task = None
 
     async def tick(self, due: float | None = None) -> Outcome:
         """One heartbeat: maybe publish its system message; `due` (the beat's slot) makes its id, so it runs once."""
-        outcome = await self._beat(due)
+        outcome = Outcome.KEY_PAUSED if self.paused_for_key else await self._beat(due)
+        self._count_refusal(outcome)
         self._record.save(self._clock(), outcome.value)
         logger.info("heartbeat: %s", outcome.value)
         return outcome
+
+    def _count_refusal(self, outcome: Outcome) -> None:
+        if outcome is Outcome.KEY_PAUSED:
+            return
+        if outcome is not Outcome.KEY_REFUSED:
+            self._refusals = 0
+            return
+        self._refusals += 1
+        if self.paused_for_key:
+            logger.error(
+                "heartbeat paused: the model refused the API key %d times in a row (check llm.api_key); "
+                "it resumes after the next successful model call",
+                self._refusals,
+            )
+
+    def _on_model_call(self, event: Event) -> None:
+        """A successful model call anywhere in this process proves the key works again."""
+        if isinstance(event, LLMCalled) and self._refusals:
+            if self.paused_for_key:
+                logger.info("heartbeat resumed: a model call succeeded")
+            self._refusals = 0
 
     async def _every_interval(self) -> None:
         interval = self._config.interval
@@ -190,5 +228,6 @@ _UNANSWERED = {
     "silent": Outcome.QUIET,
     "answered by message": Outcome.DELIVERED,
     "budget exceeded": Outcome.PAUSED,
+    "key refused": Outcome.KEY_REFUSED,
 }
 """How a turn that sent no final reply ended; any other such ending (timeout, provider error, crash) failed."""

@@ -11,7 +11,7 @@ from bot.events import EventBus
 from bot.scheduler.heartbeat import HeartbeatService, Outcome, actionable, within_hours
 from bot.scheduler.heartbeat_ack import strip_ack
 from bot.setup.home import bundled
-from tests.fakes.openai_server import FakeLLM, Hang, Text
+from tests.fakes.openai_server import Error, FakeLLM, Hang, Text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway import OWNER, TelegramBot
 
@@ -270,3 +270,34 @@ async def test_a_heartbeat_turn_is_bounded_by_the_turn_timeout(
     async with bot:
         assert await bot.gateway.heartbeat.tick() is Outcome.FAILED
     assert telegram.sent == []
+
+
+async def test_three_refused_keys_in_a_row_pause_the_heartbeat_until_a_model_call_succeeds(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, "bot.scheduler.heartbeat")
+    fake_llm.script(Error(401), Error(403), Error(401))
+    async with heartbeat_bot(tmp_path, fake_llm, telegram, "- check the backups") as bot:
+        heartbeat = bot.gateway.heartbeat
+        assert [await heartbeat.tick(due) for due in (1.0, 2.0, 3.0)] == [Outcome.KEY_REFUSED] * 3
+        asked = len(fake_llm.requests)
+        assert await heartbeat.tick(4.0) is Outcome.KEY_PAUSED
+        assert len(fake_llm.requests) == asked
+        errors = [
+            r.getMessage() for r in caplog.records if r.name == "bot.scheduler.heartbeat" and r.levelno >= logging.ERROR
+        ]
+        assert len(errors) == 1 and "refused the API key 3 times in a row" in errors[0]
+        fake_llm.script(Text("Hello!"), Text("HEARTBEAT_OK"))
+        await bot.gateway.manager.ready("telegram")
+        telegram.text("hi", chat_id=OWNER, user_id=OWNER)
+        await telegram.wait_for_sent(1)
+        assert await heartbeat.tick(5.0) is Outcome.QUIET
+    assert telegram.sent[0]["text"] == "Hello!"
+
+
+async def test_refusals_count_only_in_a_row(tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+    fake_llm.script(Error(401), Error(401), Text("HEARTBEAT_OK"), Error(401), Error(401))
+    async with heartbeat_bot(tmp_path, fake_llm, telegram, "- check the backups") as bot:
+        outcomes = [await bot.gateway.heartbeat.tick(float(due)) for due in range(5)]
+        assert not bot.gateway.heartbeat.paused_for_key
+    assert outcomes == [Outcome.KEY_REFUSED] * 2 + [Outcome.QUIET] + [Outcome.KEY_REFUSED] * 2
