@@ -9,7 +9,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from bot.access.pairing import PAIRING_TTL, PendingPairing, claim_code, drop_expired, take_code
-from bot.cluster.redis import RedisState, as_text
+from bot.bus.redis.connection import as_text
+from bot.cluster.redis import RedisState
 
 if TYPE_CHECKING:
     from redis.client import Pipeline

@@ -95,7 +95,7 @@ class Gateway:
     ) -> None:
         stores = stores_for(config)
         bus = stores.bus()
-        self.leases = stores.leases(bus)
+        self.leases = stores.leases()
         if role != "all" and self.leases is None:
             raise ConfigError(f"--role {role} needs bus.backend: redis (the local bus lives in one process)")
         self.config = config

@@ -104,7 +104,7 @@ class LocalStores:
 
         return ActiveChats(self._config.state_dir / "catchup" / f"{channel}.json")
 
-    def leases(self, bus: MessageBus) -> ClusterLeases | None:
+    def leases(self) -> ClusterLeases | None:
         return None
 
     def process_lock(self) -> GatewayLock | None:

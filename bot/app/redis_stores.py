@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from bot.agent.sessions.session import Sessions
     from bot.app.gateway_lock import GatewayLock
     from bot.bus import MessageBus
+    from bot.bus.redis.bus import RedisBus
     from bot.cluster.roles import ClusterLeases
     from bot.events import EventBus
     from bot.scheduler.cron import CronService
@@ -36,13 +37,15 @@ class RedisStores:
         assert config.bus.url is not None
         self._config = config
         self.state = RedisState(config.bus.url, config.bus.prefix)
+        self._bus: RedisBus | None = None  # the bus `bus()` last made, which the cluster's leases ride on
 
-    def bus(self) -> MessageBus:
+    def bus(self) -> RedisBus:
         from bot.bus.redis.bus import RedisBus
 
         bus = self._config.bus
         assert bus.url is not None
-        return RedisBus(bus.url, prefix=bus.prefix, lease=bus.lease, claim_idle=bus.claim_idle)
+        self._bus = RedisBus(bus.url, prefix=bus.prefix, lease=bus.lease, claim_idle=bus.claim_idle)
+        return self._bus
 
     def sessions(self) -> Sessions:
         from bot.agent.sessions.redis_store import RedisSessionStore
@@ -118,10 +121,11 @@ class RedisStores:
 
         return RedisActiveChats(self.state, channel)
 
-    def leases(self, bus: MessageBus) -> ClusterLeases | None:
+    def leases(self) -> ClusterLeases | None:
         from bot.cluster.roles import ClusterLeases
 
-        return ClusterLeases(bus, self._config)
+        assert self._bus is not None, "leases ride on the bus: make it with bus() first"
+        return ClusterLeases(self._bus, self._config)
 
     def process_lock(self) -> GatewayLock | None:
         return None  # processes share Redis, not this home's lock

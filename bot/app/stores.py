@@ -67,8 +67,8 @@ class Stores(Protocol):
     def active_chats(self, channel: str) -> RecentChats:
         """Where `channel` notes its active chats for catch-up."""
 
-    def leases(self, bus: MessageBus) -> ClusterLeases | None:
-        """The channel and scheduler leases of a cluster; None where one process runs everything."""
+    def leases(self) -> ClusterLeases | None:
+        """A cluster's channel and scheduler leases, held through the bus `bus()` last made; None in one process."""
 
     def process_lock(self) -> GatewayLock | None:
         """The lock that keeps one gateway per home; None where processes share Redis instead of a home."""

@@ -4,18 +4,37 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from bot.bus.redis.connection import as_text
+
 if TYPE_CHECKING:
     import redis
     import redis.asyncio
+    from redis.typing import ZSetRangeResponse
 
     from bot.config.schema import Config
 
 TIMEOUT = 10.0  # seconds a command or connect may take before it fails instead of freezing its caller
 
 
-def as_text(reply: bytes | str) -> str:
-    """A reply as text: `RedisState`'s clients decode replies already, so this only narrows the type."""
-    return reply if isinstance(reply, str) else reply.decode()
+def zset_members(reply: ZSetRangeResponse) -> list[str]:
+    """The members of a sorted-set range read without scores, as text; a scored entry is a TypeError."""
+    texts: list[str] = []
+    for item in reply:
+        if not isinstance(item, bytes | str):
+            raise TypeError(f"a sorted-set member came with its score where none was asked for: {item!r}")
+        texts.append(as_text(item))
+    return texts
+
+
+def zset_scored(reply: ZSetRangeResponse) -> list[tuple[str, float]]:
+    """The (member, score) pairs of a sorted-set range read with scores, members as text."""
+    pairs: list[tuple[str, float]] = []
+    for item in reply:
+        if isinstance(item, bytes | str):
+            raise TypeError(f"a sorted-set member came without its score where one was asked for: {item!r}")
+        member, score = item
+        pairs.append((as_text(member), float(score)))
+    return pairs
 
 
 class RedisState:

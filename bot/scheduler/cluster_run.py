@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.bus.redis.connection import as_text
 from bot.cluster.redis import RedisState
 from bot.scheduler.cron import CronService
 from bot.scheduler.outcomes import OutcomeRelay
@@ -11,8 +12,8 @@ from bot.scheduler.outcomes import OutcomeRelay
 
 def scheduler_leader(state: RedisState) -> str | None:
     """Which process leads the scheduler on this Redis (the holder of its lease), or None."""
-    holder: str | None = state.client.get(state.key("lease", "scheduler"))
-    return holder
+    holder = state.client.get(state.key("lease", "scheduler"))
+    return None if holder is None else as_text(holder)
 
 
 async def run_in_cluster(cron: CronService, relay: OutcomeRelay, channels: list[str], job_id: str) -> dict[str, Any]:

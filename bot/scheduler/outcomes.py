@@ -12,11 +12,15 @@ import asyncio
 import json
 import logging
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.bus import ChatRef
+from bot.bus.redis.connection import as_text
 from bot.cluster.redis import RedisState
 from bot.events import Delivered, DeliveryFailed, Event, EventBus, TurnFinished
+
+if TYPE_CHECKING:
+    from redis.typing import EncodableT, FieldT, StreamRangeResponse
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +58,12 @@ def _decode(kind: str, body: str) -> Event | None:
     return cls(**data)
 
 
+def _last_id(latest: StreamRangeResponse | None) -> str:
+    """The id of the newest entry in an XREVRANGE reply, or the start of the stream when it is empty."""
+    entry = latest[0][0] if latest else None
+    return "0-0" if entry is None else as_text(entry)
+
+
 class OutcomeRelay:
     """Forwards this process's scheduled-run outcomes to Redis; `listen` replays everyone's onto `outcomes`."""
 
@@ -72,7 +82,7 @@ class OutcomeRelay:
         self._unsubscribe = self._events.subscribe(self._forward)
         if listen:
             latest = await self._state.aclient.xrevrange(self._stream, count=1)
-            self._reader = asyncio.create_task(self._replay(latest[0][0] if latest else "0-0"), name="outcome-relay")
+            self._reader = asyncio.create_task(self._replay(_last_id(latest)), name="outcome-relay")
 
     async def stop(self) -> None:
         if self._unsubscribe is not None:
@@ -88,11 +98,13 @@ class OutcomeRelay:
     def _forward(self, event: Event) -> None:
         if not ends_scheduled_run(event):
             return
-        fields = {"kind": type(event).__name__, "body": json.dumps(asdict(event))}
-        write = self._state.aclient.xadd(self._stream, fields, maxlen=KEEP, approximate=True)
-        task = asyncio.get_running_loop().create_task(write)
+        fields: dict[FieldT, EncodableT] = {"kind": type(event).__name__, "body": json.dumps(asdict(event))}
+        task = asyncio.get_running_loop().create_task(self._write(fields))
         self._writes.add(task)
         task.add_done_callback(self._written)
+
+    async def _write(self, fields: dict[FieldT, EncodableT]) -> None:
+        await self._state.aclient.xadd(self._stream, fields, maxlen=KEEP, approximate=True)
 
     def _written(self, task: asyncio.Task[Any]) -> None:
         self._writes.discard(task)
@@ -110,7 +122,8 @@ class OutcomeRelay:
                 logger.warning("the scheduled-run outcome stream is unreachable; retrying in %.0fs", RETRY)
                 await asyncio.sleep(RETRY)
                 continue
-            for _, entries in response or ():
+            assert isinstance(response, list), "RedisState's clients speak RESP2, where XREAD answers a list"
+            for _, entries in response:
                 for entry, fields in entries:
                     after = entry
                     event = _decode(fields.get("kind", ""), fields.get("body", "{}"))

@@ -10,6 +10,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
+from bot.bus.redis.connection import as_text
 from bot.cluster.redis import TIMEOUT, RedisState
 from bot.scheduler.run_log import RunRecord
 
@@ -47,7 +48,7 @@ class RedisRunLog:
         latest: dict[str, RunRecord] = {}
         for job_id, text in self._state.client.hgetall(self._key).items():
             try:
-                latest[job_id] = RunRecord(**json.loads(text))
+                latest[as_text(job_id)] = RunRecord(**json.loads(text))
             except (ValueError, TypeError):
                 continue
         return latest

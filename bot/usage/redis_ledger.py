@@ -9,7 +9,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.cluster.redis import RedisState
+from bot.cluster.redis import RedisState, zset_members
 from bot.usage.ledger import GROUPS, CallRecord, Totals
 from bot.usage.periods import day_start, next_day
 
@@ -171,7 +171,8 @@ class RedisUsageLedger:
             number = int((call.ts + offset_seconds) // 86400)
             days[number] = days.get(number, 0) + call.prompt_tokens + call.completion_tokens
         client = self._state.client
-        ordinals = [int(day) for day in client.zrangebyscore(self._key("days"), first.date().toordinal(), "+inf")]
+        days_read = client.zrangebyscore(self._key("days"), first.date().toordinal(), "+inf")
+        ordinals = [int(day) for day in zset_members(days_read)]
         pipe = client.pipeline(transaction=False)
         for ordinal in ordinals:
             pipe.hmget(self._day_key(ordinal), "all|in", "all|out")
@@ -222,7 +223,7 @@ class RedisUsageLedger:
         if until is not None and until <= since:
             return []
         upper = "+inf" if until is None else f"({until!r}"
-        members = self._state.client.zrangebyscore(self._key("calls"), repr(since), upper)
+        members = zset_members(self._state.client.zrangebyscore(self._key("calls"), repr(since), upper))
         return [CallRecord(*json.loads(member.partition("|")[2])) for member in members]
 
     def _key(self, name: str) -> str:

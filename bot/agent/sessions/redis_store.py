@@ -19,7 +19,7 @@ from typing import Any
 from bot.agent.sessions.cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_TAIL, SessionCache
 from bot.agent.sessions.session import Session
 from bot.bus import new_id
-from bot.cluster.redis import RedisState
+from bot.cluster.redis import RedisState, zset_scored
 
 logger = logging.getLogger(__name__)
 
@@ -201,7 +201,7 @@ class RedisSessionStore(SessionCache):
     def summaries(self, since: float) -> list[dict[str, Any]]:
         """Each live session active since `since`: key, last activity and message count."""
         client = self._shared.client
-        active = client.zrangebyscore(self._index, since, "+inf", withscores=True)
+        active = zset_scored(client.zrangebyscore(self._index, since, "+inf", withscores=True))
         pipe = client.pipeline(transaction=False)
         for key, _ in active:
             pipe.llen(self._shared.key("session", key, "log"))
