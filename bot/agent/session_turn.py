@@ -101,7 +101,15 @@ class SessionTurns:
         messages = await self._hooks.starting(session.key, message, text, messages, first=not session.messages)
         if not again:
             self._sessions.append(session, [{"role": "user", "content": text}], inbound_ids=ids)
-        ctx = ToolContext(message.chat, message.sender_id, message.trust, message.id, outbox.send, message.is_direct)
+        ctx = ToolContext(
+            message.chat,
+            message.sender_id,
+            message.trust,
+            message.id,
+            outbox.send,
+            message.is_direct,
+            persona.name if persona else None,
+        )
 
         def record_usage(usage: Usage) -> None:
             self._sessions.record_usage(session, usage.prompt_tokens, usage.completion_tokens)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -40,8 +41,15 @@ class _Running:
     task: asyncio.Task[None] | None = field(default=None, repr=False)
 
 
+PersonaTools = Callable[[str], tuple[Provider, ToolRegistry]]
+"""A persona's name -> the provider (its model) and the registry (its tool subset) it speaks with."""
+
+
 class SubagentManager:
-    """Starts sub-agents (at most `max_running` at once), reports their results, cancels them on /stop."""
+    """Starts sub-agents (at most `max_running` at once), reports their results, cancels them on /stop.
+
+    A sub-agent spawned by a persona's turn works with that persona's model and tool subset, never more.
+    """
 
     def __init__(
         self,
@@ -52,9 +60,11 @@ class SubagentManager:
         bus: Inbox,
         max_running: int,
         timeout: float = 900.0,
+        persona_tools: PersonaTools | None = None,
     ) -> None:
         self._provider = provider
         self._registry = registry
+        self._persona_tools = persona_tools
         self._events = events
         self._sessions = sessions
         self._bus = bus
@@ -130,8 +140,11 @@ class SubagentManager:
             {"role": "user", "content": task},
         ]
         self._sessions.append(session, messages[1:])
-        runner = TurnRunner(self._provider, self._registry.without(EXCLUDED_TOOLS), self._events, SUBAGENT_ITERATIONS)
-        ctx = ToolContext(origin.chat, origin.sender_id, origin.trust, agent.id, origin.send, origin.is_direct)
+        provider, registry = self._provider, self._registry
+        if origin.persona is not None and self._persona_tools is not None:
+            provider, registry = self._persona_tools(origin.persona)
+        runner = TurnRunner(provider, registry.without(EXCLUDED_TOOLS), self._events, SUBAGENT_ITERATIONS)
+        ctx = replace(origin, turn_id=agent.id)
         with charged_to(replace(current_charge(), purpose="subagent", session_key=session.key)):
             result = await runner.run(messages, ctx, record=lambda new: self._sessions.append(session, new))
         return result.text

@@ -174,7 +174,13 @@ class AgentApp:
         self.runner = self._runner(budgeted, self.registry)
         self._notices: set[asyncio.Task[bool]] = set()
         self.subagents = SubagentManager(
-            budgeted, self.registry, self.events, self.sessions, self.bus, config.agent.max_subagents
+            budgeted,
+            self.registry,
+            self.events,
+            self.sessions,
+            self.bus,
+            config.agent.max_subagents,
+            persona_tools=self._persona_tools,
         )
         self.registry.register(SpawnTool(self.subagents))
         self.mcp = MCPServers(config.mcp_servers, self.registry)
@@ -230,10 +236,17 @@ class AgentApp:
 
     def _persona_runner(self, persona: Persona) -> TurnRunner:
         """A runner with the persona's model (metered, with fallbacks, fitted to its window) and tools."""
+        return self._runner(*self._persona_parts(persona))
+
+    def _persona_parts(self, persona: Persona) -> tuple[Provider, ToolRegistry]:
         llm = persona.llm_config(self.config.llm)
         provider = BudgetedProvider(self.models.provider(llm), ContextBudget(ContextWindow(llm), llm.max_tokens))
         registry = self.registry.only(persona.tools) if persona.tools is not None else self.registry
-        return self._runner(provider, registry)
+        return provider, registry
+
+    def _persona_tools(self, name: str) -> tuple[Provider, ToolRegistry]:
+        """What a sub-agent spawned by persona `name` works with: that persona's model and tool subset."""
+        return self._persona_parts(personas_from(self.config.personas, self.config.workspace)[name])
 
     def _notify_owner(self, text: str) -> None:
         """Send a notice to the chat the owner last wrote from, if any."""

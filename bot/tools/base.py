@@ -29,6 +29,7 @@ class ToolContext:
     turn_id: str
     send: Callable[[OutboundMessage], Awaitable[None]]
     is_direct: bool = True
+    persona: str | None = None  # the persona the turn speaks as: what it spawns inherits its model and tools
 
     @property
     def session_key(self) -> str:

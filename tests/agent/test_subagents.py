@@ -50,3 +50,19 @@ async def test_stop_cancels_running_subagents(tmp_path: Path) -> None:
         assert await bot.ask("/stop") == "Stopped and cancelled 1 background task."
         assert bot.app.subagents.running("test:1") == 0
     assert not [out for out in bot.outbox if out.text.startswith("Done:")]
+
+
+async def test_a_personas_subagent_keeps_its_model_and_tool_subset(tmp_path: Path) -> None:
+    persona = {"model": "openai/narrow-model", "tools": ["spawn", "web_fetch"]}
+    routes = [{"match": "telegram", "persona": "narrow"}]
+    async with (
+        FakeLLM(default=script) as fake,
+        Harness(tmp_path, fake, personas={"narrow": persona}, routes=routes) as bot,
+    ):
+        await bot.send("what's the capital of Australia? research it", chat="telegram:42")
+        await bot.wait_for(lambda out: out.text.startswith("Done:"))
+    sub_request = next(body for body in fake.requests if is_subagent(body))
+    assert sub_request["model"] == "narrow-model"
+    assert tool_names(sub_request) == ["web_fetch"]
+    main_request = next(body for body in fake.requests if not is_subagent(body))
+    assert sorted(tool_names(main_request)) == ["spawn", "web_fetch"]
