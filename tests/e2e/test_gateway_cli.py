@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 import bot.cli
 from bot.bus import ChatRef
 from bot.scheduler.schedules import Schedule
+from tests.cli.test_cli import env_for
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway import TelegramBot
-from tests.test_cli import env_for
 
 
 def config_for(bot: TelegramBot, path: Path) -> Path:

@@ -12,7 +12,7 @@ from bot.llm.prices import bundled_prices
 from bot.llm.pricing import call_cost
 from bot.scheduler.heartbeat import HeartbeatService, Outcome
 from bot.tools.base import Tool, ToolContext
-from tests.agent.test_memory import consolidating, save
+from tests.agent.memory.test_memory import consolidating, save
 from tests.fakes.openai_server import Error, FakeLLM, Text, ToolCalls, echo
 from tests.harness import Harness
 

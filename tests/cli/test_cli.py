@@ -190,7 +190,7 @@ def test_required_sandbox_that_cannot_run_stops_chat_with_one_line(tmp_path: Pat
 
 
 def test_status_lists_each_mcp_server_with_its_tool_count(tmp_path: Path) -> None:
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     (tmp_path / "config.yaml").write_text(
         "mcp_servers:\n"
         f"  calc:\n    command: {sys.executable}\n    args: [-m, tests.fakes.mcp_server]\n    cwd: {repo}\n"

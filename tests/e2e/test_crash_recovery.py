@@ -11,10 +11,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from tests.cli.test_cli import env_for
 from tests.fakes.openai_server import FakeLLM, Hang, Text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway_process import GatewayProcess
-from tests.test_cli import env_for
 
 OWNER = 42
 
