@@ -5,7 +5,7 @@ from typer.testing import CliRunner
 
 from bot.cli import app
 from bot.logs import RedactSecrets, adopt_library_loggers, follow_lines, last_lines, setup_logging, third_party_level
-from tests.cli.test_cli import env_for, run_cli, write_config
+from tests.cli_process import env_for, run_cli, write_config
 from tests.fakes.openai_server import FakeLLM
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pexpect
 
 from channels.terminal import LineBlocks, render_markdown
-from tests.cli.test_cli import env_for, write_config
+from tests.cli_process import env_for, write_config
 from tests.fakes.openai_server import FakeLLM, Text
 
 UP = "\x1b[A"

@@ -11,7 +11,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from tests.cli.test_cli import env_for
+from tests.cli_process import env_for
 from tests.fakes.openai_server import FakeLLM, Hang, Text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway_process import GatewayProcess

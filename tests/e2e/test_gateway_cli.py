@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 import bot.cli
 from bot.bus import ChatRef
 from bot.scheduler.schedules import Schedule
-from tests.cli.test_cli import env_for
+from tests.cli_process import env_for
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway import TelegramBot

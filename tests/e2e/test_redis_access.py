@@ -20,7 +20,7 @@ from bot.usage.ledger import CallRecord
 from bot.usage.redis_ledger import RedisUsageLedger
 from tests.channels.test_slack import OWNER as SLACK_OWNER
 from tests.channels.test_slack import slack_section
-from tests.cli.test_cli import env_for
+from tests.cli_process import env_for
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.slack_server import FakeSlack
 from tests.harness import GatewayUnderTest, Harness, make_config

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from bot.cli import app
 from bot.setup.doctor import check_sandbox
-from tests.cli.test_cli import env_for
+from tests.cli_process import env_for
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.slack_server import FakeSlack

@@ -12,7 +12,7 @@ from bot.cli import app
 from bot.config import load_config
 from bot.setup.home import bundled
 from bot.setup.init_wizard import apply_settings, ask_settings
-from tests.cli.test_cli import env_for
+from tests.cli_process import env_for
 from tests.fakes.openai_server import FakeLLM
 
 OLD_CONFIG = """\
