@@ -1,4 +1,4 @@
-"""Shared fixtures: a loopback-only network guard for every test, and the fake LLM server."""
+"""Shared fixtures: a loopback-only network guard for every test, the fake LLM server and the fake platforms."""
 
 import ipaddress
 import os
@@ -9,8 +9,11 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM
+from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import FakeTelegram
+from tests.gateway import SLACK_OWNER
 
 pytest_plugins = ["tests.redis_server"]  # the `redis_url` fixture
 
@@ -84,4 +87,19 @@ async def fake_llm() -> AsyncIterator[FakeLLM]:
 async def telegram() -> AsyncIterator[FakeTelegram]:
     """A started fake Telegram Bot API."""
     async with FakeTelegram() as fake:
+        yield fake
+
+
+@pytest_asyncio.fixture
+async def discord() -> AsyncIterator[FakeDiscord]:
+    """A started fake Discord API and gateway."""
+    async with FakeDiscord() as fake:
+        yield fake
+
+
+@pytest_asyncio.fixture
+async def slack() -> AsyncIterator[FakeSlack]:
+    """A started fake Slack Web API and Socket Mode that knows the owner's name."""
+    async with FakeSlack() as fake:
+        fake.users[SLACK_OWNER] = "Olive Owner"
         yield fake

@@ -11,6 +11,7 @@ from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
 from bot.app.gateway import Gateway
 from bot.app.gateway_lock import AlreadyRunning
+from bot.cancelling import cancel_and_wait
 from bot.cluster.roles import Role
 from bot.config.schema import Config
 from bot.llm.types import Provider
@@ -75,7 +76,26 @@ async def _serve(config: Config, role: Role = "all") -> None:
         logger.info("gateway starting with channels: %s", ", ".join(gateway.names))
     else:
         print(NO_CHANNEL, file=sys.stderr, flush=True)
-    async with gateway:
-        lost = asyncio.create_task(gateway.lost_lease.wait())
-        await asyncio.wait([asyncio.create_task(stop.wait()), lost], return_when=asyncio.FIRST_COMPLETED)
+    stopping = asyncio.create_task(stop.wait(), name="stop signal")
+    lost = asyncio.create_task(gateway.lost_lease.wait(), name="lost lease")
+    try:
+        started = await _started(gateway, stopping)
+        try:
+            if started:
+                await asyncio.wait([stopping, lost], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            await gateway.stop()
+    finally:
+        await cancel_and_wait(stopping, lost)
     logger.info("gateway stopped")
+
+
+async def _started(gateway: Gateway, stopping: asyncio.Task[bool]) -> bool:
+    """Start the gateway; False when a signal came first (a standby waits in start for its leases)."""
+    starting = asyncio.create_task(gateway.start(), name="gateway start")
+    await asyncio.wait([starting, stopping], return_when=asyncio.FIRST_COMPLETED)
+    if starting.done():
+        starting.result()
+        return True
+    await cancel_and_wait(starting)
+    return False

@@ -22,6 +22,7 @@ class LaneWorker:
         self.log = log
         self.pause = pause
         self.lanes: dict[str, asyncio.Queue[InboundMessage]] = {}
+        self.busy = asyncio.Event()
         self.tasks: list[asyncio.Task[None]] = []
         self.running: set[str] = set()
 
@@ -33,6 +34,7 @@ class LaneWorker:
                 self.lanes[key] = asyncio.Queue()
                 self.tasks.append(asyncio.create_task(self._lane(self.lanes[key])))
             self.lanes[key].put_nowait(message)
+            self.busy.set()
 
     async def _lane(self, queue: asyncio.Queue[InboundMessage]) -> None:
         while True:
@@ -116,9 +118,7 @@ async def test_a_worker_killed_mid_burst_loses_nothing(redis_url: str) -> None:
     doomed_bus, doomed, doomed_task = await start_worker(redis_url, "doomed", log, **timing)
     doomed.pause = 10.0  # every turn it starts is still running when it dies
     sent = await publish_burst(gateway, 100)
-    async with asyncio.timeout(5):
-        while not doomed.lanes:
-            await asyncio.sleep(0.01)
+    await asyncio.wait_for(doomed.busy.wait(), 5)
     survivor = await start_worker(redis_url, "survivor", log, **timing)
     await asyncio.sleep(0.05)
     doomed.kill()  # like SIGKILL: nothing completed, nothing released
@@ -159,9 +159,7 @@ async def test_the_cluster_view_names_lease_holders_workers_and_backlog(redis_ur
     bus, worker, task = await start_worker(redis_url, "w1", log)
     worker.pause = 10.0
     await publish_burst(gateway, 2)
-    async with asyncio.timeout(5):
-        while not worker.lanes:
-            await asyncio.sleep(0.01)
+    await asyncio.wait_for(worker.busy.wait(), 5)
     lines = await describe_cluster(RedisBus(redis_url, consumer="status"))
     assert "lease channel:telegram:abc: held by gw" in lines[0]
     assert any(line.startswith("worker w1 on inbox: 2 messages in hand") for line in lines), lines

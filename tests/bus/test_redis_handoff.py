@@ -20,6 +20,7 @@ from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM, Hang, Text, ToolCalls
 from tests.harness import RepliesCollector, make_config
+from tests.polling import until
 
 CHAT = ChatRef("test", "1")
 TIMING: dict[str, float] = {"lease": 2.0, "claim_idle": 3.0, "block": 0.02}
@@ -109,9 +110,10 @@ class Cluster(RepliesCollector):
         return message
 
     async def _read_by_someone(self) -> None:
-        async with asyncio.timeout(5):
-            while (await self.gateway.backlog())[0].unread:
-                await asyncio.sleep(0.01)
+        async def read() -> bool:
+            return not (await self.gateway.backlog())[0].unread
+
+        await until(read, 5, interval=0.01)
 
     async def _collect(self) -> None:
         while True:
@@ -189,9 +191,10 @@ async def pending_of(bus: RedisBus, consumer: str) -> int:
 
 
 async def until_pending(bus: RedisBus, consumer: str, count: int) -> None:
-    async with asyncio.timeout(5):
-        while await pending_of(bus, consumer) != count:
-            await asyncio.sleep(0.01)
+    async def reached() -> bool:
+        return await pending_of(bus, consumer) == count
+
+    await until(reached, 5, interval=0.01)
 
 
 async def test_an_entry_handed_over_as_the_holder_finishes_its_turn_still_runs_on_the_holder(redis_url: str) -> None:

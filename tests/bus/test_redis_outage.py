@@ -23,6 +23,13 @@ async def pause_server(url: str, millis: int) -> None:
     await admin.aclose()
 
 
+async def wait_out_pause(url: str) -> None:
+    """Return once the server answers again: a PING waits behind CLIENT PAUSE like every other command."""
+    probe = connect(url, timeout=30)
+    await probe.ping()
+    await probe.aclose()
+
+
 async def answer_one(worker: RedisBus, gateway: RedisBus, text: str) -> OutboundMessage:
     message = InboundMessage(CHAT, "u", text)
     assert await gateway.publish_inbound(message)
@@ -44,7 +51,7 @@ async def test_the_readers_log_an_outage_and_carry_on_after_it(
     assert (await answer_one(worker, gateway, "before")).text == "re before"
 
     await pause_server(redis_url, 1500)
-    await asyncio.sleep(1.6)
+    await wait_out_pause(redis_url)
     assert "the inbound reader failed (TimeoutError" in caplog.text
     assert (await answer_one(worker, gateway, "after")).text == "re after"
     assert "reader is back after" in caplog.text

@@ -15,30 +15,14 @@ from bot.errors import ChannelError
 from channels.discord import DiscordChannel
 from tests.fakes.discord_server import TEXT_LIMIT, FakeDiscord
 from tests.fakes.openai_server import FakeLLM, Text
-from tests.harness import GatewayUnderTest
+from tests.gateway import OWNER, DiscordBot
 
-OWNER = 42
 STRANGER = 77
 
 
 @pytest_asyncio.fixture
-async def discord() -> AsyncIterator[FakeDiscord]:
-    async with FakeDiscord() as fake:
-        yield fake
-
-
-class Bot(GatewayUnderTest):
-    """A gateway with Discord enabled, against the fake Discord and the fake LLM."""
-
-    def __init__(self, tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
-        section = {"enabled": True, "token": discord.token}
-        section.update(api_base=discord.api_base, gateway_url=discord.gateway_url)
-        super().__init__(tmp_path, fake_llm, [f"discord:{OWNER}"], {"discord": section})
-
-
-@pytest_asyncio.fixture
-async def bot(tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord) -> AsyncIterator[Bot]:
-    async with Bot(tmp_path, fake_llm, discord) as running:
+async def bot(tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord) -> AsyncIterator[DiscordBot]:
+    async with DiscordBot(tmp_path, fake_llm, discord) as running:
         await running.gateway.manager.ready("discord")
         yield running
 
@@ -48,7 +32,7 @@ def last_user_text(fake_llm: FakeLLM) -> str:
     return content if isinstance(content, str) else content[0]["text"]
 
 
-async def test_owner_dm_gets_the_model_reply(bot: Bot, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
+async def test_owner_dm_gets_the_model_reply(bot: DiscordBot, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
     fake_llm.script(Text("Hello **owner**"))
     message = discord.dm("hi there", user_id=OWNER)
     (sent,) = await discord.wait_for_sent(1)
@@ -57,7 +41,9 @@ async def test_owner_dm_gets_the_model_reply(bot: Bot, fake_llm: FakeLLM, discor
     assert last_user_text(fake_llm).endswith("hi there")
 
 
-async def test_unknown_sender_pairs_before_being_served(bot: Bot, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
+async def test_unknown_sender_pairs_before_being_served(
+    bot: DiscordBot, fake_llm: FakeLLM, discord: FakeDiscord
+) -> None:
     discord.dm("hello?", user_id=STRANGER)
     (sent,) = await discord.wait_for_sent(1)
     code = re.search(r"pairing code is ([A-Z2-9]{8})", sent["content"]).group(1)
@@ -74,7 +60,7 @@ async def test_unknown_sender_pairs_before_being_served(bot: Bot, fake_llm: Fake
 
 
 async def test_guild_message_needs_a_mention_and_the_reply_references_it(
-    bot: Bot, fake_llm: FakeLLM, discord: FakeDiscord
+    bot: DiscordBot, fake_llm: FakeLLM, discord: FakeDiscord
 ) -> None:
     discord.guild_message("just chatting", user_id=OWNER)
     asked = discord.guild_message("what time is it?", user_id=OWNER, mention_bot=True)
@@ -84,7 +70,7 @@ async def test_guild_message_needs_a_mention_and_the_reply_references_it(
     assert sent["message_reference"]["message_id"] == int(asked["id"])
 
 
-async def test_a_reply_to_the_bot_counts_as_a_mention(bot: Bot, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
+async def test_a_reply_to_the_bot_counts_as_a_mention(bot: DiscordBot, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
     discord.guild_message("hello", user_id=OWNER, mention_bot=True)
     (answer,) = await discord.wait_for_sent(1)
     discord.guild_message("and tomorrow?", user_id=OWNER, reply_to=answer)
@@ -93,7 +79,7 @@ async def test_a_reply_to_the_bot_counts_as_a_mention(bot: Bot, fake_llm: FakeLL
 
 
 async def test_a_thread_is_answered_in_the_thread_as_its_own_session(
-    bot: Bot, fake_llm: FakeLLM, discord: FakeDiscord
+    bot: DiscordBot, fake_llm: FakeLLM, discord: FakeDiscord
 ) -> None:
     discord.guild_message("remember the word cobalt", user_id=OWNER, mention_bot=True)
     await discord.wait_for_sent(1)
@@ -104,7 +90,9 @@ async def test_a_thread_is_answered_in_the_thread_as_its_own_session(
     assert "thread 5100" in history and "cobalt" not in history
 
 
-async def test_long_reply_is_split_with_code_blocks_intact(bot: Bot, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
+async def test_long_reply_is_split_with_code_blocks_intact(
+    bot: DiscordBot, fake_llm: FakeLLM, discord: FakeDiscord
+) -> None:
     code = "```python\n" + "\n".join(f"value_{i} = {i}" for i in range(150)) + "\n```"
     prose = "\n\n".join(("Some words about the code. " * 10).strip() for _ in range(6))
     fake_llm.script(Text(prose + "\n\n" + code + "\n\n" + prose))
@@ -119,7 +107,7 @@ async def test_long_reply_is_split_with_code_blocks_intact(bot: Bot, fake_llm: F
 
 @pytest.mark.parametrize("interruption", ["reconnect", "drop"])
 async def test_a_gateway_interruption_loses_nothing_and_doubles_nothing(
-    bot: Bot, fake_llm: FakeLLM, discord: FakeDiscord, interruption: str, caplog: pytest.LogCaptureFixture
+    bot: DiscordBot, fake_llm: FakeLLM, discord: FakeDiscord, interruption: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="channels.discord")
     discord.dm("first", user_id=OWNER)
@@ -137,7 +125,7 @@ async def test_a_gateway_interruption_loses_nothing_and_doubles_nothing(
     assert "gateway connection lost" in caplog.text and "gateway reconnected and resumed" in caplog.text
 
 
-async def test_image_reaches_the_model_as_an_image(bot: Bot, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
+async def test_image_reaches_the_model_as_an_image(bot: DiscordBot, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
     image = discord.attachment("cat.png", b"\x89PNG fake image bytes", "image/png")
     document = discord.attachment("notes.pdf", b"%PDF-1.7 fake", "application/pdf")
     discord.dm("what is this?", user_id=OWNER, attachments=[image, document])
@@ -150,7 +138,9 @@ async def test_image_reaches_the_model_as_an_image(bot: Bot, fake_llm: FakeLLM, 
     assert saved == sorted([f"{image['id']}.png", f"{document['id']}.pdf"])
 
 
-async def test_rate_limit_is_waited_out_and_delivers_once(bot: Bot, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
+async def test_rate_limit_is_waited_out_and_delivers_once(
+    bot: DiscordBot, fake_llm: FakeLLM, discord: FakeDiscord
+) -> None:
     discord.fail("send_message", status=429, retry_after=0.05)
     discord.dm("hello", user_id=OWNER)
     await discord.wait_for_sent(1)
@@ -158,14 +148,16 @@ async def test_rate_limit_is_waited_out_and_delivers_once(bot: Bot, fake_llm: Fa
     assert sum(1 for call in discord.calls if call[0] == "POST" and call[1].endswith("/messages")) == 2
 
 
-async def test_server_error_is_retried_and_delivers_once(bot: Bot, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
+async def test_server_error_is_retried_and_delivers_once(
+    bot: DiscordBot, fake_llm: FakeLLM, discord: FakeDiscord
+) -> None:
     discord.fail("send_message", status=503)
     discord.dm("hello", user_id=OWNER)
     await discord.wait_for_sent(1)
     assert len(discord.sent) == 1 and len(bot.sleep.waits) == 1
 
 
-async def test_bots_are_ignored(bot: Bot, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
+async def test_bots_are_ignored(bot: DiscordBot, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
     discord.dm("beep", user_id=555, bot=True)
     discord.dm("barrier", user_id=OWNER)
     await discord.wait_for_sent(1)
@@ -173,7 +165,7 @@ async def test_bots_are_ignored(bot: Bot, fake_llm: FakeLLM, discord: FakeDiscor
 
 
 async def test_typing_shows_while_the_turn_runs(tmp_path: Path, discord: FakeDiscord) -> None:
-    async with FakeLLM(latency=0.3) as slow_llm, Bot(tmp_path, slow_llm, discord) as bot:
+    async with FakeLLM(latency=0.3) as slow_llm, DiscordBot(tmp_path, slow_llm, discord) as bot:
         await bot.gateway.manager.ready("discord")
         message = discord.dm("think hard", user_id=OWNER)
         await discord.wait_for_sent(1)
@@ -184,7 +176,7 @@ async def test_api_down_at_start_connects_once_it_is_back(
     tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord
 ) -> None:
     discord.down = True
-    async with Bot(tmp_path, fake_llm, discord) as bot:
+    async with DiscordBot(tmp_path, fake_llm, discord) as bot:
         await discord.wait_for_call("users/@me", 2)
         discord.down = False
         await bot.gateway.manager.ready("discord")
@@ -213,7 +205,7 @@ async def test_start_fails_with_a_clear_error_when_discord_refuses(
 async def first_exchange(tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
     """Run the bot once: the owner says hello and is answered, so the chat is known for catching up."""
     fake_llm.script(Text("first"))
-    async with Bot(tmp_path, fake_llm, discord) as running:
+    async with DiscordBot(tmp_path, fake_llm, discord) as running:
         await running.gateway.manager.ready("discord")
         discord.dm("hello", user_id=OWNER)
         await discord.wait_for_sent(1)
@@ -225,7 +217,7 @@ async def test_a_dm_sent_while_the_bot_was_down_is_answered_once_after_start(
     await first_exchange(tmp_path, fake_llm, discord)
     missed = discord.dm_while_offline("while you were away", user_id=OWNER)
     fake_llm.script(Text("caught up"))
-    async with Bot(tmp_path, fake_llm, discord) as running:
+    async with DiscordBot(tmp_path, fake_llm, discord) as running:
         await running.gateway.manager.ready("discord")
         first, second = await discord.wait_for_sent(2)
         await asyncio.sleep(0.2)
@@ -242,7 +234,7 @@ async def test_catch_up_skips_a_message_already_journaled(
     active = tmp_path / "state" / "catchup" / "discord.json"
     rows = json.loads(active.read_text())
     active.write_text(json.dumps([{**row, "last_id": "1"} for row in rows]))
-    async with Bot(tmp_path, fake_llm, discord) as running:
+    async with DiscordBot(tmp_path, fake_llm, discord) as running:
         await running.gateway.manager.ready("discord")
         await asyncio.sleep(0.2)
     assert ("GET", f"channels/{rows[0]['chat_id']}/messages") in discord.calls

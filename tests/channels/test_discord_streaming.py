@@ -10,30 +10,15 @@ import pytest_asyncio
 from bot.events import Delivered
 from tests.fakes.discord_server import TEXT_LIMIT, FakeDiscord
 from tests.fakes.openai_server import FakeLLM, Text
-from tests.harness import GatewayUnderTest, next_event
+from tests.gateway import OWNER, DiscordBot
+from tests.harness import next_event
 
-OWNER = 42
 REPLY = "Here is the code:\n\n```python\n" + "\n".join(f"value_{i} = {i}" for i in range(12)) + "\n```\n\nThat's all."
 
 
-class Bot(GatewayUnderTest):
-    """A gateway with Discord enabled and a short stream interval."""
-
-    def __init__(self, tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
-        section = {"enabled": True, "token": discord.token, "stream_interval": "40ms"}
-        section.update(api_base=discord.api_base, gateway_url=discord.gateway_url)
-        super().__init__(tmp_path, fake_llm, [f"discord:{OWNER}"], {"discord": section})
-
-
 @pytest_asyncio.fixture
-async def discord() -> AsyncIterator[FakeDiscord]:
-    async with FakeDiscord() as fake:
-        yield fake
-
-
-@pytest_asyncio.fixture
-async def bot(tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord) -> AsyncIterator[Bot]:
-    async with Bot(tmp_path, fake_llm, discord) as running:
+async def bot(tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord) -> AsyncIterator[DiscordBot]:
+    async with DiscordBot(tmp_path, fake_llm, discord, {"stream_interval": "40ms"}) as running:
         await running.gateway.manager.ready("discord")
         yield running
 
@@ -42,7 +27,9 @@ def fences_balanced(text: str) -> bool:
     return len(re.findall(r"^\s*```", text, re.MULTILINE)) % 2 == 0
 
 
-async def test_reply_is_edited_in_place_with_balanced_fences(bot: Bot, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
+async def test_reply_is_edited_in_place_with_balanced_fences(
+    bot: DiscordBot, fake_llm: FakeLLM, discord: FakeDiscord
+) -> None:
     fake_llm.script(Text(REPLY, chunk_delay=0.015))
     done = asyncio.create_task(next_event(bot.gateway.agent.events, Delivered))
     asked = discord.guild_message("show me code", user_id=OWNER, mention_bot=True)
@@ -57,7 +44,9 @@ async def test_reply_is_edited_in_place_with_balanced_fences(bot: Bot, fake_llm:
     assert len(discord.edits) == settled and len(discord.sent) == 1
 
 
-async def test_long_reply_continues_in_a_second_message(bot: Bot, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
+async def test_long_reply_continues_in_a_second_message(
+    bot: DiscordBot, fake_llm: FakeLLM, discord: FakeDiscord
+) -> None:
     reply = "\n\n".join(f"Part {i}: " + "some words here. " * 30 for i in range(6))
     assert len(reply) > TEXT_LIMIT
     fake_llm.script(Text(reply, chunk_delay=0.001))
@@ -72,7 +61,7 @@ async def test_long_reply_continues_in_a_second_message(bot: Bot, fake_llm: Fake
 
 
 async def test_rate_limited_edit_is_retried_and_the_reply_completes(
-    bot: Bot, fake_llm: FakeLLM, discord: FakeDiscord
+    bot: DiscordBot, fake_llm: FakeLLM, discord: FakeDiscord
 ) -> None:
     discord.fail("edit_message", retry_after=0.05)
     fake_llm.script(Text(REPLY, chunk_delay=0.015))

@@ -37,10 +37,12 @@ class HeldSleep:
 
     def __init__(self) -> None:
         self.waits: list[float] = []
+        self.asked = asyncio.Event()
         self.release = asyncio.Event()
 
     async def __call__(self, seconds: float) -> None:
         self.waits.append(round(seconds))
+        self.asked.set()
         await self.release.wait()
 
 
@@ -76,7 +78,7 @@ async def test_a_global_rate_limit_pauses_every_chat() -> None:
     channel, sleep = ScriptedChannel({"a1": [RateLimited(5, whole_bot=True)]}), HeldSleep()
     outbox, bus = await outbox_for(channel, sleep, concurrency=2)
     await submit(outbox, bus, A, "a1")
-    await asyncio.sleep(0.05)
+    await asyncio.wait_for(sleep.asked.wait(), 5)  # a1 met the rate limit
     await submit(outbox, bus, B, "b1")
     assert await outbox.flush(0.2) is False
     assert channel.sent == [] and sleep.waits == [5, 5]

@@ -3,7 +3,6 @@ import json
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest_asyncio
 
@@ -13,47 +12,16 @@ from bot.config.schema_channels import SlackConfig
 from channels.slack import SlackChannel
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.slack_server import FakeSlack
-from tests.harness import GatewayUnderTest
+from tests.gateway import SLACK_OWNER as OWNER
+from tests.gateway import SlackBot, slack_section
 
-OWNER = "U0OWNER"
 STRANGER = "U0STRANGER"
 CHANNEL = "C0GENERAL"
 
 
-def slack_section(slack: FakeSlack, **overrides: Any) -> dict[str, Any]:
-    """Live replies off: these tests read final messages; test_slack_streaming covers streaming."""
-    return {
-        "enabled": True,
-        "bot_token": slack.bot_token,
-        "app_token": slack.app_token,
-        "api_base": slack.base_url,
-        "streaming": "off",
-        **overrides,
-    }
-
-
 @pytest_asyncio.fixture
-async def slack() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack() as fake:
-        fake.users[OWNER] = "Olive Owner"
-        yield fake
-
-
-class Bot(GatewayUnderTest):
-    """A gateway with Slack enabled, against the fake Slack and the fake LLM."""
-
-    def __init__(self, tmp_path: Path, fake_llm: FakeLLM, slack: FakeSlack, **section: Any) -> None:
-        super().__init__(tmp_path, fake_llm, [f"slack:{OWNER}"], {"slack": slack_section(slack, **section)})
-
-    async def __aenter__(self) -> "Bot":
-        await super().__aenter__()
-        await self.gateway.manager.ready("slack")
-        return self
-
-
-@pytest_asyncio.fixture
-async def bot(tmp_path: Path, fake_llm: FakeLLM, slack: FakeSlack) -> AsyncIterator[Bot]:
-    async with Bot(tmp_path, fake_llm, slack) as running:
+async def bot(tmp_path: Path, fake_llm: FakeLLM, slack: FakeSlack) -> AsyncIterator[SlackBot]:
+    async with SlackBot(tmp_path, fake_llm, slack) as running:
         yield running
 
 
@@ -62,7 +30,7 @@ def last_user_text(fake_llm: FakeLLM, index: int = -1) -> str:
     return content if isinstance(content, str) else content[0]["text"]
 
 
-async def test_owner_dm_gets_the_model_reply_in_mrkdwn(bot: Bot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
+async def test_owner_dm_gets_the_model_reply_in_mrkdwn(bot: SlackBot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
     fake_llm.script(Text("Hello **owner**, see [docs](https://example.com)"))
     slack.dm("hi there", user=OWNER)
     (posted,) = await slack.wait_for_posted(1)
@@ -72,7 +40,7 @@ async def test_owner_dm_gets_the_model_reply_in_mrkdwn(bot: Bot, fake_llm: FakeL
     assert "Olive" in last_user_text(fake_llm)  # the sender's name, from users.info
 
 
-async def test_unknown_sender_pairs_before_being_served(bot: Bot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
+async def test_unknown_sender_pairs_before_being_served(bot: SlackBot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
     slack.dm("hello?", user=STRANGER, channel="D0002")
     (posted,) = await slack.wait_for_posted(1)
     code = re.search(r"pairing code is ([A-Z2-9]{8})", posted["text"]).group(1)
@@ -88,7 +56,9 @@ async def test_unknown_sender_pairs_before_being_served(bot: Bot, fake_llm: Fake
     assert posted[3]["channel"] == "D0002" and posted[3]["text"].endswith("now?")
 
 
-async def test_channel_mention_is_answered_once_in_its_thread(bot: Bot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
+async def test_channel_mention_is_answered_once_in_its_thread(
+    bot: SlackBot, fake_llm: FakeLLM, slack: FakeSlack
+) -> None:
     slack.channel_message("just chatting", channel=CHANNEL, user=OWNER)
     asked = slack.channel_message("what time is it?", channel=CHANNEL, user=OWNER, mention=True)
     (posted,) = await slack.wait_for_posted(1)
@@ -106,13 +76,13 @@ async def test_channel_mention_is_answered_once_in_its_thread(bot: Bot, fake_llm
 async def test_without_reply_in_thread_the_answer_goes_to_the_channel(
     tmp_path: Path, fake_llm: FakeLLM, slack: FakeSlack
 ) -> None:
-    async with Bot(tmp_path, fake_llm, slack, reply_in_thread=False):
+    async with SlackBot(tmp_path, fake_llm, slack, reply_in_thread=False):
         slack.channel_message("hello", channel=CHANNEL, user=OWNER, mention=True)
         (posted,) = await slack.wait_for_posted(1)
     assert posted["channel"] == CHANNEL and "thread_ts" not in posted
 
 
-async def test_long_reply_is_split_with_code_blocks_intact(bot: Bot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
+async def test_long_reply_is_split_with_code_blocks_intact(bot: SlackBot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
     code = "```python\n" + "\n".join(f"value_{i} = {i}" for i in range(120)) + "\n```"
     prose = "\n\n".join(("Some words about the code. " * 12).strip() for _ in range(14))
     fake_llm.script(Text((prose + "\n\n" + code + "\n\n" + prose)[:9000]))
@@ -124,7 +94,7 @@ async def test_long_reply_is_split_with_code_blocks_intact(bot: Bot, fake_llm: F
     assert len(fake_llm.requests) == 1
 
 
-async def test_rate_limit_is_honoured_and_posts_once(bot: Bot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
+async def test_rate_limit_is_honoured_and_posts_once(bot: SlackBot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
     slack.fail("chat.postMessage", status=429, retry_after=3)
     slack.fail("chat.postMessage", status=503)
     slack.dm("first", user=OWNER)
@@ -134,7 +104,7 @@ async def test_rate_limit_is_honoured_and_posts_once(bot: Bot, fake_llm: FakeLLM
     assert sum(1 for method, _ in slack.calls if method == "chat.postMessage") == 3
 
 
-async def test_connection_reset_is_retried_by_us_alone(bot: Bot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
+async def test_connection_reset_is_retried_by_us_alone(bot: SlackBot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
     slack.fail("chat.postMessage", status=0)
     slack.dm("hello", user=OWNER)
     (posted,) = await slack.wait_for_posted(1)
@@ -143,7 +113,7 @@ async def test_connection_reset_is_retried_by_us_alone(bot: Bot, fake_llm: FakeL
 
 
 async def test_refresh_mid_conversation_loses_nothing_and_doubles_nothing(
-    bot: Bot, fake_llm: FakeLLM, slack: FakeSlack
+    bot: SlackBot, fake_llm: FakeLLM, slack: FakeSlack
 ) -> None:
     slack.dm("before", user=OWNER)
     await slack.wait_for_posted(1)
@@ -159,7 +129,7 @@ async def test_refresh_mid_conversation_loses_nothing_and_doubles_nothing(
     assert await slack.retry_unacked() == 0
 
 
-async def test_shared_image_reaches_the_model(bot: Bot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
+async def test_shared_image_reaches_the_model(bot: SlackBot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
     slack.file_share(b"\x89PNG fake image", "shot.png", "image/png", text="what is this?", user=OWNER)
     await slack.wait_for_posted(1)
     slack.file_share(b"%PDF-1.4", "report.pdf", "application/pdf", user=OWNER)
@@ -180,7 +150,7 @@ async def test_refused_token_fails_start_until_fixed(tmp_path: Path, fake_llm: F
     slack.fail("auth.test", status=200, error="invalid_auth", times=2)
     slack.fail("apps.connections.open", status=200, error="invalid_auth")
     slack.dm("are you up?", user=OWNER)  # Slack keeps it until the app connects
-    async with Bot(tmp_path, fake_llm, slack):
+    async with SlackBot(tmp_path, fake_llm, slack):
         (posted,) = await slack.wait_for_posted(1)
     assert posted["text"].endswith("are you up?")
     opened = [method for method, _ in slack.calls if method == "apps.connections.open"]
@@ -215,7 +185,7 @@ async def test_bot_token_is_only_sent_to_slack(tmp_path: Path, slack: FakeSlack)
     assert message.attachments == () and message.text == "look\n[an image was sent but could not be downloaded]"
 
 
-async def test_an_event_is_acked_only_once_it_is_journaled(bot: Bot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
+async def test_an_event_is_acked_only_once_it_is_journaled(bot: SlackBot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
     bot.gateway.agent.bus.close_intake()  # as during a stop: the journal refuses the message
     slack.dm("during shutdown", user=OWNER)
     await slack.wait_for_call("auth.test")
@@ -228,7 +198,7 @@ async def test_messages_sent_while_the_bot_was_down_are_answered_once_after_star
     tmp_path: Path, fake_llm: FakeLLM, slack: FakeSlack
 ) -> None:
     fake_llm.script(Text("first"), Text("in thread"))
-    async with Bot(tmp_path, fake_llm, slack):
+    async with SlackBot(tmp_path, fake_llm, slack):
         slack.dm("hello", user=OWNER)
         started = slack.channel_message("look", channel=CHANNEL, user=OWNER, mention=True)
         await slack.wait_for_posted(1)
@@ -237,7 +207,7 @@ async def test_messages_sent_while_the_bot_was_down_are_answered_once_after_star
     slack.message_while_offline("while you were away", user=OWNER)
     slack.message_while_offline("thread reply meanwhile", user=OWNER, channel=CHANNEL, thread_ts=started["ts"])
     fake_llm.script(Text("caught up"), Text("caught up in thread"))
-    async with Bot(tmp_path, fake_llm, slack):
+    async with SlackBot(tmp_path, fake_llm, slack):
         posted = await slack.wait_for_posted(5)
         await asyncio.sleep(0.2)
     assert len(slack.posted) == 5 and len(fake_llm.requests) == 5
@@ -251,13 +221,13 @@ async def test_catch_up_skips_a_slack_message_already_journaled(
     tmp_path: Path, fake_llm: FakeLLM, slack: FakeSlack
 ) -> None:
     fake_llm.script(Text("first"))
-    async with Bot(tmp_path, fake_llm, slack):
+    async with SlackBot(tmp_path, fake_llm, slack):
         slack.dm("hello", user=OWNER)
         await slack.wait_for_posted(1)
     active = tmp_path / "state" / "catchup" / "slack.json"
     rows = json.loads(active.read_text())
     active.write_text(json.dumps([{**row, "last_id": "0"} for row in rows]))
-    async with Bot(tmp_path, fake_llm, slack):
+    async with SlackBot(tmp_path, fake_llm, slack):
         await asyncio.sleep(0.2)
     assert any(method == "conversations.history" for method, _ in slack.calls)
     assert len(slack.posted) == 1 and len(fake_llm.requests) == 1

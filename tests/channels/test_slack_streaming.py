@@ -8,35 +8,31 @@ import pytest_asyncio
 
 from bot.events import Delivered
 from channels.formatting import markdown_to_slack_mrkdwn
-from tests.channels.test_slack import OWNER, Bot
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.slack_server import FakeSlack
+from tests.gateway import SLACK_OWNER as OWNER
+from tests.gateway import SlackBot
 from tests.harness import next_event
 
 REPLY = "Here is **the answer** you asked for, streamed into Slack piece by piece as it is written."
 
 
 @pytest_asyncio.fixture
-async def slack() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack() as fake:
-        fake.users[OWNER] = "Olive Owner"
-        yield fake
-
-
-@pytest_asyncio.fixture
-async def bot(tmp_path: Path, fake_llm: FakeLLM, slack: FakeSlack) -> AsyncIterator[Bot]:
-    async with Bot(tmp_path, fake_llm, slack, streaming="auto", stream_interval="40ms") as running:
+async def bot(tmp_path: Path, fake_llm: FakeLLM, slack: FakeSlack) -> AsyncIterator[SlackBot]:
+    async with SlackBot(tmp_path, fake_llm, slack, streaming="auto", stream_interval="40ms") as running:
         yield running
 
 
-async def answered(bot: Bot, fake_llm: FakeLLM, send: object) -> None:
+async def answered(bot: SlackBot, fake_llm: FakeLLM, send: object) -> None:
     done = asyncio.create_task(next_event(bot.gateway.agent.events, Delivered))
     fake_llm.script(Text(REPLY, chunk_delay=0.02))
     send()
     await done
 
 
-async def test_thread_reply_streams_through_slacks_streaming_api(bot: Bot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
+async def test_thread_reply_streams_through_slacks_streaming_api(
+    bot: SlackBot, fake_llm: FakeLLM, slack: FakeSlack
+) -> None:
     await answered(bot, fake_llm, lambda: slack.channel_message("explain", user=OWNER, mention=True))
     ((ts, stream),) = slack.streams.items()
     assert stream["state"] == "stopped" and stream["text"] == REPLY
@@ -46,7 +42,7 @@ async def test_thread_reply_streams_through_slacks_streaming_api(bot: Bot, fake_
     assert slack.posted == [] and slack.updates == []
 
 
-async def test_dm_streams_as_a_reply_to_the_message(bot: Bot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
+async def test_dm_streams_as_a_reply_to_the_message(bot: SlackBot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
     asked = {}
     await answered(bot, fake_llm, lambda: asked.update(slack.dm("explain", user=OWNER)))
     ((ts, stream),) = slack.streams.items()
@@ -54,7 +50,9 @@ async def test_dm_streams_as_a_reply_to_the_message(bot: Bot, fake_llm: FakeLLM,
     assert slack.posted == []
 
 
-async def test_refused_stream_falls_back_to_an_edited_message(bot: Bot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
+async def test_refused_stream_falls_back_to_an_edited_message(
+    bot: SlackBot, fake_llm: FakeLLM, slack: FakeSlack
+) -> None:
     slack.fail("chat.startStream", status=200, error="not_allowed_token_type")
     await answered(bot, fake_llm, lambda: slack.channel_message("explain", user=OWNER, mention=True))
     (posted,) = slack.posted
@@ -63,7 +61,7 @@ async def test_refused_stream_falls_back_to_an_edited_message(bot: Bot, fake_llm
     assert slack.streams == {}
 
 
-async def test_rate_limited_append_waits_as_told(bot: Bot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
+async def test_rate_limited_append_waits_as_told(bot: SlackBot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
     slack.fail("chat.appendStream", retry_after=2)
     await answered(bot, fake_llm, lambda: slack.channel_message("explain", user=OWNER, mention=True))
     assert 2 in bot.sleep.waits

@@ -8,8 +8,8 @@ from pathlib import Path
 import pexpect
 
 from channels.terminal import LineBlocks, render_markdown
+from tests.cli_process import env_for, write_config
 from tests.fakes.openai_server import FakeLLM, Text
-from tests.test_cli import env_for, write_config
 
 UP = "\x1b[A"
 

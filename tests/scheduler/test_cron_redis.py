@@ -13,6 +13,7 @@ import pytest
 from bot.app.redis_stores import RedisStores
 from bot.bus import ChatRef, OutboundMessage
 from bot.bus.redis.bus import RedisBus
+from bot.cancelling import cancel_and_wait
 from bot.cluster import redis as redis_state
 from bot.cluster.redis import RedisState
 from bot.config.schema import HeartbeatConfig
@@ -25,6 +26,7 @@ from bot.scheduler.schedules import Schedule
 from tests.cluster_node import OWNER, cluster_node
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
+from tests.polling import until
 
 CHAT = ChatRef("telegram", str(OWNER))
 PREFIX = "t"
@@ -33,12 +35,6 @@ PREFIX = "t"
 async def outbox_ids(state: RedisState) -> list[str]:
     entries = await state.aclient.xrange(state.key("outbox", CHAT.channel))
     return [fields["id"] for _, fields in entries]
-
-
-async def until(check, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
-    async with asyncio.timeout(timeout):
-        while not await check():
-            await asyncio.sleep(0.02)
 
 
 async def test_a_run_claimed_by_a_dead_leader_is_published_once_by_the_next(
@@ -68,7 +64,7 @@ async def test_a_run_claimed_by_a_dead_leader_is_published_once_by_the_next(
     async def published_both() -> bool:
         return len(await outbox_ids(state)) == 2 and not claims.pending()
 
-    await until(published_both)
+    await until(published_both, 5.0)
     await asyncio.sleep(0.3)  # apscheduler saw both jobs due too: its claims were refused
     assert sorted(await outbox_ids(state)) == sorted([sent_id, f"cron-{unpublished.id}-{int(due.timestamp())}"])
     assert all(job.next_run > datetime.now(UTC) for job in leader.jobs())
@@ -158,13 +154,15 @@ async def test_a_standby_waiting_for_its_leases_adds_jobs_to_the_shared_store(
     stores = leader.agent.stores
     assert isinstance(stores, RedisStores)
     state = stores.state
-    async with asyncio.timeout(10):  # the standby runs turns (it reads the inbox) while it waits for the leases
-        while len(await state.aclient.xinfo_consumers(state.key("inbox"), "workers")) < 2:
-            await asyncio.sleep(0.02)
+
+    async def both_read_the_inbox() -> bool:
+        """The standby runs turns (it reads the inbox) while it waits for the leases."""
+        return len(await state.aclient.xinfo_consumers(state.key("inbox"), "workers")) >= 2
+
+    await until(both_read_the_inbox, 10)
     job = standby.cron.add(Schedule("every", "1d", "UTC"), CHAT, "remind", "added by a turn on the standby")
     assert [info.id for info in leader.cron.jobs()] == [job.id]
     assert not waiting.done()
-    waiting.cancel()
-    await asyncio.gather(waiting, return_exceptions=True)
+    await cancel_and_wait(waiting)  # a redis call inside may swallow one cancel (Python 3.11's wait_for)
     await standby.stop()
     await leader.stop()

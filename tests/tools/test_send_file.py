@@ -10,14 +10,11 @@ from bot.errors import ToolError
 from bot.tools.base import ToolContext
 from bot.tools.send_file import MB, SendFileTool
 from bot.tools.workspace import WorkspacePaths
-from tests.channels.test_discord_streaming import Bot as DiscordBot
-from tests.channels.test_slack import OWNER as SLACK_OWNER
-from tests.channels.test_slack import Bot as SlackBot
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import OWNER, TelegramBot
+from tests.gateway import OWNER, SLACK_OWNER, DiscordBot, SlackBot, TelegramBot
 
 PNG = b"\x89PNG\r\n\x1a\nfake-image"
 PDF = b"%PDF-1.4 fake report"
@@ -49,7 +46,7 @@ async def test_telegram_gets_a_photo_and_a_document(tmp_path: Path, fake_llm: Fa
 
 
 async def test_discord_gets_an_attachment(tmp_path: Path, fake_llm: FakeLLM) -> None:
-    async with FakeDiscord() as discord, DiscordBot(tmp_path, fake_llm, discord) as bot:
+    async with FakeDiscord() as discord, DiscordBot(tmp_path, fake_llm, discord, {"stream_interval": "40ms"}) as bot:
         put(bot.config.workspace, "report.pdf", PDF)
         await bot.gateway.manager.ready("discord")
         send_then_answer(fake_llm, "report.pdf", "Your report")

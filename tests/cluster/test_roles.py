@@ -18,6 +18,7 @@ from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.harness import make_config
+from tests.polling import until
 
 OWNER = 42
 
@@ -42,9 +43,10 @@ def pollers(telegram: FakeTelegram) -> set[str]:
 
 
 async def inbound_pending(gateway: Gateway, n: int) -> None:
-    async with asyncio.timeout(10):
-        while (await gateway.agent.bus.stats()).inbound_pending < n:
-            await asyncio.sleep(0.02)
+    async def arrived() -> bool:
+        return (await gateway.agent.bus.stats()).inbound_pending >= n
+
+    await until(arrived, 10)
 
 
 async def test_one_gateway_polls_a_token_and_a_standby_takes_over_when_it_dies(

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from bot.cli.main import app
 from bot.config.loader import load_config
-from tests.test_cli import env_for
+from tests.cli_process import env_for
 
 
 def test_init_generates_an_api_token_and_prints_the_chat_url(tmp_path: Path) -> None:

@@ -11,10 +11,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from tests.cli_process import env_for
 from tests.fakes.openai_server import FakeLLM, Hang, Text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway_process import GatewayProcess
-from tests.test_cli import env_for
+from tests.polling import until
 
 OWNER = 42
 
@@ -70,9 +71,7 @@ async def test_messages_survive_a_kill_at_each_moment_and_are_answered_once(
 
     # a second gateway on the same home exits at once, naming the first, and leaves its socket alone
     # (the first opens its control socket once the model is warm, after the channels connected)
-    async with asyncio.timeout(60):
-        while not (bot.state / "control.sock").exists():
-            await asyncio.sleep(0.05)
+    await until((bot.state / "control.sock").exists, 60, interval=0.05)
     second = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", "run", env=env_for(tmp_path), stderr=asyncio.subprocess.PIPE
     )

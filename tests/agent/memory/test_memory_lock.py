@@ -42,17 +42,17 @@ async def test_a_waiting_writer_enters_once_the_holder_releases(redis_url: str, 
     first, second = RedisState(redis_url), RedisState(redis_url)
     main, _ = scopes(tmp_path)
     order: list[str] = []
-    release = asyncio.Event()
+    entered, release = asyncio.Event(), asyncio.Event()
 
     async def holder() -> None:
         async with RedisScopeLocks(first, tmp_path).hold(main):
             order.append("first in")
+            entered.set()
             await release.wait()
             order.append("first out")
 
     task = asyncio.create_task(holder())
-    while not order:
-        await asyncio.sleep(0.01)
+    await asyncio.wait_for(entered.wait(), 5)
     waiter = asyncio.create_task(_enter(RedisScopeLocks(second, tmp_path, wait=5), main, order))
     await asyncio.sleep(0.15)
     assert order == ["first in"]

@@ -1,5 +1,4 @@
 import asyncio
-import os
 import shutil
 import signal
 import subprocess
@@ -10,21 +9,10 @@ from typer.testing import CliRunner
 
 from bot.cli.main import app
 from bot.tools.sandbox import bwrap_problem
+from tests.cli_process import env_for, run_cli, write_config
 from tests.fakes.openai_server import Error, FakeLLM
 
 HEAVY = ("litellm", "telegram", "discord", "slack_bolt", "slack_sdk", "apscheduler")
-
-
-def env_for(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RELAYBOT_")}
-    return {**env, "RELAYBOT_HOME": str(home), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-
-
-def write_config(home: Path, fake: FakeLLM) -> Path:
-    home.mkdir(parents=True, exist_ok=True)
-    path = home / "config.yaml"
-    path.write_text(f"llm:\n  model: openai/fake-model\n  api_key: sk-test\n  api_base: {fake.base_url}\n")
-    return path
 
 
 def test_help_loads_no_heavy_module() -> None:
@@ -80,20 +68,6 @@ def test_relaybot_config_variable_selects_the_file(tmp_path: Path) -> None:
     env = {**env_for(tmp_path), "RELAYBOT_CONFIG": str(path)}
     result = CliRunner().invoke(app, ["status"], env=env)
     assert result.exit_code == 0 and "openai/from-env-var" in result.output
-
-
-async def run_cli(home: Path, *args: str) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        *args,
-        env=env_for(home),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    stdout, stderr = await asyncio.wait_for(process.communicate(), 60)
-    return process.returncode, stdout.decode(), stderr.decode()
 
 
 async def test_chat_message_answers_once_end_to_end(tmp_path: Path, fake_llm: FakeLLM) -> None:
@@ -190,7 +164,7 @@ def test_required_sandbox_that_cannot_run_stops_chat_with_one_line(tmp_path: Pat
 
 
 def test_status_lists_each_mcp_server_with_its_tool_count(tmp_path: Path) -> None:
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     (tmp_path / "config.yaml").write_text(
         "mcp_servers:\n"
         f"  calc:\n    command: {sys.executable}\n    args: [-m, tests.fakes.mcp_server]\n    cwd: {repo}\n"

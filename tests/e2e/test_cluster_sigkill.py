@@ -51,9 +51,7 @@ async def test_a_worker_process_killed_mid_burst_loses_nothing(
         message = InboundMessage(ChatRef("telegram", str(100 + n % 6)), "42", f"m{n}", trust=Trust.OWNER)
         assert await gateway.publish_inbound(message)
         sent.append(message.id)
-    async with asyncio.timeout(30):
-        while not fake_llm.requests:
-            await asyncio.sleep(0.05)
+    await asyncio.wait_for(fake_llm.wait_for_requests(1), 30)
     doomed.send_signal(signal.SIGKILL)
     await doomed.wait()
 

@@ -22,6 +22,7 @@ class GatedModel:
 
     def __init__(self) -> None:
         self.gate = asyncio.Event()
+        self.asked = asyncio.Event()
         self.excerpts: list[str] = []
 
     @property
@@ -30,6 +31,7 @@ class GatedModel:
 
     async def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> LLMResponse:
         self.excerpts.append(messages[1]["content"].split("## Conversation excerpt")[1])
+        self.asked.set()
         await self.gate.wait()
         arguments = {"history_entry": f"Summary {self.requests}.", "memory_update": f"# Memory\n- fact {self.requests}"}
         return LLMResponse("", (ToolCall("c1", "save_memory", arguments),))
@@ -56,8 +58,7 @@ async def test_two_workers_consolidating_one_session_write_each_chunk_once(redis
     for n in range(3):
         store_a.append(session_a, [{"role": "user", "content": f"q{n}"}, {"role": "assistant", "content": f"a{n}"}])
     memory_a.after_turn(session_a, scope)  # A starts and waits on the model, holding the scope's lock
-    while model.requests < 1:
-        await asyncio.sleep(0.01)
+    await asyncio.wait_for(model.asked.wait(), 5)
 
     session_b = store_b.get("console:me")  # the next turn, on B, before A's consolidation ends
     store_b.append(session_b, [{"role": "user", "content": "q3"}, {"role": "assistant", "content": "a3"}])

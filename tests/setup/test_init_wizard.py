@@ -12,8 +12,8 @@ from bot.cli.main import app
 from bot.config.loader import load_config
 from bot.setup.home import bundled
 from bot.setup.init_wizard import apply_settings, ask_settings
+from tests.cli_process import env_for
 from tests.fakes.openai_server import FakeLLM
-from tests.test_cli import env_for
 
 OLD_CONFIG = """\
 # my own notes

@@ -11,7 +11,7 @@ from bot.config.schema import HeartbeatConfig
 from bot.llm.prices import call_cost, price_table
 from bot.scheduler.heartbeat import HeartbeatService, Outcome
 from bot.tools.base import Tool, ToolContext
-from tests.agent.test_memory import consolidating, save
+from tests.agent.memory.test_memory import consolidating, save
 from tests.fakes.openai_server import Error, FakeLLM, Text, ToolCalls, echo
 from tests.harness import Harness
 

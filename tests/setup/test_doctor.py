@@ -9,11 +9,11 @@ from typer.testing import CliRunner
 
 from bot.cli.main import app
 from bot.setup.doctor import check_sandbox
+from tests.cli_process import env_for
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import FakeTelegram
-from tests.test_cli import env_for
 
 
 def write(home: Path, text: str) -> None:
@@ -115,7 +115,7 @@ def test_a_missing_sandbox_fails_with_the_fix_and_one_switched_off_is_a_warning(
 async def test_each_mcp_server_is_listed_with_its_tool_count_or_why_it_failed(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     write(
         tmp_path,
         f"llm:\n  model: openai/fake-model\n  api_base: {fake_llm.base_url}\n"

@@ -19,12 +19,11 @@ from bot.cluster.redis import RedisState
 from bot.config.schema_channels import TelegramConfig
 from bot.usage.ledger import CallRecord
 from bot.usage.redis_ledger import RedisUsageLedger
-from tests.channels.test_slack import OWNER as SLACK_OWNER
-from tests.channels.test_slack import slack_section
+from tests.cli_process import env_for
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.slack_server import FakeSlack
+from tests.gateway import SLACK_OWNER, slack_section
 from tests.harness import GatewayUnderTest, Harness, make_config
-from tests.test_cli import env_for
 
 GUEST = {"chat": "telegram:9", "sender": "9", "trust": Trust.GUEST}
 

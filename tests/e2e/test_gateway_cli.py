@@ -13,10 +13,11 @@ from bot.bus import ChatRef
 from bot.cli import gateway_client
 from bot.cli.main import app as cli_app
 from bot.scheduler.schedules import Schedule
+from tests.cli_process import env_for
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway import TelegramBot
-from tests.test_cli import env_for
+from tests.polling import until
 
 
 def config_for(bot: TelegramBot, path: Path) -> Path:
@@ -69,10 +70,8 @@ async def test_status_shows_a_rejected_token_as_failed_after_one_error_line(
 ) -> None:
     caplog.set_level(logging.INFO, logger="channels.manager")
     async with TelegramBot(tmp_path, fake_llm, telegram, {"token": "999:REVOKED-TOKEN"}) as running:
-        async with asyncio.timeout(10):
-            while (health := running.gateway.manager.health()["telegram"]).failures < 3:
-                await asyncio.sleep(0.05)
-        assert health.state == "failed"
+        await until(lambda: running.gateway.manager.health()["telegram"].failures >= 3, 10, interval=0.05)
+        assert running.gateway.manager.health()["telegram"].state == "failed"
         code, output = await cli(config_for(running, tmp_path / "config.yaml"), "status")
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1 and "telegram: failed to start" in errors[0].getMessage()

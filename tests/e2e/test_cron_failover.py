@@ -13,6 +13,7 @@ from bot.cluster.redis import RedisState
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway_process import GatewayProcess
+from tests.polling import until
 
 OWNER = 42
 PREFIX = "failover"
@@ -37,9 +38,11 @@ def at(seconds: float) -> str:
 
 async def standing_by(state: RedisState, n: int) -> None:
     """Wait until `n` processes read the inbox (a standby does before it waits for the leases)."""
-    async with asyncio.timeout(30):
-        while len(await state.aclient.xinfo_consumers(state.key("inbox"), "workers")) < n:
-            await asyncio.sleep(0.05)
+
+    async def reading() -> bool:
+        return len(await state.aclient.xinfo_consumers(state.key("inbox"), "workers")) >= n
+
+    await until(reading, 30, interval=0.05)
 
 
 async def test_a_cron_reminder_fires_once_while_the_leader_is_killed_and_replaced(

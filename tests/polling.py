@@ -1,0 +1,17 @@
+"""Waiting on state that no event reports (Redis streams, another process's files): check again, bounded."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
+
+
+async def until(check: Callable[[], bool | Awaitable[bool]], timeout: float, interval: float = 0.02) -> None:
+    """Return once `check()` holds, checking every `interval` seconds; after `timeout` seconds raise TimeoutError."""
+    async with asyncio.timeout(timeout):
+        while True:
+            result = check()
+            if await result if inspect.isawaitable(result) else result:
+                return
+            await asyncio.sleep(interval)
