@@ -81,3 +81,22 @@ async def test_a_cron_reminder_fires_once_while_the_leader_is_killed_and_replace
                 _, err = await running.process.communicate()
                 print(f"--- {running.home.name} stderr\n{err.decode()[-4000:]}")  # shown when the test fails
         await state.aclose()
+
+
+async def test_a_standby_waiting_for_its_leases_stops_on_sigterm(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, redis_url: str
+) -> None:
+    leader = process(tmp_path / "a", fake_llm, telegram, redis_url)
+    standby = process(tmp_path / "b", fake_llm, telegram, redis_url)
+    state = RedisState(redis_url, PREFIX)
+    try:
+        await leader.start()
+        await standby.spawn()
+        await standing_by(state, 2)
+        err = await standby.stop()  # within stop()'s 30 s, though the leader holds the leases all along
+        assert "gateway stopped" in err
+        assert standby.process is None and leader.process is not None and leader.process.returncode is None
+    finally:
+        for running in (leader, standby):
+            if running.process is not None and running.process.returncode is None:
+                running.process.kill()
