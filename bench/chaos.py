@@ -24,11 +24,11 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.turn_overhead import FakeServer  # noqa: E402
 from bot.app.gateway import Gateway  # noqa: E402
 from bot.config.schema import Config  # noqa: E402
 from bot.llm.provider import ModelProvider  # noqa: E402
 from bot.retry import RetryPolicy  # noqa: E402
+from tests.fakes.openai_server import FakeLLM, echo  # noqa: E402
 from tests.fakes.telegram_server import FakeTelegram  # noqa: E402
 
 
@@ -97,7 +97,7 @@ async def main() -> None:
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     logging.getLogger("telegram").setLevel(logging.CRITICAL)  # the injected 502 pages, logged by PTB
-    with FakeServer(latency=0.0) as llm:
+    async with FakeLLM(default=echo) as llm:
         clean = await run(llm.base_url, args.messages, args.chats, 0.0)
         chaos = await run(llm.base_url, args.messages, args.chats, args.rate)
     print(f"{args.messages} messages over {args.chats} chats")
