@@ -24,9 +24,10 @@ def add_routes(app: web.Application, channel: ApiSessions) -> None:
     async def handle(request: web.Request) -> web.WebSocketResponse:
         gate = channel.gate
         gate.origins.check(request)
-        presents = bearer_token(request) is not None or COOKIE in request.cookies
-        caller = gate.check(request) if presents else None
-        if caller is None:
+        caller: Caller | None = None
+        if bearer_token(request) is not None or COOKIE in request.cookies:
+            caller = gate.check(request)
+        else:  # the token will come in the first frame; a locked-out address need not send it
             gate.refuse_locked(request)
         socket = web.WebSocketResponse(heartbeat=30)
         await socket.prepare(request)
