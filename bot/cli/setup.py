@@ -55,7 +55,8 @@ def init(
         typer.echo(f"kept    {path} (already there)")
     if token and config:
         api = config.channels.api
-        typer.echo(f"\nWeb chat (once channels.api.enabled is true): {chat_url(api.host, api.port, token)}")
+        typer.echo(f"\nWeb chat (once channels.api.enabled is true): {chat_url(api.host, api.port)}")
+        typer.echo(f"Paste this token into its login form (keep it secret; it is in {options.config}):\n  {token}")
     if report.added_keys:
         typer.echo(f"added to {options.config}, commented out with their defaults: {', '.join(report.added_keys)}")
     if config and not existed and not non_interactive and sys.stdin.isatty():

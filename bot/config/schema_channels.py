@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import Field, SecretStr, field_validator
@@ -60,6 +61,17 @@ class ApiConfig(Section):
     port: int = Field(default=18790, ge=0, le=65535)
     allow_remote: bool = False
     tokens: list[ApiTokenConfig] = []
+    allowed_origins: list[str] = []
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins(cls, value: list[str]) -> list[str]:
+        for origin in value:
+            if not re.fullmatch(r"https?://[^/?#\s]+/?", origin):
+                raise ValueError(
+                    f"{origin!r} is not an origin; write scheme://host[:port], e.g. https://chat.example.org"
+                )
+        return value
 
     @field_validator("tokens")
     @classmethod

@@ -19,6 +19,6 @@ def write_api_token(config_file: Path, make_token: Callable[[], str] = lambda: s
     return token
 
 
-def chat_url(host: str, port: int, token: str) -> str:
-    """The address that opens the web chat with a token (the page then drops it from the address bar)."""
-    return f"http://{host}:{port}/?token={token}"
+def chat_url(host: str, port: int) -> str:
+    """The web chat's address; the token goes into its login form, never into a URL."""
+    return f"http://{host}:{port}/"

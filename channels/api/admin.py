@@ -1,4 +1,4 @@
-"""The owner's dashboard at /admin: a static page plus JSON state and actions, owner tokens only."""
+"""The owner's dashboard at /admin: a static page plus JSON state and actions (same origin, CSRF token), owners only."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
-from channels.api.auth import Gatekeeper
-from channels.api.pages import PAGE_HEADERS, STATIC
+from channels.api.gate import Gatekeeper
+from channels.api.pages import STATIC
 
 
 class AdminBackend(Protocol):
@@ -19,18 +19,17 @@ class AdminBackend(Protocol):
 
 
 def add_routes(app: web.Application, gate: Gatekeeper, backend: AdminBackend) -> None:
-    """Mount /admin, /admin/state and /admin/action."""
+    """Mount /admin (the page holds no data; it logs in like the chat), /admin/state and /admin/action."""
 
     async def page(request: web.Request) -> web.FileResponse:
-        gate.check(request, owner_only=True)
-        return web.FileResponse(STATIC / "admin.html", headers=PAGE_HEADERS)
+        return web.FileResponse(STATIC / "admin.html")
 
     async def state(request: web.Request) -> web.Response:
         gate.check(request, owner_only=True)
         return web.json_response(backend.snapshot())
 
     async def action(request: web.Request) -> web.Response:
-        gate.check(request, owner_only=True)
+        gate.check_change(request, owner_only=True)
         try:
             body = await request.json()
         except ValueError:

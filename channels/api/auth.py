@@ -1,4 +1,4 @@
-"""Who may use the API: bearer tokens with a name and a trust, and a lockout for addresses that guess."""
+"""Who may use the API: tokens with a name and a trust, and a lockout for addresses that guess."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-
-from aiohttp import web
 
 from bot.bus import Trust
 from bot.config.schema_channels import ApiTokenConfig
@@ -79,34 +77,3 @@ class FailureLockout:
         if len(recent) >= MAX_FAILURES:
             self._locked_until[address] = now + WINDOW
             del self._failures[address]
-
-
-def token_of(request: web.Request) -> str | None:
-    """The token a request carries: `Authorization: Bearer …`, else `?token=`."""
-    header = request.headers.get("Authorization", "")
-    if header.lower().startswith("bearer "):
-        return header[7:].strip()
-    return request.query.get("token")
-
-
-class Gatekeeper:
-    """Authenticates requests: 401 for a missing or wrong token, 429 while the address is locked out."""
-
-    def __init__(self, book: TokenBook, lockout: FailureLockout) -> None:
-        self._book = book
-        self._lockout = lockout
-
-    def check(self, request: web.Request, owner_only: bool = False) -> Caller:
-        """The request's caller; raise HTTPUnauthorized or HTTPTooManyRequests otherwise."""
-        address = request.remote or "?"
-        if self._lockout.locked(address):
-            raise web.HTTPTooManyRequests(text="too many wrong tokens; try again in a minute")
-        token = token_of(request)
-        caller = self._book.caller(token) if token else None
-        if caller is None:
-            if token:
-                self._lockout.failed(address)
-            raise web.HTTPUnauthorized(text="a valid API token is needed", headers={"WWW-Authenticate": "Bearer"})
-        if owner_only and not caller.is_owner:
-            raise web.HTTPUnauthorized(text="an owner token is needed")
-        return caller

@@ -11,11 +11,14 @@ from aiohttp import web
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, new_id
 from bot.config.schema_channels import ApiConfig
 from bot.events import CronSkipped, Event, EventBus, TurnFinished
-from channels.api import admin, openai_compat, pages, ws
+from channels.api import admin, front_door, login, openai_compat, pages, ws
 from channels.api.admin import AdminBackend
-from channels.api.auth import Caller, FailureLockout, Gatekeeper, TokenBook
+from channels.api.auth import Caller, FailureLockout, TokenBook
 from channels.api.frames import Frame, event_frame, message_frame
+from channels.api.gate import Gatekeeper
 from channels.api.hub import CHANNEL, Hub
+from channels.api.origins import OriginPolicy
+from channels.api.web_sessions import WebSessions
 from channels.base import Channel, Publish
 
 logger = logging.getLogger(__name__)
@@ -39,7 +42,9 @@ class ApiChannel(Channel):
         self._config = config
         self._events = events
         self.hub = Hub()
-        self.gate = Gatekeeper(TokenBook(config.tokens), lockout or FailureLockout())
+        self.gate = Gatekeeper(
+            TokenBook(config.tokens), lockout or FailureLockout(), WebSessions(), OriginPolicy(config.allowed_origins)
+        )
         self._client_ids: dict[str, str] = {}
         self._admin = admin
         self._history = history
@@ -51,6 +56,8 @@ class ApiChannel(Channel):
         if self._config.allow_remote:
             logger.warning("api: allow_remote is on; listening on %s, reachable from other machines", self._config.host)
         app = web.Application()
+        front_door.install(app)
+        login.add_routes(app, self.gate)
         ws.add_routes(app, self)
         openai_compat.add_routes(app, self)
         pages.add_routes(app, self)

@@ -1,4 +1,4 @@
-"""The web pages: the chat at `/` (a token form until a token is given) and its static files."""
+"""The web pages: the chat at `/` (a login form until the browser has a session) and its static files."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def add_routes(app: web.Application, channel: ApiSessions) -> None:
     """Mount `/`, `/history` and `/static/`; the page itself holds no data, every data request is authenticated."""
 
     async def chat_page(request: web.Request) -> web.FileResponse:
-        return web.FileResponse(STATIC / "chat.html", headers=PAGE_HEADERS)
+        return web.FileResponse(STATIC / "chat.html")
 
     async def history(request: web.Request) -> web.Response:
         caller = channel.gate.check(request)
@@ -25,10 +25,3 @@ def add_routes(app: web.Application, channel: ApiSessions) -> None:
     app.router.add_get("/", chat_page)
     app.router.add_get("/history", history)
     app.router.add_static("/static/", STATIC)
-
-
-PAGE_HEADERS = {
-    "Content-Security-Policy": "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self'",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-}

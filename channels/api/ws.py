@@ -1,4 +1,4 @@
-"""WebSocket /ws: text in, the turn's stream events and its final reply out, as JSON frames."""
+"""WebSocket /ws: authenticated by Bearer header, session cookie or first frame; text in, stream events out."""
 
 from __future__ import annotations
 
@@ -6,26 +6,56 @@ import asyncio
 import contextlib
 import json
 
-from aiohttp import WSMsgType, web
+from aiohttp import WSCloseCode, WSMsgType, web
 
 from channels.api.auth import Caller
 from channels.api.frames import Frame
+from channels.api.gate import Gatekeeper, bearer_token
 from channels.api.hub import ApiSessions, session_chat
+from channels.api.web_sessions import COOKIE
 
 MAX_TEXT = 32_000
+AUTH_WAIT = 10.0
 
 
 def add_routes(app: web.Application, channel: ApiSessions) -> None:
     """Mount /ws."""
 
     async def handle(request: web.Request) -> web.WebSocketResponse:
-        caller = channel.gate.check(request)
+        gate = channel.gate
+        gate.origins.check(request)
+        caller: Caller | None = None
+        if bearer_token(request) is not None or COOKIE in request.cookies:
+            caller = gate.check(request)
+        else:  # the token will come in the first frame; a locked-out address need not send it
+            gate.refuse_locked(request)
         socket = web.WebSocketResponse(heartbeat=30)
         await socket.prepare(request)
-        await _Connection(channel, caller, socket, request.query.get("session")).serve()
+        caller = caller or await _first_frame_caller(gate, request, socket)
+        if caller is not None:
+            await _Connection(channel, caller, socket, request.query.get("session")).serve()
         return socket
 
     app.router.add_get("/ws", handle)
+
+
+async def _first_frame_caller(gate: Gatekeeper, request: web.Request, socket: web.WebSocketResponse) -> Caller | None:
+    """Authenticate by the first frame, `{"type": "auth", "token": …}`; refuse and close on anything else."""
+    reason = 'the first frame must be {"type": "auth", "token": "…"}'
+    try:
+        async with asyncio.timeout(AUTH_WAIT):
+            raw = await socket.receive()
+        frame = json.loads(raw.data) if raw.type is WSMsgType.TEXT else None
+        if isinstance(frame, dict) and frame.get("type") == "auth" and isinstance(frame.get("token"), str):
+            return gate.caller_for(request, frame["token"])
+    except (TimeoutError, ValueError):
+        pass
+    except web.HTTPException as refused:
+        reason = refused.text or "refused"
+    if not socket.closed:
+        await socket.send_json({"type": "error", "message": reason})
+        await socket.close(code=WSCloseCode.POLICY_VIOLATION, message=b"not authenticated")
+    return None
 
 
 class _Connection:

@@ -1,15 +1,8 @@
-// The dashboard: reads /admin/state with the owner token and runs actions through /admin/action.
+// The dashboard: an owner's session cookie reads /admin/state; actions POST to /admin/action with the CSRF token.
 "use strict";
 (function () {
   const $ = function (id) { return document.getElementById(id); };
-  const url = new URL(location.href);
-  if (url.searchParams.get("token")) {
-    sessionStorage.setItem("relaybot-token", url.searchParams.get("token"));
-    url.searchParams.delete("token");
-    history.replaceState(null, "", url.pathname + url.search);
-  }
-  const token = sessionStorage.getItem("relaybot-token") || "";
-  const headers = { "Authorization": "Bearer " + token, "Content-Type": "application/json" };
+  let csrf = "";
 
   function cell(row, content) {
     const td = document.createElement("td");
@@ -100,18 +93,30 @@
   }
 
   async function refresh() {
-    const response = await fetch("/admin/state", { headers: headers });
+    const response = await fetch("/admin/state", { credentials: "same-origin" });
     if (!response.ok) { $("state").textContent = "refused (" + response.status + ")"; return; }
     render(await response.json());
   }
 
   async function act(request) {
-    const response = await fetch("/admin/action", { method: "POST", headers: headers, body: JSON.stringify(request) });
+    const headers = { "Content-Type": "application/json", "X-CSRF-Token": csrf };
+    const response = await fetch("/admin/action", {
+      method: "POST", credentials: "same-origin", headers: headers, body: JSON.stringify(request),
+    });
     const result = await response.json();
     $("state").textContent = result.ok ? "done" : "failed: " + result.error;
     await refresh();
   }
 
+  function open(session) {
+    if (!session.owner) { window.relaybotLogin.ask($("login"), open, "An owner token is needed."); return; }
+    csrf = session.csrf || "";
+    $("admin").hidden = false;
+    refresh();
+  }
+
   $("refresh").addEventListener("click", refresh);
-  refresh();
+  window.relaybotLogin.session().then(function (session) {
+    if (session) open(session); else window.relaybotLogin.ask($("login"), open);
+  });
 })();

@@ -1,4 +1,4 @@
-// The web chat: a token form until a token is known, then one WebSocket to /ws and a live transcript.
+// The web chat: a login form until the browser has a session cookie, then one WebSocket to /ws and a live transcript.
 "use strict";
 (function () {
   const $ = function (id) { return document.getElementById(id); };
@@ -6,22 +6,11 @@
   let socket = null;
   let live = null;      // the bot bubble of the running turn: {node, text, tools}
   let opened = false;
-
-  function takeTokenFromAddress() {
-    const url = new URL(location.href);
-    const token = url.searchParams.get("token");
-    if (token) {
-      sessionStorage.setItem("relaybot-token", token);
-      url.searchParams.delete("token");
-      history.replaceState(null, "", url.pathname + url.search + url.hash);
-    }
-  }
+  let csrf = "";        // the session's CSRF token, for POST /logout
 
   function showLogin(error) {
     $("chat").hidden = true;
-    $("login").hidden = false;
-    $("login-error").textContent = error || "";
-    $("token").focus();
+    window.relaybotLogin.ask($("login"), start, error);
   }
 
   function scroll() { log.scrollTop = log.scrollHeight; }
@@ -108,11 +97,15 @@
     }
   }
 
+  function start(session) {
+    csrf = session.csrf || "";
+    connect();
+  }
+
+  // The session cookie goes with the upgrade; the token itself never leaves the login form.
   function connect() {
-    const token = sessionStorage.getItem("relaybot-token");
-    if (!token) { showLogin(); return; }
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-    socket = new WebSocket(scheme + "//" + location.host + "/ws?token=" + encodeURIComponent(token));
+    socket = new WebSocket(scheme + "//" + location.host + "/ws");
     opened = false;
     socket.onopen = function () {
       opened = true;
@@ -124,21 +117,13 @@
     socket.onmessage = function (event) { onFrame(JSON.parse(event.data)); };
     socket.onclose = function () {
       if (!opened) {
-        sessionStorage.removeItem("relaybot-token");
-        showLogin("That token was refused.");
+        showLogin("Please log in again.");
       } else {
         $("state").textContent = "disconnected; reconnecting…";
         setTimeout(connect, 2000);
       }
     };
   }
-
-  $("login").addEventListener("submit", function (event) {
-    event.preventDefault();
-    sessionStorage.setItem("relaybot-token", $("token").value.trim());
-    $("token").value = "";
-    connect();
-  });
 
   $("compose").addEventListener("submit", function (event) {
     event.preventDefault();
@@ -164,6 +149,15 @@
     live = null;
   });
 
-  takeTokenFromAddress();
-  connect();
+  $("logout").addEventListener("click", async function () {
+    await fetch("/logout", { method: "POST", credentials: "same-origin", headers: { "X-CSRF-Token": csrf } });
+    socket.onclose = null;
+    socket.close();
+    log.textContent = "";
+    showLogin();
+  });
+
+  window.relaybotLogin.session().then(function (session) {
+    if (session) start(session); else showLogin();
+  });
 })();

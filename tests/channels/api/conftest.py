@@ -15,6 +15,11 @@ OWNER_TOKEN = "owner-secret-token"
 GUEST_TOKEN = "guest-secret-token"
 
 
+def bearer(token: str) -> dict[str, str]:
+    """The header a script authenticates with."""
+    return {"Authorization": f"Bearer {token}"}
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now."""
     with socket.socket() as probe:
@@ -31,6 +36,7 @@ class ApiBot(GatewayUnderTest):
         fake_llm: FakeLLM,
         owners: list[str] = (),
         other_channels: dict[str, dict] | None = None,
+        api: dict[str, object] | None = None,
         **overrides: object,
     ) -> None:
         self.port = free_port()
@@ -41,6 +47,7 @@ class ApiBot(GatewayUnderTest):
                 {"token": OWNER_TOKEN, "name": "me", "trust": "owner"},
                 {"token": GUEST_TOKEN, "name": "visitor", "trust": "guest"},
             ],
+            **(api or {}),
         }
         channels = {"api": section, **(other_channels or {})}
         super().__init__(tmp_path, fake_llm, list(owners), channels, **overrides)
@@ -48,6 +55,10 @@ class ApiBot(GatewayUnderTest):
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
 
     async def __aenter__(self) -> ApiBot:
         await super().__aenter__()

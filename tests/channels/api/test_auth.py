@@ -12,7 +12,7 @@ from bot.config.loader import load_config
 from bot.config.schema_channels import ApiConfig, ApiTokenConfig
 from bot.errors import ConfigError
 from channels.api.auth import FailureLockout, TokenBook
-from tests.channels.api.conftest import GUEST_TOKEN, OWNER_TOKEN, ApiBot
+from tests.channels.api.conftest import GUEST_TOKEN, OWNER_TOKEN, ApiBot, bearer
 
 
 def test_lockout_after_five_failures_within_a_minute_lasts_a_minute() -> None:
@@ -79,7 +79,7 @@ async def test_wrong_tokens_get_401_then_429_for_the_address(api_bot: ApiBot) ->
         for _ in range(5):
             async with http.get(f"{api_bot.url}/v1/models", headers={"Authorization": "Bearer nope"}) as response:
                 assert response.status == 401
-        async with http.get(f"{api_bot.url}/v1/models?token={OWNER_TOKEN}") as response:
+        async with http.get(f"{api_bot.url}/v1/models", headers=bearer(OWNER_TOKEN)) as response:
             assert response.status == 429
 
 
@@ -88,6 +88,6 @@ async def test_no_data_without_a_token(api_bot: ApiBot) -> None:
         for path in ("/v1/models", "/history"):
             async with http.get(f"{api_bot.url}{path}") as response:
                 assert response.status == 401
-        async with http.get(f"{api_bot.url}/history?token={GUEST_TOKEN}") as response:
+        async with http.get(f"{api_bot.url}/history", headers=bearer(GUEST_TOKEN)) as response:
             assert response.status == 200
             assert await response.json() == {"session": "default", "messages": []}

@@ -1,9 +1,11 @@
-"""The web chat in a real headless Chromium: token handling, a streamed reply shown once, safe Markdown."""
+"""The web chat in a real headless Chromium: the login form, a streamed reply shown once, safe Markdown."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from playwright.async_api import Page
 
 from tests.channels.api.browser import needs_chromium, phone_page
 from tests.channels.api.conftest import OWNER_TOKEN, ApiBot
@@ -20,7 +22,15 @@ def screenshot_path(tmp_path: Path) -> Path:
 pytestmark = needs_chromium
 
 
-async def test_page_without_token_shows_only_the_token_form(api_bot: ApiBot) -> None:
+async def log_in(page: Page, bot: ApiBot) -> None:
+    """Open the chat and log in through its form, as a person would."""
+    await page.goto(bot.url + "/")
+    await page.fill("#token", OWNER_TOKEN)
+    await page.click("#login button")
+    await page.wait_for_selector("#chat", state="visible")
+
+
+async def test_page_without_a_session_shows_only_the_login_form(api_bot: ApiBot) -> None:
     async with phone_page() as page:
         await page.goto(api_bot.url + "/")
         await page.wait_for_selector("#login", state="visible")
@@ -28,6 +38,28 @@ async def test_page_without_token_shows_only_the_token_form(api_bot: ApiBot) -> 
         await page.fill("#token", "wrong")
         await page.click("#login button")
         await page.wait_for_selector("text=That token was refused.")
+        assert await page.context.cookies() == []
+
+
+async def test_the_login_form_sets_an_httponly_strict_cookie_and_the_chat_works(api_bot: ApiBot, fake_llm) -> None:
+    fake_llm.script(Text("logged in and answering"))
+    async with phone_page() as page:
+        await log_in(page, api_bot)
+        [cookie] = await page.context.cookies()
+        assert (cookie["name"], cookie["httpOnly"], cookie["sameSite"]) == ("relaybot_session", True, "Strict")
+        assert cookie["value"] != OWNER_TOKEN and await page.evaluate("document.cookie") == ""
+        assert "token" not in page.url
+        await page.fill("#text", "are you there?")
+        await page.press("#text", "Enter")
+        await page.wait_for_selector(".msg.bot.final:has-text('logged in and answering')")
+        await page.reload()  # the cookie, not the page, remembers the login
+        await page.wait_for_selector(".msg.bot:has-text('logged in and answering')")
+        assert await page.is_hidden("#login")
+        await page.click("#logout")
+        await page.wait_for_selector("#login", state="visible")
+        assert await page.context.cookies() == []
+        await page.reload()
+        await page.wait_for_selector("#login", state="visible")
 
 
 async def test_typed_message_streams_in_and_the_final_text_shows_once(
@@ -36,9 +68,7 @@ async def test_typed_message_streams_in_and_the_final_text_shows_once(
     reply = "Here is **bold** advice, a [link](https://example.org), <b>raw html</b> and [bad](javascript:alert(1))."
     fake_llm.script(Text(reply, chunk_delay=0.02))
     async with phone_page() as page:
-        await page.goto(f"{api_bot.url}/?token={OWNER_TOKEN}")
-        await page.wait_for_selector("#chat", state="visible")
-        assert "token" not in page.url
+        await log_in(page, api_bot)
         await page.fill("#text", "give me advice")
         await page.press("#text", "Enter")
         await page.wait_for_selector(".msg.bot.live")
@@ -62,8 +92,7 @@ async def test_typed_message_streams_in_and_the_final_text_shows_once(
 async def test_tool_progress_stop_and_new(api_bot: ApiBot, fake_llm) -> None:
     fake_llm.script(ToolCalls((("list_dir", {"path": "."}),)), Hang())
     async with phone_page() as page:
-        await page.goto(f"{api_bot.url}/?token={OWNER_TOKEN}")
-        await page.wait_for_selector("#chat", state="visible")
+        await log_in(page, api_bot)
         await page.fill("#text", "look around")
         await page.click("#send")
         await page.wait_for_selector(".tool.ok[data-name='list_dir']")

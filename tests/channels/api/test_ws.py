@@ -7,7 +7,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.channels.api.conftest import GUEST_TOKEN, OWNER_TOKEN, ApiBot
+from tests.channels.api.conftest import GUEST_TOKEN, OWNER_TOKEN, ApiBot, bearer
 from tests.fakes.openai_server import Hang, Text, ToolCalls
 
 
@@ -29,7 +29,7 @@ async def frames_until_reply(ws: aiohttp.ClientWebSocketResponse) -> list[dict]:
 
 async def test_message_streams_in_and_the_reply_comes_exactly_once(api_bot: ApiBot, fake_llm) -> None:
     fake_llm.script(Text("Hello there, this is a streamed reply of some length."))
-    async with aiohttp.ClientSession() as http, http.ws_connect(f"{api_bot.url}/ws?token={OWNER_TOKEN}") as ws:
+    async with aiohttp.ClientSession() as http, http.ws_connect(f"{api_bot.url}/ws", headers=bearer(OWNER_TOKEN)) as ws:
         hello = await ws.receive_json(timeout=5)
         assert hello["type"] == "status" and hello["session"] == "default"
         await ws.send_json({"type": "message", "text": "hi", "id": "c1"})
@@ -63,7 +63,7 @@ async def test_tool_progress_is_sent_as_tool_call_and_tool_result(api_bot: ApiBo
 async def test_session_key_names_token_and_session_and_trust_follows_token(api_bot: ApiBot, fake_llm) -> None:
     seen = []
     api_bot.gateway.agent.events.subscribe(lambda e: seen.append(e.session_key) if hasattr(e, "turn_id") else None)
-    async with aiohttp.ClientSession() as http, http.ws_connect(f"{api_bot.url}/ws?token={GUEST_TOKEN}") as ws:
+    async with aiohttp.ClientSession() as http, http.ws_connect(f"{api_bot.url}/ws", headers=bearer(GUEST_TOKEN)) as ws:
         await ws.receive_json(timeout=5)
         await ws.send_json({"type": "message", "text": "hello", "session": "work"})
         frames = await frames_until_reply(ws)
@@ -74,7 +74,7 @@ async def test_session_key_names_token_and_session_and_trust_follows_token(api_b
 
 
 async def test_new_starts_a_fresh_conversation(api_bot: ApiBot, fake_llm) -> None:
-    async with aiohttp.ClientSession() as http, http.ws_connect(f"{api_bot.url}/ws?token={OWNER_TOKEN}") as ws:
+    async with aiohttp.ClientSession() as http, http.ws_connect(f"{api_bot.url}/ws", headers=bearer(OWNER_TOKEN)) as ws:
         await ws.receive_json(timeout=5)
         await ws.send_json({"type": "new"})
         frames = await frames_until_reply(ws)
@@ -83,7 +83,7 @@ async def test_new_starts_a_fresh_conversation(api_bot: ApiBot, fake_llm) -> Non
 
 async def test_stop_cancels_the_running_turn(api_bot: ApiBot, fake_llm) -> None:
     fake_llm.script(Hang())
-    async with aiohttp.ClientSession() as http, http.ws_connect(f"{api_bot.url}/ws?token={OWNER_TOKEN}") as ws:
+    async with aiohttp.ClientSession() as http, http.ws_connect(f"{api_bot.url}/ws", headers=bearer(OWNER_TOKEN)) as ws:
         await ws.receive_json(timeout=5)
         await ws.send_json({"type": "message", "text": "take forever", "id": "slow"})
         assert (await ws.receive_json(timeout=5))["state"] == "working"
@@ -96,11 +96,11 @@ async def test_stop_cancels_the_running_turn(api_bot: ApiBot, fake_llm) -> None:
 async def test_reconnect_gets_recent_history(api_bot: ApiBot, fake_llm) -> None:
     fake_llm.script(Text("noted"))
     async with aiohttp.ClientSession() as http:
-        async with http.ws_connect(f"{api_bot.url}/ws?token={OWNER_TOKEN}") as ws:
+        async with http.ws_connect(f"{api_bot.url}/ws", headers=bearer(OWNER_TOKEN)) as ws:
             await ws.receive_json(timeout=5)
             await ws.send_json({"type": "message", "text": "remember me"})
             await frames_until_reply(ws)
-        async with http.ws_connect(f"{api_bot.url}/ws?token={OWNER_TOKEN}") as ws:
+        async with http.ws_connect(f"{api_bot.url}/ws", headers=bearer(OWNER_TOKEN)) as ws:
             hello = await ws.receive_json(timeout=5)
     assert hello["history"] == [{"role": "user", "text": "remember me"}, {"role": "bot", "text": "noted"}]
 
@@ -110,7 +110,7 @@ async def test_history_survives_a_restart(tmp_path: Path, fake_llm) -> None:
     async with (
         ApiBot(tmp_path, fake_llm) as bot,
         aiohttp.ClientSession() as http,
-        http.ws_connect(f"{bot.url}/ws?token={OWNER_TOKEN}&session=diary") as ws,
+        http.ws_connect(f"{bot.url}/ws?session=diary", headers=bearer(OWNER_TOKEN)) as ws,
     ):
         await ws.receive_json(timeout=5)
         await ws.send_json({"type": "message", "text": "remember me"})
@@ -118,7 +118,7 @@ async def test_history_survives_a_restart(tmp_path: Path, fake_llm) -> None:
     async with (
         ApiBot(tmp_path, fake_llm) as bot,
         aiohttp.ClientSession() as http,
-        http.get(f"{bot.url}/history?session=diary&token={OWNER_TOKEN}") as response,
+        http.get(f"{bot.url}/history?session=diary", headers=bearer(OWNER_TOKEN)) as response,
     ):
         body = await response.json()
     expected = [{"role": "user", "text": "remember me"}, {"role": "bot", "text": "noted"}]
@@ -126,7 +126,7 @@ async def test_history_survives_a_restart(tmp_path: Path, fake_llm) -> None:
 
 
 async def test_bad_frames_get_an_error_frame(api_bot: ApiBot) -> None:
-    async with aiohttp.ClientSession() as http, http.ws_connect(f"{api_bot.url}/ws?token={OWNER_TOKEN}") as ws:
+    async with aiohttp.ClientSession() as http, http.ws_connect(f"{api_bot.url}/ws", headers=bearer(OWNER_TOKEN)) as ws:
         await ws.receive_json(timeout=5)
         await ws.send_str("not json")
         assert (await ws.receive_json(timeout=5))["type"] == "error"
@@ -134,11 +134,10 @@ async def test_bad_frames_get_an_error_frame(api_bot: ApiBot) -> None:
         assert (await ws.receive_json(timeout=5)) == {"type": "error", "message": "unknown frame type 'dance'"}
 
 
-@pytest.mark.parametrize("query", ["", "?token=wrong"])
-async def test_wrong_token_is_refused_at_the_handshake(api_bot: ApiBot, query: str) -> None:
+async def test_wrong_bearer_token_is_refused_at_the_handshake(api_bot: ApiBot) -> None:
     async with aiohttp.ClientSession() as http:
         with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
-            await http.ws_connect(f"{api_bot.url}/ws{query}")
+            await http.ws_connect(f"{api_bot.url}/ws", headers=bearer("wrong"))
     assert refused.value.status == 401
 
 
