@@ -20,6 +20,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from bot.config.schema import LLMConfig
+from bot.llm import openai_endpoint
 from bot.llm.failures import (
     Evidence,
     exception_chain,
@@ -28,15 +29,16 @@ from bot.llm.failures import (
     retry_after,
     socket_failure,
 )
+from bot.llm.model_params import openai_body, request_headers
+from bot.net.tls import client_context
 
 logger = logging.getLogger(__name__)
 
 PREFIX = "openai/"
-DEFAULT_BASE = "https://api.openai.com/v1"
 KEY_VARIABLE = "OPENAI_API_KEY"
 PLACEHOLDER_KEY = "no-key"
 # The keys of litellm's request that are part of the wire body; the rest steer litellm itself.
-_BODY_KEYS = ("messages", "max_tokens", "temperature", "tools", "stream", "stream_options")
+_BODY_KEYS = ("messages", "max_tokens", "temperature", "reasoning_effort", "tools", "stream", "stream_options")
 # litellm's markers of a context-window error (exception_mapping_utils), lower-cased.
 _OVERFLOW_MARKERS = (
     "context_length_exceeded",
@@ -96,7 +98,7 @@ def fast_path_for(config: LLMConfig) -> OpenAICompatible | None:
     """The direct client for an `openai/…` model when `llm.fast_path` is on, else None (use litellm)."""
     if not config.fast_path or not config.model.startswith(PREFIX):
         return None
-    return OpenAICompatible(config.api_base or DEFAULT_BASE)
+    return OpenAICompatible(openai_endpoint.base_url(config))
 
 
 def openai_key(config: LLMConfig) -> tuple[str | None, list[str]]:
@@ -110,7 +112,7 @@ def openai_key(config: LLMConfig) -> tuple[str | None, list[str]]:
 
 
 def wire_body(request: dict[str, Any]) -> dict[str, Any]:
-    """The JSON body litellm sends for a request: its wire keys, the model without the `openai/` prefix."""
+    """The JSON body litellm sends for a request: its wire keys mapped for the model, without the `openai/` prefix."""
     body = {key: request[key] for key in _BODY_KEYS if key in request}
     body["model"] = request["model"].removeprefix(PREFIX)
     if "messages" in body:
@@ -118,7 +120,7 @@ def wire_body(request: dict[str, Any]) -> dict[str, Any]:
         body["messages"] = [
             {k: v for k, v in m.items() if v is not None} if None in m.values() else m for m in body["messages"]
         ]
-    return body
+    return openai_body(body)
 
 
 def error_message(text: str) -> str:
@@ -225,9 +227,7 @@ class OpenAICompatible:
         import aiohttp
 
         session = self._http()
-        headers = {"Content-Type": "application/json"}
-        if request.get("api_key"):
-            headers["Authorization"] = f"Bearer {request['api_key']}"
+        headers = request_headers(request)
         data = self._encoder.encode(wire_body(request))
         try:
             response = await session.post(self._url, data=data, headers=headers)
@@ -254,8 +254,10 @@ class OpenAICompatible:
 
         loop = asyncio.get_running_loop()
         if self._session is None or self._session.closed or self._loop is not loop:
+            # The process's CA bundle, and HTTP(S)_PROXY / NO_PROXY from the environment, as httpx reads them.
+            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, ssl=client_context())
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300), timeout=aiohttp.ClientTimeout(total=None)
+                connector=connector, timeout=aiohttp.ClientTimeout(total=None), trust_env=True
             )
             self._loop = loop
         return self._session

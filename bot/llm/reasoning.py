@@ -23,7 +23,7 @@ class ThinkFilter:
 
     def __init__(self, emit: DeltaHandler, hidden: DeltaHandler = ignore) -> None:
         self._emit = emit
-        self._hidden = hidden
+        self.hidden = hidden
         self._pending = ""
         self._inside = False
 
@@ -35,14 +35,14 @@ class ThinkFilter:
             index = self._pending.find(tag)
             if index >= 0:
                 if index:
-                    (self._hidden if self._inside else self._emit)(self._pending[:index])
+                    (self.hidden if self._inside else self._emit)(self._pending[:index])
                 self._pending = self._pending[index + len(tag) :]
                 self._inside = not self._inside
                 continue
             keep = _partial_suffix(self._pending, tag)
             visible = self._pending[: len(self._pending) - keep]
             if visible:
-                (self._hidden if self._inside else self._emit)(visible)
+                (self.hidden if self._inside else self._emit)(visible)
             self._pending = self._pending[len(visible) :]
             return
 
@@ -59,3 +59,20 @@ def _partial_suffix(text: str, tag: str) -> int:
         if tag.startswith(text[-size:]):
             return size
     return 0
+
+
+REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking")
+
+
+def reasoning_of(part: object) -> str:
+    """The reasoning a message or a stream delta carries, in whichever field the server uses for it.
+
+    litellm keeps fields it does not know in `provider_specific_fields` (a message's `thinking`); it drops them
+    from stream deltas, so a streamed `thinking` reaches only the direct path.
+    """
+    extra = getattr(part, "provider_specific_fields", None)
+    for name in REASONING_FIELDS:
+        value = getattr(part, name, None) or (extra.get(name) if isinstance(extra, dict) else None)
+        if isinstance(value, str) and value:
+            return value
+    return ""
