@@ -7,6 +7,7 @@ import asyncio
 import itertools
 import json
 import signal
+import ssl
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -122,9 +123,14 @@ class FakeLLM:
     """
 
     def __init__(
-        self, latency: float = 0.0, default: Callable[[dict], Reply] | None = None, context_length: int | None = None
+        self,
+        latency: float = 0.0,
+        default: Callable[[dict], Reply] | None = None,
+        context_length: int | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.latency = latency
+        self._tls = tls  # serve HTTPS with this server context
         self.default = default or echo
         self.context_length = context_length  # reported in /v1/models when set, as vLLM-style servers do
         self.requests: list[dict] = []
@@ -149,7 +155,7 @@ class FakeLLM:
     @property
     def base_url(self) -> str:
         """The URL to pass as `api_base`."""
-        return f"http://127.0.0.1:{self._port}/v1"
+        return f"{'https' if self._tls else 'http'}://127.0.0.1:{self._port}/v1"
 
     def script(self, *replies: Reply) -> None:
         """Queue replies, consumed in order, one per chat request."""
@@ -169,7 +175,7 @@ class FakeLLM:
         self._stopping.clear()
         self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
         await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", port).start()
+        await web.TCPSite(self._runner, "127.0.0.1", port, ssl_context=self._tls).start()
         self._port = self._runner.addresses[0][1]
 
     async def stop(self) -> None:

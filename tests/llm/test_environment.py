@@ -5,7 +5,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from bot.config.schema import LLMConfig
-from bot.errors import ProviderUnreachable
+from bot.errors import ProviderError, ProviderUnreachable
 from bot.llm.openai_endpoint import base_url
 from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
@@ -131,3 +131,53 @@ async def test_extra_headers_reach_the_endpoint(fake_llm: FakeLLM, fast_path: bo
     seen = fake_llm.headers[-1]
     assert {name: seen.get(name) for name in headers} == headers
     assert seen["Authorization"] == "Bearer sk-test"
+
+
+@pytest.fixture
+async def https_llm(tmp_path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[FakeLLM, str]]:
+    """The fake over HTTPS with a certificate from a throwaway CA, and that CA's file; the TLS context is reloaded."""
+    pytest.importorskip("cryptography")
+    from bot.net.tls import client_context
+    from tests.fakes.tls import server_context
+
+    context, ca_file = server_context(tmp_path)
+    for name in ("SSL_CERT_FILE", "SSL_CERT_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    client_context.cache_clear()
+    async with FakeLLM(tls=context) as fake:
+        yield fake, str(ca_file)
+    client_context.cache_clear()
+
+
+@PATHS
+async def test_the_ca_bundle_comes_from_ssl_cert_file(
+    https_llm: tuple[FakeLLM, str], monkeypatch: pytest.MonkeyPatch, fast_path: bool
+) -> None:
+    fake, ca_file = https_llm
+    monkeypatch.setenv("SSL_CERT_FILE", ca_file)
+    key = f"sk-tls-{fast_path}"
+    config = LLMConfig(model="openai/gpt-4o-mini", api_key=key, api_base=fake.base_url, fast_path=fast_path)
+    assert await answer(config) == "echo: hello"
+
+
+@PATHS
+async def test_an_unknown_certificate_authority_is_refused(https_llm: tuple[FakeLLM, str], fast_path: bool) -> None:
+    fake, _ = https_llm
+    key = f"sk-untrusted-{fast_path}"
+    config = LLMConfig(model="openai/gpt-4o-mini", api_key=key, api_base=fake.base_url, fast_path=fast_path)
+    with pytest.raises(ProviderError):
+        await answer(config)
+    assert fake.requests == []
+
+
+@PATHS
+async def test_without_ssl_cert_file_certifis_bundle_is_used(
+    https_llm: tuple[FakeLLM, str], monkeypatch: pytest.MonkeyPatch, fast_path: bool
+) -> None:
+    import certifi
+
+    fake, ca_file = https_llm
+    monkeypatch.setattr(certifi, "where", lambda: ca_file)
+    key = f"sk-certifi-{fast_path}"
+    config = LLMConfig(model="openai/gpt-4o-mini", api_key=key, api_base=fake.base_url, fast_path=fast_path)
+    assert await answer(config) == "echo: hello"
