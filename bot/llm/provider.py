@@ -117,13 +117,13 @@ class ModelProvider:
                 return await self._complete(request)
             reasoning = on_delta.reasoning if isinstance(on_delta, ReasoningSink) else ignore
             if not self._streams:
-                return await self._complete(request, ThinkFilter(show, reasoning))
+                return await self._complete(request, show, reasoning)
             try:
                 return await self._stream(request, show, reasoning)
             except Exception as exc:
                 if shown or not self._refused(exc):
                     raise
-            response = await self._complete(request, ThinkFilter(show, reasoning))
+            response = await self._complete(request, show, reasoning)
             logger.warning("llm %s refused a streamed call; its replies are no longer streamed", self.model)
             self._streams = False
             return response
@@ -170,25 +170,29 @@ class ModelProvider:
             request["tools"] = tools
         return mark_cache_breakpoints(request) if takes_cache_breakpoints(config.model) else request
 
-    async def _complete(self, request: dict[str, Any], shown: ThinkFilter | None = None) -> LLMResponse:
-        """One unstreamed answer within `llm.timeout`; `shown` gets its reasoning and text at once."""
+    async def _complete(
+        self, request: dict[str, Any], emit: DeltaHandler | None = None, reasoning: DeltaHandler = ignore
+    ) -> LLMResponse:
+        """One unstreamed answer within `llm.timeout`; with `emit`, its text is shown (and its reasoning) at once."""
         started = time.perf_counter()
         async with asyncio.timeout(self._config.timeout):
             response = await self._acompletion(**request)
         choice = response.choices[0]
         message = choice.message
-        if shown is not None:
+        if emit is not None:
             if thought := reasoning_of(message):
-                shown.hidden(thought)
-            shown.feed(message.content or "")
-            shown.flush()
+                reasoning(thought)
+            visible = ThinkFilter(emit, reasoning)
+            visible.feed(message.content or "")
+            visible.flush()
         calls = tuple(
             _tool_call(call.id, call.function.name, call.function.arguments or "")
             for call in (message.tool_calls or [])
         )
         usage = getattr(response, "usage", None)
         logger.debug("llm answered in %.1f ms", (time.perf_counter() - started) * 1000)
-        return self._finished(strip_think(message.content or ""), calls, choice.finish_reason or "stop", _usage(usage))
+        content = strip_think(message.content or "")
+        return self._finished(content, calls, choice.finish_reason or "stop", _usage(usage), emit if content else None)
 
     async def _stream(self, request: dict[str, Any], emit: DeltaHandler, reasoning: DeltaHandler) -> LLMResponse:
         """Stream one answer; `llm.timeout` bounds the wait for the first chunk and between chunks, not the whole."""

@@ -23,7 +23,7 @@ class ThinkFilter:
 
     def __init__(self, emit: DeltaHandler, hidden: DeltaHandler = ignore) -> None:
         self._emit = emit
-        self.hidden = hidden
+        self._hidden = hidden
         self._pending = ""
         self._inside = False
 
@@ -35,14 +35,14 @@ class ThinkFilter:
             index = self._pending.find(tag)
             if index >= 0:
                 if index:
-                    (self.hidden if self._inside else self._emit)(self._pending[:index])
+                    (self._hidden if self._inside else self._emit)(self._pending[:index])
                 self._pending = self._pending[index + len(tag) :]
                 self._inside = not self._inside
                 continue
             keep = _partial_suffix(self._pending, tag)
             visible = self._pending[: len(self._pending) - keep]
             if visible:
-                (self.hidden if self._inside else self._emit)(visible)
+                (self._hidden if self._inside else self._emit)(visible)
             self._pending = self._pending[len(visible) :]
             return
 

@@ -8,7 +8,7 @@ from bot.config.schema import LLMConfig
 from bot.errors import ProviderError
 from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
-from tests.fakes.openai_server import Error, FakeLLM
+from tests.fakes.openai_server import Error, FakeLLM, Text
 
 MESSAGES = [{"role": "user", "content": "hello"}]
 PATHS = pytest.mark.parametrize("fast_path", [True, False], ids=["fast", "litellm"])
@@ -87,3 +87,30 @@ async def test_each_provider_remembers_for_itself(make, fake_llm: FakeLLM, fast_
     fake_llm.refuse_streaming = 0
     await make(fast_path).chat(MESSAGES, on_delta=lambda _: None)
     assert streamed(fake_llm) == [True, False, True]
+
+
+async def test_a_refused_stream_costs_one_ledger_row_the_same_on_both_paths(make, fake_llm: FakeLLM, tmp_path) -> None:
+    from bot.usage.ledger import UsageLedger
+    from bot.usage.meter import MeteredProvider
+
+    fake_llm.refuse_streaming = 400
+    rows = []
+    for fast_path in (True, False):
+        ledger = UsageLedger(tmp_path / f"usage-{fast_path}.db")
+        await MeteredProvider(make(fast_path), ledger).chat(MESSAGES, on_delta=lambda _: None)
+        (row,) = ledger.calls()
+        rows.append((row.model, row.prompt_tokens, row.completion_tokens, row.cost_usd, row.estimated, row.outcome))
+        ledger.close()
+    assert rows[0] == rows[1]
+    assert rows[0][1:3] == (fake_llm.reported[-1]["prompt_tokens"], fake_llm.reported[-1]["completion_tokens"])
+
+
+@PATHS
+async def test_an_unstreamed_reply_cut_at_max_tokens_says_so(make, fake_llm: FakeLLM, fast_path: bool) -> None:
+    from bot.llm.types import LENGTH_NOTE
+
+    fake_llm.refuse_streaming = 400
+    fake_llm.script(Text("The start of it", finish_reason="length"))
+    shown: list[str] = []
+    answer = await make(fast_path).chat(MESSAGES, on_delta=shown.append)
+    assert "".join(shown) == answer.content == f"The start of it\n\n{LENGTH_NOTE}"
