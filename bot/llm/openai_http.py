@@ -1,11 +1,11 @@
 """A direct path to OpenAI-compatible endpoints: the body litellm would send, over one pooled aiohttp session.
 
 litellm spends most of a call in the OpenAI SDK's request transform, per-call cost and model-info
-lookups and its logging callbacks. For `openai/…` models none of that changes the request, so the
-provider sends the same JSON body itself and reads the answer into objects litellm's shape, which
-`ModelProvider` parses unchanged; `failure_evidence` reads its failures (a status, headers, the URL)
-for `bot.llm.failures.classify`, so retries and errors follow the same rules. Every other provider
-still goes through litellm.
+lookups and its logging callbacks. For `openai/…` models only its parameter mapping per model family
+changes the request, and `bot.llm.model_params` mirrors it, so the provider sends the same JSON body
+itself and reads the answer into objects litellm's shape, which `ModelProvider` parses unchanged;
+`failure_evidence` reads its failures (a status, headers, the URL) for `bot.llm.failures.classify`,
+so retries and errors follow the same rules. Every other provider still goes through litellm.
 """
 
 from __future__ import annotations

@@ -95,6 +95,17 @@ async def test_the_fake_refuses_what_openai_refuses(fake_llm: FakeLLM, model: st
             assert (await response.json())["error"]["param"] == param
 
 
+@pytest.mark.parametrize("model", ["o1", "o4-mini", "gpt-5.1", "gpt-5-chat-latest", "gpt-5-search-api", "qwen3-local"])
+async def test_every_family_gets_the_body_litellm_sends(make: Make, fake_llm: FakeLLM, model: str) -> None:
+    for effort in (None, "none", "low", "xhigh"):
+        for temperature in (0.7, 1.0):
+            settings = {"reasoning_effort": effort, "temperature": temperature}
+            await make(f"openai/{model}", True, **settings).chat(MESSAGES, TOOLS)
+            await make(f"openai/{model}", False, **settings).chat(MESSAGES, TOOLS)
+            fast, litellm = fake_llm.requests[-2:]
+            assert fast == litellm, (effort, temperature)
+
+
 @pytest.mark.parametrize(
     ("model", "settings", "expected"),
     [
