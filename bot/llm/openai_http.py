@@ -217,6 +217,7 @@ class OpenAICompatible:
         self._session: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._encoder = BodyEncoder()
+        self._proxy: str | None = None
 
     async def warm_up(self) -> None:
         """Import aiohttp (a fifth of a second, two TLS contexts) in a thread, before the first call needs it."""
@@ -230,7 +231,7 @@ class OpenAICompatible:
         headers = request_headers(request)
         data = self._encoder.encode(wire_body(request))
         try:
-            response = await session.post(self._url, data=data, headers=headers)
+            response = await session.post(self._url, data=data, headers=headers, proxy=self._proxy)
         except aiohttp.ClientError as exc:
             raise ConnectionLost(f"{type(exc).__name__}: {exc}", self._target) from exc
         streaming = False
@@ -256,9 +257,8 @@ class OpenAICompatible:
         if self._session is None or self._session.closed or self._loop is not loop:
             # The process's CA bundle, and HTTP(S)_PROXY / NO_PROXY from the environment, as httpx reads them.
             connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, ssl=client_context())
-            self._session = aiohttp.ClientSession(
-                connector=connector, timeout=aiohttp.ClientTimeout(total=None), trust_env=True
-            )
+            self._session = aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=None))
+            self._proxy = openai_endpoint.proxy_for(self._url)
             self._loop = loop
         return self._session
 
