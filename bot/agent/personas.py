@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.bus import InboundMessage
-from bot.config.schema import LLMConfig, PersonaConfig, RouteConfig
+from bot.config.schema import LLMConfig, PersonaConfig, ReasoningEffort, RouteConfig
 
 _SERVER_WORDS = ("guild", "team", "server")
 
@@ -24,6 +24,7 @@ class Persona:
     max_tokens: int | None = None
     temperature: float | None = None
     streaming: bool | None = None
+    reasoning_effort: ReasoningEffort | None = None
 
     def llm_config(self, base: LLMConfig) -> LLMConfig:
         """`base` with this persona's model and sampling; same provider settings unless it names its api_base."""
@@ -32,6 +33,7 @@ class Persona:
             "api_base": self.api_base,
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
+            "reasoning_effort": self.reasoning_effort,
         }
         return base.model_copy(update={k: v for k, v in changes.items() if v is not None})
 
@@ -48,6 +50,7 @@ def personas_from(config: Mapping[str, PersonaConfig], workspace: Path) -> dict[
             section.max_tokens,
             section.temperature,
             section.streaming,
+            section.reasoning_effort,
         )
         for name, section in config.items()
     }

@@ -15,6 +15,8 @@ from bot.config.schema_tools import SERVER_NAME, MCPServerConfig, ToolsConfig
 from bot.config.section import Section
 from bot.errors import ConfigError
 
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
+
 
 class LLMConfig(Section):
     model: str = "openai/gpt-4o-mini"
@@ -25,6 +27,8 @@ class LLMConfig(Section):
     context_window: int | None = Field(default=None, gt=0)
     timeout: Duration = 120.0
     fast_path: bool = True
+    reasoning_effort: ReasoningEffort | None = None
+    extra_headers: dict[str, str] = {}
     transcription_model: str | None = None
     transcription_api_base: str | None = None
     transcription_api_key: SecretStr = SecretStr("")
@@ -136,6 +140,7 @@ class PersonaConfig(Section):
     tools: list[str] | None = None
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = Field(default=None, ge=0, le=2)
+    reasoning_effort: ReasoningEffort | None = None
     streaming: bool | None = None
 
 

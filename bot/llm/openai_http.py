@@ -1,11 +1,11 @@
 """A direct path to OpenAI-compatible endpoints: the body litellm would send, over one pooled aiohttp session.
 
 litellm spends most of a call in the OpenAI SDK's request transform, per-call cost and model-info
-lookups and its logging callbacks. For `openai/…` models none of that changes the request, so the
-provider sends the same JSON body itself and reads the answer into objects litellm's shape, which
-`ModelProvider` parses unchanged; `failure_evidence` reads its failures (a status, headers, the URL)
-for `bot.llm.failures.classify`, so retries and errors follow the same rules. Every other provider
-still goes through litellm.
+lookups and its logging callbacks. For `openai/…` models only its parameter mapping per model family
+changes the request, and `bot.llm.model_params` mirrors it, so the provider sends the same JSON body
+itself and reads the answer into objects litellm's shape, which `ModelProvider` parses unchanged;
+`failure_evidence` reads its failures (a status, headers, the URL) for `bot.llm.failures.classify`,
+so retries and errors follow the same rules. Every other provider still goes through litellm.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from bot.config.schema import LLMConfig
+from bot.llm import openai_endpoint
 from bot.llm.failures import (
     Evidence,
     exception_chain,
@@ -28,15 +29,16 @@ from bot.llm.failures import (
     retry_after,
     socket_failure,
 )
+from bot.llm.model_params import openai_body, request_headers
+from bot.net.tls import client_context
 
 logger = logging.getLogger(__name__)
 
 PREFIX = "openai/"
-DEFAULT_BASE = "https://api.openai.com/v1"
 KEY_VARIABLE = "OPENAI_API_KEY"
 PLACEHOLDER_KEY = "no-key"
 # The keys of litellm's request that are part of the wire body; the rest steer litellm itself.
-_BODY_KEYS = ("messages", "max_tokens", "temperature", "tools", "stream", "stream_options")
+_BODY_KEYS = ("messages", "max_tokens", "temperature", "reasoning_effort", "tools", "stream", "stream_options")
 # litellm's markers of a context-window error (exception_mapping_utils), lower-cased.
 _OVERFLOW_MARKERS = (
     "context_length_exceeded",
@@ -96,7 +98,7 @@ def fast_path_for(config: LLMConfig) -> OpenAICompatible | None:
     """The direct client for an `openai/…` model when `llm.fast_path` is on, else None (use litellm)."""
     if not config.fast_path or not config.model.startswith(PREFIX):
         return None
-    return OpenAICompatible(config.api_base or DEFAULT_BASE)
+    return OpenAICompatible(openai_endpoint.base_url(config))
 
 
 def openai_key(config: LLMConfig) -> tuple[str | None, list[str]]:
@@ -110,7 +112,7 @@ def openai_key(config: LLMConfig) -> tuple[str | None, list[str]]:
 
 
 def wire_body(request: dict[str, Any]) -> dict[str, Any]:
-    """The JSON body litellm sends for a request: its wire keys, the model without the `openai/` prefix."""
+    """The JSON body litellm sends for a request: its wire keys mapped for the model, without the `openai/` prefix."""
     body = {key: request[key] for key in _BODY_KEYS if key in request}
     body["model"] = request["model"].removeprefix(PREFIX)
     if "messages" in body:
@@ -118,7 +120,7 @@ def wire_body(request: dict[str, Any]) -> dict[str, Any]:
         body["messages"] = [
             {k: v for k, v in m.items() if v is not None} if None in m.values() else m for m in body["messages"]
         ]
-    return body
+    return openai_body(body)
 
 
 def error_message(text: str) -> str:
@@ -215,6 +217,7 @@ class OpenAICompatible:
         self._session: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._encoder = BodyEncoder()
+        self._proxy: str | None = None
 
     async def warm_up(self) -> None:
         """Import aiohttp (a fifth of a second, two TLS contexts) in a thread, before the first call needs it."""
@@ -225,12 +228,10 @@ class OpenAICompatible:
         import aiohttp
 
         session = self._http()
-        headers = {"Content-Type": "application/json"}
-        if request.get("api_key"):
-            headers["Authorization"] = f"Bearer {request['api_key']}"
+        headers = request_headers(request)
         data = self._encoder.encode(wire_body(request))
         try:
-            response = await session.post(self._url, data=data, headers=headers)
+            response = await session.post(self._url, data=data, headers=headers, proxy=self._proxy)
         except aiohttp.ClientError as exc:
             raise ConnectionLost(f"{type(exc).__name__}: {exc}", self._target) from exc
         streaming = False
@@ -254,9 +255,10 @@ class OpenAICompatible:
 
         loop = asyncio.get_running_loop()
         if self._session is None or self._session.closed or self._loop is not loop:
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300), timeout=aiohttp.ClientTimeout(total=None)
-            )
+            # The process's CA bundle, and HTTP(S)_PROXY / NO_PROXY from the environment, as httpx reads them.
+            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, ssl=client_context())
+            self._session = aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=None))
+            self._proxy = openai_endpoint.proxy_for(self._url)
             self._loop = loop
         return self._session
 

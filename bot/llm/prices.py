@@ -1,4 +1,4 @@
-"""Model prices and windows from litellm's bundled table, read without importing litellm; cost once per call."""
+"""Model prices, windows and OpenAI capabilities from litellm's bundled table, read without importing litellm."""
 
 from __future__ import annotations
 
@@ -39,35 +39,38 @@ def table_path() -> Path | None:
     return Path(spec.origin).parent / TABLE_FILE
 
 
-# What relaybot reads of an entry; the rest of the 3 MB table is dropped once parsed.
-KEPT_KEYS = (
-    "input_cost_per_token",
-    "output_cost_per_token",
-    "cache_read_input_token_cost",
-    "max_input_tokens",
-    "max_tokens",
-)
+def openai_capabilities() -> Mapping[str, Mapping[str, Any]]:
+    """The `openai` provider's entries (litellm's catalogue of OpenAI chat models), trimmed to their capabilities."""
+    return _bundled()[1]
 
 
-def bundled_prices() -> dict[str, dict[str, Any]]:
-    """litellm's model map as `litellm.model_cost` holds it offline, trimmed to `KEPT_KEYS`."""
+@functools.cache
+def price_table() -> dict[str, ModelRecord]:
+    """Every model in litellm's table as a record (window and prices); built once per process."""
+    return _bundled()[0]
+
+
+def _is_capability(key: str) -> bool:
+    return key.startswith("supports_") or key == "default_reasoning_effort"
+
+
+@functools.cache
+def _bundled() -> tuple[dict[str, ModelRecord], dict[str, dict[str, Any]]]:
+    """One read of the 3 MB table: every model's record, and the OpenAI catalogue's capabilities."""
     path = table_path()
     try:
         raw = json.loads(path.read_bytes()) if path else {}
     except (OSError, ValueError) as exc:
         logger.warning("could not read litellm's model table %s: %s", path, exc)
         raw = {}
-    return {
-        name: {key: entry[key] for key in KEPT_KEYS if key in entry}
-        for name, entry in raw.items()
-        if isinstance(entry, dict)
+    entries = {name: entry for name, entry in raw.items() if isinstance(entry, dict)}
+    # As litellm fills `open_ai_chat_completion_models`: the openai provider's names, fine-tune price rows aside.
+    openai = {
+        name: {key: value for key, value in entry.items() if _is_capability(key)}
+        for name, entry in entries.items()
+        if entry.get("litellm_provider") == "openai" and not (name.startswith("ft:") and name.count(":") <= 1)
     }
-
-
-@functools.cache
-def price_table() -> dict[str, ModelRecord]:
-    """Every model in litellm's table as a record (window and prices); built once per process."""
-    return records(bundled_prices())
+    return records(entries), openai
 
 
 def records(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, ModelRecord]:

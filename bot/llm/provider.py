@@ -18,9 +18,10 @@ from bot.errors import MissingApiKey, ProviderError
 from bot.llm import litellm_transport, openai_http
 from bot.llm.failures import Evidence, StreamCut, classify, retry_delay, to_provider_error
 from bot.llm.litellm_loader import import_litellm
+from bot.llm.model_params import request_params
 from bot.llm.prices import call_cost, price_table
 from bot.llm.prompt_cache import mark_cache_breakpoints, takes_cache_breakpoints
-from bot.llm.reasoning import ThinkFilter, ignore, strip_think
+from bot.llm.reasoning import ThinkFilter, ignore, reasoning_of, strip_think
 from bot.llm.types import (
     CUT_NOTE,
     LENGTH_NOTE,
@@ -43,6 +44,10 @@ LENGTH_CUT_CALL = (
 )
 
 
+class StreamRefused(Exception):
+    """litellm answered a streamed call with nothing: it retried a 422 and gave up without raising."""
+
+
 def sanitize_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Keep only the standard chat keys, so stored extras never reach the provider."""
     return [{k: v for k, v in m.items() if k in _MESSAGE_KEYS} for m in messages]
@@ -61,6 +66,7 @@ class ModelProvider:
         self._evidence: Callable[[BaseException], Evidence] = (
             openai_http.failure_evidence if self._fast else litellm_transport.failure_evidence
         )
+        self._streams = True  # False once the endpoint refused a streamed call that it answered unstreamed
 
     async def warm_up(self) -> None:
         """Load what the first call needs (litellm unless on the fast path, the price table) off the event loop."""
@@ -108,10 +114,19 @@ class ModelProvider:
 
         async def attempt() -> LLMResponse:
             if on_delta is None:
-                async with asyncio.timeout(self._config.timeout):
-                    return await self._complete(request)
+                return await self._complete(request)
             reasoning = on_delta.reasoning if isinstance(on_delta, ReasoningSink) else ignore
-            return await self._stream(request, show, reasoning)
+            if not self._streams:
+                return await self._complete(request, show, reasoning)
+            try:
+                return await self._stream(request, show, reasoning)
+            except Exception as exc:
+                if shown or not self._refused(exc):
+                    raise
+            response = await self._complete(request, show, reasoning)
+            logger.warning("llm %s refused a streamed call; its replies are no longer streamed", self.model)
+            self._streams = False
+            return response
 
         tries = 0
 
@@ -130,13 +145,19 @@ class ModelProvider:
             raise to_provider_error(classify(self._evidence(exc)), exc, self.model, shown, tries) from exc
         return priced(response, self.model)
 
+    def _refused(self, exc: BaseException) -> bool:
+        """Whether the endpoint refused the request outright (400/422, not an overflow): maybe the streaming."""
+        if isinstance(exc, StreamRefused):
+            return True
+        evidence = self._evidence(exc)
+        return evidence.status in (400, 422) and not evidence.overflow
+
     def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         config = self._config
         request: dict[str, Any] = {
             "model": config.model,
             "messages": sanitize_messages(messages),
-            "max_tokens": config.max_tokens,
-            "temperature": config.temperature,
+            **request_params(config),
             "timeout": config.timeout,
             "num_retries": 0,
             "max_retries": 0,
@@ -149,18 +170,29 @@ class ModelProvider:
             request["tools"] = tools
         return mark_cache_breakpoints(request) if takes_cache_breakpoints(config.model) else request
 
-    async def _complete(self, request: dict[str, Any]) -> LLMResponse:
+    async def _complete(
+        self, request: dict[str, Any], emit: DeltaHandler | None = None, reasoning: DeltaHandler = ignore
+    ) -> LLMResponse:
+        """One unstreamed answer within `llm.timeout`; with `emit`, its text is shown (and its reasoning) at once."""
         started = time.perf_counter()
-        response = await self._acompletion(**request)
+        async with asyncio.timeout(self._config.timeout):
+            response = await self._acompletion(**request)
         choice = response.choices[0]
         message = choice.message
+        if emit is not None:
+            if thought := reasoning_of(message):
+                reasoning(thought)
+            visible = ThinkFilter(emit, reasoning)
+            visible.feed(message.content or "")
+            visible.flush()
         calls = tuple(
             _tool_call(call.id, call.function.name, call.function.arguments or "")
             for call in (message.tool_calls or [])
         )
         usage = getattr(response, "usage", None)
         logger.debug("llm answered in %.1f ms", (time.perf_counter() - started) * 1000)
-        return self._finished(strip_think(message.content or ""), calls, choice.finish_reason or "stop", _usage(usage))
+        content = strip_think(message.content or "")
+        return self._finished(content, calls, choice.finish_reason or "stop", _usage(usage), emit if content else None)
 
     async def _stream(self, request: dict[str, Any], emit: DeltaHandler, reasoning: DeltaHandler) -> LLMResponse:
         """Stream one answer; `llm.timeout` bounds the wait for the first chunk and between chunks, not the whole."""
@@ -180,6 +212,8 @@ class ModelProvider:
         loop = asyncio.get_running_loop()
         async with asyncio.timeout(timeout) as idle:
             stream = await self._acompletion(**request, stream=True, stream_options={"include_usage": True})
+            if stream is None:
+                raise StreamRefused(f"{self.model} returned no stream")
             async for chunk in stream:
                 idle.reschedule(loop.time() + timeout)
                 if chunk_usage := getattr(chunk, "usage", None):
@@ -189,7 +223,7 @@ class ModelProvider:
                 choice = chunk.choices[0]
                 finish_reason = choice.finish_reason or finish_reason
                 delta = choice.delta
-                if thought := getattr(delta, "reasoning_content", None):
+                if thought := reasoning_of(delta):
                     reasoning(thought)
                 if delta.content:
                     text.append(delta.content)

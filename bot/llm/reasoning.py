@@ -59,3 +59,20 @@ def _partial_suffix(text: str, tag: str) -> int:
         if tag.startswith(text[-size:]):
             return size
     return 0
+
+
+REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking")
+
+
+def reasoning_of(part: object) -> str:
+    """The reasoning a message or a stream delta carries, in whichever field the server uses for it.
+
+    litellm keeps fields it does not know in `provider_specific_fields` (a message's `thinking`); it drops them
+    from stream deltas, so a streamed `thinking` reaches only the direct path.
+    """
+    extra = getattr(part, "provider_specific_fields", None)
+    for name in REASONING_FIELDS:
+        value = getattr(part, name, None) or (extra.get(name) if isinstance(extra, dict) else None)
+        if isinstance(value, str) and value:
+            return value
+    return ""

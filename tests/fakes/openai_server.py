@@ -7,6 +7,7 @@ import asyncio
 import itertools
 import json
 import signal
+import ssl
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -14,6 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from aiohttp import web
+from multidict import CIMultiDict
+
+from tests.fakes.openai_refusals import refusal
 
 MODEL_ID = "fake-model"
 _CHUNK_CHARS = 8
@@ -44,10 +48,12 @@ class Delivery:
 
 @dataclass(frozen=True)
 class Text(Delivery):
-    """A plain assistant reply."""
+    """A plain assistant reply; `reasoning` comes first, in the field `reasoning_field` (servers differ)."""
 
     content: str
     latency: float | None = None
+    reasoning: str = ""
+    reasoning_field: Literal["reasoning_content", "reasoning", "thinking"] = "reasoning_content"
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,8 @@ class Error:
     latency: float | None = None
     headers: dict[str, str] = field(default_factory=dict)
     body: str | None = None
+    param: str | None = None
+    code: str | None = None
 
 
 @dataclass(frozen=True)
@@ -108,15 +116,26 @@ def _pieces(text: str) -> list[str]:
 
 
 class FakeLLM:
-    """An aiohttp server on 127.0.0.1 answering /v1/chat/completions from a script, then `default`."""
+    """An aiohttp server on 127.0.0.1 answering /v1/chat/completions from a script, then `default`.
+
+    It refuses what OpenAI refuses (`max_tokens` or a temperature but 1 for reasoning models, …), and with
+    `refuse_streaming` (a status: 400 as OpenAI answers an unverified organisation, or 422) every streamed call.
+    """
 
     def __init__(
-        self, latency: float = 0.0, default: Callable[[dict], Reply] | None = None, context_length: int | None = None
+        self,
+        latency: float = 0.0,
+        default: Callable[[dict], Reply] | None = None,
+        context_length: int | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.latency = latency
+        self._tls = tls  # serve HTTPS with this server context
         self.default = default or echo
         self.context_length = context_length  # reported in /v1/models when set, as vLLM-style servers do
         self.requests: list[dict] = []
+        self.headers: list[CIMultiDict[str]] = []  # the HTTP headers of each chat request, names in any case
+        self.refuse_streaming = 0
         self.transcript = "transcribed words"
         self.transcriptions: list[dict] = []  # what /v1/audio/transcriptions received
         self.reported: list[dict] = []  # the usage sent back with each answer that carried one
@@ -136,7 +155,7 @@ class FakeLLM:
     @property
     def base_url(self) -> str:
         """The URL to pass as `api_base`."""
-        return f"http://127.0.0.1:{self._port}/v1"
+        return f"{'https' if self._tls else 'http'}://127.0.0.1:{self._port}/v1"
 
     def script(self, *replies: Reply) -> None:
         """Queue replies, consumed in order, one per chat request."""
@@ -156,7 +175,7 @@ class FakeLLM:
         self._stopping.clear()
         self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
         await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", port).start()
+        await web.TCPSite(self._runner, "127.0.0.1", port, ssl_context=self._tls).start()
         self._port = self._runner.addresses[0][1]
 
     async def stop(self) -> None:
@@ -194,8 +213,12 @@ class FakeLLM:
         except ValueError:
             return _error_response(Error(400, "We could not parse the JSON body of your request."))
         self.requests.append(body)
+        self.headers.append(CIMultiDict(request.headers))
         async with self._arrived:
             self._arrived.notify_all()
+        if refused := refusal(body, self.refuse_streaming):
+            status, message, param, code = refused
+            return _error_response(Error(status, message, param=param, code=code))
         reply = self._script.popleft() if self._script else self.default(body)
 
         if isinstance(reply, Hang):
@@ -230,6 +253,8 @@ class FakeLLM:
 
     def _completion(self, body: dict, reply: Text | ToolCalls, calls: list[dict], usage: dict) -> dict:
         message: dict[str, Any] = {"role": "assistant", "content": reply.content or (None if calls else "")}
+        if isinstance(reply, Text) and reply.reasoning:
+            message[reply.reasoning_field] = reply.reasoning
         if calls:
             message["tool_calls"] = calls
         return {
@@ -276,6 +301,9 @@ def _sse_events(head: dict, reply: Text | ToolCalls, calls: list[dict], usage: d
         return b"data: " + json.dumps({**head, "choices": choices, **extra}).encode() + b"\n\n"
 
     yield event({"role": "assistant", "content": ""})
+    if isinstance(reply, Text):
+        for piece in _pieces(reply.reasoning):
+            yield event({reply.reasoning_field: piece})
     for piece in _pieces(reply.content):
         yield event({"content": piece})
     for index, call in enumerate(calls):
@@ -310,7 +338,7 @@ def _error_response(error: Error) -> web.Response:
         message = error.message
     if error.body is not None:
         return web.Response(text=error.body, status=error.status, headers=error.headers)
-    payload = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    payload = {"error": {"message": message, "type": kind, "param": error.param, "code": error.code or code}}
     return web.json_response(payload, status=error.status, headers=error.headers)
 
 

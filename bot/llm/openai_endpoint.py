@@ -1,0 +1,32 @@
+"""Where the direct path sends `openai/…` calls: `llm.api_base`, else the environment, as litellm resolves it."""
+
+from __future__ import annotations
+
+import os
+
+from bot.config.schema import LLMConfig
+
+DEFAULT_BASE = "https://api.openai.com/v1"
+# litellm's order (main.py's openai branch): the call's api_base, then these variables, then the default.
+BASE_VARIABLES = ("OPENAI_BASE_URL", "OPENAI_API_BASE")
+
+
+def base_url(config: LLMConfig) -> str:
+    """The base URL for `openai/…` models: `llm.api_base`, `OPENAI_BASE_URL`, `OPENAI_API_BASE`, else OpenAI's."""
+    return config.api_base or next((value for name in BASE_VARIABLES if (value := os.environ.get(name))), DEFAULT_BASE)
+
+
+def proxy_for(url: str) -> str | None:
+    """The proxy `HTTP_PROXY` / `HTTPS_PROXY` / `ALL_PROXY` name for `url`, unless `NO_PROXY` exempts its host.
+
+    Read once per connection pool: aiohttp's `trust_env` reads the environment (and ~/.netrc) on every request,
+    half a millisecond each.
+    """
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    proxies = urllib.request.getproxies_environment()
+    parts = urlsplit(url)
+    if not proxies or urllib.request.proxy_bypass(parts.netloc):
+        return None
+    return proxies.get(parts.scheme) or proxies.get("all")
