@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+EMPTY_OUTPUT = "(empty)"  # what the model reads when a tool returned nothing, so it never mistakes silence for failure
+
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
@@ -57,6 +59,7 @@ class Tool(ABC):
     description: str
     parameters: dict[str, Any] = {"type": "object", "properties": {}}
     for_everyone: ClassVar[bool] = False  # harmless for any sender, whatever tools.by_role says
+    read_only: bool = False  # changes nothing, so it may run on arguments mended from broken JSON
     min_trust: Trust | None = None  # when set, exactly the senders at or above it see the tool (MCP servers' `trust`)
 
     @abstractmethod
@@ -184,7 +187,7 @@ class ToolRegistry:
             logger.exception("[%s] tool %s crashed", ctx.session_key, call.name)
             return ToolResult(call.id, call.name, f"Error: the {call.name} tool failed unexpectedly.", is_error=True)
         logger.debug("[%s] tool %s ran in %.1f ms", ctx.session_key, call.name, (time.perf_counter() - started) * 1000)
-        return ToolResult(call.id, call.name, content)
+        return ToolResult(call.id, call.name, content if content and content.strip() else EMPTY_OUTPUT)
 
     async def _run(self, call: ToolCall, ctx: ToolContext) -> str:
         tool = self._tools.get(call.name)
@@ -195,6 +198,14 @@ class ToolRegistry:
             raise ToolError(f"the {call.name} tool is not available to this sender (role {ctx.trust.value}).")
         if call.arguments_error:
             raise ToolError(f"{call.arguments_error}; send the arguments as one JSON object.")
+        if call.repaired and not tool.read_only:
+            logger.info(
+                "[%s] tool %s not run on repaired arguments: %.200r", ctx.session_key, call.name, call.raw_arguments
+            )
+            raise ToolError(
+                f"the arguments of this {call.name} call arrived cut off or malformed, and {call.name} changes things, "
+                "so it was not run. Send the call again with complete JSON arguments."
+            )
         problems = sorted(self._validator(call.name).iter_errors(call.arguments), key=lambda e: list(e.path))
         if problems:
             details = "; ".join(_describe_problem(problem) for problem in problems[:5])
