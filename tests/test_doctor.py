@@ -83,12 +83,23 @@ async def test_a_window_too_small_for_the_history_is_a_warning_naming_the_key(
 ) -> None:
     from bot.setup.home import InitReport, init_workspace
 
-    write(tmp_path, f"llm:\n  model: openai/fake-model\n  api_base: {fake_llm.base_url}\n  context_window: 4096\n")
+    write(tmp_path, f"llm:\n  model: openai/fake-model\n  api_base: {fake_llm.base_url}\n  context_window: 6000\n")
     init_workspace(tmp_path / "workspace", InitReport())
     code, output = await doctor(tmp_path)
     assert code == 0
-    assert line(output, "context window").startswith("⚠ context window: 4,096 tokens")
+    assert line(output, "context window").startswith("⚠ context window: 6,000 tokens")
     assert "set llm.context_window" in line(output, "context window")
+
+
+async def test_a_window_too_small_for_the_prompt_and_tools_fails_naming_the_key_and_sizes(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    write(tmp_path, f"llm:\n  model: openai/fake-model\n  api_base: {fake_llm.base_url}\n  context_window: 1500\n")
+    code, output = await doctor(tmp_path)
+    assert code == 1
+    row = line(output, "context window")
+    assert row.startswith("✗ context window: 1,500 tokens, but the system prompt and tools alone take about ")
+    assert "every message would fail" in row and "set llm.context_window" in row
 
 
 def test_a_broken_config_is_the_only_line(tmp_path: Path) -> None:

@@ -231,9 +231,9 @@ class ContextBudget:
         return await self.input_limit(tools, self.smallest_reserve())
 
     async def check_prompt(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> None:
-        """Raise PromptTooLarge when the system prompt and tools leave no room for a message and the smallest reply."""
+        """Raise PromptTooLarge, without calling the model, when the system prompt and tools alone exceed the window."""
         window = await self._window.size()
-        if _system_tokens(messages) + self.tools_size(tools) + self.smallest_reserve() > window:
+        if _system_tokens(messages) + self.tools_size(tools) > window:
             raise self.prompt_too_large(messages, tools, f"the prompt does not fit a {window}-token window")
 
     def too_large(
@@ -251,12 +251,12 @@ class ContextBudget:
         """PromptTooLarge, with a WARNING telling the owner what does not fit and which key to set."""
         logger.warning(
             "the model's context window (%s tokens, llm.context_window) cannot hold relaybot's own system prompt "
-            "(about %s tokens) and tool definitions (about %s tokens) plus a %s-token reply: every message fails. "
-            "Set llm.context_window to the model's real window, or use a model with a larger one (or fewer tools)",
+            "(about %s tokens) and tool definitions (about %s tokens) with room for a message and a reply: every "
+            "message fails. Set llm.context_window to the model's real window, or use a model with a larger one "
+            "(or fewer tools)",
             f"{self._window.last_known():,}",
             f"{_system_tokens(messages):,}",
             f"{self.tools_size(tools):,}",
-            f"{self.smallest_reserve():,}",
         )
         return PromptTooLarge(reason)
 
