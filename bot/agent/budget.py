@@ -199,8 +199,7 @@ class ContextBudget:
     async def fit(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
     ) -> tuple[list[dict[str, Any]], int | None]:
-        """The messages that fit, and a smaller reply reserve when one was needed to keep the recent exchanges (or
-        because the current turn alone fills most of the window)."""
+        """The messages that fit, and a smaller reply reserve when the recent exchanges or the current turn need it."""
         fitted, reserve = await self._fit(messages, tools)
         room = await self._window.size() - tokens_of(fitted) - self.tools_size(tools)
         if room < (reserve or self._max_tokens):
@@ -306,9 +305,10 @@ class BudgetedProvider:
         on_delta: DeltaHandler | None = None,
         max_tokens: int | None = None,
     ) -> LLMResponse:
-        """Answer like the wrapped provider; a current turn that outgrows the window is compacted in `messages` itself,
-        so later calls start from the compacted form; a second overflow propagates (MessageTooLarge or PromptTooLarge
-        when no history is left)."""
+        """Answer like the wrapped provider, compacting an outgrown current turn in `messages` itself (done once).
+
+        A second overflow propagates: MessageTooLarge, or PromptTooLarge when our own prompt is the larger part.
+        """
         await self._budget.check_prompt(messages, tools)
         await self._compactor.fit(messages, await self._budget.turn_limit(tools))
         fitted, reserve = await self._budget.fit(messages, tools)

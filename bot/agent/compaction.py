@@ -1,5 +1,4 @@
-"""Keeping one long turn inside the window: its oldest tool results shortened first, then its oldest rounds
-summarised through the model, so a research turn carries on instead of failing."""
+"""Keeping a long turn inside the window: oldest tool results shortened, then oldest rounds summarised."""
 
 from __future__ import annotations
 
@@ -48,8 +47,7 @@ class TurnCompactor:
         self._provider = provider
 
     async def fit(self, messages: list[dict[str, Any]], limit: int) -> None:
-        """Shorten the oldest tool results, then summarise the oldest rounds, while the system prompt and turn exceed
-        `limit`; the latest round is shortened last, and every tool call keeps its result."""
+        """Fit the system prompt and current turn to `limit`; the latest round is cut last, no call loses its result."""
         start = turn_start(messages)
         if start is None or self._size(messages, start) <= limit:
             return
@@ -57,7 +55,7 @@ class TurnCompactor:
         latest = rounds[-1] if rounds else len(messages)
         if self._shorten(messages, start, limit, until=latest):
             return
-        if len(rounds) > 1:
+        if any(m.get("role") == "tool" for m in messages[start + 1 : latest]):  # a lone earlier summary stays
             await self._summarise(messages, start, latest, limit)
         self._shorten(messages, start, limit, until=len(messages))
 

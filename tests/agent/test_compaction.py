@@ -7,8 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bot.agent.compaction import TurnCompactor, tokens_of
 from bot.errors import PromptTooLarge
 from bot.llm.tokens import estimate_tokens, estimate_tool_tokens
+from bot.llm.types import LLMResponse
 from bot.tools.base import Tool, ToolContext
 from tests.agent.test_budget import OVERFLOW, assert_tool_pairs_whole
 from tests.fakes.openai_server import FakeLLM, Reply, Text, ToolCalls
@@ -108,3 +110,48 @@ async def test_a_short_message_the_server_finds_too_large_blames_the_prompt(
             reply = await bot.reply_to(await bot.send("hi"))
     assert reply.text == PromptTooLarge.user_message
     assert any("llm.context_window" in r.getMessage() for r in caplog.records)
+
+
+class Notes:
+    """A provider seam that writes notes and counts how often it was asked."""
+
+    model = "notes"
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def chat(self, messages: Any, tools: Any = None, on_delta: Any = None, max_tokens: Any = None) -> LLMResponse:
+        self.asked += 1
+        return LLMResponse("NOTES")
+
+
+def research_turn(rounds: int, size: int) -> list[dict[str, Any]]:
+    turn: list[dict[str, Any]] = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "research"}]
+    for i in range(rounds):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "web_fetch", "arguments": "{}"}}
+        turn += [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{i}", "name": "web_fetch", "content": f"page {i} " + "x" * size},
+        ]
+    return turn
+
+
+async def test_shortening_old_results_is_tried_before_asking_the_model() -> None:
+    notes, messages = Notes(), research_turn(rounds=3, size=6000)
+    await TurnCompactor(notes).fit(messages, limit=3000)
+    assert notes.asked == 0 and len(messages) == 8
+    assert "characters cut from this tool result" in messages[3]["content"]
+    assert len(messages[7]["content"]) > 6000  # the latest result is left whole
+    assert tokens_of(messages) <= 3000
+    assert_tool_pairs_whole(messages)
+
+
+async def test_summarising_replaces_old_rounds_once_and_keeps_the_latest_round_paired() -> None:
+    notes, messages = Notes(), research_turn(rounds=6, size=6000)
+    await TurnCompactor(notes).fit(messages, limit=2500)
+    assert notes.asked == 1
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "assistant", "tool"]
+    assert messages[2]["content"].endswith("NOTES") and tokens_of(messages) <= 2500
+    assert_tool_pairs_whole(messages)
+    await TurnCompactor(notes).fit(messages, limit=1000)  # only the latest round is left to cut: no second summary
+    assert notes.asked == 1 and tokens_of(messages) <= 1000
