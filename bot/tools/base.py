@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from abc import ABC, abstractmethod
@@ -156,7 +157,8 @@ class ToolRegistry:
                 logger.info("[%s] tool %s blocked by a plugin: %s", ctx.session_key, call.name, decision.reason)
                 return ToolResult(call.id, call.name, f"Error: blocked: {decision.reason}", is_error=True)
             if isinstance(decision, Replace) and isinstance(decision.value, dict):
-                call = replace(call, arguments=decision.value)
+                # The plugin's arguments are whole, whatever the model sent: they are no repaired guess.
+                call = replace(call, arguments=decision.value, raw_arguments=json.dumps(decision.value, default=str))
         result = await self._execute(call, ctx, started)
         if self.hooks and self.hooks.has("after_tool_call"):
             from bot.hooks.events import AfterToolCall, Replace

@@ -109,3 +109,21 @@ def test_only_tools_that_change_nothing_are_read_only() -> None:
         spawn.SpawnTool,
     ):
         assert not tool.read_only, tool
+
+
+async def test_arguments_a_plugin_replaces_are_no_longer_a_repaired_guess() -> None:
+    from bot.bus import ChatRef, Trust
+    from bot.hooks.handlers import Hooks
+    from bot.plugins import Replace
+    from bot.tools.base import ToolRegistry
+
+    async def send(message: Any) -> None:
+        raise AssertionError("nothing is sent")
+
+    writer = Recorder("write_note", read_only=False)
+    hooks = Hooks()
+    hooks.on("before_tool_call", lambda event: Replace({"note": "buy milk and bread"}))
+    ctx = ToolContext(ChatRef("test", "1"), "u1", Trust.OWNER, "turn-1", send)
+    cut = ToolCall("c1", "write_note", {"note": "buy milk and"}, '{"note": "buy milk and ')
+    result = await ToolRegistry([writer], hooks=hooks).execute(cut, ctx)
+    assert not result.is_error and writer.runs == [{"note": "buy milk and bread"}]
