@@ -8,7 +8,8 @@ BotError
 │   ├── ModelNotFound          the model name is unknown to the provider (HTTP 404)
 │   ├── RequestRejected        the provider refused the request itself (other 4xx); retrying cannot help
 │   ├── ContextOverflow        the request did not fit the model's context window
-│   │   └── MessageTooLarge        the user's message alone does not fit
+│   │   ├── MessageTooLarge        the user's message alone does not fit
+│   │   └── PromptTooLarge         relaybot's own system prompt and tools do not fit: the owner must act
 │   ├── ProviderUnavailable    transient failures outlasted the retries (429, 5xx, timeouts)
 │   │   ├── ProviderUnreachable    connection refused or unknown host; `address` is where we tried
 │   │   └── StreamBroken           the stream failed after part of the reply was shown
@@ -97,6 +98,15 @@ class MessageTooLarge(ContextOverflow):
     user_message = (
         "Sorry, your message is too large for my model's context window. "
         "Please send a shorter message, or split it into parts."
+    )
+
+
+class PromptTooLarge(ContextOverflow):
+    """The system prompt and tool definitions alone fill the model's window: no message can fit, whoever sends it."""
+
+    user_message = (
+        "Sorry, I'm misconfigured: my language model's context window is too small for my own instructions "
+        "and tools, so I can't answer anything. The owner has been told (the details are in the log)."
     )
 
 

@@ -8,8 +8,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from bot.agent.compaction import TurnCompactor, tokens_of
 from bot.config.schema import LLMConfig
-from bot.errors import ContextOverflow, MessageTooLarge
+from bot.errors import ContextOverflow, MessageTooLarge, PromptTooLarge
 from bot.llm.prices import model_record
 from bot.llm.tokens import CHARS_PER_TOKEN, estimate_tokens, estimate_tool_tokens
 from bot.llm.types import DeltaHandler, LLMResponse, Provider
@@ -198,7 +199,16 @@ class ContextBudget:
     async def fit(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
     ) -> tuple[list[dict[str, Any]], int | None]:
-        """The messages that fit, and a smaller reply reserve when one was needed to keep the recent exchanges."""
+        """The messages that fit, and a smaller reply reserve when the recent exchanges or the current turn need it."""
+        fitted, reserve = await self._fit(messages, tools)
+        room = await self._window.size() - tokens_of(fitted) - self.tools_size(tools)
+        if room < (reserve or self._max_tokens):
+            reserve = max(self.smallest_reserve(), room)
+        return fitted, reserve if reserve is not None and reserve < self._max_tokens else None
+
+    async def _fit(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> tuple[list[dict[str, Any]], int | None]:
         fitted = fit_history(messages, await self.input_limit(tools))
         wanted = min(MIN_EXCHANGES, exchanges_in(messages))
         if exchanges_in(fitted) >= wanted:
@@ -210,6 +220,44 @@ class ContextBudget:
         if exchanges_in(fitted) < wanted:
             self._warn_cramped(window, exchanges_in(fitted), wanted)
         return fitted, reserve if reserve < self._max_tokens else None
+
+    def smallest_reserve(self) -> int:
+        """The least room a reply is left: 1,024 tokens, or llm.max_tokens when that is lower."""
+        return min(self._max_tokens, MIN_REPLY_RESERVE)
+
+    async def turn_limit(self, tools: list[dict[str, Any]] | None) -> int:
+        """Tokens the system prompt and the current turn may use before the turn is compacted."""
+        return await self.input_limit(tools, self.smallest_reserve())
+
+    async def check_prompt(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> None:
+        """Raise PromptTooLarge, without calling the model, when the system prompt and tools alone exceed the window."""
+        window = await self._window.size()
+        if _system_tokens(messages) + self.tools_size(tools) > window:
+            raise self.prompt_too_large(messages, tools, f"the prompt does not fit a {window}-token window")
+
+    def too_large(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, reason: str
+    ) -> ContextOverflow:
+        """The error for a request of one message that overflowed: the message, unless our own prompt is larger."""
+        message = tokens_of([m for m in messages if m.get("role") != "system"])
+        if message < _system_tokens(messages) + self.tools_size(tools):
+            return self.prompt_too_large(messages, tools, reason)
+        return MessageTooLarge(reason)
+
+    def prompt_too_large(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, reason: str
+    ) -> PromptTooLarge:
+        """PromptTooLarge, with a WARNING telling the owner what does not fit and which key to set."""
+        logger.warning(
+            "the model's context window (%s tokens, llm.context_window) cannot hold relaybot's own system prompt "
+            "(about %s tokens) and tool definitions (about %s tokens) with room for a message and a reply: every "
+            "message fails. Set llm.context_window to the model's real window, or use a model with a larger one "
+            "(or fewer tools)",
+            f"{self._window.last_known():,}",
+            f"{_system_tokens(messages):,}",
+            f"{self.tools_size(tools):,}",
+        )
+        return PromptTooLarge(reason)
 
     def memory_chars(self) -> int:
         """How many characters of MEMORY.md the system prompt may carry: a quarter of the window."""
@@ -248,6 +296,7 @@ class BudgetedProvider:
         self.model = provider.model
         self._provider = provider
         self._budget = budget
+        self._compactor = TurnCompactor(provider)
 
     async def chat(
         self,
@@ -256,7 +305,12 @@ class BudgetedProvider:
         on_delta: DeltaHandler | None = None,
         max_tokens: int | None = None,
     ) -> LLMResponse:
-        """Answer like the wrapped provider; a second overflow propagates (MessageTooLarge when no history is left)."""
+        """Answer like the wrapped provider, compacting an outgrown current turn in `messages` itself (done once).
+
+        A second overflow propagates: MessageTooLarge, or PromptTooLarge when our own prompt is the larger part.
+        """
+        await self._budget.check_prompt(messages, tools)
+        await self._compactor.fit(messages, await self._budget.turn_limit(tools))
         fitted, reserve = await self._budget.fit(messages, tools)
         caps = [cap for cap in (max_tokens, reserve) if cap is not None]
         cap = min(caps) if caps else None
@@ -264,20 +318,22 @@ class BudgetedProvider:
             return await self._call(fitted, tools, on_delta, cap)
         except ContextOverflow as exc:
             if _only_one_message(fitted):
-                raise MessageTooLarge(str(exc)) from exc
-            sent = sum(estimate_tokens(m) for m in fitted) + self._budget.tools_size(tools)
+                raise self._budget.too_large(fitted, tools, str(exc)) from exc
+            sent = tokens_of(fitted) + self._budget.tools_size(tools)
             self._budget.overflowed(sent)
-            retry = fit_history(messages, await self._budget.input_limit(tools))
-            if len(retry) >= len(fitted):
+            await self._compactor.fit(messages, await self._budget.turn_limit(tools))
+            retry, reserve = await self._budget.fit(messages, tools)
+            if tokens_of(retry) >= tokens_of(fitted):
                 raise  # nothing left to drop: the same request would overflow again
             logger.warning(
                 "context overflow at about %d tokens; retrying with %d of %d messages", sent, len(retry), len(messages)
             )
+        caps = [cap for cap in (max_tokens, reserve) if cap is not None]
         try:
-            return await self._call(retry, tools, on_delta, max_tokens)
+            return await self._call(retry, tools, on_delta, min(caps) if caps else None)
         except ContextOverflow as exc:
             if _only_one_message(retry):
-                raise MessageTooLarge(str(exc)) from exc
+                raise self._budget.too_large(retry, tools, str(exc)) from exc
             raise
 
     async def _call(
@@ -291,6 +347,11 @@ class BudgetedProvider:
         if max_tokens is not None:
             return await self._provider.chat(messages, tools, on_delta, max_tokens=max_tokens)
         return await self._provider.chat(messages, tools, on_delta)
+
+
+def _system_tokens(messages: list[dict[str, Any]]) -> int:
+    """Estimated tokens of the request's system prompt."""
+    return estimate_tokens(messages[0]) if messages and messages[0].get("role") == "system" else 0
 
 
 def _only_one_message(messages: list[dict[str, Any]]) -> bool:

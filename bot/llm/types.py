@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -14,13 +15,25 @@ DeltaHandler = Callable[[str], None]
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One tool call requested by the model; `arguments_error` is set when they are unusable."""
+    """One tool call requested by the model; `arguments_error` is set when they are unusable, `repaired` when they
+    arrived as broken JSON (cut short, say) and were mended into what may not be what the model meant."""
 
     id: str
     name: str
     arguments: dict[str, Any]
     raw_arguments: str = ""
     arguments_error: str | None = None
+
+    @property
+    def repaired(self) -> bool:
+        """True when the raw arguments were not valid JSON, so `arguments` is json_repair's guess."""
+        if self.arguments_error or not self.raw_arguments.strip():
+            return False
+        try:
+            json.loads(self.raw_arguments)
+        except ValueError:
+            return True
+        return False
 
     def as_message_part(self) -> dict[str, Any]:
         """The OpenAI wire form, as stored in an assistant message."""

@@ -126,7 +126,8 @@ async def _check_models_endpoint(config: Config) -> Check:
 
 
 async def check_context(config: Config, tool_schemas: ToolSchemas) -> Check:
-    """Whether the window leaves room for the last exchanges after the system prompt, tools and reply reserve."""
+    """Whether the window leaves room for the last exchanges after the system prompt, tools and reply reserve (✗ when
+    it cannot even hold the prompt and the tools)."""
     import json
 
     from bot.agent.budget import MIN_EXCHANGES, MIN_REPLY_RESERVE, ContextWindow
@@ -145,7 +146,15 @@ async def check_context(config: Config, tool_schemas: ToolSchemas) -> Check:
     )
     tools = json.dumps(tool_schemas(skills))
     fixed = (len(prompt) + len(tools)) // CHARS_PER_TOKEN
-    room = window - min(config.llm.max_tokens, MIN_REPLY_RESERVE) - fixed
+    reserve = min(config.llm.max_tokens, MIN_REPLY_RESERVE)
+    if fixed > window:
+        return Check(
+            "context window",
+            "fail",
+            f"{window:,} tokens, but the system prompt and tools alone take about {fixed:,}: every message would fail",
+            "set llm.context_window to the model's real window, or use a model with a larger one",
+        )
+    room = window - reserve - fixed
     text = f"{window:,} tokens; the system prompt and tools take about {fixed:,}, leaving {max(room, 0):,} for history"
     if room < MIN_EXCHANGES * EXCHANGE_TOKENS:
         return Check(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from abc import ABC, abstractmethod
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
     from bot.hooks.handlers import Hooks
 
 logger = logging.getLogger(__name__)
+
+EMPTY_OUTPUT = "(empty)"  # what the model reads when a tool returned nothing, so it never mistakes silence for failure
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +60,7 @@ class Tool(ABC):
     description: str
     parameters: dict[str, Any] = {"type": "object", "properties": {}}
     for_everyone: ClassVar[bool] = False  # harmless for any sender, whatever tools.by_role says
+    read_only: bool = False  # changes nothing, so it may run on arguments mended from broken JSON
     min_trust: Trust | None = None  # when set, exactly the senders at or above it see the tool (MCP servers' `trust`)
 
     @abstractmethod
@@ -153,7 +157,8 @@ class ToolRegistry:
                 logger.info("[%s] tool %s blocked by a plugin: %s", ctx.session_key, call.name, decision.reason)
                 return ToolResult(call.id, call.name, f"Error: blocked: {decision.reason}", is_error=True)
             if isinstance(decision, Replace) and isinstance(decision.value, dict):
-                call = replace(call, arguments=decision.value)
+                # The plugin's arguments are whole, whatever the model sent: they are no repaired guess.
+                call = replace(call, arguments=decision.value, raw_arguments=json.dumps(decision.value, default=str))
         result = await self._execute(call, ctx, started)
         if self.hooks and self.hooks.has("after_tool_call"):
             from bot.hooks.events import AfterToolCall, Replace
@@ -184,7 +189,7 @@ class ToolRegistry:
             logger.exception("[%s] tool %s crashed", ctx.session_key, call.name)
             return ToolResult(call.id, call.name, f"Error: the {call.name} tool failed unexpectedly.", is_error=True)
         logger.debug("[%s] tool %s ran in %.1f ms", ctx.session_key, call.name, (time.perf_counter() - started) * 1000)
-        return ToolResult(call.id, call.name, content)
+        return ToolResult(call.id, call.name, content if content and content.strip() else EMPTY_OUTPUT)
 
     async def _run(self, call: ToolCall, ctx: ToolContext) -> str:
         tool = self._tools.get(call.name)
@@ -195,6 +200,14 @@ class ToolRegistry:
             raise ToolError(f"the {call.name} tool is not available to this sender (role {ctx.trust.value}).")
         if call.arguments_error:
             raise ToolError(f"{call.arguments_error}; send the arguments as one JSON object.")
+        if call.repaired and not tool.read_only:
+            logger.info(
+                "[%s] tool %s not run on repaired arguments: %.200r", ctx.session_key, call.name, call.raw_arguments
+            )
+            raise ToolError(
+                f"the arguments of this {call.name} call arrived cut off or malformed, and {call.name} changes things, "
+                "so it was not run. Send the call again with complete JSON arguments."
+            )
         problems = sorted(self._validator(call.name).iter_errors(call.arguments), key=lambda e: list(e.path))
         if problems:
             details = "; ".join(_describe_problem(problem) for problem in problems[:5])

@@ -128,6 +128,7 @@ class _FileTool(Tool):
 
 class ReadFileTool(_FileTool):
     name = "read_file"
+    read_only = True
     description = (
         "Read a text file from the workspace. Long files come in pages: the result says how many "
         "lines remain and which offset reads the next page."
@@ -218,6 +219,7 @@ class EditFileTool(_FileTool):
 
 class ListDirTool(_FileTool):
     name = "list_dir"
+    read_only = True
     description = "List a workspace folder: sub-folders end with '/', files show their size."
     parameters = {
         "type": "object",

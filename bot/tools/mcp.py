@@ -110,6 +110,7 @@ class MCPTool(Tool):
         self.description = spec.description or f"{spec.name} from the {server.name} MCP server."
         self.parameters = spec.input_schema or {"type": "object", "properties": {}}
         self.min_trust = Trust(server.config.trust)
+        self.read_only = bool(getattr(spec.annotations, "read_only_hint", False))  # the server's readOnlyHint
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
         return await self.server.call(self.remote_name, args)

@@ -13,6 +13,7 @@ class LoadSkillTool(Tool):
     """Returns a skill's instructions, or what the machine lacks to use it."""
 
     name = "load_skill"
+    read_only = True
     description = (
         "Load the full instructions of a skill listed in the system prompt. "
         "Call it when a task matches a skill's description, then follow the instructions."

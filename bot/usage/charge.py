@@ -10,8 +10,16 @@ from typing import Literal
 
 from bot.bus import InboundMessage, Trust
 
-Purpose = Literal["chat", "subagent", "consolidation", "heartbeat", "cron", "transcription"]
-PURPOSES: tuple[Purpose, ...] = ("chat", "subagent", "consolidation", "heartbeat", "cron", "transcription")
+Purpose = Literal["chat", "subagent", "consolidation", "heartbeat", "cron", "transcription", "compaction"]
+PURPOSES: tuple[Purpose, ...] = (
+    "chat",
+    "subagent",
+    "consolidation",
+    "heartbeat",
+    "cron",
+    "transcription",
+    "compaction",
+)
 BACKGROUND: frozenset[str] = frozenset({"heartbeat", "consolidation"})
 
 

@@ -214,7 +214,7 @@ async def test_an_overflow_of_the_first_message_says_the_message_is_too_large(
 ) -> None:
     fake_llm.script(OVERFLOW, Text("never asked"))
     async with Harness(tmp_path, fake_llm) as bot:
-        reply = await bot.reply_to(await bot.send("a very long paste"))
+        reply = await bot.reply_to(await bot.send("a very long paste " + "word " * 4000))
     assert reply.kind == "error" and reply.text == MessageTooLarge.user_message
     assert "/new" not in reply.text and "message is too large" in reply.text
     assert len(fake_llm.requests) == 1

@@ -7,6 +7,7 @@ import os
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
 
 server = MCPServer("fake")
 
@@ -39,6 +40,18 @@ def pid() -> str:
 def fail() -> str:
     """Always fails, so tests see a tool error reach the model."""
     raise ToolError("the fake tool failed on purpose")
+
+
+@server.tool()
+def nothing() -> str:
+    """Answers with no text at all."""
+    return ""
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def echo(text: str) -> str:
+    """Says `text` back; marked read-only."""
+    return text
 
 
 def main(argv: list[str] | None = None) -> None:

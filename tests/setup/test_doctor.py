@@ -83,12 +83,23 @@ async def test_a_window_too_small_for_the_history_is_a_warning_naming_the_key(
 ) -> None:
     from bot.setup.home import InitReport, init_workspace
 
-    write(tmp_path, f"llm:\n  model: openai/fake-model\n  api_base: {fake_llm.base_url}\n  context_window: 4096\n")
+    write(tmp_path, f"llm:\n  model: openai/fake-model\n  api_base: {fake_llm.base_url}\n  context_window: 6000\n")
     init_workspace(tmp_path / "workspace", InitReport())
     code, output = await doctor(tmp_path)
     assert code == 0
-    assert line(output, "context window").startswith("⚠ context window: 4,096 tokens")
+    assert line(output, "context window").startswith("⚠ context window: 6,000 tokens")
     assert "set llm.context_window" in line(output, "context window")
+
+
+async def test_a_window_too_small_for_the_prompt_and_tools_fails_naming_the_key_and_sizes(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    write(tmp_path, f"llm:\n  model: openai/fake-model\n  api_base: {fake_llm.base_url}\n  context_window: 1500\n")
+    code, output = await doctor(tmp_path)
+    assert code == 1
+    row = line(output, "context window")
+    assert row.startswith("✗ context window: 1,500 tokens, but the system prompt and tools alone take about ")
+    assert "every message would fail" in row and "set llm.context_window" in row
 
 
 def test_a_broken_config_is_the_only_line(tmp_path: Path) -> None:
@@ -127,7 +138,7 @@ async def test_each_mcp_server_is_listed_with_its_tool_count_or_why_it_failed(
     code, output = await doctor(tmp_path)
     _, as_json = await doctor(tmp_path, "--json")
     assert code == 0, output
-    assert line(output, "mcp calc").startswith("✓ mcp calc: ") and line(output, "mcp calc").endswith(": 5 tools")
+    assert line(output, "mcp calc").startswith("✓ mcp calc: ") and line(output, "mcp calc").endswith(": 7 tools")
     assert line(output, "mcp gone") == (
         f"⚠ mcp gone: {tmp_path / 'missing'}: cannot start (FileNotFoundError(2, 'No such file or directory'))"
         " → check mcp_servers.gone.command, args and cwd"
@@ -135,5 +146,5 @@ async def test_each_mcp_server_is_listed_with_its_tool_count_or_why_it_failed(
     assert line(output, "mcp remote").startswith("⚠ mcp remote: http://127.0.0.1:9/mcp: cannot start (")
     assert line(output, "mcp remote").endswith("→ check mcp_servers.remote.url and that the server is running")
     checks = {check["name"]: check for check in json.loads(as_json)}
-    assert checks["mcp calc"]["status"] == "ok" and checks["mcp calc"]["detail"].endswith(": 5 tools")
+    assert checks["mcp calc"]["status"] == "ok" and checks["mcp calc"]["detail"].endswith(": 7 tools")
     assert checks["mcp gone"]["status"] == "warn" and checks["mcp remote"]["status"] == "warn"

@@ -44,6 +44,20 @@ async def test_owner_sees_and_calls_an_mcp_tool_a_guest_does_not_and_errors_reac
         assert "failed on purpose" in tool_answers(fake.requests[4])[-1]
 
 
+async def test_an_mcp_tool_that_returns_nothing_gives_the_model_empty_and_read_only_hints_are_kept(
+    tmp_path: Path,
+) -> None:
+    cut = '{"text": "half a sent'
+    async with FakeLLM() as fake, Harness(tmp_path, fake, mcp_servers={"calc": STDIO}) as bot:
+        fake.script(
+            ToolCalls((("calc__nothing", {}), ("calc__echo", cut), ("calc__getenv", '{"name": "HO'))), Text("ok")
+        )
+        await bot.ask("go")
+    empty, echoed, refused = tool_answers(fake.requests[1])
+    assert empty == "(empty)" and echoed == "half a sent"
+    assert "arrived cut off or malformed" in refused
+
+
 async def test_guest_trust_server_is_offered_to_guests(tmp_path: Path) -> None:
     async with FakeLLM() as fake, Harness(tmp_path, fake, mcp_servers={"calc": {**STDIO, "trust": "guest"}}) as bot:
         await bot.ask("hello", sender="g1", trust=Trust.GUEST)
