@@ -9,6 +9,7 @@ from bot.config.schema import LLMConfig
 from bot.llm.failures import (
     Evidence,
     Kind,
+    answer_error_evidence,
     exception_chain,
     kind_without_status,
     request_address,
@@ -45,10 +46,19 @@ def failure_evidence(exc: BaseException) -> Evidence:
         # litellm's own exceptions carry made-up requests, so only the client's say where the call went.
         return Evidence(unreachable=reason, address=request_address(e for e in chain if not _from_litellm(e)))
     status = _http_status(chain)
+    if status is None and (event := _error_event(chain)) is not None:
+        return answer_error_evidence(event, mid_stream=True)
     if status is None:
         return Evidence(kind=_kind_by_class(exc, chain))
     overflow = isinstance(exc, import_litellm().ContextWindowExceededError)
     return Evidence(status=status, retry_after=retry_after(_response_headers(chain)), overflow=overflow)
+
+
+def _error_event(chain: list[BaseException]) -> object | None:
+    """The error object of an error event mid-stream: the OpenAI SDK raises its bare `APIError` carrying it."""
+    import openai
+
+    return next((e.body for e in chain if type(e) is openai.APIError and isinstance(e.body, Mapping)), None)
 
 
 def _from_litellm(error: BaseException) -> bool:

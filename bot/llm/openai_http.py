@@ -1,4 +1,4 @@
-"""A direct path to OpenAI-compatible endpoints: the body litellm would send, over one pooled aiohttp session.
+"""A direct path to OpenAI-compatible endpoints: the body litellm would send, over one pooled httpx client.
 
 litellm spends most of a call in the OpenAI SDK's request transform, per-call cost and model-info
 lookups and its logging callbacks. For `openai/…` models none of that changes the request, so the
@@ -11,23 +11,27 @@ still goes through litellm.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.config.schema import LLMConfig
 from bot.llm.failures import (
     Evidence,
+    answer_error_evidence,
     exception_chain,
     kind_without_status,
     request_address,
     retry_after,
+    says_overflow,
     socket_failure,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 logger = logging.getLogger(__name__)
 
@@ -37,18 +41,6 @@ KEY_VARIABLE = "OPENAI_API_KEY"
 PLACEHOLDER_KEY = "no-key"
 # The keys of litellm's request that are part of the wire body; the rest steer litellm itself.
 _BODY_KEYS = ("messages", "max_tokens", "temperature", "tools", "stream", "stream_options")
-# litellm's markers of a context-window error (exception_mapping_utils), lower-cased.
-_OVERFLOW_MARKERS = (
-    "context_length_exceeded",
-    "exceed context limit",
-    "this model's maximum context length is",
-    "model's maximum context limit",
-    "is longer than the model's context length",
-    "input tokens exceed the configured limit",
-    "exceeds the available context size",
-    "exceeds the maximum number of tokens allowed",
-    "prompt is too long",
-)
 
 
 class HTTPFailure(Exception):
@@ -59,8 +51,7 @@ class HTTPFailure(Exception):
         self.status_code = status
         self.response = SimpleNamespace(headers=headers)
         self.request = SimpleNamespace(url=url)
-        lowered = message.lower()
-        self.overflow = any(marker in lowered for marker in _OVERFLOW_MARKERS)
+        self.overflow = says_overflow(message)
 
 
 class ConnectionLost(ConnectionError):
@@ -69,6 +60,19 @@ class ConnectionLost(ConnectionError):
     def __init__(self, message: str, url: Any) -> None:
         super().__init__(message)
         self.request = SimpleNamespace(url=url)
+
+
+class ErrorInAnswer(Exception):
+    """A 200 answer carried an error object: its body, or an event mid-stream (`mid_stream`)."""
+
+    def __init__(self, error: Any, mid_stream: bool) -> None:
+        super().__init__(f"error in a 200 answer{' mid-stream' if mid_stream else ''}: {_error_text(error)[:300]}")
+        self.error = error
+        self.mid_stream = mid_stream
+
+
+class GarbledAnswer(ValueError):
+    """The answer was not the JSON it should be (a proxy's page, a broken line); worth another try."""
 
 
 class Wire(dict):  # type: ignore[type-arg]
@@ -85,6 +89,10 @@ def failure_evidence(exc: BaseException) -> Evidence:
     chain = exception_chain(exc)
     if reason := socket_failure(chain):
         return Evidence(unreachable=reason, address=request_address(chain))
+    if answered := next((error for error in chain if isinstance(error, ErrorInAnswer)), None):
+        return answer_error_evidence(answered.error, answered.mid_stream)
+    if any(isinstance(error, GarbledAnswer) for error in chain):
+        return Evidence(kind="transient")
     failure = next((error for error in chain if isinstance(error, HTTPFailure)), None)
     if failure is None:
         return Evidence(kind=kind_without_status(exc) or "unknown")
@@ -128,9 +136,13 @@ def error_message(text: str) -> str:
     except ValueError:
         return " ".join(text.split()) or "no error message"
     error = payload.get("error") if isinstance(payload, dict) else None
+    return _error_text(error or payload)
+
+
+def _error_text(error: Any) -> str:
     if isinstance(error, dict):
         return " ".join(f"{error.get('message') or ''} {error.get('code') or ''}".split())
-    return " ".join(str(error or payload).split())
+    return " ".join(str(error).split())
 
 
 def dumps(value: Any) -> str:
@@ -173,95 +185,154 @@ class BodyEncoder:
         return f"[{self._system[1]}]" if rest == "[]" else f"[{self._system[1]},{rest[1:]}"
 
 
-class SSEStream:
-    """Chunks of a server-sent-events answer until `[DONE]`; `received_finish_reason` as litellm's stream has it."""
+async def sse_data(pieces: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+    """The data of each server-sent event, however the bytes arrive and however long a line is."""
+    partial: list[bytes] = []
+    data: list[bytes] = []
+    async for piece in pieces:
+        start = 0
+        while (end := piece.find(b"\n", start)) >= 0:
+            line = piece[start:end]
+            if partial:
+                partial.append(line)
+                line = b"".join(partial)
+                partial.clear()
+            start = end + 1
+            if event := _read_line(line, data):
+                yield event
+        if start < len(piece):
+            partial.append(piece[start:])
+    if partial:
+        _read_line(b"".join(partial), data)
+    if data:  # the last event, when the body ended without its blank line
+        yield b"\n".join(data)
 
-    def __init__(self, response: Any) -> None:
+
+def _read_line(line: bytes, data: list[bytes]) -> bytes | None:
+    """Take one line into the event being read; the event's data when the line (blank) ends it."""
+    line = line.removesuffix(b"\r")
+    if line.startswith(b"data:"):
+        value = line[5:]
+        data.append(value[1:] if value.startswith(b" ") else value)
+    elif not line and data:
+        event = b"\n".join(data)
+        data.clear()
+        return event
+    return None
+
+
+def read_answer(raw: bytes) -> Wire:
+    """A completion read from a 200 body: `ErrorInAnswer` when it carries an error, `GarbledAnswer` when not JSON."""
+    answer = _json_object(raw, "the answer")
+    if answer.get("error"):
+        raise ErrorInAnswer(answer["error"], mid_stream=False)
+    return answer
+
+
+def _json_object(raw: bytes, what: str) -> Wire:
+    try:
+        value = json.loads(raw, object_hook=Wire)
+    except ValueError as exc:
+        raise GarbledAnswer(f"{what} is not JSON: {raw[:200]!r}") from exc
+    if not isinstance(value, Wire):
+        raise GarbledAnswer(f"{what} is not a JSON object: {raw[:200]!r}")
+    return value
+
+
+class SSEStream:
+    """Chunks of a server-sent-events answer until `[DONE]`; `received_finish_reason` as litellm's stream has it.
+
+    Every failure is one of this module's errors; the connection is closed as soon as iteration ends, however.
+    """
+
+    def __init__(self, response: httpx.Response) -> None:
         self._response = response
         self.received_finish_reason: str | None = None
 
     async def __aiter__(self) -> AsyncIterator[Wire]:
-        import aiohttp
+        import httpx
 
         try:
-            async for raw in self._response.content:
-                line = raw.strip()
-                if not line.startswith(b"data:"):
-                    continue
-                data = line[5:].strip()
-                if data == b"[DONE]":
+            async for data in sse_data(self._response.aiter_bytes()):
+                if data.startswith(b"[DONE]"):
                     return
-                chunk = json.loads(data, object_hook=Wire)
+                chunk = _json_object(data, "a stream event")
                 if chunk.get("error"):
-                    text = data.decode(errors="replace")
-                    raise HTTPFailure(500, error_message(text), {}, self._response.url)
+                    raise ErrorInAnswer(chunk["error"], mid_stream=True)
                 for choice in chunk.get("choices") or ():
                     self.received_finish_reason = choice.get("finish_reason") or self.received_finish_reason
                 yield chunk
-        except aiohttp.ClientError as exc:
-            raise ConnectionLost(f"stream broke off: {type(exc).__name__}: {exc}", self._response.url) from exc
+        except httpx.HTTPError as exc:
+            url = self._response.request.url
+            raise ConnectionLost(f"stream broke off: {type(exc).__name__}: {exc}", url) from exc
         finally:
-            self._response.release()
+            await self._response.aclose()
 
 
 class OpenAICompatible:
     """POSTs chat completions to one base URL; `acompletion` mirrors litellm's call and result shapes."""
 
     def __init__(self, base_url: str) -> None:
-        import yarl
-
         self._url = base_url.rstrip("/") + "/chat/completions"
-        self._target = yarl.URL(self._url)
-        self._session: Any = None
+        self._client: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._encoder = BodyEncoder()
 
     async def warm_up(self) -> None:
-        """Import aiohttp (a fifth of a second, two TLS contexts) in a thread, before the first call needs it."""
-        await asyncio.to_thread(importlib.import_module, "aiohttp")
+        """Import httpx and load its certificates (a fifth of a second) in a thread, before the first call needs it."""
+        client = await asyncio.to_thread(_pooled_client)
+        if self._client is None:
+            self._client, self._loop = client, asyncio.get_running_loop()
+        else:
+            await client.aclose()
 
     async def acompletion(self, **request: Any) -> Any:
         """A completion (`Wire`), or with `stream=True` an `SSEStream` of chunks."""
-        import aiohttp
+        import httpx
 
-        session = self._http()
+        client = self._http()
         headers = {"Content-Type": "application/json"}
         if request.get("api_key"):
             headers["Authorization"] = f"Bearer {request['api_key']}"
-        data = self._encoder.encode(wire_body(request))
+        outgoing = client.build_request(
+            "POST", self._url, content=self._encoder.encode(wire_body(request)), headers=headers
+        )
         try:
-            response = await session.post(self._url, data=data, headers=headers)
-        except aiohttp.ClientError as exc:
-            raise ConnectionLost(f"{type(exc).__name__}: {exc}", self._target) from exc
+            response = await client.send(outgoing, stream=True)
+        except httpx.HTTPError as exc:
+            raise ConnectionLost(f"{type(exc).__name__}: {exc}", outgoing.url) from exc
         streaming = False
         try:
-            if response.status >= 400:
-                text = await response.text(errors="replace")
-                raise HTTPFailure(response.status, error_message(text), response.headers, response.url)
+            if response.status_code >= 400:
+                text = (await response.aread()).decode(errors="replace")
+                raise HTTPFailure(response.status_code, error_message(text), response.headers, outgoing.url)
             if request.get("stream"):
                 streaming = True
                 return SSEStream(response)
-            return json.loads(await response.read(), object_hook=Wire)
-        except aiohttp.ClientError as exc:
-            raise ConnectionLost(f"{type(exc).__name__}: {exc}", self._target) from exc
+            return read_answer(await response.aread())
+        except httpx.HTTPError as exc:
+            raise ConnectionLost(f"{type(exc).__name__}: {exc}", outgoing.url) from exc
         finally:
             if not streaming:
-                response.release()
+                await response.aclose()
 
-    def _http(self) -> Any:
-        """The pooled session of the running event loop, made on first use."""
-        import aiohttp
-
+    def _http(self) -> httpx.AsyncClient:
+        """The pooled client of the running event loop, made on first use."""
         loop = asyncio.get_running_loop()
-        if self._session is None or self._session.closed or self._loop is not loop:
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300), timeout=aiohttp.ClientTimeout(total=None)
-            )
-            self._loop = loop
-        return self._session
+        if self._client is None or self._client.is_closed or self._loop is not loop:
+            self._client, self._loop = _pooled_client(), loop
+        return self._client
 
     async def aclose(self) -> None:
         """Close the pooled connections."""
-        if self._session is not None and not self._session.closed and self._loop is asyncio.get_running_loop():
-            await self._session.close()
-        self._session = None
+        if self._client is not None and self._loop is asyncio.get_running_loop():
+            await self._client.aclose()
+        self._client = None
+
+
+def _pooled_client() -> httpx.AsyncClient:
+    """A client that keeps every connection it opens and leaves timeouts to the provider."""
+    import httpx
+
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+    return httpx.AsyncClient(timeout=None, limits=limits, trust_env=False)
