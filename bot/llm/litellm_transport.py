@@ -21,6 +21,18 @@ from bot.llm.litellm_loader import import_litellm
 PLACEHOLDER_KEY = "no-key"
 
 
+class RefusedTwice(Exception):
+    """litellm answered None: the server refused the request with 422 twice (litellm retries once, dropping
+    the parameters the refusal names, then gives up without raising)."""
+
+
+def answered(answer: Any) -> Any:
+    """litellm's answer, or `RefusedTwice` where it returned none."""
+    if answer is None:
+        raise RefusedTwice("the server refused the request (HTTP 422) twice; litellm returned no answer")
+    return answer
+
+
 def resolve_key(litellm: Any, config: LLMConfig) -> tuple[str | None, list[str]]:
     """The key to send, and the variables to name when a hosted provider has none (then the call fails at once)."""
     key = config.api_key.get_secret_value()
@@ -45,6 +57,8 @@ def failure_evidence(exc: BaseException) -> Evidence:
     if reason:
         # litellm's own exceptions carry made-up requests, so only the client's say where the call went.
         return Evidence(unreachable=reason, address=request_address(e for e in chain if not _from_litellm(e)))
+    if any(isinstance(error, RefusedTwice) for error in chain):
+        return Evidence(status=422)
     status = _http_status(chain)
     if status is None and (event := _error_event(chain)) is not None:
         return answer_error_evidence(event, mid_stream=True)

@@ -274,33 +274,34 @@ class OpenAICompatible:
 
     def __init__(self, base_url: str) -> None:
         self._url = base_url.rstrip("/") + "/chat/completions"
-        self._client: httpx.AsyncClient | None = None
+        self._pool: httpx.AsyncHTTPTransport | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._encoder = BodyEncoder()
 
     async def warm_up(self) -> None:
         """Import httpx and load its certificates (a fifth of a second) in a thread, before the first call needs it."""
-        client = await asyncio.to_thread(_pooled_client)
-        if self._client is None:
-            self._client, self._loop = client, asyncio.get_running_loop()
+        pool = await asyncio.to_thread(_connection_pool)
+        if self._pool is None:
+            self._pool, self._loop = pool, asyncio.get_running_loop()
         else:
-            await client.aclose()
+            await pool.aclose()
 
     async def acompletion(self, **request: Any) -> Any:
         """A completion (`Wire`), or with `stream=True` an `SSEStream` of chunks."""
         import httpx
 
-        client = self._http()
+        pool = self._connections()
         headers = {"Content-Type": "application/json"}
         if request.get("api_key"):
             headers["Authorization"] = f"Bearer {request['api_key']}"
-        outgoing = client.build_request(
-            "POST", self._url, content=self._encoder.encode(wire_body(request)), headers=headers
-        )
+        body = self._encoder.encode(wire_body(request))
+        outgoing = httpx.Request("POST", self._url, content=body, headers=headers)
         try:
-            response = await client.send(outgoing, stream=True)
+            # The transport, not a client: no cookies, auth flows, redirects or hooks to run on each call.
+            response = await pool.handle_async_request(outgoing)
         except httpx.HTTPError as exc:
             raise ConnectionLost(f"{type(exc).__name__}: {exc}", outgoing.url) from exc
+        response.request = outgoing
         streaming = False
         try:
             if response.status_code >= 400:
@@ -316,23 +317,23 @@ class OpenAICompatible:
             if not streaming:
                 await response.aclose()
 
-    def _http(self) -> httpx.AsyncClient:
-        """The pooled client of the running event loop, made on first use."""
+    def _connections(self) -> httpx.AsyncHTTPTransport:
+        """The connection pool of the running event loop, made on first use."""
         loop = asyncio.get_running_loop()
-        if self._client is None or self._client.is_closed or self._loop is not loop:
-            self._client, self._loop = _pooled_client(), loop
-        return self._client
+        if self._pool is None or self._loop is not loop:
+            self._pool, self._loop = _connection_pool(), loop
+        return self._pool
 
     async def aclose(self) -> None:
         """Close the pooled connections."""
-        if self._client is not None and self._loop is asyncio.get_running_loop():
-            await self._client.aclose()
-        self._client = None
+        if self._pool is not None and self._loop is asyncio.get_running_loop():
+            await self._pool.aclose()
+        self._pool = None
 
 
-def _pooled_client() -> httpx.AsyncClient:
-    """A client that keeps every connection it opens and leaves timeouts to the provider."""
+def _connection_pool() -> httpx.AsyncHTTPTransport:
+    """A pool that keeps every connection it opens; timeouts are the provider's."""
     import httpx
 
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
-    return httpx.AsyncClient(timeout=None, limits=limits, trust_env=False)
+    return httpx.AsyncHTTPTransport(limits=limits, trust_env=False)

@@ -34,7 +34,8 @@ _ERROR_KINDS: dict[int, tuple[str, str, str | None]] = {
 class Error:
     """An OpenAI-style error body; the default message becomes the real API's wording (401, 404, 429…).
 
-    `headers` are sent along (e.g. Retry-After); `body` replaces the JSON error with raw text, as proxies answer.
+    `headers` are sent along (e.g. Retry-After); `body` replaces the JSON error with raw text, as proxies answer;
+    `code` replaces the API's code (OpenRouter puts the HTTP status there).
     """
 
     status: int
@@ -42,6 +43,7 @@ class Error:
     latency: float | None = None
     headers: dict[str, str] = field(default_factory=dict)
     body: str | None = None
+    code: int | str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -342,6 +344,7 @@ def _error_payload(error: Error) -> dict:
     message, kind, code = _ERROR_KINDS.get(error.status, ("The server had an error", "server_error", None))
     if error.message != "error":
         message = error.message
+    code = code if error.code is None else error.code
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
