@@ -1,4 +1,4 @@
-"""A direct path to OpenAI-compatible endpoints: the body litellm would send, over one pooled httpx client.
+"""A direct path to OpenAI-compatible endpoints: the body litellm would send, over one pooled aiohttp session.
 
 litellm spends most of a call in the OpenAI SDK's request transform, per-call cost and model-info
 lookups and its logging callbacks. For `openai/…` models none of that changes the request, so the
@@ -11,6 +11,7 @@ still goes through litellm.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import logging
 import os
@@ -31,7 +32,7 @@ from bot.llm.failures import (
 )
 
 if TYPE_CHECKING:
-    import httpx
+    import aiohttp
 
 logger = logging.getLogger(__name__)
 
@@ -242,18 +243,19 @@ def _json_object(raw: bytes, what: str) -> Wire:
 class SSEStream:
     """Chunks of a server-sent-events answer until `[DONE]`; `received_finish_reason` as litellm's stream has it.
 
-    Every failure is one of this module's errors; the connection is closed as soon as iteration ends, however.
+    Every failure is one of this module's errors; the response is released as soon as iteration ends, however.
     """
 
-    def __init__(self, response: httpx.Response) -> None:
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
         self._response = response
         self.received_finish_reason: str | None = None
 
     async def __aiter__(self) -> AsyncIterator[Wire]:
-        import httpx
+        import aiohttp
 
         try:
-            async for data in sse_data(self._response.aiter_bytes()):
+            # Read as it arrives, not by aiohttp's lines: a line may exceed its limit (a 1 MB tool argument).
+            async for data in sse_data(self._response.content.iter_any()):
                 if data.startswith(b"[DONE]"):
                     return
                 chunk = _json_object(data, "a stream event")
@@ -262,78 +264,70 @@ class SSEStream:
                 for choice in chunk.get("choices") or ():
                     self.received_finish_reason = choice.get("finish_reason") or self.received_finish_reason
                 yield chunk
-        except httpx.HTTPError as exc:
-            url = self._response.request.url
-            raise ConnectionLost(f"stream broke off: {type(exc).__name__}: {exc}", url) from exc
+        except aiohttp.ClientError as exc:
+            raise ConnectionLost(f"stream broke off: {type(exc).__name__}: {exc}", self._response.url) from exc
         finally:
-            await self._response.aclose()
+            self._response.release()
 
 
 class OpenAICompatible:
     """POSTs chat completions to one base URL; `acompletion` mirrors litellm's call and result shapes."""
 
     def __init__(self, base_url: str) -> None:
+        import yarl
+
         self._url = base_url.rstrip("/") + "/chat/completions"
-        self._pool: httpx.AsyncHTTPTransport | None = None
+        self._target = yarl.URL(self._url)
+        self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._encoder = BodyEncoder()
 
     async def warm_up(self) -> None:
-        """Import httpx and load its certificates (a fifth of a second) in a thread, before the first call needs it."""
-        pool = await asyncio.to_thread(_connection_pool)
-        if self._pool is None:
-            self._pool, self._loop = pool, asyncio.get_running_loop()
-        else:
-            await pool.aclose()
+        """Import aiohttp (a fifth of a second, two TLS contexts) in a thread, before the first call needs it."""
+        await asyncio.to_thread(importlib.import_module, "aiohttp")
 
     async def acompletion(self, **request: Any) -> Any:
         """A completion (`Wire`), or with `stream=True` an `SSEStream` of chunks."""
-        import httpx
+        import aiohttp
 
-        pool = self._connections()
+        session = self._http()
         headers = {"Content-Type": "application/json"}
         if request.get("api_key"):
             headers["Authorization"] = f"Bearer {request['api_key']}"
-        body = self._encoder.encode(wire_body(request))
-        outgoing = httpx.Request("POST", self._url, content=body, headers=headers)
+        data = self._encoder.encode(wire_body(request))
         try:
-            # The transport, not a client: no cookies, auth flows, redirects or hooks to run on each call.
-            response = await pool.handle_async_request(outgoing)
-        except httpx.HTTPError as exc:
-            raise ConnectionLost(f"{type(exc).__name__}: {exc}", outgoing.url) from exc
-        response.request = outgoing
+            response = await session.post(self._url, data=data, headers=headers)
+        except aiohttp.ClientError as exc:
+            raise ConnectionLost(f"{type(exc).__name__}: {exc}", self._target) from exc
         streaming = False
         try:
-            if response.status_code >= 400:
-                text = (await response.aread()).decode(errors="replace")
-                raise HTTPFailure(response.status_code, error_message(text), response.headers, outgoing.url)
+            if response.status >= 400:
+                text = await response.text(errors="replace")
+                raise HTTPFailure(response.status, error_message(text), response.headers, response.url)
             if request.get("stream"):
                 streaming = True
                 return SSEStream(response)
-            return read_answer(await response.aread())
-        except httpx.HTTPError as exc:
-            raise ConnectionLost(f"{type(exc).__name__}: {exc}", outgoing.url) from exc
+            return read_answer(await response.read())
+        except aiohttp.ClientError as exc:
+            raise ConnectionLost(f"{type(exc).__name__}: {exc}", self._target) from exc
         finally:
             if not streaming:
-                await response.aclose()
+                response.release()
 
-    def _connections(self) -> httpx.AsyncHTTPTransport:
-        """The connection pool of the running event loop, made on first use."""
+    def _http(self) -> aiohttp.ClientSession:
+        """The pooled session of the running event loop, made on first use."""
+        import aiohttp
+
         loop = asyncio.get_running_loop()
-        if self._pool is None or self._loop is not loop:
-            self._pool, self._loop = _connection_pool(), loop
-        return self._pool
+        if self._session is None or self._session.closed or self._loop is not loop:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300), timeout=aiohttp.ClientTimeout(total=None)
+            )
+            self._loop = loop
+        return self._session
 
     async def aclose(self) -> None:
         """Close the pooled connections."""
-        if self._pool is not None and self._loop is asyncio.get_running_loop():
-            await self._pool.aclose()
-        self._pool = None
-
-
-def _connection_pool() -> httpx.AsyncHTTPTransport:
-    """A pool that keeps every connection it opens; timeouts are the provider's."""
-    import httpx
-
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
-    return httpx.AsyncHTTPTransport(limits=limits, trust_env=False)
+        if self._session is not None and not self._session.closed and self._loop is asyncio.get_running_loop():
+            await self._session.close()
+        self._session = None
