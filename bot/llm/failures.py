@@ -34,6 +34,19 @@ _OVERFLOW_STATUSES = frozenset({400, 422})
 
 Kind = Literal["auth", "not_found", "overflow", "rejected", "unreachable", "transient", "unknown"]
 
+# litellm's markers of a context-window error (exception_mapping_utils), lower-cased.
+_OVERFLOW_MARKERS = (
+    "context_length_exceeded",
+    "exceed context limit",
+    "this model's maximum context length is",
+    "model's maximum context limit",
+    "is longer than the model's context length",
+    "input tokens exceed the configured limit",
+    "exceeds the available context size",
+    "exceeds the maximum number of tokens allowed",
+    "prompt is too long",
+)
+
 
 class StreamCut(Exception):
     """The stream ended without a finish reason (no [DONE]) before any text was shown; worth another try."""
@@ -78,6 +91,38 @@ def classify(evidence: Evidence) -> Failure:
     if status == 413 or (status in _OVERFLOW_STATUSES and evidence.overflow):
         return Failure("overflow", status)
     return Failure("rejected", status)
+
+
+def says_overflow(message: str) -> bool:
+    """Whether a provider's error message says the request did not fit the context window (litellm's markers)."""
+    lowered = message.lower()
+    return any(marker in lowered for marker in _OVERFLOW_MARKERS)
+
+
+def answer_error_evidence(error: object, mid_stream: bool) -> Evidence:
+    """What an error object inside a 200 answer says (the body's `error`, or an error event mid-stream).
+
+    Read as litellm reads it, so both transports agree: a numeric `code` is the HTTP status; else a message
+    naming the context window is an overflow; else an event mid-stream is a broken stream (worth another try),
+    and a body is a 422 when it has no `code` at all, unknown when its code names no status.
+    """
+    fields = error if isinstance(error, Mapping) else {"message": error}
+    overflow = says_overflow(str(fields.get("message") or ""))
+    status = _status(fields.get("code"))
+    if status is not None:
+        return Evidence(status=status, overflow=overflow)
+    if overflow:
+        return Evidence(kind="overflow")
+    if mid_stream:
+        return Evidence(kind="transient")
+    return Evidence(status=422) if "code" not in fields else Evidence(kind="unknown")
+
+
+def _status(code: object) -> int | None:
+    """An error code that is an HTTP status (429, "502"), else None."""
+    if isinstance(code, str) and code.isdigit():
+        code = int(code)
+    return code if isinstance(code, int) and not isinstance(code, bool) and 400 <= code <= 599 else None
 
 
 def retry_delay(failure: Failure, attempt: int, policy: RetryPolicy) -> float | None:

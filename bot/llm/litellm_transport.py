@@ -9,6 +9,7 @@ from bot.config.schema import LLMConfig
 from bot.llm.failures import (
     Evidence,
     Kind,
+    answer_error_evidence,
     exception_chain,
     kind_without_status,
     request_address,
@@ -18,6 +19,18 @@ from bot.llm.failures import (
 from bot.llm.litellm_loader import import_litellm
 
 PLACEHOLDER_KEY = "no-key"
+
+
+class RefusedTwice(Exception):
+    """litellm answered None: the server refused the request with 422 twice (litellm retries once, dropping
+    the parameters the refusal names, then gives up without raising)."""
+
+
+def answered(answer: Any) -> Any:
+    """litellm's answer, or `RefusedTwice` where it returned none."""
+    if answer is None:
+        raise RefusedTwice("the server refused the request (HTTP 422) twice; litellm returned no answer")
+    return answer
 
 
 def resolve_key(litellm: Any, config: LLMConfig) -> tuple[str | None, list[str]]:
@@ -44,11 +57,22 @@ def failure_evidence(exc: BaseException) -> Evidence:
     if reason:
         # litellm's own exceptions carry made-up requests, so only the client's say where the call went.
         return Evidence(unreachable=reason, address=request_address(e for e in chain if not _from_litellm(e)))
+    if any(isinstance(error, RefusedTwice) for error in chain):
+        return Evidence(status=422)
     status = _http_status(chain)
+    if status is None and (event := _error_event(chain)) is not None:
+        return answer_error_evidence(event, mid_stream=True)
     if status is None:
         return Evidence(kind=_kind_by_class(exc, chain))
     overflow = isinstance(exc, import_litellm().ContextWindowExceededError)
     return Evidence(status=status, retry_after=retry_after(_response_headers(chain)), overflow=overflow)
+
+
+def _error_event(chain: list[BaseException]) -> object | None:
+    """The error object of an error event mid-stream: the OpenAI SDK raises its bare `APIError` carrying it."""
+    import openai
+
+    return next((e.body for e in chain if type(e) is openai.APIError and isinstance(e.body, Mapping)), None)
 
 
 def _from_litellm(error: BaseException) -> bool:

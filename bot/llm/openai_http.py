@@ -15,22 +15,27 @@ import importlib
 import json
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.config.schema import LLMConfig
 from bot.llm import openai_endpoint
 from bot.llm.failures import (
     Evidence,
+    answer_error_evidence,
     exception_chain,
     kind_without_status,
     request_address,
     retry_after,
+    says_overflow,
     socket_failure,
 )
 from bot.llm.model_params import openai_body, request_headers
 from bot.net.tls import client_context
+
+if TYPE_CHECKING:
+    import aiohttp
 
 logger = logging.getLogger(__name__)
 
@@ -39,18 +44,6 @@ KEY_VARIABLE = "OPENAI_API_KEY"
 PLACEHOLDER_KEY = "no-key"
 # The keys of litellm's request that are part of the wire body; the rest steer litellm itself.
 _BODY_KEYS = ("messages", "max_tokens", "temperature", "reasoning_effort", "tools", "stream", "stream_options")
-# litellm's markers of a context-window error (exception_mapping_utils), lower-cased.
-_OVERFLOW_MARKERS = (
-    "context_length_exceeded",
-    "exceed context limit",
-    "this model's maximum context length is",
-    "model's maximum context limit",
-    "is longer than the model's context length",
-    "input tokens exceed the configured limit",
-    "exceeds the available context size",
-    "exceeds the maximum number of tokens allowed",
-    "prompt is too long",
-)
 
 
 class HTTPFailure(Exception):
@@ -61,8 +54,7 @@ class HTTPFailure(Exception):
         self.status_code = status
         self.response = SimpleNamespace(headers=headers)
         self.request = SimpleNamespace(url=url)
-        lowered = message.lower()
-        self.overflow = any(marker in lowered for marker in _OVERFLOW_MARKERS)
+        self.overflow = says_overflow(message)
 
 
 class ConnectionLost(ConnectionError):
@@ -71,6 +63,19 @@ class ConnectionLost(ConnectionError):
     def __init__(self, message: str, url: Any) -> None:
         super().__init__(message)
         self.request = SimpleNamespace(url=url)
+
+
+class ErrorInAnswer(Exception):
+    """A 200 answer carried an error object: its body, or an event mid-stream (`mid_stream`)."""
+
+    def __init__(self, error: Any, mid_stream: bool) -> None:
+        super().__init__(f"error in a 200 answer{' mid-stream' if mid_stream else ''}: {_error_text(error)[:300]}")
+        self.error = error
+        self.mid_stream = mid_stream
+
+
+class GarbledAnswer(ValueError):
+    """The answer was not the JSON it should be (a proxy's page, a broken line); worth another try."""
 
 
 class Wire(dict):  # type: ignore[type-arg]
@@ -87,6 +92,10 @@ def failure_evidence(exc: BaseException) -> Evidence:
     chain = exception_chain(exc)
     if reason := socket_failure(chain):
         return Evidence(unreachable=reason, address=request_address(chain))
+    if answered := next((error for error in chain if isinstance(error, ErrorInAnswer)), None):
+        return answer_error_evidence(answered.error, answered.mid_stream)
+    if any(isinstance(error, GarbledAnswer) for error in chain):
+        return Evidence(kind="transient")
     failure = next((error for error in chain if isinstance(error, HTTPFailure)), None)
     if failure is None:
         return Evidence(kind=kind_without_status(exc) or "unknown")
@@ -130,9 +139,13 @@ def error_message(text: str) -> str:
     except ValueError:
         return " ".join(text.split()) or "no error message"
     error = payload.get("error") if isinstance(payload, dict) else None
+    return _error_text(error or payload)
+
+
+def _error_text(error: Any) -> str:
     if isinstance(error, dict):
         return " ".join(f"{error.get('message') or ''} {error.get('code') or ''}".split())
-    return " ".join(str(error or payload).split())
+    return " ".join(str(error).split())
 
 
 def dumps(value: Any) -> str:
@@ -175,10 +188,67 @@ class BodyEncoder:
         return f"[{self._system[1]}]" if rest == "[]" else f"[{self._system[1]},{rest[1:]}"
 
 
-class SSEStream:
-    """Chunks of a server-sent-events answer until `[DONE]`; `received_finish_reason` as litellm's stream has it."""
+async def sse_data(pieces: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+    """The data of each server-sent event, however the bytes arrive and however long a line is."""
+    partial: list[bytes] = []
+    data: list[bytes] = []
+    async for piece in pieces:
+        start = 0
+        while (end := piece.find(b"\n", start)) >= 0:
+            line = piece[start:end]
+            if partial:
+                partial.append(line)
+                line = b"".join(partial)
+                partial.clear()
+            start = end + 1
+            if event := _read_line(line, data):
+                yield event
+        if start < len(piece):
+            partial.append(piece[start:])
+    if partial:
+        _read_line(b"".join(partial), data)
+    if data:  # the last event, when the body ended without its blank line
+        yield b"\n".join(data)
 
-    def __init__(self, response: Any) -> None:
+
+def _read_line(line: bytes, data: list[bytes]) -> bytes | None:
+    """Take one line into the event being read; the event's data when the line (blank) ends it."""
+    line = line.removesuffix(b"\r")
+    if line.startswith(b"data:"):
+        value = line[5:]
+        data.append(value[1:] if value.startswith(b" ") else value)
+    elif not line and data:
+        event = b"\n".join(data)
+        data.clear()
+        return event
+    return None
+
+
+def read_answer(raw: bytes) -> Wire:
+    """A completion read from a 200 body: `ErrorInAnswer` when it carries an error, `GarbledAnswer` when not JSON."""
+    answer = _json_object(raw, "the answer")
+    if answer.get("error"):
+        raise ErrorInAnswer(answer["error"], mid_stream=False)
+    return answer
+
+
+def _json_object(raw: bytes, what: str) -> Wire:
+    try:
+        value = json.loads(raw, object_hook=Wire)
+    except ValueError as exc:
+        raise GarbledAnswer(f"{what} is not JSON: {raw[:200]!r}") from exc
+    if not isinstance(value, Wire):
+        raise GarbledAnswer(f"{what} is not a JSON object: {raw[:200]!r}")
+    return value
+
+
+class SSEStream:
+    """Chunks of a server-sent-events answer until `[DONE]`; `received_finish_reason` as litellm's stream has it.
+
+    Every failure is one of this module's errors; the response is released as soon as iteration ends, however.
+    """
+
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
         self._response = response
         self.received_finish_reason: str | None = None
 
@@ -186,17 +256,13 @@ class SSEStream:
         import aiohttp
 
         try:
-            async for raw in self._response.content:
-                line = raw.strip()
-                if not line.startswith(b"data:"):
-                    continue
-                data = line[5:].strip()
-                if data == b"[DONE]":
+            # Read as it arrives, not by aiohttp's lines: a line may exceed its limit (a 1 MB tool argument).
+            async for data in sse_data(self._response.content.iter_any()):
+                if data.startswith(b"[DONE]"):
                     return
-                chunk = json.loads(data, object_hook=Wire)
+                chunk = _json_object(data, "a stream event")
                 if chunk.get("error"):
-                    text = data.decode(errors="replace")
-                    raise HTTPFailure(500, error_message(text), {}, self._response.url)
+                    raise ErrorInAnswer(chunk["error"], mid_stream=True)
                 for choice in chunk.get("choices") or ():
                     self.received_finish_reason = choice.get("finish_reason") or self.received_finish_reason
                 yield chunk
@@ -214,7 +280,7 @@ class OpenAICompatible:
 
         self._url = base_url.rstrip("/") + "/chat/completions"
         self._target = yarl.URL(self._url)
-        self._session: Any = None
+        self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._encoder = BodyEncoder()
         self._proxy: str | None = None
@@ -242,14 +308,14 @@ class OpenAICompatible:
             if request.get("stream"):
                 streaming = True
                 return SSEStream(response)
-            return json.loads(await response.read(), object_hook=Wire)
+            return read_answer(await response.read())
         except aiohttp.ClientError as exc:
             raise ConnectionLost(f"{type(exc).__name__}: {exc}", self._target) from exc
         finally:
             if not streaming:
                 response.release()
 
-    def _http(self) -> Any:
+    def _http(self) -> aiohttp.ClientSession:
         """The pooled session of the running event loop, made on first use."""
         import aiohttp
 

@@ -86,7 +86,7 @@ class ModelProvider:
     async def _acompletion(self, **request: Any) -> Any:
         if self._fast is not None:
             return await self._fast.acompletion(**request)
-        return await self._litellm.acompletion(**request)
+        return litellm_transport.answered(await self._litellm.acompletion(**request))
 
     async def chat(
         self,

@@ -28,22 +28,46 @@ _ERROR_KINDS: dict[int, tuple[str, str, str | None]] = {
     401: ("Incorrect API key provided", "invalid_request_error", "invalid_api_key"),
     403: ("Forbidden", "invalid_request_error", None),
     404: ("The model does not exist", "invalid_request_error", "model_not_found"),
+    413: ("Request body too large", "invalid_request_error", "request_too_large"),
+    422: ("Unprocessable request", "invalid_request_error", None),
     429: ("Rate limit reached", "requests", "rate_limit_exceeded"),
 }
+
+
+@dataclass(frozen=True)
+class Error:
+    """An OpenAI-style error body; the default message becomes the real API's wording (401, 404, 429…).
+
+    `headers` are sent along (e.g. Retry-After); `body` replaces the JSON error with raw text, as proxies answer;
+    `code` replaces the API's code (OpenRouter puts the HTTP status there).
+    """
+
+    status: int
+    message: str = "error"
+    latency: float | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    body: str | None = None
+    param: str | None = None
+    code: int | str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
 class Delivery:
     """How an answer is delivered: the pace of a stream, its finish reason, and where a stream breaks off.
 
+    `chunk_chars` is how many characters of text or of one call's arguments a chunk carries (one SSE line each).
     `cut_after` counts the chunks after the first (role) chunk; then the stream ends its body without a
-    finish reason or [DONE] (`cut="eof"`), drops the connection (`"drop"`), or goes silent (`"stall"`).
+    finish reason or [DONE] (`cut="eof"`), drops the connection (`"drop"`), goes silent (`"stall"`), sends
+    `error_event` as an error event and ends (`"error"`, as OpenRouter does), or sends a line that is not
+    JSON and ends (`"garbage"`).
     """
 
     chunk_delay: float = 0.0
+    chunk_chars: int = 8
     finish_reason: str | None = None
     cut_after: int | None = None
-    cut: Literal["eof", "drop", "stall"] = "eof"
+    cut: Literal["eof", "drop", "stall", "error", "garbage"] = "eof"
+    error_event: Error | None = None
 
 
 @dataclass(frozen=True)
@@ -63,22 +87,6 @@ class ToolCalls(Delivery):
     calls: tuple[tuple[str, dict | str], ...]
     content: str = ""
     latency: float | None = None
-
-
-@dataclass(frozen=True)
-class Error:
-    """An OpenAI-style error body; the default message becomes the real API's wording (401, 404, 429…).
-
-    `headers` are sent along (e.g. Retry-After); `body` replaces the JSON error with raw text, as proxies answer.
-    """
-
-    status: int
-    message: str = "error"
-    latency: float | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    body: str | None = None
-    param: str | None = None
-    code: str | None = None
 
 
 @dataclass(frozen=True)
@@ -111,8 +119,8 @@ def _prompt_tokens(body: dict) -> int:
     return sum(len(_text_of(m.get("content"))) for m in body.get("messages") or [] if isinstance(m, dict)) // 4
 
 
-def _pieces(text: str) -> list[str]:
-    return [text[i : i + _CHUNK_CHARS] for i in range(0, len(text), _CHUNK_CHARS)]
+def _pieces(text: str, size: int = _CHUNK_CHARS) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 class FakeLLM:
@@ -136,6 +144,7 @@ class FakeLLM:
         self.requests: list[dict] = []
         self.headers: list[CIMultiDict[str]] = []  # the HTTP headers of each chat request, names in any case
         self.refuse_streaming = 0
+        self.disconnects = 0  # requests whose client closed the connection while the answer was still open
         self.transcript = "transcribed words"
         self.transcriptions: list[dict] = []  # what /v1/audio/transcriptions received
         self.reported: list[dict] = []  # the usage sent back with each answer that carried one
@@ -166,10 +175,15 @@ class FakeLLM:
         async with self._arrived:
             await self._arrived.wait_for(lambda: len(self.requests) >= n)
 
+    async def wait_for_disconnects(self, n: int) -> None:
+        """Return once clients have closed the connection of at least `n` unfinished answers."""
+        async with self._arrived:
+            await self._arrived.wait_for(lambda: self.disconnects >= n)
+
     async def start(self, port: int = 0) -> None:
         """Bind 127.0.0.1 (port 0 picks a free one) and start serving."""
         app = web.Application()
-        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/v1/chat/completions", self._watched_chat)
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/audio/transcriptions", self._transcribe)
         self._stopping.clear()
@@ -206,6 +220,17 @@ class FakeLLM:
         if self.context_length is not None:
             model["context_length"] = self.context_length
         return web.json_response({"object": "list", "data": [model]})
+
+    async def _watched_chat(self, request: web.Request) -> web.StreamResponse:
+        """`_chat`, counting the answers cut short by the client closing its connection (aiohttp cancels them)."""
+        try:
+            return await self._chat(request)
+        except asyncio.CancelledError:
+            if not self._stopping.is_set():
+                self.disconnects += 1
+                async with self._arrived:
+                    self._arrived.notify_all()
+            raise
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         try:
@@ -276,7 +301,7 @@ class FakeLLM:
         await response.prepare(request)
         events = list(_sse_events(head, reply, calls, usage if include_usage else None))
         if reply.cut_after is not None:
-            events = events[: reply.cut_after + 1]
+            events = events[: reply.cut_after + 1] + _cut_events(reply)
         if reply.chunk_delay > 0:
             for index, event in enumerate(events):
                 if index:
@@ -285,7 +310,7 @@ class FakeLLM:
         else:
             # One write for all events keeps the fake cheap; clients parse SSE the same either way.
             await response.write(b"".join(events))
-        if reply.cut_after is not None and reply.cut != "eof":
+        if reply.cut_after is not None and reply.cut in ("drop", "stall"):
             if reply.cut == "stall":
                 await self._stopping.wait()
             if request.transport is not None:
@@ -304,10 +329,10 @@ def _sse_events(head: dict, reply: Text | ToolCalls, calls: list[dict], usage: d
     if isinstance(reply, Text):
         for piece in _pieces(reply.reasoning):
             yield event({reply.reasoning_field: piece})
-    for piece in _pieces(reply.content):
+    for piece in _pieces(reply.content, reply.chunk_chars):
         yield event({"content": piece})
     for index, call in enumerate(calls):
-        first, *rest = _pieces(call["function"]["arguments"]) or [""]
+        first, *rest = _pieces(call["function"]["arguments"], reply.chunk_chars) or [""]
         function = {"name": call["function"]["name"], "arguments": first}
         yield event({"tool_calls": [{"index": index, "id": call["id"], "type": "function", "function": function}]})
         for piece in rest:
@@ -316,6 +341,15 @@ def _sse_events(head: dict, reply: Text | ToolCalls, calls: list[dict], usage: d
     if usage is not None:
         yield event(None, usage=usage)
     yield b"data: [DONE]\n\n"
+
+
+def _cut_events(reply: Delivery) -> list[bytes]:
+    """What a stream sends where it is cut: an error event, a line that is not JSON, or nothing."""
+    if reply.cut == "error":
+        return [b"data: " + json.dumps(_error_payload(reply.error_event or Error(500))).encode() + b"\n\n"]
+    if reply.cut == "garbage":
+        return [b'data: {"choices": [{"delta": <html>Bad Gateway</html>\n\n']
+    return []
 
 
 def _finish_reason(reply: Text | ToolCalls, calls: list[dict]) -> str:
@@ -332,14 +366,19 @@ def _usage(body: dict, reply: Text | ToolCalls, calls: list[dict], cached: int =
     return usage
 
 
-def _error_response(error: Error) -> web.Response:
+def _error_payload(error: Error) -> dict:
+    """The OpenAI-style error object for `error`, in the real API's wording unless a message is given."""
     message, kind, code = _ERROR_KINDS.get(error.status, ("The server had an error", "server_error", None))
     if error.message != "error":
         message = error.message
+    code = code if error.code is None else error.code
+    return {"error": {"message": message, "type": kind, "param": error.param, "code": code}}
+
+
+def _error_response(error: Error) -> web.Response:
     if error.body is not None:
         return web.Response(text=error.body, status=error.status, headers=error.headers)
-    payload = {"error": {"message": message, "type": kind, "param": error.param, "code": error.code or code}}
-    return web.json_response(payload, status=error.status, headers=error.headers)
+    return web.json_response(_error_payload(error), status=error.status, headers=error.headers)
 
 
 async def _serve(latency: float, port: int) -> None:
