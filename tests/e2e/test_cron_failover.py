@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -45,9 +47,11 @@ async def standing_by(state: RedisState, n: int) -> None:
     await until(reading, 30, interval=0.05)
 
 
-async def test_a_cron_reminder_fires_once_while_the_leader_is_killed_and_replaced(
+@contextlib.asynccontextmanager
+async def leader_and_standby(
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, redis_url: str
-) -> None:
+) -> AsyncIterator[tuple[GatewayProcess, GatewayProcess]]:
+    """Two `relaybot run` on one Redis: the leader polling Telegram, the standby waiting for the leases."""
     leader = process(tmp_path / "a", fake_llm, telegram, redis_url)
     standby = process(tmp_path / "b", fake_llm, telegram, redis_url)
     state = RedisState(redis_url, PREFIX)
@@ -55,6 +59,21 @@ async def test_a_cron_reminder_fires_once_while_the_leader_is_killed_and_replace
         await leader.start()
         await standby.spawn()
         await standing_by(state, 2)
+        yield leader, standby
+    finally:
+        for running in (leader, standby):
+            if running.process is not None:
+                if running.process.returncode is None:
+                    running.process.kill()
+                _, err = await running.process.communicate()
+                print(f"--- {running.home.name} stderr\n{err.decode()[-4000:]}")  # shown when the test fails
+        await state.aclose()
+
+
+async def test_a_cron_reminder_fires_once_while_the_leader_is_killed_and_replaced(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, redis_url: str
+) -> None:
+    async with leader_and_standby(tmp_path, fake_llm, telegram, redis_url) as (leader, _):
         to = f"telegram:{OWNER}"
         await cli(leader.home, "cron", "add", "--to", to, "--at", at(3.0), "--remind", "first")
         (first,) = await telegram.wait_for_sent(1)
@@ -73,30 +92,12 @@ async def test_a_cron_reminder_fires_once_while_the_leader_is_killed_and_replace
         assert "last: ok" in await cli(leader.home, "cron", "list")
         await asyncio.sleep(0.5)
         assert [s["text"] for s in telegram.sent] == ["first", "second", "nudge"]
-    finally:
-        for running in (leader, standby):
-            if running.process is not None:
-                if running.process.returncode is None:
-                    running.process.kill()
-                _, err = await running.process.communicate()
-                print(f"--- {running.home.name} stderr\n{err.decode()[-4000:]}")  # shown when the test fails
-        await state.aclose()
 
 
 async def test_a_standby_waiting_for_its_leases_stops_on_sigterm(
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, redis_url: str
 ) -> None:
-    leader = process(tmp_path / "a", fake_llm, telegram, redis_url)
-    standby = process(tmp_path / "b", fake_llm, telegram, redis_url)
-    state = RedisState(redis_url, PREFIX)
-    try:
-        await leader.start()
-        await standby.spawn()
-        await standing_by(state, 2)
+    async with leader_and_standby(tmp_path, fake_llm, telegram, redis_url) as (leader, standby):
         err = await standby.stop()  # within stop()'s 30 s, though the leader holds the leases all along
         assert "gateway stopped" in err
         assert standby.process is None and leader.process is not None and leader.process.returncode is None
-    finally:
-        for running in (leader, standby):
-            if running.process is not None and running.process.returncode is None:
-                running.process.kill()
