@@ -11,6 +11,7 @@ from typing import Any
 from bot.agent.compaction import TurnCompactor, tokens_of
 from bot.config.schema import LLMConfig
 from bot.errors import ContextOverflow, MessageTooLarge, PromptTooLarge
+from bot.llm.openai_endpoint import server_base
 from bot.llm.prices import model_record
 from bot.llm.tokens import CHARS_PER_TOKEN, estimate_tokens, estimate_tool_tokens
 from bot.llm.types import DeltaHandler, LLMResponse, Provider
@@ -134,7 +135,7 @@ class ContextWindow:
     async def _discover(self) -> int:
         model = self._config.model
         # A server at api_base knows what it actually loaded; litellm only knows public model names.
-        if self._config.api_base:
+        if server_base(self._config):
             size = await self._from_models_endpoint() or await asyncio.to_thread(self._from_litellm)
         else:
             size = await asyncio.to_thread(self._from_litellm)
@@ -154,7 +155,7 @@ class ContextWindow:
         return size if isinstance(size, int) and size > 0 else None
 
     async def _from_models_endpoint(self) -> int | None:
-        base = self._config.api_base
+        base = server_base(self._config)
         if not base:
             return None
         import aiohttp

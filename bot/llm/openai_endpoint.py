@@ -16,6 +16,15 @@ def base_url(config: LLMConfig) -> str:
     return config.api_base or next((value for name in BASE_VARIABLES if (value := os.environ.get(name))), DEFAULT_BASE)
 
 
+def server_base(config: LLMConfig) -> str | None:
+    """The model server to ask about the model: `llm.api_base`, else (`openai/…`) the environment's; None if hosted."""
+    if config.api_base:
+        return config.api_base
+    if not config.model.startswith("openai/"):
+        return None
+    return next((value for name in BASE_VARIABLES if (value := os.environ.get(name))), None)
+
+
 def proxy_for(url: str) -> str | None:
     """The proxy `HTTP_PROXY` / `HTTPS_PROXY` / `ALL_PROXY` name for `url`, unless `NO_PROXY` exempts its host.
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.config.schema import Config
 from bot.config.schema_tools import MCPServerConfig
+from bot.llm.openai_endpoint import server_base
 from bot.setup.check import Check
 from bot.setup.credentials import check_channel
 
@@ -86,10 +87,10 @@ def check_gateway(status: dict[str, Any] | None) -> Check:
 
 
 async def check_model(config: Config) -> Check:
-    """The model answers: the server's /v1/models when api_base is set, else one tiny request."""
+    """The model answers: the server's /v1/models when one is named (api_base, OPENAI_BASE_URL), else a tiny request."""
     llm = config.llm
-    if llm.api_base:
-        return await _check_models_endpoint(config)
+    if base := server_base(llm):
+        return await _check_models_endpoint(config, base)
     from bot.errors import ProviderError
     from bot.llm.provider import ModelProvider
     from bot.retry import RetryPolicy
@@ -102,11 +103,11 @@ async def check_model(config: Config) -> Check:
     return Check("model", "ok", f"{llm.model} answers")
 
 
-async def _check_models_endpoint(config: Config) -> Check:
+async def _check_models_endpoint(config: Config, base: str) -> Check:
     import aiohttp
 
     llm = config.llm
-    url = (llm.api_base or "").rstrip("/") + "/models"
+    url = base.rstrip("/") + "/models"
     headers = {}
     if key := llm.api_key.get_secret_value():
         headers["Authorization"] = f"Bearer {key}"
@@ -121,8 +122,8 @@ async def _check_models_endpoint(config: Config) -> Check:
     if status in (401, 403):
         return Check("model", "fail", f"{url} refused the key ({status})", "set llm.api_key")
     if status != 200:
-        return Check("model", "fail", f"{url} answered {status}", "check llm.api_base")
-    return Check("model", "ok", f"{llm.model} at {llm.api_base} answers")
+        return Check("model", "fail", f"{url} answered {status}", "check llm.api_base (or OPENAI_BASE_URL)")
+    return Check("model", "ok", f"{llm.model} at {base} answers")
 
 
 async def check_context(config: Config, tool_schemas: ToolSchemas) -> Check:

@@ -3,6 +3,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bot.agent.budget import (
     ContextBudget,
     ContextWindow,
@@ -218,3 +220,13 @@ async def test_an_overflow_of_the_first_message_says_the_message_is_too_large(
     assert reply.kind == "error" and reply.text == MessageTooLarge.user_message
     assert "/new" not in reply.text and "message is too large" in reply.text
     assert len(fake_llm.requests) == 1
+
+
+async def test_the_models_endpoint_named_by_openai_base_url_is_asked_too(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_llm.context_length = 16_384
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.base_url)
+    assert await ContextWindow(config(), model_info=unknown).size() == 16_384
+    hosted = LLMConfig(model="anthropic/claude-x")
+    assert await ContextWindow(hosted, model_info=unknown).size() == 8192  # the default: no server of ours to ask

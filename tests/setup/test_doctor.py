@@ -148,3 +148,11 @@ async def test_each_mcp_server_is_listed_with_its_tool_count_or_why_it_failed(
     checks = {check["name"]: check for check in json.loads(as_json)}
     assert checks["mcp calc"]["status"] == "ok" and checks["mcp calc"]["detail"].endswith(": 7 tools")
     assert checks["mcp gone"]["status"] == "warn" and checks["mcp remote"]["status"] == "warn"
+
+
+async def test_the_model_server_named_by_openai_base_url_is_the_one_checked(tmp_path: Path) -> None:
+    write(tmp_path, "llm:\n  model: openai/fake-model\n")
+    result = await asyncio.to_thread(
+        CliRunner().invoke, app, ["doctor"], env={**env_for(tmp_path), "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    )
+    assert line(result.output, "model").startswith("✗ model: cannot reach http://127.0.0.1:9/v1/models")
