@@ -2,6 +2,7 @@
 
 import ipaddress
 import os
+import shutil
 import socket
 from collections.abc import AsyncIterator
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from bot.tools.sandbox import bwrap_problem
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.slack_server import FakeSlack
@@ -103,3 +105,14 @@ async def slack() -> AsyncIterator[FakeSlack]:
     async with FakeSlack() as fake:
         fake.users[SLACK_OWNER] = "Olive Owner"
         yield fake
+
+
+@pytest.fixture(scope="session")
+def bwrap() -> str:
+    """A bwrap that can build a sandbox here; the test is skipped, with the reason, where none can."""
+    found = shutil.which("bwrap")
+    if found is None:
+        pytest.skip("bwrap is not installed (Debian package bubblewrap)")
+    if problem := bwrap_problem(found):
+        pytest.skip(problem)
+    return found

@@ -6,7 +6,7 @@ import pytest
 
 from bot.config.schema import LLMConfig
 from bot.errors import ProviderError, ProviderUnreachable
-from bot.llm.openai_endpoint import base_url
+from bot.llm.openai_endpoint import BASE_VARIABLES, DEFAULT_BASE, base_url
 from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
 from tests.fakes.http_proxy import ForwardingProxy
@@ -79,8 +79,12 @@ async def test_llm_api_base_wins_over_the_environment(
     assert await answer(config) == "echo: hello"
 
 
-def test_without_the_environment_calls_go_to_openai() -> None:
-    assert base_url(LLMConfig()) == "https://api.openai.com/v1"
+def test_without_api_base_or_the_environment_the_providers_own_endpoint_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in BASE_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    assert base_url(LLMConfig()) == DEFAULT_BASE  # named only: no test sends a request there
 
 
 @PATHS

@@ -1,12 +1,11 @@
 """The bot's own rules (SOUL.md, AGENTS.md, skills/ ...) change only with an owner's approval."""
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
-from bot.tools.sandbox import BwrapSandbox, bwrap_problem
+from bot.tools.sandbox import BwrapSandbox
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.harness import Harness
 from tests.plugins.test_approvals import tool_answers
@@ -86,17 +85,9 @@ async def test_an_exec_command_naming_a_rule_asks_first(tmp_path: Path) -> None:
     assert soul.read_text() == before
 
 
-def usable_bwrap() -> str:
-    found = shutil.which("bwrap")
-    if not found:
-        pytest.skip("bwrap is not installed (Debian package bubblewrap)")
-    if problem := bwrap_problem(found):
-        pytest.skip(problem)
-    return found
-
-
-async def test_in_the_sandbox_rules_are_read_only_unless_an_approved_command_names_them(tmp_path: Path) -> None:
-    bwrap = usable_bwrap()
+async def test_in_the_sandbox_rules_are_read_only_unless_an_approved_command_names_them(
+    tmp_path: Path, bwrap: str
+) -> None:
     async with FakeLLM() as fake, Harness(tmp_path, fake, tools={"exec": {"sandbox": "bwrap"}}) as bot:
         workspace = bot.config.workspace
         write_rules(workspace)

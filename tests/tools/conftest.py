@@ -1,12 +1,9 @@
-"""Fixtures for calling tools directly: a per-test context whose messages land in `sent`, and bwrap."""
-
-import shutil
+"""Fixtures for calling tools directly: a per-test context whose messages land in `sent`."""
 
 import pytest
 
 from bot.bus import ChatRef, OutboundMessage, Trust
 from bot.tools.base import ToolContext
-from bot.tools.sandbox import bwrap_problem
 
 
 @pytest.fixture
@@ -23,14 +20,3 @@ def ctx(sent: list[OutboundMessage]) -> ToolContext:
         sent.append(message)
 
     return ToolContext(ChatRef("test", "1"), "u1", Trust.OWNER, "turn-1", send)
-
-
-@pytest.fixture(scope="session")
-def bwrap() -> str:
-    """A bwrap that can build a sandbox here; the test is skipped, with the reason, where none can."""
-    found = shutil.which("bwrap")
-    if found is None:
-        pytest.skip("bwrap is not installed (Debian package bubblewrap)")
-    if problem := bwrap_problem(found):
-        pytest.skip(problem)
-    return found
