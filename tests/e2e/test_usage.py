@@ -65,6 +65,21 @@ async def test_a_guest_is_answered_under_the_budget_and_refused_without_a_reques
     assert "Your role: guest" in status and "Budget left: 0 tokens this month" in status
 
 
+def heartbeat_of(bot: Harness, deliver_to: str) -> HeartbeatService:
+    """A heartbeat on the harness's agent, delivering to `deliver_to`."""
+    loop = bot.app.loop
+    config = HeartbeatConfig(deliver_to=deliver_to)
+    return HeartbeatService(
+        config,
+        bot.config.workspace,
+        "UTC",
+        lambda: loop.last_owner_chat,
+        loop.is_busy,
+        bot.app.bus.publish_inbound,
+        bot.app.events,
+    )
+
+
 async def test_heartbeat_and_consolidation_are_in_the_ledger_with_their_purpose(tmp_path: Path) -> None:
     reply = consolidating(lambda body: save("Talked.", "# Memory\n\n- Talked."))
     async with FakeLLM(default=reply) as fake, Harness(tmp_path, fake, agent={"memory_window": 4}) as bot:
@@ -72,15 +87,7 @@ async def test_heartbeat_and_consolidation_are_in_the_ledger_with_their_purpose(
             await bot.ask(f"message {i}", chat="console:me")
         await bot.app.memory.idle()
         (bot.config.workspace / "HEARTBEAT.md").write_text("- check the backups")
-        heartbeat = HeartbeatService(
-            HeartbeatConfig(deliver_to="console:me"),
-            bot.config.workspace,
-            "UTC",
-            lambda: bot.app.loop.last_owner_chat,
-            bot.app.loop.is_busy,
-            bot.app.bus.publish_inbound,
-            bot.app.events,
-        )
+        heartbeat = heartbeat_of(bot, "console:me")
         await heartbeat.tick()
         calls = bot.app.ledger.calls()
     purposes = {(c.purpose, c.sender) for c in calls}
@@ -166,15 +173,7 @@ async def test_background_work_pauses_at_its_cap_with_one_note_to_the_owner(tmp_
     async with Harness(tmp_path, fake_llm, budgets={"background": {"daily_tokens": 1}}) as bot:
         await bot.ask("hi", chat="telegram:1", sender="1")
         (bot.config.workspace / "HEARTBEAT.md").write_text("- check the backups")
-        heartbeat = HeartbeatService(
-            HeartbeatConfig(deliver_to="telegram:1"),
-            bot.config.workspace,
-            "UTC",
-            lambda: bot.app.loop.last_owner_chat,
-            bot.app.loop.is_busy,
-            bot.app.bus.publish_inbound,
-            bot.app.events,
-        )
+        heartbeat = heartbeat_of(bot, "telegram:1")
         outcomes = [await heartbeat.tick() for _ in range(3)]
         note = await bot.wait_for(lambda out: "paused" in out.text)
     assert [o.value for o in outcomes] == ["delivered", Outcome.PAUSED.value, Outcome.PAUSED.value]
