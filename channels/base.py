@@ -1,10 +1,11 @@
-"""What every chat platform adapter is: start, stop, send; plus the optional typing ability."""
+"""What every chat platform adapter is: start, stop, send; plus optional abilities (typing, reactions, menus)."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
-from typing import ClassVar, Protocol, runtime_checkable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Literal, Protocol, runtime_checkable
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
 
@@ -34,3 +35,30 @@ class ShowsTyping(Protocol):
     """A channel that can show a typing indicator in a chat."""
 
     async def show_typing(self, chat: ChatRef) -> None: ...
+
+
+ReactionStatus = Literal["seen", "done", "failed"]
+"""What a reaction on a user's message says: accepted (👀), answered, or failed; each platform picks its emoji."""
+
+
+@runtime_checkable
+class Reacts(Protocol):
+    """A channel that can mark a user's message with a reaction; a failed reaction never affects the reply."""
+
+    async def react(self, chat: ChatRef, message_id: str, status: ReactionStatus) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    """One command for a platform's native menu: its name (no slash), a short description, where it is offered."""
+
+    name: str
+    description: str
+    scope: Literal["all", "private", "groups"] = "all"
+
+
+@runtime_checkable
+class OffersCommands(Protocol):
+    """A channel with a native command menu (Telegram's menu, Discord application commands, Slack slash commands)."""
+
+    async def set_commands(self, commands: Sequence[CommandSpec]) -> None: ...

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from bot.agent.owner_dm import OwnerDM
     from bot.agent.sessions.session import Sessions
     from bot.bus import MessageBus
+    from bot.chats.settings import ChatSettingsStore
     from bot.cluster.roles import ClusterLeases
     from bot.events import EventBus
     from bot.scheduler.cron import CronService
@@ -65,6 +66,11 @@ class LocalStores:
         from bot.access.pairing import PairingBook
 
         return PairingBook(self._config.state_dir / "pairing.json", max_pending=self._config.access.max_pending)
+
+    def chat_settings(self) -> ChatSettingsStore:
+        from bot.chats.settings import LocalChatSettings
+
+        return LocalChatSettings(self._config.state_dir / "chat_settings.db")
 
     def rate_limit(self) -> RateLimit:
         from bot.access.flood import SenderRateLimit

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from bot.app.gateway_lock import GatewayLock
     from bot.bus import MessageBus
     from bot.bus.redis.bus import RedisBus
+    from bot.chats.settings import ChatSettingsStore
     from bot.cluster.roles import ClusterLeases
     from bot.events import EventBus
     from bot.scheduler.cron import CronService
@@ -72,6 +73,11 @@ class RedisStores:
         from bot.access.redis_pairing import RedisPairingBook
 
         return RedisPairingBook(self.state, max_pending=self._config.access.max_pending)
+
+    def chat_settings(self) -> ChatSettingsStore:
+        from bot.chats.redis_settings import RedisChatSettings
+
+        return RedisChatSettings(self.state)
 
     def rate_limit(self) -> RateLimit:
         from bot.access.redis_flood import RedisSenderRateLimit

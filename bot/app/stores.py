@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from bot.agent.sessions.session import Sessions
     from bot.app.gateway_lock import GatewayLock
     from bot.bus import MessageBus
+    from bot.chats.settings import ChatSettingsStore
     from bot.cluster.roles import ClusterLeases
     from bot.events import EventBus
     from bot.scheduler.cron import CronService
@@ -43,6 +44,9 @@ class Stores(Protocol):
 
     def pairing(self) -> Pairing:
         """Pending pairing codes and approved senders."""
+
+    def chat_settings(self) -> ChatSettingsStore:
+        """What users set for each chat from inside it (activation, model)."""
 
     def rate_limit(self) -> RateLimit:
         """The per-sender flood limit (`access.rate_limit`)."""

@@ -86,6 +86,52 @@ class Attachment:
 
 
 @dataclass(frozen=True, slots=True)
+class Quote:
+    """The message a user replied to or quoted: up to 1,000 characters of it, who wrote it, and its image if any.
+
+    `trust` is the author's role, filled in by the access policy from `author_id`; the agent marks a quote from
+    a sender of lower trust than the asker as untrusted, like a fetched page.
+    """
+
+    text: str
+    author_id: str | None = None
+    author_name: str | None = None
+    from_bot: bool = False
+    trust: Trust = Trust.GUEST
+    image: Attachment | None = None
+    platform_message_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GroupLine:
+    """A group message the bot was not asked to answer, kept in memory and brought to the next mention."""
+
+    sender_id: str
+    sender_name: str | None
+    text: str
+    at: float
+    trust: Trust = Trust.GUEST
+
+
+@dataclass(frozen=True, slots=True)
+class Press:
+    """A button pressed under a message that offered choices: which prompt, which choice, and where it was shown."""
+
+    prompt_id: str
+    choice_id: str
+    prompt_message_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One button under an outbound message; `id` comes back in a `Press`, `label` is what people see."""
+
+    id: str
+    label: str
+    style: Literal["default", "primary", "danger"] = "default"
+
+
+@dataclass(frozen=True, slots=True)
 class InboundMessage:
     """A message for the agent: from a user, or a system message aimed at a chat; `origin` says which source sent it."""
 
@@ -103,6 +149,10 @@ class InboundMessage:
     server_id: str | None = None  # Discord guild, Slack team, Telegram chat: what persona routes match
     charge_to: str | None = None  # `channel:user id` billed for a system message (a cron job's creator)
     origin: Origin = "user"
+    reply_to: Quote | None = None  # the message this one answers or quotes
+    context: tuple[GroupLine, ...] = ()  # group messages since the bot last spoke, brought by a mention
+    edit_of: str | None = None  # the platform id of the user's message this edit replaces
+    press: Press | None = None  # a button press; `text` holds the choice's label
     id: str = field(default_factory=new_id)
     created_at: float = field(default_factory=time.time)
 
@@ -113,7 +163,11 @@ class OutboundMessage:
 
     `finalises` names the turn whose live (streamed) message this reply completes in place; a channel with no
     such live message, e.g. after a restart, sends it as a new message instead. `files` are local files to
-    upload, with `text` as their caption.
+    upload, with `text` as their caption. `choices` are buttons each adapter renders natively (inline keyboard,
+    components, Block Kit), else as numbered lines; a press comes back as an inbound `Press` with `prompt_id`.
+    `edit_of` is the platform id of a message of the bot's to replace in place (a decided prompt, a re-run answer);
+    where it cannot be edited the text is sent anew. `private_to` names the one user a notice is for (shown only to
+    them where the platform can, e.g. an ephemeral message).
     """
 
     chat: ChatRef
@@ -124,11 +178,15 @@ class OutboundMessage:
     id: str = field(default_factory=new_id)
     finalises: str | None = None
     files: tuple[Attachment, ...] = ()
+    choices: tuple[Choice, ...] = ()
+    prompt_id: str | None = None
+    edit_of: str | None = None
+    private_to: str | None = None
 
 
 def _plain(value: Any) -> Any:
     """A message's fields as JSON-ready values: `dataclasses.asdict` without its per-leaf deep copies."""
-    if isinstance(value, ChatRef | Attachment | InboundMessage | OutboundMessage):
+    if isinstance(value, ChatRef | Attachment | Quote | GroupLine | Press | Choice | InboundMessage | OutboundMessage):
         return {name: _plain(getattr(value, name)) for name in value.__slots__}
     if isinstance(value, tuple | list):
         return [_plain(item) for item in value]
@@ -146,6 +204,20 @@ def inbound_from_json(text: str) -> InboundMessage:
     data["chat"] = ChatRef(**data["chat"])
     data["trust"] = Trust(data["trust"])
     data["attachments"] = tuple(Attachment(**item) for item in data.get("attachments", ()))
+    if quote := data.get("reply_to"):
+        image = quote.get("image")
+        data["reply_to"] = Quote(
+            **{
+                **quote,
+                "trust": Trust(quote.get("trust", Trust.GUEST)),
+                "image": Attachment(**image) if image else None,
+            }
+        )
+    data["context"] = tuple(
+        GroupLine(**{**line, "trust": Trust(line.get("trust", Trust.GUEST))}) for line in data.get("context", ())
+    )
+    if press := data.get("press"):
+        data["press"] = Press(**press)
     return InboundMessage(**data)
 
 
@@ -159,4 +231,5 @@ def outbound_from_json(text: str) -> OutboundMessage:
     data: dict[str, Any] = json.loads(text)
     data["chat"] = ChatRef(**data["chat"])
     data["files"] = tuple(Attachment(**item) for item in data.get("files", ()))
+    data["choices"] = tuple(Choice(**item) for item in data.get("choices", ()))
     return OutboundMessage(**data)

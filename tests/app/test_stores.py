@@ -115,3 +115,17 @@ def test_the_heartbeats_last_run_is_kept(make_stores: MakeStores) -> None:
     assert record.last() is None
     record.save(1000.0, "silent")
     assert record.last() == (1000.0, "silent")
+
+
+def test_a_chats_settings_set_in_one_process_are_read_in_another(make_stores: MakeStores) -> None:
+    settings = make_stores().chat_settings()
+    assert settings.get("telegram:-100").activation is None
+    settings.update("telegram:-100", activation="always")
+    changed = settings.update("telegram:-100", model="fast")
+    assert (changed.activation, changed.model) == ("always", "fast")
+    reader = make_stores().chat_settings()
+    assert reader.get("telegram:-100").model == "fast"
+    reader.update("telegram:-100", model=None)  # back to the config's choice
+    assert settings.get("telegram:-100").model is None
+    assert settings.get("telegram:-100").activation == "always"
+    assert settings.get("telegram:42").activation is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
-from bot.bus import Attachment, ChatRef, InboundMessage, OutboundMessage, Trust
+from bot.bus import Attachment, ChatRef, Choice, GroupLine, InboundMessage, OutboundMessage, Press, Quote, Trust
 from bot.bus.messages import inbound_from_json, inbound_to_json, outbound_from_json, outbound_to_json
 
 
@@ -33,3 +33,32 @@ def test_an_outbound_message_round_trips_with_its_files() -> None:
     text = outbound_to_json(message)
     assert json.loads(text) == json.loads(json.dumps(asdict(message)))
     assert outbound_from_json(text) == message
+
+
+def test_a_reply_with_its_quote_group_context_and_press_round_trips() -> None:
+    image = Attachment("/inbox/q.jpg", "image/jpeg", "image")
+    message = InboundMessage(
+        ChatRef.parse("discord:9"),
+        "42",
+        "what about this?",
+        Trust.USER,
+        reply_to=Quote("the quoted words", "7", "Bo", trust=Trust.ADMIN, image=image, platform_message_id="55"),
+        context=(GroupLine("8", "Cy", "earlier", 1700000000.0, Trust.GUEST),),
+        edit_of="54",
+        press=Press("K7Q", "allow_once", "60"),
+    )
+    text = inbound_to_json(message)
+    assert json.loads(text) == json.loads(json.dumps(asdict(message)))
+    assert inbound_from_json(text) == message
+
+
+def test_an_outbound_message_round_trips_with_its_choices() -> None:
+    message = OutboundMessage(
+        ChatRef.parse("telegram:1"),
+        "Run `rm -r build`?",
+        choices=(Choice("once", "Allow once", "primary"), Choice("deny", "Deny", "danger")),
+        prompt_id="K7Q",
+        edit_of="12",
+        private_to="42",
+    )
+    assert outbound_from_json(outbound_to_json(message)) == message
