@@ -6,7 +6,7 @@ import logging
 from collections import OrderedDict, deque
 from dataclasses import replace
 
-from bot.bus import GroupLine, InboundMessage
+from bot.bus import ChatRef, GroupLine, InboundMessage
 
 logger = logging.getLogger(__name__)
 
@@ -21,10 +21,11 @@ class GroupContext:
         self._chats: OrderedDict[str, deque[GroupLine]] = OrderedDict()
         self._max_chats = max_chats
 
-    def keep(self, key: str, line: GroupLine, limit: int, chars: int) -> None:
-        """Add an overheard line, dropping the oldest past `limit` lines or `chars` characters."""
+    def keep(self, message: InboundMessage, line: GroupLine, limit: int, chars: int) -> None:
+        """Add a line overheard from `message`, dropping the oldest past `limit` lines or `chars` characters."""
         if limit <= 0:
             return
+        key = heard_at(message)
         if len(line.text) > chars:
             line = replace(line, text=line.text[:chars])
         lines = self._chats.pop(key, None) or deque()
@@ -39,7 +40,7 @@ class GroupContext:
         """A served message: a group mention carries the buffer (which empties), /new clears it."""
         if message.is_direct or message.kind != "user" or message.edit_of or message.press:
             return message
-        key = message.chat.session_key
+        key = heard_at(message)
         first = message.text.split(maxsplit=1)[0].split("@", 1)[0].lower() if message.text.strip() else ""
         if first in NEW_CONVERSATION:
             self._chats.pop(key, None)
@@ -53,3 +54,17 @@ class GroupContext:
     def lines(self, key: str) -> tuple[GroupLine, ...]:
         """What is buffered for a chat now, oldest first."""
         return tuple(self._chats.get(key, ()))
+
+
+def heard_at(message: InboundMessage) -> str:
+    """The buffer a message belongs to: its session's, or its chat's when it opens a thread of its own.
+
+    With Slack's `reply_in_thread` every top-level message is the root of its own thread session; what is
+    said at the top level is one conversation all the same, and a top-level mention should hear it.
+    """
+    chat = message.chat
+    root = chat.thread_id is not None and message.platform_message_id in (
+        chat.thread_id,
+        f"{chat.chat_id}:{chat.thread_id}",
+    )
+    return ChatRef(chat.channel, chat.chat_id).session_key if root else chat.session_key

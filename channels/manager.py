@@ -168,7 +168,7 @@ class ChannelManager:
                 logger.log(level, "[%s] pairing code %s to %s (%s)", key, what, message.sender_id, message.sender_name)
                 await self._bus.publish_outbound(OutboundMessage(message.chat, pairing_message(name, code)))
             case Overheard(line=line, limit=limit, chars=chars):
-                self._group_context.keep(key, line, limit, chars)
+                self._group_context.keep(message, line, limit, chars)
             case Reply(text=text):
                 reply = OutboundMessage(message.chat, text, reply_to_platform_id=message.platform_message_id)
                 await self._bus.publish_outbound(reply)

@@ -60,10 +60,12 @@ def steering(
 
     def take() -> list[str]:
         taken: list[str] = []
-        while lane.edits:
-            edit = lane.edits.pop(0)
-            ids.append(edit.id)
-            taken.append(edited(edit))
+        waiting = [edit for edit in lane.edits if edit.trust.rank < trust.rank]  # they wait for the turn's end
+        for edit in lane.edits:
+            if edit not in waiting:
+                ids.append(edit.id)
+                taken.append(edited(edit))
+        lane.edits[:] = waiting
         while queued and lane.pending and may_join(lane.pending[0], trust):
             message = lane.pending.popleft()
             ids.append(message.id)  # answered by this turn's reply, so completed with it

@@ -22,33 +22,50 @@ def in_group(text: str, sender: str = "5", thread: str | None = None, **fields: 
     return InboundMessage(ChatRef("telegram", "-100", thread), sender_id=sender, text=text, is_direct=False, **fields)
 
 
+KEY = "telegram:-100"
+
+
 def test_the_buffer_keeps_the_last_lines_within_the_character_bound() -> None:
     buffer = GroupContext()
+    heard = in_group("")
     for index in range(5):
-        buffer.keep("k", line(f"message {index}"), limit=3, chars=1000)
-    assert [kept.text for kept in buffer.lines("k")] == ["message 2", "message 3", "message 4"]
-    buffer.keep("k", line("x" * 15), limit=3, chars=20)
-    assert [kept.text for kept in buffer.lines("k")] == ["x" * 15]
-    buffer.keep("k", line("y" * 50), limit=3, chars=20)
-    assert [kept.text for kept in buffer.lines("k")] == ["y" * 20]
+        buffer.keep(heard, line(f"message {index}"), limit=3, chars=1000)
+    assert [kept.text for kept in buffer.lines(KEY)] == ["message 2", "message 3", "message 4"]
+    buffer.keep(heard, line("x" * 15), limit=3, chars=20)
+    assert [kept.text for kept in buffer.lines(KEY)] == ["x" * 15]
+    buffer.keep(heard, line("y" * 50), limit=3, chars=20)
+    assert [kept.text for kept in buffer.lines(KEY)] == ["y" * 20]
 
 
 def test_the_buffer_forgets_the_least_recent_chats_past_its_cap() -> None:
     buffer = GroupContext(max_chats=2)
-    for key in ("a", "b", "c"):
-        buffer.keep(key, line(key), limit=5, chars=100)
-    assert (buffer.lines("a"), len(buffer.lines("c"))) == ((), 1)
+    for chat in ("a", "b", "c"):
+        heard = InboundMessage(ChatRef("telegram", chat), sender_id="5", text=chat, is_direct=False)
+        buffer.keep(heard, line(chat), limit=5, chars=100)
+    assert (buffer.lines("telegram:a"), len(buffer.lines("telegram:c"))) == ((), 1)
+
+
+def test_top_level_messages_that_open_their_own_thread_share_the_chats_buffer() -> None:
+    buffer = GroupContext()
+    for ts in ("1.1", "1.2"):
+        heard = InboundMessage(ChatRef("slack", "C1", ts), "U5", "x", is_direct=False, platform_message_id=f"C1:{ts}")
+        buffer.keep(heard, line(f"top {ts}"), limit=5, chars=100)
+    in_thread = InboundMessage(ChatRef("slack", "C1", "1.1"), "U5", "y", is_direct=False, platform_message_id="C1:1.5")
+    buffer.keep(in_thread, line("reply in thread 1.1"), limit=5, chars=100)
+    mention = InboundMessage(ChatRef("slack", "C1", "1.9"), "U1", "hey", is_direct=False, platform_message_id="C1:1.9")
+    assert [kept.text for kept in buffer.served(mention).context] == ["top 1.1", "top 1.2"]
+    assert [kept.text for kept in buffer.lines("slack:C1:1.1")] == ["reply in thread 1.1"]
 
 
 def test_a_mention_takes_the_buffer_and_new_clears_it() -> None:
     buffer = GroupContext()
-    buffer.keep("telegram:-100", line("first"), limit=5, chars=100)
+    buffer.keep(in_group(""), line("first"), limit=5, chars=100)
     status = buffer.served(in_group("/status", mentioned=True))
     assert status.context == ()
     served = buffer.served(in_group("what do you think?", mentioned=True))
     assert [kept.text for kept in served.context] == ["first"]
     assert buffer.lines("telegram:-100") == ()
-    buffer.keep("telegram:-100", line("second"), limit=5, chars=100)
+    buffer.keep(in_group(""), line("second"), limit=5, chars=100)
     assert buffer.served(in_group("/new@relaybot")).context == ()
     assert buffer.lines("telegram:-100") == ()
 
