@@ -12,7 +12,7 @@ from typing import Any
 
 from bot.access.flood import RateLimit, Verdict, flood_notice
 from bot.access.pairing import pairing_message
-from bot.access.policy import AccessPolicy, Ignore, SendPairingCode, Serve
+from bot.access.policy import AccessPolicy, Ignore, Overheard, Reply, SendPairingCode, Serve
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage
 from bot.cancelling import cancel_and_wait
 from bot.events import (
@@ -29,6 +29,7 @@ from bot.events import (
 from bot.retry import RetryPolicy
 from channels.base import Channel, Publish, ShowsTyping
 from channels.dedupe import SeenIds
+from channels.group_context import GroupContext
 from channels.health import ChannelHealth, MessageCounts
 from channels.outbound import ChannelOutbox
 from channels.streaming import LiveReply, StreamsReplies
@@ -77,6 +78,7 @@ class ChannelManager:
         self._background: set[asyncio.Task[None]] = set()
         self._live: dict[str, LiveReply] = {}
         self._seen_inbound = SeenIds()
+        self._group_context = GroupContext()
         self._unsubscribe = lambda: None
 
     def publisher(self, name: str) -> Publish:
@@ -158,13 +160,18 @@ class ChannelManager:
             case Serve(message=served):
                 if not self._within_rate(name, served):
                     return
-                await self._bus.publish_inbound(served)
+                await self._bus.publish_inbound(self._group_context.served(served))
                 self._inbound[name] += 1
             case SendPairingCode(code=code, repeated=repeated):
                 level = logging.INFO if repeated else logging.WARNING
                 what = "sent again" if repeated else "issued"
                 logger.log(level, "[%s] pairing code %s to %s (%s)", key, what, message.sender_id, message.sender_name)
                 await self._bus.publish_outbound(OutboundMessage(message.chat, pairing_message(name, code)))
+            case Overheard(line=line, limit=limit, chars=chars):
+                self._group_context.keep(message, line, limit, chars)
+            case Reply(text=text):
+                reply = OutboundMessage(message.chat, text, reply_to_platform_id=message.platform_message_id)
+                await self._bus.publish_outbound(reply)
             case Ignore(reason=reason):
                 logger.debug("[%s] ignored message from %s: %s", key, message.sender_id, reason)
 

@@ -6,9 +6,11 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from bot.access.activation import Activations, activation_args, policy_with
 from bot.access.notices import IgnoreNotices, NoticesInProcess
 from bot.access.pairing import Pairing
-from bot.bus import InboundMessage, Trust
+from bot.bus import GroupLine, InboundMessage, Trust
+from bot.chats.rules import ChatRules, ChatRulesBook
 from bot.config.schema_channels import ChannelSection
 
 logger = logging.getLogger(__name__)
@@ -36,7 +38,23 @@ class Ignore:
     reason: str
 
 
-Decision = Serve | SendPairingCode | Ignore
+@dataclass(frozen=True, slots=True)
+class Overheard:
+    """A group message not addressed to the bot: never answered, kept (up to `limit` lines) for the next mention."""
+
+    line: GroupLine
+    limit: int
+    chars: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """Answer at once with a fixed text (a command the policy carries out itself); the model is not called."""
+
+    text: str
+
+
+Decision = Serve | SendPairingCode | Ignore | Overheard | Reply
 
 
 class AccessPolicy:
@@ -50,6 +68,8 @@ class AccessPolicy:
         pairing: Pairing,
         roles: Mapping[str, Trust] | None = None,
         notices: IgnoreNotices | None = None,
+        rules: ChatRulesBook | None = None,
+        activations: Activations | None = None,
     ) -> None:
         self._channel = channel
         self._owners = frozenset(o.split(":", 1)[1] for o in owners if o.startswith(f"{channel}:"))
@@ -58,42 +78,74 @@ class AccessPolicy:
         self._section = section
         self._pairing = pairing
         self._notices = notices or NoticesInProcess()
+        self._rules = rules or ChatRulesBook({channel: section})
+        self._activations = activations
 
     def decide(self, message: InboundMessage) -> Decision:
-        """Owners, `roles:` entries, known senders (users) and open-policy strangers (guests) are served."""
+        """Owners, `roles:` entries, known senders (users) and open-policy strangers (guests) are served.
+
+        A served message's quote and context lines get their authors' trust. In a group, the most specific rule
+        (`groups.<id>`, `topics.<thread id>`) and the group's `/activation` decide; a known sender's message
+        that is not addressed to the bot is overheard, for the next mention's context.
+        """
         sender = message.sender_id
         if message.is_direct:
             return self._decide_direct(message)
-        policy = self._section.group_policy
+        rules = self._rules.for_chat(message.chat, message.server_id)
+        role = self.role_of(sender, rules.allow_from)
+        if self._activations is not None and (args := activation_args(message.text)) is not None and role:
+            return Reply(self._activations.answer(message.chat, False, role, args))
+        activation = self._activations.of(message.chat) if self._activations else None
+        policy = policy_with(rules.group_policy, activation)
         if policy == "off":
             return Ignore("groups are off")
-        if policy == "mention" and not message.mentioned:
-            return Ignore("not mentioned")
-        if (role := self.role_of(sender)) is not None:
-            return Serve(replace(message, trust=role))
+        if policy == "mention" and not (message.mentioned or message.press):
+            return self._overheard(message, role, rules)
+        if role is not None:
+            return Serve(self._with_trust(message, role, rules.allow_from))
         return self._ignore_once(sender, "unknown sender in a group")
 
-    def role_of(self, sender: str) -> Trust | None:
-        """The sender's role, or None for a stranger this channel would not serve."""
+    def role_of(self, sender: str, allow_from: frozenset[str] | None = None) -> Trust | None:
+        """The sender's role (`allow_from` in place of the channel's list), or None for a stranger not served."""
         if sender in self._owners:
             return Trust.OWNER
         if sender in self._roles:
             return self._roles[sender]
-        if self._is_known(sender):
+        if self._is_known(sender, self._allowed if allow_from is None else allow_from):
             return Trust.USER
         return Trust.GUEST if self._section.dm_policy == "open" else None
+
+    def _overheard(self, message: InboundMessage, role: Trust | None, rules: ChatRules) -> Decision:
+        if role is None or rules.group_history == 0 or message.edit_of or not message.text.strip():
+            return Ignore("not mentioned")
+        line = GroupLine(message.sender_id, message.sender_name, message.text, message.created_at, role)
+        return Overheard(line, rules.group_history, rules.group_history_chars)
+
+    def _with_trust(self, message: InboundMessage, role: Trust, allow_from: frozenset[str] | None) -> InboundMessage:
+        """The message at its sender's role, its quote's and context lines' authors at theirs (strangers: guests)."""
+        quote = message.reply_to
+        if quote is not None:
+            author = quote.author_id
+            trust = role if quote.from_bot else (self.role_of(author, allow_from) if author else None)
+            quote = replace(quote, trust=trust or Trust.GUEST)
+        context = tuple(
+            replace(line, trust=self.role_of(line.sender_id, allow_from) or Trust.GUEST) for line in message.context
+        )
+        return replace(message, trust=role, reply_to=quote, context=context)
 
     def _decide_direct(self, message: InboundMessage) -> Decision:
         sender = message.sender_id
         if (role := self.role_of(sender)) is not None:
-            return Serve(replace(message, trust=role))
+            if self._activations is not None and (args := activation_args(message.text)) is not None:
+                return Reply(self._activations.answer(message.chat, True, role, args))
+            return Serve(self._with_trust(message, role, None))
         if self._section.dm_policy == "allowlist":
             return self._ignore_once(sender, "not on the allowlist")
         code, is_new = self._pairing.request(self._channel, sender, message.sender_name or "")
         return SendPairingCode(code, repeated=not is_new)
 
-    def _is_known(self, sender: str) -> bool:
-        return sender in self._allowed or self._pairing.is_approved(self._channel, sender)
+    def _is_known(self, sender: str, allowed: frozenset[str]) -> bool:
+        return sender in allowed or self._pairing.is_approved(self._channel, sender)
 
     def _ignore_once(self, sender: str, reason: str) -> Ignore:
         if self._notices.first(self._channel, sender):

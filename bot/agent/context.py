@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 
 from bot.agent.attachments import describe_attachment
 from bot.agent.memory.files import MemoryScope
+from bot.agent.room import context_text, quote_text
 from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message
 from bot.bus import InboundMessage, Trust
 from bot.skills import SkillLibrary
@@ -162,15 +163,23 @@ class ContextBuilder:
         return f"[{where} · from {sender} · {when}]"
 
     def user_text(self, message: InboundMessage) -> str:
-        """The text stored in history: runtime header, message (capped), and attachments (text-like ones inlined)."""
-        lines = [self.runtime_header(message), cap_text(message.text, self._max_inbound_chars)]
+        """The text stored in history: header, group context, quote, message (capped), attachments (text inlined)."""
+        lines = [self.runtime_header(message)]
+        if message.context:
+            lines.append(context_text(message.context, message.trust, self._zone))
+        if message.reply_to is not None:
+            lines.append(quote_text(message.reply_to, message.trust))
+        lines.append(cap_text(message.text, self._max_inbound_chars))
         for attachment in message.attachments:
             lines.append(describe_attachment(attachment, self._workspace, self._inline_attachment_chars))
         return "\n".join(line for line in lines if line)
 
     def user_message(self, message: InboundMessage, text: str) -> dict[str, Any]:
-        """The new user message, with images inlined as image parts."""
+        """The new user message, with images (its own, then the replied-to message's) inlined as image parts."""
         images = [a for a in message.attachments if a.kind == "image"]
+        quoted = message.reply_to.image if message.reply_to is not None else None
+        if quoted is not None and quoted.kind == "image":
+            images.append(quoted)
         if not images:
             return {"role": "user", "content": text}
         parts: list[dict[str, Any]] = [{"type": "text", "text": text}]

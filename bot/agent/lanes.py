@@ -19,11 +19,14 @@ class Lane:
     worker: asyncio.Task[None] | None = None
     turn: asyncio.Task[None] | None = None
     stopped: bool = False
+    running: frozenset[str] = frozenset()  # platform ids of the running turn's messages, which edits may name
+    edits: list[InboundMessage] = field(default_factory=list)  # edits of those, waiting to steer the turn
 
     def stop(self) -> list[str]:
         """Drop the queued messages and cancel the running turn (as stopped by the user); the dropped ids."""
-        dropped = [message.id for message in self.pending]
+        dropped = [message.id for message in (*self.pending, *self.edits)]
         self.pending.clear()
+        self.edits.clear()
         if self.turn is not None:
             self.stopped = True
             self.turn.cancel()
@@ -42,17 +45,28 @@ def next_batch(pending: deque[InboundMessage], queue_mode: str) -> list[InboundM
 
 
 def steering(
-    lane: Lane, trust: Trust, ids: list[str], user_text: Callable[[InboundMessage], str]
+    lane: Lane,
+    trust: Trust,
+    ids: list[str],
+    user_text: Callable[[InboundMessage], str],
+    queued: bool,
+    edited: Callable[[InboundMessage], str],
 ) -> Callable[[], list[str]]:
-    """Takes the messages queued behind the running turn for it (steer mode); their ids join `ids`.
+    """Takes edits of the running turn's messages, and (steer mode, `queued`) the messages queued behind it.
 
-    Only messages as trusted as the turn join it, so the turn still acts with its messages' lowest trust;
-    a less trusted one, or /new, waits for the next turn.
+    Their ids join `ids`. Only messages as trusted as the turn join it, so the turn still acts with its
+    messages' lowest trust; a less trusted one, or /new, waits for the next turn.
     """
 
     def take() -> list[str]:
         taken: list[str] = []
-        while lane.pending and may_join(lane.pending[0], trust):
+        waiting = [edit for edit in lane.edits if edit.trust.rank < trust.rank]  # they wait for the turn's end
+        for edit in lane.edits:
+            if edit not in waiting:
+                ids.append(edit.id)
+                taken.append(edited(edit))
+        lane.edits[:] = waiting
+        while queued and lane.pending and may_join(lane.pending[0], trust):
             message = lane.pending.popleft()
             ids.append(message.id)  # answered by this turn's reply, so completed with it
             taken.append(user_text(message))

@@ -14,6 +14,7 @@ from bot.agent.account import AccountCommands
 from bot.agent.budget import ContextBudget
 from bot.agent.commands import Command, parse_command
 from bot.agent.context import ContextBuilder
+from bot.agent.edits import EditDesk
 from bot.agent.instant import InstantCommands
 from bot.agent.interruption import (
     CRASHED,
@@ -30,12 +31,14 @@ from bot.agent.memory.files import scope_for
 from bot.agent.outbox import TurnOutbox
 from bot.agent.owner_dm import LastOwnerDM, OwnerDM
 from bot.agent.persona_turns import PersonaTurns
+from bot.agent.room import turn_trust
 from bot.agent.session_turn import SessionTurns
 from bot.agent.sessions.session import Sessions
 from bot.agent.stream import is_silent
 from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
 from bot.agent.turn_hooks import TurnHooks
-from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, lowest_trust
+from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage
+from bot.chats.rules import ChatRules, ChatRulesBook
 from bot.config.schema import AgentConfig
 from bot.errors import BudgetExceeded, ProviderAuthError, ProviderError, TurnTimedOut
 from bot.events import ErrorOccurred, EventBus, TurnFinished, TurnStarted
@@ -64,6 +67,7 @@ class LoopParts:
     transcriber: Transcriber | None = None
     owner_dm: OwnerDM | None = None
     on_stop: Callable[[str], int] | None = None  # cancels a session's background helpers; returns how many
+    rules: ChatRulesBook | None = None  # per-chat queue mode, edits and group context trust
 
 
 class AgentLoop:
@@ -103,6 +107,8 @@ class AgentLoop:
             parts.personas,
             parts.transcriber,
         )
+        self._rules = parts.rules or ChatRulesBook({}, config.queue_mode)
+        self._edits = EditDesk(parts.sessions, parts.context.user_text, bus.complete_inbound)
         self._slots = asyncio.Semaphore(config.max_concurrent_turns)
         self._lanes: dict[str, Lane] = {}
         self._dispatcher: asyncio.Task[None] | None = None
@@ -155,6 +161,11 @@ class AgentLoop:
     async def accept(self, message: InboundMessage) -> None:
         """Route one message: immediate commands now, everything else into its session's lane."""
         key = message.chat.session_key
+        if message.edit_of and message.kind == "user":
+            follow = await self._edits.take(message, self._lanes.get(key), self._rules_of(message).on_edit)
+            if follow is not None:
+                self._enqueue(follow)
+            return
         self._owner_dm.note(message)
         command = parse_command(message.text) if message.kind == "user" else None
         if command is Command.STOP:
@@ -171,21 +182,29 @@ class AgentLoop:
         if isinstance(received, Block):
             await self._reply(message, received.reason, completes=[message.id])
             return
-        message = received
+        self._enqueue(received)
+
+    def _enqueue(self, message: InboundMessage) -> None:
+        key = message.chat.session_key
         lane = self._lanes.setdefault(key, Lane())
         lane.pending.append(message)
         if lane.worker is None:
             lane.worker = asyncio.create_task(self._drain(key, lane), name=f"lane:{key}")
+
+    def _rules_of(self, message: InboundMessage) -> ChatRules:
+        return self._rules.for_chat(message.chat, message.server_id, message.is_direct)
 
     async def _drain(self, key: str, lane: Lane) -> None:
         """Run the session's queued turns one after another."""
         try:
             while lane.pending:
                 async with self._slots:
-                    batch = next_batch(lane.pending, self._config.queue_mode)
+                    mode = self._rules_of(lane.pending[0]).queue_mode if lane.pending else "followup"
+                    batch = next_batch(lane.pending, mode)
                     if not batch:
                         continue
                     lane.stopped = False
+                    lane.running = self._edits.taken(batch)
                     lane.turn = asyncio.create_task(self._process(batch, lane), name=f"turn:{key}")
                     try:
                         await lane.turn
@@ -194,7 +213,8 @@ class AgentLoop:
                         if drain is not None and drain.cancelling():
                             raise
                     finally:
-                        lane.turn = None
+                        lane.turn, lane.running = None, frozenset()
+                await self._late_edits(lane)
         finally:
             self._lanes.pop(key, None)
 
@@ -218,10 +238,18 @@ class AgentLoop:
         kind: ReplyKind = "reply"
         heartbeat = any(m.origin == "heartbeat" for m in batch)
         try:
-            steer = None
-            if self._config.queue_mode == "steer":
-                steer = steering(lane, lowest_trust(batch), ids, self._context.user_text)
-            result = await bounded(self._turns.run(batch, outbox, steer), self._config.turn_timeout)
+            rules = self._rules_of(message)
+            trust = turn_trust(batch, rules.group_history_trust == "lowest")
+            running = lane.running
+            steer = steering(
+                lane,
+                trust,
+                ids,
+                self._context.user_text,
+                rules.queue_mode == "steer",
+                lambda edit: self._edits.steering_text(edit, running),
+            )
+            result = await bounded(self._turns.run(batch, outbox, steer, trust), self._config.turn_timeout)
             reply, iterations = result.text, result.iterations
             if result.hit_limit:
                 outcome = "iteration limit"
@@ -266,6 +294,14 @@ class AgentLoop:
             await self._reply(message, reply, kind, completes=ids, finalises=message.id if message.stream else None)
         else:
             await self._bus.complete_inbound(ids)
+
+    async def _late_edits(self, lane: Lane) -> None:
+        """Edits that came after the turn's last model call: handled as edits of an answered message."""
+        while lane.edits:
+            edit = lane.edits.pop(0)
+            follow = await self._edits.answered(edit, lane, self._rules_of(edit).on_edit)
+            if follow is not None:
+                lane.pending.append(follow)
 
     def _reset(self, message: InboundMessage) -> int:
         """Archive the session (its memory is consolidated in the background); returns how many messages it held."""
@@ -312,10 +348,11 @@ class AgentLoop:
                 chat=message.chat,
                 text=text,
                 in_reply_to=message.id,
-                reply_to_platform_id=message.platform_message_id,
+                reply_to_platform_id=message.edit_of or message.platform_message_id,
                 kind=kind,
                 id=f"{message.id}:reply",
                 finalises=finalises,
+                revises_reply_to=message.edit_of,  # an answer run again after an edit replaces the first one
             ),
             completes,
         )

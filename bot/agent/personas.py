@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,14 +69,22 @@ def route_keys(message: InboundMessage) -> list[str]:
 class PersonaRouter:
     """Resolves the persona of a message once, in the core; None means the plain `llm` settings."""
 
-    def __init__(self, personas: Mapping[str, Persona], routes: Sequence[RouteConfig]) -> None:
+    def __init__(
+        self,
+        personas: Mapping[str, Persona],
+        routes: Sequence[RouteConfig],
+        chat_persona: Callable[[InboundMessage], str | None] | None = None,
+    ) -> None:
         self._personas = dict(personas)
         self._routes: dict[str, str] = {}
+        self._chat_persona = chat_persona
         for route in routes:
             self._routes.setdefault(route.match, route.persona)
 
     def resolve(self, message: InboundMessage) -> Persona | None:
-        """The persona of the most specific route matching the message."""
+        """The persona a group's or topic's rule names (`channels.<name>.groups`), else the most specific route's."""
+        if self._chat_persona is not None and (name := self._chat_persona(message)) in self._personas:
+            return self._personas[name]
         for key in route_keys(message):
             if key in self._routes:
                 return self._personas[self._routes[key]]

@@ -19,7 +19,7 @@ from bot.agent.sessions.session import Session, Sessions
 from bot.agent.stream import StreamEmitter
 from bot.agent.turn import TurnResult, TurnRunner
 from bot.agent.turn_hooks import TurnHooks
-from bot.bus import InboundMessage, lowest_trust
+from bot.bus import InboundMessage, Trust, lowest_trust
 from bot.events import EventBus
 from bot.llm.transcription import Transcriber, note_voice
 from bot.llm.types import Usage
@@ -57,10 +57,14 @@ class SessionTurns:
         self._transcriber = transcriber
 
     async def run(
-        self, batch: list[InboundMessage], outbox: TurnOutbox, steer: Callable[[], list[str]] | None = None
+        self,
+        batch: list[InboundMessage],
+        outbox: TurnOutbox,
+        steer: Callable[[], list[str]] | None = None,
+        trust: Trust | None = None,
     ) -> TurnResult:
-        """Run the turn, acting with the batch's lowest trust and charged to its sender."""
-        message = replace(batch[-1], trust=lowest_trust(batch))
+        """Run the turn, acting with `trust` (by default the batch's lowest) and charged to its sender."""
+        message = replace(batch[-1], trust=trust or lowest_trust(batch))
         session = await self._sessions.load(message.chat.session_key)
         with charged_to(charge_for(message, session.key)):
             if self._transcriber is not None:

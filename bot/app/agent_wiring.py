@@ -18,7 +18,8 @@ from bot.agent.turn import TurnRunner
 from bot.app.backend import stores_for
 from bot.app.model_stack import ModelStack, ProviderFactory
 from bot.app.stores import Stores
-from bot.bus import LocalBus, MessageBus, OutboundMessage, Trust
+from bot.bus import InboundMessage, LocalBus, MessageBus, OutboundMessage, Trust
+from bot.chats.rules import ChatRulesBook
 from bot.config.paths import home_dir
 from bot.config.schema import Config, LLMConfig
 from bot.events import EventBus
@@ -167,6 +168,7 @@ class AgentApp:
         self.plugins = plugins_for(config)
         self.registry = self._registry()
         self.pairing = self.stores.pairing()
+        self.rules = ChatRulesBook(config.channels.chat_sections(), config.agent.queue_mode)
         self.sessions = self.stores.sessions()
         self.memory = self._memory()
         self.context = context_builder(config, self.skills, self.budget)
@@ -215,7 +217,12 @@ class AgentApp:
 
     def _loop_parts(self) -> LoopParts:
         config = self.config
-        router = PersonaRouter(personas_from(config.personas, config.workspace), config.routes)
+        rules = self.rules
+
+        def chat_persona(message: InboundMessage) -> str | None:
+            return rules.for_chat(message.chat, message.server_id, message.is_direct).persona
+
+        router = PersonaRouter(personas_from(config.personas, config.workspace), config.routes, chat_persona)
         speech = SpeechModel(config.llm) if config.llm.transcription_model else None
         return LoopParts(
             self.runner,
@@ -228,6 +235,7 @@ class AgentApp:
             transcriber=Transcriber(MeteredSpeech(speech, self.ledger, self.guard)) if speech else None,
             owner_dm=self.stores.owner_dm(),
             on_stop=self.subagents.cancel_for,
+            rules=self.rules,
         )
 
     def _runner(self, provider: Provider, registry: ToolRegistry) -> TurnRunner:

@@ -44,7 +44,8 @@ class LocalBus:
             )
             self._journal.set_inbound([message.id], "failed")
             if message.kind == "user":
-                apology = OutboundMessage(message.chat, CRASH_APOLOGY, message.id, message.platform_message_id, "error")
+                target = message.edit_of or message.platform_message_id  # an edit's own id names no platform message
+                apology = OutboundMessage(message.chat, CRASH_APOLOGY, message.id, target, "error")
                 await self.publish_outbound(apology)
         for message in again:
             self._inbound.put_nowait(message)

@@ -214,6 +214,10 @@ class Config(Section):
             if route.persona not in self.personas:
                 known = ", ".join(sorted(self.personas)) or "none defined"
                 raise ConfigError(f"unknown persona {route.persona!r} (personas: {known})", f"routes[{index}].persona")
+        for key, persona in self.channels.group_personas():
+            if persona not in self.personas:
+                known = ", ".join(sorted(self.personas)) or "none defined"
+                raise ConfigError(f"unknown persona {persona!r} (personas: {known})", key)
         return self
 
     plugins: list[PluginConfig] = []

@@ -12,6 +12,40 @@ from bot.config.section import Section
 
 DmPolicy = Literal["pairing", "allowlist", "open"]
 GroupPolicy = Literal["mention", "open", "off"]
+QueueMode = Literal["collect", "followup", "steer"]
+GroupHistoryTrust = Literal["lowest", "mentioner"]
+OnEdit = Literal["ignore", "note", "rerun"]
+
+
+def _as_strings(value: Any) -> Any:
+    """Ids written as YAML numbers (Telegram, Discord) read as the strings the platforms send."""
+    return [str(item) for item in value] if isinstance(value, list) else value
+
+
+class GroupRules(Section):
+    """What one group or topic overrides; an unset key keeps the wider rule."""
+
+    group_policy: GroupPolicy | None = None
+    allow_from: list[str] | None = None
+    persona: str | None = None
+    queue_mode: QueueMode | None = None
+    group_history: int | None = Field(default=None, ge=0)
+
+    @field_validator("allow_from", mode="before")
+    @classmethod
+    def _ids_as_strings(cls, value: Any) -> Any:
+        return _as_strings(value)
+
+
+class GroupSection(GroupRules):
+    """A group's rules (a Telegram chat, a Discord guild or channel, a Slack channel) and its topics' own."""
+
+    topics: dict[str, GroupRules] = {}
+
+    @field_validator("topics", mode="before")
+    @classmethod
+    def _keys_as_strings(cls, value: Any) -> Any:
+        return {str(k): v for k, v in value.items()} if isinstance(value, dict) else value
 
 
 class ChannelSection(Section):
@@ -19,6 +53,12 @@ class ChannelSection(Section):
     allow_from: list[str] = []
     dm_policy: DmPolicy = "pairing"
     group_policy: GroupPolicy = "mention"
+    groups: dict[str, GroupSection] = {}
+    queue_mode: QueueMode | None = None
+    group_history: int = Field(default=20, ge=0)
+    group_history_chars: int = Field(default=4000, gt=0)
+    group_history_trust: GroupHistoryTrust = "lowest"
+    on_edit: OnEdit = "note"
     send_concurrency: int = Field(default=8, gt=0)
     streaming: Literal["auto", "edit", "off"] = "auto"
     stream_interval: Duration = Field(default=1.0, gt=0)
@@ -28,7 +68,12 @@ class ChannelSection(Section):
     @field_validator("allow_from", mode="before")
     @classmethod
     def _ids_as_strings(cls, value: Any) -> Any:
-        return [str(item) for item in value] if isinstance(value, list) else value
+        return _as_strings(value)
+
+    @field_validator("groups", mode="before")
+    @classmethod
+    def _keys_as_strings(cls, value: Any) -> Any:
+        return {str(k): v for k, v in value.items()} if isinstance(value, dict) else value
 
 
 class TelegramConfig(ChannelSection):
@@ -103,3 +148,22 @@ class ChannelsConfig(Section):
     discord: DiscordConfig = DiscordConfig()
     slack: SlackConfig = SlackConfig()
     api: ApiConfig = ApiConfig()
+
+    def chat_sections(self) -> dict[str, ChannelSection]:
+        """The chat platforms' sections by channel name (the API channel has no groups or access policy)."""
+        return {"telegram": self.telegram, "discord": self.discord, "slack": self.slack}
+
+    def group_personas(self) -> list[tuple[str, str]]:
+        """Every persona a group or topic rule names, with the key that names it."""
+        named: list[tuple[str, str]] = []
+        for channel, section in self.chat_sections().items():
+            for group_id, group in section.groups.items():
+                where = f"channels.{channel}.groups.{group_id}"
+                if group.persona:
+                    named.append((f"{where}.persona", group.persona))
+                named.extend(
+                    (f"{where}.topics.{topic_id}.persona", topic.persona)
+                    for topic_id, topic in group.topics.items()
+                    if topic.persona
+                )
+        return named

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from bot.access.pairing import PAIRING_ALPHABET, Pairing, PairingBook
-from bot.access.policy import AccessPolicy, Ignore, SendPairingCode, Serve
+from bot.access.policy import AccessPolicy, Ignore, Overheard, SendPairingCode, Serve
 from bot.access.redis_pairing import RedisPairingBook
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.cluster.redis import RedisState
@@ -138,7 +138,8 @@ def test_open_policy_serves_everyone_as_guest(book: Books) -> None:
 
 def test_groups_need_a_mention_by_default(book: Books) -> None:
     access = policy(book)
-    assert isinstance(access.decide(group("1", mentioned=False)), Ignore)
+    assert isinstance(access.decide(group("1", mentioned=False)), Overheard)
+    assert isinstance(access.decide(group("8", mentioned=False)), Ignore)
     assert isinstance(access.decide(group("1", mentioned=True)), Serve)
     assert isinstance(access.decide(group("8", mentioned=True)), Ignore)
 

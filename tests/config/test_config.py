@@ -161,3 +161,20 @@ def test_streaming_keys_default_and_bad_values_name_the_key(tmp_path: Path) -> N
     assert config.llm.transcription_model is None
     message = error_for(tmp_path, "channels:\n  discord:\n    streaming: sometimes\n")
     assert "channels.discord.streaming" in message and "'auto', 'edit' or 'off'" in message
+
+
+def test_a_group_rule_naming_an_unknown_persona_names_its_key(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        "channels:\n  telegram:\n    groups:\n      '-100':\n        topics:\n          '7': {persona: x}\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, env={})
+    assert caught.value.key == "channels.telegram.groups.-100.topics.7.persona"
+
+
+def test_group_rules_reject_unknown_keys_and_bad_queue_modes(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("channels:\n  discord:\n    groups:\n      '123': {queue_mode: later}\n")
+    with pytest.raises(ConfigError, match="queue_mode"):
+        load_config(path, env={})

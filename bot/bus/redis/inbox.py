@@ -249,7 +249,8 @@ class RedisInbox:
         logger.error("[%s] message %s crashed workers twice; marked failed", message.chat.session_key, message.id)
         await redis.incr(self._scope.key("stats", "inbound_failed"))
         if message.kind == "user":
-            apology = OutboundMessage(message.chat, CRASH_APOLOGY, message.id, message.platform_message_id, "error")
+            target = message.edit_of or message.platform_message_id  # an edit's own id names no platform message
+            apology = OutboundMessage(message.chat, CRASH_APOLOGY, message.id, target, "error")
             await self._reply(apology, [message.id])
         else:
             await self.complete([message.id])

@@ -1,0 +1,70 @@
+"""The group buffer: messages the bot overheard in a chat, kept in memory and brought to the next mention."""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict, deque
+from dataclasses import replace
+
+from bot.bus import ChatRef, GroupLine, InboundMessage
+
+logger = logging.getLogger(__name__)
+
+MAX_CHATS = 10_000
+NEW_CONVERSATION = frozenset({"/new", "/reset"})  # the agent's /new and its alias: the buffer goes with the session
+
+
+class GroupContext:
+    """Per-chat bounded buffers (lines and characters); never written to disk, lost on restart by design."""
+
+    def __init__(self, max_chats: int = MAX_CHATS) -> None:
+        self._chats: OrderedDict[str, deque[GroupLine]] = OrderedDict()
+        self._max_chats = max_chats
+
+    def keep(self, message: InboundMessage, line: GroupLine, limit: int, chars: int) -> None:
+        """Add a line overheard from `message`, dropping the oldest past `limit` lines or `chars` characters."""
+        if limit <= 0:
+            return
+        key = heard_at(message)
+        if len(line.text) > chars:
+            line = replace(line, text=line.text[:chars])
+        lines = self._chats.pop(key, None) or deque()
+        lines.append(line)
+        while len(lines) > limit or sum(len(kept.text) for kept in lines) > chars:
+            lines.popleft()
+        self._chats[key] = lines
+        while len(self._chats) > self._max_chats:
+            self._chats.popitem(last=False)
+
+    def served(self, message: InboundMessage) -> InboundMessage:
+        """A served message: a group mention carries the buffer (which empties), /new clears it."""
+        if message.is_direct or message.kind != "user" or message.edit_of or message.press:
+            return message
+        key = heard_at(message)
+        first = message.text.split(maxsplit=1)[0].split("@", 1)[0].lower() if message.text.strip() else ""
+        if first in NEW_CONVERSATION:
+            self._chats.pop(key, None)
+            return message
+        if first.startswith("/") or key not in self._chats:
+            return message  # other commands leave the buffer for the next real question
+        lines = tuple(self._chats.pop(key))
+        logger.info("[%s] mention brings %d overheard group messages as context", key, len(lines))
+        return replace(message, context=message.context + lines)
+
+    def lines(self, key: str) -> tuple[GroupLine, ...]:
+        """What is buffered for a chat now, oldest first."""
+        return tuple(self._chats.get(key, ()))
+
+
+def heard_at(message: InboundMessage) -> str:
+    """The buffer a message belongs to: its session's, or its chat's when it opens a thread of its own.
+
+    With Slack's `reply_in_thread` every top-level message is the root of its own thread session; what is
+    said at the top level is one conversation all the same, and a top-level mention should hear it.
+    """
+    chat = message.chat
+    root = chat.thread_id is not None and message.platform_message_id in (
+        chat.thread_id,
+        f"{chat.chat_id}:{chat.thread_id}",
+    )
+    return ChatRef(chat.channel, chat.chat_id).session_key if root else chat.session_key
