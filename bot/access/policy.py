@@ -92,13 +92,13 @@ class AccessPolicy:
         if message.is_direct:
             return self._decide_direct(message)
         rules = self._rules.for_chat(message.chat, message.server_id)
+        if rules.group_policy == "off":
+            return Ignore("groups are off")
         role = self.role_of(sender, rules.allow_from)
         if self._activations is not None and (args := activation_args(message.text)) is not None and role:
             return Reply(self._activations.answer(message.chat, False, role, args))
         activation = self._activations.of(message.chat) if self._activations else None
         policy = policy_with(rules.group_policy, activation)
-        if policy == "off":
-            return Ignore("groups are off")
         if policy == "mention" and not (message.mentioned or message.press):
             return self._overheard(message, role, rules)
         if role is not None:
