@@ -12,6 +12,7 @@ from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
 from bot.app.channel_kinds import CHAT_CHANNELS, enabled_channels
 from bot.app.control import ControlServer
+from bot.app.health import GatewayHealth
 from bot.app.scheduler_leadership import SchedulerLeadership
 from bot.app.stores import Stores
 from bot.cluster.roles import Role
@@ -23,9 +24,11 @@ from bot.llm.types import Provider
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
+from bot.telemetry.prometheus import PrometheusFigures
 from bot.tools.cron import CronTool
 from channels.base import Channel
 from channels.catchup import CatchesUp
+from channels.health_http import HealthServer
 from channels.manager import ChannelManager
 
 logger = logging.getLogger(__name__)
@@ -64,7 +67,12 @@ def add_chat_channels(
 
 
 def api_channel(
-    config: Config, manager: ChannelManager, agent: AgentApp, cron: CronService, heartbeat: HeartbeatService
+    config: Config,
+    manager: ChannelManager,
+    agent: AgentApp,
+    cron: CronService,
+    heartbeat: HeartbeatService,
+    health: GatewayHealth | None = None,
 ) -> Channel:
     """The API channel (WebSocket, OpenAI-compatible endpoint, web chat) with the owner's dashboard."""
     from bot.app.dashboard import Dashboard
@@ -79,7 +87,9 @@ def api_channel(
     def history(key: str) -> list[dict[str, str]]:
         return chat_history(sessions.recent(key, 4 * HISTORY))
 
-    return ApiChannel(manager.publisher("api"), config.channels.api, agent.events, dashboard, history=history)
+    return ApiChannel(
+        manager.publisher("api"), config.channels.api, agent.events, dashboard, history=history, health=health
+    )
 
 
 class Gateway:
@@ -122,9 +132,13 @@ class Gateway:
             outcomes=self.outcomes,
         )
         self.started_at = time.time()
+        self.health = GatewayHealth(config, self.manager, PrometheusFigures(self.agent.events, self.agent.bus.stats))
+        self.health_server: HealthServer | None = None
         if config.channels.api.enabled:
-            self.manager.add(api_channel(config, self.manager, self.agent, self.cron, self.heartbeat))
+            self.manager.add(api_channel(config, self.manager, self.agent, self.cron, self.heartbeat, self.health))
             self.names.append("api")
+        elif config.health.port is not None:
+            self.health_server = HealthServer(config.health.host, config.health.port, self.health)
         self.lost_lease = asyncio.Event()
         handlers = {"cron.changed": self._cron_changed, "cron.run": self._cron_run, "status": self._status}
         self.control = ControlServer(control_socket(config), handlers)
@@ -133,6 +147,8 @@ class Gateway:
         )
 
     async def start(self) -> None:
+        if self.health_server is not None:
+            await self.health_server.start()
         if self.role == "gateway":
             await self.agent.bus.start()  # a gateway runs no turns: no agent loop, no MCP servers
         else:
@@ -182,6 +198,8 @@ class Gateway:
         if self.relay is not None:
             await self.relay.stop()
         await self.agent.stop()
+        if self.health_server is not None:
+            await self.health_server.stop()
 
     async def _cron_changed(self, request: dict[str, Any]) -> dict[str, Any]:
         self.cron.wakeup()

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field, PrivateAttr, SecretStr, ValidationInfo, f
 from bot.bus import Trust
 from bot.config.durations import Duration
 from bot.config.schema_channels import ChannelsConfig
+from bot.config.schema_ops import HealthConfig, TelemetryConfig
 from bot.config.schema_tools import SERVER_NAME, MCPServerConfig, ToolsConfig
 from bot.config.section import Section
 from bot.errors import ConfigError
@@ -199,6 +200,8 @@ class Config(Section):
     budgets: BudgetsConfig = BudgetsConfig()
     personas: dict[str, PersonaConfig] = {}
     routes: list[RouteConfig] = []
+    health: HealthConfig = HealthConfig()
+    telemetry: TelemetryConfig = TelemetryConfig()
 
     @field_validator("roles")
     @classmethod
