@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
@@ -25,11 +25,15 @@ from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
 from bot.telemetry.prometheus import PrometheusFigures
+from bot.telemetry.switch import start_telemetry
 from bot.tools.cron import CronTool
 from channels.base import Channel
 from channels.catchup import CatchesUp
 from channels.health_http import HealthServer
 from channels.manager import ChannelManager
+
+if TYPE_CHECKING:
+    from bot.telemetry.otel import OtelTelemetry
 
 logger = logging.getLogger(__name__)
 
@@ -134,6 +138,7 @@ class Gateway:
         self.started_at = time.time()
         self.health = GatewayHealth(config, self.manager, PrometheusFigures(self.agent.events, self.agent.bus.stats))
         self.health_server: HealthServer | None = None
+        self.telemetry: OtelTelemetry | None = None
         if config.channels.api.enabled:
             self.manager.add(api_channel(config, self.manager, self.agent, self.cron, self.heartbeat, self.health))
             self.names.append("api")
@@ -147,6 +152,7 @@ class Gateway:
         )
 
     async def start(self) -> None:
+        self.telemetry = start_telemetry(self.config.telemetry, self.agent.events, self.agent.bus.stats)
         if self.health_server is not None:
             await self.health_server.start()
         if self.role == "gateway":
@@ -200,6 +206,8 @@ class Gateway:
         await self.agent.stop()
         if self.health_server is not None:
             await self.health_server.stop()
+        if self.telemetry is not None:
+            await self.telemetry.stop()
 
     async def _cron_changed(self, request: dict[str, Any]) -> dict[str, Any]:
         self.cron.wakeup()
