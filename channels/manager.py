@@ -131,6 +131,10 @@ class ChannelManager:
                     logger.exception("%s: failed to stop cleanly", slot.channel.name)
                 slot.ready.clear()
 
+    def set_access(self, access: dict[str, AccessPolicy]) -> None:
+        """Decide by these access policies from the next message on (a config reload)."""
+        self._access = access
+
     def health(self) -> dict[str, ChannelHealth]:
         """Each channel's connection state, last start error and since when."""
         return dict(self._health)

@@ -16,6 +16,7 @@ from bot.agent.personas import Persona, PersonaRouter, personas_from
 from bot.agent.subagents import SubagentManager
 from bot.agent.turn import TurnRunner
 from bot.app.backend import stores_for
+from bot.app.live_provider import SwappableProvider
 from bot.app.model_stack import ModelStack, ProviderFactory
 from bot.app.stores import Stores
 from bot.bus import LocalBus, MessageBus, OutboundMessage, Trust
@@ -99,9 +100,13 @@ def build_registry(
     tools.append(MessageTool())
     tools.append(SendFileTool(WorkspacePaths(config.workspace, restrict=True)))
     tools.append(LoadSkillTool(skills))
+    return ToolRegistry(tools, role_tools(config), hooks=hooks)
+
+
+def role_tools(config: Config) -> dict[Trust, list[str]]:
+    """The tool names each role below owner may call (`tools.by_role`)."""
     by_role = config.tools.by_role
-    roles = {Trust.GUEST: by_role.guest, Trust.USER: by_role.user, Trust.ADMIN: by_role.admin}
-    return ToolRegistry(tools, roles, hooks=hooks)
+    return {Trust.GUEST: by_role.guest, Trust.USER: by_role.user, Trust.ADMIN: by_role.admin}
 
 
 def plugins_for(config: Config) -> Plugins:
@@ -161,7 +166,7 @@ class AgentApp:
         self.ledger = self.stores.ledger()
         self.guard = BudgetGuard(config.budgets, self.ledger, config.timezone, notify_owner=self._notify_owner)
         self.models = ModelStack(provider_factory(config, provider, retry), self.ledger, self.guard)
-        self.provider = self.models.provider(config.llm)
+        self.provider = SwappableProvider(self.models.provider(config.llm))
         self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
         self.skills = skill_library(config)
         self.plugins = plugins_for(config)
@@ -170,7 +175,7 @@ class AgentApp:
         self.sessions = self.stores.sessions()
         self.memory = self._memory()
         self.context = context_builder(config, self.skills, self.budget)
-        budgeted = BudgetedProvider(self.provider, self.budget)
+        budgeted = self.budgeted = SwappableProvider(BudgetedProvider(self.provider, self.budget))
         self.runner = self._runner(budgeted, self.registry)
         self._notices: set[asyncio.Task[bool]] = set()
         self.subagents = SubagentManager(
@@ -216,13 +221,14 @@ class AgentApp:
     def _loop_parts(self) -> LoopParts:
         config = self.config
         router = PersonaRouter(personas_from(config.personas, config.workspace), config.routes)
+        self.personas = PersonaTurns(router, self.runner, self._persona_runner)
         speech = SpeechModel(config.llm) if config.llm.transcription_model else None
         return LoopParts(
             self.runner,
             self.sessions,
             self.context,
             self.memory,
-            personas=PersonaTurns(router, self.runner, self._persona_runner),
+            personas=self.personas,
             account=AccountCommands(self.ledger, self.guard, self.pairing, config.timezone),
             budget=self.budget,
             transcriber=Transcriber(MeteredSpeech(speech, self.ledger, self.guard)) if speech else None,
@@ -247,6 +253,16 @@ class AgentApp:
     def _persona_tools(self, name: str) -> tuple[Provider, ToolRegistry]:
         """What a sub-agent spawned by persona `name` works with: that persona's model and tool subset."""
         return self._persona_parts(personas_from(self.config.personas, self.config.workspace)[name])
+
+    def reconfigure(self, config: Config) -> None:
+        """Take the live part of a reloaded config from the next turn: model, budgets, tool roles, personas, routes."""
+        self.config = config
+        self.guard.configure(config.budgets)
+        self.registry.set_roles(role_tools(config))
+        self.provider.swap(self.models.provider(config.llm))
+        self.budgeted.swap(BudgetedProvider(self.provider, self.budget))
+        router = PersonaRouter(personas_from(config.personas, config.workspace), config.routes)
+        self.personas.reconfigure(router)
 
     def _notify_owner(self, text: str) -> None:
         """Send a notice to the chat the owner last wrote from, if any."""

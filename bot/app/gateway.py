@@ -13,6 +13,7 @@ from bot.app.backend import stores_for
 from bot.app.channel_kinds import CHAT_CHANNELS, enabled_channels
 from bot.app.control import ControlServer
 from bot.app.health import GatewayHealth
+from bot.app.reload import ConfigReload, ReloadReport
 from bot.app.scheduler_leadership import SchedulerLeadership
 from bot.app.stores import Stores
 from bot.cluster.roles import Role
@@ -33,6 +34,8 @@ from channels.health_http import HealthServer
 from channels.manager import ChannelManager
 
 if TYPE_CHECKING:
+    from bot.access.notices import IgnoreNotices
+    from bot.access.policy import AccessPolicy
     from bot.telemetry.otel import OtelTelemetry
 
 logger = logging.getLogger(__name__)
@@ -47,16 +50,23 @@ def channel_manager(
     stores: Stores,
     start_retry: RetryPolicy | None,
     send_retry: RetryPolicy | None,
+    notices: IgnoreNotices,
 ) -> ChannelManager:
     """The manager, with each chat channel's access policy and the sender rate limit."""
+    access = access_policies(config, agent, names, notices)
+    return ChannelManager(agent.bus, agent.events, access, start_retry, stores.rate_limit(), send_retry=send_retry)
+
+
+def access_policies(
+    config: Config, agent: AgentApp, names: list[str], notices: IgnoreNotices
+) -> dict[str, AccessPolicy]:
+    """Each chat channel's access policy: owners, roles, allow_from, DM and group rules."""
     from bot.access.policy import AccessPolicy
 
-    notices = stores.ignore_notices()
-    access = {
+    return {
         name: AccessPolicy(name, config.owners, getattr(config.channels, name), agent.pairing, config.roles, notices)
         for name in names
     }
-    return ChannelManager(agent.bus, agent.events, access, start_retry, stores.rate_limit(), send_retry=send_retry)
 
 
 def add_chat_channels(
@@ -116,7 +126,11 @@ class Gateway:
         self.role = role
         self.agent = AgentApp(config, provider, bus, stores=stores)
         self.names = enabled_channels(config)
-        self.manager = channel_manager(config, self.agent, self.names, stores, start_retry, channel_retry)
+        self.names_of_chat_channels = list(self.names)
+        self._notices = stores.ignore_notices()
+        self.manager = channel_manager(
+            config, self.agent, self.names, stores, start_retry, channel_retry, self._notices
+        )
         add_chat_channels(self.manager, config, self.names, stores, channel_retry)
         for channel_class in self.agent.plugins.channels:
             self.names.append(channel_class.name)
@@ -145,7 +159,13 @@ class Gateway:
         elif config.health.port is not None:
             self.health_server = HealthServer(config.health.host, config.health.port, self.health)
         self.lost_lease = asyncio.Event()
-        handlers = {"cron.changed": self._cron_changed, "cron.run": self._cron_run, "status": self._status}
+        self.reloader = ConfigReload(config, self._apply_config)
+        handlers = {
+            "cron.changed": self._cron_changed,
+            "cron.run": self._cron_run,
+            "status": self._status,
+            "reload": self._reload,
+        }
         self.control = ControlServer(control_socket(config), handlers)
         self.scheduler = SchedulerLeadership(
             self.cron, self.heartbeat, self.control, self.leases, stores.job_store_module, self.lost_lease
@@ -208,6 +228,24 @@ class Gateway:
             await self.health_server.stop()
         if self.telemetry is not None:
             await self.telemetry.stop()
+
+    async def reload(self) -> ReloadReport:
+        """Re-read config.yaml and apply its live keys from the next turn (`relaybot reload`, SIGHUP)."""
+        return await self.reloader.reload()
+
+    async def _reload(self, request: dict[str, Any]) -> dict[str, Any]:
+        return (await self.reload()).as_dict()
+
+    async def _apply_config(self, config: Config) -> None:
+        """The live part of a reloaded config: access, the agent's models, budgets, tools and personas, heartbeat."""
+        from bot.logs import set_level
+
+        self.config = config
+        self.manager.set_access(access_policies(config, self.agent, self.names_of_chat_channels, self._notices))
+        self.agent.reconfigure(config)
+        await self.heartbeat.reconfigure(config.heartbeat)
+        if config.log_level is not None:
+            set_level(config.log_level)
 
     async def _cron_changed(self, request: dict[str, Any]) -> dict[str, Any]:
         self.cron.wakeup()

@@ -52,6 +52,7 @@ for command in (
     setup.init,
     serve.chat,
     serve.run,
+    serve.reload,
     inspect.status,
     setup.doctor,
     inspect.logs,

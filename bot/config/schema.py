@@ -201,6 +201,7 @@ class Config(Section):
     personas: dict[str, PersonaConfig] = {}
     routes: list[RouteConfig] = []
     health: HealthConfig = HealthConfig()
+    log_level: Literal["trace", "debug", "info", "warning", "error"] | None = None
     telemetry: TelemetryConfig = TelemetryConfig()
 
     @field_validator("roles")
