@@ -14,6 +14,7 @@ from bot.app.channel_kinds import CHAT_CHANNELS, enabled_channels
 from bot.app.control import ControlServer
 from bot.app.health import GatewayHealth
 from bot.app.reload import ConfigReload, ReloadReport
+from bot.app.retention import RetentionTask
 from bot.app.scheduler_leadership import SchedulerLeadership
 from bot.app.stores import Stores
 from bot.cluster.roles import Role
@@ -153,6 +154,7 @@ class Gateway:
         self.health = GatewayHealth(config, self.manager, PrometheusFigures(self.agent.events, self.agent.bus.stats))
         self.health_server: HealthServer | None = None
         self.telemetry: OtelTelemetry | None = None
+        self.retention = RetentionTask(config)
         if config.channels.api.enabled:
             self.manager.add(api_channel(config, self.manager, self.agent, self.cron, self.heartbeat, self.health))
             self.names.append("api")
@@ -190,6 +192,7 @@ class Gateway:
                 await self._channels_first()
             self.agent.warm_up()
             await self.scheduler.start(self.agent.warmed)
+        await self.retention.start()
         await self.agent.plugins.hooks.run("gateway_start", GatewayStart(tuple(self.names)))
 
     async def _channels_first(self) -> None:
@@ -211,6 +214,7 @@ class Gateway:
     async def stop(self) -> None:
         """Stop intake, let running turns finish within `shutdown_grace`, flush the outbox, leave the rest pending."""
         await self.agent.plugins.hooks.run("gateway_stop", GatewayStop())
+        await self.retention.stop()
         self.agent.bus.close_intake()
         await self.scheduler.stop()
         grace = self.config.shutdown_grace

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, PrivateAttr, SecretStr, ValidationInfo, f
 from bot.bus import Trust
 from bot.config.durations import Duration
 from bot.config.schema_channels import ChannelsConfig
-from bot.config.schema_ops import HealthConfig, TelemetryConfig
+from bot.config.schema_ops import HealthConfig, RetentionConfig, TelemetryConfig
 from bot.config.schema_tools import SERVER_NAME, MCPServerConfig, ToolsConfig
 from bot.config.section import Section
 from bot.errors import ConfigError
@@ -203,6 +203,7 @@ class Config(Section):
     health: HealthConfig = HealthConfig()
     log_level: Literal["trace", "debug", "info", "warning", "error"] | None = None
     telemetry: TelemetryConfig = TelemetryConfig()
+    retention: RetentionConfig = RetentionConfig()
 
     @field_validator("roles")
     @classmethod
