@@ -31,13 +31,13 @@ from bot.telemetry.switch import start_telemetry
 from bot.tools.cron import CronTool
 from channels.base import Channel
 from channels.catchup import CatchesUp
-from channels.health_http import HealthServer
 from channels.manager import ChannelManager
 
 if TYPE_CHECKING:
     from bot.access.notices import IgnoreNotices
     from bot.access.policy import AccessPolicy
     from bot.telemetry.otel import OtelTelemetry
+    from channels.health_http import HealthServer
 
 logger = logging.getLogger(__name__)
 
@@ -159,6 +159,8 @@ class Gateway:
             self.manager.add(api_channel(config, self.manager, self.agent, self.cron, self.heartbeat, self.health))
             self.names.append("api")
         elif config.health.port is not None:
+            from channels.health_http import HealthServer
+
             self.health_server = HealthServer(config.health.host, config.health.port, self.health)
         self.lost_lease = asyncio.Event()
         self.reloader = ConfigReload(config, self._apply_config)
