@@ -53,6 +53,23 @@ def prune_state(config: Config, now: float) -> Pruned:
     )
 
 
+def prune_shared(config: Config, now: float) -> Pruned:
+    """This home's files, and on the redis bus Redis's call records and archived sessions too."""
+    pruned = prune_state(config, now)
+    if config.bus.backend != "redis" or config.bus.url is None:
+        return pruned
+    from bot.app.redis_retention import prune_redis
+    from bot.cluster.redis import RedisState
+
+    state = RedisState(config.bus.url, config.bus.prefix)
+    try:
+        cutoff = ledger_cutoff(now, config.retention.ledger or 0.0, config.timezone)
+        sessions, calls = prune_redis(state, config.retention, cutoff, now)
+    finally:
+        state.client.close()
+    return Pruned(pruned.sessions + sessions, pruned.ledger + calls, pruned.journal, pruned.run_logs)
+
+
 class RetentionTask:
     """Prunes at start and then once a day, in a thread; a failed pass is logged and tried again the next day."""
 
@@ -79,7 +96,7 @@ class RetentionTask:
     async def _every_day(self) -> None:
         while True:
             try:
-                pruned = await asyncio.to_thread(prune_state, self._config, self._clock())
+                pruned = await asyncio.to_thread(prune_shared, self._config, self._clock())
                 logger.info(
                     "retention: pruned %d archived sessions, %d ledger rows, %d journal rows, %d run log entries",
                     pruned.sessions,
