@@ -256,11 +256,12 @@ class AgentApp:
 
     def reconfigure(self, config: Config) -> None:
         """Take the live part of a reloaded config from the next turn: model, budgets, tool roles, personas, routes."""
-        self.config = config
+        previous, self.config = self.config, config
         self.guard.configure(config.budgets)
         self.registry.set_roles(role_tools(config))
-        self.provider.swap(self.models.provider(config.llm))
-        self.budgeted.swap(BudgetedProvider(self.provider, self.budget))
+        if config.llm != previous.llm:
+            self.provider.swap(self.models.provider(config.llm))
+            self.budgeted.swap(BudgetedProvider(self.provider, self.budget))
         router = PersonaRouter(personas_from(config.personas, config.workspace), config.routes)
         self.personas.reconfigure(router)
 

@@ -246,10 +246,11 @@ class Gateway:
         """The live part of a reloaded config: access, the agent's models, budgets, tools and personas, heartbeat."""
         from bot.logs import set_level
 
-        self.config = config
+        previous, self.config = self.config, config
         self.manager.set_access(access_policies(config, self.agent, self.names_of_chat_channels, self._notices))
         self.agent.reconfigure(config)
-        await self.heartbeat.reconfigure(config.heartbeat)
+        if config.heartbeat != previous.heartbeat:
+            await self.heartbeat.reconfigure(config.heartbeat)
         if config.log_level is not None:
             set_level(config.log_level)
 
