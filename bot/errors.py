@@ -17,6 +17,7 @@ BotError
 ├── TurnTimedOut           a turn ran past agent.turn_timeout and was cancelled; `seconds` is the limit
 ├── ToolError              a tool could not do what was asked; the registry reports it to the model
 ├── GatewayUnreachable     the running gateway did not answer on its control socket in time
+├── BackupError            a backup archive is damaged or cannot be restored here; `path` names the archive
 ├── BusClosed              the bus takes no new inbound messages (a stop is under way)
 └── ChannelError           a platform call failed for good (bad request, forbidden)
     ├── ChannelUnavailable     a transient failure worth retrying (5xx, connection reset, timeout)
@@ -160,6 +161,14 @@ class ToolError(BotError):
 
 class GatewayUnreachable(BotError):
     """The gateway's control socket exists but did not answer in time."""
+
+
+class BackupError(BotError):
+    """A backup archive is damaged, unsafe or cannot be restored where asked; `path` is the archive."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
 
 
 class ChannelError(BotError):

@@ -93,7 +93,12 @@ def setup_logging(level: str, secrets: Iterable[str] = (), file: Path | None = N
         handler.addFilter(redact)
     root = logging.getLogger()
     root.handlers[:] = handlers or [logging.NullHandler()]
-    root.setLevel(logging.DEBUG if level == "trace" else level.upper())
+    set_level(level)
+
+
+def set_level(level: str) -> None:
+    """Log ours at `level` from now on; libraries as `third_party_level` says."""
+    logging.getLogger().setLevel(logging.DEBUG if level == "trace" else level.upper())
     for name in THIRD_PARTY:
         logging.getLogger(name).setLevel(third_party_level(level))
     # python-telegram-bot logs a traceback per failed poll; the adapter logs one line instead.

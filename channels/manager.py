@@ -31,8 +31,10 @@ from channels.base import Channel, Publish, ShowsTyping
 from channels.dedupe import SeenIds
 from channels.group_context import GroupContext
 from channels.health import ChannelHealth, MessageCounts
+from channels.liveness import Liveness, ReportsLiveness
 from channels.outbound import ChannelOutbox
 from channels.streaming import LiveReply, StreamsReplies
+from channels.watchdog import Watchdog
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +105,8 @@ class ChannelManager:
         for name, slot in self._slots.items():
             self._tasks.append(asyncio.create_task(self._keep_starting(slot), name=f"start:{name}"))
         self._tasks.append(asyncio.create_task(self._route(), name="outbound-router"))
+        watchdog = Watchdog(self.liveness, self.restart)
+        self._tasks.append(asyncio.create_task(watchdog.run(), name="channel-watchdog"))
 
     async def flush(self, timeout: float) -> bool:
         """Wait up to `timeout` for every channel's outbox to empty; True when it did."""
@@ -129,6 +133,10 @@ class ChannelManager:
                     logger.exception("%s: failed to stop cleanly", slot.channel.name)
                 slot.ready.clear()
 
+    def set_access(self, access: dict[str, AccessPolicy]) -> None:
+        """Decide by these access policies from the next message on (a config reload)."""
+        self._access = access
+
     def health(self) -> dict[str, ChannelHealth]:
         """Each channel's connection state, last start error and since when."""
         return dict(self._health)
@@ -136,6 +144,25 @@ class ChannelManager:
     def counts(self) -> dict[str, MessageCounts]:
         """Each channel's messages published to the agent and delivered out, since start."""
         return {name: MessageCounts(self._inbound[name], slot.outbox.delivered) for name, slot in self._slots.items()}
+
+    def liveness(self) -> dict[str, Liveness]:
+        """The connected channels that report their last successful poll or event, with it."""
+        return {
+            name: slot.channel.liveness
+            for name, slot in self._slots.items()
+            if slot.ready.is_set() and isinstance(slot.channel, ReportsLiveness)
+        }
+
+    async def restart(self, name: str) -> None:
+        """Stop channel `name` and start it again in the background (retrying with backoff as at start)."""
+        slot = self._slots[name]
+        slot.ready.clear()
+        self._health[name] = ChannelHealth("starting", self._clock(), "restarted: no successful poll")
+        try:
+            await slot.channel.stop()
+        except Exception:
+            logger.exception("%s: failed to stop cleanly before a restart", name)
+        self._spawn(self._keep_starting(slot), f"restart:{name}")
 
     def connected(self) -> dict[str, bool]:
         """Each channel's name and whether it has started."""

@@ -21,6 +21,7 @@ from channels.base import Channel, Publish
 from channels.delivery import send_in_chunks
 from channels.formatting import markdown_to_telegram_html
 from channels.live_edits import EditedMessages
+from channels.liveness import Liveness
 from channels.media import MediaRef, attach_media, kind_of
 from channels.streaming import LiveReply, StreamSettings
 from channels.telegram_live import TelegramDraft, TelegramEdits
@@ -30,7 +31,6 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 MAX_MESSAGE_LENGTH = 4096
 CAPTION_LIMIT = 1024
-POLL_TIMEOUT = 10
 POLL_BACKOFF = RetryPolicy(base_delay=0.5, max_delay=30.0)
 
 
@@ -134,6 +134,7 @@ class TelegramChannel(Channel):
         self._poller: asyncio.Task[None] | None = None
         self._bot_id = 0
         self._bot_username = ""
+        self.liveness = Liveness(config.poll_timeout)
 
     async def start(self) -> None:
         from telegram.ext import Application
@@ -165,6 +166,7 @@ class TelegramChannel(Channel):
         self._app = app
         self._bot_id = app.bot.id
         self._bot_username = app.bot.username or ""
+        self.liveness.beat()
         self._poller = asyncio.create_task(self._poll(), name="telegram-poll")
 
     async def stop(self) -> None:
@@ -183,7 +185,12 @@ class TelegramChannel(Channel):
         while True:
             try:
                 updates = await self._call(
-                    partial(self._app.bot.get_updates, offset=offset, timeout=POLL_TIMEOUT, allowed_updates=["message"])
+                    partial(
+                        self._app.bot.get_updates,
+                        offset=offset,
+                        timeout=round(self._config.poll_timeout),
+                        allowed_updates=["message"],
+                    )
                 )
             except ChannelError as exc:
                 failures += 1
@@ -192,6 +199,7 @@ class TelegramChannel(Channel):
                 await asyncio.sleep(delay)
                 continue
             failures = 0
+            self.liveness.beat()
             for update in updates:
                 try:
                     await self._on_update(update.to_dict())

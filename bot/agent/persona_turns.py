@@ -18,6 +18,11 @@ class PersonaTurns:
         self._build = build
         self._runners: dict[str, TurnRunner] = {}
 
+    def reconfigure(self, router: PersonaRouter) -> None:
+        """Route by `router` and build persona runners afresh from the next message on (a config reload)."""
+        self._router = router
+        self._runners = {}
+
     def for_message(self, message: InboundMessage) -> tuple[Persona | None, TurnRunner]:
         """The message's persona (None for the default) and its runner."""
         persona = self._router.resolve(message)

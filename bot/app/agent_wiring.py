@@ -16,6 +16,7 @@ from bot.agent.personas import Persona, PersonaRouter, personas_from
 from bot.agent.subagents import SubagentManager
 from bot.agent.turn import TurnRunner
 from bot.app.backend import stores_for
+from bot.app.live_provider import SwappableProvider
 from bot.app.model_stack import ModelStack, ProviderFactory
 from bot.app.stores import Stores
 from bot.bus import InboundMessage, LocalBus, MessageBus, OutboundMessage, Trust
@@ -100,9 +101,13 @@ def build_registry(
     tools.append(MessageTool())
     tools.append(SendFileTool(WorkspacePaths(config.workspace, restrict=True)))
     tools.append(LoadSkillTool(skills))
+    return ToolRegistry(tools, role_tools(config), hooks=hooks)
+
+
+def role_tools(config: Config) -> dict[Trust, list[str]]:
+    """The tool names each role below owner may call (`tools.by_role`)."""
     by_role = config.tools.by_role
-    roles = {Trust.GUEST: by_role.guest, Trust.USER: by_role.user, Trust.ADMIN: by_role.admin}
-    return ToolRegistry(tools, roles, hooks=hooks)
+    return {Trust.GUEST: by_role.guest, Trust.USER: by_role.user, Trust.ADMIN: by_role.admin}
 
 
 def plugins_for(config: Config) -> Plugins:
@@ -162,7 +167,7 @@ class AgentApp:
         self.ledger = self.stores.ledger()
         self.guard = BudgetGuard(config.budgets, self.ledger, config.timezone, notify_owner=self._notify_owner)
         self.models = ModelStack(provider_factory(config, provider, retry), self.ledger, self.guard)
-        self.provider = self.models.provider(config.llm)
+        self.provider = SwappableProvider(self.models.provider(config.llm))
         self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
         self.skills = skill_library(config)
         self.plugins = plugins_for(config)
@@ -172,7 +177,7 @@ class AgentApp:
         self.sessions = self.stores.sessions()
         self.memory = self._memory()
         self.context = context_builder(config, self.skills, self.budget)
-        budgeted = BudgetedProvider(self.provider, self.budget)
+        budgeted = self.budgeted = SwappableProvider(BudgetedProvider(self.provider, self.budget))
         self.runner = self._runner(budgeted, self.registry)
         self._notices: set[asyncio.Task[bool]] = set()
         self.subagents = SubagentManager(
@@ -217,19 +222,14 @@ class AgentApp:
 
     def _loop_parts(self) -> LoopParts:
         config = self.config
-        rules = self.rules
-
-        def chat_persona(message: InboundMessage) -> str | None:
-            return rules.for_chat(message.chat, message.server_id, message.is_direct).persona
-
-        router = PersonaRouter(personas_from(config.personas, config.workspace), config.routes, chat_persona)
+        self.personas = PersonaTurns(self._persona_router(config), self.runner, self._persona_runner)
         speech = SpeechModel(config.llm) if config.llm.transcription_model else None
         return LoopParts(
             self.runner,
             self.sessions,
             self.context,
             self.memory,
-            personas=PersonaTurns(router, self.runner, self._persona_runner),
+            personas=self.personas,
             account=AccountCommands(self.ledger, self.guard, self.pairing, config.timezone),
             budget=self.budget,
             transcriber=Transcriber(MeteredSpeech(speech, self.ledger, self.guard)) if speech else None,
@@ -255,6 +255,26 @@ class AgentApp:
     def _persona_tools(self, name: str) -> tuple[Provider, ToolRegistry]:
         """What a sub-agent spawned by persona `name` works with: that persona's model and tool subset."""
         return self._persona_parts(personas_from(self.config.personas, self.config.workspace)[name])
+
+    def reconfigure(self, config: Config) -> None:
+        """Take the live part of a reloaded config from the next turn: model, budgets, tool roles, personas, routes."""
+        previous, self.config = self.config, config
+        self.guard.configure(config.budgets)
+        self.registry.set_roles(role_tools(config))
+        if config.llm != previous.llm:
+            self.provider.swap(self.models.provider(config.llm))
+            self.budgeted.swap(BudgetedProvider(self.provider, self.budget))
+        self.rules.reconfigure(config.channels.chat_sections(), config.agent.queue_mode)
+        self.personas.reconfigure(self._persona_router(config))
+
+    def _persona_router(self, config: Config) -> PersonaRouter:
+        """Routes, with a group's or topic's own `persona` winning over them."""
+        rules = self.rules
+
+        def chat_persona(message: InboundMessage) -> str | None:
+            return rules.for_chat(message.chat, message.server_id, message.is_direct).persona
+
+        return PersonaRouter(personas_from(config.personas, config.workspace), config.routes, chat_persona)
 
     def _notify_owner(self, text: str) -> None:
         """Send a notice to the chat the owner last wrote from, if any."""

@@ -6,12 +6,16 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from bot.access.activation import Activations
 from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
 from bot.app.channel_kinds import CHAT_CHANNELS, enabled_channels
 from bot.app.control import ControlServer
+from bot.app.health import GatewayHealth
+from bot.app.reload import ConfigReload, ReloadReport
+from bot.app.retention import RetentionTask
 from bot.app.scheduler_leadership import SchedulerLeadership
 from bot.app.stores import Stores
 from bot.cluster.roles import Role
@@ -23,10 +27,18 @@ from bot.llm.types import Provider
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
+from bot.telemetry.prometheus import PrometheusFigures
+from bot.telemetry.switch import start_telemetry
 from bot.tools.cron import CronTool
 from channels.base import Channel
 from channels.catchup import CatchesUp
 from channels.manager import ChannelManager
+
+if TYPE_CHECKING:
+    from bot.access.notices import IgnoreNotices
+    from bot.access.policy import AccessPolicy
+    from bot.telemetry.otel import OtelTelemetry
+    from channels.health_http import HealthServer
 
 logger = logging.getLogger(__name__)
 
@@ -40,14 +52,21 @@ def channel_manager(
     stores: Stores,
     start_retry: RetryPolicy | None,
     send_retry: RetryPolicy | None,
+    notices: IgnoreNotices,
+    activations: Activations,
 ) -> ChannelManager:
     """The manager, with each chat channel's access policy and the sender rate limit."""
-    from bot.access.activation import Activations
+    access = access_policies(config, agent, names, notices, activations)
+    return ChannelManager(agent.bus, agent.events, access, start_retry, stores.rate_limit(), send_retry=send_retry)
+
+
+def access_policies(
+    config: Config, agent: AgentApp, names: list[str], notices: IgnoreNotices, activations: Activations
+) -> dict[str, AccessPolicy]:
+    """Each chat channel's access policy: owners, roles, allow_from, DM and group rules, groups' /activation."""
     from bot.access.policy import AccessPolicy
 
-    notices = stores.ignore_notices()
-    activations = Activations(stores.chat_settings())
-    access = {
+    return {
         name: AccessPolicy(
             name,
             config.owners,
@@ -60,7 +79,6 @@ def channel_manager(
         )
         for name in names
     }
-    return ChannelManager(agent.bus, agent.events, access, start_retry, stores.rate_limit(), send_retry=send_retry)
 
 
 def add_chat_channels(
@@ -75,7 +93,12 @@ def add_chat_channels(
 
 
 def api_channel(
-    config: Config, manager: ChannelManager, agent: AgentApp, cron: CronService, heartbeat: HeartbeatService
+    config: Config,
+    manager: ChannelManager,
+    agent: AgentApp,
+    cron: CronService,
+    heartbeat: HeartbeatService,
+    health: GatewayHealth | None = None,
 ) -> Channel:
     """The API channel (WebSocket, OpenAI-compatible endpoint, web chat) with the owner's dashboard."""
     from bot.app.dashboard import Dashboard
@@ -90,7 +113,9 @@ def api_channel(
     def history(key: str) -> list[dict[str, str]]:
         return chat_history(sessions.recent(key, 4 * HISTORY))
 
-    return ApiChannel(manager.publisher("api"), config.channels.api, agent.events, dashboard, history=history)
+    return ApiChannel(
+        manager.publisher("api"), config.channels.api, agent.events, dashboard, history=history, health=health
+    )
 
 
 class Gateway:
@@ -113,7 +138,12 @@ class Gateway:
         self.role = role
         self.agent = AgentApp(config, provider, bus, stores=stores)
         self.names = enabled_channels(config)
-        self.manager = channel_manager(config, self.agent, self.names, stores, start_retry, channel_retry)
+        self.names_of_chat_channels = list(self.names)
+        self._notices = stores.ignore_notices()
+        self._activations = Activations(stores.chat_settings())
+        self.manager = channel_manager(
+            config, self.agent, self.names, stores, start_retry, channel_retry, self._notices, self._activations
+        )
         add_chat_channels(self.manager, config, self.names, stores, channel_retry)
         for channel_class in self.agent.plugins.channels:
             self.names.append(channel_class.name)
@@ -133,17 +163,34 @@ class Gateway:
             outcomes=self.outcomes,
         )
         self.started_at = time.time()
+        self.health = GatewayHealth(config, self.manager, PrometheusFigures(self.agent.events, self.agent.bus.stats))
+        self.health_server: HealthServer | None = None
+        self.telemetry: OtelTelemetry | None = None
+        self.retention = RetentionTask(config)
         if config.channels.api.enabled:
-            self.manager.add(api_channel(config, self.manager, self.agent, self.cron, self.heartbeat))
+            self.manager.add(api_channel(config, self.manager, self.agent, self.cron, self.heartbeat, self.health))
             self.names.append("api")
+        elif config.health.port is not None:
+            from channels.health_http import HealthServer
+
+            self.health_server = HealthServer(config.health.host, config.health.port, self.health)
         self.lost_lease = asyncio.Event()
-        handlers = {"cron.changed": self._cron_changed, "cron.run": self._cron_run, "status": self._status}
+        self.reloader = ConfigReload(config, self._apply_config)
+        handlers = {
+            "cron.changed": self._cron_changed,
+            "cron.run": self._cron_run,
+            "status": self._status,
+            "reload": self._reload,
+        }
         self.control = ControlServer(control_socket(config), handlers)
         self.scheduler = SchedulerLeadership(
             self.cron, self.heartbeat, self.control, self.leases, stores.job_store_module, self.lost_lease
         )
 
     async def start(self) -> None:
+        self.telemetry = start_telemetry(self.config.telemetry, self.agent.events, self.agent.bus.stats)
+        if self.health_server is not None:
+            await self.health_server.start()
         if self.role == "gateway":
             await self.agent.bus.start()  # a gateway runs no turns: no agent loop, no MCP servers
         else:
@@ -159,6 +206,7 @@ class Gateway:
                 await self._channels_first()
             self.agent.warm_up()
             await self.scheduler.start(self.agent.warmed)
+        await self.retention.start()
         await self.agent.plugins.hooks.run("gateway_start", GatewayStart(tuple(self.names)))
 
     async def _channels_first(self) -> None:
@@ -180,6 +228,7 @@ class Gateway:
     async def stop(self) -> None:
         """Stop intake, let running turns finish within `shutdown_grace`, flush the outbox, leave the rest pending."""
         await self.agent.plugins.hooks.run("gateway_stop", GatewayStop())
+        await self.retention.stop()
         self.agent.bus.close_intake()
         await self.scheduler.stop()
         grace = self.config.shutdown_grace
@@ -193,6 +242,31 @@ class Gateway:
         if self.relay is not None:
             await self.relay.stop()
         await self.agent.stop()
+        if self.health_server is not None:
+            await self.health_server.stop()
+        if self.telemetry is not None:
+            await self.telemetry.stop()
+
+    async def reload(self) -> ReloadReport:
+        """Re-read config.yaml and apply its live keys from the next turn (`relaybot reload`, SIGHUP)."""
+        return await self.reloader.reload()
+
+    async def _reload(self, request: dict[str, Any]) -> dict[str, Any]:
+        return (await self.reload()).as_dict()
+
+    async def _apply_config(self, config: Config) -> None:
+        """The live part of a reloaded config: access, the agent's models, budgets, tools and personas, heartbeat."""
+        from bot.logs import set_level
+
+        previous, self.config = self.config, config
+        self.manager.set_access(
+            access_policies(config, self.agent, self.names_of_chat_channels, self._notices, self._activations)
+        )
+        self.agent.reconfigure(config)
+        if config.heartbeat != previous.heartbeat:
+            await self.heartbeat.reconfigure(config.heartbeat)
+        if config.log_level is not None:
+            set_level(config.log_level)
 
     async def _cron_changed(self, request: dict[str, Any]) -> dict[str, Any]:
         self.cron.wakeup()

@@ -70,6 +70,14 @@ async def _serve(config: Config, role: Role = "all") -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     gateway = Gateway(config, role=role)
+    reloads: set[asyncio.Task[object]] = set()
+
+    def reload_on_hangup() -> None:
+        task: asyncio.Task[object] = asyncio.create_task(gateway.reload(), name="reload")
+        reloads.add(task)
+        task.add_done_callback(reloads.discard)
+
+    loop.add_signal_handler(signal.SIGHUP, reload_on_hangup)
     if role == "worker":
         logger.info("worker %s starting", getattr(gateway.agent.bus, "consumer", ""))
     elif gateway.names:
@@ -86,7 +94,7 @@ async def _serve(config: Config, role: Role = "all") -> None:
         finally:
             await gateway.stop()
     finally:
-        await cancel_and_wait(stopping, lost)
+        await cancel_and_wait(stopping, lost, *reloads)
     logger.info("gateway stopped")
 
 

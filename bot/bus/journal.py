@@ -183,3 +183,17 @@ def describe_journal(path: Path) -> str:
         f"{stats.outbound_pending} replies unsent, {stats.outbound_failed} undeliverable; "
         f"{stats.ambiguous_sends} ambiguous sends (may have arrived twice)"
     )
+
+
+def prune_journal(path: Path, before: float) -> int:
+    """Forget finished inbox and outbox rows last changed before `before` (safe beside a running gateway)."""
+    if not path.exists():
+        return 0
+    db = sqlite3.connect(path, timeout=30)
+    try:
+        with db:
+            inbox = db.execute("DELETE FROM inbox WHERE state != 'pending' AND updated < ?", (before,)).rowcount
+            outbox = db.execute("DELETE FROM outbox WHERE state != 'pending' AND updated < ?", (before,)).rowcount
+        return inbox + outbox
+    finally:
+        db.close()

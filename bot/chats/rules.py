@@ -41,6 +41,10 @@ class ChatRulesBook:
     """
 
     def __init__(self, sections: Mapping[str, ChannelSection], queue_mode: QueueMode = "collect") -> None:
+        self.reconfigure(sections, queue_mode)
+
+    def reconfigure(self, sections: Mapping[str, ChannelSection], queue_mode: QueueMode = "collect") -> None:
+        """Take the rules of a reloaded config; every later lookup sees them."""
         self._sections = dict(sections)
         self._defaults = {name: _channel_rules(section, queue_mode) for name, section in sections.items()}
         self._fallback = ChatRules(queue_mode=queue_mode)

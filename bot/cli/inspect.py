@@ -19,6 +19,7 @@ def status(ctx: typer.Context) -> None:
     config = load(ctx.obj)
     from bot.app.backend import stores_for
     from bot.app.channel_kinds import CHAT_CHANNELS
+    from bot.app.retention import state_sizes
     from bot.setup.gateway_status import describe_channel, describe_uptime
 
     options: Options = ctx.obj
@@ -26,6 +27,7 @@ def status(ctx: typer.Context) -> None:
     typer.echo(f"config:    {options.config}")
     typer.echo(f"workspace: {config.workspace}")
     typer.echo(f"state:     {config.state_dir} ({stores.describe_sessions()})")
+    typer.echo(f"sizes:     {state_sizes(config)}")
     typer.echo(f"model:     {config.llm.model}" + (f" at {config.llm.api_base}" if config.llm.api_base else ""))
     reply = ask_gateway(config, {"op": "status"})
     typer.echo(f"gateway:   {describe_uptime(reply)}")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from bot.cli import cron, inspect, pairing, serve, setup
+from bot.cli import backup, cron, inspect, pairing, serve, setup
 from bot.cli.options import Options
 
 app = typer.Typer(
@@ -52,6 +52,7 @@ for command in (
     setup.init,
     serve.chat,
     serve.run,
+    serve.reload,
     inspect.status,
     setup.doctor,
     inspect.logs,
@@ -61,6 +62,7 @@ for command in (
     app.command()(command)
 app.add_typer(pairing.app, name="pairing")
 app.add_typer(cron.app, name="cron")
+app.add_typer(backup.app, name="backup")
 
 
 def main() -> None:

@@ -38,6 +38,7 @@ def load(options: Options, mode: LogMode = "stderr") -> Config:
         raise typer.Exit(2) from None
     level = options.log_level
     if mode == "gateway":
+        level = level or config.log_level
         setup_logging(level or "info", config.secrets(), file=log_dir(config.state_dir) / GATEWAY_LOG)
     elif mode == "chat" and level is None:
         # The conversation owns the terminal: log lines go to a file instead.

@@ -1,10 +1,12 @@
-"""`relaybot run` and `relaybot chat`: serve the channels, or talk to the agent in this terminal."""
+"""`relaybot run`, `chat` and `reload`: serve the channels, talk to the agent here, re-read the running config."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
-from bot.cli.options import load
+from bot.cli.options import Options, load
 
 
 def chat(
@@ -51,3 +53,39 @@ def run(
     except ConfigError as exc:
         typer.echo(f"config error: {exc}", err=True)
         raise typer.Exit(2) from None
+
+
+def reload(ctx: typer.Context) -> None:
+    """Re-read config.yaml in the running gateway (as SIGHUP does); exit 1 with the config error if it is invalid."""
+    reply = _ask_reload(ctx.obj)
+    if reply is None:
+        typer.echo("No gateway is running; the next `relaybot run` reads the config.", err=True)
+        raise typer.Exit(1)
+    if not reply.get("ok"):
+        typer.echo(f"config error: {reply.get('error')}; the gateway keeps its running config.", err=True)
+        raise typer.Exit(1)
+    applied = reply.get("applied") or []
+    typer.echo(f"Applied from the next turn: {', '.join(applied)}." if applied else "No live setting changed.")
+    for key in reply.get("restart_needed") or []:
+        typer.echo(f"{key} changed; it takes effect after a restart.")
+
+
+def _ask_reload(options: Options) -> dict[str, Any] | None:
+    """Send `reload` to the gateway; an invalid file still reaches it at the default state folder, to be refused."""
+    from bot.app.control import send_control
+    from bot.cli.gateway_client import CONTROL_TIMEOUT, unreachable
+    from bot.config.loader import load_config
+    from bot.config.paths import control_socket, home_dir
+    from bot.errors import ConfigError, GatewayUnreachable
+
+    try:
+        socket = control_socket(load_config(options.config))
+    except ConfigError as exc:
+        socket = home_dir() / "state" / "control.sock"
+        if not socket.exists():
+            typer.echo(f"config error: {exc}", err=True)
+            raise typer.Exit(2) from None
+    try:
+        return send_control(socket, {"op": "reload"}, CONTROL_TIMEOUT)
+    except GatewayUnreachable as exc:
+        raise unreachable(exc) from None

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field, PrivateAttr, SecretStr, ValidationInfo, f
 from bot.bus import Trust
 from bot.config.durations import Duration
 from bot.config.schema_channels import ChannelsConfig
+from bot.config.schema_ops import HealthConfig, RetentionConfig, TelemetryConfig
 from bot.config.schema_tools import SERVER_NAME, MCPServerConfig, ToolsConfig
 from bot.config.section import Section
 from bot.errors import ConfigError
@@ -199,6 +200,10 @@ class Config(Section):
     budgets: BudgetsConfig = BudgetsConfig()
     personas: dict[str, PersonaConfig] = {}
     routes: list[RouteConfig] = []
+    health: HealthConfig = HealthConfig()
+    log_level: Literal["trace", "debug", "info", "warning", "error"] | None = None
+    telemetry: TelemetryConfig = TelemetryConfig()
+    retention: RetentionConfig = RetentionConfig()
 
     @field_validator("roles")
     @classmethod

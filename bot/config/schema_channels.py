@@ -79,6 +79,7 @@ class ChannelSection(Section):
 class TelegramConfig(ChannelSection):
     token: SecretStr = SecretStr("")
     api_base: str = "https://api.telegram.org/bot"
+    poll_timeout: Duration = Field(default=10.0, ge=1, le=50)
 
 
 class DiscordConfig(ChannelSection):

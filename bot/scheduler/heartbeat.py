@@ -135,6 +135,15 @@ class HeartbeatService:
             await cancel_and_wait(self._task)
             self._task = None
 
+    async def reconfigure(self, config: HeartbeatConfig) -> None:
+        """Take new settings; a running heartbeat restarts its interval with them (a config reload)."""
+        running = self._unsubscribe is not None
+        if running:
+            await self.stop()
+        self._config = config
+        if running:
+            await self.start()
+
     async def tick(self, due: float | None = None) -> Outcome:
         """One heartbeat: maybe publish its system message; `due` (the beat's slot) makes its id, so it runs once."""
         outcome = Outcome.KEY_PAUSED if self.paused_for_key else await self._beat(due)

@@ -50,3 +50,23 @@ class RunLog:
                 continue
             latest[record.job_id] = record
         return latest
+
+    def prune(self, before: float) -> int:
+        """Drop the runs before `before` (the file is rewritten and swapped in whole); how many went."""
+        if not self._path.exists():
+            return 0
+        kept: list[str] = []
+        dropped = 0
+        for line in self._path.read_text(encoding="utf-8").splitlines():
+            try:
+                old = float(json.loads(line)["ran_at"]) < before
+            except (ValueError, TypeError, KeyError):
+                old = True  # a torn line: nothing can read it
+            dropped += old
+            if not old:
+                kept.append(line + "\n")
+        if dropped:
+            partial = self._path.with_name(self._path.name + ".partial")
+            partial.write_text("".join(kept), encoding="utf-8")
+            partial.replace(self._path)
+        return dropped

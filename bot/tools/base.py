@@ -92,6 +92,11 @@ class ToolRegistry:
         for tool in tools:
             self.register(tool)
 
+    def set_roles(self, role_tools: Mapping[Trust, Iterable[str]]) -> None:
+        """Show each role these tool names from the next turn on (a config reload)."""
+        self._role_tools = {role: frozenset(names) for role, names in role_tools.items()}
+        self._definitions.clear()
+
     def register(self, tool: Tool) -> None:
         """Add a tool, replacing one of the same name; its schema is checked when first needed."""
         self._tools[tool.name] = tool

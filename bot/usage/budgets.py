@@ -37,6 +37,10 @@ class BudgetGuard:
         self._notify_owner = notify_owner
         self._paused_until: float | None = None
 
+    def configure(self, config: BudgetsConfig) -> None:
+        """Check against these limits from the next call on (a config reload)."""
+        self._config = config
+
     def limit_for(self, charge: Charge) -> Limit | None:
         """The limit that applies to a charge: background cap, sender override, or the role's."""
         if charge.is_background:

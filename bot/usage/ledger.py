@@ -150,3 +150,15 @@ class UsageLedger:
 
 
 _SUMS = "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0), SUM(cost_usd)"
+
+
+def prune_ledger(path: Path, before: float) -> int:
+    """Delete the calls recorded before `before` from the ledger file (safe beside a running gateway); how many."""
+    if not path.exists():
+        return 0
+    db = sqlite3.connect(path, timeout=30)
+    try:
+        with db:
+            return db.execute("DELETE FROM calls WHERE ts < ?", (before,)).rowcount
+    finally:
+        db.close()

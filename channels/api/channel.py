@@ -20,6 +20,7 @@ from channels.api.hub import CHANNEL, Hub
 from channels.api.origins import OriginPolicy
 from channels.api.web_sessions import WebSessions
 from channels.base import Channel, Publish
+from channels.health_http import HealthProbe, add_health_routes
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +38,7 @@ class ApiChannel(Channel):
         admin: AdminBackend | None = None,
         lockout: FailureLockout | None = None,
         history: Callable[[str], list[Frame]] = lambda key: [],
+        health: HealthProbe | None = None,
     ) -> None:
         self._publish = publish
         self._config = config
@@ -48,6 +50,7 @@ class ApiChannel(Channel):
         self._client_ids: dict[str, str] = {}
         self._admin = admin
         self._history = history
+        self._health = health
         self._runner: web.AppRunner | None = None
         self._unsubscribe: Callable[[], None] = lambda: None
         self.port = config.port
@@ -63,6 +66,8 @@ class ApiChannel(Channel):
         pages.add_routes(app, self)
         if self._admin is not None:
             admin.add_routes(app, self.gate, self._admin)
+        if self._health is not None:
+            add_health_routes(app, self._health)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self._config.host, self._config.port)

@@ -165,3 +165,13 @@ class SessionStore(SessionCache):
 
     def _load(self, key: str, path: Path) -> Session:
         return read_tail(path, key, self._tail)
+
+
+def prune_archived(directory: Path, before: float) -> int:
+    """Delete the session files archived (by /new) and untouched since before `before`; how many."""
+    removed = 0
+    for path in directory.glob("*.archived.jsonl") if directory.exists() else ():
+        if path.stat().st_mtime < before:
+            path.unlink(missing_ok=True)
+            removed += 1
+    return removed

@@ -1,0 +1,63 @@
+"""What /readyz and /metrics answer for a gateway: its channels, their last polls, the model, and the figures."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bot.config.schema import Config
+from bot.telemetry.prometheus import PrometheusFigures
+from channels.manager import ChannelManager
+from channels.watchdog import is_fresh
+
+MODEL_PROBE_EVERY = 30.0  # seconds a model probe's answer is reused
+
+
+class GatewayHealth:
+    """Ready when every channel is connected and polled lately, and the model server (if one is named) answers."""
+
+    def __init__(
+        self,
+        config: Config,
+        manager: ChannelManager,
+        figures: PrometheusFigures,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._config = config
+        self._manager = manager
+        self._figures = figures
+        self._clock = clock
+        self._model: tuple[float, bool, str] | None = None
+
+    async def readiness(self) -> tuple[bool, dict[str, Any]]:
+        """Whether the gateway is ready, with each channel's and the model's state."""
+        channels: dict[str, str] = {}
+        live = self._manager.liveness()
+        for name, connected in self._manager.connected().items():
+            if not connected:
+                channels[name] = "not connected"
+            elif name in live and not is_fresh(live[name]):
+                channels[name] = f"no successful poll for {live[name].age():.0f}s"
+            else:
+                channels[name] = "ok"
+        model_ok, model = await self._model_state()
+        ready = model_ok and all(state == "ok" for state in channels.values())
+        return ready, {"channels": channels, "model": model}
+
+    async def metrics(self) -> bytes:
+        """The figures in Prometheus text."""
+        return await self._figures.render()
+
+    async def _model_state(self) -> tuple[bool, str]:
+        from bot.llm.openai_endpoint import server_base
+
+        if server_base(self._config.llm) is None:
+            return True, "hosted provider (not probed)"
+        now = self._clock()
+        if self._model is None or now - self._model[0] > MODEL_PROBE_EVERY:
+            from bot.setup.doctor import check_model
+
+            check = await check_model(self._config)
+            self._model = (now, check.status == "ok", check.detail)
+        return self._model[1], self._model[2]

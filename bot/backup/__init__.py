@@ -1,0 +1,1 @@
+"""Backups: one archive of the config, the workspace and the state, its manifest, and restoring it."""

@@ -1,0 +1,54 @@
+"""What changed between two configs, key by key, and which of those keys a running gateway can take live."""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import Any
+
+from pydantic import BaseModel
+
+from bot.config.schema import Config
+
+LIVE_KEYS = (
+    "personas*",
+    "routes*",
+    "llm.*",
+    "budgets*",
+    "roles*",
+    "owners*",
+    "channels.*.allow_from*",
+    "channels.*.dm_policy",
+    "channels.*.group_policy",
+    "channels.*.groups*",
+    "channels.*.queue_mode",
+    "channels.*.group_history*",
+    "channels.*.on_edit",
+    "agent.queue_mode",
+    "tools.by_role*",
+    "heartbeat.*",
+    "log_level",
+)
+"""Keys (glob patterns over dotted paths) that apply from the next turn; every other change needs a restart."""
+
+
+def changed_keys(old: Config, new: Config) -> list[str]:
+    """The dotted paths whose values differ, as deep as both sides are sections; lists and dicts as one key."""
+    found: list[str] = []
+    _compare(old, new, "", found)
+    return found
+
+
+def is_live(key: str) -> bool:
+    """Whether a running gateway applies a change of `key` without a restart."""
+    return any(fnmatch.fnmatchcase(key, pattern) for pattern in LIVE_KEYS)
+
+
+def _compare(old: BaseModel, new: BaseModel, prefix: str, found: list[str]) -> None:
+    for name in type(old).model_fields:
+        key = f"{prefix}{name}"
+        before: Any = getattr(old, name)
+        after: Any = getattr(new, name)
+        if isinstance(before, BaseModel) and isinstance(after, BaseModel) and type(before) is type(after):
+            _compare(before, after, f"{key}.", found)
+        elif before != after:
+            found.append(key)

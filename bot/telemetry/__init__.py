@@ -1,0 +1,1 @@
+"""Telemetry from the event bus: Prometheus figures for /metrics, OpenTelemetry traces and metrics over OTLP."""

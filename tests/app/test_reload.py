@@ -1,0 +1,51 @@
+"""ConfigReload: a valid file is applied (live keys) and reported; an invalid one keeps the running config."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from bot.app.reload import ConfigReload
+from bot.config.loader import load_config
+from bot.config.schema import Config
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(f"workspace: {path.parent}/w\nstate_dir: {path.parent}/s\n{text}")
+    return path
+
+
+async def test_live_keys_are_applied_and_the_others_named(tmp_path: Path) -> None:
+    path = write(tmp_path / "config.yaml", "budgets: {user: {daily_tokens: 10}}\n")
+    applied: list[Config] = []
+
+    async def apply(config: Config) -> None:
+        applied.append(config)
+
+    reloader = ConfigReload(load_config(path), apply)
+    write(path, "budgets: {user: {daily_tokens: 99}}\nbus: {prefix: other}\n")
+    report = await reloader.reload()
+    assert report.applied == ["budgets.user.daily_tokens"] and report.restart_needed == ["bus.prefix"]
+    assert applied[0].budgets.user is not None and applied[0].budgets.user.daily_tokens == 99
+    assert reloader.current is applied[0]
+
+
+async def test_invalid_file_keeps_the_running_config_with_one_error(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = write(tmp_path / "config.yaml", "")
+    applied: list[Config] = []
+
+    async def apply(config: Config) -> None:
+        applied.append(config)
+
+    running = load_config(path)
+    reloader = ConfigReload(running, apply)
+    write(path, "agent: {max_iterations: lots}\n")
+    with caplog.at_level(logging.INFO, "bot.app.reload"):
+        report = await reloader.reload()
+    assert report.error is not None and report.error.startswith("agent.max_iterations:")
+    assert reloader.current is running and applied == []
+    assert [r.levelname for r in caplog.records] == ["ERROR"]

@@ -1,0 +1,81 @@
+"""Retention: archived sessions, ledger rows, finished journal rows and cron runs past their age go; this month's
+ledger rows stay for the budgets; `relaybot status` sizes."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bot.app.retention import ledger_cutoff, prune_state, state_sizes
+from bot.bus import ChatRef, InboundMessage
+from bot.bus.journal import Journal
+from bot.config.schema import Config
+from bot.usage.ledger import CallRecord, UsageLedger
+
+NOW = datetime(2026, 11, 20, 12, tzinfo=UTC).timestamp()
+DAY = 86400.0
+
+
+def config(tmp_path: Path, **retention: object) -> Config:
+    return Config.model_validate({"workspace": tmp_path / "w", "state_dir": tmp_path / "s", "retention": retention})
+
+
+def call(ts: float) -> CallRecord:
+    return CallRecord(ts, "t:1", "t:u", "turn", "m", 1, 1, 0, None, False, 0.1, "ok")
+
+
+def test_ledger_rows_of_the_current_month_are_never_pruned() -> None:
+    month_start = datetime(2026, 11, 1, tzinfo=UTC).timestamp()
+    assert ledger_cutoff(NOW, 1 * DAY, "UTC") == month_start
+    assert ledger_cutoff(NOW, 30 * DAY, "UTC") == NOW - 30 * DAY
+
+
+def test_old_state_of_each_kind_is_pruned_and_the_rest_kept(tmp_path: Path) -> None:
+    cfg = config(tmp_path, sessions="30d", ledger="1d", journal="7d", run_logs="30d")
+    sessions = tmp_path / "s" / "sessions"
+    sessions.mkdir(parents=True)
+    for name, age in (
+        ("a.20260101T000000.archived.jsonl", 60),
+        ("b.20261110T000000.archived.jsonl", 10),
+        ("a.jsonl", 90),
+    ):
+        (sessions / name).write_text("{}\n")
+        os.utime(sessions / name, (NOW - age * DAY, NOW - age * DAY))
+    ledger = UsageLedger(tmp_path / "s" / "usage.db")
+    for ts in (NOW - 50 * DAY, NOW - 25 * DAY, NOW - 15 * DAY):  # Oct 1, Oct 26, Nov 5
+        ledger.record(call(ts))
+    journal = Journal(tmp_path / "s" / "journal.db", clock=lambda: NOW - 10 * DAY)
+    journal.open()
+    done, waiting = (InboundMessage(ChatRef("t", "1"), "u", text) for text in ("done", "waiting"))
+    journal.add_inbound(done)
+    journal.add_inbound(waiting)
+    journal.set_inbound([done.id], "done")
+    journal.close()
+    runs = tmp_path / "s" / "cron_runs.jsonl"
+    runs.write_text(
+        "".join(
+            json.dumps({"job_id": "j", "ran_at": NOW - age * DAY, "ok": True, "delivered": True}) + "\n"
+            for age in (40, 5)
+        )
+    )
+
+    pruned = prune_state(cfg, NOW)
+
+    assert (pruned.sessions, pruned.ledger, pruned.journal, pruned.run_logs) == (1, 2, 1, 1)
+    assert sorted(p.name for p in sessions.iterdir()) == ["a.jsonl", "b.20261110T000000.archived.jsonl"]
+    assert [c.ts for c in ledger.calls()] == [NOW - 15 * DAY]
+    assert [json.loads(line)["ran_at"] for line in runs.read_text().splitlines()] == [NOW - 5 * DAY]
+    ledger.close()
+    assert "sessions " in state_sizes(cfg) and "ledger " in state_sizes(cfg)
+
+
+def test_null_keeps_a_kind_forever(tmp_path: Path) -> None:
+    cfg = config(tmp_path, sessions=None, ledger=None, run_logs=None)
+    sessions = tmp_path / "s" / "sessions"
+    sessions.mkdir(parents=True)
+    (sessions / "a.1.archived.jsonl").write_text("{}\n")
+    os.utime(sessions / "a.1.archived.jsonl", (0, 0))
+    assert prune_state(cfg, NOW).sessions == 0
+    assert (sessions / "a.1.archived.jsonl").exists()

@@ -1,0 +1,64 @@
+"""A backup taken while the gateway answers a burst of messages restores into a fresh home that carries on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli_process import run_cli
+from tests.fakes.openai_server import FakeLLM
+from tests.fakes.telegram_server import FakeTelegram
+from tests.gateway_process import GatewayProcess
+from tests.polling import until
+
+OWNER = 42
+STRANGER = 77
+
+
+async def test_backup_during_a_burst_restores_sessions_memory_cron_pairing_and_ledger(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    home = tmp_path / "home"
+    bot = GatewayProcess(home, fake_llm, telegram, [OWNER])
+    (home / "workspace" / "memory").mkdir(parents=True)
+    (home / "workspace" / "memory" / "MEMORY.md").write_text("The owner's cat is called Quill.\n")
+    await bot.start()
+    telegram.text("my locker code is zebra-1187", chat_id=OWNER, user_id=OWNER)
+    await telegram.wait_for_sent(1, timeout=60)
+    telegram.text("hello?", chat_id=STRANGER, user_id=STRANGER)  # gets a pairing code
+    await telegram.wait_for_sent(2, timeout=60)
+    code, _, _ = await run_cli(home, "cron", "add", "--to", f"telegram:{OWNER}", "--every", "1d", "--remind", "stretch")
+    assert code == 0
+
+    for n in range(20):
+        telegram.text(f"burst {n}", chat_id=OWNER, user_id=OWNER)
+    archive = tmp_path / "b.tar.gz"
+    code, out, err = await run_cli(home, "backup", "create", str(archive))
+    assert code == 0, err
+    await until(lambda: any("burst 19" in sent["text"] for sent in telegram.sent), 120)
+    await bot.stop()
+
+    code, out, err = await run_cli(home, "backup", "verify", str(archive))
+    assert code == 0 and out.startswith("OK: "), err
+    fresh = tmp_path / "fresh"
+    code, out, err = await run_cli(fresh, "backup", "restore", str(archive), "--home", str(fresh))
+    assert code == 0, err
+    assert (fresh / "workspace" / "memory" / "MEMORY.md").read_text() == "The owner's cat is called Quill.\n"
+    code, out, _ = await run_cli(fresh, "cron", "list")
+    assert "stretch" in out
+    code, out, _ = await run_cli(fresh, "pairing", "list")
+    assert f"user {STRANGER}" in out
+    code, out, _ = await run_cli(fresh, "usage", "--json")
+    assert sum(row["calls"] for row in json.loads(out)) >= 1
+
+    code, _, err = await run_cli(fresh, "backup", "restore", str(archive), "--home", str(fresh))
+    assert code == 1 and "not empty" in err
+
+    restored = GatewayProcess(fresh, fake_llm, telegram, [OWNER])
+    await restored.start()
+    sent = len(telegram.sent)
+    telegram.text("what is my locker code?", chat_id=OWNER, user_id=OWNER)
+    await telegram.wait_for_sent(sent + 1, timeout=60)
+    await restored.stop()
+    prompt = json.dumps(fake_llm.requests[-1]["messages"])
+    assert "zebra-1187" in prompt and "Quill" in prompt
