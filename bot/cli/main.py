@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from bot.cli import cron, inspect, pairing, serve, setup
+from bot.cli import approvals, cron, inspect, pairing, serve, setup
 from bot.cli.options import Options
 
 app = typer.Typer(
@@ -61,6 +61,7 @@ for command in (
     app.command()(command)
 app.add_typer(pairing.app, name="pairing")
 app.add_typer(cron.app, name="cron")
+app.add_typer(approvals.app, name="approvals")
 
 
 def main() -> None:

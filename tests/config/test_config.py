@@ -161,3 +161,19 @@ def test_streaming_keys_default_and_bad_values_name_the_key(tmp_path: Path) -> N
     assert config.llm.transcription_model is None
     message = error_for(tmp_path, "channels:\n  discord:\n    streaming: sometimes\n")
     assert "channels.discord.streaming" in message and "'auto', 'edit' or 'off'" in message
+
+
+def test_chat_models_need_their_own_aliases_and_their_keys_stay_secret(tmp_path: Path) -> None:
+    twice = "llm:\n  models:\n    - {name: openai/a, alias: fast}\n    - {name: openai/b, alias: fast}\n"
+    assert error_for(tmp_path, twice).startswith("llm.models:")
+    assert error_for(tmp_path, "llm:\n  models:\n    - {name: openai/a, alias: default}\n").startswith("llm.models:")
+    assert error_for(tmp_path, "llm:\n  models:\n    - {name: openai/a}\n").startswith("llm.models.0.alias:")
+    keyed = "llm:\n  models:\n    - {name: openai/a, alias: fast, api_key: sk-model-key}\n"
+    assert "sk-model-key" in load_config(write(tmp_path, keyed), env={}).secrets()
+
+
+def test_reactions_approvals_and_ask_timeout_name_their_keys(tmp_path: Path) -> None:
+    message = error_for(tmp_path, "channels:\n  slack:\n    reactions: loud\n")
+    assert message.startswith("channels.slack.reactions:") and "status" in message
+    assert error_for(tmp_path, "approvals:\n  by: anyone\n").startswith("approvals.by:")
+    assert error_for(tmp_path, "tools:\n  ask_timeout: never\n").startswith("tools.ask_timeout:")
