@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import aiohttp
 
 from tests.channels.api.conftest import OWNER_TOKEN, ApiBot, bearer
@@ -24,3 +26,30 @@ async def test_a_question_arrives_numbered_and_a_typed_number_answers_it(api_bot
         assert frame["text"] == "Red it is."
     tool = [m["content"] for m in fake_llm.requests[1]["messages"] if m["role"] == "tool"]
     assert tool == ["me answered: red"]
+
+
+async def test_the_dashboard_shows_the_model_a_chat_chose(tmp_path: Path, fake_llm) -> None:
+    models = {"models": [{"name": "openai/big-model", "alias": "big"}]}
+    async with (
+        ApiBot(tmp_path, fake_llm, llm=models) as bot,
+        aiohttp.ClientSession(headers=bearer(OWNER_TOKEN)) as http,
+        http.ws_connect(f"{bot.url}/ws") as ws,
+    ):
+        await ws.receive_json(timeout=5)
+        await ws.send_json({"type": "message", "text": "/model", "id": "c1"})
+        while (menu := await ws.receive_json(timeout=10))["type"] != "message":
+            pass
+        assert menu["text"].endswith("1. big\n2. default") and menu["prompt_id"] == "model"
+        await ws.send_json({"type": "message", "text": "1", "id": "c2"})
+        while (shown := await ws.receive_json(timeout=10))["type"] != "message":
+            pass
+        assert shown["text"] == "This chat now uses openai/big-model (big), chosen by me."
+        fake_llm.script(Text("hello"))
+        await ws.send_json({"type": "message", "text": "hi", "id": "c3"})
+        while (reply := await ws.receive_json(timeout=10))["type"] != "message":
+            pass
+        async with http.get(f"{bot.url}/admin/state") as response:
+            state = await response.json()
+    assert reply["text"] == "hello" and fake_llm.requests[0]["model"] == "big-model"
+    [session] = [s for s in state["sessions"] if s["key"] == "api:me:default"]
+    assert session["model"] == "openai/big-model (big)"
