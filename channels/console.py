@@ -12,6 +12,7 @@ from typing import ClassVar, TextIO
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
 from bot.events import Event, EventBus, ReasoningDelta, StreamDelta, TurnFinished
 from channels.base import Channel, Publish
+from channels.numbered import NumberedChoices
 from channels.terminal import LineBlocks, prompt_lines, render_markdown
 
 CONSOLE_CHAT = ChatRef("console", "local")
@@ -42,6 +43,8 @@ class ConsoleChannel(Channel):
         self._streamed: dict[str, LineBlocks] = {}
         self._reasoning: dict[str, LineBlocks] = {}  # thinking text, shown dimmed
         self._waiting: dict[str, asyncio.Future[OutboundMessage]] = {}
+        self._choices = NumberedChoices()
+        self._question: asyncio.Future[OutboundMessage] | None = None  # piped input answers a question first
 
     async def start(self) -> None:
         self._unsubscribe = self._events.subscribe(self._on_event)
@@ -54,7 +57,9 @@ class ConsoleChannel(Channel):
         final = message.kind in ("reply", "error")
         streamed = self._end_streamed_line(message.in_reply_to)
         if not (streamed and message.kind == "reply"):
-            self._write(message.text + "\n")
+            self._write(self._choices.shown(message) + "\n")
+        if message.choices and self._question is not None and not self._question.done():
+            self._question.set_result(message)
         self._out.flush()
         if final:
             self._finish(message.in_reply_to or "", message)
@@ -65,8 +70,14 @@ class ConsoleChannel(Channel):
 
     async def _submit(self, text: str) -> asyncio.Future[OutboundMessage]:
         """Publish one line as the owner; the returned future resolves with the turn's reply."""
-        message = InboundMessage(CONSOLE_CHAT, sender_id="owner", text=text, trust=Trust.OWNER, stream=True)
         waiter: asyncio.Future[OutboundMessage] = asyncio.get_running_loop().create_future()
+        if (pressed := self._choices.press(CONSOLE_CHAT, text)) is not None:
+            press, label = pressed
+            pressing = InboundMessage(CONSOLE_CHAT, sender_id="owner", text=label, trust=Trust.OWNER, press=press)
+            await self._publish(pressing)
+            waiter.set_result(OutboundMessage(CONSOLE_CHAT, ""))  # a press gets no reply of its own
+            return waiter
+        message = InboundMessage(CONSOLE_CHAT, sender_id="owner", text=text, trust=Trust.OWNER, stream=True)
         self._waiting[message.id] = waiter
         await self._publish(message)
         return waiter
@@ -76,10 +87,11 @@ class ConsoleChannel(Channel):
         if not self._interactive:
             async for line in _piped_lines(self._out, prompt):
                 if line is None or line.strip() in EXIT_COMMANDS:
+                    await asyncio.gather(*self._waiting.values())  # turns still waiting on a question end first
                     self._out.write("\n")
                     return
                 if line.strip():
-                    await (await self._submit(line.strip()))
+                    await self._reply_or_question(await self._submit(line.strip()))
             return
         from prompt_toolkit.patch_stdout import patch_stdout
 
@@ -92,6 +104,12 @@ class ConsoleChannel(Channel):
                 if line.strip():
                     # The reply is not awaited: the prompt stays live, so /stop reaches the running turn at once.
                     await self._submit(line.strip())
+
+    async def _reply_or_question(self, reply: asyncio.Future[OutboundMessage]) -> None:
+        """Wait for the reply, or for a question the turn asks first (the next line answers it)."""
+        self._question = asyncio.get_running_loop().create_future()
+        await asyncio.wait([reply, self._question], return_when=asyncio.FIRST_COMPLETED)
+        self._question = None
 
     def _write(self, text: str) -> None:
         self._out.write(render_markdown(text) if self._interactive else text)

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,12 +27,14 @@ from bot.events import (
     TurnStarted,
 )
 from bot.retry import RetryPolicy
-from channels.base import Channel, Publish, ShowsTyping
+from channels.base import Channel, CommandSpec, Publish, ShowsTyping
 from channels.dedupe import SeenIds
 from channels.group_context import GroupContext
 from channels.health import ChannelHealth, MessageCounts
 from channels.liveness import Liveness, ReportsLiveness
+from channels.menus import offer_commands
 from channels.outbound import ChannelOutbox
+from channels.reactions import ReactionMode, Reactions
 from channels.streaming import LiveReply, StreamsReplies
 from channels.watchdog import Watchdog
 
@@ -64,7 +66,10 @@ class ChannelManager:
         rate_limit: RateLimit | None = None,
         send_retry: RetryPolicy | None = None,
         clock: Callable[[], float] = time.time,
+        reactions: Mapping[str, ReactionMode | None] | None = None,
+        commands: Sequence[CommandSpec] = (),
     ) -> None:
+        """`reactions` is each channel's `reactions` setting; `commands` the native command menu."""
         self._bus = bus
         self._send_retry = send_retry
         self._events = events or EventBus()
@@ -82,6 +87,8 @@ class ChannelManager:
         self._seen_inbound = SeenIds()
         self._group_context = GroupContext()
         self._unsubscribe = lambda: None
+        self._reactions = Reactions(reactions or {}, self._spawn)
+        self._commands = commands
 
     def publisher(self, name: str) -> Publish:
         """The `publish` callable for channel `name`: dedupe, then access, then the bus."""
@@ -189,6 +196,8 @@ class ChannelManager:
                     return
                 await self._bus.publish_inbound(self._group_context.served(served))
                 self._inbound[name] += 1
+                if (slot := self._slots.get(name)) is not None:
+                    self._reactions.accepted(slot.channel, served)
             case SendPairingCode(code=code, repeated=repeated):
                 level = logging.INFO if repeated else logging.WARNING
                 what = "sent again" if repeated else "issued"
@@ -242,6 +251,7 @@ class ChannelManager:
             logger.info("%s: connected", name)
             slot.ready.set()
             slot.tried.set()
+            self._spawn(offer_commands(slot.channel, self._commands), f"commands:{name}")
             return
 
     async def _route(self) -> None:
@@ -264,6 +274,7 @@ class ChannelManager:
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, TurnStarted):
+            self._reactions.turn_started(event)
             slot = self._slots.get(event.chat.channel)
             if slot and isinstance(slot.channel, ShowsTyping) and event.session_key not in self._typing:
                 stop = self._typing[event.session_key] = asyncio.Event()
@@ -274,6 +285,8 @@ class ChannelManager:
                 task.add_done_callback(self._background.discard)
         elif isinstance(event, TurnFinished):
             self._stop_typing(event.chat)
+            finished = self._slots.get(event.chat.channel)
+            self._reactions.turn_finished(finished.channel if finished else None, event)
             live = self._live.pop(event.turn_id, None) if not event.replied else None
             if live is not None:
                 self._spawn(live.abandon(event.outcome), f"live-abandon:{event.session_key}")

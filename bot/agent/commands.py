@@ -14,6 +14,7 @@ class Command(StrEnum):
     START = "start"
     USAGE = "usage"
     PAIR = "pair"
+    MODEL = "model"
 
 
 ALIASES = {"reset": Command.NEW}
@@ -27,6 +28,7 @@ HELP_TEXT = (
     "/stop - stop what I'm doing right now\n"
     "/status - your role, model, persona, conversation length, tokens used and budget left\n"
     "/usage - your and this chat's tokens and cost today and this month\n"
+    "/model - this chat's model and the others; /model NAME switches, /model default goes back\n"
     "/pair approve CODE, /pair revoke ID - admins: let a sender in, or out\n"
     "/help - this list"
 )

@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from bot.agent.account import AccountCommands
 from bot.agent.budget import ContextBudget
 from bot.agent.commands import GREETING, UNKNOWN_COMMAND, Command, help_text, is_unknown_command, parse_command
+from bot.agent.model_command import PROMPT_ID, ModelCommand
 from bot.agent.persona_turns import PersonaTurns
 from bot.agent.sessions.session import Sessions
 from bot.agent.turn import TurnRunner
 from bot.agent.turn_hooks import TurnHooks
-from bot.bus import InboundMessage
+from bot.bus import Choice, InboundMessage
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,10 +20,12 @@ class Answer:
     """A command's reply; None when it asks for none (the command is handled all the same)."""
 
     text: str | None
+    choices: tuple[Choice, ...] = ()  # buttons under the reply; a press comes back with `prompt_id`
+    prompt_id: str | None = None
 
 
 class InstantCommands:
-    """Answers /help, /start, /status, /usage, /pair, plugin commands and unknown commands without a model call."""
+    """Answers /help, /start, /status, /usage, /pair, /model, plugin and unknown commands without a model call."""
 
     def __init__(
         self,
@@ -32,6 +35,7 @@ class InstantCommands:
         personas: PersonaTurns | None = None,
         account: AccountCommands | None = None,
         budget: ContextBudget | None = None,
+        model: ModelCommand | None = None,
     ) -> None:
         self._sessions = sessions
         self._runner = runner
@@ -39,6 +43,7 @@ class InstantCommands:
         self._personas = personas
         self._account = account
         self._budget = budget
+        self._model = model
 
     async def answer(self, message: InboundMessage) -> Answer | None:
         """The answer to a user's command (not /stop or /new), or None when the message is no such command."""
@@ -52,6 +57,9 @@ class InstantCommands:
         if command is Command.STATUS:
             await self._sessions.load(message.chat.session_key)  # a session not cached is read off the event loop
             return Answer(self.status(message))
+        if command is Command.MODEL and self._model is not None:
+            text, choices = self._model.answer(message)
+            return Answer(text, choices, PROMPT_ID if choices else None)
         if command in (Command.USAGE, Command.PAIR) and self._account is not None:
             return Answer(self._account.answer(command, message))
         invoked = self._hooks.command(message)
@@ -67,7 +75,7 @@ class InstantCommands:
         used = session.prompt_tokens + session.completion_tokens
         persona, runner = self._personas.for_message(message) if self._personas else (None, self._runner)
         lines = [
-            f"Model: {runner.provider.model}",
+            f"Model: {self._model.current(message) if self._model else runner.provider.model}",
             f"Persona: {persona.name if persona else 'default'}",
             f"Your role: {message.trust.value}",
             f"Session: {session.total} messages",

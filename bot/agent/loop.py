@@ -12,6 +12,7 @@ from typing import Literal
 
 from bot.agent.account import AccountCommands
 from bot.agent.budget import ContextBudget
+from bot.agent.chat_models import ChatModels
 from bot.agent.commands import Command, parse_command
 from bot.agent.context import ContextBuilder
 from bot.agent.edits import EditDesk
@@ -28,6 +29,7 @@ from bot.agent.interruption import (
 from bot.agent.lanes import Lane, is_new_session, next_batch, steering
 from bot.agent.memory.consolidation import MemoryConsolidator
 from bot.agent.memory.files import scope_for
+from bot.agent.model_command import ModelCommand
 from bot.agent.outbox import TurnOutbox
 from bot.agent.owner_dm import LastOwnerDM, OwnerDM
 from bot.agent.persona_turns import PersonaTurns
@@ -37,7 +39,7 @@ from bot.agent.sessions.session import Sessions
 from bot.agent.stream import is_silent
 from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
 from bot.agent.turn_hooks import TurnHooks
-from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage
+from bot.bus import ChatRef, Choice, InboundMessage, MessageBus, OutboundMessage
 from bot.chats.rules import ChatRules, ChatRulesBook
 from bot.config.schema import AgentConfig
 from bot.errors import BudgetExceeded, ProviderAuthError, ProviderError, TurnTimedOut
@@ -68,6 +70,7 @@ class LoopParts:
     owner_dm: OwnerDM | None = None
     on_stop: Callable[[str], int] | None = None  # cancels a session's background helpers; returns how many
     rules: ChatRulesBook | None = None  # per-chat queue mode, edits and group context trust
+    models: ChatModels | None = None  # `llm.models` and each chat's choice, for /model
 
 
 class AgentLoop:
@@ -93,7 +96,7 @@ class AgentLoop:
         self._owner_dm: OwnerDM = parts.owner_dm or LastOwnerDM()
         self._hooks = TurnHooks(hooks or Hooks())
         self._commands = InstantCommands(
-            parts.sessions, parts.runner, self._hooks, parts.personas, parts.account, parts.budget
+            parts.sessions, parts.runner, self._hooks, parts.personas, parts.account, parts.budget, self._models(parts)
         )
         self._turns = SessionTurns(
             parts.runner,
@@ -112,6 +115,19 @@ class AgentLoop:
         self._slots = asyncio.Semaphore(config.max_concurrent_turns)
         self._lanes: dict[str, Lane] = {}
         self._dispatcher: asyncio.Task[None] | None = None
+
+    def _models(self, parts: LoopParts) -> ModelCommand | None:
+        """/model and its picker's presses, when the chat settings are at hand."""
+        if parts.models is None:
+            return None
+        personas = parts.personas
+
+        def configured(message: InboundMessage) -> str:
+            return (personas.configured(message)[1] if personas else parts.runner).provider.model
+
+        command = ModelCommand(parts.models, configured, self._bus.publish_outbound)
+        self._hooks.hooks.prompts.on(command.pressed)
+        return command
 
     async def start(self) -> None:
         """Begin consuming inbound messages."""
@@ -171,12 +187,16 @@ class AgentLoop:
         if command is Command.STOP:
             await self._stop_session(message)
             return
+        if await self._hooks.hooks.prompts.take(message):  # a press or an answer a waiting turn needs now
+            await self._bus.complete_inbound([message.id])
+            return
         answer = await self._commands.answer(message)
         if answer is not None:
             if answer.text is None:
                 await self._bus.complete_inbound([message.id])
             else:
-                await self._reply(message, answer.text, completes=[message.id])
+                buttons = (answer.choices, answer.prompt_id)
+                await self._reply(message, answer.text, completes=[message.id], buttons=buttons)
             return
         received = await self._hooks.received(message)
         if isinstance(received, Block):
@@ -336,8 +356,9 @@ class AgentLoop:
         kind: ReplyKind = "reply",
         completes: Sequence[str] = (),
         finalises: str | None = None,
+        buttons: tuple[tuple[Choice, ...], str | None] = ((), None),
     ) -> None:
-        """Publish the reply; the messages it answers are marked handled in the same journal write."""
+        """Publish the reply, with any buttons; the messages it answers are marked handled in the same journal write."""
         sending = await self._hooks.sending(message, text)
         if sending is None:
             await self._bus.complete_inbound(completes)
@@ -353,6 +374,8 @@ class AgentLoop:
                 id=f"{message.id}:reply",
                 finalises=finalises,
                 revises_reply_to=message.edit_of,  # an answer run again after an edit replaces the first one
+                choices=buttons[0],
+                prompt_id=buttons[1],
             ),
             completes,
         )

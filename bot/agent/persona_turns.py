@@ -1,22 +1,37 @@
-"""The turn runner of each persona, built once on first use; messages without a persona use the default."""
+"""The turn runner of each persona and chosen model, built on first use; messages without either use the default."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from bot.agent.chat_models import ChatModels
 from bot.agent.personas import Persona, PersonaRouter
 from bot.agent.turn import TurnRunner
 from bot.bus import InboundMessage
+from bot.config.schema import ModelChoiceConfig
+
+ModelRunner = Callable[[Persona | None, ModelChoiceConfig], TurnRunner]
+"""Builds a runner for a persona (None: the default one) speaking with a chat's chosen model."""
 
 
 class PersonaTurns:
-    """Resolves a message's persona and hands out the runner that speaks with its model and tools."""
+    """Resolves a message's persona and hands out the runner that speaks with its model (or the chat's) and tools."""
 
-    def __init__(self, router: PersonaRouter, default: TurnRunner, build: Callable[[Persona], TurnRunner]) -> None:
+    def __init__(
+        self,
+        router: PersonaRouter,
+        default: TurnRunner,
+        build: Callable[[Persona], TurnRunner],
+        models: ChatModels | None = None,
+        build_chosen: ModelRunner | None = None,
+    ) -> None:
         self._router = router
         self._default = default
         self._build = build
+        self._models = models
+        self._build_chosen = build_chosen
         self._runners: dict[str, TurnRunner] = {}
+        self._chosen: dict[tuple[str, str], TurnRunner] = {}
 
     def reconfigure(self, router: PersonaRouter) -> None:
         """Route by `router` and build persona runners afresh from the next message on (a config reload)."""
@@ -24,7 +39,18 @@ class PersonaTurns:
         self._runners = {}
 
     def for_message(self, message: InboundMessage) -> tuple[Persona | None, TurnRunner]:
-        """The message's persona (None for the default) and its runner."""
+        """The message's persona (None for the default) and its runner, with the chat's chosen model if any."""
+        persona, runner = self.configured(message)
+        choice = self._models.chosen(message.chat.session_key) if self._models else None
+        if choice is None or self._build_chosen is None:
+            return persona, runner
+        key = (persona.name if persona else "", choice.alias)
+        if key not in self._chosen:
+            self._chosen[key] = self._build_chosen(persona, choice)
+        return persona, self._chosen[key]
+
+    def configured(self, message: InboundMessage) -> tuple[Persona | None, TurnRunner]:
+        """The persona and runner the config picks for the message, whatever model the chat chose."""
         persona = self._router.resolve(message)
         if persona is None:
             return None, self._default

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from bot.agent.account import AccountCommands
 from bot.agent.budget import BudgetedProvider, ContextBudget, ContextWindow
+from bot.agent.chat_models import ChatModels, chosen_llm
 from bot.agent.context import ContextBuilder
 from bot.agent.loop import AgentLoop, LoopParts
 from bot.agent.memory.consolidation import MemoryConsolidator
@@ -22,7 +23,7 @@ from bot.app.stores import Stores
 from bot.bus import InboundMessage, LocalBus, MessageBus, OutboundMessage, Trust
 from bot.chats.rules import ChatRulesBook
 from bot.config.paths import home_dir
-from bot.config.schema import Config, LLMConfig
+from bot.config.schema import Config, LLMConfig, ModelChoiceConfig
 from bot.events import EventBus
 from bot.hooks.handlers import Hooks
 from bot.llm.transcription import SpeechModel, Transcriber
@@ -33,6 +34,7 @@ from bot.retry import RetryPolicy
 from bot.setup.filemodes import keep_private
 from bot.setup.home import bundled
 from bot.skills import SkillLibrary
+from bot.tools.ask import AskUserTool, Questions
 from bot.tools.base import Tool, ToolRegistry
 from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
 from bot.tools.launcher import exec_launcher
@@ -203,8 +205,19 @@ class AgentApp:
         registry = build_registry(config, self.skills, self.plugins.hooks, rules)
         for tool in self.plugins.tools:
             registry.register(tool)
+        questions = Questions()
+        registry.register(AskUserTool(questions, min(config.tools.ask_timeout, 0.9 * config.agent.turn_timeout)))
+        self.plugins.hooks.prompts.on(questions.take)
         wait = min(config.tools.exec.approval_timeout, config.agent.turn_timeout)
-        approvals = ExecApprovals(approval_mode(config), config.workspace, self.bus.publish_outbound, wait, rules)
+        approvals = ExecApprovals(
+            approval_mode(config),
+            config.workspace,
+            self.bus.publish_outbound,
+            wait,
+            rules,
+            allowed=self.stores.allow_list(),
+            by=config.approvals.by,
+        )
         approvals.install(self.plugins.hooks)
         return registry
 
@@ -222,8 +235,11 @@ class AgentApp:
 
     def _loop_parts(self) -> LoopParts:
         config = self.config
-        self.personas = PersonaTurns(self._persona_router(config), self.runner, self._persona_runner)
         speech = SpeechModel(config.llm) if config.llm.transcription_model else None
+        models = self.chat_models = ChatModels(config.llm.models, self.stores.chat_settings())
+        self.personas = PersonaTurns(
+            self._persona_router(config), self.runner, self._persona_runner, models, self._chosen_runner
+        )
         return LoopParts(
             self.runner,
             self.sessions,
@@ -236,6 +252,7 @@ class AgentApp:
             owner_dm=self.stores.owner_dm(),
             on_stop=self.subagents.cancel_for,
             rules=self.rules,
+            models=models,
         )
 
     def _runner(self, provider: Provider, registry: ToolRegistry) -> TurnRunner:
@@ -246,10 +263,17 @@ class AgentApp:
         """A runner with the persona's model (metered, with fallbacks, fitted to its window) and tools."""
         return self._runner(*self._persona_parts(persona))
 
+    def _chosen_runner(self, persona: Persona | None, choice: ModelChoiceConfig) -> TurnRunner:
+        """A runner for a chat's chosen model: the persona's (or default) settings and tools, `choice`'s model."""
+        base = persona.llm_config(self.config.llm) if persona else self.config.llm
+        return self._runner(*self._model_parts(chosen_llm(base, choice), persona.tools if persona else None))
+
     def _persona_parts(self, persona: Persona) -> tuple[Provider, ToolRegistry]:
-        llm = persona.llm_config(self.config.llm)
+        return self._model_parts(persona.llm_config(self.config.llm), persona.tools)
+
+    def _model_parts(self, llm: LLMConfig, tools: tuple[str, ...] | None) -> tuple[Provider, ToolRegistry]:
         provider = BudgetedProvider(self.models.provider(llm), ContextBudget(ContextWindow(llm), llm.max_tokens))
-        registry = self.registry.only(persona.tools) if persona.tools is not None else self.registry
+        registry = self.registry.only(tools) if tools is not None else self.registry
         return provider, registry
 
     def _persona_tools(self, name: str) -> tuple[Provider, ToolRegistry]:
@@ -265,6 +289,7 @@ class AgentApp:
             self.provider.swap(self.models.provider(config.llm))
             self.budgeted.swap(BudgetedProvider(self.provider, self.budget))
         self.rules.reconfigure(config.channels.chat_sections(), config.agent.queue_mode)
+        self.chat_models.reconfigure(config.llm.models)
         self.personas.reconfigure(self._persona_router(config))
 
     def _persona_router(self, config: Config) -> PersonaRouter:

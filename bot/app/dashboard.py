@@ -52,6 +52,7 @@ class Dashboard:
         heartbeat: HeartbeatConfig,
         heartbeat_runs: HeartbeatView,
         clock: Callable[[], float] = time.time,
+        chat_model: Callable[[str], str | None] = lambda key: None,
     ) -> None:
         self._channels = channels
         self._sessions = sessions
@@ -62,15 +63,17 @@ class Dashboard:
         self._heartbeat = heartbeat
         self._heartbeat_runs = heartbeat_runs
         self._clock = clock
+        self._chat_model = chat_model
 
     def snapshot(self) -> dict[str, Any]:
         """Everything the page shows, as JSON data."""
         since = self._clock() - USAGE_DAYS * 86400
         tokens = {group.key: group.tokens for group in self._ledger.grouped("chat", since)}
         sessions = [{**s, "tokens": tokens.get(s["key"], 0)} for s in self._sessions(since)]
+        recent = sorted(sessions, key=lambda s: -s["last_activity"])[:RECENT_SESSIONS]
         return {
             "channels": self._channel_rows(),
-            "sessions": sorted(sessions, key=lambda s: -s["last_activity"])[:RECENT_SESSIONS],
+            "sessions": [{**s, "model": self._chat_model(s["key"])} for s in recent],
             "usage": self._usage_per_day(since),
             "cron": [
                 {

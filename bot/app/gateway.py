@@ -9,9 +9,11 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from bot.access.activation import Activations
+from bot.agent.chat_models import ChatModels
 from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
 from bot.app.channel_kinds import CHAT_CHANNELS, enabled_channels
+from bot.app.command_menu import command_menu
 from bot.app.control import ControlServer
 from bot.app.health import GatewayHealth
 from bot.app.reload import ConfigReload, ReloadReport
@@ -57,7 +59,17 @@ def channel_manager(
 ) -> ChannelManager:
     """The manager, with each chat channel's access policy and the sender rate limit."""
     access = access_policies(config, agent, names, notices, activations)
-    return ChannelManager(agent.bus, agent.events, access, start_retry, stores.rate_limit(), send_retry=send_retry)
+    reactions = {name: getattr(config.channels, name).reactions for name in names if name in CHAT_CHANNELS}
+    return ChannelManager(
+        agent.bus,
+        agent.events,
+        access,
+        start_retry,
+        stores.rate_limit(),
+        send_retry=send_retry,
+        reactions=reactions,
+        commands=command_menu(agent.plugins.hooks),
+    )
 
 
 def access_policies(
@@ -106,8 +118,22 @@ def api_channel(
     from channels.api.transcript import HISTORY, chat_history
 
     sessions = agent.sessions
+    models = ChatModels(config.llm.models, agent.stores.chat_settings())
+
+    def chat_model(key: str) -> str | None:
+        choice = models.chosen(key)
+        return f"{choice.name} ({choice.alias})" if choice else None
+
     dashboard = Dashboard(
-        manager, sessions.summaries, agent.ledger, config.timezone, cron, agent.pairing, config.heartbeat, heartbeat
+        manager,
+        sessions.summaries,
+        agent.ledger,
+        config.timezone,
+        cron,
+        agent.pairing,
+        config.heartbeat,
+        heartbeat,
+        chat_model=chat_model,
     )
 
     def history(key: str) -> list[dict[str, str]]:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from bot.chats.settings import ChatSettingsStore
     from bot.cluster.roles import ClusterLeases
     from bot.events import EventBus
+    from bot.plugins.allowlist import AllowList
     from bot.scheduler.cron import CronService
     from bot.scheduler.heartbeat_record import HeartbeatRecord
     from bot.scheduler.outcomes import OutcomeRelay
@@ -71,6 +72,11 @@ class LocalStores:
         from bot.chats.settings import LocalChatSettings
 
         return LocalChatSettings(self._config.state_dir / "chat_settings.db")
+
+    def allow_list(self) -> AllowList:
+        from bot.plugins.allowlist import LocalAllowList
+
+        return LocalAllowList(self._config.state_dir / "approvals_allowed.db")
 
     def rate_limit(self) -> RateLimit:
         from bot.access.flood import SenderRateLimit

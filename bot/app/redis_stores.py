@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from bot.chats.settings import ChatSettingsStore
     from bot.cluster.roles import ClusterLeases
     from bot.events import EventBus
+    from bot.plugins.allowlist import AllowList
     from bot.scheduler.cron import CronService
     from bot.scheduler.heartbeat_record import HeartbeatRecord
     from bot.scheduler.outcomes import OutcomeRelay
@@ -78,6 +79,11 @@ class RedisStores:
         from bot.chats.redis_settings import RedisChatSettings
 
         return RedisChatSettings(self.state)
+
+    def allow_list(self) -> AllowList:
+        from bot.plugins.redis_allowlist import RedisAllowList
+
+        return RedisAllowList(self.state)
 
     def rate_limit(self) -> RateLimit:
         from bot.access.redis_flood import RedisSenderRateLimit

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from bot.chats.settings import ChatSettingsStore
     from bot.cluster.roles import ClusterLeases
     from bot.events import EventBus
+    from bot.plugins.allowlist import AllowList
     from bot.scheduler.cron import CronService
     from bot.scheduler.heartbeat_record import HeartbeatRecord
     from bot.scheduler.outcomes import OutcomeRelay
@@ -47,6 +48,9 @@ class Stores(Protocol):
 
     def chat_settings(self) -> ChatSettingsStore:
         """What users set for each chat from inside it (activation, model)."""
+
+    def allow_list(self) -> AllowList:
+        """The commands and paths an owner chose to allow always (no approval asked)."""
 
     def rate_limit(self) -> RateLimit:
         """The per-sender flood limit (`access.rate_limit`)."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from bot.cli import backup, cron, inspect, pairing, serve, setup
+from bot.cli import approvals, backup, cron, inspect, pairing, serve, setup
 from bot.cli.options import Options
 
 app = typer.Typer(
@@ -63,6 +63,7 @@ for command in (
 app.add_typer(pairing.app, name="pairing")
 app.add_typer(cron.app, name="cron")
 app.add_typer(backup.app, name="backup")
+app.add_typer(approvals.app, name="approvals")
 
 
 def main() -> None:

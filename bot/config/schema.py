@@ -19,6 +19,15 @@ from bot.errors import ConfigError
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
 
 
+class ModelChoiceConfig(Section):
+    """A model a chat may switch to with `/model <alias>`; `api_base` and `api_key` default to `llm`'s."""
+
+    name: str
+    alias: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,30}$")
+    api_base: str | None = None
+    api_key: SecretStr | None = None
+
+
 class LLMConfig(Section):
     model: str = "openai/gpt-4o-mini"
     api_key: SecretStr = SecretStr("")
@@ -34,6 +43,15 @@ class LLMConfig(Section):
     transcription_api_base: str | None = None
     transcription_api_key: SecretStr = SecretStr("")
     fallbacks: list[str] = []
+    models: list[ModelChoiceConfig] = []
+
+    @field_validator("models")
+    @classmethod
+    def _unique_aliases(cls, value: list[ModelChoiceConfig]) -> list[ModelChoiceConfig]:
+        aliases = [choice.alias for choice in value]
+        if "default" in aliases or len(set(aliases)) != len(aliases):
+            raise ValueError("each model needs its own alias, and `default` is taken (it means the configured model)")
+        return value
 
 
 class AgentConfig(Section):
@@ -53,6 +71,12 @@ class AgentConfig(Section):
 class AccessConfig(Section):
     max_pending: int = Field(default=10, gt=0)
     rate_limit: int = Field(default=20, ge=0)
+
+
+class ApprovalsConfig(Section):
+    """Who may decide an approval (a button press or /approve): the owners, or the admins too."""
+
+    by: Literal["owner", "admin"] = "owner"
 
 
 class SchedulerConfig(Section):
@@ -192,6 +216,7 @@ class Config(Section):
     channels: ChannelsConfig = ChannelsConfig()
     tools: ToolsConfig = ToolsConfig()
     access: AccessConfig = AccessConfig()
+    approvals: ApprovalsConfig = ApprovalsConfig()
     scheduler: SchedulerConfig = SchedulerConfig()
     heartbeat: HeartbeatConfig = HeartbeatConfig()
     bus: BusConfig = BusConfig()
@@ -271,6 +296,10 @@ class Config(Section):
                     found.append(value.get_secret_value())
                 elif isinstance(value, BaseModel):
                     walk(value)
+                elif isinstance(value, list):
+                    for item in value:
+                        if isinstance(item, BaseModel):
+                            walk(item)
 
         walk(self)
         return found

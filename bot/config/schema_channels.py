@@ -64,6 +64,7 @@ class ChannelSection(Section):
     stream_interval: Duration = Field(default=1.0, gt=0)
     show_tool_progress: bool = True
     show_reasoning: bool = False
+    reactions: Literal["off", "ack", "status"] | None = None  # None: ack in groups, off in direct chats
 
     @field_validator("allow_from", mode="before")
     @classmethod

@@ -64,6 +64,7 @@ class ToolsConfig(Section):
     exec: ExecConfig = ExecConfig()
     web_search: WebSearchConfig = WebSearchConfig()
     web_fetch: WebFetchConfig = WebFetchConfig()
+    ask_timeout: Duration = Field(default=600.0, gt=0)
 
     @model_validator(mode="before")
     @classmethod

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from bot.errors import ConfigError
 from bot.hooks.events import HOOK_EVENTS, Block, CommandInvoked, Decision, Replace
+from bot.hooks.prompts import Prompts
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +60,7 @@ class Hooks:
         self._timeout = timeout
         self._handlers: dict[str, list[Registered]] = {}
         self.commands: dict[str, Callable[[CommandInvoked], Any]] = {}
+        self.prompts = Prompts()
 
     def on(
         self,

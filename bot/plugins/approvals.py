@@ -1,19 +1,20 @@
-"""Exec approvals, built as a before_tool_call hook: risky commands wait for an owner's /approve or /deny."""
+"""Exec approvals, built as a before_tool_call hook: risky commands wait for an owner's button or /approve."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from bot.bus import ChatRef, OutboundMessage
+from bot.bus import ChatRef, Choice, InboundMessage, OutboundMessage, Trust
 from bot.hooks.events import BeforeToolCall, Block, CommandInvoked
 from bot.hooks.handlers import Hooks
+from bot.plugins.allowlist import AllowList
+from bot.plugins.danger import danger
 from bot.tools.protected import ProtectedPaths
 
 logger = logging.getLogger(__name__)
@@ -21,64 +22,34 @@ logger = logging.getLogger(__name__)
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 3
 
-_PACKAGE_INSTALL = re.compile(
-    r"\b(pip3?|uv\s+pip|pipx|npm|pnpm|yarn|apt|apt-get|dnf|yum|apk|brew|gem|cargo|go)\s+"
-    r"(install|i|add|get)\b"
+Verdict = Literal["once", "always", "deny"]
+CHOICES = (
+    Choice("once", "Allow once", "primary"),
+    Choice("always", "Allow always"),
+    Choice("deny", "Deny", "danger"),
 )
-DANGEROUS_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("recursive delete (rm -r)", re.compile(r"\brm\s+(-\w*[rR]\w*|--recursive)\b")),
-    ("a download piped into a shell", re.compile(r"\b(curl|wget)\b[^|]*\|\s*(sudo\s+)?(ba|z|da)?sh\b")),
-    ("a package install", _PACKAGE_INSTALL),
-    ("sudo", re.compile(r"(^|[;&|]\s*)sudo\b")),
-    ("recursive chmod or chown", re.compile(r"\b(chmod|chown)\s+(-\w*R\w*|--recursive)\b")),
-)
-"""What `approval: dangerous` asks about, besides writes outside the workspace."""
-
-_WRITE_TARGETS = (
-    re.compile(r">>?\s*([^\s;&|]+)"),  # redirects
-    re.compile(r"\btee\s+(?:-a\s+)?([^\s;&|]+)"),
-    re.compile(r"\b(?:cp|mv|install|ln)\s+(?:-\S+\s+)*(?:[^\s;&|]+\s+)+([^\s;&|]+)"),  # the last argument
-)
-
-
-def danger(command: str, workspace: Path) -> str | None:
-    """Why a command needs approval under `dangerous`, or None when it does not."""
-    for reason, pattern in DANGEROUS_PATTERNS:
-        if pattern.search(command):
-            return reason
-    for pattern in _WRITE_TARGETS:
-        for target in pattern.findall(command):
-            if _outside(target, workspace):
-                return f"a write outside the workspace ({target})"
-    return None
-
-
-def _outside(target: str, workspace: Path) -> bool:
-    target = target.strip("'\"")
-    if target.startswith("&") or target in ("/dev/null", "/dev/stdout", "/dev/stderr"):
-        return False
-    if target.startswith("~") or ".." in Path(target).parts:
-        return True
-    if target.startswith("/"):
-        return not Path(target).resolve().is_relative_to(workspace.resolve())
-    return False
+"""The buttons under an approval prompt; their ids are the verdicts."""
+DECIDED = {"once": "Allowed once", "always": "Allowed always", "deny": "Denied"}
+TYPED = {"once": "Approved", "always": "Approved always", "deny": "Denied"}
 
 
 @dataclass
 class _Pending:
     chat: ChatRef
     subject: str
-    decided: asyncio.Future[bool]
+    question: str
+    decided: asyncio.Future[Verdict]
 
 
 FILE_WRITERS = frozenset({"write_file", "edit_file"})
 Answer = Literal["approved", "denied", "timed out"]
 ApprovalMode = Literal["off", "dangerous", "always", "unsandboxed"]
 """`tools.exec.approval`'s modes, and `unsandboxed`: every command asks, since no sandbox holds it."""
+Decider = Literal["owner", "admin"]
 
 
 class ExecApprovals:
-    """Asks an owner in the turn's chat before a risky exec command or a change to the bot's own rules."""
+    """Asks in the turn's chat before a risky exec command or a change to the bot's own rules."""
 
     def __init__(
         self,
@@ -88,6 +59,8 @@ class ExecApprovals:
         timeout: float,
         protected: ProtectedPaths | None = None,
         choose: Callable[[str], str] = secrets.choice,
+        allowed: AllowList | None = None,
+        by: Decider = "owner",
     ) -> None:
         self._mode = mode
         self._workspace = workspace
@@ -95,18 +68,21 @@ class ExecApprovals:
         self._timeout = timeout
         self._protected = protected or ProtectedPaths(workspace, ())
         self._choose = choose
+        self._allowed = allowed
+        self._lowest = Trust.ADMIN if by == "admin" else Trust.OWNER
         self._pending: dict[str, _Pending] = {}
 
     def install(self, hooks: Hooks) -> None:
-        """Register the hook and the /approve and /deny commands (answered at once, never queued)."""
+        """Register the hook, the buttons' prompt handler and the /approve and /deny commands (never queued)."""
         if self._mode == "off" and not self._protected:
             return
         hooks.on("before_tool_call", self.check, timeout=None, plugin="approvals")
+        hooks.prompts.on(self.pressed)
         hooks.command("approve", self.approve)
         hooks.command("deny", self.deny)
 
     async def check(self, event: BeforeToolCall) -> Block | None:
-        """Let the call go on, or wait for an owner's decision and block it unless approved."""
+        """Let the call go on, or wait for a decision and block it unless allowed."""
         if event.chat is None:
             return None
         if event.tool in FILE_WRITERS:
@@ -144,45 +120,82 @@ class ExecApprovals:
         return None if answer == "approved" else self._refusal("change", answer)
 
     async def _ask(self, event: BeforeToolCall, chat: ChatRef, subject: str, question: str, reason: str) -> Answer:
-        """Post the question with a fresh code and wait for /approve or /deny, or the timeout."""
+        """Post the question with a fresh code and buttons; wait for a decision or the timeout."""
+        if self._allowed is not None and self._allowed.allows(subject):
+            logger.info("[%s] %s allowed always: %s", event.session_key, event.tool, subject)
+            return "approved"
         code = self._new_code()
-        pending = _Pending(chat, subject, asyncio.get_running_loop().create_future())
+        pending = _Pending(chat, subject, question, asyncio.get_running_loop().create_future())
         self._pending[code] = pending
         logger.warning("[%s] %s waits for approval %s (%s): %s", event.session_key, event.tool, code, reason, subject)
         try:
-            await self._publish(
-                OutboundMessage(chat, f"{question} Reply /approve {code} or /deny {code}", kind="notice")
-            )
+            text = f"{question} Reply /approve {code} or /deny {code}"
+            await self._publish(OutboundMessage(chat, text, kind="notice", choices=CHOICES, prompt_id=code))
             async with asyncio.timeout(self._timeout):
-                return "approved" if await pending.decided else "denied"
+                verdict = await pending.decided
         except TimeoutError:
             return "timed out"
         finally:
             self._pending.pop(code, None)
+        if verdict == "always" and self._allowed is not None:
+            self._allowed.add(subject)
+            logger.warning("[%s] allowed always from now on: %s", event.session_key, subject)
+        return "denied" if verdict == "deny" else "approved"
 
     def _refusal(self, what: str, answer: Answer) -> Block:
         if answer == "denied":
             return Block(f"the owner denied this {what}, so it did not run")
         return Block(f"the owner did not approve this {what} within {self._timeout:g}s, so it did not run")
 
+    async def pressed(self, message: InboundMessage) -> bool:
+        """Take a press on one of our prompts: decide if the presser may, else tell only them; True when ours."""
+        press = message.press
+        pending = self._pending.get(press.prompt_id) if press else None
+        if press is None or pending is None or pending.decided.done():
+            return False
+        chat = message.chat
+        if not message.trust.at_least(self._lowest):
+            logger.info(
+                "[%s] approval %s pressed by %s, who may not decide",
+                chat.session_key,
+                press.prompt_id,
+                message.sender_id,
+            )
+            await self._publish(
+                OutboundMessage(chat, f"Not yours: {self._who_decides()}", kind="notice", private_to=message.sender_id)
+            )
+            return True
+        verdict: Verdict = press.choice_id if press.choice_id in DECIDED else "deny"  # type: ignore[assignment]
+        pending.decided.set_result(verdict)
+        who = message.sender_name or message.sender_id
+        logger.info("[%s] approval %s: %s by %s", chat.session_key, press.prompt_id, verdict, message.sender_id)
+        decided = f"{pending.question}\n{DECIDED[verdict]} by {who}."
+        await self._publish(OutboundMessage(chat, decided, kind="notice", edit_of=press.prompt_message_id))
+        return True
+
     async def approve(self, event: CommandInvoked) -> str:
-        """`/approve CODE`: run the waiting command."""
-        return self._decide(event, True)
+        """`/approve CODE` (or `/approve CODE always`): run the waiting command."""
+        always = event.args.split()[1:2] == ["always"]
+        return self._decide(event, "always" if always else "once")
 
     async def deny(self, event: CommandInvoked) -> str:
         """`/deny CODE`: refuse the waiting command."""
-        return self._decide(event, False)
+        return self._decide(event, "deny")
 
-    def _decide(self, event: CommandInvoked, approved: bool) -> str:
-        if event.role != "owner":
-            return "Only the bot's owners can approve or deny commands."
-        code = event.args.strip().upper()
+    def _who_decides(self) -> str:
+        who = "owners" if self._lowest is Trust.OWNER else "owners and admins"
+        return f"only the bot's {who} can approve or deny commands."
+
+    def _decide(self, event: CommandInvoked, verdict: Verdict) -> str:
+        if not Trust(event.role).at_least(self._lowest):
+            return self._who_decides().capitalize()
+        code = (event.args.split() or [""])[0].upper()
         pending = self._pending.get(code)
         if pending is None or pending.decided.done():
             waiting = ", ".join(self._pending) or "none"
             return f"No command is waiting for {code or 'that code'} (waiting: {waiting})."
-        pending.decided.set_result(approved)
-        return f"{'Approved' if approved else 'Denied'}: `{pending.subject}`."
+        pending.decided.set_result(verdict)
+        return f"{TYPED[verdict]}: `{pending.subject}`."
 
     def _new_code(self) -> str:
         while (code := "".join(self._choose(CODE_ALPHABET) for _ in range(CODE_LENGTH))) in self._pending:

@@ -21,6 +21,7 @@ from channels.api.origins import OriginPolicy
 from channels.api.web_sessions import WebSessions
 from channels.base import Channel, Publish
 from channels.health_http import HealthProbe, add_health_routes
+from channels.numbered import NumberedChoices
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +49,7 @@ class ApiChannel(Channel):
             TokenBook(config.tokens), lockout or FailureLockout(), WebSessions(), OriginPolicy(config.allowed_origins)
         )
         self._client_ids: dict[str, str] = {}
+        self._choices = NumberedChoices()
         self._admin = admin
         self._history = history
         self._health = health
@@ -86,11 +88,21 @@ class ApiChannel(Channel):
         """Hand a message to its session's watchers; the final reply of a turn comes here exactly once."""
         key = message.chat.session_key
         client_id = self._client_ids.pop(message.in_reply_to, None) if message.in_reply_to else None
-        self.hub.emit(key, message_frame(message, client_id or message.in_reply_to))
+        frame = message_frame(message, client_id or message.in_reply_to)
+        if message.choices:
+            frame["text"] = self._choices.shown(message)
+            frame["choices"] = [{"id": choice.id, "label": choice.label} for choice in message.choices]
+            frame["prompt_id"] = message.prompt_id
+        self.hub.emit(key, frame)
 
     async def submit(self, caller: Caller, chat: ChatRef, text: str, client_id: str | None = None) -> str:
-        """Publish a caller's text to its session; returns the client id the reply will name."""
+        """Publish a caller's text (a number answers the latest choices); returns the client id the reply will name."""
         client_id = client_id or new_id()
+        if (pressed := self._choices.press(chat, text)) is not None:
+            press, label = pressed
+            who = f"api:{caller.name}"
+            await self._publish(InboundMessage(chat, who, label, caller.trust, caller.name, press=press))
+            return client_id
         message = InboundMessage(
             chat,
             sender_id=f"api:{caller.name}",

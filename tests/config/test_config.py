@@ -178,3 +178,19 @@ def test_group_rules_reject_unknown_keys_and_bad_queue_modes(tmp_path: Path) -> 
     path.write_text("channels:\n  discord:\n    groups:\n      '123': {queue_mode: later}\n")
     with pytest.raises(ConfigError, match="queue_mode"):
         load_config(path, env={})
+
+
+def test_chat_models_need_their_own_aliases_and_their_keys_stay_secret(tmp_path: Path) -> None:
+    twice = "llm:\n  models:\n    - {name: openai/a, alias: fast}\n    - {name: openai/b, alias: fast}\n"
+    assert error_for(tmp_path, twice).startswith("llm.models:")
+    assert error_for(tmp_path, "llm:\n  models:\n    - {name: openai/a, alias: default}\n").startswith("llm.models:")
+    assert error_for(tmp_path, "llm:\n  models:\n    - {name: openai/a}\n").startswith("llm.models.0.alias:")
+    keyed = "llm:\n  models:\n    - {name: openai/a, alias: fast, api_key: sk-model-key}\n"
+    assert "sk-model-key" in load_config(write(tmp_path, keyed), env={}).secrets()
+
+
+def test_reactions_approvals_and_ask_timeout_name_their_keys(tmp_path: Path) -> None:
+    message = error_for(tmp_path, "channels:\n  slack:\n    reactions: loud\n")
+    assert message.startswith("channels.slack.reactions:") and "status" in message
+    assert error_for(tmp_path, "approvals:\n  by: anyone\n").startswith("approvals.by:")
+    assert error_for(tmp_path, "tools:\n  ask_timeout: never\n").startswith("tools.ask_timeout:")

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from bot.bus import Trust
-from bot.plugins.approvals import danger
+from bot.plugins.danger import danger
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.harness import Harness
 

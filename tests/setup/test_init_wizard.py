@@ -41,7 +41,8 @@ def test_rerunning_init_adds_new_keys_commented_and_keeps_the_users_values(tmp_p
     assert "# heartbeat:" in added and "#   # Longest one turn may run" in added
     assert "agent.turn_timeout" in first.output and "channels.telegram.dm_policy" in first.output
     listed = next(line for line in first.output.splitlines() if line.startswith("added to"))
-    assert "agent.max_iterations" not in listed and "llm.model" not in listed
+    keys = listed.split(": ", 1)[1].split(", ")
+    assert "agent.max_iterations" not in keys and "llm.model" not in keys and "llm.models" in keys
     loaded = load_config(config)
     assert (loaded.llm.model, loaded.agent.max_iterations) == ("openai/my-model", 7)
     second = runner.invoke(app, ["init"], env=env_for(tmp_path))

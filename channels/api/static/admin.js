@@ -74,8 +74,8 @@
     table($("approved"), ["channel", "sender", ""], approved);
     $("usage").textContent = "";
     $("usage").appendChild(usageChart(state.usage));
-    table($("sessions"), ["session", "last activity", "messages", "tokens"], state.sessions.map(function (s) {
-      return [s.key, when(s.last_activity), s.messages, s.tokens];
+    table($("sessions"), ["session", "last activity", "messages", "tokens", "model"], state.sessions.map(function (s) {
+      return [s.key, when(s.last_activity), s.messages, s.tokens, s.model || "default"];
     }));
     table($("cron"), ["id", "name", "schedule", "to", "next run", "last run", "", ""], state.cron.map(function (j) {
       const last = j.last_run ? (j.last_run.ok ? "ok" : "failed: " + j.last_run.error) : "never";

@@ -1,0 +1,22 @@
+"""Native command menus: the command list handed to a channel that offers one, once it has started."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from channels.base import Channel, CommandSpec, OffersCommands
+
+logger = logging.getLogger(__name__)
+
+
+async def offer_commands(channel: Channel, commands: Sequence[CommandSpec]) -> None:
+    """Give the channel its command menu; a failure is logged, the channel keeps working without one."""
+    if not commands or not isinstance(channel, OffersCommands):
+        return
+    try:
+        await channel.set_commands(commands)
+    except Exception as exc:
+        logger.warning("%s: could not set the command menu: %s", channel.name, exc)
+    else:
+        logger.info("%s: command menu set (%d commands)", channel.name, len(commands))

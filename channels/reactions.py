@@ -1,0 +1,86 @@
+"""Reactions as status: 👀 on a message once accepted (`ack`), then answered or failed at the turn's end (`status`)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from bot.bus import ChatRef, InboundMessage
+from bot.events import TurnFinished, TurnStarted
+from channels.base import Channel, ReactionStatus, Reacts
+
+logger = logging.getLogger(__name__)
+
+ReactionMode = Literal["off", "ack", "status"]
+FAILED_OUTCOMES = frozenset({"timed out", "crashed", "provider error", "key refused", "budget exceeded"})
+"""Turn outcomes that mark a message as failed; a cancelled turn leaves its mark as it is."""
+MAX_TRACKED = 1000  # marks waiting for their turn's end, across chats; the oldest are forgotten first
+
+Spawn = Callable[[Coroutine[Any, Any, None], str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Mark:
+    chat: ChatRef
+    message_id: str
+
+
+def default_mode(message: InboundMessage) -> ReactionMode:
+    """Without a `reactions` setting: `ack` in groups, `off` in direct chats."""
+    return "off" if message.is_direct else "ack"
+
+
+class Reactions:
+    """Puts each channel's `reactions` mode into effect; a reaction that fails is logged and never touches the reply."""
+
+    def __init__(self, modes: Mapping[str, ReactionMode | None], spawn: Spawn) -> None:
+        self._modes = modes
+        self._spawn = spawn
+        self._waiting: dict[str, list[_Mark]] = {}  # session key -> messages seen, not yet in a turn
+        self._running: dict[str, list[_Mark]] = {}  # turn id -> the messages it answers
+
+    def accepted(self, channel: Channel, message: InboundMessage) -> None:
+        """A user's message passed the gate: mark it seen under `ack` and `status`."""
+        mode = self._modes.get(channel.name) or default_mode(message)
+        eligible = message.kind == "user" and message.press is None and message.edit_of is None
+        if mode == "off" or not eligible or not message.platform_message_id or not isinstance(channel, Reacts):
+            return
+        mark = _Mark(message.chat, message.platform_message_id)
+        self._react(channel, mark, "seen")
+        if mode == "status":
+            self._waiting.setdefault(message.chat.session_key, []).append(mark)
+            self._forget_oldest()
+
+    def turn_started(self, event: TurnStarted) -> None:
+        """The turn answers every message seen in its chat so far."""
+        marks = self._waiting.pop(event.session_key, None)
+        if marks:
+            self._running[event.turn_id] = marks
+
+    def turn_finished(self, channel: Channel | None, event: TurnFinished) -> None:
+        """Mark the turn's messages answered, or failed; a cancelled turn leaves them as they are."""
+        marks = self._running.pop(event.turn_id, [])
+        if not marks or event.outcome == "cancelled" or not isinstance(channel, Reacts):
+            return
+        status: ReactionStatus = "failed" if event.outcome in FAILED_OUTCOMES else "done"
+        for mark in marks:
+            self._react(channel, mark, status)
+
+    def _react(self, channel: Reacts, mark: _Mark, status: ReactionStatus) -> None:
+        self._spawn(_safely(channel, mark, status), f"react:{mark.chat.session_key}")
+
+    def _forget_oldest(self) -> None:
+        while sum(len(marks) for marks in self._waiting.values()) > MAX_TRACKED:
+            oldest = next(iter(self._waiting))
+            self._waiting[oldest].pop(0)
+            if not self._waiting[oldest]:
+                del self._waiting[oldest]
+
+
+async def _safely(channel: Reacts, mark: _Mark, status: ReactionStatus) -> None:
+    try:
+        await channel.react(mark.chat, mark.message_id, status)
+    except Exception as exc:
+        logger.info("[%s] reaction %s on %s failed: %s", mark.chat.session_key, status, mark.message_id, exc)
