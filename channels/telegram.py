@@ -17,25 +17,21 @@ from bot.errors import BusClosed, ChannelError, ChannelUnavailable
 from bot.net.tls import client_context
 from bot.retry import RetryPolicy
 from channels.base import Channel, CommandSpec, Publish, ReactionStatus
-from channels.delivery import send_in_chunks
-from channels.formatting import markdown_to_telegram_html, split_for_platform
+from channels.formatting import markdown_to_telegram_html
 from channels.live_edits import EditedMessages
 from channels.media import MAX_MEDIA_BYTES, MediaRef, attach_media
 from channels.streaming import LiveReply, StreamSettings
 from channels.telegram_albums import AlbumGatherer, AlbumPart, merge_album
-from channels.telegram_buttons import inline_keyboard
 from channels.telegram_calls import call_bot_api
-from channels.telegram_edit import edit_message
 from channels.telegram_live import TelegramDraft, TelegramEdits
 from channels.telegram_menu import offer_commands
 from channels.telegram_parse import UPDATE_KINDS, album_of, media_of, message_of, parse_update, replied_image
 from channels.telegram_replies import SentReplies
+from channels.telegram_send import MAX_MESSAGE_LENGTH, TelegramSender
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-MAX_MESSAGE_LENGTH = 4096
-CAPTION_LIMIT = 1024
 POLL_TIMEOUT = 10
 POLL_BACKOFF = RetryPolicy(base_delay=0.5, max_delay=30.0)
 REACTIONS: dict[ReactionStatus, str] = {"seen": "👀", "done": "👍", "failed": "👎"}
@@ -69,6 +65,7 @@ class TelegramChannel(Channel):
         self._albums = AlbumGatherer(self._publish_album, sleep=album_sleep)
         self._replies = SentReplies()
         self._app: Any = None
+        self._sender: TelegramSender | None = None
         self._poller: asyncio.Task[None] | None = None
         self._bot_id = 0
         self._bot_username = ""
@@ -101,6 +98,7 @@ class TelegramChannel(Channel):
             await _quietly(app.shutdown)
             raise
         self._app = app
+        self._sender = TelegramSender(app.bot, self._call, self._retry, self._replies)
         self._bot_id = app.bot.id
         self._bot_username = app.bot.username or ""
         self._poller = asyncio.create_task(self._poll(), name="telegram-poll")
@@ -151,90 +149,9 @@ class TelegramChannel(Channel):
                 offset = update.update_id + 1
 
     async def send(self, message: OutboundMessage) -> None:
-        if message.edit_of and await self._edit(message, message.edit_of):
-            return
-        if message.revises_reply_to and await self._revise(message, message.revises_reply_to):
-            return
-        if message.files:
-            await self._send_files(message)
-            return
-        chat_id = int(message.chat.chat_id)
-        thread = int(message.chat.thread_id) if message.chat.thread_id else None
-        quote = message.reply_to_platform_id if chat_id < 0 else None
-        keyboard = inline_keyboard(message.prompt_id, message.choices)
-        single = len(split_for_platform(message.text, MAX_MESSAGE_LENGTH)) == 1
-        last_id: list[int] = []
-
-        async def post(text: str, as_markup: bool, first: bool) -> None:
-            from telegram import ReplyParameters
-
-            reply = ReplyParameters(int(quote), allow_sending_without_reply=True) if quote and first else None
-            sent = await self._call(
-                lambda: self._app.bot.send_message(
-                    chat_id=chat_id,
-                    text=text,
-                    parse_mode="HTML" if as_markup else None,
-                    message_thread_id=thread,
-                    reply_parameters=reply,
-                    reply_markup=keyboard if single else None,
-                )
-            )
-            self._replies.record(message.chat.chat_id, message.reply_to_platform_id, str(sent.message_id))
-            last_id[:] = [sent.message_id]
-
-        await send_in_chunks(message, MAX_MESSAGE_LENGTH, markdown_to_telegram_html, post, self._retry)
-        if keyboard is not None and not single and last_id:
-            # A long message's buttons go under its last part, added once every part is out.
-            await self._call(
-                lambda: self._app.bot.edit_message_reply_markup(
-                    chat_id=chat_id, message_id=last_id[0], reply_markup=keyboard
-                )
-            )
-
-    async def _edit(self, message: OutboundMessage, message_id: str) -> bool:
-        """Replace one of the bot's messages (a decided prompt): its text and buttons; False to send anew."""
-        if len(message.text) > MAX_MESSAGE_LENGTH or message.files or not message_id.isdigit():
-            return False
-        keyboard = inline_keyboard(message.prompt_id, message.choices)
-        return await edit_message(
-            self._app.bot, self._call, int(message.chat.chat_id), int(message_id), message.text, keyboard
-        )
-
-    async def _revise(self, message: OutboundMessage, user_message_id: str) -> bool:
-        """Replace the bot's earlier answer to a user's message in place; False when that answer is not known."""
-        chat_id = message.chat.chat_id
-        ids = self._replies.of(chat_id, user_message_id)
-        pages = split_for_platform(message.text, MAX_MESSAGE_LENGTH)
-        if not ids or message.files or len(pages) > len(ids):
-            return False
-        for reply_id, page in zip(ids, pages, strict=False):
-            if not await edit_message(self._app.bot, self._call, int(chat_id), int(reply_id), page, None):
-                return False
-        for extra in ids[len(pages) :]:
-            await _quietly(partial(self._call, partial(self._app.bot.delete_message, int(chat_id), int(extra))))
-        self._replies.replace(chat_id, user_message_id, ids[: len(pages)])
-        return True
-
-    async def _send_files(self, message: OutboundMessage) -> None:
-        """Each file as a photo (images up to 10 MB) or a document; a caption over Telegram's limit goes as text."""
-        chat_id = int(message.chat.chat_id)
-        thread = int(message.chat.thread_id) if message.chat.thread_id else None
-        caption = message.text if len(message.text) <= CAPTION_LIMIT else None
-        for index, file in enumerate(message.files):
-            path = Path(file.path)
-            text = caption if index == 0 else None
-            if file.kind == "image":
-                send = partial(self._app.bot.send_photo, photo=path.read_bytes())
-            else:
-                send = partial(self._app.bot.send_document, document=path.read_bytes(), filename=path.name)
-            upload = partial(send, chat_id=chat_id, caption=text, message_thread_id=thread)
-            await self._retry.run(
-                partial(self._call, upload),
-                f"[{message.chat.session_key}] upload {path.name}",
-                (ChannelUnavailable,),
-            )
-        if message.text and caption is None:
-            await self.send(replace(message, files=()))
+        if self._sender is None:
+            raise ChannelUnavailable("telegram is not connected")
+        await self._sender.send(message)
 
     def live_reply(self, chat: ChatRef, reply_to: str | None, recipient: str | None) -> LiveReply | None:
         """A draft bubble in private chats (`streaming: auto`), else an edited message; None when off."""
