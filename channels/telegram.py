@@ -192,16 +192,13 @@ class TelegramChannel(Channel):
 
     async def _on_update(self, raw: dict[str, Any]) -> None:
         """Parse, download media, publish (journaled on return); a failure is logged, only BusClosed is raised."""
+        if query := raw.get("callback_query"):
+            await self._answer_press(query)
         message = parse_update(raw, self._bot_id, self._bot_username)
         if message is None:
             return
         message = replace(message, stream=self._streaming.mode != "off")
         try:
-            if message.press is not None:
-                # Telegram shows a spinner on the button until the press is answered (within seconds).
-                await self._call(lambda: self._app.bot.answer_callback_query(raw["callback_query"]["id"]))
-                await self._publish(message)
-                return
             body = message_of(raw) or {}
             quote_image = replied_image(body)
             media = media_of(body) if message.edit_of is None else None
@@ -213,6 +210,13 @@ class TelegramChannel(Channel):
             raise
         except Exception:
             logger.exception("[%s] could not handle update %s", message.chat.session_key, raw.get("update_id"))
+
+    async def _answer_press(self, query: dict[str, Any]) -> None:
+        """Answer a button press at once: Telegram shows a spinner on the button until it is answered."""
+        try:
+            await self._call(lambda: self._app.bot.answer_callback_query(query["id"]))
+        except ChannelError as exc:
+            logger.info("telegram: press %s not acknowledged: %s", query.get("id"), exc)
 
     async def _publish_album(self, parts: list[AlbumPart]) -> None:
         message, media, quote_image = merge_album(parts)

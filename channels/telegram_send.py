@@ -63,7 +63,8 @@ class TelegramSender:
                     reply_markup=keyboard if single else None,
                 )
             )
-            self._replies.record(message.chat.chat_id, message.reply_to_platform_id, str(sent.message_id))
+            if message.kind == "reply":
+                self._replies.record(message.chat.chat_id, message.reply_to_platform_id, str(sent.message_id))
             last_id[:] = [sent.message_id]
 
         await send_in_chunks(message, MAX_MESSAGE_LENGTH, markdown_to_telegram_html, post, self._retry)

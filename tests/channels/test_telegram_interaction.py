@@ -146,3 +146,16 @@ async def test_command_menus_are_set_per_scope_and_only_when_they_changed(
     assert len(telegram.menu_updates) == 2
     await channel.set_commands([*commands, CommandSpec("model", "Choose the model", "private")])
     assert [u["scope"] for u in telegram.menu_updates] == ["all_private_chats", "all_group_chats", "all_private_chats"]
+
+
+async def test_every_press_is_answered_even_one_on_a_button_not_ours(
+    channel: TelegramChannel, telegram: FakeTelegram, published: Published
+) -> None:
+    await channel.send(prompt())
+    shown = telegram.message(GROUP, telegram.sent[0]["message_id"])
+    telegram.press(shown, "stale-button")
+    telegram.fail("answerCallbackQuery", status=400, description="Bad Request: query is too old")
+    telegram.press(shown, "K7Q:deny")
+    (message,) = await published.wait_for(1)
+    assert message.press == Press("K7Q", "deny", str(shown["message_id"]))  # published though its ack failed
+    assert len(telegram.answered) == 1 and len(published.messages) == 1

@@ -208,3 +208,16 @@ async def test_a_live_message_that_cannot_be_edited_is_replaced_by_a_new_one(
     live, final = telegram.sent
     assert telegram.message(GROUP, live["message_id"]) is None  # the broken live message was removed
     assert final["text"] == markdown_to_telegram_html(REPLY)
+
+
+async def test_a_not_modified_answer_to_an_edit_is_success_never_a_second_message(
+    bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    fake_llm.script(Text(REPLY, chunk_delay=0.02))
+    done = asyncio.create_task(delivered(bot))
+    ask_in_group(telegram, "explain")
+    await telegram.wait_for_call("editMessageText")
+    not_modified = "Bad Request: message is not modified: specified new message content and reply markup are the same"
+    telegram.fail("editMessageText", status=400, description=not_modified, times=50)
+    await done
+    assert len(telegram.sent) == 1 and "Sorry" not in telegram.sent[0]["text"]
