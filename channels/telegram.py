@@ -114,7 +114,7 @@ class TelegramChannel(Channel):
         try:
             await self._albums.flush()
         finally:
-            self._app = None
+            self._app, self._sender = None, None
             await _quietly(app.shutdown)
 
     async def _poll(self) -> None:
