@@ -37,7 +37,11 @@ def balance_fences(text: str) -> str:
 
 
 class EditedMessages:
-    """A LiveWriter over EditsMessages: pages of at most `limit` characters, each edited only when it changed."""
+    """A LiveWriter over EditsMessages: pages of at most `limit` characters, each edited only when it changed.
+
+    `plain` turns plain text into the markup that shows the same (HTML-escaping it): an edit from one to the
+    other would change nothing the user sees, and a platform may refuse it as "not modified".
+    """
 
     finishes_in_place = True
 
@@ -48,12 +52,14 @@ class EditedMessages:
         render: Callable[[str], str],
         reply_to: str | None = None,
         intermediate: Callable[[str], str] = lambda text: text,
+        plain: Callable[[str], str] | None = None,
     ) -> None:
         self._target = target
         self._limit = limit
         self._render = render
         self._reply_to = reply_to
         self._intermediate = intermediate
+        self._plain = plain
         self._ids: list[str] = []
         self._shown: list[tuple[str, bool]] = []
 
@@ -85,10 +91,16 @@ class EditedMessages:
             await self._target.delete(self._ids.pop())
             self._shown.pop()
 
+    def _looks(self, page: str, markup: bool) -> tuple[str, bool]:
+        """What a page shows: with `plain` (plain text as equivalent markup) plain and markup pages compare alike."""
+        if self._plain is None:
+            return page, markup
+        return (page if markup else self._plain(page)), True
+
     async def _apply(self, pages: list[str], markup: bool) -> None:
         for index, page in enumerate(pages):
             if index < len(self._ids):
-                if self._shown[index] != (page, markup):
+                if self._looks(*self._shown[index]) != self._looks(page, markup):
                     await self._target.edit_text(self._ids[index], page, markup)
                     self._shown[index] = (page, markup)
             else:

@@ -168,14 +168,28 @@ class LiveReply:
             return await self._retry.run(lambda: self._writer.finish(text), "live reply final", (ChannelUnavailable,))
         except ChannelError as exc:
             logger.warning("live reply could not be completed in place (%s); sending it anew", exc)
-            await self._discard()
-            return False
+        except Exception:
+            logger.exception("live reply final edit crashed; sending it anew")
+        await self._discard()
+        return False
+
+    async def _backoff(self, wait: float) -> None:
+        """Wait before the next update, cut short when the reply is closed: its final text must not wait for it."""
+        sleeping = asyncio.ensure_future(self._retry.sleep(wait))
+        closing = asyncio.ensure_future(self._closing.wait())
+        try:
+            await asyncio.wait((sleeping, closing), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleeping.cancel()
+            closing.cancel()
 
     async def _discard(self) -> None:
         try:
             await self._writer.discard()
         except ChannelError as exc:
             logger.info("live reply could not be removed: %s", exc)
+        except Exception:
+            logger.exception("live reply removal crashed")
 
     async def _run(self) -> None:
         failures = 0
@@ -203,7 +217,7 @@ class LiveReply:
                     return
                 wait = exc.retry_after if isinstance(exc, RateLimited) else self._retry.delay(failures)
                 logger.info("live reply update failed (%s); next one in %.1fs", exc, wait)
-                await self._retry.sleep(wait)
+                await self._backoff(wait)
                 self._dirty.set()
                 continue
             except ChannelError as exc:

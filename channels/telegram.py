@@ -4,111 +4,38 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, TypeVar
 
-from bot.bus import ChatRef, InboundMessage, OutboundMessage
+from bot.bus import Attachment, ChatRef, InboundMessage, OutboundMessage
 from bot.cancelling import cancel_and_wait
 from bot.config.schema_channels import TelegramConfig
-from bot.errors import BusClosed, ChannelError, ChannelUnavailable, DeliveryAmbiguous, MarkupRejected, RateLimited
+from bot.errors import BusClosed, ChannelError, ChannelUnavailable
 from bot.net.tls import client_context
 from bot.retry import RetryPolicy
-from channels.base import Channel, Publish
-from channels.delivery import send_in_chunks
+from channels.base import Channel, CommandSpec, Publish, ReactionStatus
 from channels.formatting import markdown_to_telegram_html
 from channels.live_edits import EditedMessages
 from channels.liveness import Liveness
-from channels.media import MediaRef, attach_media, kind_of
+from channels.media import MAX_MEDIA_BYTES, MediaRef, attach_media
 from channels.streaming import LiveReply, StreamSettings
+from channels.telegram_albums import AlbumGatherer, AlbumPart, merge_album
+from channels.telegram_calls import call_bot_api
 from channels.telegram_live import TelegramDraft, TelegramEdits
+from channels.telegram_menu import offer_commands
+from channels.telegram_parse import UPDATE_KINDS, album_of, media_of, message_of, parse_update, replied_image
+from channels.telegram_replies import SentReplies
+from channels.telegram_send import MAX_MESSAGE_LENGTH, TelegramSender
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-MAX_MESSAGE_LENGTH = 4096
-CAPTION_LIMIT = 1024
 POLL_BACKOFF = RetryPolicy(base_delay=0.5, max_delay=30.0)
-
-
-def parse_update(raw: dict[str, Any], bot_id: int, bot_username: str) -> InboundMessage | None:
-    """Turn a Bot API update into an InboundMessage; None for anything that is not a user's message."""
-    message = raw.get("message")
-    sender = (message or {}).get("from")
-    if not message or not sender or sender.get("is_bot"):
-        return None
-    text = message.get("text") or message.get("caption") or ""
-    if not text and media_of(message) is None:
-        return None
-    entities = message.get("entities") or message.get("caption_entities") or []
-    chat = message["chat"]
-    thread = message.get("message_thread_id") if message.get("is_topic_message") else None
-    handle = f"@{bot_username}".lower()
-    mentioned = _mentions(text, entities, handle, bot_id) or (
-        (message.get("reply_to_message") or {}).get("from", {}).get("id") == bot_id
-    )
-    name = " ".join(p for p in (sender.get("first_name"), sender.get("last_name")) if p) or sender.get("username")
-    return InboundMessage(
-        chat=ChatRef("telegram", str(chat["id"]), str(thread) if thread else None),
-        sender_id=str(sender["id"]),
-        sender_name=name,
-        text=_strip_handle(text, handle),
-        is_direct=chat.get("type") == "private",
-        mentioned=mentioned,
-        platform_message_id=str(message["message_id"]),
-        server_id=str(chat["id"]),  # a Telegram group is its own server
-    )
-
-
-_MEDIA_FIELDS: tuple[tuple[str, Literal["file", "voice"], str], ...] = (
-    ("document", "file", "application/octet-stream"),
-    ("voice", "voice", "audio/ogg"),
-    ("audio", "file", "audio/mpeg"),
-    ("video", "file", "video/mp4"),
-)
-"""The message fields that carry a file other than a photo: field, kind, the MIME type when none is given."""
-
-
-def media_of(message: dict[str, Any]) -> MediaRef | None:
-    """The photo (largest size), document, voice note, audio or video a message carries."""
-    if photos := message.get("photo"):
-        best = photos[-1]
-        return MediaRef(best["file_id"], best["file_unique_id"], "image", "image/jpeg", best.get("file_size"))
-    for key, kind, default_mime in _MEDIA_FIELDS:
-        if item := message.get(key):
-            mime = item.get("mime_type") or default_mime
-            return MediaRef(
-                item["file_id"],
-                item["file_unique_id"],
-                kind_of(mime) if kind == "file" else kind,
-                mime,
-                item.get("file_size"),
-                item.get("file_name"),
-            )
-    return None
-
-
-def _mentions(text: str, entities: list[dict[str, Any]], handle: str, bot_id: int) -> bool:
-    """Whether an entity names the bot; Telegram counts offsets in UTF-16 code units."""
-    units = text.encode("utf-16-le")
-    for entity in entities:
-        start, end = entity["offset"] * 2, (entity["offset"] + entity["length"]) * 2
-        chunk = units[start:end].decode("utf-16-le", errors="replace").lower()
-        if entity["type"] == "mention" and chunk == handle:
-            return True
-        if entity["type"] == "bot_command" and chunk.endswith(handle):
-            return True
-        if entity["type"] == "text_mention" and entity.get("user", {}).get("id") == bot_id:
-            return True
-    return False
-
-
-def _strip_handle(text: str, handle: str) -> str:
-    """Remove the bot's @handle from the text (so `/new@bot` reads `/new`)."""
-    return re.sub(r"\s*" + re.escape(handle) + r"\b", "", text, flags=re.IGNORECASE).strip()
+REACTIONS: dict[ReactionStatus, str] = {"seen": "👀", "done": "👍", "failed": "👎"}
+"""Marks from Telegram's fixed reaction set, which has neither ✅ nor ❌."""
 
 
 def file_base_url(api_base: str) -> str:
@@ -123,14 +50,22 @@ class TelegramChannel(Channel):
     name: ClassVar[str] = "telegram"
 
     def __init__(
-        self, publish: Publish, config: TelegramConfig, media_dir: Path, retry: RetryPolicy | None = None
+        self,
+        publish: Publish,
+        config: TelegramConfig,
+        media_dir: Path,
+        retry: RetryPolicy | None = None,
+        album_sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._publish = publish
         self._config = config
         self._media_dir = media_dir
         self._retry = retry or RetryPolicy()
         self._streaming = StreamSettings.of(config)
+        self._albums = AlbumGatherer(self._publish_album, sleep=album_sleep)
+        self._replies = SentReplies()
         self._app: Any = None
+        self._sender: TelegramSender | None = None
         self._poller: asyncio.Task[None] | None = None
         self._bot_id = 0
         self._bot_username = ""
@@ -164,6 +99,7 @@ class TelegramChannel(Channel):
             await _quietly(app.shutdown)
             raise
         self._app = app
+        self._sender = TelegramSender(app.bot, self._call, self._retry, self._replies)
         self._bot_id = app.bot.id
         self._bot_username = app.bot.username or ""
         self.liveness.beat()
@@ -176,10 +112,17 @@ class TelegramChannel(Channel):
         if self._poller is not None:
             await cancel_and_wait(self._poller)  # it publishes to the bus, whose redis calls may swallow a cancel
             self._poller = None
-        await _quietly(app.shutdown)
+        self._app = app  # open albums still download their files
+        try:
+            await self._albums.flush()
+        finally:
+            self._app, self._sender = None, None
+            await _quietly(app.shutdown)
 
     async def _poll(self) -> None:
-        """Long-poll; the offset moves past an update only once it is journaled, so a crash never loses one."""
+        """Long-poll; the offset moves past an update only once it is journaled, so a crash never loses one.
+
+        Album parts are the exception: each is confirmed on arrival and published with its album a second later."""
         offset: int | None = None
         failures = 0
         while True:
@@ -189,7 +132,7 @@ class TelegramChannel(Channel):
                         self._app.bot.get_updates,
                         offset=offset,
                         timeout=round(self._config.poll_timeout),
-                        allowed_updates=["message"],
+                        allowed_updates=list(UPDATE_KINDS),
                     )
                 )
             except ChannelError as exc:
@@ -209,49 +152,9 @@ class TelegramChannel(Channel):
                 offset = update.update_id + 1
 
     async def send(self, message: OutboundMessage) -> None:
-        if message.files:
-            await self._send_files(message)
-            return
-        chat_id = int(message.chat.chat_id)
-        thread = int(message.chat.thread_id) if message.chat.thread_id else None
-        quote = message.reply_to_platform_id if chat_id < 0 else None
-
-        async def post(text: str, as_markup: bool, first: bool) -> None:
-            from telegram import ReplyParameters
-
-            reply = ReplyParameters(int(quote), allow_sending_without_reply=True) if quote and first else None
-            await self._call(
-                lambda: self._app.bot.send_message(
-                    chat_id=chat_id,
-                    text=text,
-                    parse_mode="HTML" if as_markup else None,
-                    message_thread_id=thread,
-                    reply_parameters=reply,
-                )
-            )
-
-        await send_in_chunks(message, MAX_MESSAGE_LENGTH, markdown_to_telegram_html, post, self._retry)
-
-    async def _send_files(self, message: OutboundMessage) -> None:
-        """Each file as a photo (images up to 10 MB) or a document; a caption over Telegram's limit goes as text."""
-        chat_id = int(message.chat.chat_id)
-        thread = int(message.chat.thread_id) if message.chat.thread_id else None
-        caption = message.text if len(message.text) <= CAPTION_LIMIT else None
-        for index, file in enumerate(message.files):
-            path = Path(file.path)
-            text = caption if index == 0 else None
-            if file.kind == "image":
-                send = partial(self._app.bot.send_photo, photo=path.read_bytes())
-            else:
-                send = partial(self._app.bot.send_document, document=path.read_bytes(), filename=path.name)
-            upload = partial(send, chat_id=chat_id, caption=text, message_thread_id=thread)
-            await self._retry.run(
-                partial(self._call, upload),
-                f"[{message.chat.session_key}] upload {path.name}",
-                (ChannelUnavailable,),
-            )
-        if message.text and caption is None:
-            await self.send(replace(message, files=()))
+        if self._sender is None:
+            raise ChannelUnavailable("telegram is not connected")
+        await self._sender.send(message)
 
     def live_reply(self, chat: ChatRef, reply_to: str | None, recipient: str | None) -> LiveReply | None:
         """A draft bubble in private chats (`streaming: auto`), else an edited message; None when off."""
@@ -262,8 +165,9 @@ class TelegramChannel(Channel):
             writer: Any = TelegramDraft(self._app.bot, self._call, chat)
         else:
             quote = reply_to if int(chat.chat_id) < 0 else None
-            edits = TelegramEdits(self._app.bot, self._call, chat)
-            writer = EditedMessages(edits, MAX_MESSAGE_LENGTH, markdown_to_telegram_html, quote)
+            remember = partial(self._replies.record, chat.chat_id, reply_to)
+            edits = TelegramEdits(self._app.bot, self._call, chat, remember)
+            writer = EditedMessages(edits, MAX_MESSAGE_LENGTH, markdown_to_telegram_html, quote, plain=_as_html)
         return LiveReply(writer, self._streaming, self._retry)
 
     async def show_typing(self, chat: ChatRef) -> None:
@@ -273,21 +177,74 @@ class TelegramChannel(Channel):
             lambda: self._app.bot.send_chat_action(chat_id=int(chat.chat_id), action="typing", message_thread_id=thread)
         )
 
+    async def react(self, chat: ChatRef, message_id: str, status: ReactionStatus) -> None:
+        """Mark a user's message 👀 (seen), 👍 (done) or 👎 (failed); a failure is logged, never raised."""
+        number = message_id.split("@")[0]
+        if not number.isdigit():
+            return  # a button press has no message of its own to mark
+        try:
+            await self._call(
+                lambda: self._app.bot.set_message_reaction(int(chat.chat_id), int(number), REACTIONS[status])
+            )
+        except ChannelError as exc:
+            logger.info("[%s] reaction %s on %s failed: %s", chat.session_key, status, message_id, exc)
+
+    async def set_commands(self, commands: Sequence[CommandSpec]) -> None:
+        """The command menus for private chats and groups, sent only when they differ from Telegram's."""
+        await offer_commands(self._app.bot, self._call, commands)
+
     async def _on_update(self, raw: dict[str, Any]) -> None:
         """Parse, download media, publish (journaled on return); a failure is logged, only BusClosed is raised."""
+        if query := raw.get("callback_query"):
+            await self._answer_press(query)
         message = parse_update(raw, self._bot_id, self._bot_username)
         if message is None:
             return
         message = replace(message, stream=self._streaming.mode != "off")
         try:
-            media = media_of(raw["message"])
-            if media is not None:
-                message = await attach_media(message, [media], self._media_dir, self._download)
-            await self._publish(message)
+            body = message_of(raw) or {}
+            quote_image = replied_image(body)
+            media = media_of(body) if message.edit_of is None else None
+            if (album := album_of(raw)) is not None:
+                self._albums.add(album, AlbumPart(message, media, quote_image))
+                return
+            await self._publish(await self._with_files(message, [media] if media else [], quote_image))
         except BusClosed:
             raise
         except Exception:
             logger.exception("[%s] could not handle update %s", message.chat.session_key, raw.get("update_id"))
+
+    async def _answer_press(self, query: dict[str, Any]) -> None:
+        """Answer a button press at once: Telegram shows a spinner on the button until it is answered."""
+        try:
+            await self._call(lambda: self._app.bot.answer_callback_query(query["id"]))
+        except ChannelError as exc:
+            logger.info("telegram: press %s not acknowledged: %s", query.get("id"), exc)
+
+    async def _publish_album(self, parts: list[AlbumPart]) -> None:
+        message, media, quote_image = merge_album(parts)
+        logger.info("[%s] album of %d parts gathered", message.chat.session_key, len(parts))
+        await self._publish(await self._with_files(message, media, quote_image))
+
+    async def _with_files(
+        self, message: InboundMessage, media: list[MediaRef], quote_image: MediaRef | None
+    ) -> InboundMessage:
+        """Download the message's files and the replied-to image; a failed download becomes a note or no image."""
+        if media:
+            message = await attach_media(message, media, self._media_dir, self._download)
+        if quote_image is None or message.reply_to is None:
+            return message
+        if quote_image.size and quote_image.size > MAX_MEDIA_BYTES:
+            return message
+        target = self._media_dir / message.chat.folder / quote_image.filename
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            await self._download(quote_image, target)
+        except ChannelError as exc:
+            logger.warning("[%s] replied-to image not downloaded: %s", message.chat.session_key, exc)
+            return message
+        image = Attachment(str(target), quote_image.mime_type, "image")
+        return replace(message, reply_to=replace(message.reply_to, image=image))
 
     async def _download(self, media: MediaRef, target: Path) -> None:
         file = await self._call(lambda: self._app.bot.get_file(media.source))
@@ -295,34 +252,17 @@ class TelegramChannel(Channel):
 
     async def _call(self, make: Callable[[], Awaitable[T]]) -> T:
         """Run one Bot API call, translating python-telegram-bot's errors into ours."""
-        from telegram import error
-
-        try:
-            return await make()
-        except error.RetryAfter as exc:
-            wait = exc.retry_after
-            raise RateLimited(wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)) from exc
-        except error.BadRequest as exc:
-            if "can't parse entities" in exc.message.lower() or "unsupported start tag" in exc.message.lower():
-                raise MarkupRejected(exc.message) from exc
-            raise ChannelError(exc.message) from exc
-        except error.NetworkError as exc:
-            if _request_was_written(exc):
-                raise DeliveryAmbiguous(f"{exc.message}; Telegram may have received it") from exc
-            raise ChannelUnavailable(exc.message) from exc
-        except error.TelegramError as exc:
-            raise ChannelError(exc.message) from exc
+        return await call_bot_api(make)
 
 
-def _request_was_written(exc: Exception) -> bool:
-    """Whether the connection failed after the request went out (a read timeout or a dropped response)."""
-    import httpx
+def _as_html(text: str) -> str:
+    """Plain text as the HTML Telegram shows identically: an edit between the two changes nothing."""
+    import html
 
-    cause = exc.__cause__
-    return isinstance(cause, httpx.ReadTimeout | httpx.ReadError | httpx.RemoteProtocolError)
+    return html.escape(text, quote=False)
 
 
-async def _quietly(step: Callable[[], Awaitable[None]]) -> None:
+async def _quietly(step: Callable[[], Awaitable[object]]) -> None:
     """Run a shutdown step, logging instead of raising so later steps still run."""
     try:
         await step()

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 from bot.bus import ChatRef
 from bot.errors import ChannelError
 from channels.streaming import PlatformCall
+from channels.telegram_calls import not_modified
 
 DRAFT_LIMIT = 4096
 _draft_ids = itertools.count(1)
@@ -44,13 +46,16 @@ class TelegramDraft:
 
 
 class TelegramEdits:
-    """EditsMessages for one Telegram chat or forum topic."""
+    """EditsMessages for one Telegram chat or forum topic; `on_posted` hears of each message it posts."""
 
-    def __init__(self, bot: Any, call: PlatformCall, chat: ChatRef) -> None:
+    def __init__(
+        self, bot: Any, call: PlatformCall, chat: ChatRef, on_posted: Callable[[str], None] = lambda message_id: None
+    ) -> None:
         self._bot = bot
         self._call = call
         self._chat_id = int(chat.chat_id)
         self._thread = int(chat.thread_id) if chat.thread_id else None
+        self._on_posted = on_posted
 
     async def post_text(self, text: str, markup: bool, reply_to: str | None) -> str:
         from telegram import ReplyParameters
@@ -65,6 +70,7 @@ class TelegramEdits:
                 reply_parameters=reply,
             )
         )
+        self._on_posted(str(sent.message_id))
         return str(sent.message_id)
 
     async def edit_text(self, message_id: str, text: str, markup: bool) -> None:
@@ -78,7 +84,7 @@ class TelegramEdits:
                 )
             )
         except ChannelError as exc:
-            if "message is not modified" not in str(exc):
+            if not not_modified(exc):
                 raise
 
     async def delete(self, message_id: str) -> None:

@@ -21,8 +21,10 @@ async def check_channel(name: str, section: ChannelSection, timeout: float) -> l
             await _probe(name, "bot token", "bot_token", section, timeout, _slack_bot),
             await _probe(name, "app token", "app_token", section, timeout, _slack_app),
         ]
-    probe = _telegram if name == "telegram" else _discord
-    return [await _probe(name, "token", "token", section, timeout, probe)]
+    if name == "telegram":
+        token = await _probe(name, "token", "token", section, timeout, _telegram)
+        return [token] if token.status != "ok" else [token, await _telegram_privacy(section, timeout)]
+    return [await _probe(name, "token", "token", section, timeout, _discord)]
 
 
 async def _probe(name: str, what: str, key: str, section: Any, timeout: float, call: Any) -> Check:
@@ -52,6 +54,33 @@ async def _telegram(http: Any, base: str, token: str) -> str:
     if not body.get("ok"):
         raise Refused(str(body.get("description") or response.status))
     return "@" + str(body["result"].get("username"))
+
+
+PRIVACY_OFF = (
+    "to let the bot read the group messages it is not asked about (the context a mention brings): "
+    "@BotFather → /setprivacy → Disable, then remove the bot from each group and add it again"
+)
+
+
+async def _telegram_privacy(section: Any, timeout: float) -> Check:
+    """Whether Telegram's privacy mode is on (getMe `can_read_all_group_messages` false): what groups show the bot."""
+    import aiohttp
+
+    from bot.setup.check import Check
+
+    token = section.token.get_secret_value()
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as http,
+            http.get(f"{section.api_base}{token}/getMe") as response,
+        ):
+            body = await response.json(content_type=None)
+    except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+        return Check("telegram privacy mode", "warn", f"unknown ({type(exc).__name__})")
+    if (body.get("result") or {}).get("can_read_all_group_messages"):
+        return Check("telegram privacy mode", "ok", "off: the bot reads every group message (for group context)")
+    detail = "on: in groups the bot sees only commands, mentions of it and replies to it"
+    return Check("telegram privacy mode", "ok", detail, PRIVACY_OFF)
 
 
 async def _discord(http: Any, base: str, token: str) -> str:

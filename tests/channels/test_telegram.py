@@ -113,6 +113,17 @@ async def test_photo_reaches_the_model_as_an_image(bot: TelegramBot, fake_llm: F
     assert list((bot.config.workspace / "inbox" / "telegram" / str(OWNER)).iterdir())
 
 
+async def test_an_album_reaches_the_model_as_one_turn_with_every_image(
+    bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    telegram.album([b"\xff\xd8 one", b"\xff\xd8 two"], ["compare these two"], chat_id=OWNER, user_id=OWNER)
+    (sent,) = await telegram.wait_for_sent(1)
+    (request,) = fake_llm.requests
+    content = request["messages"][-1]["content"]
+    assert "compare these two" in content[0]["text"]
+    assert [part["type"] for part in content[1:]] == ["image_url", "image_url"]
+
+
 async def test_voice_note_is_announced(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
     telegram.voice(b"OggS voice", chat_id=OWNER, user_id=OWNER)
     await telegram.wait_for_sent(1)

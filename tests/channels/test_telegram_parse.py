@@ -1,4 +1,6 @@
-from channels.telegram import file_base_url, media_of, parse_update
+from bot.bus import Press
+from channels.telegram import file_base_url
+from channels.telegram_parse import QUOTE_LIMIT, album_of, media_of, parse_update, replied_image
 
 BOT_ID = 999
 
@@ -72,7 +74,7 @@ def test_bots_and_service_messages_are_skipped() -> None:
     service = update()
     del service["message"]["text"]
     assert parse_update(service, BOT_ID, "relay_bot") is None
-    assert parse_update({"update_id": 3, "edited_message": update()["message"]}, BOT_ID, "relay_bot") is None
+    assert parse_update({"update_id": 3, "channel_post": update()["message"]}, BOT_ID, "relay_bot") is None
 
 
 def test_photo_uses_the_largest_size_and_caption() -> None:
@@ -107,3 +109,83 @@ def test_mention_offsets_count_utf16_units() -> None:
     raw = update(text, chat={"id": -100, "type": "group"}, entities=[{"type": "mention", "offset": 3, "length": 10}])
     message = parse_update(raw, BOT_ID, "relay_bot")
     assert message.mentioned and message.text == "\U0001f600 hi"
+
+
+GROUP = {"id": -100, "type": "supergroup"}
+
+
+def earlier(message_id: int = 3, user: dict | None = None, **content: object) -> dict:
+    author = user or {"id": 7, "is_bot": False, "first_name": "Bo"}
+    return {"message_id": message_id, "date": 0, "chat": GROUP, "from": author, **content}
+
+
+def test_a_reply_carries_the_replied_to_text_and_author() -> None:
+    raw = update("why?", chat=GROUP, reply_to_message=earlier(text="the sky is green"))
+    quote = parse_update(raw, BOT_ID, "relay_bot").reply_to
+    assert (quote.text, quote.author_id, quote.author_name, quote.from_bot) == ("the sky is green", "7", "Bo", False)
+    assert quote.platform_message_id == "3" and quote.image is None
+
+
+def test_a_partial_quote_wins_over_the_whole_text() -> None:
+    raw = update("source?", chat=GROUP, reply_to_message=earlier(text="one. two. three."), quote={"text": "two."})
+    assert parse_update(raw, BOT_ID, "relay_bot").reply_to.text == "two."
+
+
+def test_a_reply_to_the_bot_is_marked_as_the_bots_and_capped() -> None:
+    bot = {"id": BOT_ID, "is_bot": True, "first_name": "Relay"}
+    raw = update("go on", chat=GROUP, reply_to_message=earlier(user=bot, text="x" * 5000))
+    message = parse_update(raw, BOT_ID, "relay_bot")
+    assert message.mentioned and message.reply_to.from_bot
+    assert len(message.reply_to.text) == QUOTE_LIMIT and message.reply_to.text.endswith("…")
+
+
+def test_a_forum_topics_root_is_not_a_reply() -> None:
+    root = earlier(message_id=77, forum_topic_created={"name": "Ideas", "icon_color": 0})
+    raw = update("hi", chat=GROUP, message_thread_id=77, is_topic_message=True, reply_to_message=root)
+    message = parse_update(raw, BOT_ID, "relay_bot")
+    assert message.reply_to is None and message.chat.thread_id == "77"
+
+
+def test_a_quote_from_another_chat_names_its_origin() -> None:
+    origin = {"type": "user", "date": 0, "sender_user": {"id": 8, "is_bot": False, "first_name": "Cy"}}
+    raw = update("see this", external_reply={"origin": origin}, quote={"text": "a quoted line"})
+    quote = parse_update(raw, BOT_ID, "relay_bot").reply_to
+    assert (quote.text, quote.author_name, quote.author_id) == ("a quoted line", "Cy", None)
+
+
+def test_the_replied_to_photo_is_found_for_download() -> None:
+    photo = [{"file_id": "p1", "file_unique_id": "u1", "width": 9, "height": 9}]
+    raw = update("what is it?", reply_to_message=earlier(photo=photo, caption="my cat"))
+    assert parse_update(raw, BOT_ID, "relay_bot").reply_to.text == "my cat"
+    assert replied_image(raw["message"]).source == "p1"
+    assert replied_image(update()["message"]) is None
+
+
+def test_an_edit_replaces_its_message_under_a_new_id_per_version() -> None:
+    body = {**update("fixed text")["message"], "edit_date": 1700}
+    message = parse_update({"update_id": 9, "edited_message": body}, BOT_ID, "relay_bot")
+    assert (message.text, message.edit_of, message.platform_message_id) == ("fixed text", "5", "5@1700")
+
+
+def test_album_parts_name_their_album_and_edits_never_do() -> None:
+    raw = update(media_group_id="13579")
+    assert album_of(raw) == "13579"
+    assert album_of({"update_id": 2, "edited_message": raw["message"]}) is None
+
+
+def test_a_button_press_becomes_a_press_with_the_buttons_label() -> None:
+    keyboard = {"inline_keyboard": [[{"text": "Allow once", "callback_data": "K7Q:once"}]]}
+    shown = {"message_id": 31, "date": 0, "chat": GROUP, "from": {"id": BOT_ID, "is_bot": True, "first_name": "R"}}
+    query = {
+        "id": "cbq-1",
+        "from": {"id": 42, "is_bot": False, "first_name": "Ann"},
+        "message": {**shown, "text": "Run ls?", "reply_markup": keyboard},
+        "chat_instance": "1",
+        "data": "K7Q:once",
+    }
+    message = parse_update({"update_id": 4, "callback_query": query}, BOT_ID, "relay_bot")
+    assert message.press == Press("K7Q", "once", "31")
+    assert (message.text, message.sender_id, message.chat.chat_id) == ("Allow once", "42", "-100")
+    assert message.mentioned and not message.is_direct and message.platform_message_id == "press:cbq-1"
+    foreign = {**query, "data": "not-ours"}
+    assert parse_update({"update_id": 5, "callback_query": foreign}, BOT_ID, "relay_bot") is None

@@ -179,3 +179,45 @@ async def test_stop_sent_while_a_reply_streams_ends_the_stream_and_the_turn(
     await asyncio.sleep(0.2)  # the model would still be streaming had the turn not been cancelled
     assert len(telegram.drafts) == drafts and all(len(d["text"]) < len(REPLY * 4) for d in telegram.drafts)
     assert [s["text"] for s in telegram.sent] == ["Stopped."] and telegram.edits == []
+
+
+async def test_a_final_text_equal_to_the_last_live_edit_is_neither_edited_again_nor_doubled(
+    bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    plain = "Plain words & nothing to format, streamed slowly so the last live edit already shows all of them."
+    fake_llm.script(Text(plain, chunk_delay=0.02))
+    done = asyncio.create_task(delivered(bot))
+    ask_in_group(telegram, "say something plain")
+    await done
+    (posted,) = telegram.sent
+    tries = sum(1 for method, _ in telegram.calls if method == "editMessageText")
+    assert telegram.edits and telegram.edits[-1]["text"] == plain  # it grew by edits to the whole text
+    assert tries == len(telegram.edits)  # and no edit was refused as "not modified"
+    assert telegram.message(GROUP, posted["message_id"])["text"] == plain
+
+
+async def test_a_live_message_that_cannot_be_edited_is_replaced_by_a_new_one(
+    bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    fake_llm.script(Text(REPLY, chunk_delay=0.02))
+    done = asyncio.create_task(delivered(bot))
+    ask_in_group(telegram, "explain")
+    await telegram.wait_for_call("editMessageText")
+    telegram.fail("editMessageText", status=400, description="Bad Request: MESSAGE_ID_INVALID", times=50)
+    await done
+    live, final = telegram.sent
+    assert telegram.message(GROUP, live["message_id"]) is None  # the broken live message was removed
+    assert final["text"] == markdown_to_telegram_html(REPLY)
+
+
+async def test_a_not_modified_answer_to_an_edit_is_success_never_a_second_message(
+    bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    fake_llm.script(Text(REPLY, chunk_delay=0.02))
+    done = asyncio.create_task(delivered(bot))
+    ask_in_group(telegram, "explain")
+    await telegram.wait_for_call("editMessageText")
+    not_modified = "Bad Request: message is not modified: specified new message content and reply markup are the same"
+    telegram.fail("editMessageText", status=400, description=not_modified, times=50)
+    await done
+    assert len(telegram.sent) == 1 and "Sorry" not in telegram.sent[0]["text"]

@@ -23,9 +23,13 @@ def bot_user(bot_id: int, username: str) -> dict:
     return {"id": bot_id, "is_bot": True, "first_name": "Relay", "username": username}
 
 
-def me(bot_id: int, username: str) -> dict:
-    """getMe's result: the bot user and its group abilities."""
-    extra = {"can_join_groups": True, "can_read_all_group_messages": False, "supports_inline_queries": False}
+def me(bot_id: int, username: str, privacy_mode: bool = True) -> dict:
+    """getMe's result: the bot user and its group abilities (privacy mode on: it reads only what is meant for it)."""
+    extra = {
+        "can_join_groups": True,
+        "can_read_all_group_messages": not privacy_mode,
+        "supports_inline_queries": False,
+    }
     return {**bot_user(bot_id, username), **extra}
 
 

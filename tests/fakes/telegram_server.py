@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import inspect
 import itertools
 import json
 import random
+import re
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,6 +57,10 @@ _BAD_GATEWAY = (
     "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
     "<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
 )
+REACTION_EMOJI = frozenset(
+    "👍👎❤🔥🥰👏😁🤔🤯😱🤬😢🎉🤩🤮💩🙏👌🕊🤡🥱🥴😍🐳🌚🌭💯🤣⚡🍌🏆💔🤨😐🍓🍾💋🖕😈😴😭🤓👻👀🎃🙈😇😨🤝🤗🫡🎅🎄☃💅🤪🗿🆒💘🙉🦄😘💊🙊😎👾🤷😡"
+)
+"""Telegram's fixed set of reaction emoji (single code points; a few real ones carry a variation selector)."""
 _NOT_MODIFIED = (
     "Bad Request: message is not modified: specified new message content and reply markup"
     " are exactly the same as a current content and reply markup of the message"
@@ -97,6 +103,9 @@ class Sender(TypedDict, total=False):
     reply_to_bot: bool  # reply to the bot's last message in the chat
     thread_id: int | None  # a forum topic: sets message_thread_id, is_topic_message and chat.is_forum
     entities: list[dict] | None  # None adds bot_command/mention entities like Telegram does
+    reply_to: dict | None  # a message (as pushed or sent) this one replies to
+    quote: str | None  # the part of `reply_to` the user picked to quote
+    media_group_id: str | None  # an album this message is part of
 
 
 @dataclass(frozen=True)
@@ -135,7 +144,14 @@ class FakeTelegram:
         self.drafts: list[dict] = []
         self.edits: list[dict] = []
         self.chat_actions: list[dict] = []
-        self.commands: list[dict] = []
+        self.commands: list[dict] = []  # the default scope's menu
+        self.menus: dict[str, list[dict]] = {}  # each scope's menu, by scope type
+        self.menu_updates: list[dict] = []  # every setMyCommands call
+        self.answered: list[dict] = []  # answerCallbackQuery calls
+        self.reactions: list[dict] = []  # setMessageReaction calls Telegram accepted
+        self.markup_edits: list[dict] = []  # editMessageReplyMarkup calls
+        self.privacy_mode = True  # getMe's can_read_all_group_messages is its opposite
+        self._callback_ids = itertools.count(1)
         self._updates: deque[dict] = deque()
         self._update_ids = itertools.count(1)
         self._last_message_id = 0
@@ -162,8 +178,8 @@ class FakeTelegram:
             "deletewebhook": self._delete_webhook,
             "getwebhookinfo": self._webhook_info,
             "setmycommands": self._set_commands,
-            "getmycommands": lambda f: self.commands,
-            "deletemycommands": lambda f: self._set_commands({}),
+            "getmycommands": lambda f: self.menus.get(_scope_of(f), []),
+            "deletemycommands": lambda f: self._set_commands({"scope": f.get("scope")}),
             "getupdates": self._get_updates,
             "sendmessage": self._send_message,
             "editmessagetext": self._edit_message_text,
@@ -171,8 +187,9 @@ class FakeTelegram:
             "sendchataction": self._send_chat_action,
             "getfile": self._get_file,
             "deletemessage": self._delete_message,
-            "answercallbackquery": lambda f: True,
-            "setmessagereaction": lambda f: True,
+            "answercallbackquery": self._answer_callback_query,
+            "setmessagereaction": self._set_message_reaction,
+            "editmessagereplymarkup": self._edit_reply_markup,
             "sendphoto": lambda f: self._send_media("photo", f),
             "senddocument": lambda f: self._send_media("document", f),
         }
@@ -266,6 +283,41 @@ class FakeTelegram:
         """Push a voice note (audio/ogg); its file can be downloaded."""
         voice = payloads.voice(self._register("voice", content, ".oga"), duration)
         return self.push({"message": self._user_message({"voice": voice}, "caption_entities", "", **sender)})
+
+    def album(self, contents: list[bytes], captions: list[str], **sender: Unpack[Sender]) -> list[dict]:
+        """Push an album: one photo update per content, sharing a media_group_id; captions pair with contents."""
+        group = sender.pop("media_group_id", None) or f"album-{next(self._file_numbers)}"
+        captions = captions + [""] * (len(contents) - len(captions))
+        return [
+            self.photo(content, caption=caption, media_group_id=group, **sender)
+            for content, caption in zip(contents, captions, strict=True)
+        ]
+
+    def edit(self, update: dict, text: str, *, edit_date: int | None = None) -> dict:
+        """Push the user's edit of the message in `update`: an `edited_message` with the new text."""
+        original = update.get("message") or update["edited_message"]
+        key = "text" if "text" in original else "caption"
+        entities_key = "entities" if key == "text" else "caption_entities"
+        edited = {k: v for k, v in original.items() if k != entities_key}
+        edited.update({key: text, "edit_date": edit_date or payloads.now() + len(self.calls)})
+        if found := payloads.auto_entities(text):
+            edited[entities_key] = found
+        return self.push({"edited_message": edited})
+
+    def press(self, message: dict, data: str, *, user_id: int = 42, first_name: str = "Ann") -> dict:
+        """Push a callback_query: user `user_id` pressed the button with `data` under the bot's `message`."""
+        query = {
+            "id": f"cbq-{next(self._callback_ids)}",
+            "from": payloads.user(user_id, first_name, None),
+            "message": message,
+            "chat_instance": "-42",
+            "data": data,
+        }
+        return self.push({"callback_query": query})
+
+    def message(self, chat_id: Any, message_id: int) -> dict | None:
+        """A message as the fake holds it now (the bot's, with its current text and buttons, or a user's)."""
+        return self._messages.get((chat_id, message_id))
 
     def add_file(self, file_id: str, content: bytes, file_path: str) -> None:
         """Make `file_id` resolvable by getFile and downloadable at `file_path`."""
@@ -395,7 +447,7 @@ class FakeTelegram:
     # methods
 
     def _get_me(self, fields: dict) -> dict:
-        return payloads.me(self.bot_id, self.bot_username)
+        return payloads.me(self.bot_id, self.bot_username, self.privacy_mode)
 
     def _delete_webhook(self, fields: dict) -> bool:
         if fields.get("drop_pending_updates"):
@@ -406,8 +458,45 @@ class FakeTelegram:
         return payloads.webhook_info(len(self._updates))
 
     def _set_commands(self, fields: dict) -> bool:
-        self.commands = list(fields.get("commands") or [])
+        commands = [{"command": c["command"], "description": c["description"]} for c in fields.get("commands") or []]
+        for command in commands:
+            if not re.fullmatch(r"[a-z0-9_]{1,32}", command["command"]) or not 1 <= len(command["description"]) <= 256:
+                raise ApiError(400, "Bad Request: BOT_COMMAND_INVALID")
+        scope = _scope_of(fields)
+        self.menus[scope] = commands
+        if scope == "default":
+            self.commands = commands
+        self.menu_updates.append({"scope": scope, "commands": commands})
         return True
+
+    def _answer_callback_query(self, fields: dict) -> bool:
+        if not str(fields.get("callback_query_id") or "").startswith("cbq-"):
+            raise ApiError(400, "Bad Request: query is too old and response timeout expired or query ID is invalid")
+        self.answered.append(fields)
+        return True
+
+    def _set_message_reaction(self, fields: dict) -> bool:
+        key = (self._chat_of(fields)["id"], int(fields.get("message_id") or 0))
+        if key not in self._messages:
+            raise ApiError(400, "Bad Request: message to react not found")
+        for reaction in fields.get("reaction") or []:
+            if reaction.get("type") != "emoji" or reaction.get("emoji") not in REACTION_EMOJI:
+                raise ApiError(400, "Bad Request: REACTION_INVALID")
+        self.reactions.append(fields)
+        return True
+
+    def _edit_reply_markup(self, fields: dict) -> dict:
+        key = (self._chat_of(fields)["id"], int(fields.get("message_id") or 0))
+        message = self._messages.get(key)
+        if message is None:
+            raise ApiError(400, "Bad Request: message to edit not found")
+        text, mode, markup = self._sources.get(key, (None, None, None))
+        if markup == fields.get("reply_markup"):
+            raise ApiError(400, _NOT_MODIFIED)
+        self._sources[key] = (text, mode, fields.get("reply_markup"))
+        _set_markup(message, fields.get("reply_markup"))
+        self.markup_edits.append(fields)
+        return message
 
     async def _get_updates(self, fields: dict) -> list[dict]:
         offset = int(fields.get("offset") or 0)
@@ -469,10 +558,11 @@ class FakeTelegram:
         if not _is_from(message, self.bot_id):
             raise ApiError(400, "Bad Request: message can't be edited")
         source = (fields.get("text"), fields.get("parse_mode"), fields.get("reply_markup"))
-        if self._sources.get(key) == source:
+        if _shows(*self._sources.get(key, (None, None, None))) == _shows(*source):
             raise ApiError(400, _NOT_MODIFIED)
         self._sources[key] = source
         message.update(text=text, edit_date=payloads.now())
+        _set_markup(message, fields.get("reply_markup"))
         self.edits.append(fields)
         return message
 
@@ -519,6 +609,9 @@ class FakeTelegram:
         reply_to_bot: bool = False,
         thread_id: int | None = None,
         entities: list[dict] | None = None,
+        reply_to: dict | None = None,
+        quote: str | None = None,
+        media_group_id: str | None = None,
     ) -> dict:
         """A message from a user; `text` goes under "text" or "caption" beside its entities (see Sender)."""
         user = payloads.user(user_id, first_name, username)
@@ -528,12 +621,22 @@ class FakeTelegram:
         message = payloads.user_message(number, chat, user, content, entities_key, text, entities, thread_id)
         if reply_to_bot:
             message["reply_to_message"] = self._last_bot_message(chat)
+        if reply_to is not None:
+            message["reply_to_message"] = payloads.as_replied(reply_to)
+        if quote is not None:
+            message["quote"] = {"text": quote, "position": 0, "is_manual": True}
+        if media_group_id is not None:
+            message["media_group_id"] = media_group_id
         return message
 
     def _bot_message(self, chat: dict, fields: dict, content: dict) -> dict:
         number = self._next_message_id()  # numbered before the reply check, which may fail
         replied = self._reply_target(chat, fields)
-        return payloads.bot_message(number, self._bot_user(), chat, content, fields.get("message_thread_id"), replied)
+        message = payloads.bot_message(
+            number, self._bot_user(), chat, content, fields.get("message_thread_id"), replied
+        )
+        _set_markup(message, fields.get("reply_markup"))
+        return message
 
     def _reply_target(self, chat: dict, fields: dict) -> dict | None:
         target = fields.get("reply_parameters") or {}
@@ -614,6 +717,27 @@ def _visible(fields: dict, name: str, limit: int, empty: str, too_long: str) -> 
     if len(text) > limit:
         raise ApiError(400, f"Bad Request: {too_long}")
     return text
+
+
+def _shows(text: str | None, parse_mode: str | None, markup: Any) -> tuple[str | None, Any]:
+    """What a message looks like: plain text and the HTML that renders it alike are the same to Telegram."""
+    if text is not None and str(parse_mode or "").lower() != "html":
+        text = html.escape(text, quote=False)
+    return text, markup or None
+
+
+def _set_markup(message: dict, markup: Any) -> None:
+    """Keep (or drop) a message's inline keyboard as Telegram returns it."""
+    if markup:
+        message["reply_markup"] = markup
+    else:
+        message.pop("reply_markup", None)
+
+
+def _scope_of(fields: dict) -> str:
+    """The BotCommandScope type a menu call names; "default" when none."""
+    scope = fields.get("scope")
+    return str(scope.get("type")) if isinstance(scope, dict) else "default"
 
 
 def _is_from(message: dict, user_id: int) -> bool:

@@ -393,3 +393,35 @@ async def test_wait_for_sent_times_out_saying_what_was_sent(fake: FakeTelegram, 
 
     with pytest.raises(TimeoutError, match="1 of 2 sent"):
         await fake.wait_for_sent(2, timeout=0.05)
+
+
+async def test_an_edit_from_plain_text_to_the_same_text_in_html_is_not_modified(fake: FakeTelegram, bot: Bot) -> None:
+    sent = await bot.send_message(chat_id=42, text="fish & chips")
+    with pytest.raises(BadRequest, match="(?i)message is not modified"):
+        await bot.edit_message_text(chat_id=42, message_id=sent.message_id, text="fish &amp; chips", parse_mode="HTML")
+    await bot.edit_message_text(
+        chat_id=42, message_id=sent.message_id, text="<b>fish</b> &amp; chips", parse_mode="HTML"
+    )
+    assert len(fake.edits) == 1
+
+
+async def test_reactions_outside_telegrams_set_are_refused(fake: FakeTelegram, bot: Bot) -> None:
+    sent = await bot.send_message(chat_id=42, text="hi")
+    assert await bot.set_message_reaction(42, sent.message_id, "👀")
+    with pytest.raises(BadRequest, match="(?i)reaction_invalid"):
+        await bot.set_message_reaction(42, sent.message_id, "✅")
+    assert [r["reaction"][0]["emoji"] for r in fake.reactions] == ["👀"]
+
+
+async def test_a_press_and_an_edit_arrive_as_python_telegram_bot_reads_them(fake: FakeTelegram, bot: Bot) -> None:
+    from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+    keyboard = InlineKeyboardMarkup([[InlineKeyboardButton("Yes", callback_data="p:yes")]])
+    sent = await bot.send_message(chat_id=42, text="Sure?", reply_markup=keyboard)
+    fake.press(fake.message(42, sent.message_id), "p:yes")
+    asked = fake.text("what is 2+2?")
+    fake.edit(asked, "what is 2+3?")
+    press, _, edit = await bot.get_updates(timeout=1)
+    assert press.callback_query.data == "p:yes" and press.callback_query.message.reply_markup == keyboard
+    assert await bot.answer_callback_query(press.callback_query.id)
+    assert edit.edited_message.text == "what is 2+3?" and edit.edited_message.edit_date is not None

@@ -51,6 +51,8 @@ async def test_a_healthy_setup_passes_every_check(tmp_path: Path, fake_llm: Fake
         assert line(output, name).startswith("✓"), output
     assert line(output, "slack bot token").startswith("✓") and line(output, "slack app token").startswith("✓")
     assert "@relay_bot" in line(output, "telegram token")
+    assert line(output, "telegram privacy mode").startswith("✓ telegram privacy mode: on: in groups the bot sees only")
+    assert "/setprivacy" in line(output, "telegram privacy mode")
     assert line(output, "context window").startswith("✓ context window: 32,768 tokens")
     assert line(output, "gateway") == "✓ gateway: not running (start it with `relaybot run`)"
     checks = json.loads(as_json)
@@ -156,3 +158,18 @@ async def test_the_model_server_named_by_openai_base_url_is_the_one_checked(tmp_
         CliRunner().invoke, app, ["doctor"], env={**env_for(tmp_path), "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
     )
     assert line(result.output, "model").startswith("✗ model: cannot reach http://127.0.0.1:9/v1/models")
+
+
+async def test_doctor_says_when_telegram_privacy_mode_is_off(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    telegram.privacy_mode = False
+    write(
+        tmp_path,
+        f"llm:\n  model: openai/fake-model\n  api_base: {fake_llm.base_url}\n"
+        f"channels:\n  telegram: {{enabled: true, token: '{telegram.token}', api_base: '{telegram.base_url}'}}\n",
+    )
+    _, output = await doctor(tmp_path)
+    assert line(output, "telegram privacy mode") == (
+        "✓ telegram privacy mode: off: the bot reads every group message (for group context)"
+    )

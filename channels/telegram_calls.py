@@ -1,0 +1,44 @@
+"""One Bot API call with python-telegram-bot's errors translated into ours, in one place."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from bot.errors import ChannelError, ChannelUnavailable, DeliveryAmbiguous, MarkupRejected, RateLimited
+
+T = TypeVar("T")
+
+
+async def call_bot_api(make: Callable[[], Awaitable[T]]) -> T:
+    """Run one Bot API call, translating python-telegram-bot's errors into ours."""
+    from telegram import error
+
+    try:
+        return await make()
+    except error.RetryAfter as exc:
+        wait = exc.retry_after
+        raise RateLimited(wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)) from exc
+    except error.BadRequest as exc:
+        if "can't parse entities" in exc.message.lower() or "unsupported start tag" in exc.message.lower():
+            raise MarkupRejected(exc.message) from exc
+        raise ChannelError(exc.message) from exc
+    except error.NetworkError as exc:
+        if _request_was_written(exc):
+            raise DeliveryAmbiguous(f"{exc.message}; Telegram may have received it") from exc
+        raise ChannelUnavailable(exc.message) from exc
+    except error.TelegramError as exc:
+        raise ChannelError(exc.message) from exc
+
+
+def not_modified(exc: ChannelError) -> bool:
+    """Whether Telegram refused an edit because it would change nothing, which is the edit's goal reached."""
+    return "message is not modified" in str(exc).lower()
+
+
+def _request_was_written(exc: Exception) -> bool:
+    """Whether the connection failed after the request went out (a read timeout or a dropped response)."""
+    import httpx
+
+    cause = exc.__cause__
+    return isinstance(cause, httpx.ReadTimeout | httpx.ReadError | httpx.RemoteProtocolError)
