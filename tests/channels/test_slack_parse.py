@@ -1,6 +1,6 @@
 from typing import Any
 
-from channels.slack import files_of, parse_event
+from channels.slack_parse import files_of, parse_event
 
 BOT = "UBOT"
 
