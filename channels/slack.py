@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT = 30.0
+NAME_TIMEOUT = 1.0
 Ack = Callable[[], Awaitable[None]]
 
 
@@ -187,10 +188,7 @@ class SlackChannel(Channel):
         try:
             message = await self._thread_start(message, event)
             message = await attach_media(message, files_of(event), self._media_dir, self._fetch)
-            name = await self._sender_name(message.sender_id)
-            if name:
-                message = replace(message, sender_name=name)
-            await self._publish(message)
+            await self._publish(await self._named(message))
         except BusClosed:
             raise  # no ack: Slack delivers the event again after the restart
         except Exception:
@@ -219,14 +217,15 @@ class SlackChannel(Channel):
         """Bolt listener for a button press: published, then acked (Slack wants the ack within 3 s)."""
         message = parse_press(body)
         if message is not None:
-            await self._publish(message)  # BusClosed propagates: no ack, and Slack tells the user it failed
+            # BusClosed propagates: no ack, and Slack tells the user the press failed.
+            await self._publish(await self._named(message))
         await ack()
 
     async def _on_command(self, ack: Ack, body: dict[str, Any]) -> None:
         """Bolt listener for a slash command: published as `/name args`, then acked with nothing to show."""
         message = parse_slash_command(body)
         if message is not None:
-            await self._publish(replace(message, stream=self._streaming.mode != "off"))
+            await self._publish(await self._named(replace(message, stream=self._streaming.mode != "off")))
         await ack()
 
     async def _catch_up(self, active: ActiveChat) -> None:
@@ -253,6 +252,15 @@ class SlackChannel(Channel):
         channel_type = "im" if chat.chat_id.startswith("D") else "channel"
         for event in missed[-limit:]:
             await self._on_event({**event, "channel": chat.chat_id, "channel_type": channel_type}, {})
+
+    async def _named(self, message: InboundMessage) -> InboundMessage:
+        """The message with its sender's display name, unless users.info is slow (presses must be acked in 3 s)."""
+        try:
+            async with asyncio.timeout(NAME_TIMEOUT):
+                name = await self._sender_name(message.sender_id)
+        except TimeoutError:
+            return message
+        return replace(message, sender_name=name) if name else message
 
     async def _sender_name(self, user_id: str) -> str | None:
         """The user's display name from users.info, cached; None when Slack will not say."""

@@ -38,6 +38,7 @@ async def test_choices_are_rendered_as_buttons_and_a_press_comes_back(bot: Slack
     pressed = await bot.next()
     assert pressed.press.prompt_id == "K7Q" and pressed.press.choice_id == "always"
     assert pressed.press.prompt_message_id == f"C0GENERAL:{posted['ts']}" and pressed.chat == CHAT
+    assert (pressed.text, pressed.sender_id, pressed.sender_name) == ("Allow always", "U0OWNER", "Olive")
     await slack.wait_for_acks(2)  # the bot's own post echoed back, and the press
     (envelope,) = slack.envelopes_of("interactive")
     assert envelope.acked and envelope.ack_delay < 3.0

@@ -14,6 +14,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from tests.fakes.slack_payloads import block_actions, message_changed, slash_command
 from tests.fakes.waiting import RecordWaiter
 
 TEXT_LIMIT = 40_000
@@ -220,83 +221,26 @@ class FakeSlack:
 
     def edit(self, event: dict, text: str) -> dict:
         """The user edits the message `event` to `text`: Slack's message_changed event; returns it."""
-        edited = {"user": event["user"], "ts": self._next_ts()}
-        changed = {k: v for k, v in event.items() if k not in ("channel", "channel_type", "event_ts")}
-        previous = dict(changed)
-        changed.update(text=text, edited=edited)
+        change = message_changed(event, text, self._next_ts())
         for stored in self._history.get(event["channel"], []):
             if stored["ts"] == event["ts"]:
-                stored.update(text=text, edited=edited)
-        change = {
-            "type": "message",
-            "subtype": "message_changed",
-            "hidden": True,
-            "channel": event["channel"],
-            "channel_type": event.get("channel_type", "channel"),
-            "ts": edited["ts"],
-            "event_ts": edited["ts"],
-            "message": changed,
-            "previous_message": previous,
-        }
+                stored.update(text=text, edited=change["message"]["edited"])
         return self.send_event(change)
 
     def press(self, posted: dict, label: str, user: str = "U0001", name: str = "olive") -> dict:
         """A user presses the button labelled `label` under the bot's message `posted`; returns the payload."""
-        channel, ts = posted["channel"], posted["ts"]
-        blocks = self._bot_messages[(channel, ts)].get("blocks") or []
-        block, button = next(
-            (b, e) for b in blocks if b["type"] == "actions" for e in b["elements"] if e["text"]["text"] == label
-        )
-        container = {"type": "message", "message_ts": ts, "channel_id": channel, "is_ephemeral": False}
-        message = dict(self._bot_messages[(channel, ts)])
-        if message.get("thread_ts"):
-            container["thread_ts"] = message["thread_ts"]
-        payload = {
-            "type": "block_actions",
-            "user": {"id": user, "username": name, "name": name, "team_id": self.team_id},
-            "api_app_id": "A0001",
-            "token": "verification-token",
-            "container": container,
-            "trigger_id": f"{next(self._event_ids)}.trigger",
-            "team": {"id": self.team_id, "domain": "fake"},
-            "enterprise": None,
-            "is_enterprise_install": False,
-            "channel": {"id": channel, "name": "directmessage" if channel.startswith("D") else "general"},
-            "message": message,
-            "state": {"values": {}},
-            "response_url": f"http://127.0.0.1:{self._port}/actions/{uuid.uuid4()}",
-            "actions": [
-                {
-                    "action_id": button["action_id"],
-                    "block_id": block["block_id"],
-                    "text": button["text"],
-                    "value": button.get("value"),
-                    "style": button.get("style"),
-                    "type": "button",
-                    "action_ts": self._next_ts(),
-                }
-            ],
-        }
+        channel = posted["channel"]
+        message = dict(self._bot_messages[(channel, posted["ts"])])
+        trigger = f"{next(self._event_ids)}.trigger"
+        who = {"id": user, "username": name, "name": name}
+        payload = block_actions(message, channel, label, who, self.team_id, self._next_ts(), trigger)
         self._queue(Envelope(payload, kind="interactive"))
         return payload
 
     def slash_command(self, command: str, text: str = "", user: str = "U0001", channel: str = "D0001") -> dict:
-        """A user runs `command` (e.g. "/new"); Slack sends its form fields as the envelope's payload."""
-        payload = {
-            "token": "verification-token",
-            "team_id": self.team_id,
-            "team_domain": "fake",
-            "channel_id": channel,
-            "channel_name": "directmessage" if channel.startswith("D") else "general",
-            "user_id": user,
-            "user_name": "olive",
-            "command": command,
-            "text": text,
-            "api_app_id": "A0001",
-            "is_enterprise_install": "false",
-            "response_url": f"http://127.0.0.1:{self._port}/commands/{uuid.uuid4()}",
-            "trigger_id": f"{next(self._event_ids)}.trigger",
-        }
+        """A user runs `command` (e.g. "/new"); Slack sends its fields as the envelope's payload."""
+        trigger = f"{next(self._event_ids)}.trigger"
+        payload = slash_command(command, text, user, channel, self.team_id, trigger)
         self._queue(Envelope(payload, kind="slash_commands"))
         return payload
 
