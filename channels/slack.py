@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
-from bot.bus import ChatRef, InboundMessage, OutboundMessage
+from bot.bus import Attachment, ChatRef, InboundMessage, OutboundMessage
 from bot.config.schema_channels import SlackConfig
 from bot.errors import BusClosed, ChannelError, ChannelUnavailable
 from bot.retry import RetryPolicy
@@ -107,7 +107,7 @@ class SlackChannel(Channel):
         self._client, self._handler, self._bot_user_id = client, handler, identity["user_id"]
         self._sender = SlackSender(client, call_slack, self._retry)
         self._status = SlackStatus(client, call_slack)
-        self._threads = ThreadReader(client, call_slack, self._bot_user_id, self._sender_name)
+        self._threads = ThreadReader(client, call_slack, self._bot_user_id, self._sender_name, self._save_image)
         self._team_id = identity.get("team_id") or ""
         self._http = aiohttp.ClientSession()
         self._hello.clear()
@@ -274,6 +274,17 @@ class SlackChannel(Channel):
             profile = user.get("profile") or {}
             self._names[user_id] = profile.get("display_name") or user.get("real_name") or user.get("name") or ""
         return self._names[user_id] or None
+
+    async def _save_image(self, channel: str, media: MediaRef) -> Attachment | None:
+        """A quoted message's image, saved in the chat's inbox; None when it cannot be downloaded."""
+        target = self._media_dir / ChatRef("slack", channel).folder / media.filename
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            await self._fetch(media, target)
+        except ChannelError as exc:
+            logger.info("slack: quoted image %s not downloaded: %s", media.unique_id, exc)
+            return None
+        return Attachment(str(target), media.mime_type, media.kind)
 
     async def _fetch(self, media: MediaRef, target: Path) -> None:
         assert self._http is not None

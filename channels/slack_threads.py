@@ -6,12 +6,13 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.bus import GroupLine, Quote
+from bot.bus import Attachment, GroupLine, Quote
 from bot.errors import ChannelError
-from channels.slack_parse import without_mention
+from channels.media import MediaRef
+from channels.slack_parse import files_of, without_mention
 from channels.streaming import PlatformCall
 
 logger = logging.getLogger(__name__)
@@ -67,12 +68,18 @@ class ThreadReader:
     """Reads each thread once (conversations.replies), for the first mention in it; later mentions get nothing."""
 
     def __init__(
-        self, client: Any, call: PlatformCall, bot_user_id: str, name_of: Callable[[str], Awaitable[str | None]]
+        self,
+        client: Any,
+        call: PlatformCall,
+        bot_user_id: str,
+        name_of: Callable[[str], Awaitable[str | None]],
+        save_image: Callable[[str, MediaRef], Awaitable[Attachment | None]],
     ) -> None:
         self._client = client
         self._call = call
         self._bot_user_id = bot_user_id
         self._name_of = name_of
+        self._save_image = save_image
         self._reads: OrderedDict[str, tuple[str, asyncio.Task[ThreadStart]]] = OrderedDict()
 
     async def first_mention(self, channel: str, thread_ts: str, mention_ts: str) -> ThreadStart:
@@ -102,4 +109,9 @@ class ThreadReader:
         for author in {str(m["user"]) for m in messages if m.get("user")}:
             if name := await self._name_of(author):
                 names[author] = name
-        return thread_start(messages, thread_ts, mention_ts, self._bot_user_id, names)
+        start = thread_start(messages, thread_ts, mention_ts, self._bot_user_id, names)
+        parent = next((m for m in messages if m.get("ts") == thread_ts), {})
+        image = next((media for media in files_of(parent) if media.kind == "image"), None)
+        if start.parent is None or image is None:
+            return start
+        return replace(start, parent=replace(start.parent, image=await self._save_image(channel, image)))

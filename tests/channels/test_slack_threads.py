@@ -76,3 +76,14 @@ async def test_threads_the_bot_answered_in_are_followed_after_a_restart(
         posted = await slack.wait_for_posted(2)
     assert posted[1]["thread_ts"] == asked["ts"] and posted[1]["text"] == "still here"
     assert len(fake_llm.requests) == 2
+
+
+async def test_an_image_in_the_thread_parent_comes_with_the_quote(tmp_path: Path, slack: FakeSlack) -> None:
+    parent = slack.file_share(b"\x89PNG chart", "chart.png", "image/png", text="the chart", channel=CHANNEL)
+    async with SlackUnderTest(tmp_path, slack) as bot:
+        await bot.next()
+        slack.channel_message("what does it show?", channel=CHANNEL, user=OWNER, thread_ts=parent["ts"], mention=True)
+        mention = await bot.next()
+    image = mention.reply_to.image
+    assert mention.reply_to.text == "the chart" and image.kind == "image" and image.mime_type == "image/png"
+    assert Path(image.path).read_bytes() == b"\x89PNG chart"
