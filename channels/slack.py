@@ -131,8 +131,11 @@ class SlackChannel(Channel):
     async def stop(self) -> None:
         handler, self._handler = self._handler, None
         http, self._http = self._http, None
+        threads, self._threads = self._threads, None
         if handler is not None:
             await handler.close_async()
+        if threads is not None:
+            await threads.close()
         if http is not None:
             await http.close()
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.bus import Attachment, GroupLine, Quote
+from bot.cancelling import cancel_and_wait
 from bot.errors import ChannelError
 from channels.media import MediaRef
 from channels.slack_parse import files_of, without_mention
@@ -92,6 +93,11 @@ class ThreadReader:
                 self._reads.popitem(last=False)
         first_ts, read = self._reads[key]
         return await asyncio.shield(read) if first_ts == mention_ts else ThreadStart()
+
+    async def close(self) -> None:
+        """Cancel the reads still running and wait for them."""
+        await cancel_and_wait(*(read for _, read in self._reads.values()))
+        self._reads.clear()
 
     async def _read(self, channel: str, thread_ts: str, mention_ts: str) -> ThreadStart:
         client = self._client
