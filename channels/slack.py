@@ -1,4 +1,4 @@
-"""Slack through slack-bolt: Socket Mode events in, mrkdwn replies out."""
+"""Slack through slack-bolt: Socket Mode events, button presses and slash commands in, mrkdwn replies out."""
 
 from __future__ import annotations
 
@@ -6,91 +6,40 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Container
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
-from bot.bus import ChatRef, InboundMessage, OutboundMessage
+from bot.bus import Attachment, ChatRef, InboundMessage, OutboundMessage
 from bot.config.schema_channels import SlackConfig
-from bot.errors import BusClosed, ChannelError, ChannelUnavailable, RateLimited
+from bot.errors import BusClosed, ChannelError, ChannelUnavailable
 from bot.retry import RetryPolicy
-from channels.base import Channel, Publish
+from channels.base import Channel, Publish, ReactionStatus
 from channels.catchup import CATCH_UP_LIMIT, ActiveChat, RecentChats
 from channels.dedupe import SeenIds
-from channels.delivery import send_in_chunks
 from channels.formatting import markdown_to_slack_mrkdwn
 from channels.live_edits import EditedMessages
-from channels.media import MediaRef, attach_media, download_capped, kind_of
+from channels.media import MediaRef, attach_media, download_capped
+from channels.slack_calls import call_slack
 from channels.slack_live import SlackEdits, SlackStream
+from channels.slack_parse import files_of, parse_event, parse_press, parse_slash_command
+from channels.slack_send import MAX_MESSAGE_LENGTH, SlackSender
+from channels.slack_status import SlackStatus
+from channels.slack_threads import ThreadReader
 from channels.streaming import LiveReply, StreamSettings
 
 if TYPE_CHECKING:
     import aiohttp
     from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
-    from slack_sdk.errors import SlackApiError
-    from slack_sdk.web.async_client import AsyncWebClient
 
 logger = logging.getLogger(__name__)
 
-T = TypeVar("T")
-MAX_MESSAGE_LENGTH = 3900  # Slack accepts 40,000 but advises at most 4,000 characters per message
 CONNECT_TIMEOUT = 30.0
-USER_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
-TRANSIENT_ERRORS = frozenset({"internal_error", "service_unavailable", "request_timeout"})
-
-
-def parse_event(
-    event: dict[str, Any], bot_user_id: str, reply_in_thread: bool, bot_threads: Container[str] = ()
-) -> InboundMessage | None:
-    """Turn a `message` or `app_mention` event into an InboundMessage; None for bots, edits and service messages.
-
-    `bot_threads` holds `channel:thread_ts` of threads the bot answered in: a reply there counts as a mention.
-    """
-    if event.get("type") not in ("message", "app_mention") or event.get("subtype") not in USER_SUBTYPES:
-        return None
-    user, channel, ts = event.get("user"), event.get("channel"), event.get("ts")
-    if event.get("bot_id") or not user or user == bot_user_id or not channel or not ts:
-        return None
-    text = event.get("text") or ""
-    if not text.strip() and not files_of(event):
-        return None
-    is_direct = event.get("channel_type", "im" if channel.startswith("D") else "channel") == "im"
-    thread_ts = event.get("thread_ts")
-    mention = re.compile(rf"<@{re.escape(bot_user_id)}(?:\|[^>]*)?>")
-    mentioned = (
-        event["type"] == "app_mention"
-        or mention.search(text) is not None
-        or (thread_ts is not None and f"{channel}:{thread_ts}" in bot_threads)
-    )
-    session_thread = thread_ts or (ts if reply_in_thread and not is_direct else None)
-    return InboundMessage(
-        chat=ChatRef("slack", channel, session_thread),
-        sender_id=user,
-        text=_unescape(mention.sub("", text)).strip(),
-        is_direct=is_direct,
-        mentioned=mentioned,
-        platform_message_id=f"{channel}:{ts}",
-        server_id=event.get("team") or None,
-    )
-
-
-def files_of(event: dict[str, Any]) -> list[MediaRef]:
-    """The downloadable files a message carries (Slack leaves out the URL of files the bot may not see)."""
-    found = []
-    for file in event.get("files") or []:
-        url = file.get("url_private_download") or file.get("url_private")
-        if url:
-            mime = file.get("mimetype") or "application/octet-stream"
-            found.append(MediaRef(url, file["id"], kind_of(mime), mime, file.get("size"), file.get("name")))
-    return found
-
-
-def _unescape(text: str) -> str:
-    """Slack escapes exactly these three characters in message text."""
-    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+NAME_TIMEOUT = 1.0
+Ack = Callable[[], Awaitable[None]]
 
 
 class SlackChannel(Channel):
@@ -113,7 +62,10 @@ class SlackChannel(Channel):
         self._streaming = StreamSettings.of(config)
         self._team_id = ""
         self._ping_interval = ping_interval
-        self._client: AsyncWebClient | None = None
+        self._client: Any = None
+        self._sender: SlackSender | None = None
+        self._status: SlackStatus | None = None
+        self._threads: ThreadReader | None = None
         self._handler: AsyncSocketModeHandler | None = None
         self._http: aiohttp.ClientSession | None = None
         self._bot_user_id = ""
@@ -142,15 +94,20 @@ class SlackChannel(Channel):
             )
         # Retries are ours, once per chunk; the SDK's own would re-post a message Slack may have received.
         client = AsyncWebClient(token=bot_token, base_url=self._config.api_base, retry_handlers=[])
-        identity = await self._call(client.auth_test)
+        identity = await call_slack(client.auth_test)
         # The envelope is acked only after the listener returns, so only once the message is journaled.
         app = AsyncApp(client=client, signing_secret="", process_before_response=True)
         app.event("message")(self._on_event)
         app.event("app_mention")(self._on_event)
+        app.action(re.compile(".*"))(self._on_press)
+        app.command(re.compile(".*"))(self._on_command)
         handler = AsyncSocketModeHandler(app, app_token, ping_interval=self._ping_interval)
         handler.client.on_message_listeners.append(self._on_frame)
         # Everything the listeners use is in place first: events follow the hello at once.
         self._client, self._handler, self._bot_user_id = client, handler, identity["user_id"]
+        self._sender = SlackSender(client, call_slack, self._retry)
+        self._status = SlackStatus(client, call_slack)
+        self._threads = ThreadReader(client, call_slack, self._bot_user_id, self._sender_name, self._save_image)
         self._team_id = identity.get("team_id") or ""
         self._http = aiohttp.ClientSession()
         self._hello.clear()
@@ -158,7 +115,7 @@ class SlackChannel(Channel):
         try:
             # Fetching the first URL here makes a refused app token fail start();
             # the SDK's own connect() would retry forever.
-            handler.client.wss_uri = await self._call(handler.client.issue_new_wss_url)
+            handler.client.wss_uri = await call_slack(handler.client.issue_new_wss_url)
             async with asyncio.timeout(CONNECT_TIMEOUT):
                 await handler.connect_async()
                 await self._hello.wait()
@@ -174,99 +131,119 @@ class SlackChannel(Channel):
     async def stop(self) -> None:
         handler, self._handler = self._handler, None
         http, self._http = self._http, None
+        threads, self._threads = self._threads, None
         if handler is not None:
             await handler.close_async()
+        if threads is not None:
+            await threads.close()
         if http is not None:
             await http.close()
 
     async def send(self, message: OutboundMessage) -> None:
-        chat = message.chat
-        if message.files:
-            await self._send_files(message)
-            return
-        if chat.thread_id:
-            self._bot_threads.add(f"{chat.chat_id}:{chat.thread_id}")
+        assert self._sender is not None and self._status is not None
+        if message.chat.thread_id:
+            self._bot_threads.add(f"{message.chat.chat_id}:{message.chat.thread_id}")
+        self._status.replied(message.chat)
+        await self._sender.send(message)
 
-        async def post(text: str, as_markup: bool, first: bool) -> None:
-            assert self._client is not None
-            await self._call(
-                partial(
-                    self._client.chat_postMessage,
-                    channel=chat.chat_id,
-                    text=text,
-                    thread_ts=chat.thread_id,
-                    mrkdwn=as_markup,
-                )
-            )
+    async def react(self, chat: ChatRef, message_id: str, status: ReactionStatus) -> None:
+        """reactions.add / reactions.remove: eyes, then white_check_mark or x."""
+        if self._status is not None:
+            await self._status.react(chat, message_id, status)
 
-        await send_in_chunks(message, MAX_MESSAGE_LENGTH, markdown_to_slack_mrkdwn, post, self._retry)
-
-    async def _send_files(self, message: OutboundMessage) -> None:
-        """Slack's external upload (files.getUploadURLExternal, the bytes, files.completeUploadExternal)."""
-        assert self._client is not None
-        uploads = [
-            {"file": file.path, "filename": Path(file.path).name, "title": Path(file.path).name}
-            for file in message.files
-        ]
-        await self._call(
-            partial(
-                self._client.files_upload_v2,
-                file_uploads=uploads,
-                channel=message.chat.chat_id,
-                thread_ts=message.chat.thread_id,
-                initial_comment=message.text or None,
-            )
-        )
+    async def show_typing(self, chat: ChatRef) -> None:
+        """assistant.threads.setStatus "is thinking…" in the chat's thread, where the app may set it."""
+        if self._status is not None:
+            await self._status.show_thinking(chat, threads_dms=self._streaming.mode == "auto")
 
     def live_reply(self, chat: ChatRef, reply_to: str | None, recipient: str | None) -> LiveReply | None:
         """Slack's streaming API in threads and DMs (`streaming: auto`), else an edited message; None when off."""
-        if self._streaming.mode == "off" or self._client is None:
+        if self._streaming.mode == "off" or self._client is None or self._sender is None:
             return None
         if chat.thread_id:
             self._bot_threads.add(f"{chat.chat_id}:{chat.thread_id}")
-        edits = SlackEdits(self._client, self._call, chat)
+        sender = self._sender
+
+        def posted(ts: str) -> None:
+            if reply_to:
+                sender.remember_reply(reply_to, f"{chat.chat_id}:{ts}")
+
+        edits = SlackEdits(self._client, call_slack, chat, posted)
         writer: Any = EditedMessages(edits, MAX_MESSAGE_LENGTH, markdown_to_slack_mrkdwn)
         is_direct = chat.chat_id.startswith("D")
         # Slack streams only replies: in a DM the live reply threads under the message it answers.
         thread_ts = chat.thread_id or (reply_to.rpartition(":")[2] if reply_to and is_direct else None)
         if self._streaming.mode == "auto" and thread_ts:
             addressee = None if is_direct or not recipient else (recipient, self._team_id)
-            writer = SlackStream(self._client, self._call, chat, thread_ts, addressee, markdown_to_slack_mrkdwn, writer)
+            writer = SlackStream(
+                self._client, call_slack, chat, thread_ts, addressee, markdown_to_slack_mrkdwn, writer, posted
+            )
         return LiveReply(writer, self._streaming, self._retry)
 
     async def _on_event(self, event: dict[str, Any], body: dict[str, Any]) -> None:
-        """Bolt listener, run before the ack: parse, name the sender, download files, publish (journaled)."""
+        """Bolt listener, run before the ack: parse, name the sender, read a new thread, download files, publish."""
         message = parse_event(event, self._bot_user_id, self._config.reply_in_thread, self._bot_threads)
         if message is None:
             return
         message = replace(message, stream=self._streaming.mode != "off")
+        if message.edit_of is None and message.is_direct and self._status is not None:
+            self._status.asked(message.chat, event["ts"])
         try:
+            message = await self._thread_start(message, event)
             message = await attach_media(message, files_of(event), self._media_dir, self._fetch)
-            name = await self._sender_name(message.sender_id)
-            if name:
-                message = replace(message, sender_name=name)
-            await self._publish(message)
+            await self._publish(await self._named(message))
         except BusClosed:
             raise  # no ack: Slack delivers the event again after the restart
         except Exception:
             logger.exception("[%s] could not handle event %s", message.chat.session_key, body.get("event_id"))
-        if self._active is not None and (message.is_direct or (message.chat.thread_id and message.mentioned)):
+        followed = message.is_direct or (message.chat.thread_id and message.mentioned)
+        if self._active is not None and message.edit_of is None and followed:
             self._active.seen(message.chat, event["ts"])
+
+    async def _thread_start(self, message: InboundMessage, event: dict[str, Any]) -> InboundMessage:
+        """The first mention in a thread the bot has not been in brings the parent and the earlier replies."""
+        thread_ts, ts = event.get("thread_ts"), event.get("ts")
+        chat = message.chat
+        if (
+            self._threads is None
+            or not message.mentioned
+            or message.edit_of is not None
+            or not thread_ts
+            or thread_ts == ts
+            or f"{chat.chat_id}:{thread_ts}" in self._bot_threads
+        ):
+            return message
+        start = await self._threads.first_mention(chat.chat_id, thread_ts, str(ts))
+        return replace(message, reply_to=start.parent, context=start.earlier)
+
+    async def _on_press(self, ack: Ack, body: dict[str, Any]) -> None:
+        """Bolt listener for a button press: published, then acked (Slack wants the ack within 3 s)."""
+        message = parse_press(body)
+        if message is not None:
+            # BusClosed propagates: no ack, and Slack tells the user the press failed.
+            await self._publish(await self._named(message))
+        await ack()
+
+    async def _on_command(self, ack: Ack, body: dict[str, Any]) -> None:
+        """Bolt listener for a slash command: published as `/name args`, then acked with nothing to show."""
+        message = parse_slash_command(body)
+        if message is not None:
+            await self._publish(await self._named(replace(message, stream=self._streaming.mode != "off")))
+        await ack()
 
     async def _catch_up(self, active: ActiveChat) -> None:
         """Publish, in order, up to CATCH_UP_LIMIT messages the chat was sent after the last one seen."""
-        assert self._client is not None
         client, chat = self._client, active.chat
         limit, oldest = CATCH_UP_LIMIT, active.last_id
         try:
             if chat.thread_id:
                 self._bot_threads.add(f"{chat.chat_id}:{chat.thread_id}")
                 thread = chat.thread_id
-                answer = await self._call(
+                answer = await call_slack(
                     lambda: client.conversations_replies(channel=chat.chat_id, ts=thread, oldest=oldest, limit=limit)
                 )
             else:
-                answer = await self._call(
+                answer = await call_slack(
                     lambda: client.conversations_history(channel=chat.chat_id, oldest=oldest, limit=limit)
                 )
         except ChannelError as exc:
@@ -279,12 +256,20 @@ class SlackChannel(Channel):
         for event in missed[-limit:]:
             await self._on_event({**event, "channel": chat.chat_id, "channel_type": channel_type}, {})
 
+    async def _named(self, message: InboundMessage) -> InboundMessage:
+        """The message with its sender's display name, unless users.info is slow (presses must be acked in 3 s)."""
+        try:
+            async with asyncio.timeout(NAME_TIMEOUT):
+                name = await self._sender_name(message.sender_id)
+        except TimeoutError:
+            return message
+        return replace(message, sender_name=name) if name else message
+
     async def _sender_name(self, user_id: str) -> str | None:
         """The user's display name from users.info, cached; None when Slack will not say."""
         if user_id not in self._names:
-            assert self._client is not None
             try:
-                answer = await self._call(partial(self._client.users_info, user=user_id))
+                answer = await call_slack(partial(self._client.users_info, user=user_id))
             except ChannelError as exc:
                 logger.debug("slack: users.info %s failed: %s", user_id, exc)
                 return None
@@ -292,6 +277,17 @@ class SlackChannel(Channel):
             profile = user.get("profile") or {}
             self._names[user_id] = profile.get("display_name") or user.get("real_name") or user.get("name") or ""
         return self._names[user_id] or None
+
+    async def _save_image(self, channel: str, media: MediaRef) -> Attachment | None:
+        """A quoted message's image, saved in the chat's inbox; None when it cannot be downloaded."""
+        target = self._media_dir / ChatRef("slack", channel).folder / media.filename
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            await self._fetch(media, target)
+        except ChannelError as exc:
+            logger.info("slack: quoted image %s not downloaded: %s", media.unique_id, exc)
+            return None
+        return Attachment(str(target), media.mime_type, media.kind)
 
     async def _fetch(self, media: MediaRef, target: Path) -> None:
         assert self._http is not None
@@ -319,29 +315,3 @@ class SlackChannel(Channel):
             self._connections += 1
             self._disconnect_reason = None
             self._hello.set()
-
-    async def _call(self, make: Callable[[], Awaitable[T]]) -> T:
-        """Run one Web API call, translating slack_sdk's and aiohttp's errors into ours."""
-        import aiohttp
-        from slack_sdk.errors import SlackApiError
-
-        try:
-            return await make()
-        except SlackApiError as exc:
-            raise _translate(exc) from exc
-        except TimeoutError as exc:
-            raise ChannelError("timed out; not retried, as Slack may have received it") from exc
-        except aiohttp.ClientError as exc:
-            raise ChannelUnavailable(f"{type(exc).__name__}: {exc}") from exc
-
-
-def _translate(exc: SlackApiError) -> ChannelError:
-    response = exc.response
-    data = response.data if isinstance(response.data, dict) else {}
-    error = data.get("error") or f"HTTP {response.status_code}"
-    if response.status_code == 429 or error == "ratelimited":
-        # Slack limits each method per workspace: every chat waits.
-        return RateLimited(float(response.headers.get("Retry-After", 1)), whole_bot=True)
-    if response.status_code >= 500 or error in TRANSIENT_ERRORS:
-        return ChannelUnavailable(error)
-    return ChannelError(error)

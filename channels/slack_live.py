@@ -18,10 +18,13 @@ logger = logging.getLogger(__name__)
 class SlackEdits:
     """EditsMessages for one Slack conversation (or thread)."""
 
-    def __init__(self, client: Any, call: PlatformCall, chat: ChatRef) -> None:
+    def __init__(
+        self, client: Any, call: PlatformCall, chat: ChatRef, posted: Callable[[str], None] = lambda ts: None
+    ) -> None:
         self._client = client
         self._call = call
         self._chat = chat
+        self._posted = posted
 
     async def post_text(self, text: str, markup: bool, reply_to: str | None) -> str:
         answer = await self._call(
@@ -29,6 +32,7 @@ class SlackEdits:
                 channel=self._chat.chat_id, text=text, thread_ts=self._chat.thread_id, mrkdwn=markup
             )
         )
+        self._posted(str(answer["ts"]))
         return str(answer["ts"])
 
     async def edit_text(self, message_id: str, text: str, markup: bool) -> None:
@@ -52,6 +56,7 @@ class SlackStream:
         recipient: tuple[str, str] | None,
         render: Callable[[str], str],
         fallback: EditedMessages,
+        posted: Callable[[str], None] = lambda ts: None,
     ) -> None:
         self._client = client
         self._call = call
@@ -60,6 +65,7 @@ class SlackStream:
         self._recipient = recipient
         self._render = render
         self._fallback = fallback
+        self._posted = posted
         self._refused = False
         self._ts: str | None = None
         self._streamed = ""
@@ -118,6 +124,7 @@ class SlackStream:
             await self._fallback.show(text)
             return
         self._ts, self._streamed = str(answer["ts"]), text
+        self._posted(self._ts)
 
     async def _stop(self) -> None:
         if not self._stopped:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from bot.cli import approvals, backup, cron, inspect, pairing, serve, setup
+from bot.cli import approvals, backup, cron, inspect, manifests, pairing, serve, setup
 from bot.cli.options import Options
 
 app = typer.Typer(
@@ -60,6 +60,7 @@ for command in (
     inspect.usage,
 ):
     app.command()(command)
+app.command("slack-manifest")(manifests.slack_manifest)
 app.add_typer(pairing.app, name="pairing")
 app.add_typer(cron.app, name="cron")
 app.add_typer(backup.app, name="backup")

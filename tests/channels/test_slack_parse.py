@@ -1,6 +1,8 @@
 from typing import Any
 
-from channels.slack import files_of, parse_event
+from bot.bus import Press
+from channels.slack_commands import command_name, slash_name
+from channels.slack_parse import files_of, parse_event, parse_press, parse_slash_command
 
 BOT = "UBOT"
 
@@ -83,3 +85,98 @@ def test_shared_files_are_listed_with_their_kind() -> None:
 def test_commands_survive_slacks_slash_workarounds() -> None:
     assert parse_event(event(" /new"), BOT, True).text == "/new"
     assert parse_event(event("<@UBOT> /new", channel="C1", channel_type="channel"), BOT, True).text == "/new"
+
+
+def changed(text: str, previous: str = "hi", **message: Any) -> dict:
+    inner = {"type": "message", "user": "U1", "text": text, "ts": "100.000200", "edited": {"user": "U1", "ts": "150.5"}}
+    return {
+        "type": "message",
+        "subtype": "message_changed",
+        "channel": "D42",
+        "channel_type": "im",
+        "ts": "150.6",
+        "message": {**inner, **message},
+        "previous_message": {**inner, "text": previous},
+    }
+
+
+def test_an_edit_names_the_message_it_replaces_and_is_a_new_delivery() -> None:
+    message = parse_event(changed("hi there"), BOT, True)
+    assert (message.text, message.edit_of) == ("hi there", "D42:100.000200")
+    assert message.platform_message_id == "D42:100.000200@150.5"
+    assert message.chat.session_key == "slack:D42" and message.is_direct
+
+
+def test_changes_that_are_not_edits_are_skipped() -> None:
+    unfurl = changed("hi", previous="hi")
+    assert parse_event(unfurl, BOT, True) is None
+    no_edit = changed("hi (3 replies)")
+    del no_edit["message"]["edited"]
+    assert parse_event(no_edit, BOT, True) is None
+    assert parse_event(changed("new", bot_id="B9"), BOT, True) is None
+
+
+def test_an_edit_in_a_channel_thread_keeps_its_session_and_mention() -> None:
+    edit = changed("<@UBOT> better question", channel_type="channel", thread_ts="90.0")
+    edit["channel"], edit["channel_type"] = "C1", "channel"
+    message = parse_event(edit, BOT, True)
+    assert message.chat.session_key == "slack:C1:90.0" and message.mentioned
+    assert message.text == "better question" and message.edit_of == "C1:100.000200"
+
+
+def block_actions(block_id: str = "relaybot:K7Q", channel: str = "C1", **container: Any) -> dict:
+    return {
+        "type": "block_actions",
+        "user": {"id": "U1", "name": "olive"},
+        "team": {"id": "T1"},
+        "container": {"type": "message", "message_ts": "200.1", "channel_id": channel, **container},
+        "message": {"ts": "200.1"},
+        "trigger_id": "9.9",
+        "actions": [
+            {
+                "type": "button",
+                "block_id": block_id,
+                "action_id": "allow_once",
+                "text": {"type": "plain_text", "text": "Allow once"},
+                "action_ts": "201.5",
+            }
+        ],
+    }
+
+
+def test_a_button_press_carries_the_prompt_choice_and_prompt_message() -> None:
+    message = parse_press(block_actions(thread_ts="190.0"))
+    assert message.press == Press("K7Q", "allow_once", "C1:200.1")
+    assert (message.text, message.sender_id, message.sender_name) == ("Allow once", "U1", "olive")
+    assert message.chat.session_key == "slack:C1:190.0" and message.mentioned and not message.is_direct
+    assert message.platform_message_id == "C1:200.1#press:201.5" and message.server_id == "T1"
+    assert parse_press(block_actions(channel="D5")).chat.session_key == "slack:D5"
+
+
+def test_buttons_relaybot_did_not_render_are_not_presses() -> None:
+    assert parse_press(block_actions(block_id="someone-else")) is None
+    assert parse_press({**block_actions(), "actions": []}) is None
+
+
+def test_a_slash_command_reads_as_the_command_text() -> None:
+    body = {"user_id": "U1", "user_name": "olive", "channel_id": "D5", "channel_name": "directmessage"}
+    message = parse_slash_command({**body, "command": "/model", "text": "fast", "trigger_id": "3.3", "team_id": "T"})
+    assert (message.text, message.is_direct, message.mentioned) == ("/model fast", True, True)
+    assert message.platform_message_id == "D5:command:3.3" and message.chat.session_key == "slack:D5"
+    renamed = parse_slash_command({**body, "command": "/relaybot-status", "channel_id": "C9", "channel_name": "x"})
+    assert (renamed.text, renamed.is_direct) == ("/status", False)
+
+
+def test_reserved_command_names_are_renamed_and_read_back() -> None:
+    assert [slash_name(n) for n in ("new", "status", "help", "model")] == [
+        "new",
+        "relaybot-status",
+        "relaybot-help",
+        "model",
+    ]
+    assert [command_name(c) for c in ("/new", "/relaybot-status", "/relaybot-new", "/STOP")] == [
+        "new",
+        "status",
+        "relaybot-new",
+        "stop",
+    ]

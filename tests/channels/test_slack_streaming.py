@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest_asyncio
 
+from bot.bus import ChatRef, OutboundMessage
 from bot.events import Delivered
 from channels.formatting import markdown_to_slack_mrkdwn
 from tests.fakes.openai_server import FakeLLM, Text
@@ -67,3 +68,14 @@ async def test_rate_limited_append_waits_as_told(bot: SlackBot, fake_llm: FakeLL
     assert 2 in bot.sleep.waits
     ((ts, stream),) = slack.streams.items()
     assert stream["text"] == REPLY and stream["state"] == "stopped"
+
+
+async def test_a_revised_answer_replaces_the_streamed_reply(bot: SlackBot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
+    asked = {}
+    await answered(bot, fake_llm, lambda: asked.update(slack.dm("explain", user=OWNER)))
+    ((ts, stream),) = slack.streams.items()
+    revised = OutboundMessage(ChatRef("slack", "D0001"), "A **better** answer", revises_reply_to=f"D0001:{asked['ts']}")
+    await bot.gateway.agent.bus.publish_outbound(revised)
+    await slack.wait_until(lambda: bool(slack.updates), 5, lambda: "no chat.update yet")
+    assert (slack.updates[-1]["ts"], slack.updates[-1]["text"]) == (ts, "A *better* answer")
+    assert slack.posted == []

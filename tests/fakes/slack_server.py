@@ -14,6 +14,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from tests.fakes.slack_payloads import block_actions, message_changed, slash_command
 from tests.fakes.waiting import RecordWaiter
 
 TEXT_LIMIT = 40_000
@@ -38,26 +39,29 @@ class Failure:
 
 @dataclass
 class Envelope:
-    """One events_api envelope; `acked` flips when the client answers with its envelope_id."""
+    """One envelope (events_api, interactive or slash_commands); `acked` flips when the client answers."""
 
     body: dict
     retry_attempt: int = 0
     envelope_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    kind: str = "events_api"
     sent: bool = False
     acked: bool = False
+    sent_at: float = 0.0
+    ack_delay: float | None = None  # seconds from sending the envelope to its ack
+    ack_payload: dict | None = None
 
     def frame(self) -> str:
         """The websocket frame Slack sends for this envelope."""
-        return json.dumps(
-            {
-                "envelope_id": self.envelope_id,
-                "type": "events_api",
-                "payload": self.body,
-                "accepts_response_payload": False,
-                "retry_attempt": self.retry_attempt,
-                "retry_reason": "timeout" if self.retry_attempt else "",
-            }
-        )
+        frame = {
+            "envelope_id": self.envelope_id,
+            "type": self.kind,
+            "payload": self.body,
+            "accepts_response_payload": self.kind != "events_api",
+        }
+        if self.kind == "events_api":
+            frame.update(retry_attempt=self.retry_attempt, retry_reason="timeout" if self.retry_attempt else "")
+        return json.dumps(frame)
 
 
 class FakeSlack:
@@ -80,6 +84,10 @@ class FakeSlack:
         self.uploads: list[dict] = []
         self._upload_slots: dict[str, dict] = {}
         self.acks: list[str] = []
+        self.ephemeral: list[dict] = []
+        self.reactions: dict[tuple[str, str], list[str]] = {}  # (channel, ts) -> reaction names, in order added
+        self.statuses: list[dict] = []
+        self.scopes: set[str] | None = None  # None: every scope; else methods needing a missing one are refused
         self.connections = 0
         self.users: dict[str, str] = {}
         self.down = False
@@ -109,6 +117,10 @@ class FakeSlack:
             "files.completeUploadExternal": self._complete_upload,
             "conversations.history": self._conversations_history,
             "conversations.replies": self._conversations_replies,
+            "chat.postEphemeral": self._post_ephemeral,
+            "reactions.add": self._reaction_add,
+            "reactions.remove": self._reaction_remove,
+            "assistant.threads.setStatus": self._set_status,
         }
         self._history: dict[str, list[dict]] = {}  # channel -> its messages as history returns them, oldest first
         self._bot_messages: dict[tuple[str, str], dict] = {}
@@ -206,6 +218,35 @@ class FakeSlack:
             "url_private": url,
             "url_private_download": f"{url}?download=1",
         }
+
+    def edit(self, event: dict, text: str) -> dict:
+        """The user edits the message `event` to `text`: Slack's message_changed event; returns it."""
+        change = message_changed(event, text, self._next_ts())
+        for stored in self._history.get(event["channel"], []):
+            if stored["ts"] == event["ts"]:
+                stored.update(text=text, edited=change["message"]["edited"])
+        return self.send_event(change)
+
+    def press(self, posted: dict, label: str, user: str = "U0001", name: str = "olive") -> dict:
+        """A user presses the button labelled `label` under the bot's message `posted`; returns the payload."""
+        channel = posted["channel"]
+        message = dict(self._bot_messages[(channel, posted["ts"])])
+        trigger = f"{next(self._event_ids)}.trigger"
+        who = {"id": user, "username": name, "name": name}
+        payload = block_actions(message, channel, label, who, self.team_id, self._next_ts(), trigger)
+        self._queue(Envelope(payload, kind="interactive"))
+        return payload
+
+    def slash_command(self, command: str, text: str = "", user: str = "U0001", channel: str = "D0001") -> dict:
+        """A user runs `command` (e.g. "/new"); Slack sends its fields as the envelope's payload."""
+        trigger = f"{next(self._event_ids)}.trigger"
+        payload = slash_command(command, text, user, channel, self.team_id, trigger)
+        self._queue(Envelope(payload, kind="slash_commands"))
+        return payload
+
+    def envelopes_of(self, kind: str) -> list[Envelope]:
+        """The envelopes of one type (events_api, interactive, slash_commands) queued so far."""
+        return [e for e in self._envelopes if e.kind == kind]
 
     def send_event(self, event: dict) -> dict:
         """Wrap `event` in an event_callback body and envelope; sent now, or on the next connection."""
@@ -354,6 +395,8 @@ class FakeSlack:
         for envelope in self._envelopes:
             if envelope.envelope_id == envelope_id:
                 envelope.acked = True
+                envelope.ack_delay = time.monotonic() - envelope.sent_at
+                envelope.ack_payload = frame.get("payload")
                 self.acks.append(envelope_id)
         await self._notify()
 
@@ -394,6 +437,8 @@ class FakeSlack:
         }
         if fields.get("thread_ts"):
             message["thread_ts"] = fields["thread_ts"]
+        if fields.get("blocks"):
+            message["blocks"] = _json(fields["blocks"])
         self.posted.append({**fields, "ts": message["ts"]})
         self._bot_messages[(channel, message["ts"])] = message
         self._history.setdefault(channel, []).append(message)
@@ -413,7 +458,15 @@ class FakeSlack:
         parent = [m for m in self._history.get(fields.get("channel", ""), []) if m["ts"] == thread]
         if not parent:
             return {"ok": False, "error": "thread_not_found"}
-        replies = [m for m in self._after(fields) if m.get("thread_ts") == thread and m["ts"] != thread]
+        latest = float(fields.get("latest") or "inf")
+        inclusive = str(fields.get("inclusive", "")).lower() in ("1", "true")
+        replies = [
+            m
+            for m in self._after(fields)
+            if m.get("thread_ts") == thread
+            and m["ts"] != thread
+            and (float(m["ts"]) < latest or (inclusive and float(m["ts"]) == latest))
+        ]
         page = replies[: int(fields.get("limit", 1000))]
         return {"ok": True, "messages": parent + page, "has_more": len(replies) > len(page)}
 
@@ -431,6 +484,8 @@ class FakeSlack:
         if len(text) > TEXT_LIMIT:
             return {"ok": False, "error": "msg_too_long"}
         message["text"] = text
+        if "blocks" in fields:
+            message["blocks"] = _json(fields["blocks"])
         self.updates.append(dict(fields))
         return {"ok": True, "channel": fields["channel"], "ts": fields["ts"], "text": text}
 
@@ -520,6 +575,47 @@ class FakeSlack:
         await self._notify()
         return web.Response(text=f"OK - {len(content)}")
 
+    def _post_ephemeral(self, fields: dict) -> dict:
+        """chat.postEphemeral: seen by `user` alone, never echoed as an event."""
+        if not fields.get("channel") or not fields.get("user"):
+            return {"ok": False, "error": "channel_not_found" if not fields.get("channel") else "user_not_found"}
+        if not (fields.get("text") or "").strip() and not fields.get("blocks"):
+            return {"ok": False, "error": "no_text"}
+        self.ephemeral.append(dict(fields))
+        return {"ok": True, "message_ts": self._next_ts()}
+
+    def _reaction_add(self, fields: dict) -> dict:
+        if error := self._missing_scope("reactions:write"):
+            return error
+        names = self.reactions.setdefault((fields.get("channel", ""), fields.get("timestamp", "")), [])
+        if fields.get("name") in names:
+            return {"ok": False, "error": "already_reacted"}
+        names.append(fields.get("name", ""))
+        return {"ok": True}
+
+    def _reaction_remove(self, fields: dict) -> dict:
+        if error := self._missing_scope("reactions:write"):
+            return error
+        names = self.reactions.get((fields.get("channel", ""), fields.get("timestamp", "")), [])
+        if fields.get("name") not in names:
+            return {"ok": False, "error": "no_reaction"}
+        names.remove(fields["name"])
+        return {"ok": True}
+
+    def _set_status(self, fields: dict) -> dict:
+        """assistant.threads.setStatus: needs chat:write (or the older assistant:write) and a thread."""
+        if self.scopes is not None and not self.scopes & {"chat:write", "assistant:write"}:
+            return {"ok": False, "error": "missing_scope", "needed": "chat:write"}
+        if not fields.get("channel_id") or not fields.get("thread_ts") or "status" not in fields:
+            return {"ok": False, "error": "invalid_arguments"}
+        self.statuses.append(dict(fields))
+        return {"ok": True}
+
+    def _missing_scope(self, scope: str) -> dict | None:
+        if self.scopes is None or scope in self.scopes:
+            return None
+        return {"ok": False, "error": "missing_scope", "needed": scope}
+
     def _users_info(self, fields: dict) -> dict:
         user = fields.get("user", "")
         name = self.users.get(user)
@@ -567,11 +663,16 @@ class FakeSlack:
                 if self._socket is None or self._socket.closed:
                     return
                 if not envelope.sent:
-                    envelope.sent = True
+                    envelope.sent, envelope.sent_at = True, time.monotonic()
                     await self._socket.send_str(envelope.frame())
 
     async def _notify(self) -> None:
         await self._recorded.notify()
+
+
+def _json(value: Any) -> Any:
+    """A field the SDK may send JSON-encoded (form bodies) or as JSON itself."""
+    return json.loads(value) if isinstance(value, str) else value
 
 
 async def _fields(request: web.Request) -> dict[str, Any]:

@@ -143,3 +143,41 @@ async def test_files_need_the_bot_token(fake: FakeSlack) -> None:
             assert (ok.status, ok.content_type, await ok.read()) == (200, "image/png", b"\x89PNG")
         async with session.get(file["url_private"]) as anonymous:
             assert anonymous.status == 403
+
+
+async def test_presses_and_commands_arrive_in_their_own_envelopes(fake: FakeSlack, listener: Listener) -> None:
+    blocks = [
+        {
+            "type": "actions",
+            "block_id": "b1",
+            "elements": [{"type": "button", "action_id": "go", "text": {"type": "plain_text", "text": "Go"}}],
+        }
+    ]
+    answer = await web(fake).chat_postMessage(channel="C1", text="pick", blocks=blocks)
+    await listener.next()  # the echo of the post
+    fake.press({"channel": "C1", "ts": answer["ts"]}, "Go", user="U7")
+    press = await listener.next()
+    assert (press.type, press.accepts_response_payload) == ("interactive", True)
+    assert press.payload["actions"][0]["block_id"] == "b1" and press.payload["container"]["message_ts"] == answer["ts"]
+    fake.slash_command("/new", "now", user="U7")
+    command = await listener.next()
+    assert command.type == "slash_commands" and (command.payload["command"], command.payload["text"]) == ("/new", "now")
+    await fake.wait_for_acks(3)
+    assert all(envelope.ack_delay is not None for envelope in fake.envelopes_of("interactive"))
+
+
+async def test_reactions_ephemeral_notices_and_status(fake: FakeSlack) -> None:
+    client = web(fake)
+    await client.reactions_add(channel="C1", timestamp="1.0", name="eyes")
+    with pytest.raises(SlackApiError) as twice:
+        await client.reactions_add(channel="C1", timestamp="1.0", name="eyes")
+    assert twice.value.response["error"] == "already_reacted"
+    await client.reactions_remove(channel="C1", timestamp="1.0", name="eyes")
+    assert fake.reactions[("C1", "1.0")] == []
+    await client.chat_postEphemeral(channel="C1", user="U7", text="psst")
+    assert fake.ephemeral[0]["user"] == "U7" and fake.posted == []
+    await client.assistant_threads_setStatus(channel_id="C1", thread_ts="1.0", status="is thinking…")
+    fake.scopes = set()
+    with pytest.raises(SlackApiError) as refused:
+        await client.assistant_threads_setStatus(channel_id="C1", thread_ts="1.0", status="is thinking…")
+    assert refused.value.response["error"] == "missing_scope" and len(fake.statuses) == 1
