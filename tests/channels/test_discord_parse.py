@@ -4,7 +4,9 @@ from types import SimpleNamespace
 import discord
 
 from bot.errors import ChannelError, ChannelUnavailable, RateLimited
-from channels.discord import DiscordMessage, attachment_ref, chunk_nonce, parse_message, translate_error
+from channels.discord_errors import translate_error
+from channels.discord_outbound import chunk_nonce
+from channels.discord_parse import DiscordMessage, attachment_ref, parse_message
 
 BOT_ID = 900
 DM = DiscordMessage(
@@ -36,8 +38,10 @@ def test_guild_mention_is_detected_and_removed() -> None:
 
 
 def test_a_reply_to_the_bot_counts_as_a_mention() -> None:
-    assert parse_message(replace(IN_GUILD, type=19, reply_to_author_id=BOT_ID), BOT_ID).mentioned
-    assert not parse_message(replace(IN_GUILD, type=19, reply_to_author_id=77), BOT_ID).mentioned
+    answer = replace(IN_GUILD, id=5, author_id=BOT_ID, author_is_bot=True, content="hello")
+    assert parse_message(replace(IN_GUILD, type=19, reference_id=5, replied=answer), BOT_ID).mentioned
+    other = replace(answer, author_id=77, author_is_bot=False)
+    assert not parse_message(replace(IN_GUILD, type=19, reference_id=5, replied=other), BOT_ID).mentioned
 
 
 def test_a_thread_is_a_session_of_its_own_under_its_channel() -> None:
