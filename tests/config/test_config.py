@@ -161,3 +161,11 @@ def test_streaming_keys_default_and_bad_values_name_the_key(tmp_path: Path) -> N
     assert config.llm.transcription_model is None
     message = error_for(tmp_path, "channels:\n  discord:\n    streaming: sometimes\n")
     assert "channels.discord.streaming" in message and "'auto', 'edit' or 'off'" in message
+
+
+def test_discord_command_guilds_are_server_ids(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, "channels:\n  discord:\n    command_guilds: [123, '456']\n"), env={})
+    assert config.channels.discord.command_guilds == [123, 456]
+    assert "channels.discord.command_guilds" in error_for(
+        tmp_path, "channels:\n  discord:\n    command_guilds: [general]\n"
+    )
