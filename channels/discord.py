@@ -58,6 +58,7 @@ class DiscordChannel(Channel):
         self._retry = retry or RetryPolicy()
         self._streaming = StreamSettings.of(config)
         self._client: Any = None
+        self._sender: DiscordSender | None = None
         self._gateway: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
         self._interactions = OpenInteractions()
@@ -81,6 +82,7 @@ class DiscordChannel(Channel):
         mentions = discord.AllowedMentions(everyone=False, roles=False, users=False, replied_user=True)
         self._client = discord.Client(intents=intents, allowed_mentions=mentions)
         self._inbound.client = self._client
+        self._sender = DiscordSender(self._client, call_discord, self._retry, self._interactions, self._replies)
         for event, handler in (
             ("on_connect", self._on_connect),
             ("on_disconnect", self._on_disconnect),
@@ -109,7 +111,9 @@ class DiscordChannel(Channel):
 
     async def send(self, message: OutboundMessage) -> None:
         """Post, answer the open interaction, or edit in place (`edit_of`, `revises_reply_to`); see DiscordSender."""
-        await DiscordSender(self._client, call_discord, self._retry, self._interactions, self._replies).send(message)
+        if self._sender is None:
+            raise ChannelUnavailable("Discord is not connected")
+        await self._sender.send(message)
 
     def live_reply(self, chat: ChatRef, reply_to: str | None, recipient: str | None) -> LiveReply | None:
         """One message edited as the reply grows (Discord has no drafts); None with `streaming: off`."""
