@@ -12,7 +12,7 @@ from bot.access.pairing import PairingBook
 from bot.bus import InboundMessage
 from bot.config.schema_channels import DiscordConfig
 from bot.errors import ChannelError
-from channels.base import CommandSpec
+from channels.base import CommandSpec, OffersCommands, Reacts
 from channels.discord import DiscordChannel
 from tests.channels.discord_adapter import RunningAdapter
 from tests.fakes.discord_server import TEXT_LIMIT, FakeDiscord
@@ -252,6 +252,7 @@ MENU = (
 
 async def test_commands_are_registered_globally_once(tmp_path: Path, discord: FakeDiscord) -> None:
     async with RunningAdapter(discord, tmp_path) as running:
+        assert isinstance(running.channel, OffersCommands) and isinstance(running.channel, Reacts)
         await running.channel.set_commands(MENU)
         await running.channel.set_commands(MENU)  # unchanged: nothing to send
     assert discord.interactions.command_puts == [None]
