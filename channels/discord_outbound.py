@@ -47,15 +47,17 @@ class DiscordSender:
         self._replies = replies
 
     async def send(self, message: OutboundMessage) -> None:
-        """Pick the way: a private notice or an answer through an open interaction, an edit in place, or a post."""
+        """Pick the way: a private notice, an edit in place, an answer through an open interaction, or a post."""
         key = message.chat.session_key
         if message.files:
             await self._send_files(message)
         elif message.private_to and (opened := self._interactions.of_user(key, message.private_to)):
             await self._through(opened, message, ephemeral=True)
+        elif await self._replaced_in_place(message):
+            return
         elif message.reply_to_platform_id and (opened := self._interactions.get(message.reply_to_platform_id)):
             await self._through(opened, message, ephemeral=False)
-        elif not await self._replaced_in_place(message):
+        else:
             await self._post(message)
 
     async def _replaced_in_place(self, message: OutboundMessage) -> bool:

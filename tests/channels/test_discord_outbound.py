@@ -47,9 +47,11 @@ async def test_a_decided_prompt_is_edited_through_the_press_and_loses_its_button
 ) -> None:
     shown = await prompt(bot, discord)
     discord.press(shown, "K7Q:once", user_id=OWNER)
-    await bot.next()
-    decided = OutboundMessage(in_channel(discord), "Allowed once by User42.", edit_of=shown["id"])
+    press = await bot.next()
+    text = "Allowed once by User42."
+    decided = OutboundMessage(press.chat, text, edit_of=shown["id"], reply_to_platform_id=press.platform_message_id)
     await bot.channel.send(decided)
+    assert not discord.interactions.followups
     (edit,) = discord.interactions.original_edits
     assert edit["message_id"] == "@original" and edit["id"] == shown["id"]
     assert edit["content"] == "Allowed once by User42." and edit["components"] == []
