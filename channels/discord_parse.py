@@ -5,6 +5,7 @@ from __future__ import annotations
 import mimetypes
 import re
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.bus import ChatRef, InboundMessage, Quote
@@ -14,6 +15,7 @@ USER_MESSAGE_TYPES = frozenset({0, 19})  # default and reply; the others are not
 QUOTE_LIMIT = 1000
 _USER_MENTION = re.compile(r"<@!?(\d+)>")
 _REPLY_REFERENCE = 0  # MessageReferenceType.default; 1 is a forward
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +23,7 @@ class DiscordMessage:
     """What the adapter reads from a discord.Message, as plain data; `thread_parent_id` is set in threads.
 
     `reference_id` names the message this one replies to; `replied` is that message when the gateway resolved it
-    (or the adapter fetched it). `edited_at` (milliseconds) is set once the author has edited the message.
+    (or the adapter fetched it). `edited_at` (microseconds since 1970) is set once the author edited the message.
     """
 
     id: int
@@ -70,7 +72,7 @@ class DiscordMessage:
             ),
             reference_id=reference_id,
             replied=cls.from_discord(resolved, nested=True) if isinstance(resolved, Message) else None,
-            edited_at=int(edited.timestamp() * 1000) if edited is not None else None,
+            edited_at=(edited - _EPOCH) // timedelta(microseconds=1) if edited is not None else None,
         )
 
 
