@@ -87,6 +87,7 @@ class DiscordConfig(ChannelSection):
     token: SecretStr = SecretStr("")
     api_base: str = "https://discord.com/api/v10"
     gateway_url: str = "wss://gateway.discord.gg"
+    command_guilds: list[int] = []
 
 
 class SlackConfig(ChannelSection):

@@ -12,7 +12,9 @@ from bot.access.pairing import PairingBook
 from bot.bus import InboundMessage
 from bot.config.schema_channels import DiscordConfig
 from bot.errors import ChannelError
+from channels.base import CommandSpec, OffersCommands, Reacts
 from channels.discord import DiscordChannel
+from tests.channels.discord_adapter import RunningAdapter
 from tests.fakes.discord_server import TEXT_LIMIT, FakeDiscord
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.gateway import OWNER, DiscordBot
@@ -239,3 +241,40 @@ async def test_catch_up_skips_a_message_already_journaled(
         await asyncio.sleep(0.2)
     assert ("GET", f"channels/{rows[0]['chat_id']}/messages") in discord.calls
     assert len(discord.sent) == 1 and len(fake_llm.requests) == 1
+
+
+MENU = (
+    CommandSpec("new", "Start a new conversation"),
+    CommandSpec("pair", "Pair", "private"),
+    CommandSpec("activation", "Who wakes me", "groups"),
+)
+
+
+async def test_commands_are_registered_globally_once(tmp_path: Path, discord: FakeDiscord) -> None:
+    async with RunningAdapter(discord, tmp_path) as running:
+        assert isinstance(running.channel, OffersCommands) and isinstance(running.channel, Reacts)
+        await running.channel.set_commands(MENU)
+        await running.channel.set_commands(MENU)  # unchanged: nothing to send
+    assert discord.interactions.command_puts == [None]
+    registered = {
+        c["name"]: (c["contexts"], [o["name"] for o in c["options"]]) for c in discord.interactions.commands[None]
+    }
+    assert registered == {"new": ([0, 1], ["args"]), "pair": ([1], ["args"]), "activation": ([0], ["args"])}
+
+
+async def test_commands_go_to_the_configured_guilds(tmp_path: Path, discord: FakeDiscord) -> None:
+    async with RunningAdapter(discord, tmp_path, command_guilds=[discord.guild_id]) as running:
+        await running.channel.set_commands(MENU)
+    assert discord.interactions.command_puts == [discord.guild_id]
+    assert [c["name"] for c in discord.interactions.commands[discord.guild_id]] == ["new", "activation"]
+
+
+async def test_a_slash_command_is_answered_in_its_deferred_response(
+    bot: DiscordBot, fake_llm: FakeLLM, discord: FakeDiscord
+) -> None:
+    discord.command("help", user_id=OWNER)
+    await discord.wait_until(lambda: bool(discord.interactions.original_edits), "the response filled")
+    (callback,) = discord.interactions.callbacks
+    (answer,) = discord.interactions.original_edits
+    assert callback["type"] == 5 and "/new" in answer["content"]
+    assert not discord.sent and not fake_llm.requests

@@ -4,7 +4,9 @@ from types import SimpleNamespace
 import discord
 
 from bot.errors import ChannelError, ChannelUnavailable, RateLimited
-from channels.discord import DiscordMessage, attachment_ref, chunk_nonce, parse_message, translate_error
+from channels.discord_errors import translate_error
+from channels.discord_outbound import chunk_nonce
+from channels.discord_parse import QUOTE_LIMIT, DiscordMessage, attachment_ref, parse_edit, parse_message, quoted_image
 
 BOT_ID = 900
 DM = DiscordMessage(
@@ -36,8 +38,10 @@ def test_guild_mention_is_detected_and_removed() -> None:
 
 
 def test_a_reply_to_the_bot_counts_as_a_mention() -> None:
-    assert parse_message(replace(IN_GUILD, type=19, reply_to_author_id=BOT_ID), BOT_ID).mentioned
-    assert not parse_message(replace(IN_GUILD, type=19, reply_to_author_id=77), BOT_ID).mentioned
+    answer = replace(IN_GUILD, id=5, author_id=BOT_ID, author_is_bot=True, content="hello")
+    assert parse_message(replace(IN_GUILD, type=19, reference_id=5, replied=answer), BOT_ID).mentioned
+    other = replace(answer, author_id=77, author_is_bot=False)
+    assert not parse_message(replace(IN_GUILD, type=19, reference_id=5, replied=other), BOT_ID).mentioned
 
 
 def test_a_thread_is_a_session_of_its_own_under_its_channel() -> None:
@@ -87,3 +91,29 @@ def test_discord_errors_are_translated() -> None:
     assert type(too_long) is ChannelError and "50035" in str(too_long)
     assert "token" in str(translate_error(discord.LoginFailure("Improper token has been passed.")))
     assert isinstance(translate_error(ConnectionResetError("reset by peer")), ChannelUnavailable)
+
+
+def test_a_reply_quotes_the_replied_to_message_cut_at_a_thousand_characters() -> None:
+    replied = replace(IN_GUILD, id=5, author_id=77, author_name="Bo", content="<@900> " + "y" * 1500)
+    quote = parse_message(replace(IN_GUILD, type=19, reference_id=5, replied=replied), BOT_ID).reply_to
+    assert quote is not None and len(quote.text) == QUOTE_LIMIT and quote.text.endswith("…")
+    assert (quote.author_id, quote.author_name, quote.from_bot, quote.platform_message_id) == ("77", "Bo", False, "5")
+    assert quote.image is None  # the adapter downloads it
+
+
+def test_the_quoted_image_is_the_first_image_of_the_replied_to_message() -> None:
+    pdf = attachment_ref(1, "a.pdf", "application/pdf", 10, False)
+    png = attachment_ref(2, "b.png", "image/png", 10, False)
+    assert quoted_image(replace(DM, files=(pdf, png))) == png
+    assert quoted_image(replace(DM, files=(pdf,))) is None
+
+
+def test_an_edit_names_the_original_and_carries_a_versioned_id() -> None:
+    edit = parse_edit(replace(DM, content="hi again", edited_at=1700000000123), BOT_ID)
+    assert edit is not None and (edit.edit_of, edit.platform_message_id, edit.text) == (
+        "10",
+        "10@1700000000123",
+        "hi again",
+    )
+    assert parse_edit(DM, BOT_ID) is None  # an update no one made (an embed resolved)
+    assert parse_edit(replace(DM, author_is_bot=True, edited_at=1), BOT_ID) is None

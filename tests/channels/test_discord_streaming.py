@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest_asyncio
 
+from bot.bus import ChatRef, OutboundMessage
 from bot.events import Delivered
+from tests.channels.discord_adapter import RunningAdapter
 from tests.fakes.discord_server import TEXT_LIMIT, FakeDiscord
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.gateway import OWNER, DiscordBot
@@ -70,3 +72,19 @@ async def test_rate_limited_edit_is_retried_and_the_reply_completes(
     await done
     assert ("PATCH", f"channels/{discord.channel_id}/messages/{discord.sent[0]['id']}") in discord.calls
     assert discord.edits[-1]["content"] == REPLY and len(discord.sent) == 1
+
+
+async def test_a_revised_answer_replaces_the_live_reply_in_place(tmp_path: Path, discord: FakeDiscord) -> None:
+    async with RunningAdapter(discord, tmp_path, stream_interval="40ms") as adapter:
+        asked = discord.guild_message("show me code", user_id=OWNER, mention_bot=True)
+        await adapter.next()
+        chat = ChatRef("discord", str(discord.channel_id))
+        live = adapter.channel.live_reply(chat, asked["id"], None)
+        assert live is not None
+        live.call_started()
+        live.add(REPLY)
+        assert await live.finish(OutboundMessage(chat, REPLY))
+        (posted,) = discord.sent
+        await adapter.channel.send(OutboundMessage(chat, "Shorter now.", revises_reply_to=asked["id"]))
+    assert discord.edits[-1]["id"] == posted["id"] and discord.edits[-1]["content"] == "Shorter now."
+    assert len(discord.sent) == 1

@@ -194,3 +194,11 @@ def test_reactions_approvals_and_ask_timeout_name_their_keys(tmp_path: Path) -> 
     assert message.startswith("channels.slack.reactions:") and "status" in message
     assert error_for(tmp_path, "approvals:\n  by: anyone\n").startswith("approvals.by:")
     assert error_for(tmp_path, "tools:\n  ask_timeout: never\n").startswith("tools.ask_timeout:")
+
+
+def test_discord_command_guilds_are_server_ids(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, "channels:\n  discord:\n    command_guilds: [123, '456']\n"), env={})
+    assert config.channels.discord.command_guilds == [123, 456]
+    assert "channels.discord.command_guilds" in error_for(
+        tmp_path, "channels:\n  discord:\n    command_guilds: [general]\n"
+    )

@@ -45,13 +45,47 @@ def message(message_id: int, channel_id: int, guild_id: int | None, author: dict
     return fields
 
 
-def as_reply(reply: dict, replied: dict) -> dict:
-    """`reply` made a reply (type 19) to `replied`, which is nested one level deep, as Discord does."""
+def as_reply(reply: dict, replied: dict, resolved: bool = True) -> dict:
+    """`reply` made a reply (type 19) to `replied`, nested one level deep unless the gateway left it unresolved."""
     reference = {"type": 0, "message_id": replied["id"], "channel_id": replied["channel_id"]}
     if "guild_id" in replied:
         reference["guild_id"] = replied["guild_id"]
-    nested = {k: v for k, v in replied.items() if k != "referenced_message"}
-    return {**reply, "type": 19, "message_reference": reference, "referenced_message": nested}
+    reply = {**reply, "type": 19, "message_reference": reference}
+    if resolved:
+        reply["referenced_message"] = {k: v for k, v in replied.items() if k != "referenced_message"}
+    return reply
+
+
+def interaction(
+    interaction_id: int, application_id: str, kind: int, token: str, channel: dict, guild_id: int | None, user: dict
+) -> dict:
+    """An INTERACTION_CREATE payload (without `data`): a member in a guild, a user in a DM."""
+    fields: dict[str, Any] = {
+        "id": str(interaction_id),
+        "application_id": application_id,
+        "type": kind,
+        "token": token,
+        "version": 1,
+        "channel_id": channel["id"],
+        "channel": channel,
+        "locale": "en-US",
+        "app_permissions": "2248473465835073",
+        "attachment_size_limit": 10 * 1024 * 1024,
+        "entitlements": [],
+        "authorizing_integration_owners": {"0": str(guild_id or 0)},
+        "context": 0 if guild_id is not None else 1,
+    }
+    if guild_id is not None:
+        fields.update(guild_id=str(guild_id), guild_locale="en-US")
+        fields["member"] = {"user": user, **member_fields(), "permissions": "2248473465835073"}
+    else:
+        fields["user"] = user
+    return fields
+
+
+def dm_channel(channel_id: int, recipient: dict) -> dict:
+    """A DM channel (type 1) as an interaction carries it."""
+    return {"id": str(channel_id), "type": 1, "recipients": [recipient], "last_message_id": None}
 
 
 def attachment(attachment_id: int, filename: str, size: int, url: str, content_type: str | None, voice: bool) -> dict:

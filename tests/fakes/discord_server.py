@@ -18,12 +18,16 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from tests.fakes import discord_payloads as payloads
+from tests.fakes.discord_interactions import InteractionDesk, InteractionError
 from tests.fakes.waiting import RecordWaiter
 
 TEXT_LIMIT = 2000
 API_PREFIX = "/api/v10"
 # Gateway intents the fake honours: what a session receives depends on what it identified with.
 GUILD_MESSAGES, DIRECT_MESSAGES, MESSAGE_CONTENT = 1 << 9, 1 << 12, 1 << 15
+_WEBHOOK_ROUTES = frozenset(
+    {"gateway", "gateway_bot", "interaction_callback", "followup", "edit_response"}
+)  # no bot token
 _ROUTES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
     (method, re.compile(pattern), name)
     for method, pattern, name in (
@@ -36,6 +40,18 @@ _ROUTES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
         ("POST", r"channels/(?P<channel>\d+)/typing", "typing"),
         ("PATCH", r"channels/(?P<channel>\d+)/messages/(?P<message>\d+)", "edit_message"),
         ("DELETE", r"channels/(?P<channel>\d+)/messages/(?P<message>\d+)", "delete_message"),
+        ("GET", r"channels/(?P<channel>\d+)/messages/(?P<message>\d+)", "get_message"),
+        ("PUT", r"channels/(?P<channel>\d+)/messages/(?P<message>\d+)/reactions/(?P<emoji>[^/]+)/@me", "react"),
+        ("DELETE", r"channels/(?P<channel>\d+)/messages/(?P<message>\d+)/reactions/(?P<emoji>[^/]+)/@me", "unreact"),
+        ("POST", r"interactions/(?P<interaction>\d+)/(?P<token>[^/]+)/callback", "interaction_callback"),
+        ("POST", r"webhooks/(?P<application>\d+)/(?P<token>[^/]+)", "followup"),
+        (
+            "PATCH",
+            r"webhooks/(?P<application>\d+)/(?P<token>[^/]+)/messages/(?P<message>@original|\d+)",
+            "edit_response",
+        ),
+        ("GET", r"applications/(?P<application>\d+)(/guilds/(?P<guild>\d+))?/commands", "get_commands"),
+        ("PUT", r"applications/(?P<application>\d+)(/guilds/(?P<guild>\d+))?/commands", "put_commands"),
     )
 )
 _ERROR_BODIES = {
@@ -129,6 +145,8 @@ class FakeDiscord:
         self.edits: list[dict] = []
         self.uploads: list[dict] = []
         self.typing: list[int] = []
+        self.reactions: list[tuple[str, int, str]] = []  # ("add" | "remove", message id, emoji)
+        self.fetched: list[int] = []
         self.calls: list[tuple[str, str]] = []
         self.received: list[dict] = []
         self.connections: list[str] = []
@@ -141,6 +159,7 @@ class FakeDiscord:
         self._nonces: dict[str, dict] = {}
         self._failures: dict[str, deque[ApiError]] = {}
         self._ids = itertools.count(10_000)
+        self.interactions = InteractionDesk(self._users[bot_id], self._ids, self._messages)
         self._session: _Session | None = None
         self._live: _Connection | None = None
         self._connections: set[_Connection] = set()
@@ -210,10 +229,14 @@ class FakeDiscord:
         user_id: int = 42,
         mention_bot: bool = False,
         reply_to: dict | None = None,
+        resolve_reply: bool = True,
         attachments: Sequence[dict] = (),
         **extra: Any,
     ) -> dict:
-        """A message in a guild text channel; `mention_bot` prefixes `<@bot>`, `reply_to` makes it a reply."""
+        """A message in a guild text channel; `mention_bot` prefixes `<@bot>`, `reply_to` makes it a reply.
+
+        With `resolve_reply=False` the gateway leaves the replied-to message out, as Discord sometimes does.
+        """
         channel_id = channel_id or self.channel_id
         if channel_id not in self._channels:
             self._channels[channel_id] = payloads.text_channel(channel_id, self.guild_id, f"channel-{channel_id}")
@@ -223,7 +246,7 @@ class FakeDiscord:
             message["content"] = f"<@{self.bot_id}> {text}"
             message["mentions"].append(self._mention(self.bot_id))
         if reply_to is not None:
-            message = payloads.as_reply(message, self._messages[int(reply_to["id"])])
+            message = payloads.as_reply(message, self._messages[int(reply_to["id"])], resolve_reply)
         return self._dispatch_message(message)
 
     def thread_message(self, text: str, *, thread_id: int = 5100, parent_id: int | None = None, **kwargs: Any) -> dict:
@@ -241,6 +264,28 @@ class FakeDiscord:
         url = f"http://127.0.0.1:{self._port}/attachments/0/{attachment_id}/{filename}"
         return payloads.attachment(attachment_id, filename, len(content), url, content_type, voice)
 
+    def edit(self, message: dict, text: str) -> dict:
+        """The author edits `message`: new content and `edited_timestamp`, dispatched as MESSAGE_UPDATE."""
+        stored = self._messages[int(message["id"])]
+        stored.update(content=text, edited_timestamp=payloads.now())
+        self.dispatch("MESSAGE_UPDATE", dict(stored))
+        return stored
+
+    def command(
+        self, name: str, args: str = "", *, user_id: int = 42, channel_id: int | None = None, dm: bool = False
+    ) -> dict:
+        """A user runs the slash command `/name args` in a guild channel (or in their DM with `dm=True`)."""
+        options = [{"name": "args", "type": 3, "value": args}] if args else []
+        data = {"id": str(next(self._ids)), "name": name, "type": 1, "options": options}
+        return self._interact(2, data, user_id, channel_id, dm, None)
+
+    def press(self, message: dict, custom_id: str, *, user_id: int = 42) -> dict:
+        """A user presses the button `custom_id` under the bot's `message` (as stored, with its components)."""
+        stored = self._messages[int(message["id"])]
+        data = {"custom_id": custom_id, "component_type": 2}
+        in_dm = "guild_id" not in stored
+        return self._interact(3, data, user_id, int(stored["channel_id"]), in_dm, dict(stored))
+
     def redeliver(self, message: dict) -> None:
         """Dispatch the same MESSAGE_CREATE again, with a new sequence number."""
         self.dispatch("MESSAGE_CREATE", message)
@@ -249,7 +294,7 @@ class FakeDiscord:
         """Add a dispatch to the session and write it to the live connection (or keep it for a RESUME)."""
         if self._session is None:
             raise RuntimeError("no gateway session yet: wait until the bot has connected")
-        if event == "MESSAGE_CREATE" and (data := self._as_seen_by_bot(data)) is None:
+        if event in ("MESSAGE_CREATE", "MESSAGE_UPDATE") and (data := self._as_seen_by_bot(data)) is None:
             return
         self._session.log.append({"op": 0, "t": event, "s": len(self._session.log) + 1, "d": data})
         self._spawn(self._flush())
@@ -289,6 +334,10 @@ class FakeDiscord:
         await self._recorded.wait_until(lambda: len(self.sent) >= n, timeout, progress)
         return self.sent[:n]
 
+    async def wait_until(self, condition: Any, what: str = "the condition", timeout: float = 10) -> None:
+        """Return once `condition()` holds on what the fake recorded."""
+        await self._recorded.wait_until(condition, timeout, lambda: f"not yet {what}")
+
     async def wait_for_op(self, op: int, n: int = 1, timeout: float = 10) -> list[dict]:
         """The first `n` gateway frames with opcode `op` the client sent (2 IDENTIFY, 6 RESUME, 1 heartbeat)."""
 
@@ -320,13 +369,15 @@ class FakeDiscord:
         else:
             return ApiError(404, {"message": "404: Not Found", "code": 0}).response()
         try:
-            if name not in ("gateway", "gateway_bot") and request.headers.get("Authorization") != f"Bot {self.token}":
+            if name not in _WEBHOOK_ROUTES and request.headers.get("Authorization") != f"Bot {self.token}":
                 raise ApiError(401, _ERROR_BODIES[401])
             if self._failures.get(name):
                 raise self._failures[name].popleft()
             result = await self._answer(name, match.groupdict(), request)
         except ApiError as error:
             return error.response()
+        except InteractionError as error:
+            return _json(error.body, error.status)
         finally:
             await self._recorded.notify()
         return web.Response(status=204) if result is None else _json(result)
@@ -341,6 +392,8 @@ class FakeDiscord:
         if name == "gateway_bot":
             limit = {"total": 1000, "remaining": 999, "reset_after": 86_400_000, "max_concurrency": 1}
             return {"url": self.gateway_url, "shards": 1, "session_start_limit": limit}
+        if "channel" not in params:
+            return await self._answer_application(name, params, request)
         channel_id = int(params["channel"])
         if channel_id not in self._channels and channel_id not in self._dm_channels.values():
             raise ApiError(404, _ERROR_BODIES[404])
@@ -351,6 +404,17 @@ class FakeDiscord:
             return self._history(channel_id, request.query)
         if name == "edit_message":
             return self._edit_message(channel_id, int(params["message"]), await request.json())
+        if name == "get_message":
+            self.fetched.append(int(params["message"]))
+            found = self._messages.get(int(params["message"]))
+            if found is None or int(found["channel_id"]) != channel_id:
+                raise ApiError(404, {"message": "Unknown Message", "code": 10008})
+            return found
+        if name in ("react", "unreact"):
+            if int(params["message"]) not in self._messages:
+                raise ApiError(404, {"message": "Unknown Message", "code": 10008})
+            self.reactions.append(("add" if name == "react" else "remove", int(params["message"]), params["emoji"]))
+            return None
         if name == "delete_message":
             if self._messages.pop(int(params["message"]), None) is None:
                 raise ApiError(404, {"message": "Unknown Message", "code": 10008})
@@ -358,6 +422,29 @@ class FakeDiscord:
         if request.content_type.startswith("multipart/"):
             return self._create_message(channel_id, await self._multipart(channel_id, request))
         return self._create_message(channel_id, await request.json())
+
+    async def _answer_application(self, name: str, params: dict[str, str], request: web.Request) -> dict | list:
+        """Interaction callbacks, webhook follow-ups and application commands."""
+        desk = self.interactions
+        if name == "interaction_callback":
+            return desk.callback(int(params["interaction"]), params["token"], await request.json())
+        body = await self._json_or_multipart(request)
+        if name == "followup":
+            return desk.followup(int(params["application"]), params["token"], body)
+        if name == "edit_response":
+            return desk.edit(int(params["application"]), params["token"], params["message"], body)
+        guild = int(params["guild"]) if params.get("guild") else None
+        if name == "get_commands":
+            return desk.commands.get(guild, [])
+        return desk.put_commands(guild, await request.json())
+
+    async def _json_or_multipart(self, request: web.Request) -> Any:
+        if request.method == "GET" or not request.can_read_body:
+            return {}
+        if request.content_type.startswith("multipart/"):
+            form = await request.post()
+            return json.loads(str(form["payload_json"]))
+        return await request.json()
 
     async def _multipart(self, channel_id: int, request: web.Request) -> dict:
         """A message with files: `payload_json` plus `files[n]` parts, as discord.py sends them."""
@@ -388,6 +475,8 @@ class FakeDiscord:
         if len(content) > TEXT_LIMIT:
             raise invalid_form("content", "BASE_TYPE_MAX_LENGTH", f"Must be {TEXT_LIMIT} or fewer in length.")
         message["content"] = content
+        if "components" in body:
+            message["components"] = body["components"] or []
         self.edits.append({**body, "id": message["id"], "channel_id": channel_id})
         return message
 
@@ -402,6 +491,7 @@ class FakeDiscord:
             raise ApiError(400, {"message": "Cannot send an empty message", "code": 50006})
         guild_id = self.guild_id if channel_id in self._channels else None
         message = payloads.message(next(self._ids), channel_id, guild_id, self._users[self.bot_id], content)
+        message["components"] = body.get("components") or []
         if reference := body.get("message_reference"):
             replied = self._messages.get(int(reference["message_id"]))
             if replied is None and reference.get("fail_if_not_exists", True):
@@ -513,6 +603,19 @@ class FakeDiscord:
         if any("duration_secs" in a for a in attachments):
             message["flags"] |= payloads.IS_VOICE_MESSAGE
         return {**message, **extra}
+
+    def _interact(
+        self, kind: int, data: dict, user_id: int, channel_id: int | None, dm: bool, message: dict | None
+    ) -> dict:
+        user = self._users.setdefault(user_id, payloads.user(user_id, f"user{user_id}"))
+        if dm:
+            channel_id = self._dm_channels.setdefault(user_id, next(self._ids))
+            channel, guild_id = payloads.dm_channel(channel_id, user), None
+        else:
+            channel, guild_id = self._channels[channel_id or self.channel_id], self.guild_id
+        payload = self.interactions.interaction(kind, channel, guild_id, user, data, message)
+        self.dispatch("INTERACTION_CREATE", payload)
+        return payload
 
     def _dispatch_message(self, message: dict) -> dict:
         self._messages[int(message["id"])] = message
