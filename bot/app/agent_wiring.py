@@ -39,11 +39,12 @@ from bot.tools.message import MessageTool
 from bot.tools.netguard import any_address, is_public
 from bot.tools.protected import ProtectedPaths
 from bot.tools.sandbox import SECRET_NAME, HostShell
+from bot.tools.search.choose import search_tool
 from bot.tools.send_file import SendFileTool
 from bot.tools.shell import ExecTool
 from bot.tools.skills import LoadSkillTool
 from bot.tools.spawn import SpawnTool
-from bot.tools.web import WebFetchTool, WebSearchTool
+from bot.tools.web import WebFetchTool
 from bot.tools.workspace import WorkspacePaths
 from bot.usage.budgets import BudgetGuard
 from bot.usage.metered_speech import MeteredSpeech
@@ -93,8 +94,7 @@ def build_registry(
     tools: list[Tool] = [ReadFileTool(paths), WriteFileTool(paths), EditFileTool(paths), ListDirTool(paths)]
     if config.tools.exec.enabled:
         tools.append(exec_tool(config, rules or ProtectedPaths(config.workspace, config.tools.protected_paths)))
-    search = config.tools.web_search
-    tools.append(WebSearchTool(search.api_key.get_secret_value(), search.api_base))
+    tools.append(search_tool(config.tools.web_search))
     tools.append(WebFetchTool(any_address if config.tools.web_fetch.allow_private else is_public))
     tools.append(MessageTool())
     tools.append(SendFileTool(WorkspacePaths(config.workspace, restrict=True)))

@@ -36,8 +36,22 @@ class ExecConfig(Section):
 
 
 class WebSearchConfig(Section):
-    api_key: SecretStr = SecretStr("")
+    """Which search provider answers web_search; `auto`: the first configured one, else DuckDuckGo (no key)."""
+
+    provider: Literal["auto", "brave", "tavily", "searxng", "duckduckgo"] = "auto"
+    api_key: SecretStr = SecretStr("")  # Brave's
     api_base: str = "https://api.search.brave.com/res/v1"
+    tavily_api_key: SecretStr = SecretStr("")
+    tavily_api_base: str = "https://api.tavily.com"
+    searxng_url: str = ""
+    duckduckgo_url: str = "https://html.duckduckgo.com/html/"
+    timeout: Duration = Field(default=15.0, gt=0)
+
+    @model_validator(mode="after")
+    def _searxng_has_a_url(self) -> WebSearchConfig:
+        if self.provider == "searxng" and not self.searxng_url:
+            raise ValueError("provider searxng needs tools.web_search.searxng_url")
+        return self
 
 
 class WebFetchConfig(Section):
