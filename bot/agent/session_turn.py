@@ -109,6 +109,7 @@ class SessionTurns:
             outbox.send,
             message.is_direct,
             persona.name if persona else None,
+            scope.directory,
         )
 
         def record_usage(usage: Usage) -> None:

@@ -38,6 +38,7 @@ from bot.tools.mcp import MCPServers
 from bot.tools.message import MessageTool
 from bot.tools.netguard import any_address, is_public
 from bot.tools.protected import ProtectedPaths
+from bot.tools.recall import RecallTool
 from bot.tools.sandbox import SECRET_NAME, HostShell
 from bot.tools.search.choose import search_tool
 from bot.tools.send_file import SendFileTool
@@ -168,6 +169,7 @@ class AgentApp:
         self.registry = self._registry()
         self.pairing = self.stores.pairing()
         self.sessions = self.stores.sessions()
+        self.registry.register(RecallTool(self.sessions, config.timezone))
         self.memory = self._memory()
         self.context = context_builder(config, self.skills, self.budget)
         budgeted = BudgetedProvider(self.provider, self.budget)
