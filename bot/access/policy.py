@@ -6,6 +6,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from bot.access.identities import NOBODY, Identities
 from bot.access.notices import IgnoreNotices, NoticesInProcess
 from bot.access.pairing import Pairing
 from bot.bus import InboundMessage, Trust
@@ -50,10 +51,12 @@ class AccessPolicy:
         pairing: Pairing,
         roles: Mapping[str, Trust] | None = None,
         notices: IgnoreNotices | None = None,
+        identities: Identities = NOBODY,
     ) -> None:
         self._channel = channel
-        self._owners = frozenset(o.split(":", 1)[1] for o in owners if o.startswith(f"{channel}:"))
-        self._roles = {k.split(":", 1)[1]: v for k, v in (roles or {}).items() if k.startswith(f"{channel}:")}
+        self._owners = frozenset(owners)
+        self._roles = dict(roles or {})
+        self._identities = identities
         self._allowed = frozenset(section.allow_from)
         self._section = section
         self._pairing = pairing
@@ -70,30 +73,41 @@ class AccessPolicy:
         if policy == "mention" and not message.mentioned:
             return Ignore("not mentioned")
         if (role := self.role_of(sender)) is not None:
-            return Serve(replace(message, trust=role))
+            return self._serve(message, role)
         return self._ignore_once(sender, "unknown sender in a group")
 
     def role_of(self, sender: str) -> Trust | None:
-        """The sender's role, or None for a stranger this channel would not serve."""
-        if sender in self._owners:
+        """The sender's role, or None for a stranger this channel would not serve; a person's role covers all
+        their accounts."""
+        _, refs = self._identities.refs_of(self._channel, sender)
+        if refs & self._owners:
             return Trust.OWNER
-        if sender in self._roles:
-            return self._roles[sender]
-        if self._is_known(sender):
+        listed = [self._roles[ref] for ref in refs if ref in self._roles]
+        if listed:
+            return max(listed, key=lambda role: role.rank)
+        if self._is_known(sender, refs):
             return Trust.USER
         return Trust.GUEST if self._section.dm_policy == "open" else None
+
+    def _serve(self, message: InboundMessage, role: Trust) -> Serve:
+        person = self._identities.person_of(self._channel, message.sender_id)
+        return Serve(replace(message, trust=role, person=person))
 
     def _decide_direct(self, message: InboundMessage) -> Decision:
         sender = message.sender_id
         if (role := self.role_of(sender)) is not None:
-            return Serve(replace(message, trust=role))
+            return self._serve(message, role)
         if self._section.dm_policy == "allowlist":
             return self._ignore_once(sender, "not on the allowlist")
         code, is_new = self._pairing.request(self._channel, sender, message.sender_name or "")
         return SendPairingCode(code, repeated=not is_new)
 
-    def _is_known(self, sender: str) -> bool:
-        return sender in self._allowed or self._pairing.is_approved(self._channel, sender)
+    def _is_known(self, sender: str, refs: set[str]) -> bool:
+        """Allowlisted here, or any of the person's accounts approved by pairing."""
+        if sender in self._allowed:
+            return True
+        accounts = (ref.split(":", 1) for ref in refs if ":" in ref)
+        return any(self._pairing.is_approved(channel, user) for channel, user in accounts)
 
     def _ignore_once(self, sender: str, reason: str) -> Ignore:
         if self._notices.first(self._channel, sender):

@@ -109,7 +109,8 @@ class SessionTurns:
             outbox.send,
             message.is_direct,
             persona.name if persona else None,
-            scope.directory,
+            person=message.person,
+            memory_dir=scope.directory,
         )
 
         def record_usage(usage: Usage) -> None:

@@ -42,11 +42,15 @@ def channel_manager(
     send_retry: RetryPolicy | None,
 ) -> ChannelManager:
     """The manager, with each chat channel's access policy and the sender rate limit."""
+    from bot.access.identities import Identities
     from bot.access.policy import AccessPolicy
 
     notices = stores.ignore_notices()
+    people = Identities(config.identities, agent.pairing.people)
     access = {
-        name: AccessPolicy(name, config.owners, getattr(config.channels, name), agent.pairing, config.roles, notices)
+        name: AccessPolicy(
+            name, config.owners, getattr(config.channels, name), agent.pairing, config.roles, notices, people
+        )
         for name in names
     }
     return ChannelManager(agent.bus, agent.events, access, start_retry, stores.rate_limit(), send_retry=send_retry)

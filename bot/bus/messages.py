@@ -102,6 +102,7 @@ class InboundMessage:
     platform_message_id: str | None = None
     server_id: str | None = None  # Discord guild, Slack team, Telegram chat: what persona routes match
     charge_to: str | None = None  # `channel:user id` billed for a system message (a cron job's creator)
+    person: str | None = None  # the person (`identities`) the sender's account belongs to; set by the access policy
     origin: Origin = "user"
     id: str = field(default_factory=new_id)
     created_at: float = field(default_factory=time.time)

@@ -34,9 +34,8 @@ class ToolContext:
     send: Callable[[OutboundMessage], Awaitable[None]]
     is_direct: bool = True
     persona: str | None = None  # the persona the turn speaks as: what it spawns inherits its model and tools
-    memory_dir: Path | None = (
-        None  # the folder of the chat's memory scope (MEMORY.md, HISTORY.md): what recall searches
-    )
+    person: str | None = None  # the sender's person (`identities`): who their cron jobs are charged to
+    memory_dir: Path | None = None  # the chat's memory scope folder: what recall searches
 
     @property
     def session_key(self) -> str:
