@@ -23,6 +23,7 @@ from bot.config.paths import home_dir
 from bot.config.schema import Config, LLMConfig
 from bot.events import EventBus
 from bot.hooks.handlers import Hooks
+from bot.llm.images import ImageModel
 from bot.llm.transcription import SpeechModel, Transcriber
 from bot.llm.types import Provider, Warmable
 from bot.plugins.approvals import ApprovalMode, ExecApprovals
@@ -33,6 +34,7 @@ from bot.setup.home import bundled
 from bot.skills import SkillLibrary
 from bot.tools.base import Tool, ToolRegistry
 from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+from bot.tools.image import GenerateImageTool
 from bot.tools.launcher import exec_launcher
 from bot.tools.mcp import MCPServers
 from bot.tools.message import MessageTool
@@ -48,6 +50,7 @@ from bot.tools.spawn import SpawnTool
 from bot.tools.web import WebFetchTool
 from bot.tools.workspace import WorkspacePaths
 from bot.usage.budgets import BudgetGuard
+from bot.usage.metered_images import MeteredImages
 from bot.usage.metered_speech import MeteredSpeech
 
 logger = logging.getLogger(__name__)
@@ -103,6 +106,14 @@ def build_registry(
     by_role = config.tools.by_role
     roles = {Trust.GUEST: by_role.guest, Trust.USER: by_role.user, Trust.ADMIN: by_role.admin}
     return ToolRegistry(tools, roles, hooks=hooks)
+
+
+def image_model(config: Config) -> ImageModel:
+    """`tools.image`'s model, with the llm section's API base and key where it sets none."""
+    image = config.tools.image
+    api_key = image.api_key.get_secret_value() or config.llm.api_key.get_secret_value()
+    api_base = image.api_base or config.llm.api_base
+    return ImageModel(image.model, api_base, api_key, image.size, image.quality, image.timeout)
 
 
 def plugins_for(config: Config) -> Plugins:
@@ -185,6 +196,10 @@ class AgentApp:
             persona_tools=self._persona_tools,
         )
         self.registry.register(SpawnTool(self.subagents))
+        if config.tools.image.model:
+            self.registry.register(
+                GenerateImageTool(MeteredImages(image_model(config), self.ledger, self.guard), config.workspace)
+            )
         self.mcp = MCPServers(config.mcp_servers, self.registry)
         self.loop = AgentLoop(
             self.bus, self.events, config.agent, config.workspace, self._loop_parts(), self.plugins.hooks

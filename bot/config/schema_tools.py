@@ -54,13 +54,24 @@ class WebSearchConfig(Section):
         return self
 
 
+class ImageConfig(Section):
+    """generate_image: off until `model` is set; base and key default to the llm section's."""
+
+    model: str = ""
+    api_base: str | None = None
+    api_key: SecretStr = SecretStr("")
+    size: str = "1024x1024"
+    quality: str | None = None
+    timeout: Duration = Field(default=120.0, gt=0)
+
+
 class WebFetchConfig(Section):
     allow_private: bool = False
 
 
 GUEST_TOOLS = ["web_search", "web_fetch", "load_skill"]
 USER_TOOLS = [*GUEST_TOOLS, "cron", "spawn", "send_file"]
-ADMIN_TOOLS = [*USER_TOOLS, "read_file", "write_file", "edit_file", "list_dir"]
+ADMIN_TOOLS = [*USER_TOOLS, "read_file", "write_file", "edit_file", "list_dir", "generate_image"]
 
 
 class ToolsByRole(Section):
@@ -78,6 +89,7 @@ class ToolsConfig(Section):
     exec: ExecConfig = ExecConfig()
     web_search: WebSearchConfig = WebSearchConfig()
     web_fetch: WebFetchConfig = WebFetchConfig()
+    image: ImageConfig = ImageConfig()
 
     @model_validator(mode="before")
     @classmethod

@@ -10,7 +10,7 @@ from typing import Literal
 
 from bot.bus import InboundMessage, Trust
 
-Purpose = Literal["chat", "subagent", "consolidation", "heartbeat", "cron", "transcription", "compaction"]
+Purpose = Literal["chat", "subagent", "consolidation", "heartbeat", "cron", "transcription", "compaction", "image"]
 PURPOSES: tuple[Purpose, ...] = (
     "chat",
     "subagent",
@@ -19,6 +19,7 @@ PURPOSES: tuple[Purpose, ...] = (
     "cron",
     "transcription",
     "compaction",
+    "image",
 )
 BACKGROUND: frozenset[str] = frozenset({"heartbeat", "consolidation"})
 
