@@ -200,7 +200,7 @@ class AgentApp:
             self.registry.register(
                 GenerateImageTool(MeteredImages(image_model(config), self.ledger, self.guard), config.workspace)
             )
-        self.mcp = MCPServers(config.mcp_servers, self.registry)
+        self.mcp = MCPServers(config.mcp_servers, self.registry, workspace=config.workspace)
         self.loop = AgentLoop(
             self.bus, self.events, config.agent, config.workspace, self._loop_parts(), self.plugins.hooks
         )
