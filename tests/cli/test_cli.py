@@ -188,5 +188,5 @@ def test_status_lists_each_mcp_server_with_its_tool_count(tmp_path: Path) -> Non
     )
     result = CliRunner().invoke(app, ["status"], env=env_for(tmp_path))
     assert result.exit_code == 0
-    assert "mcp calc: " in result.output and ": 7 tools" in result.output
+    assert "mcp calc: " in result.output and ": 8 tools" in result.output
     assert f"mcp gone: {tmp_path / 'missing'}: cannot start (FileNotFoundError" in result.output
