@@ -10,6 +10,7 @@ from bot.errors import BudgetExceeded, ProviderError, ToolError
 from bot.llm.images import EXTENSIONS, ImageMaker
 from bot.tools.base import Tool, ToolContext
 from bot.tools.outbox_files import outbox_attachment, save_to_outbox
+from bot.tools.send_file import UPLOAD_LIMITS
 
 
 class GenerateImageTool(Tool):
@@ -42,10 +43,12 @@ class GenerateImageTool(Tool):
             raise ToolError(f"the image model could not draw it: {exc}") from exc
         suffix = EXTENSIONS.get(image.mime_type, ".png")
         path = save_to_outbox(self._workspace, ctx.chat, "image", suffix, image.data)
+        shown = path.relative_to(self._workspace)
+        if ctx.chat.channel not in UPLOAD_LIMITS:
+            return f"Drew the picture and saved it as {shown}; this chat cannot show pictures, so tell the user where."
         attachment = outbox_attachment(path, image.mime_type)
         caption = str(args.get("caption") or "")
         await ctx.send(
             OutboundMessage(ctx.chat, caption, in_reply_to=ctx.turn_id, kind="progress", files=(attachment,))
         )
-        shown = path.relative_to(self._workspace)
         return f"Drew the picture and sent it to this chat (saved as {shown}, {len(image.data):,} bytes)."
