@@ -10,7 +10,6 @@ class Identities:
 
     def __init__(self, configured: Mapping[str, list[str]], linked: Callable[[], Mapping[str, str]] = dict) -> None:
         self._configured = {account: person for person, accounts in configured.items() for account in accounts}
-        self._people = frozenset(configured)
         self._linked = linked
 
     def person_of(self, channel: str, user_id: str) -> str | None:
@@ -23,16 +22,12 @@ class Identities:
         linked = {account for account, name in self._linked().items() if name == person}
         return {account for account, name in self._configured.items() if name == person} | linked
 
-    def is_person(self, name: str) -> bool:
-        """Whether `name` is a person the config or a pairing link knows."""
-        return name in self._people or name in set(self._linked().values())
-
-    def refs_of(self, channel: str, user_id: str) -> tuple[str | None, set[str]]:
-        """The account's person, and every name roles and owners may list it under: its accounts and the person."""
+    def refs_of(self, channel: str, user_id: str) -> set[str]:
+        """Every name roles and owners may list the account under: itself, and its person with all their accounts."""
         person = self.person_of(channel, user_id)
         if person is None:
-            return None, {f"{channel}:{user_id}"}
-        return person, {person, f"{channel}:{user_id}", *self.accounts_of(person)}
+            return {f"{channel}:{user_id}"}
+        return {person, f"{channel}:{user_id}", *self.accounts_of(person)}
 
 
 NOBODY = Identities({})

@@ -79,7 +79,7 @@ class AccessPolicy:
     def role_of(self, sender: str) -> Trust | None:
         """The sender's role, or None for a stranger this channel would not serve; a person's role covers all
         their accounts."""
-        _, refs = self._identities.refs_of(self._channel, sender)
+        refs = self._identities.refs_of(self._channel, sender)
         if refs & self._owners:
             return Trust.OWNER
         listed = [self._roles[ref] for ref in refs if ref in self._roles]

@@ -281,6 +281,10 @@ class Config(Section):
                 raise ValueError(f"{owner!r} is not an owner; use channel:user_id such as telegram:123, or a person")
         return [str(owner) for owner in value]
 
+    def owner_accounts(self) -> set[str]:
+        """Every account (`channel:user_id`) of an owner: those listed, and the accounts of owners named as people."""
+        return {account for owner in self.owners for account in self.identities.get(owner, [owner])}
+
     def secrets(self) -> list[str]:
         """Every non-empty secret value in the config (tokens, keys)."""
         found: list[str] = []

@@ -82,3 +82,4 @@ def test_config_refuses_an_account_of_two_people_and_unknown_names(tmp_path: Pat
         {**base, "identities": PEOPLE, "owners": ["alice"], "budgets": {"senders": {"bob": {}}}}
     )
     assert config.identities["alice"] == ["telegram:123", "discord:456"]
+    assert config.owner_accounts() == {"telegram:123", "discord:456"}
