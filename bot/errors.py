@@ -159,6 +159,15 @@ class ToolError(BotError):
     """A tool failed in a way the model should hear about and can recover from."""
 
 
+class SearchThrottled(ToolError):
+    """A search provider answered 429 (or is still backing off from one); `retry_after` in seconds."""
+
+    def __init__(self, provider: str, retry_after: float) -> None:
+        super().__init__(f"{provider} search is rate limited; try again in about {retry_after:.0f}s.")
+        self.provider = provider
+        self.retry_after = retry_after
+
+
 class GatewayUnreachable(BotError):
     """The gateway's control socket exists but did not answer in time."""
 

@@ -16,6 +16,7 @@ from channels.formatting import markdown_to_telegram_html, split_for_platform
 from channels.streaming import PlatformCall
 from channels.telegram_buttons import inline_keyboard
 from channels.telegram_edit import edit_message
+from channels.telegram_files import group_upload, upload_groups
 from channels.telegram_replies import SentReplies
 
 MAX_MESSAGE_LENGTH = 4096
@@ -101,21 +102,17 @@ class TelegramSender:
         return True
 
     async def _send_files(self, message: OutboundMessage) -> None:
-        """Each file as a photo (images up to 10 MB) or a document; a caption over Telegram's limit goes as text."""
+        """Photos (images up to 10 MB) and documents, several of a kind as an album; a caption over Telegram's limit
+        goes as text."""
         chat_id = int(message.chat.chat_id)
         thread = int(message.chat.thread_id) if message.chat.thread_id else None
         caption = message.text if len(message.text) <= CAPTION_LIMIT else None
-        for index, file in enumerate(message.files):
-            path = Path(file.path)
-            text = caption if index == 0 else None
-            if file.kind == "image":
-                send = partial(self._bot.send_photo, photo=path.read_bytes())
-            else:
-                send = partial(self._bot.send_document, document=path.read_bytes(), filename=path.name)
-            upload = partial(send, chat_id=chat_id, caption=text, message_thread_id=thread)
+        for index, group in enumerate(upload_groups(message.files)):
+            upload = group_upload(self._bot, group, chat_id, caption if index == 0 else None, thread)
+            names = ", ".join(Path(file.path).name for file in group)
             await self._retry.run(
                 partial(self._call, upload),
-                f"[{message.chat.session_key}] upload {path.name}",
+                f"[{message.chat.session_key}] upload {names}",
                 (ChannelUnavailable,),
             )
         if message.text and caption is None:

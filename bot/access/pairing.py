@@ -37,10 +37,11 @@ class Pairing(Protocol):
 
     def is_approved(self, channel: str, user_id: str) -> bool: ...
     def request(self, channel: str, user_id: str, name: str) -> tuple[str, bool]: ...
-    def approve(self, channel: str, code: str) -> str | None: ...
+    def approve(self, channel: str, code: str, person: str | None = None) -> str | None: ...
     def revoke(self, channel: str, user_id: str) -> bool: ...
     def pending(self) -> list[PendingPairing]: ...
     def approved(self) -> dict[str, list[str]]: ...
+    def people(self) -> dict[str, str]: ...
 
 
 def drop_expired(entries: list[dict[str, Any]], now: float) -> None:
@@ -105,8 +106,9 @@ class PairingBook:
             pending = data.setdefault("pending", {}).setdefault(channel, [])
             return claim_code(pending, channel, user_id, name, self._clock(), self._choose, self._max_pending)
 
-    def approve(self, channel: str, code: str) -> str | None:
-        """Approve the sender holding `code`; return their user id, or None if no live code matches."""
+    def approve(self, channel: str, code: str, person: str | None = None) -> str | None:
+        """Approve the sender holding `code` (linked to `person` when given); their user id, or None if no code
+        matches."""
         with self._locked() as data:
             match = take_code(data.setdefault("pending", {}).setdefault(channel, []), code, self._clock())
             if match is None:
@@ -114,6 +116,8 @@ class PairingBook:
             approved = data.setdefault("approved", {}).setdefault(channel, [])
             if match["user_id"] not in approved:
                 approved.append(match["user_id"])
+            if person:
+                data.setdefault("people", {})[f"{channel}:{match['user_id']}"] = person
             return str(match["user_id"])
 
     def revoke(self, channel: str, user_id: str) -> bool:
@@ -123,6 +127,7 @@ class PairingBook:
             if user_id not in approved:
                 return False
             approved.remove(user_id)
+            data.setdefault("people", {}).pop(f"{channel}:{user_id}", None)
             return True
 
     def pending(self) -> list[PendingPairing]:
@@ -139,6 +144,10 @@ class PairingBook:
     def approved(self) -> dict[str, list[str]]:
         """Approved sender ids by channel."""
         return {k: list(v) for k, v in self._read().get("approved", {}).items()}
+
+    def people(self) -> dict[str, str]:
+        """Accounts (`channel:user_id`) linked to a person at approval (`--as`)."""
+        return dict(self._read().get("people", {}))
 
     def _read(self) -> dict[str, Any]:
         try:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from bot.access.activation import Activations, activation_args, policy_with
+from bot.access.identities import NOBODY, Identities
 from bot.access.notices import IgnoreNotices, NoticesInProcess
 from bot.access.pairing import Pairing
 from bot.bus import GroupLine, InboundMessage, Trust
@@ -70,10 +71,12 @@ class AccessPolicy:
         notices: IgnoreNotices | None = None,
         rules: ChatRulesBook | None = None,
         activations: Activations | None = None,
+        identities: Identities = NOBODY,
     ) -> None:
         self._channel = channel
-        self._owners = frozenset(o.split(":", 1)[1] for o in owners if o.startswith(f"{channel}:"))
-        self._roles = {k.split(":", 1)[1]: v for k, v in (roles or {}).items() if k.startswith(f"{channel}:")}
+        self._owners = frozenset(owners)
+        self._roles = dict(roles or {})
+        self._identities = identities
         self._allowed = frozenset(section.allow_from)
         self._section = section
         self._pairing = pairing
@@ -106,12 +109,17 @@ class AccessPolicy:
         return self._ignore_once(sender, "unknown sender in a group")
 
     def role_of(self, sender: str, allow_from: frozenset[str] | None = None) -> Trust | None:
-        """The sender's role (`allow_from` in place of the channel's list), or None for a stranger not served."""
-        if sender in self._owners:
+        """The sender's role (`allow_from` in place of the channel's list), or None for a stranger not served.
+
+        A person's role covers all their accounts (`identities`).
+        """
+        refs = self._identities.refs_of(self._channel, sender)
+        if refs & self._owners:
             return Trust.OWNER
-        if sender in self._roles:
-            return self._roles[sender]
-        if self._is_known(sender, self._allowed if allow_from is None else allow_from):
+        listed = [self._roles[ref] for ref in refs if ref in self._roles]
+        if listed:
+            return max(listed, key=lambda role: role.rank)
+        if self._is_known(sender, refs, self._allowed if allow_from is None else allow_from):
             return Trust.USER
         return Trust.GUEST if self._section.dm_policy == "open" else None
 
@@ -131,7 +139,8 @@ class AccessPolicy:
         context = tuple(
             replace(line, trust=self.role_of(line.sender_id, allow_from) or Trust.GUEST) for line in message.context
         )
-        return replace(message, trust=role, reply_to=quote, context=context)
+        person = self._identities.person_of(self._channel, message.sender_id)
+        return replace(message, trust=role, reply_to=quote, context=context, person=person)
 
     def _decide_direct(self, message: InboundMessage) -> Decision:
         sender = message.sender_id
@@ -144,8 +153,12 @@ class AccessPolicy:
         code, is_new = self._pairing.request(self._channel, sender, message.sender_name or "")
         return SendPairingCode(code, repeated=not is_new)
 
-    def _is_known(self, sender: str, allowed: frozenset[str]) -> bool:
-        return sender in allowed or self._pairing.is_approved(self._channel, sender)
+    def _is_known(self, sender: str, refs: set[str], allowed: frozenset[str]) -> bool:
+        """Allowlisted here, or any of the person's accounts approved by pairing."""
+        if sender in allowed:
+            return True
+        accounts = (ref.split(":", 1) for ref in refs if ":" in ref)
+        return any(self._pairing.is_approved(channel, user) for channel, user in accounts)
 
     def _ignore_once(self, sender: str, reason: str) -> Ignore:
         if self._notices.first(self._channel, sender):

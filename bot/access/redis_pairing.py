@@ -48,20 +48,24 @@ class RedisPairingBook:
 
         return self._update(channel, change)
 
-    def approve(self, channel: str, code: str) -> str | None:
-        """Approve the sender holding `code`; return their user id, or None if no live code matches."""
+    def approve(self, channel: str, code: str, person: str | None = None) -> str | None:
+        """Approve the sender holding `code` (linked to `person` when given); their user id, or None if no code
+        matches."""
 
         def change(entries: list[dict[str, Any]], pipe: Pipeline) -> str | None:
             match = take_code(entries, code, self._clock())
             if match is None:
                 return None
             pipe.sadd(self._approved_key(channel), match["user_id"])
+            if person:
+                pipe.hset(self._people_key, f"{channel}:{match['user_id']}", person)
             return str(match["user_id"])
 
         return self._update(channel, change)
 
     def revoke(self, channel: str, user_id: str) -> bool:
         """Remove an approved sender; False when they were not approved."""
+        self._state.client.hdel(self._people_key, f"{channel}:{user_id}")
         return bool(self._state.client.srem(self._approved_key(channel), user_id))
 
     def pending(self) -> list[PendingPairing]:
@@ -82,6 +86,15 @@ class RedisPairingBook:
         return {
             channel: sorted(map(as_text, client.smembers(self._approved_key(channel)))) for channel in self._channels()
         }
+
+    def people(self) -> dict[str, str]:
+        """Accounts (`channel:user_id`) linked to a person at approval (`--as`)."""
+        raw = self._state.client.hgetall(self._people_key)
+        return {as_text(account): as_text(person) for account, person in raw.items()}
+
+    @property
+    def _people_key(self) -> str:
+        return self._state.key("pairing", "people")
 
     def _update(self, channel: str, change: Callable[[list[dict[str, Any]], Pipeline], Any]) -> Any:
         """Run `change` on the channel's pending list and write it back atomically, retrying on a conflict."""

@@ -10,7 +10,7 @@ from bot.access.pairing import Pairing
 from bot.agent.commands import Command
 from bot.bus import InboundMessage, Trust
 from bot.usage.budgets import BudgetGuard
-from bot.usage.charge import charge_for, sender_ref
+from bot.usage.charge import charge_for, payer_of
 from bot.usage.ledger import Ledger, Totals
 from bot.usage.periods import day_start, month_start
 
@@ -48,7 +48,7 @@ class AccountCommands:
         """The sender's and the chat's use today and this month; owners also see the totals."""
         now = self._clock()
         periods = (("Today", day_start(now, self._zone)), ("This month", month_start(now, self._zone)))
-        sender = sender_ref(message.chat.channel, message.sender_id)
+        sender = payer_of(message)
         chat = message.chat.session_key
         lines = []
         for label, start in periods:

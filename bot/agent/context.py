@@ -64,9 +64,12 @@ def memory_note(scope: MemoryScope, workspace: Path, trust: Trust) -> str:
     if trust is Trust.OWNER:
         return note + (
             "when the user refers to something from before, search it before saying you do not know: "
-            f"exec `grep -i -C1 'keyword' {history}`, or read_file it."
+            f"recall('keywords'), exec `grep -i -C1 'keyword' {history}`, or read_file it."
         )
-    return note + "your tools cannot search it in this chat, so say so if asked about older conversations."
+    return note + (
+        "when the user refers to something from before, search it with recall('keywords') (this chat's "
+        "own history and earlier sessions only) before saying you do not know."
+    )
 
 
 class ContextBuilder:

@@ -113,6 +113,8 @@ class SessionTurns:
             outbox.send,
             message.is_direct,
             persona.name if persona else None,
+            person=message.person,
+            memory_dir=scope.directory,
         )
 
         def record_usage(usage: Usage) -> None:

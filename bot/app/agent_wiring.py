@@ -26,6 +26,7 @@ from bot.config.paths import home_dir
 from bot.config.schema import Config, LLMConfig, ModelChoiceConfig
 from bot.events import EventBus
 from bot.hooks.handlers import Hooks
+from bot.llm.images import ImageModel
 from bot.llm.transcription import SpeechModel, Transcriber
 from bot.llm.types import Provider, Warmable
 from bot.plugins.approvals import ApprovalMode, ExecApprovals
@@ -37,19 +38,23 @@ from bot.skills import SkillLibrary
 from bot.tools.ask import AskUserTool, Questions
 from bot.tools.base import Tool, ToolRegistry
 from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+from bot.tools.image import GenerateImageTool
 from bot.tools.launcher import exec_launcher
 from bot.tools.mcp import MCPServers
 from bot.tools.message import MessageTool
 from bot.tools.netguard import any_address, is_public
 from bot.tools.protected import ProtectedPaths
+from bot.tools.recall import RecallTool
 from bot.tools.sandbox import SECRET_NAME, HostShell
+from bot.tools.search.choose import search_tool
 from bot.tools.send_file import SendFileTool
 from bot.tools.shell import ExecTool
 from bot.tools.skills import LoadSkillTool
 from bot.tools.spawn import SpawnTool
-from bot.tools.web import WebFetchTool, WebSearchTool
+from bot.tools.web import WebFetchTool
 from bot.tools.workspace import WorkspacePaths
 from bot.usage.budgets import BudgetGuard
+from bot.usage.metered_images import MeteredImages
 from bot.usage.metered_speech import MeteredSpeech
 
 logger = logging.getLogger(__name__)
@@ -97,8 +102,7 @@ def build_registry(
     tools: list[Tool] = [ReadFileTool(paths), WriteFileTool(paths), EditFileTool(paths), ListDirTool(paths)]
     if config.tools.exec.enabled:
         tools.append(exec_tool(config, rules or ProtectedPaths(config.workspace, config.tools.protected_paths)))
-    search = config.tools.web_search
-    tools.append(WebSearchTool(search.api_key.get_secret_value(), search.api_base))
+    tools.append(search_tool(config.tools.web_search))
     tools.append(WebFetchTool(any_address if config.tools.web_fetch.allow_private else is_public))
     tools.append(MessageTool())
     tools.append(SendFileTool(WorkspacePaths(config.workspace, restrict=True)))
@@ -110,6 +114,14 @@ def role_tools(config: Config) -> dict[Trust, list[str]]:
     """The tool names each role below owner may call (`tools.by_role`)."""
     by_role = config.tools.by_role
     return {Trust.GUEST: by_role.guest, Trust.USER: by_role.user, Trust.ADMIN: by_role.admin}
+
+
+def image_model(config: Config) -> ImageModel:
+    """`tools.image`'s model, with the llm section's API base and key where it sets none."""
+    image = config.tools.image
+    api_key = image.api_key.get_secret_value() or config.llm.api_key.get_secret_value()
+    api_base = image.api_base or config.llm.api_base
+    return ImageModel(image.model, api_base, api_key, image.size, image.quality, image.timeout)
 
 
 def plugins_for(config: Config) -> Plugins:
@@ -177,6 +189,7 @@ class AgentApp:
         self.pairing = self.stores.pairing()
         self.rules = ChatRulesBook(config.channels.chat_sections(), config.agent.queue_mode)
         self.sessions = self.stores.sessions()
+        self.registry.register(RecallTool(self.sessions, config.timezone))
         self.memory = self._memory()
         self.context = context_builder(config, self.skills, self.budget)
         budgeted = self.budgeted = SwappableProvider(BudgetedProvider(self.provider, self.budget))
@@ -192,7 +205,11 @@ class AgentApp:
             persona_tools=self._persona_tools,
         )
         self.registry.register(SpawnTool(self.subagents))
-        self.mcp = MCPServers(config.mcp_servers, self.registry)
+        if config.tools.image.model:
+            self.registry.register(
+                GenerateImageTool(MeteredImages(image_model(config), self.ledger, self.guard), config.workspace)
+            )
+        self.mcp = MCPServers(config.mcp_servers, self.registry, workspace=config.workspace)
         self.loop = AgentLoop(
             self.bus, self.events, config.agent, config.workspace, self._loop_parts(), self.plugins.hooks
         )

@@ -76,8 +76,10 @@ def access_policies(
     config: Config, agent: AgentApp, names: list[str], notices: IgnoreNotices, activations: Activations
 ) -> dict[str, AccessPolicy]:
     """Each chat channel's access policy: owners, roles, allow_from, DM and group rules, groups' /activation."""
+    from bot.access.identities import Identities
     from bot.access.policy import AccessPolicy
 
+    people = Identities(config.identities, agent.pairing.people)
     return {
         name: AccessPolicy(
             name,
@@ -88,6 +90,7 @@ def access_policies(
             notices,
             agent.rules,
             activations,
+            people,
         )
         for name in names
     }

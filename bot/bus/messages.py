@@ -148,6 +148,7 @@ class InboundMessage:
     platform_message_id: str | None = None
     server_id: str | None = None  # Discord guild, Slack team, Telegram chat: what persona routes match
     charge_to: str | None = None  # `channel:user id` billed for a system message (a cron job's creator)
+    person: str | None = None  # the person (`identities`) the sender's account belongs to; set by the access policy
     origin: Origin = "user"
     reply_to: Quote | None = None  # the message this one answers or quotes
     context: tuple[GroupLine, ...] = ()  # group messages since the bot last spoke, brought by a mention

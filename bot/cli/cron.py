@@ -102,7 +102,7 @@ def cron_add(
     config = load(ctx.obj)
     _check_target(config, target.channel)
     schedule = Schedule(schedules[0][0], schedules[0][1], tz or config.timezone)
-    is_owner_dm = f"{target.channel}:{target.chat_id}" in config.owners
+    is_owner_dm = f"{target.channel}:{target.chat_id}" in config.owner_accounts()
     try:
         job = _cron_call(
             ctx,

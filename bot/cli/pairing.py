@@ -36,16 +36,38 @@ def pairing_list(ctx: typer.Context) -> None:
     for channel, users in sorted(book.approved().items()):
         if users:
             typer.echo(f"approved on {channel}: {', '.join(users)}")
+    for account, person in sorted(book.people().items()):
+        typer.echo(f"{account} is {person}")
 
 
 @app.command("approve")
-def pairing_approve(ctx: typer.Context, channel: str, code: str) -> None:
-    """Approve the sender who holds CODE on CHANNEL (takes effect without a restart)."""
-    user_id = _pairing_book(ctx).approve(channel, code)
-    if user_id is None:
-        typer.echo(f"No pending code {code.upper()} on {channel} (codes expire after an hour).", err=True)
+def pairing_approve(
+    ctx: typer.Context,
+    channel_or_code: str = typer.Argument(..., metavar="[CHANNEL] CODE"),
+    code: str | None = typer.Argument(None, show_default=False, metavar=""),
+    person: str | None = typer.Option(
+        None, "--as", help="Link the account to this person of `identities` (or one linked before)."
+    ),
+) -> None:
+    """Approve the sender who holds CODE (on CHANNEL, or wherever it is pending); takes effect without a restart."""
+    config = load(ctx.obj)
+    book = _pairing_book(ctx)
+    if person is not None and person not in config.identities and person not in set(book.people().values()):
+        known = ", ".join(sorted({*config.identities, *book.people().values()})) or "none yet"
+        typer.echo(f"No person {person!r} (people: {known}); add them under identities: in the config.", err=True)
         raise typer.Exit(1)
-    typer.echo(f"Approved {channel} user {user_id}.")
+    if code is None:
+        code = channel_or_code
+        pending = [entry.channel for entry in book.pending() if entry.code == code.strip().upper()]
+        channel = pending[0] if pending else ""
+    else:
+        channel = channel_or_code
+    user_id = book.approve(channel, code, person) if channel else None
+    if user_id is None:
+        where = f" on {channel}" if channel else ""
+        typer.echo(f"No pending code {code.upper()}{where} (codes expire after an hour).", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"Approved {channel} user {user_id}" + (f" as {person}." if person else "."))
 
 
 @app.command("revoke")

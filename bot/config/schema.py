@@ -134,6 +134,10 @@ class Limit(Section):
     monthly_usd: float | None = Field(default=None, ge=0)
 
 
+ACCOUNT = re.compile(r"^[a-z]+:\S+$")
+PERSON = re.compile(r"^[A-Za-z][\w.-]{0,63}$")
+
+
 class BudgetsConfig(Section):
     """Limits per role (null = unlimited), per-sender overrides, and the cap on background work."""
 
@@ -148,8 +152,8 @@ class BudgetsConfig(Section):
     @classmethod
     def _sender_refs(cls, value: dict[str, Limit]) -> dict[str, Limit]:
         for sender in value:
-            if not re.match(r"^[a-z]+:\S+$", sender):
-                raise ValueError(f"{sender!r} is not a sender; use channel:user_id such as telegram:42")
+            if not (ACCOUNT.match(sender) or PERSON.match(sender)):
+                raise ValueError(f"{sender!r} is not a sender; use channel:user_id such as telegram:42, or a person")
         return value
 
 
@@ -211,6 +215,7 @@ class Config(Section):
     timezone: str = "UTC"
     owners: list[str] = []
     roles: dict[str, Trust] = {}
+    identities: dict[str, list[str]] = {}  # person -> accounts (channel:user_id): one role, budget and DM memory
     llm: LLMConfig = LLMConfig()
     agent: AgentConfig = AgentConfig()
     channels: ChannelsConfig = ChannelsConfig()
@@ -234,9 +239,34 @@ class Config(Section):
     @classmethod
     def _role_refs(cls, value: dict[str, Trust]) -> dict[str, Trust]:
         for sender in value:
-            if not re.match(r"^[a-z]+:\S+$", sender):
-                raise ValueError(f"{sender!r} is not a sender; use channel:user_id such as discord:123")
+            if not (ACCOUNT.match(sender) or PERSON.match(sender)):
+                raise ValueError(f"{sender!r} is not a sender; use channel:user_id such as discord:123, or a person")
         return value
+
+    @field_validator("identities")
+    @classmethod
+    def _one_person_per_account(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        seen: dict[str, str] = {}
+        for person, accounts in value.items():
+            if not PERSON.match(person):
+                raise ValueError(f"{person!r} is not a person's name; use letters, digits, _ . - (no ':')")
+            for account in accounts:
+                if not ACCOUNT.match(account):
+                    raise ValueError(f"{account!r} (of {person}) is not an account; use channel:user_id")
+                if account in seen:
+                    raise ValueError(f"{account} belongs to both {seen[account]} and {person}")
+                seen[account] = person
+        return value
+
+    @model_validator(mode="after")
+    def _people_are_known(self) -> Config:
+        """A bare name in owners, roles or budgets.senders must be a person of `identities`."""
+        named = [("owners", n) for n in self.owners] + [("roles", n) for n in self.roles]
+        named += [("budgets.senders", n) for n in self.budgets.senders]
+        for key, name in named:
+            if not ACCOUNT.match(name) and name not in self.identities:
+                raise ConfigError(f"{name!r} is neither channel:user_id nor a person of identities", key)
+        return self
 
     @model_validator(mode="after")
     def _routes_name_personas(self) -> Config:
@@ -281,9 +311,13 @@ class Config(Section):
     @classmethod
     def _owner_refs(cls, value: list[str]) -> list[str]:
         for owner in value:
-            if not re.match(r"^[a-z]+:\S+$", str(owner)):
-                raise ValueError(f"{owner!r} is not an owner; use channel:user_id such as telegram:123")
+            if not (ACCOUNT.match(str(owner)) or PERSON.match(str(owner))):
+                raise ValueError(f"{owner!r} is not an owner; use channel:user_id such as telegram:123, or a person")
         return [str(owner) for owner in value]
+
+    def owner_accounts(self) -> set[str]:
+        """Every account (`channel:user_id`) of an owner: those listed, and the accounts of owners named as people."""
+        return {account for owner in self.owners for account in self.identities.get(owner, [owner])}
 
     def secrets(self) -> list[str]:
         """Every non-empty secret value in the config (tokens, keys)."""

@@ -36,8 +36,33 @@ class ExecConfig(Section):
 
 
 class WebSearchConfig(Section):
-    api_key: SecretStr = SecretStr("")
+    """Which search provider answers web_search; `auto`: the first configured one, else DuckDuckGo (no key)."""
+
+    provider: Literal["auto", "brave", "tavily", "searxng", "duckduckgo"] = "auto"
+    api_key: SecretStr = SecretStr("")  # Brave's
     api_base: str = "https://api.search.brave.com/res/v1"
+    tavily_api_key: SecretStr = SecretStr("")
+    tavily_api_base: str = "https://api.tavily.com"
+    searxng_url: str = ""
+    duckduckgo_url: str = "https://html.duckduckgo.com/html/"
+    timeout: Duration = Field(default=15.0, gt=0)
+
+    @model_validator(mode="after")
+    def _searxng_has_a_url(self) -> WebSearchConfig:
+        if self.provider == "searxng" and not self.searxng_url:
+            raise ValueError("provider searxng needs tools.web_search.searxng_url")
+        return self
+
+
+class ImageConfig(Section):
+    """generate_image: off until `model` is set; base and key default to the llm section's."""
+
+    model: str = ""
+    api_base: str | None = None
+    api_key: SecretStr = SecretStr("")
+    size: str = "1024x1024"
+    quality: str | None = None
+    timeout: Duration = Field(default=120.0, gt=0)
 
 
 class WebFetchConfig(Section):
@@ -46,7 +71,7 @@ class WebFetchConfig(Section):
 
 GUEST_TOOLS = ["web_search", "web_fetch", "load_skill"]
 USER_TOOLS = [*GUEST_TOOLS, "cron", "spawn", "send_file"]
-ADMIN_TOOLS = [*USER_TOOLS, "read_file", "write_file", "edit_file", "list_dir"]
+ADMIN_TOOLS = [*USER_TOOLS, "read_file", "write_file", "edit_file", "list_dir", "generate_image"]
 
 
 class ToolsByRole(Section):
@@ -65,6 +90,7 @@ class ToolsConfig(Section):
     web_search: WebSearchConfig = WebSearchConfig()
     web_fetch: WebFetchConfig = WebFetchConfig()
     ask_timeout: Duration = Field(default=600.0, gt=0)
+    image: ImageConfig = ImageConfig()
 
     @model_validator(mode="before")
     @classmethod

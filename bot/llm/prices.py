@@ -25,6 +25,7 @@ class ModelRecord:
     input_cost_per_token: float | None
     output_cost_per_token: float
     cache_read_input_token_cost: float | None = None
+    cost_per_image: float | None = None
 
 
 PriceTable = Mapping[str, ModelRecord]
@@ -93,6 +94,7 @@ def _record(entry: Mapping[str, Any]) -> ModelRecord:
         price("input_cost_per_token"),
         price("output_cost_per_token") or 0.0,
         price("cache_read_input_token_cost"),
+        price("input_cost_per_image") or price("output_cost_per_image"),
     )
 
 
@@ -123,4 +125,16 @@ def call_cost(
                 + cached * cached_price
                 + completion_tokens * record.output_cost_per_token
             )
+    return None
+
+
+def image_cost(model: str, size: str, quality: str | None, table: PriceTable | None = None) -> float | None:
+    """USD for one picture from the table's per-image price (`quality/W-x-H/name` rows first); None without one."""
+    prices = price_table() if table is None else table
+    dimensions = size.replace("x", "-x-")
+    for name in (model, model.split("/", 1)[-1]):
+        for key in (f"{quality or 'standard'}/{dimensions}/{name}", f"{dimensions}/{name}", name):
+            record = prices.get(key)
+            if record is not None and record.cost_per_image is not None:
+                return record.cost_per_image
     return None

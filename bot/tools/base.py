@@ -8,6 +8,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from bot.bus import ChatRef, OutboundMessage, Trust
@@ -33,6 +34,8 @@ class ToolContext:
     send: Callable[[OutboundMessage], Awaitable[None]]
     is_direct: bool = True
     persona: str | None = None  # the persona the turn speaks as: what it spawns inherits its model and tools
+    person: str | None = None  # the sender's person (`identities`): who their cron jobs are charged to
+    memory_dir: Path | None = None  # the chat's memory scope folder: what recall searches
 
     @property
     def session_key(self) -> str:

@@ -86,7 +86,7 @@ class CronTool(Tool):
                 args.get("name"),
                 ctx.trust,
                 is_direct,
-                creator=f"{ctx.chat.channel}:{ctx.sender_id}",
+                creator=ctx.person or f"{ctx.chat.channel}:{ctx.sender_id}",
             )
         except ScheduleError as exc:
             raise ToolError(str(exc)) from None

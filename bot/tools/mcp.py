@@ -9,12 +9,14 @@ import re
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, TextIO
 
 from bot.bus import Trust
 from bot.config.schema_tools import MCPServerConfig
 from bot.errors import ToolError
 from bot.tools.base import Tool, ToolContext, ToolRegistry
+from bot.tools.mcp_media import Media, deliver, media_of
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +89,10 @@ def result_text(result: Any) -> str:
     parts = []
     for block in result.content:
         text = getattr(block, "text", None)
-        parts.append(text if text is not None else f"[{block.type} content: {getattr(block, 'mime_type', '')}]")
+        if text is not None:
+            parts.append(text)
+        elif block.type not in ("image", "audio", "resource"):  # those reach the chat as files (mcp_media)
+            parts.append(f"[{block.type} content: {getattr(block, 'mime_type', '')}]")
     if not parts and result.structured_content is not None:
         import json
 
@@ -113,7 +118,11 @@ class MCPTool(Tool):
         self.read_only = bool(getattr(spec.annotations, "read_only_hint", False))  # the server's readOnlyHint
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
-        return await self.server.call(self.remote_name, args)
+        text, media = await self.server.call_with_media(self.remote_name, args)
+        if media and self.server.workspace is not None:
+            note = await deliver(media, self.server.workspace, ctx, self.server.name)
+            return f"{text}\n{note}" if text else note
+        return text
 
 
 class MCPServer:
@@ -127,9 +136,11 @@ class MCPServer:
         restart_delay: float = RESTART_DELAY,
         max_restart_delay: float = MAX_RESTART_DELAY,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        workspace: Path | None = None,
     ) -> None:
         self.name = name
         self.config = config
+        self.workspace = workspace  # where pictures and resources the tools return are saved (outbox/<chat>/)
         self._registry = registry
         self._restart_delay = restart_delay
         self._max_restart_delay = max_restart_delay
@@ -173,7 +184,11 @@ class MCPServer:
         await self._down.wait()
 
     async def call(self, tool: str, args: dict[str, Any]) -> str:
-        """Call a tool on the live session; failures become ToolError."""
+        """Call a tool on the live session and return its text; failures become ToolError."""
+        return (await self.call_with_media(tool, args))[0]
+
+    async def call_with_media(self, tool: str, args: dict[str, Any]) -> tuple[str, list[Media]]:
+        """Call a tool on the live session: its text and the files (images, resources) it returned."""
         session = self._session
         if session is None:
             raise ToolError(f"the {self.name} MCP server is not running right now; try again later.")
@@ -190,7 +205,7 @@ class MCPServer:
         text = result_text(result)
         if result.is_error:
             raise ToolError(text or f"{tool} failed")
-        return text
+        return text, media_of(result)
 
     async def _supervise(self) -> None:
         delay = self._restart_delay

@@ -18,6 +18,7 @@ MB = 1024 * 1024
 # The most a bot may upload: Telegram's Bot API (photos 10 MB), Discord without server boosts, Slack.
 UPLOAD_LIMITS = {"telegram": 50 * MB, "discord": 10 * MB, "slack": 1024 * MB}
 PHOTO_LIMIT = 10 * MB
+MAX_FILES = 10  # Telegram's album and Discord's attachments per message
 PHOTO_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
 
 
@@ -31,7 +32,8 @@ class SendFileTool(Tool):
 
     name = "send_file"
     description = (
-        "Send a file from the workspace to this chat (images are shown inline, other files as documents). "
+        "Send a file, or several together, from the workspace to this chat (images are shown inline, other "
+        "files as documents). "
         "Use it when the user asks for a file or a file is the best answer; write the file first. "
         "Below admin, only this chat's own files can be sent: what it sent (inbox/<channel>/<chat>/) "
         "and what was made for it (outbox/<channel>/<chat>/)."
@@ -40,16 +42,36 @@ class SendFileTool(Tool):
         "type": "object",
         "properties": {
             "path": {"type": "string", "minLength": 1, "description": "Path relative to the workspace."},
-            "caption": {"type": "string", "description": "A short text sent with the file."},
+            "paths": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "minItems": 1,
+                "maxItems": MAX_FILES,
+                "description": f"Several paths, sent together (a Telegram album; one message elsewhere); "
+                f"at most {MAX_FILES}.",
+            },
+            "caption": {"type": "string", "description": "A short text sent with the file(s)."},
         },
-        "required": ["path"],
     }
 
     def __init__(self, paths: WorkspacePaths) -> None:
         self._paths = paths
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
-        path = self._paths.resolve(args["path"])
+        asked = [*([args["path"]] if args.get("path") else []), *(args.get("paths") or [])]
+        if not asked:
+            raise ToolError("give path (one file) or paths (several files) relative to the workspace.")
+        if len(asked) > MAX_FILES:
+            raise ToolError(f"at most {MAX_FILES} files go in one send_file call; send the rest in another.")
+        files = [self._checked(text, ctx) for text in dict.fromkeys(asked)]
+        caption = str(args.get("caption") or "")
+        attachments = tuple(attachment for attachment, _, _ in files)
+        await ctx.send(OutboundMessage(ctx.chat, caption, in_reply_to=ctx.turn_id, kind="progress", files=attachments))
+        return "Sent " + ", ".join(f"{shown} ({size:,} bytes)" for _, shown, size in files) + " to this chat."
+
+    def _checked(self, text: str, ctx: ToolContext) -> tuple[Attachment, str, int]:
+        """The file at `text` as an attachment, with its shown path and size, once every check has passed."""
+        path = self._paths.resolve(text)
         shown = self._paths.display(path)
         if not ctx.trust.at_least(Trust.ADMIN) and not self._belongs_to(path, ctx.chat):
             raise ToolError(
@@ -68,12 +90,7 @@ class SendFileTool(Tool):
                 "from a bot. Compress or split it, or tell the user where it is."
             )
         mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-        attachment = Attachment(str(path), mime, file_kind(mime, size))
-        caption = str(args.get("caption") or "")
-        await ctx.send(
-            OutboundMessage(ctx.chat, caption, in_reply_to=ctx.turn_id, kind="progress", files=(attachment,))
-        )
-        return f"Sent {shown} ({size:,} bytes) to this chat."
+        return Attachment(str(path), mime, file_kind(mime, size)), shown, size
 
     def _belongs_to(self, path: Path, chat: ChatRef) -> bool:
         """Whether `path` (resolved) lies in the chat's own inbox or outbox folder."""

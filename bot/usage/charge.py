@@ -10,7 +10,7 @@ from typing import Literal
 
 from bot.bus import InboundMessage, Trust
 
-Purpose = Literal["chat", "subagent", "consolidation", "heartbeat", "cron", "transcription", "compaction"]
+Purpose = Literal["chat", "subagent", "consolidation", "heartbeat", "cron", "transcription", "compaction", "image"]
 PURPOSES: tuple[Purpose, ...] = (
     "chat",
     "subagent",
@@ -19,13 +19,14 @@ PURPOSES: tuple[Purpose, ...] = (
     "cron",
     "transcription",
     "compaction",
+    "image",
 )
 BACKGROUND: frozenset[str] = frozenset({"heartbeat", "consolidation"})
 
 
 @dataclass(frozen=True, slots=True)
 class Charge:
-    """The ledger's who and why: `sender` is `channel:user id`, None for background work."""
+    """The ledger's who and why: `sender` is a person or `channel:user id`, None for background work."""
 
     purpose: Purpose = "chat"
     session_key: str | None = None
@@ -62,6 +63,11 @@ def sender_ref(channel: str, user_id: str) -> str:
     return f"{channel}:{user_id}"
 
 
+def payer_of(message: InboundMessage) -> str:
+    """Who a user's message is charged to: their person when `identities` names one, else `channel:user id`."""
+    return message.person or sender_ref(message.chat.channel, message.sender_id)
+
+
 def charge_for(message: InboundMessage, session_key: str) -> Charge:
     """The charge of a turn: the sender's chat, a cron job's creator, or the heartbeat (no sender)."""
     if message.origin == "heartbeat":
@@ -69,4 +75,4 @@ def charge_for(message: InboundMessage, session_key: str) -> Charge:
     if message.kind == "system":
         purpose: Purpose = "cron" if message.origin == "cron" else "chat"
         return Charge(purpose, session_key, message.charge_to, message.trust)
-    return Charge("chat", session_key, sender_ref(message.chat.channel, message.sender_id), message.trust)
+    return Charge("chat", session_key, payer_of(message), message.trust)

@@ -1,40 +1,10 @@
-import random
-from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from bot.access.pairing import PAIRING_ALPHABET, Pairing, PairingBook
 from bot.access.policy import AccessPolicy, Ignore, Overheard, SendPairingCode, Serve
-from bot.access.redis_pairing import RedisPairingBook
 from bot.bus import ChatRef, InboundMessage, Trust
-from bot.cluster.redis import RedisState
 from bot.config.schema_channels import TelegramConfig
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-Books = Callable[..., Pairing]
-
-
-@pytest.fixture(params=["file", "redis"])
-def book(request: pytest.FixtureRequest, tmp_path: Path) -> Books:
-    """Makes pairing books on one store, as separate processes would: the JSON file, or one Redis."""
-    url = request.getfixturevalue("redis_url") if request.param == "redis" else None
-
-    def make(clock: Callable[[], float] | None = None, max_pending: int = 10) -> Pairing:
-        choose, clock = random.Random(7).choice, clock or Clock()
-        if url is None:
-            return PairingBook(tmp_path / "pairing.json", clock=clock, choose=choose, max_pending=max_pending)
-        return RedisPairingBook(RedisState(url, "test"), clock=clock, choose=choose, max_pending=max_pending)
-
-    return make
+from tests.access.books import Books, Clock
 
 
 def dm(sender: str) -> InboundMessage:

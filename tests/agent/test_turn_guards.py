@@ -95,10 +95,11 @@ async def test_cut_off_arguments_run_only_read_only_tools(tmp_path: Path, fake_l
 
 
 def test_only_tools_that_change_nothing_are_read_only() -> None:
-    from bot.tools import cron, files, message, send_file, shell, skills, spawn, web
+    from bot.tools import cron, files, message, recall, send_file, shell, skills, spawn, web
+    from bot.tools.search import tool as search
 
     assert files.ReadFileTool.read_only and files.ListDirTool.read_only and skills.LoadSkillTool.read_only
-    assert web.WebSearchTool.read_only and web.WebFetchTool.read_only
+    assert search.WebSearchTool.read_only and web.WebFetchTool.read_only and recall.RecallTool.read_only
     for tool in (
         files.WriteFileTool,
         files.EditFileTool,

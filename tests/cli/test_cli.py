@@ -130,6 +130,22 @@ def test_pairing_list_approve_and_revoke(tmp_path: Path) -> None:
     assert not PairingBook(tmp_path / "state" / "pairing.json").is_approved("telegram", "77")
 
 
+def test_pairing_approve_code_as_a_person_links_the_account_for_good(tmp_path: Path) -> None:
+    from bot.access.pairing import PairingBook
+
+    config = tmp_path / "config.yaml"
+    config.write_text("llm:\n  model: openai/x\nidentities:\n  alice: [telegram:123]\n")
+    book = PairingBook(tmp_path / "state" / "pairing.json")
+    code, _ = book.request("discord", "456", "Al")
+    runner, env = CliRunner(), env_for(tmp_path)
+    unknown = runner.invoke(app, ["pairing", "approve", code, "--as", "carol"], env=env)
+    assert unknown.exit_code == 1 and "No person 'carol' (people: alice)" in unknown.output
+    approved = runner.invoke(app, ["pairing", "approve", code, "--as", "alice"], env=env)
+    assert approved.exit_code == 0 and "Approved discord user 456 as alice." in approved.output
+    assert book.people() == {"discord:456": "alice"} and book.is_approved("discord", "456")
+    assert "discord:456 is alice" in runner.invoke(app, ["pairing", "list"], env=env).output
+
+
 async def test_debug_logs_never_show_the_api_key(tmp_path: Path, fake_llm: FakeLLM) -> None:
     tmp_path.mkdir(exist_ok=True)
     (tmp_path / "config.yaml").write_text(
@@ -172,5 +188,5 @@ def test_status_lists_each_mcp_server_with_its_tool_count(tmp_path: Path) -> Non
     )
     result = CliRunner().invoke(app, ["status"], env=env_for(tmp_path))
     assert result.exit_code == 0
-    assert "mcp calc: " in result.output and ": 7 tools" in result.output
+    assert "mcp calc: " in result.output and ": 8 tools" in result.output
     assert f"mcp gone: {tmp_path / 'missing'}: cannot start (FileNotFoundError" in result.output

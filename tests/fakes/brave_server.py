@@ -23,6 +23,7 @@ class FakeBrave:
         self.results = results
         self.api_key = api_key
         self.queries: list[dict[str, str]] = []
+        self.throttle = 0  # answer this many more requests with 429 RATE_LIMITED
         self._runner: web.AppRunner | None = None
         self._port = 0
 
@@ -48,6 +49,9 @@ class FakeBrave:
         self.queries.append(dict(request.query))
         if request.headers.get("X-Subscription-Token") != self.api_key:
             return _error(422, "SUBSCRIPTION_TOKEN_INVALID", "The provided subscription token is invalid.")
+        if self.throttle > 0:
+            self.throttle -= 1
+            return _error(429, "RATE_LIMITED", "Request rate limit exceeded for plan.")
         query = request.query.get("q", "")
         if not query:
             return _error(422, "VALIDATION", "Unable to validate request parameter(s).")

@@ -487,6 +487,8 @@ class FakeDiscord:
         content = body.get("content") or ""
         if len(content) > TEXT_LIMIT:
             raise invalid_form("content", "BASE_TYPE_MAX_LENGTH", f"Must be {TEXT_LIMIT} or fewer in length.")
+        if len(body.get("attachments") or []) > 10:
+            raise invalid_form("attachments", "BASE_TYPE_MAX_LENGTH", "Must be 10 or fewer in length.")
         if not content.strip() and not body.get("embeds") and not body.get("attachments"):
             raise ApiError(400, {"message": "Cannot send an empty message", "code": 50006})
         guild_id = self.guild_id if channel_id in self._channels else None

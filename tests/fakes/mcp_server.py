@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import base64
 import os
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import BlobResourceContents, ContentBlock, EmbeddedResource, ImageContent, TextContent, ToolAnnotations
 
 server = MCPServer("fake")
+PNG_PIXEL = base64.b64decode(  # a 1x1 PNG (the same picture as the fake OpenAI server's)
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
 
 
 @server.tool()
@@ -52,6 +56,21 @@ def nothing() -> str:
 def echo(text: str) -> str:
     """Says `text` back; marked read-only."""
     return text
+
+
+@server.tool()
+def chart() -> list[ContentBlock]:
+    """A caption, a 1x1 PNG picture and a CSV file as an embedded resource."""
+    csv = BlobResourceContents(uri="file:///data/report.csv", mime_type="text/csv", blob=_b64(b"a,b\n1,2\n"))
+    return [
+        TextContent(type="text", text="Here is the chart."),
+        ImageContent(type="image", data=_b64(PNG_PIXEL), mime_type="image/png"),
+        EmbeddedResource(type="resource", resource=csv),
+    ]
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import itertools
 import json
 import signal
@@ -20,6 +21,10 @@ from multidict import CIMultiDict
 from tests.fakes.openai_refusals import refusal
 
 MODEL_ID = "fake-model"
+# A 1x1 PNG: what the images endpoint draws unless a test sets another picture.
+PNG_PIXEL = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
 _CHUNK_CHARS = 8
 
 # status -> (canonical message, type, code), as the OpenAI API answers them.
@@ -147,6 +152,8 @@ class FakeLLM:
         self.disconnects = 0  # requests whose client closed the connection while the answer was still open
         self.transcript = "transcribed words"
         self.transcriptions: list[dict] = []  # what /v1/audio/transcriptions received
+        self.image = PNG_PIXEL  # what /v1/images/generations draws (as b64_json)
+        self.image_requests: list[dict] = []  # the JSON bodies /v1/images/generations received
         self.reported: list[dict] = []  # the usage sent back with each answer that carried one
         self.cached_tokens = 0  # reported as usage.prompt_tokens_details.cached_tokens when set, as OpenAI does
         self._script: deque[Reply] = deque()
@@ -186,6 +193,7 @@ class FakeLLM:
         app.router.add_post("/v1/chat/completions", self._watched_chat)
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/audio/transcriptions", self._transcribe)
+        app.router.add_post("/v1/images/generations", self._generate_image)
         self._stopping.clear()
         self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
         await self._runner.setup()
@@ -214,6 +222,15 @@ class FakeLLM:
             return _error_response(Error(400, "file and model are required"))
         self.transcriptions.append({"model": form["model"], "filename": upload.filename, "bytes": upload.file.read()})
         return web.json_response({"text": self.transcript})
+
+    async def _generate_image(self, request: web.Request) -> web.Response:
+        """Images: a JSON body with `model` and `prompt`; answers one picture as `b64_json`, as OpenAI does."""
+        body = await request.json()
+        if not body.get("prompt") or not body.get("model"):
+            return _error_response(Error(400, "model and prompt are required"))
+        self.image_requests.append(body)
+        picture = {"b64_json": base64.b64encode(self.image).decode(), "revised_prompt": body["prompt"]}
+        return web.json_response({"created": int(time.time()), "data": [picture]})
 
     async def _models(self, request: web.Request) -> web.Response:
         model: dict[str, Any] = {"id": MODEL_ID, "object": "model", "owned_by": "fake"}

@@ -82,6 +82,7 @@ class FakeSlack:
         self.updates: list[dict] = []
         self.streams: dict[str, dict] = {}  # ts -> {"channel", "thread_ts", "text", "state", "appends"}
         self.uploads: list[dict] = []
+        self.shares = 0
         self._upload_slots: dict[str, dict] = {}
         self.acks: list[str] = []
         self.ephemeral: list[dict] = []
@@ -550,9 +551,11 @@ class FakeSlack:
             if slot is None or slot["content"] is None:
                 return {"ok": False, "error": "file_not_found"}
             shared.append({"id": item["id"], "title": item.get("title"), **slot})
+        self.shares += 1  # one completeUploadExternal shares its files as one message
         self.uploads.extend(
             {
                 **item,
+                "share": self.shares,
                 "channel_id": fields.get("channel_id"),
                 "thread_ts": fields.get("thread_ts"),
                 "initial_comment": fields.get("initial_comment"),

@@ -192,6 +192,7 @@ class FakeTelegram:
             "editmessagereplymarkup": self._edit_reply_markup,
             "sendphoto": lambda f: self._send_media("photo", f),
             "senddocument": lambda f: self._send_media("document", f),
+            "sendmediagroup": self._send_media_group,
         }
 
     @property
@@ -546,6 +547,25 @@ class FakeTelegram:
         if fields.get("caption"):
             extra["caption"] = _visible(fields, "caption", CAPTION_LIMIT, "", "message caption is too long")
         return self._record_sent(fields, self._bot_message(chat, fields, extra))
+
+    def _send_media_group(self, fields: dict) -> list[dict]:
+        """An album: 2-10 `media` items, photos/videos or documents alone, each `attach://<part>` or a file id."""
+        items = fields.get("media")
+        if not isinstance(items, list) or not 2 <= len(items) <= 10:
+            raise ApiError(400, "Bad Request: wrong number of media items (2-10 are allowed)")
+        kinds = {item.get("type") for item in items}
+        if len(kinds) > 1 and not kinds <= {"photo", "video"}:
+            raise ApiError(400, f"Bad Request: {sorted(kinds)[0]} can't be mixed with other media types")
+        group, sent = str(self._next_message_id()), []
+        for item in items:
+            reference = str(item.get("media", ""))
+            upload = fields.get(reference.removeprefix("attach://"))
+            if not reference.startswith("attach://") or not isinstance(upload, Upload):
+                raise ApiError(400, "Bad Request: wrong file identifier/HTTP URL specified")
+            single = {**fields, item["type"]: upload, "caption": item.get("caption"), "media_group_id": group}
+            del single["media"]
+            sent.append(self._send_media(item["type"], single))
+        return sent
 
     def _edit_message_text(self, fields: dict) -> dict | bool:
         text = _visible(fields, "text", TEXT_LIMIT, "message text is empty", "message is too long")

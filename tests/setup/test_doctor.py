@@ -140,7 +140,7 @@ async def test_each_mcp_server_is_listed_with_its_tool_count_or_why_it_failed(
     code, output = await doctor(tmp_path)
     _, as_json = await doctor(tmp_path, "--json")
     assert code == 0, output
-    assert line(output, "mcp calc").startswith("✓ mcp calc: ") and line(output, "mcp calc").endswith(": 7 tools")
+    assert line(output, "mcp calc").startswith("✓ mcp calc: ") and line(output, "mcp calc").endswith(": 8 tools")
     assert line(output, "mcp gone") == (
         f"⚠ mcp gone: {tmp_path / 'missing'}: cannot start (FileNotFoundError(2, 'No such file or directory'))"
         " → check mcp_servers.gone.command, args and cwd"
@@ -148,7 +148,7 @@ async def test_each_mcp_server_is_listed_with_its_tool_count_or_why_it_failed(
     assert line(output, "mcp remote").startswith("⚠ mcp remote: http://127.0.0.1:9/mcp: cannot start (")
     assert line(output, "mcp remote").endswith("→ check mcp_servers.remote.url and that the server is running")
     checks = {check["name"]: check for check in json.loads(as_json)}
-    assert checks["mcp calc"]["status"] == "ok" and checks["mcp calc"]["detail"].endswith(": 7 tools")
+    assert checks["mcp calc"]["status"] == "ok" and checks["mcp calc"]["detail"].endswith(": 8 tools")
     assert checks["mcp gone"]["status"] == "warn" and checks["mcp remote"]["status"] == "warn"
 
 

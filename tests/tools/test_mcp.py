@@ -33,6 +33,7 @@ def tool_answers(request: dict) -> list[str]:
 
 async def test_owner_sees_and_calls_an_mcp_tool_a_guest_does_not_and_errors_reach_the_model(tmp_path: Path) -> None:
     async with FakeLLM() as fake, Harness(tmp_path, fake, mcp_servers={"calc": STDIO}) as bot:
+        await bot.app.mcp.servers["calc"].wait_until_up()  # a busy machine may start it after STARTUP_WAIT
         fake.script(ToolCalls((("calc__add", {"a": 2, "b": 40}),)), Text("It is 42."))
         assert await bot.ask("what is 2+40?") == "It is 42."
         assert {"calc__add", "calc__getenv", "calc__pid"} <= set(tool_names(fake.requests[0]))
@@ -150,3 +151,19 @@ def test_offered_names_fit_the_model_apis_rule() -> None:
     assert offered_name("calc", "add") == "calc__add"
     assert offered_name("fs", "read.file/v2") == "fs__read_file_v2"
     assert len(offered_name("s" * 30, "t" * 60)) == 64
+
+
+async def test_pictures_and_resources_a_tool_returns_reach_the_chat_as_files(tmp_path: Path) -> None:
+    from tests.fakes.mcp_server import PNG_PIXEL
+
+    async with FakeLLM() as fake, Harness(tmp_path, fake, mcp_servers={"calc": STDIO}) as bot:
+        await bot.app.mcp.servers["calc"].wait_until_up()
+        fake.script(ToolCalls((("calc__chart", {}),)), Text("Sent."))
+        assert await bot.ask("chart please", chat="telegram:5", sender="5") == "Sent."
+        (sent,) = [message for message in bot.outbox if message.files]
+    picture, table = sent.files
+    assert (picture.kind, picture.mime_type, Path(picture.path).read_bytes()) == ("image", "image/png", PNG_PIXEL)
+    assert (table.kind, table.mime_type, Path(table.path).read_bytes()) == ("file", "text/csv", b"a,b\n1,2\n")
+    assert Path(table.path).parent == bot.config.workspace / "outbox" / "telegram" / "5"
+    (answer,) = tool_answers(fake.requests[1])
+    assert answer.startswith("Here is the chart.\n[the tool returned 2 file(s), sent to this chat and saved as outbox/")

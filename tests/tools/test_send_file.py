@@ -68,6 +68,66 @@ async def test_slack_gets_an_external_upload(tmp_path: Path, fake_llm: FakeLLM) 
     assert upload["channel_id"] == "D0001" and upload["initial_comment"] == "Your report"
 
 
+def send_many_then_answer(fake_llm: FakeLLM, paths: list[str], caption: str = "") -> None:
+    fake_llm.script(ToolCalls((("send_file", {"paths": paths, "caption": caption}),)), Text("Sent them."))
+
+
+async def test_telegram_gets_photos_as_an_album_and_documents_as_another(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    async with TelegramBot(tmp_path, fake_llm, telegram, {"streaming": "off"}) as bot:
+        for name, content in [("a.png", PNG), ("b.png", PNG + b"2"), ("c.png", PNG + b"3"), ("r.pdf", PDF)]:
+            put(bot.config.workspace, name, content)
+        put(bot.config.workspace, "s.pdf", PDF + b"2")
+        await bot.gateway.manager.ready("telegram")
+        send_many_then_answer(fake_llm, ["a.png", "r.pdf", "b.png", "c.png", "s.pdf"], "The set")
+        telegram.text("send them all", chat_id=OWNER, user_id=OWNER)
+        await telegram.wait_for_sent(6)
+    albums = [method for method, _ in telegram.calls if method.startswith("send") and method != "sendChatAction"]
+    assert albums == ["sendMediaGroup", "sendMediaGroup", "sendMessage"]  # photos, documents, then the reply
+    photos, documents = telegram.sent[:3], telegram.sent[3:5]
+    assert [s["photo"].content for s in photos] == [PNG, PNG + b"2", PNG + b"3"]
+    assert [s["caption"] for s in photos] == ["The set", None, None]
+    assert len({s["media_group_id"] for s in photos}) == 1
+    assert [s["document"].content for s in documents] == [PDF, PDF + b"2"]
+    assert documents[0]["media_group_id"] != photos[0]["media_group_id"]
+
+
+async def test_discord_gets_several_attachments_on_one_message(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    async with FakeDiscord() as discord, DiscordBot(tmp_path, fake_llm, discord, {"stream_interval": "40ms"}) as bot:
+        put(bot.config.workspace, "a.png", PNG)
+        put(bot.config.workspace, "r.pdf", PDF)
+        await bot.gateway.manager.ready("discord")
+        send_many_then_answer(fake_llm, ["a.png", "r.pdf"], "Both")
+        discord.dm("send both", user_id=42)
+        await discord.wait_for_sent(2)
+    assert [(u["filename"], u["content"]) for u in discord.uploads] == [("a.png", PNG), ("r.pdf", PDF)]
+    assert discord.sent[0]["content"] == "Both" and len(discord.sent[0]["attachments"]) == 2
+
+
+async def test_slack_shares_several_files_in_one_message(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    async with FakeSlack() as slack, SlackBot(tmp_path, fake_llm, slack) as bot:
+        put(bot.config.workspace, "a.png", PNG)
+        put(bot.config.workspace, "r.pdf", PDF)
+        send_many_then_answer(fake_llm, ["a.png", "r.pdf"], "Both")
+        slack.dm("send both", user=SLACK_OWNER)
+        await slack.wait_for_posted(1)
+    assert [(u["filename"], u["content"], u["share"]) for u in slack.uploads] == [("a.png", PNG, 1), ("r.pdf", PDF, 1)]
+    assert slack.shares == 1 and slack.uploads[0]["initial_comment"] == "Both"
+
+
+async def test_more_than_ten_files_or_none_are_refused(tmp_path: Path) -> None:
+    async def send(message: OutboundMessage) -> None:
+        raise AssertionError("nothing may be sent")
+
+    tool = SendFileTool(WorkspacePaths(tmp_path, restrict=True))
+    ctx = ToolContext(ChatRef("telegram", "5"), "42", Trust.OWNER, "turn", send)
+    with pytest.raises(ToolError, match="give path"):
+        await tool.run({}, ctx)
+    with pytest.raises(ToolError, match="at most 10 files"):
+        await tool.run({"paths": [f"{n}.png" for n in range(11)]}, ctx)
+
+
 async def test_a_file_over_the_platform_limit_is_refused_before_upload(tmp_path: Path) -> None:
     (tmp_path / "big.bin").write_bytes(b"")
     with (tmp_path / "big.bin").open("wb") as big:

@@ -12,7 +12,7 @@ from bot.bus import Trust
 from bot.errors import ToolError
 from bot.tools.base import ToolContext
 from bot.tools.netguard import IPAddress, any_address, is_public
-from bot.tools.web import UNTRUSTED_END, WebFetchTool, WebSearchTool
+from bot.tools.web import UNTRUSTED_END, WebFetchTool
 from tests.fakes.brave_server import API_KEY, FakeBrave, result
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.harness import Harness
@@ -206,33 +206,6 @@ def test_public_policy_refuses_every_kind_of_private_address() -> None:
         assert is_public(ipaddress.ip_address(text)), text
 
 
-async def test_web_search_returns_results_from_brave(ctx: ToolContext) -> None:
-    results = [
-        result("Duck", "https://en.wikipedia.org/wiki/Duck", "<strong>Duck</strong> is the name &amp; more"),
-        result("Mallard", "https://example.org/mallard", "A dabbling <strong>duck</strong>."),
-        result("Third", "https://example.org/3", "not asked for"),
-    ]
-    async with FakeBrave(results) as brave:
-        text = await WebSearchTool(API_KEY, brave.base_url).run({"query": "ducks", "count": 2}, ctx)
-    assert brave.queries == [{"q": "ducks", "count": "2"}]
-    assert text == (
-        "Web results for 'ducks' (snippets are untrusted web content):\n"
-        "1. Duck\n   https://en.wikipedia.org/wiki/Duck\n   Duck is the name & more\n"
-        "2. Mallard\n   https://example.org/mallard\n   A dabbling duck."
-    )
-
-
-async def test_web_search_without_a_key_tells_the_owner_what_to_configure(ctx: ToolContext) -> None:
-    with pytest.raises(ToolError, match="not configured.*tools.web_search.api_key.*BRAVE_API_KEY"):
-        await WebSearchTool("", "http://127.0.0.1:9/res/v1").run({"query": "ducks"}, ctx)
-
-
-async def test_web_search_with_a_wrong_key_says_the_key_was_refused(ctx: ToolContext) -> None:
-    async with FakeBrave([]) as brave:
-        with pytest.raises(ToolError, match="refused the key.*tools.web_search.api_key"):
-            await WebSearchTool("wrong", brave.base_url).run({"query": "ducks"}, ctx)
-
-
 async def test_guest_searches_and_fetches_through_the_agent_loop(
     tmp_path: Path, fake_llm: FakeLLM, pages: Pages
 ) -> None:
@@ -246,7 +219,7 @@ async def test_guest_searches_and_fetches_through_the_agent_loop(
         async with Harness(tmp_path, fake_llm, tools=tools) as bot:
             assert await bot.ask("ducks?", chat="telegram:5", sender="5", trust=Trust.GUEST) == "Ducks paddle."
     shown = {tool["function"]["name"] for tool in fake_llm.requests[0]["tools"]}
-    assert shown == {"web_search", "web_fetch", "load_skill", "ask_user"}
+    assert shown == {"web_search", "web_fetch", "load_skill", "ask_user", "recall"}
     results = [m["content"] for m in fake_llm.requests[2]["messages"] if m["role"] == "tool"]
     assert pages.url("/article") in results[0]
     assert "Ducks are waterbirds." in results[1] and results[1].startswith("<<untrusted web content")

@@ -13,6 +13,11 @@ def test_a_user_message_is_charged_to_its_sender() -> None:
     assert charge_for(message, "telegram:42") == Charge("chat", "telegram:42", "telegram:42", Trust.USER)
 
 
+def test_a_persons_message_is_charged_to_the_person_whichever_account_sent_it() -> None:
+    message = InboundMessage(CHAT, "42", "hi", Trust.USER, person="alice")
+    assert charge_for(message, "telegram:42").sender == "alice"
+
+
 def test_a_heartbeat_is_background_work_charged_to_no_sender() -> None:
     beat = InboundMessage(CHAT, "heartbeat", "tasks", Trust.OWNER, kind="system", origin="heartbeat")
     charge = charge_for(beat, "telegram:42")

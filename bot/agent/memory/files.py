@@ -75,10 +75,13 @@ class MemoryScope:
 
 
 def scope_for(workspace: Path, message: InboundMessage) -> MemoryScope:
-    """Owner DMs and the console share the main memory; every other chat has its own."""
+    """Owner DMs and the console share the main memory; a person's DMs on every app share theirs; other chats
+    have their own."""
     chat = message.chat
     if chat.channel in MAIN_SCOPE_CHANNELS or (message.is_direct and message.trust is Trust.OWNER):
         return MemoryScope(workspace / "memory", is_main=True)
+    if message.is_direct and message.person:
+        return MemoryScope(workspace / "memory" / "people" / re.sub(r"[^\w.-]", "_", message.person), is_main=False)
     folder = re.sub(r"[^\w.-]", "_", f"{chat.channel}_{chat.chat_id}")
     return MemoryScope(workspace / "memory" / "chats" / folder, is_main=False)
 

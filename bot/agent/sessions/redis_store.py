@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from bot.agent.sessions.archive import belongs_to, text_messages
 from bot.agent.sessions.cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_TAIL, SessionCache
 from bot.agent.sessions.session import Session
 from bot.bus import new_id
@@ -198,6 +199,19 @@ class RedisSessionStore(SessionCache):
         self._remember(self._new(key, gen))
         return old
 
+    def archived_messages(self, chat_key: str) -> list[tuple[float, str, str]]:
+        """The text messages of the chat's archived sessions (its threads' too), for recall."""
+        client = self._shared.client
+        pattern = self._shared.key("session-archive", _glob_escaped(chat_key) + "*", "log")
+        prefix, suffix = self._shared.key("session-archive", ""), ":log"
+        found: list[tuple[float, str, str]] = []
+        for name in sorted(client.scan_iter(match=pattern, count=500)):
+            name = name.decode() if isinstance(name, bytes) else str(name)
+            archive = name.removeprefix(prefix).removesuffix(suffix)
+            if belongs_to(archive.rsplit(".", 2)[0], chat_key):
+                found += text_messages(json.loads(raw) for raw in client.lrange(name, 0, -1))
+        return found
+
     def summaries(self, since: float) -> list[dict[str, Any]]:
         """Each live session active since `since`: key, last activity and message count."""
         client = self._shared.client
@@ -228,3 +242,8 @@ class RedisSessionStore(SessionCache):
         session.messages.extend(r["message"] for r in records)
         for record in records:
             session.inbound_ids.update(record.get("inbound", ()))
+
+
+def _glob_escaped(text: str) -> str:
+    """`text` with Redis glob characters escaped, for a SCAN MATCH pattern."""
+    return "".join("\\" + char if char in "*?[]\\" else char for char in text)

@@ -270,7 +270,7 @@ async def test_after_a_failure_consolidation_waits_for_more_messages_before_tryi
     assert attempts_after == [0] * 7 + [1, 1, 2, 2, 3]
 
 
-async def test_prompt_tells_owners_how_to_search_history_and_guests_that_they_cannot(
+async def test_prompt_tells_owners_and_guests_how_to_search_their_own_history(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
     async with Harness(tmp_path, fake_llm) as bot:
@@ -278,4 +278,6 @@ async def test_prompt_tells_owners_how_to_search_history_and_guests_that_they_ca
         await bot.ask("hi", chat="telegram:2", sender="2", trust=Trust.GUEST)
     owner, guest = (body["messages"][0]["content"] for body in fake_llm.requests)
     assert "exec `grep -i -C1 'keyword' memory/HISTORY.md`, or read_file it" in owner
-    assert "memory/chats/telegram_2/HISTORY.md" in guest and "cannot search it" in guest
+    assert "recall('keywords'), exec `grep" in owner
+    assert "memory/chats/telegram_2/HISTORY.md" in guest and "search it with recall('keywords')" in guest
+    assert "recall" in {tool["function"]["name"] for tool in fake_llm.requests[1]["tools"]}
