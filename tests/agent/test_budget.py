@@ -154,7 +154,7 @@ async def test_an_overflow_is_retried_once_with_a_smaller_history(tmp_path: Path
 async def test_a_second_overflow_tells_the_user_to_start_over(tmp_path: Path, fake_llm: FakeLLM) -> None:
     fake_llm.script(OVERFLOW, OVERFLOW)
     async with Harness(tmp_path, fake_llm, llm={"context_window": 100_000}) as bot:
-        prefill(bot, "test:1", exchanges=20)
+        prefill(bot, "test:1", exchanges=20, size=150)
         reply = await bot.reply_to(await bot.send("hello"))
     assert reply.kind == "error" and reply.text == ContextOverflow.user_message and "/new" in reply.text
     assert len(fake_llm.requests) == 2
