@@ -76,6 +76,24 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", connect)
     monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    _guard_native_clients(monkeypatch)
+
+
+def _guard_native_clients(monkeypatch: pytest.MonkeyPatch) -> None:
+    """HTTP clients written in Rust (ddgs's primp) never call Python's socket: check their URL before they go."""
+    from urllib.parse import urlsplit
+
+    from bot.tools.search.duckduckgo import DuckDuckGoSearch
+
+    real_search = DuckDuckGoSearch._search
+
+    def search(self: DuckDuckGoSearch, query: str, count: int) -> Any:
+        host = urlsplit(self._url).hostname
+        if not _is_loopback_host(host):
+            raise _refuse(self._url)
+        return real_search(self, query, count)
+
+    monkeypatch.setattr(DuckDuckGoSearch, "_search", search)
 
 
 @pytest_asyncio.fixture

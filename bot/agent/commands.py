@@ -29,6 +29,7 @@ HELP_TEXT = (
     "/status - your role, model, persona, conversation length, tokens used and budget left\n"
     "/usage - your and this chat's tokens and cost today and this month\n"
     "/model - this chat's model and the others; /model NAME switches, /model default goes back\n"
+    "/activation mention|always - admins, in a group: answer only when mentioned, or every message\n"
     "/pair approve CODE, /pair revoke ID - admins: let a sender in, or out\n"
     "/help - this list"
 )
