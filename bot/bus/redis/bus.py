@@ -39,7 +39,7 @@ class RedisBus:
         url: str,
         prefix: str = "relaybot",
         consumer: str | None = None,
-        lease: float = 10.0,
+        lease: float = 5.0,
         claim_idle: float = 30.0,
         block: float = 0.05,
         timeout: float = TIMEOUT,

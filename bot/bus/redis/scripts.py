@@ -41,6 +41,42 @@ redis.call('SET', KEYS[3], ARGV[2], 'PX', ARGV[3])
 return 1
 """
 
+CLAIM_DEAD = """
+-- Take over the pending entries of workers whose liveness lease has lapsed (they died: a live worker renews it),
+-- and forget such workers once they hold nothing. A live worker's entries are never taken, however slow it is.
+-- KEYS: inbox stream. ARGV: inbox group, this worker, liveness key prefix, how many entries at most
+-- Returns the claimed entries as XCLAIM does: {{entry id, {field, value, ...}}, ...}
+local claimed = {}
+local room = tonumber(ARGV[4])
+local summary = redis.call('XPENDING', KEYS[1], ARGV[1])
+for _, row in ipairs(summary[4] or {}) do
+  local worker = row[1]
+  if worker ~= ARGV[2] and room > 0 and redis.call('EXISTS', ARGV[3] .. worker) == 0 then
+    local ids = {}
+    for _, entry in ipairs(redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', room, worker)) do
+      ids[#ids + 1] = entry[1]
+    end
+    if #ids > 0 then
+      for _, item in ipairs(redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, unpack(ids))) do
+        claimed[#claimed + 1] = item
+      end
+      room = room - #ids
+    end
+  end
+end
+for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local name, pending
+  for i = 1, #consumer, 2 do
+    if consumer[i] == 'name' then name = consumer[i + 1] end
+    if consumer[i] == 'pending' then pending = consumer[i + 1] end
+  end
+  if name ~= ARGV[2] and pending == 0 and redis.call('EXISTS', ARGV[3] .. name) == 0 then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], name)
+  end
+end
+return claimed
+"""
+
 PUBLISH_OUTBOUND = """
 -- Journal an outbound message once (by id) in its channel's outbox and complete inbound entries, in one step.
 -- KEYS: outbound state hash, channel outbox stream, inbox stream, outbox index set,
