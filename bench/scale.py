@@ -16,7 +16,6 @@ import asyncio
 import logging
 import math
 import os
-import re
 import shutil
 import socket
 import statistics
@@ -26,31 +25,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from rig import ROOT, Bot, FakeProcess, bench_config, init_home, write_config
+from rig import ROOT, Bot, FakeProcess, TimedTelegram, bench_config, init_home, write_config
 
 from bot.bus.redis.bus import RedisBus
 from bot.bus.redis.inbox import WORKERS
-from tests.fakes.telegram_server import FakeTelegram
 
 SETTINGS = {
     "heartbeat": {"enabled": False},
     "agent": {"queue_mode": "followup"},  # one turn and one reply per message, so each is timed
     "access": {"rate_limit": 0},
 }
-TOKEN = re.compile(r"\bq(\d+)q\b")
-
-
-class TimedTelegram(FakeTelegram):
-    """The fake Telegram, noting when each reply naming a message token arrived."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.arrived: dict[int, float] = {}
-
-    def _record_sent(self, fields: dict, message: dict) -> dict:
-        if found := TOKEN.search(str(fields.get("text", ""))):
-            self.arrived.setdefault(int(found.group(1)), time.perf_counter())
-        return super()._record_sent(fields, message)
 
 
 def free_port() -> int:
