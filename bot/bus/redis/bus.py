@@ -131,7 +131,7 @@ class RedisBus:
         await self.start()
         completion = self._inbox.completion(completes)
         fresh = await self._outboxes.publish(message, completion)
-        await self._inbox.forget(completion.message_ids)
+        await self._inbox.forget(completion.message_ids, completion.locks)
         return fresh
 
     async def consume_outbound(self) -> OutboundMessage:

@@ -161,14 +161,21 @@ class RedisInbox:
         await self.forget(message_ids)
 
     def completion(self, message_ids: Sequence[str]) -> Completion:
-        """What a reply must acknowledge to complete these messages (those this worker runs; others are skipped)."""
+        """What a reply must acknowledge to complete these messages (those this worker runs; others are skipped).
+
+        It also gives up the lock of each session none of whose other entries runs here.
+        """
         known = [(m, *self._entries[m]) for m in message_ids if m in self._entries]
         keys = [self._scope.key(part, session) for _, _, session in known for part in ("pending", "admitted")]
         entries = tuple(entry for _, entry, _ in known)
-        return Completion(self.stream, WORKERS, tuple(m for m, _, _ in known), entries, tuple(keys))
+        sessions = dict.fromkeys(session for _, _, session in known)
+        done = set(entries)
+        locks = tuple(self._scope.key("lock", s) for s in sessions if self._inflight.get(s, set()) <= done)
+        completed = tuple(m for m, _, _ in known)
+        return Completion(self.stream, WORKERS, completed, entries, tuple(keys), locks, self._scope.consumer)
 
-    async def forget(self, message_ids: Sequence[str]) -> None:
-        """Drop local bookkeeping; give up a session's lock once none of its entries runs here."""
+    async def forget(self, message_ids: Sequence[str], released: Sequence[str] = ()) -> None:
+        """Drop local bookkeeping; give up a session's lock once none of its entries runs here (unless `released`)."""
         for message_id in message_ids:
             found = self._entries.pop(message_id, None)
             if found is None:
@@ -180,7 +187,8 @@ class RedisInbox:
             if not running:
                 self._inflight.pop(session, None)
                 lock = self._scope.key("lock", session)
-                await self._scripts["release"](keys=[lock], args=[self._scope.consumer])
+                if lock not in released:
+                    await self._scripts["release"](keys=[lock], args=[self._scope.consumer])
 
     async def read_round(self, fresh: bool) -> None:
         """Claim idle entries, read new ones, admit what may run; renew what this worker holds.

@@ -78,21 +78,27 @@ return claimed
 """
 
 PUBLISH_OUTBOUND = """
--- Journal an outbound message once (by id) in its channel's outbox and complete inbound entries, in one step.
+-- Journal an outbound message once (by id) in its channel's outbox, complete inbound entries and give up the
+-- session locks the completing worker no longer needs, in one step.
 -- KEYS: outbound state hash, channel outbox stream, inbox stream, outbox index set,
---       then (pending zset, admitted hash) per completion
--- ARGV: message id, body, retention seconds, inbox group, channel, then one entry id per completion
+--       then (pending zset, admitted hash) per completion, then the session locks to give up
+-- ARGV: message id, body, retention seconds, inbox group, channel, lock holder, number of completions n,
+--       then one entry id per completion
 local fresh = redis.call('HSETNX', KEYS[1], 'state', 'pending') == 1
 if fresh then
   redis.call('EXPIRE', KEYS[1], ARGV[3])
   redis.call('XADD', KEYS[2], '*', 'id', ARGV[1], 'body', ARGV[2])
   redis.call('SADD', KEYS[4], ARGV[5])
 end
-for i = 6, #ARGV do
-  local k = 5 + (i - 6) * 2
-  redis.call('XACK', KEYS[3], ARGV[4], ARGV[i])
-  redis.call('ZREM', KEYS[k], ARGV[i])
-  redis.call('HDEL', KEYS[k + 1], ARGV[i])
+local n = tonumber(ARGV[7])
+for i = 1, n do
+  local k = 5 + (i - 1) * 2
+  redis.call('XACK', KEYS[3], ARGV[4], ARGV[7 + i])
+  redis.call('ZREM', KEYS[k], ARGV[7 + i])
+  redis.call('HDEL', KEYS[k + 1], ARGV[7 + i])
+end
+for k = 5 + 2 * n, #KEYS do
+  if redis.call('GET', KEYS[k]) == ARGV[6] then redis.call('DEL', KEYS[k]) end
 end
 return fresh and 1 or 0
 """
