@@ -41,7 +41,7 @@ async def spawn_worker(home: Path, fake_llm: FakeLLM, bus: dict[str, str]) -> as
 async def test_a_worker_process_killed_mid_burst_loses_nothing(
     tmp_path: Path, fake_llm: FakeLLM, redis_url: str
 ) -> None:
-    bus = {"backend": "redis", "url": redis_url, "lease": "1s", "claim_idle": "60s"}  # only the lease can hand over
+    bus = {"backend": "redis", "url": redis_url, "lease": "1s", "worker_lease": "1s", "claim_idle": "60s"}
     doomed = await spawn_worker(tmp_path / "doomed", fake_llm, bus)
     gateway = RedisBus(redis_url, consumer="gateway")
     gateway.deliver_for(["telegram"])

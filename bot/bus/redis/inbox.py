@@ -256,7 +256,7 @@ class RedisInbox:
                 continue
             keys = [self._scope.key(part, session) for part in ("pending", "admitted", "lock")] + [self.stream]
             claimed = int(entry in self._claimed)
-            args: list[EncodableT] = [entry, worker, self._lease_ms, WORKERS, handoff, claimed]
+            args: list[EncodableT] = [entry, worker, self._lease_ms, WORKERS, handoff, claimed, self.alive_prefix]
             verdict = await self._scripts["admit"](keys=keys, args=args)
             if verdict == 0:
                 waiting.add(session)

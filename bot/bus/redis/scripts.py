@@ -18,12 +18,14 @@ ADMIT = """
 -- moved to the holder in the group's pending list (so XAUTOCLAIM still recovers it if the holder dies)
 -- and announced on the holder's handoff stream, which wakes its blocked read. A holder without a
 -- handoff stream (gone, or an older version) is waited for as before.
+-- A holder whose liveness lease has lapsed is dead: its lock no longer counts.
 -- KEYS: session pending zset, session admitted hash, session lock, inbox stream
--- ARGV: entry id, worker, lease ms, inbox group, handoff stream key prefix, claimed flag (0/1)
+-- ARGV: entry id, worker, lease ms, inbox group, handoff stream key prefix, claimed flag (0/1), liveness key prefix
 -- Returns 1 admitted, 0 wait, -1 already finished, 2 handed to the holder.
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not score then return -1 end
 local holder = redis.call('GET', KEYS[3])
+if holder and holder ~= ARGV[2] and redis.call('EXISTS', ARGV[7] .. holder) == 0 then holder = false end
 if holder and holder ~= ARGV[2] then
   -- the key is built here because the holder is only known now (the bus runs on one server, not a cluster)
   local handoff = ARGV[5] .. holder
