@@ -1,6 +1,7 @@
 """Memory that stays bounded: RSS after many one-turn chats, and what opening a 100,000-message chat blocks.
 
 Run from the repository root: python bench/memory.py [--chats 3000] [--baseline 300] [--sessions-only]
+                             [--growth 1000]
 
 Each count of chats runs in a fresh child process: a bot from `relaybot init`'s workspace, the
 fake model (0 s) in a process of its own, one turn per chat (a different guest's DM each),
@@ -9,7 +10,9 @@ its RSS idle (after one warm-up turn) and after the chats (after a garbage colle
 many sessions its cache holds. Then a 100,000-message session is written turn by turn in the
 store's own format, and opening it is timed: the tail read the agent does, beside a whole-file read.
 Last, the same session is turned into the old file format (no message numbers) and opened as a turn
-does, with the event loop's longest stall timed meanwhile.
+does, with the event loop's longest stall timed meanwhile. `--growth N` instead takes tracemalloc
+snapshots after N and after 2N more one-turn chats (the session cache held to 50, so it is full
+early) and prints where the memory kept between them was allocated, by line: what still grows per chat.
 """
 
 from __future__ import annotations
@@ -59,6 +62,35 @@ async def child(chats: int, home: Path) -> None:
             after = rss_kb()
             cached = bot.app.sessions.cached
     print(json.dumps({"chats": chats, "idle_kb": idle, "after_kb": after, "cached": cached}))
+
+
+async def growth(chats: int, home: Path) -> None:
+    """Print the lines whose allocations, still alive, grew between `chats` and `2 * chats` more one-turn chats."""
+    import tracemalloc
+
+    async def run(bot: Bot, first: int, count: int) -> None:
+        for start in range(first, first + count, 20):
+            chunk = range(start, min(first + count, start + 20))
+            await asyncio.gather(*(bot.ask(f"telegram:{i}", f"hi {i}", str(i), Trust.GUEST) for i in chunk))
+
+    with FakeProcess(0.0) as fake:
+        config = bench_config(home, fake.base_url, agent={"session_cache_size": 50})
+        async with Bot(config) as bot:
+            await run(bot, 0, 100)
+            tracemalloc.start(4)
+            await run(bot, 100, chats)
+            gc.collect()
+            first = tracemalloc.take_snapshot()
+            await run(bot, 100 + chats, chats)
+            gc.collect()
+            second = tracemalloc.take_snapshot()
+    ignore = [tracemalloc.Filter(False, tracemalloc.__file__), tracemalloc.Filter(False, "*/bench/*")]
+    stats = second.filter_traces(ignore).compare_to(first.filter_traces(ignore), "lineno")
+    total = sum(stat.size_diff for stat in stats)
+    print(f"tracemalloc: {total / 1024:+.1f} KB kept over {chats:,} more chats ({total / chats:+.0f} bytes a chat)")
+    for stat in stats[:15]:
+        frame = stat.traceback[0]
+        print(f"  {stat.size_diff / 1024:+8.1f} KB {stat.count_diff:+6d} blocks  {frame.filename}:{frame.lineno}")
 
 
 def run_child(chats: int, home: Path) -> dict[str, int]:
@@ -170,10 +202,14 @@ if __name__ == "__main__":
     parser.add_argument("--chats", type=int, default=3000, help="one-turn chats in the large run")
     parser.add_argument("--baseline", type=int, default=300, help="one-turn chats in the small run")
     parser.add_argument("--sessions-only", action="store_true", help="only the 100,000-message session parts")
+    parser.add_argument("--growth", type=int, help="tracemalloc snapshots N and 2N chats apart: what still grows")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--home", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
         asyncio.run(child(args.child, args.home))
+    elif args.growth is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            asyncio.run(growth(args.growth, Path(tmp)))
     else:
         main(args.chats, args.baseline, args.sessions_only)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+import re
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust  # noqa: E402
 from bot.config.loader import load_config  # noqa: E402
 from bot.config.schema import Config  # noqa: E402
+from tests.fakes.telegram_server import FakeTelegram  # noqa: E402
 
+TOKEN = re.compile(r"\bq(\d+)q\b")  # how a bench names a message, so its reply can be matched
 WINDOW = 65_536  # the context window the peers default to; the fake model reports none
 
 
@@ -128,3 +132,62 @@ def summary(samples: list[float]) -> str:
         f"mean {statistics.mean(samples) * 1000:6.2f} ms, median {statistics.median(samples) * 1000:6.2f} ms,"
         f" p99 {p99 * 1000:6.2f} ms"
     )
+
+
+class TimedTelegram(FakeTelegram):
+    """The fake Telegram, noting when each reply naming a message token (`q<n>q`) arrived."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrived: dict[int, float] = {}
+        self._arrival = asyncio.Event()
+
+    def _record_sent(self, fields: dict, message: dict) -> dict:
+        if found := TOKEN.search(str(fields.get("text", ""))):
+            self.arrived.setdefault(int(found.group(1)), time.perf_counter())
+            self._arrival.set()
+        return super()._record_sent(fields, message)
+
+    async def reply_to(self, n: int, timeout: float = 60) -> float:
+        """When the reply to message `n` arrived, waiting for it."""
+        async with asyncio.timeout(timeout):
+            while n not in self.arrived:
+                self._arrival.clear()
+                await self._arrival.wait()
+        return self.arrived[n]
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds a process spent so far, all its threads, to the nanosecond (Linux schedstat)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # a thread that ended meanwhile
+    return total / 1e9
+
+
+def load_average() -> str:
+    """The machine's 1-minute load average, printed beside each figure (the machine may be shared)."""
+    return f"load {os.getloadavg()[0]:.2f}"
+
+
+class RelaybotProcess:
+    """`relaybot run --role ROLE` on a home's config, in its own process; its CPU readable meanwhile."""
+
+    def __init__(self, home: Path, config_file: Path, role: str = "all") -> None:
+        env = {**os.environ, "RELAYBOT_HOME": str(home), "RELAYBOT_CONFIG": str(config_file)}
+        command = [sys.executable, "-m", "bot", "run", "--role", role]
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+
+    @property
+    def cpu(self) -> float:
+        """CPU seconds the process used so far."""
+        return process_cpu(self.process.pid)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(30)

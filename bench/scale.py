@@ -1,12 +1,15 @@
 """Scale-out on the redis bus: throughput and p99 for 1, 2 and 4 worker processes, and the bus's own overhead.
 
 Run from the repository root:  python bench/scale.py [--messages 200] [--chats 50] [--workers 1,2,4]
+                                [--parts scale,failover,overhead]
 Starts a redis-server in a temp dir, the fake model in its own process (0 s, then 1 s per answer) and
 the fake Telegram in this one; one real `relaybot run --role gateway` process polls it and 1, 2 or 4
 real `relaybot run --role worker` processes answer, all made by `relaybot init`. A burst of user
 messages is pushed to the fake Telegram at once; throughput is messages over the time from the first
-push to the last reply sent, latency each message's push to its reply. The overhead part runs one bot
-in this process, one message at a time, on the local bus and then on the redis bus.
+push to the last reply sent, latency each message's push to its reply; each process's CPU is read from
+/proc (schedstat) around the burst. The failover part SIGKILLs one of two workers while it holds
+messages and times the kill to the last answer. The overhead part runs one bot in this process, one
+message at a time, on the local bus and then on the redis bus (wall time and this process's CPU).
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ import asyncio
 import logging
 import math
 import os
-import re
 import shutil
 import socket
 import statistics
@@ -26,31 +28,27 @@ import tempfile
 import time
 from pathlib import Path
 
-from rig import ROOT, Bot, FakeProcess, bench_config, init_home, write_config
+from rig import (
+    ROOT,
+    Bot,
+    FakeProcess,
+    TimedTelegram,
+    bench_config,
+    init_home,
+    load_average,
+    process_cpu,
+    write_config,
+)
 
 from bot.bus.redis.bus import RedisBus
 from bot.bus.redis.inbox import WORKERS
-from tests.fakes.telegram_server import FakeTelegram
 
 SETTINGS = {
     "heartbeat": {"enabled": False},
     "agent": {"queue_mode": "followup"},  # one turn and one reply per message, so each is timed
     "access": {"rate_limit": 0},
+    "budgets": {"guest": None},  # the senders are strangers (dm_policy open): no monthly token cap cuts a burst
 }
-TOKEN = re.compile(r"\bq(\d+)q\b")
-
-
-class TimedTelegram(FakeTelegram):
-    """The fake Telegram, noting when each reply naming a message token arrived."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.arrived: dict[int, float] = {}
-
-    def _record_sent(self, fields: dict, message: dict) -> dict:
-        if found := TOKEN.search(str(fields.get("text", ""))):
-            self.arrived.setdefault(int(found.group(1)), time.perf_counter())
-        return super()._record_sent(fields, message)
 
 
 def free_port() -> int:
@@ -116,57 +114,107 @@ async def wait_for_workers(url: str, prefix: str, count: int) -> None:
     await bus.stop()
 
 
+def start_processes(home: Path, url: str, model_url: str, prefix: str, telegram: TimedTelegram, workers: int) -> list:
+    """One `relaybot run --role gateway` and `workers` worker processes on one redis prefix."""
+    telegram_section = {"enabled": True, "token": telegram.token, "api_base": telegram.base_url}
+    channels = {"telegram": {**telegram_section, "dm_policy": "open"}}
+    config_file = home / "config.yaml"
+    write_config(
+        config_file, model_url, bus={"backend": "redis", "url": url, "prefix": prefix}, channels=channels, **SETTINGS
+    )
+    env = {**os.environ, "RELAYBOT_HOME": str(home), "RELAYBOT_CONFIG": str(config_file)}
+    return [
+        subprocess.Popen(
+            [sys.executable, "-m", "bot", "run", "--role", role],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=None if os.environ.get("DEBUGF") else subprocess.DEVNULL,
+        )
+        for role in ["gateway"] + ["worker"] * workers
+    ]
+
+
+def stop_processes(processes: list) -> None:
+    for process in processes:
+        if process.poll() is None:
+            process.terminate()
+    for process in processes:
+        process.wait(30)
+
+
 async def scale_run(home: Path, url: str, model_url: str, workers: int, messages: int, chats: int) -> str:
-    """One row of the table: one gateway process and `workers` worker processes answering a burst."""
+    """One row of the table: one gateway process and `workers` worker processes answering a burst, with their CPU."""
     prefix = f"bench{workers}x{int(time.time() * 1000) % 10_000_000}"
     async with TimedTelegram() as telegram:
-        telegram_section = {"enabled": True, "token": telegram.token, "api_base": telegram.base_url}
-        channels = {"telegram": {**telegram_section, "dm_policy": "open"}}
-        config_file = home / "config.yaml"
-        bus = {"backend": "redis", "url": url, "prefix": prefix}
-        write_config(config_file, model_url, bus=bus, channels=channels, **SETTINGS)
-        env = {**os.environ, "RELAYBOT_HOME": str(home), "RELAYBOT_CONFIG": str(config_file)}
-        processes = [
-            subprocess.Popen(
-                [sys.executable, "-m", "bot", "run", "--role", role],
-                cwd=ROOT,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            for role in ["gateway"] + ["worker"] * workers
-        ]
+        processes = start_processes(home, url, model_url, prefix, telegram, workers)
         try:
             await wait_for_workers(url, prefix, workers)
             await telegram.wait_for_call("getUpdates", 1, timeout=120)
+            before = [process_cpu(p.pid) for p in processes]
             wall, latencies = await burst(telegram, messages, chats)
+            cpu = [(process_cpu(p.pid) - b) / messages * 1000 for p, b in zip(processes, before, strict=True)]
         finally:
-            for process in processes:
-                process.terminate()
-            for process in processes:
-                process.wait(30)
+            stop_processes(processes)
+    spent = " / ".join(f"{c:.1f}" for c in cpu[1:])
     return (
         f"| {workers} | {messages / wall:7.1f} msg/s | {statistics.median(latencies) * 1000:7.0f} ms "
-        f"| {p99(latencies) * 1000:7.0f} ms | {wall:5.1f} s |"
+        f"| {p99(latencies) * 1000:7.0f} ms | {wall:5.1f} s | {cpu[0]:.1f} | {spent} | {load_average()} |"
     )
 
 
-async def sequential(home: Path, model_url: str, backend: dict[str, str], rounds: int) -> list[float]:
-    """One bot in this process on the given bus, asked one message at a time; each round trip."""
+async def failover(home: Path, url: str, model_url: str, messages: int = 40, chats: int = 10) -> None:
+    """Two workers answer a burst (1 s model); one is SIGKILLed mid-burst: the time from the kill to the last answer."""
+    prefix = f"failover{int(time.time() * 1000) % 10_000_000}"
+    async with TimedTelegram() as telegram:
+        processes = start_processes(home, url, model_url, prefix, telegram, 2)
+        try:
+            await wait_for_workers(url, prefix, 2)
+            await telegram.wait_for_call("getUpdates", 1, timeout=120)
+            for n in range(messages):
+                telegram.text(f"q{n}q", chat_id=2000 + n % chats, user_id=2000 + n % chats)
+            doomed = processes[1]
+            probe = RedisBus(url, prefix=prefix, consumer="bench-probe")
+            await probe.start()
+            in_hand = 0
+            async with asyncio.timeout(60):
+                while not in_hand:
+                    await asyncio.sleep(0.05)
+                    summary = await probe.redis.xpending(probe.key("inbox"), WORKERS)
+                    mine = [c for c in summary["consumers"] if f"-{doomed.pid}-" in c["name"]]
+                    in_hand = int(mine[0]["pending"]) if mine else 0
+            await probe.stop()
+            doomed.kill()
+            killed = time.perf_counter()
+            async with asyncio.timeout(120):
+                while len(telegram.arrived) < messages:
+                    await asyncio.sleep(0.01)
+            last = max(telegram.arrived.values()) - killed
+        finally:
+            stop_processes(processes)
+    print(f"\nFailover: 2 workers, {messages} messages over {chats} chats, 1 s model; one worker SIGKILLed holding")
+    print(f"{in_hand} messages: every message answered, the last {last:.1f} s after the kill ({load_average()})")
+
+
+async def sequential(
+    home: Path, model_url: str, backend: dict[str, str], rounds: int
+) -> tuple[list[float], list[float]]:
+    """One bot in this process on the given bus, asked one message at a time; each round trip and its CPU time."""
     from bot.app.agent_wiring import AgentApp
     from bot.app.backend import stores_for
 
     config = bench_config(home, model_url, bus=backend, **SETTINGS)
     bot = Bot(config)
     bot.app = AgentApp(config, bus=stores_for(config).bus())  # the bus `relaybot run` would use: journal or Redis
-    samples = []
+    samples, cpu = [], []
     async with bot:
         for n in range(rounds + 5):
-            started = time.perf_counter()
+            started, spent = time.perf_counter(), time.process_time()
             await bot.ask("telegram:7", f"round {n}")
             if n >= 5:  # the first few warm connections and caches
                 samples.append(time.perf_counter() - started)
-    return samples
+                cpu.append(time.process_time() - spent)
+    return samples, cpu
 
 
 async def main() -> None:
@@ -175,7 +223,9 @@ async def main() -> None:
     parser.add_argument("--chats", type=int, default=50)
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--rounds", type=int, default=100, help="sequential messages per bus for the overhead")
+    parser.add_argument("--parts", default="scale,failover,overhead", help="which parts to run, comma-separated")
     args = parser.parse_args()
+    parts = set(args.parts.split(","))
     logging.basicConfig(level=logging.ERROR)
     counts = [int(n) for n in args.workers.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
@@ -183,25 +233,35 @@ async def main() -> None:
         try:
             home = Path(tmp) / "home"
             init_home(home)
-            for latency in (0.0, 1.0):
+            for latency in (0.0, 1.0) if "scale" in parts else ():
                 with FakeProcess(latency=latency) as model:
                     print(f"\n{args.messages} messages over {args.chats} chats at once, {latency:.0f} s model")
-                    print("| workers | throughput | median | p99 | wall |\n|---|---|---|---|---|")
+                    print("CPU columns: milliseconds of CPU per message, the gateway's and each worker's")
+                    print("| workers | throughput | median | p99 | wall | gateway CPU | worker CPU | load |")
+                    print("|---|---|---|---|---|---|---|---|")
                     for workers in counts:
                         row = await scale_run(home, redis.url, model.base_url, workers, args.messages, args.chats)
                         print(row, flush=True)
-            with FakeProcess(latency=0.0) as model:
-                local = await sequential(Path(tmp) / "local", model.base_url, {"backend": "local"}, args.rounds)
-                shared = {"backend": "redis", "url": redis.url, "prefix": "overhead"}
-                on_redis = await sequential(Path(tmp) / "redis", model.base_url, shared, args.rounds)
+            if "failover" in parts:
+                with FakeProcess(latency=1.0) as model:
+                    await failover(home, redis.url, model.base_url)
+            if "overhead" in parts:
+                with FakeProcess(latency=0.0) as model:
+                    local = await sequential(Path(tmp) / "local", model.base_url, {"backend": "local"}, args.rounds)
+                    shared = {"backend": "redis", "url": redis.url, "prefix": "overhead"}
+                    on_redis = await sequential(Path(tmp) / "redis", model.base_url, shared, args.rounds)
+                print(f"\nOne message at a time, one process, 0 s model ({args.rounds} rounds each, {load_average()}):")
+                print("| bus | median | p99 | CPU median | CPU mean |\n|---|---|---|---|---|")
+                for name, (samples, cpu) in (("local (SQLite journal)", local), ("redis", on_redis)):
+                    print(
+                        f"| {name} | {statistics.median(samples) * 1000:6.1f} ms | {p99(samples) * 1000:6.1f} ms "
+                        f"| {statistics.median(cpu) * 1000:5.2f} ms | {statistics.mean(cpu) * 1000:5.2f} ms |"
+                    )
+                overhead = (statistics.median(on_redis[0]) - statistics.median(local[0])) * 1000
+                cpu_overhead = (statistics.median(on_redis[1]) - statistics.median(local[1])) * 1000
+                print(f"redis bus overhead per message (median): {overhead:+.1f} ms wall, {cpu_overhead:+.2f} ms CPU")
         finally:
             redis.stop()
-    print(f"\nOne message at a time, one process, 0 s model ({args.rounds} rounds each):")
-    print("| bus | median | p99 |\n|---|---|---|")
-    for name, samples in (("local (SQLite journal)", local), ("redis", on_redis)):
-        print(f"| {name} | {statistics.median(samples) * 1000:6.1f} ms | {p99(samples) * 1000:6.1f} ms |")
-    overhead = (statistics.median(on_redis) - statistics.median(local)) * 1000
-    print(f"redis bus overhead per message (median): {overhead:+.1f} ms")
 
 
 if __name__ == "__main__":

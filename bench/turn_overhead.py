@@ -1,8 +1,14 @@
 """Per-message overhead against the raw-HTTP floor, and 20 chats at once with the default config.
 
-Run from the repository root: python bench/turn_overhead.py [--rounds 200]
+Run from the repository root: python bench/turn_overhead.py [--rounds 200] [--only gateway]
 
-The fake model runs in its own process with 0 s latency. One phase interleaves, round by round:
+The fake model runs in its own process with 0 s latency. Phase 0 is the whole gateway: a real
+`relaybot run` process made by `relaybot init` (default config: streaming on, Telegram only, the
+owner's DM) long-polls the fake Telegram in this process; each round pushes one message and times
+it to the reply's sendMessage, and reads the gateway's CPU (all threads, schedstat) around it.
+Beside it, interleaved, a minimal client does the same three calls against a second fake Telegram
+(long poll, the model request with relaybot's own body, sendMessage): the three-call floor.
+One phase interleaves, round by round:
 a raw aiohttp POST of the exact body relaybot sent in the previous round (the floor), litellm's
 own `acompletion` with the same messages and tools, and a relaybot turn end to end (publish on the
 bus → agent loop → model → reply on the bus): the owner's DM with a bot made by `relaybot init`,
@@ -23,7 +29,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rig import Bot, FakeProcess, bench_config, summary
+from rig import (
+    Bot,
+    FakeProcess,
+    RelaybotProcess,
+    TimedTelegram,
+    bench_config,
+    init_home,
+    load_average,
+    summary,
+    write_config,
+)
 
 import bot.llm.openai_http as fastpath
 from bot.bus import Trust
@@ -76,7 +92,75 @@ async def litellm_call(litellm: Any, base_url: str, body: dict[str, Any]) -> flo
     return time.perf_counter() - started
 
 
-async def interleaved(home: Path, rounds: int) -> None:
+async def three_calls(session: Any, telegram: TimedTelegram, model_url: str, body: bytes) -> None:
+    """The floor: long-poll updates, ask the model with relaybot's body, send the answer; forever."""
+    api = f"{telegram.base_url}{telegram.token}"
+    offset = 0
+    while True:
+        async with session.post(f"{api}/getUpdates", json={"offset": offset, "timeout": 30}) as response:
+            updates = (await response.json())["result"]
+        for update in updates:
+            offset = update["update_id"] + 1
+            message = update["message"]
+            async with session.post(model_url, data=body, headers={"Content-Type": "application/json"}) as response:
+                json.loads(await response.read())
+            reply = {"chat_id": message["chat"]["id"], "text": f"echo: {message['text']}"}
+            async with session.post(f"{api}/sendMessage", json=reply) as response:
+                await response.read()
+
+
+async def gateway_round(telegram: TimedTelegram, n: int, gateway: RelaybotProcess | None = None) -> tuple[float, float]:
+    """Push message `n` as the owner's DM; the time to its reply and the CPU the gateway spent meanwhile."""
+    cpu = gateway.cpu if gateway else 0.0
+    started = time.perf_counter()
+    telegram.text(f"q{n}q what is on my list today?", chat_id=42, user_id=42)
+    arrived = await telegram.reply_to(n)
+    if gateway:
+        await asyncio.sleep(0.002)  # the reply's last bookkeeping (journal, drafts) lands in this round's CPU
+        cpu = gateway.cpu - cpu
+    return arrived - started, cpu
+
+
+async def whole_gateway(home: Path, rounds: int, body: dict[str, Any]) -> None:
+    """Phase 0: `relaybot run` (default config, streaming on) against the floor of three calls, interleaved."""
+    import aiohttp
+
+    with FakeProcess(0.0, consolidating=True) as fake:
+        async with TimedTelegram() as telegram, TimedTelegram() as bare, aiohttp.ClientSession() as session:
+            config_file = init_home(home / "gateway")
+            section = {"enabled": True, "token": telegram.token, "api_base": telegram.base_url}
+            write_config(config_file, fake.base_url, owners=["telegram:42"], channels={"telegram": section})
+            gateway = RelaybotProcess(home / "gateway", config_file)
+            data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+            client = asyncio.create_task(three_calls(session, bare, fake.base_url + "/chat/completions", data))
+            try:
+                await telegram.wait_for_call("getUpdates", 1, timeout=120)
+                for n in range(20):
+                    await gateway_round(telegram, n)
+                    await gateway_round(bare, n)
+                times: list[float] = []
+                floor: list[float] = []
+                cpu: list[float] = []
+                for n in range(20, 20 + rounds):
+                    if n % 2:
+                        floor.append((await gateway_round(bare, n))[0])
+                    took, spent = await gateway_round(telegram, n, gateway)
+                    times.append(took)
+                    cpu.append(spent)
+                    if not n % 2:
+                        floor.append((await gateway_round(bare, n))[0])
+            finally:
+                client.cancel()
+                gateway.stop()
+    print(f"0. {rounds} owner DMs through `relaybot run` (default config, streaming on), 0 s model ({load_average()})")
+    print(f"   three-call floor (poll, model, send): {summary(floor)}")
+    print(f"   relaybot, push to reply:             {summary(times)}")
+    mean, median = statistics.mean(times) / statistics.mean(floor), statistics.median(times) / statistics.median(floor)
+    print(f"   relaybot / floor: {mean:.2f}x mean, {median:.2f}x median")
+    print(f"   gateway CPU per message: {summary(cpu)}")
+
+
+async def interleaved(home: Path, rounds: int) -> dict[str, Any]:
     import aiohttp
 
     from bot.llm.litellm_loader import import_litellm
@@ -116,7 +200,8 @@ async def interleaved(home: Path, rounds: int) -> None:
     print(f"   raw POST of the same body (floor): {summary(raw)}")
     print(f"   litellm.acompletion, same request: {summary(via_litellm)}")
     print(f"   relaybot end to end, owner's DM:   {summary(relaybot)}")
-    print(f"   relaybot / floor: {ratio:.2f}x mean, {median_ratio:.2f}x median")
+    print(f"   relaybot / floor: {ratio:.2f}x mean, {median_ratio:.2f}x median ({load_average()})")
+    return tap.body
 
 
 async def burst(home: Path, chats: int, latency: float, cap: int | None) -> float:
@@ -182,16 +267,20 @@ async def skills_cost(home: Path, rounds: int) -> None:
         print(f"   {count:>3} extra skills: system prompt {build:6.1f} µs median, turn {summary(turns[count])}")
 
 
-async def main(rounds: int) -> None:
+async def main(rounds: int, only: str | None) -> None:
     logging.basicConfig(level=logging.ERROR)
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
-        await interleaved(home, rounds)
-        await concurrency(home)
-        await skills_cost(home, rounds)
+        body = await interleaved(home, 20 if only == "gateway" else rounds)
+        await whole_gateway(home, rounds, body)
+        if only != "gateway":
+            await concurrency(home)
+            await skills_cost(home, rounds)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=200, help="interleaved rounds")
-    asyncio.run(main(parser.parse_args().rounds))
+    parser.add_argument("--only", choices=["gateway"], help="only the whole-gateway phase (after a short warm-up)")
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.rounds, arguments.only))

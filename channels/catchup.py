@@ -17,6 +17,7 @@ logger = logging.getLogger(__name__)
 
 CATCH_UP_WINDOW = 24 * 3600.0
 CATCH_UP_LIMIT = 20
+CATCH_UP_CHATS = 200  # the chats active most lately that a restart reads; older ones are forgotten
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,17 +37,32 @@ class RecentChats(Protocol):
 
 
 class ActiveChats:
-    """A channel's chats seen within `window` seconds, kept in one JSON file in `state_dir`."""
+    """A channel's chats seen within `window` seconds, at most `limit` of them, kept in one JSON file in `state_dir`."""
 
-    def __init__(self, path: Path, window: float = CATCH_UP_WINDOW, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        path: Path,
+        window: float = CATCH_UP_WINDOW,
+        clock: Callable[[], float] = time.time,
+        limit: int = CATCH_UP_CHATS,
+    ) -> None:
         self._path = path
         self._window = window
         self._clock = clock
+        self._limit = limit
         self._chats: dict[str, ActiveChat] = self._load()
 
+    @property
+    def tracked(self) -> int:
+        """How many chats are remembered."""
+        return len(self._chats)
+
     def seen(self, chat: ChatRef, message_id: str) -> None:
-        """Record `message_id` as the last one seen in `chat`, now."""
+        """Record `message_id` as the last one seen in `chat`, now; the chat least lately active past `limit` goes."""
+        self._chats.pop(chat.session_key, None)  # re-inserted last: the dict stays in order of activity
         self._chats[chat.session_key] = ActiveChat(chat, message_id, self._clock())
+        while len(self._chats) > self._limit:
+            del self._chats[next(iter(self._chats))]
         self._save()
 
     def recent(self) -> list[ActiveChat]:
@@ -63,7 +79,7 @@ class ActiveChats:
             logger.warning("%s is unreadable (%s); no catch-up this time", self._path, exc)
             return {}
         chats = {}
-        for row in rows:
+        for row in sorted(rows, key=lambda row: float(row["seen_at"]))[-self._limit :]:
             chat = ChatRef(row["channel"], row["chat_id"], row.get("thread_id"))
             chats[chat.session_key] = ActiveChat(chat, row["last_id"], float(row["seen_at"]))
         return chats

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import Counter
@@ -41,6 +42,7 @@ from channels.watchdog import Watchdog
 logger = logging.getLogger(__name__)
 
 TYPING_REFRESH = 4.0
+TYPING_DELAY = 0.2  # a reply quicker than this needs no indicator: one platform call fewer per message
 START_RETRY_CAP = 300.0
 
 
@@ -322,9 +324,11 @@ class ChannelManager:
             stop.set()
 
     async def _show_typing(self, slot: _Slot, chat: ChatRef, stop: asyncio.Event) -> None:
-        """Refresh the typing indicator until the turn ends or its reply goes out."""
+        """Refresh the typing indicator from TYPING_DELAY into the turn until it ends or its reply goes out."""
         channel = slot.channel
         assert isinstance(channel, ShowsTyping)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), TYPING_DELAY)
         while not stop.is_set():
             if slot.ready.is_set():
                 try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -24,6 +25,7 @@ OWNER_ONLY_FILES = frozenset({"USER.md"})
 MAX_INLINE_IMAGE_BYTES = 5 * 1024 * 1024
 MAX_INBOUND_CHARS = 32_000
 INLINE_ATTACHMENT_CHARS = 20_000
+FILE_CACHE_SIZE = 256  # the workspace's own files plus the memory files of the chats active lately
 
 
 def cap_text(text: str, limit: int) -> str:
@@ -34,10 +36,16 @@ def cap_text(text: str, limit: int) -> str:
 
 
 class FileCache:
-    """Reads text files, re-reading one only when its mtime or size changes."""
+    """Reads text files, re-reading one only when its mtime or size changes; keeps the `capacity` last read."""
 
-    def __init__(self) -> None:
-        self._entries: dict[Path, tuple[int, int, str]] = {}
+    def __init__(self, capacity: int = FILE_CACHE_SIZE) -> None:
+        self._capacity = capacity
+        self._entries: OrderedDict[Path, tuple[int, int, str]] = OrderedDict()
+
+    @property
+    def cached(self) -> int:
+        """How many files are held."""
+        return len(self._entries)
 
     def read(self, path: Path) -> str:
         """The file's text, or "" when it does not exist."""
@@ -48,9 +56,13 @@ class FileCache:
             return ""
         entry = self._entries.get(path)
         if entry and entry[0] == stat.st_mtime_ns and entry[1] == stat.st_size:
+            self._entries.move_to_end(path)
             return entry[2]
         text = path.read_text(encoding="utf-8", errors="replace")
         self._entries[path] = (stat.st_mtime_ns, stat.st_size, text)
+        self._entries.move_to_end(path)
+        if len(self._entries) > self._capacity:
+            self._entries.popitem(last=False)  # a chat's memory file not read lately: read again when it returns
         return text
 
 

@@ -75,9 +75,9 @@ class SessionTurns:
             persona, runner = self._personas.for_message(message) if self._personas else (None, self._runner)
             return await self._run_persona_turn(message, batch, outbox, session, persona, runner, steer)
 
-    def close_unfinished(self, key: str, reason: str) -> None:
+    def close_unfinished(self, key: str, reason: str, session: Session | None = None) -> None:
         """Answer every call the turn left open with `reason`; finished calls and results stay as they are."""
-        session = self._sessions.get(key)
+        session = session or self._sessions.get(key)
         results = closing_results(session.messages, reason)
         if results:
             self._sessions.append(session, results)
@@ -92,7 +92,8 @@ class SessionTurns:
         runner: TurnRunner,
         steer: Callable[[], list[str]] | None,
     ) -> TurnResult:
-        self.close_unfinished(session.key, RESTARTED)  # open calls before a turn starts: the process died mid-round
+        # open calls before a turn starts: the process died mid-round (the session was just loaded: no second read)
+        self.close_unfinished(session.key, RESTARTED, session)
         scope = scope_for(self._workspace, message)
         text = "\n\n".join(self._context.user_text(m) for m in batch)
         history = session.history(self._memory_window)

@@ -46,7 +46,7 @@ class RedisStores:
 
         bus = self._config.bus
         assert bus.url is not None
-        self._bus = RedisBus(bus.url, prefix=bus.prefix, lease=bus.lease, claim_idle=bus.claim_idle)
+        self._bus = RedisBus(bus.url, prefix=bus.prefix, lease=bus.worker_lease, claim_idle=bus.claim_idle)
         return self._bus
 
     def sessions(self) -> Sessions:

@@ -3,7 +3,7 @@
 import os
 from pathlib import Path
 
-from bot.agent.context import ContextBuilder
+from bot.agent.context import ContextBuilder, FileCache
 from bot.agent.memory.files import scope_for
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.skills import SkillLibrary
@@ -34,3 +34,13 @@ def test_system_prompt_is_rebuilt_when_a_file_it_reads_changes(tmp_path: Path) -
     scope.memory_file.parent.mkdir(parents=True, exist_ok=True)
     scope.memory_file.write_text("Likes tea.")
     assert "Likes tea." in builder.system_prompt(message, scope)
+
+
+def test_the_file_cache_keeps_the_files_read_most_lately(tmp_path: Path) -> None:
+    cache = FileCache(capacity=10)
+    for n in range(100):
+        (tmp_path / f"MEMORY{n}.md").write_text(f"chat {n}")
+        assert cache.read(tmp_path / f"MEMORY{n}.md") == f"chat {n}"
+    assert cache.cached == 10
+    (tmp_path / "MEMORY0.md").write_text("changed while forgotten")
+    assert cache.read(tmp_path / "MEMORY0.md") == "changed while forgotten"

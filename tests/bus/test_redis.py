@@ -10,6 +10,7 @@ import pytest
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
 from bot.bus.redis.bus import RedisBus
+from tests.polling import until
 
 CHATS = [ChatRef("telegram", str(100 + n)) for n in range(20)]
 
@@ -21,6 +22,7 @@ class LaneWorker:
         self.bus = bus
         self.log = log
         self.pause = pause
+        self.jitter = True
         self.lanes: dict[str, asyncio.Queue[InboundMessage]] = {}
         self.busy = asyncio.Event()
         self.tasks: list[asyncio.Task[None]] = []
@@ -42,7 +44,7 @@ class LaneWorker:
             key = message.chat.session_key
             self.log[key].append(int(message.text))
             await self.bus.begin_inbound([message.id])
-            await asyncio.sleep(self.pause * random.random())
+            await asyncio.sleep(self.pause * (random.random() if self.jitter else 1.0))
             reply = OutboundMessage(message.chat, f"re {message.text}", message.id, id=f"{message.id}:reply")
             await self.bus.publish_outbound(reply, completes=[message.id])
 
@@ -132,6 +134,37 @@ async def test_a_worker_killed_mid_burst_loses_nothing(redis_url: str) -> None:
     survivor[1].kill()
     survivor[2].cancel()
     await survivor[0].stop()
+    await gateway.stop()
+
+
+async def test_a_live_worker_keeps_its_messages_however_long_its_turns_run(redis_url: str) -> None:
+    gateway = RedisBus(redis_url, consumer="gateway", block=0.02)
+    gateway.deliver_for(["telegram"])
+    await gateway.start()
+    timing = {"lease": 0.3, "claim_idle": 60.0}
+    slow_log: dict[str, list[int]] = defaultdict(list)
+    slow_bus, slow, slow_task = await start_worker(redis_url, "slow", slow_log, **timing)
+    slow.pause, slow.jitter = 1.0, False  # each turn outlives three leases
+    sent = {}
+    for n in range(6):
+        message = InboundMessage(CHATS[n % 3], "u", str(n // 3), platform_message_id=str(n))
+        assert await gateway.publish_inbound(message)
+        sent[message.id] = message
+
+    def all_held() -> bool:
+        return sum(q.qsize() for q in slow.lanes.values()) + sum(map(len, slow_log.values())) == 6
+
+    await until(all_held, timeout=5)
+    eager_log: dict[str, list[int]] = defaultdict(list)
+    eager = await start_worker(redis_url, "eager", eager_log, **timing)
+    replies = await collect_replies(gateway, 6)
+    assert_answered_once_in_order(replies, sent)
+    assert not eager_log, "nothing was taken from the live worker"
+    assert sum(map(len, slow_log.values())) == 6
+    for bus, worker, task in (eager, (slow_bus, slow, slow_task)):
+        worker.kill()
+        task.cancel()
+        await bus.stop()
     await gateway.stop()
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from bot.bus import ChatRef
 from bot.cluster.redis import RedisState
-from channels.catchup import ActiveChats, RecentChats
+from channels.catchup import CATCH_UP_CHATS, ActiveChats, RecentChats
 from channels.redis_catchup import RedisActiveChats
 
 DM = ChatRef("discord", "100")
@@ -41,3 +41,17 @@ def test_an_unreadable_file_means_no_catch_up(tmp_path: Path) -> None:
     path = tmp_path / "discord.json"
     path.write_text("{not json")
     assert ActiveChats(path).recent() == []
+
+
+def test_only_the_chats_active_most_lately_are_kept_however_many_wrote(
+    opener: Callable[[Callable[[], float]], RecentChats],
+) -> None:
+    now = [1_000_000.0]
+    chats = opener(lambda: now[0])
+    for n in range(3 * CATCH_UP_CHATS):
+        now[0] += 1
+        chats.seen(ChatRef("slack", f"C{n}"), str(n))
+    kept = opener(lambda: now[0]).recent()
+    assert CATCH_UP_CHATS <= len(kept) <= 2 * CATCH_UP_CHATS
+    assert kept[-1].last_id == str(3 * CATCH_UP_CHATS - 1)
+    assert [c.last_id for c in kept] == [str(n) for n in range(3 * CATCH_UP_CHATS - len(kept), 3 * CATCH_UP_CHATS)]

@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -40,7 +41,7 @@ async def spawn_worker(home: Path, fake_llm: FakeLLM, bus: dict[str, str]) -> as
 async def test_a_worker_process_killed_mid_burst_loses_nothing(
     tmp_path: Path, fake_llm: FakeLLM, redis_url: str
 ) -> None:
-    bus = {"backend": "redis", "url": redis_url, "lease": "1s", "claim_idle": "1s"}
+    bus = {"backend": "redis", "url": redis_url, "lease": "1s", "worker_lease": "1s", "claim_idle": "60s"}
     doomed = await spawn_worker(tmp_path / "doomed", fake_llm, bus)
     gateway = RedisBus(redis_url, consumer="gateway")
     gateway.deliver_for(["telegram"])
@@ -54,6 +55,7 @@ async def test_a_worker_process_killed_mid_burst_loses_nothing(
     await asyncio.wait_for(fake_llm.wait_for_requests(1), 30)
     doomed.send_signal(signal.SIGKILL)
     await doomed.wait()
+    killed = time.monotonic()
 
     config = make_config(tmp_path / "survivor", fake_llm, bus=bus, **SETTINGS)
     survivor = Gateway(config, ModelProvider(config.llm, RetryPolicy(base_delay=0.0)), role="worker")
@@ -64,6 +66,7 @@ async def test_a_worker_process_killed_mid_burst_loses_nothing(
             reply = await gateway.consume_outbound()
             await gateway.mark_sent(reply.id)
             replies[reply.in_reply_to or ""] += 1
+    assert time.monotonic() - killed < 10, "the dead worker's messages went to the survivor once its lease lapsed"
     await asyncio.sleep(0.5)
     assert (await gateway.stats()).outbound_pending == 0, "no second reply to anything"
     assert set(replies.values()) == {1}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,15 +19,26 @@ WAIT_TIMEOUT = 60.0
 
 
 class ScopeLocks:
-    """In-process locks, one per scope folder; `hold` yields whether the lock was taken (always, here)."""
+    """In-process locks, one per scope folder while held or awaited; `hold` yields whether it was taken (always, here).
+
+    A lock nobody holds or waits for is forgotten (weak values), so the map never grows with every chat ever seen.
+    """
 
     def __init__(self) -> None:
-        self._locks: dict[Path, asyncio.Lock] = {}
+        self._locks: weakref.WeakValueDictionary[Path, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    @property
+    def held(self) -> int:
+        """How many scope locks exist (held or awaited)."""
+        return len(self._locks)
 
     @asynccontextmanager
     async def hold(self, scope: MemoryScope) -> AsyncIterator[bool]:
         """Hold the scope's lock for a read-ask-write round of MEMORY.md and HISTORY.md."""
-        async with self._locks.setdefault(scope.directory, asyncio.Lock()):
+        lock = self._locks.get(scope.directory)
+        if lock is None:
+            lock = self._locks[scope.directory] = asyncio.Lock()
+        async with lock:
             yield True
 
 

@@ -39,7 +39,7 @@ class RedisBus:
         url: str,
         prefix: str = "relaybot",
         consumer: str | None = None,
-        lease: float = 10.0,
+        lease: float = 5.0,
         claim_idle: float = 30.0,
         block: float = 0.05,
         timeout: float = TIMEOUT,
@@ -131,7 +131,7 @@ class RedisBus:
         await self.start()
         completion = self._inbox.completion(completes)
         fresh = await self._outboxes.publish(message, completion)
-        await self._inbox.forget(completion.message_ids)
+        await self._inbox.forget(completion.message_ids, completion.locks)
         return fresh
 
     async def consume_outbound(self) -> OutboundMessage:

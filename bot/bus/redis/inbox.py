@@ -3,10 +3,12 @@
 Inbound entries go to the `workers` group. A worker runs an entry only once it is admitted (a Lua
 script): no other worker holds the session's lock, and every earlier pending entry of the session
 was admitted by this worker, so one session's turns run one at a time, in arrival order, across
-workers. A worker renews its locks and the idle time of its entries; when it dies, its entries go
-idle and another worker claims them (XAUTOCLAIM) and runs them again. An entry of a session whose
-turn runs on another worker is handed to that worker (handoff.py), so /stop, /approve and
-steering reach the running turn.
+workers. A worker renews its locks, the idle time of its entries and its liveness lease (`alive:<worker>`,
+renewed last, so it outlives the locks); once that lease lapses the worker is dead and another claims its
+entries at once (CLAIM_DEAD) and runs them again. Entries idle past `claim_idle` are claimed as well
+(XAUTOCLAIM), a safety net; a live worker's entries stay its own, however long its turns take. An
+entry of a session whose turn runs on another worker is handed to that worker (handoff.py), so
+/stop, /approve and steering reach the running turn.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from bot.bus.messages import InboundMessage, OutboundMessage, inbound_to_json
 from bot.bus.redis.connection import StreamRead, StreamScope
 from bot.bus.redis.handoff import HandoffStream, ReadEntry, read_entries
 from bot.bus.redis.outbox import Completion
-from bot.bus.redis.scripts import ADMIT, PUBLISH_INBOUND, RELEASE, RENEW
+from bot.bus.redis.scripts import ADMIT, CLAIM_DEAD, PUBLISH_INBOUND, RELEASE, RENEW
 from bot.bus.redis.trim import StreamTrimmer
 
 if TYPE_CHECKING:
@@ -72,7 +74,13 @@ class RedisInbox:
 
     def open(self) -> None:
         """Register the inbox's scripts with the scope's (new) client."""
-        sources = {"inbound": PUBLISH_INBOUND, "admit": ADMIT, "renew": RENEW, "release": RELEASE}
+        sources = {
+            "inbound": PUBLISH_INBOUND,
+            "admit": ADMIT,
+            "renew": RENEW,
+            "release": RELEASE,
+            "claim_dead": CLAIM_DEAD,
+        }
         self._scripts = {name: self._scope.redis.register_script(source) for name, source in sources.items()}
 
     async def create_group(self) -> None:
@@ -85,8 +93,13 @@ class RedisInbox:
             if "BUSYGROUP" not in str(exc):
                 raise
 
+    @property
+    def alive_prefix(self) -> str:
+        """Where each worker's liveness lease lives: this prefix and the worker's name."""
+        return self._scope.key("alive", "")
+
     async def close(self) -> None:
-        """Stop receiving handoffs; what this worker holds stays pending for the next start or another worker."""
+        """Stop receiving handoffs, end the liveness lease: what this worker holds goes to another worker."""
         from redis.exceptions import RedisError
 
         handoff, self._handoff = self._handoff, None
@@ -94,7 +107,8 @@ class RedisInbox:
             return
         try:
             await handoff.close()
-        except RedisError as exc:  # it lapses by itself; entries handed meanwhile are claimed after claim_idle
+            await self._scope.redis.delete(self.alive_prefix + self._scope.consumer)
+        except RedisError as exc:  # both lapse by themselves; the entries are claimed once the lease has
             logger.warning("redis bus: could not remove the handoff stream (%s)", exc)
 
     async def publish(self, message: InboundMessage) -> bool:
@@ -147,14 +161,21 @@ class RedisInbox:
         await self.forget(message_ids)
 
     def completion(self, message_ids: Sequence[str]) -> Completion:
-        """What a reply must acknowledge to complete these messages (those this worker runs; others are skipped)."""
+        """What a reply must acknowledge to complete these messages (those this worker runs; others are skipped).
+
+        It also gives up the lock of each session none of whose other entries runs here.
+        """
         known = [(m, *self._entries[m]) for m in message_ids if m in self._entries]
         keys = [self._scope.key(part, session) for _, _, session in known for part in ("pending", "admitted")]
         entries = tuple(entry for _, entry, _ in known)
-        return Completion(self.stream, WORKERS, tuple(m for m, _, _ in known), entries, tuple(keys))
+        sessions = dict.fromkeys(session for _, _, session in known)
+        done = set(entries)
+        locks = tuple(self._scope.key("lock", s) for s in sessions if self._inflight.get(s, set()) <= done)
+        completed = tuple(m for m, _, _ in known)
+        return Completion(self.stream, WORKERS, completed, entries, tuple(keys), locks, self._scope.consumer)
 
-    async def forget(self, message_ids: Sequence[str]) -> None:
-        """Drop local bookkeeping; give up a session's lock once none of its entries runs here."""
+    async def forget(self, message_ids: Sequence[str], released: Sequence[str] = ()) -> None:
+        """Drop local bookkeeping; give up a session's lock once none of its entries runs here (unless `released`)."""
         for message_id in message_ids:
             found = self._entries.pop(message_id, None)
             if found is None:
@@ -166,7 +187,8 @@ class RedisInbox:
             if not running:
                 self._inflight.pop(session, None)
                 lock = self._scope.key("lock", session)
-                await self._scripts["release"](keys=[lock], args=[self._scope.consumer])
+                if lock not in released:
+                    await self._scripts["release"](keys=[lock], args=[self._scope.consumer])
 
     async def read_round(self, fresh: bool) -> None:
         """Claim idle entries, read new ones, admit what may run; renew what this worker holds.
@@ -179,6 +201,7 @@ class RedisInbox:
             ttl = 2 * max(self._claim_idle_ms, self._lease_ms)
             self._handoff = HandoffStream(redis, self._scope.key("handoff", ""), self._scope.consumer, WORKERS, ttl)
         if fresh:
+            await self._keep_alive()  # before any read: a worker reading entries is always seen alive
             await self._handoff.open()
             own: dict[KeyT, StreamIdT] = {inbox: "0"}
             self._hold(read_entries(await self._read(own, count=10_000), inbox)[0])
@@ -188,14 +211,25 @@ class RedisInbox:
             await self._renew()
             self._next_renew = now + self._lease_ms / 3000
         if now >= self._next_claim:
-            result = await redis.xautoclaim(inbox, WORKERS, self._scope.consumer, self._claim_idle_ms, "0-0", BATCH)
-            self._hold(read_entries([[inbox, result[1]]], inbox)[0], claimed=True)
-            self._next_claim = now + max(self._claim_idle_ms / 4000, 0.05)
+            await self._claim()
+            self._next_claim = now + max(min(self._claim_idle_ms / 4000, self._lease_ms / 3000), 0.05)
         block = self._block_ms if self._held else self._idle_block_ms
         streams: dict[KeyT, StreamIdT] = {inbox: ">", self._handoff.key: ">"}
         self._hold(await self._handoff.take(await self._read(streams, count=BATCH, block=block), inbox))
         await self._admit_held()
         await self._trimmer.maybe_trim(redis, [(inbox, WORKERS)])
+
+    async def _claim(self) -> None:
+        """Take the entries of dead workers (their liveness lease lapsed), then any left idle past claim_idle."""
+        inbox, redis, me = self.stream, self._scope.redis, self._scope.consumer
+        dead = await self._scripts["claim_dead"](keys=[inbox], args=[WORKERS, me, self.alive_prefix, BATCH])
+        entries = [(entry, dict(zip(fields[::2], fields[1::2], strict=True))) for entry, fields in dead if fields]
+        self._hold(read_entries([[inbox, entries]], inbox)[0], claimed=True)
+        result = await redis.xautoclaim(inbox, WORKERS, me, self._claim_idle_ms, "0-0", BATCH)
+        self._hold(read_entries([[inbox, result[1]]], inbox)[0], claimed=True)
+
+    async def _keep_alive(self) -> None:
+        await self._scope.redis.set(self.alive_prefix + self._scope.consumer, "1", px=self._lease_ms)
 
     async def _read(self, streams: dict[KeyT, StreamIdT], count: int, block: int | None = None) -> StreamRead:
         return await self._scope.redis.xreadgroup(WORKERS, self._scope.consumer, streams, count=count, block=block)
@@ -222,7 +256,7 @@ class RedisInbox:
                 continue
             keys = [self._scope.key(part, session) for part in ("pending", "admitted", "lock")] + [self.stream]
             claimed = int(entry in self._claimed)
-            args: list[EncodableT] = [entry, worker, self._lease_ms, WORKERS, handoff, claimed]
+            args: list[EncodableT] = [entry, worker, self._lease_ms, WORKERS, handoff, claimed, self.alive_prefix]
             verdict = await self._scripts["admit"](keys=keys, args=args)
             if verdict == 0:
                 waiting.add(session)
@@ -264,3 +298,4 @@ class RedisInbox:
         await self._scope.touch(self.stream, WORKERS)
         if self._handoff is not None:
             await self._handoff.keep_alive()
+        await self._keep_alive()  # last, so the locks lapse before it: a claimer then finds the sessions free

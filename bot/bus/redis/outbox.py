@@ -44,6 +44,8 @@ class Completion:
     message_ids: tuple[str, ...] = ()
     entries: tuple[str, ...] = ()
     keys: tuple[str, ...] = ()  # (pending zset, admitted hash) per entry
+    locks: tuple[str, ...] = ()  # session locks the holder gives up with it (none of their entries runs on)
+    holder: str = ""
 
 
 class ChannelOutboxes:
@@ -58,6 +60,8 @@ class ChannelOutboxes:
         self.queue: asyncio.Queue[OutboundMessage] = asyncio.Queue()
         self._entries: dict[str, tuple[str, str]] = {}  # outbound message id -> (stream, entry id)
         self._grouped: set[str] = set()  # channels whose outbox has the gateways group
+        self._known: list[str] = []  # every channel's outbox, as last discovered (when `channels` is None)
+        self._next_discovery = 0.0
         self._next_claim = 0.0
         self._trimmer = StreamTrimmer()
         self._publish: AsyncScript | None = None
@@ -85,7 +89,8 @@ class ChannelOutboxes:
         channel = message.chat.channel
         keys = [self._scope.key("out", message.id), self.stream(channel), completion.inbox, self.index]
         args: list[EncodableT] = [message.id, outbound_to_json(message), int(RETENTION), completion.group, channel]
-        fresh = await self._publish(keys=[*keys, *completion.keys], args=[*args, *completion.entries])
+        args += [completion.holder, len(completion.entries), *completion.entries]
+        fresh = await self._publish(keys=[*keys, *completion.keys, *completion.locks], args=args)
         if not fresh:
             logger.info("[%s] outbound %s already journaled; dropped", message.chat.session_key, message.id)
         return bool(fresh)
@@ -116,7 +121,7 @@ class ChannelOutboxes:
         from redis.exceptions import ResponseError
 
         redis = self._scope.redis
-        channels = self.channels if self.channels is not None else await self._known_channels()
+        channels = self.channels if self.channels is not None else await self._discovered(force)
         for channel in channels:
             if channel in self._grouped and not force:
                 continue
@@ -170,6 +175,14 @@ class ChannelOutboxes:
         """The backlog of every channel's outbox, by stream name."""
         redis = self._scope.redis
         return [await stream_backlog(redis, self.stream(channel), GATEWAYS) for channel in await self._known_channels()]
+
+    async def _discovered(self, force: bool) -> list[str]:
+        """Every channel's outbox, looked up again at most every `discover_ms` (or when forced, or none is known)."""
+        now = time.monotonic()
+        if force or not self._known or now >= self._next_discovery:
+            self._known = await self._known_channels()
+            self._next_discovery = now + self._discover_ms / 1000
+        return self._known
 
     async def _known_channels(self) -> list[str]:
         """Every channel that ever had a reply, in name order."""

@@ -18,12 +18,14 @@ ADMIT = """
 -- moved to the holder in the group's pending list (so XAUTOCLAIM still recovers it if the holder dies)
 -- and announced on the holder's handoff stream, which wakes its blocked read. A holder without a
 -- handoff stream (gone, or an older version) is waited for as before.
+-- A holder whose liveness lease has lapsed is dead: its lock no longer counts.
 -- KEYS: session pending zset, session admitted hash, session lock, inbox stream
--- ARGV: entry id, worker, lease ms, inbox group, handoff stream key prefix, claimed flag (0/1)
+-- ARGV: entry id, worker, lease ms, inbox group, handoff stream key prefix, claimed flag (0/1), liveness key prefix
 -- Returns 1 admitted, 0 wait, -1 already finished, 2 handed to the holder.
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not score then return -1 end
 local holder = redis.call('GET', KEYS[3])
+if holder and holder ~= ARGV[2] and redis.call('EXISTS', ARGV[7] .. holder) == 0 then holder = false end
 if holder and holder ~= ARGV[2] then
   -- the key is built here because the holder is only known now (the bus runs on one server, not a cluster)
   local handoff = ARGV[5] .. holder
@@ -41,22 +43,64 @@ redis.call('SET', KEYS[3], ARGV[2], 'PX', ARGV[3])
 return 1
 """
 
+CLAIM_DEAD = """
+-- Take over the pending entries of workers whose liveness lease has lapsed (they died: a live worker renews it),
+-- and forget such workers once they hold nothing. A live worker's entries are never taken, however slow it is.
+-- KEYS: inbox stream. ARGV: inbox group, this worker, liveness key prefix, how many entries at most
+-- Returns the claimed entries as XCLAIM does: {{entry id, {field, value, ...}}, ...}
+local claimed = {}
+local room = tonumber(ARGV[4])
+local summary = redis.call('XPENDING', KEYS[1], ARGV[1])
+for _, row in ipairs(summary[4] or {}) do
+  local worker = row[1]
+  if worker ~= ARGV[2] and room > 0 and redis.call('EXISTS', ARGV[3] .. worker) == 0 then
+    local ids = {}
+    for _, entry in ipairs(redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', room, worker)) do
+      ids[#ids + 1] = entry[1]
+    end
+    if #ids > 0 then
+      for _, item in ipairs(redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, unpack(ids))) do
+        claimed[#claimed + 1] = item
+      end
+      room = room - #ids
+    end
+  end
+end
+for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local name, pending
+  for i = 1, #consumer, 2 do
+    if consumer[i] == 'name' then name = consumer[i + 1] end
+    if consumer[i] == 'pending' then pending = consumer[i + 1] end
+  end
+  if name ~= ARGV[2] and pending == 0 and redis.call('EXISTS', ARGV[3] .. name) == 0 then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], name)
+  end
+end
+return claimed
+"""
+
 PUBLISH_OUTBOUND = """
--- Journal an outbound message once (by id) in its channel's outbox and complete inbound entries, in one step.
+-- Journal an outbound message once (by id) in its channel's outbox, complete inbound entries and give up the
+-- session locks the completing worker no longer needs, in one step.
 -- KEYS: outbound state hash, channel outbox stream, inbox stream, outbox index set,
---       then (pending zset, admitted hash) per completion
--- ARGV: message id, body, retention seconds, inbox group, channel, then one entry id per completion
+--       then (pending zset, admitted hash) per completion, then the session locks to give up
+-- ARGV: message id, body, retention seconds, inbox group, channel, lock holder, number of completions n,
+--       then one entry id per completion
 local fresh = redis.call('HSETNX', KEYS[1], 'state', 'pending') == 1
 if fresh then
   redis.call('EXPIRE', KEYS[1], ARGV[3])
   redis.call('XADD', KEYS[2], '*', 'id', ARGV[1], 'body', ARGV[2])
   redis.call('SADD', KEYS[4], ARGV[5])
 end
-for i = 6, #ARGV do
-  local k = 5 + (i - 6) * 2
-  redis.call('XACK', KEYS[3], ARGV[4], ARGV[i])
-  redis.call('ZREM', KEYS[k], ARGV[i])
-  redis.call('HDEL', KEYS[k + 1], ARGV[i])
+local n = tonumber(ARGV[7])
+for i = 1, n do
+  local k = 5 + (i - 1) * 2
+  redis.call('XACK', KEYS[3], ARGV[4], ARGV[7 + i])
+  redis.call('ZREM', KEYS[k], ARGV[7 + i])
+  redis.call('HDEL', KEYS[k + 1], ARGV[7 + i])
+end
+for k = 5 + 2 * n, #KEYS do
+  if redis.call('GET', KEYS[k]) == ARGV[6] then redis.call('DEL', KEYS[k]) end
 end
 return fresh and 1 or 0
 """

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from bot.agent.memory.files import MemoryScope
-from bot.agent.memory.locks import RedisScopeLocks
+from bot.agent.memory.locks import RedisScopeLocks, ScopeLocks
 from bot.cluster.redis import RedisState
 
 
@@ -78,3 +78,11 @@ async def test_a_holder_that_died_frees_the_scope_after_the_lock_timeout(redis_u
         assert held
     await first.aclose()
     await second.aclose()
+
+
+async def test_a_scope_lock_nobody_holds_is_forgotten(tmp_path: Path) -> None:
+    locks = ScopeLocks()
+    for n in range(1000):
+        async with locks.hold(MemoryScope(tmp_path / "memory" / "chats" / f"telegram_{n}", is_main=False)) as held:
+            assert held and locks.held == 1
+    assert locks.held == 0
