@@ -48,7 +48,7 @@ async def test_auto_falls_back_to_duckduckgo_when_searxng_is_throttled(ctx: Tool
     assert searxng.queries == ddg.queries == ["ducks"]
 
 
-async def test_the_test_guard_keeps_keyless_search_off_the_internet() -> None:
+async def test_the_test_guard_keeps_keyless_search_off_the_internet(ctx: ToolContext) -> None:
     tool = search_tool(WebSearchConfig())  # auto, no key: DuckDuckGo at its real address
     with pytest.raises(RuntimeError, match="beyond loopback"):
-        await tool.run({"query": "weather"}, ToolContext())
+        await tool.run({"query": "weather"}, ctx)
