@@ -141,14 +141,14 @@ async def test_wrong_bearer_token_is_refused_at_the_handshake(api_bot: ApiBot) -
     assert refused.value.status == 401
 
 
-async def test_readme_example_client_prints_the_streamed_reply(api_bot: ApiBot, fake_llm) -> None:
+async def test_the_documented_example_client_prints_the_streamed_reply(api_bot: ApiBot, fake_llm) -> None:
     import asyncio
     import re
     import sys
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
-    script = re.search(r"A runnable client.*?```python\n(.*?)```", readme, re.S).group(1)
+    page = (Path(__file__).resolve().parents[3] / "docs" / "platforms" / "web.md").read_text()
+    script = re.search(r"A runnable client.*?```python\n(.*?)```", page, re.S).group(1)
     fake_llm.script(Text("I can chat, run tools and remember things."))
     process = await asyncio.create_subprocess_exec(
         sys.executable,
