@@ -70,3 +70,17 @@ async def test_with_dm_replies_in_the_conversation_no_status_is_set_there(tmp_pa
         await bot.next()
         await bot.channel.show_typing(DM)
     assert slack.statuses == []
+
+
+async def test_a_dm_reply_posted_in_the_conversation_clears_the_status_under_the_question(
+    bot: SlackUnderTest, slack: FakeSlack
+) -> None:
+    asked = slack.dm("hello", user="U0OWNER")
+    await bot.next()
+    await bot.channel.show_typing(DM)
+    await bot.channel.send(OutboundMessage(DM, "hi"))  # short: posted at once, not streamed in the thread
+    await bot.channel.send(OutboundMessage(DM, "and more"))
+    assert [(s["thread_ts"], s["status"]) for s in slack.statuses] == [
+        (asked["ts"], "is thinking…"),
+        (asked["ts"], ""),
+    ]
