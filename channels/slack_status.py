@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -21,6 +22,7 @@ THINKING = "is thinking…"
 STATUS_REFRESH = 60.0  # Slack clears a status after two minutes, or when the bot posts in the thread
 NO_STATUS_ERRORS = frozenset({"missing_scope", "not_allowed_token_type", "unknown_method", "method_deprecated"})
 THREADS_KEPT = 1024
+MESSAGE_TS = re.compile(r"\d+\.\d+")
 
 
 class SlackStatus:
@@ -37,6 +39,8 @@ class SlackStatus:
     async def react(self, chat: ChatRef, message_id: str, status: ReactionStatus) -> None:
         """👀 when seen; then ✅ or ❌ in its place; a refused reaction is logged, never raised."""
         channel, ts = split_id(message_id)
+        if not MESSAGE_TS.fullmatch(ts) or ":" in channel:
+            return  # a slash command (`C1:command:<trigger>`) has no message of its own to mark
         try:
             if status != "seen":
                 await self._reaction("reactions_remove", channel, ts, MARKS["seen"])

@@ -27,6 +27,8 @@ async def test_reactions_say_seen_then_done_or_failed(bot: SlackUnderTest, slack
     assert slack.reactions[("C0GENERAL", "100.000003")] == ["x"]
     await bot.channel.react(THREAD, "C0GENERAL:100.000004", "done")  # no eyes to take away
     assert slack.reactions[("C0GENERAL", "100.000004")] == ["white_check_mark"]
+    await bot.channel.react(THREAD, "C0GENERAL:command:7.trigger", "seen")  # a slash command: no message to mark
+    assert not any(fields["channel"] != "C0GENERAL" for method, fields in slack.calls if method.startswith("reac"))
 
 
 async def test_a_refused_reaction_is_not_an_error(bot: SlackUnderTest, slack: FakeSlack) -> None:
