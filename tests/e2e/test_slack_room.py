@@ -49,6 +49,7 @@ async def test_an_exec_approval_is_decided_by_the_owners_press_and_not_by_a_memb
         await slack.wait_until(lambda: len(slack.ephemeral) == 1, 10, lambda: f"{len(slack.ephemeral)} ephemeral")
         (notice,) = slack.ephemeral
         assert notice["user"] == MEMBER and notice["text"].startswith("Not yours")
+        assert (notice["channel"], notice["thread_ts"]) == (CHANNEL, asked["ts"])
         assert slack.updates == [] and len(fake_llm.requests) == 1
         slack.press(prompt, "Allow once", user=OWNER, name="olive")
         posted = await slack.wait_for_posted(2)
@@ -135,20 +136,25 @@ async def test_a_mention_in_a_channel_brings_the_chatter_before_it_in_one_model_
 async def test_an_edit_replaces_a_queued_message_and_is_noted_once_answered(
     tmp_path: Path, fake_llm: FakeLLM, slack: FakeSlack
 ) -> None:
-    fake_llm.script(Text("busy", latency=1.0))
-    async with SlackBot(tmp_path, fake_llm, slack):
-        slack.dm("one", user=OWNER)
-        await fake_llm.wait_for_requests(1)
+    def all_acked() -> bool:
+        return all(e.acked for e in slack.envelopes_of("events_api"))
+
+    fake_llm.script(ToolCalls((("exec", {"command": "echo busy"}),)), Text("Ran it."))
+    async with SlackBot(tmp_path, fake_llm, slack, {"tools": EXEC_ALWAYS_ASKS}):
+        slack.dm("run the echo", user=OWNER)
+        (prompt,) = await slack.wait_for_posted(1)  # the turn waits for the approval: what follows is queued
         queued = slack.dm("meet at 5", user=OWNER)
         slack.edit(queued, "meet at 6")
-        await slack.wait_for_posted(2)
+        await slack.wait_until(all_acked, 10, lambda: "events not acked")
+        slack.press(prompt, "Allow once", user=OWNER)
+        posted = await slack.wait_for_posted(3)
         slack.edit(queued, "meet at 7")
-        await slack.wait_for_acks(5)  # one, meet at 5, its edit, the two replies echoed, and the second edit
+        await slack.wait_until(all_acked, 10, lambda: "events not acked")
         slack.dm("when do we meet?", user=OWNER)
-        await slack.wait_for_posted(3)
-    assert len(fake_llm.requests) == 3
-    assert user_text(fake_llm.requests[1]).endswith("meet at 6") and "meet at 5" not in str(fake_llm.requests[1])
-    notes = [m["content"] for m in fake_llm.requests[2]["messages"] if ANSWERED_NOTE in str(m["content"])]
+        await slack.wait_for_posted(4)
+    assert len(fake_llm.requests) == 4 and posted[2]["text"].endswith("meet at 6")
+    assert user_text(fake_llm.requests[2]).endswith("meet at 6") and "meet at 5" not in str(fake_llm.requests[2])
+    notes = [m["content"] for m in fake_llm.requests[3]["messages"] if ANSWERED_NOTE in str(m.get("content"))]
     assert len(notes) == 1 and str(notes[0]).endswith("meet at 7")
 
 
