@@ -47,9 +47,11 @@ class GroupContext:
             return message
         if first.startswith("/") or key not in self._chats:
             return message  # other commands leave the buffer for the next real question
-        lines = tuple(self._chats.pop(key))
+        # The platform may have read the room itself (a Slack thread's earlier replies): a line is shown once.
+        own = {(line.sender_id, line.text) for line in message.context}
+        lines = tuple(line for line in self._chats.pop(key) if (line.sender_id, line.text) not in own)
         logger.info("[%s] mention brings %d overheard group messages as context", key, len(lines))
-        return replace(message, context=message.context + lines)
+        return replace(message, context=tuple(sorted(message.context + lines, key=lambda line: line.at)))
 
     def lines(self, key: str) -> tuple[GroupLine, ...]:
         """What is buffered for a chat now, oldest first."""

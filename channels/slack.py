@@ -24,7 +24,7 @@ from channels.formatting import markdown_to_slack_mrkdwn
 from channels.live_edits import EditedMessages
 from channels.media import MediaRef, attach_media, download_capped
 from channels.slack_calls import call_slack
-from channels.slack_live import SlackEdits, SlackStream
+from channels.slack_live import Posted, SlackEdits, SlackStream
 from channels.slack_parse import files_of, parse_event, parse_press, parse_slash_command
 from channels.slack_send import MAX_MESSAGE_LENGTH, SlackSender
 from channels.slack_status import SlackStatus
@@ -143,8 +143,8 @@ class SlackChannel(Channel):
         assert self._sender is not None and self._status is not None
         if message.chat.thread_id:
             self._bot_threads.add(f"{message.chat.chat_id}:{message.chat.thread_id}")
-        self._status.replied(message.chat)
         await self._sender.send(message)
+        await self._status.replied(message.chat, message.chat.thread_id)
 
     async def react(self, chat: ChatRef, message_id: str, status: ReactionStatus) -> None:
         """reactions.add / reactions.remove: eyes, then white_check_mark or x."""
@@ -162,13 +162,18 @@ class SlackChannel(Channel):
             return None
         if chat.thread_id:
             self._bot_threads.add(f"{chat.chat_id}:{chat.thread_id}")
-        sender = self._sender
+        sender, status = self._sender, self._status
 
-        def posted(ts: str) -> None:
-            if reply_to:
-                sender.remember_reply(reply_to, f"{chat.chat_id}:{ts}")
+        def posted_in(thread_ts: str | None) -> Posted:
+            async def posted(ts: str) -> None:
+                if reply_to:
+                    sender.remember_reply(reply_to, f"{chat.chat_id}:{ts}")
+                if status is not None:
+                    await status.replied(chat, thread_ts)
 
-        edits = SlackEdits(self._client, call_slack, chat, posted)
+            return posted
+
+        edits = SlackEdits(self._client, call_slack, chat, posted_in(chat.thread_id))
         writer: Any = EditedMessages(edits, MAX_MESSAGE_LENGTH, markdown_to_slack_mrkdwn)
         is_direct = chat.chat_id.startswith("D")
         # Slack streams only replies: in a DM the live reply threads under the message it answers.
@@ -176,7 +181,14 @@ class SlackChannel(Channel):
         if self._streaming.mode == "auto" and thread_ts:
             addressee = None if is_direct or not recipient else (recipient, self._team_id)
             writer = SlackStream(
-                self._client, call_slack, chat, thread_ts, addressee, markdown_to_slack_mrkdwn, writer, posted
+                self._client,
+                call_slack,
+                chat,
+                thread_ts,
+                addressee,
+                markdown_to_slack_mrkdwn,
+                writer,
+                posted_in(thread_ts),
             )
         return LiveReply(writer, self._streaming, self._retry)
 

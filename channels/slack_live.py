@@ -4,7 +4,7 @@ falling back to a posted message edited with chat.update where the stream is ref
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bot.bus import ChatRef
@@ -14,13 +14,18 @@ from channels.streaming import PlatformCall
 
 logger = logging.getLogger(__name__)
 
+Posted = Callable[[str], Awaitable[None]]
+"""Told the ts of each message a live reply posts."""
+
+
+async def _unheard(ts: str) -> None:
+    """The default `Posted`: nobody listens."""
+
 
 class SlackEdits:
     """EditsMessages for one Slack conversation (or thread)."""
 
-    def __init__(
-        self, client: Any, call: PlatformCall, chat: ChatRef, posted: Callable[[str], None] = lambda ts: None
-    ) -> None:
+    def __init__(self, client: Any, call: PlatformCall, chat: ChatRef, posted: Posted = _unheard) -> None:
         self._client = client
         self._call = call
         self._chat = chat
@@ -32,7 +37,7 @@ class SlackEdits:
                 channel=self._chat.chat_id, text=text, thread_ts=self._chat.thread_id, mrkdwn=markup
             )
         )
-        self._posted(str(answer["ts"]))
+        await self._posted(str(answer["ts"]))
         return str(answer["ts"])
 
     async def edit_text(self, message_id: str, text: str, markup: bool) -> None:
@@ -56,7 +61,7 @@ class SlackStream:
         recipient: tuple[str, str] | None,
         render: Callable[[str], str],
         fallback: EditedMessages,
-        posted: Callable[[str], None] = lambda ts: None,
+        posted: Posted = _unheard,
     ) -> None:
         self._client = client
         self._call = call
@@ -124,7 +129,7 @@ class SlackStream:
             await self._fallback.show(text)
             return
         self._ts, self._streamed = str(answer["ts"]), text
-        self._posted(self._ts)
+        await self._posted(self._ts)
 
     async def _stop(self) -> None:
         if not self._stopped:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -21,6 +22,7 @@ THINKING = "is thinking…"
 STATUS_REFRESH = 60.0  # Slack clears a status after two minutes, or when the bot posts in the thread
 NO_STATUS_ERRORS = frozenset({"missing_scope", "not_allowed_token_type", "unknown_method", "method_deprecated"})
 THREADS_KEPT = 1024
+MESSAGE_TS = re.compile(r"\d+\.\d+")
 
 
 class SlackStatus:
@@ -31,12 +33,14 @@ class SlackStatus:
         self._call = call
         self._clock = clock
         self._status_refused = False
-        self._status_set: OrderedDict[str, float] = OrderedDict()
+        self._status_set: OrderedDict[str, tuple[float, str]] = OrderedDict()  # key -> (when, thread_ts)
         self._last_asked: OrderedDict[str, str] = OrderedDict()
 
     async def react(self, chat: ChatRef, message_id: str, status: ReactionStatus) -> None:
         """👀 when seen; then ✅ or ❌ in its place; a refused reaction is logged, never raised."""
         channel, ts = split_id(message_id)
+        if not MESSAGE_TS.fullmatch(ts) or ":" in channel:
+            return  # a slash command (`C1:command:<trigger>`) has no message of its own to mark
         try:
             if status != "seen":
                 await self._reaction("reactions_remove", channel, ts, MARKS["seen"])
@@ -58,9 +62,20 @@ class SlackStatus:
         while len(self._last_asked) > THREADS_KEPT:
             self._last_asked.popitem(last=False)
 
-    def replied(self, chat: ChatRef) -> None:
-        """A message went to `chat`, which clears its status on Slack's side."""
-        self._status_set.pop(chat.session_key, None)
+    async def replied(self, chat: ChatRef, posted_in: str | None) -> None:
+        """A message went to `chat`, in thread `posted_in`: Slack clears a status there; one elsewhere we clear."""
+        entry = self._status_set.pop(chat.session_key, None)
+        if entry is None or entry[1] == posted_in:
+            return
+        thread_ts = entry[1]  # a DM's reply posted in the conversation, not under the message it answers
+        try:
+            await self._call(
+                lambda: self._client.assistant_threads_setStatus(
+                    channel_id=chat.chat_id, thread_ts=thread_ts, status=""
+                )
+            )
+        except ChannelError as exc:
+            logger.info("[%s] could not clear the thinking status: %s", chat.session_key, exc)
 
     async def show_thinking(self, chat: ChatRef, threads_dms: bool) -> None:
         """Set "is thinking…" on the chat's thread (a DM's latest message when replies thread there), once a minute."""
@@ -69,7 +84,7 @@ class SlackStatus:
             return
         key = chat.session_key
         now = self._clock()
-        if now - self._status_set.get(key, -STATUS_REFRESH) < STATUS_REFRESH:
+        if now - self._status_set.get(key, (-STATUS_REFRESH, ""))[0] < STATUS_REFRESH:
             return
         try:
             await self._call(
@@ -83,7 +98,7 @@ class SlackStatus:
                 logger.info("slack: no thinking status (%s); give the app the chat:write scope", exc)
                 return
             raise
-        self._status_set[key] = now
+        self._status_set[key] = (now, thread_ts)
         self._status_set.move_to_end(key)
         while len(self._status_set) > THREADS_KEPT:
             self._status_set.popitem(last=False)

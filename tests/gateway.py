@@ -56,8 +56,17 @@ def slack_section(slack: FakeSlack, **overrides: Any) -> dict[str, Any]:
 class SlackBot(GatewayUnderTest):
     """`relaybot run` with Slack enabled and connected on entry; U0OWNER is the owner."""
 
-    def __init__(self, tmp_path: Path, fake_llm: FakeLLM, slack: FakeSlack, **section: Any) -> None:
-        super().__init__(tmp_path, fake_llm, [f"slack:{SLACK_OWNER}"], {"slack": slack_section(slack, **section)})
+    def __init__(
+        self,
+        tmp_path: Path,
+        fake_llm: FakeLLM,
+        slack: FakeSlack,
+        overrides: dict[str, Any] | None = None,
+        **section: Any,
+    ) -> None:
+        """`section` sets keys of channels.slack; `overrides` other top-level sections, e.g. {"tools": {…}}."""
+        channels = {"slack": slack_section(slack, **section)}
+        super().__init__(tmp_path, fake_llm, [f"slack:{SLACK_OWNER}"], channels, **(overrides or {}))
 
     async def __aenter__(self) -> SlackBot:
         await super().__aenter__()

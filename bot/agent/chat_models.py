@@ -5,10 +5,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from bot.bus import ChatRef
 from bot.chats.settings import ChatSettingsStore
 from bot.config.schema import LLMConfig, ModelChoiceConfig
 
 logger = logging.getLogger(__name__)
+
+DEFAULT = "default"
+"""Stored for a thread that went back to the default model while its chat chose another."""
 
 
 def chosen_llm(base: LLMConfig, choice: ModelChoiceConfig) -> LLMConfig:
@@ -33,13 +37,26 @@ class ChatModels:
         self.offered = {choice.alias: choice for choice in offered}
 
     def chosen(self, session_key: str) -> ModelChoiceConfig | None:
-        """The chat's chosen model; None for the persona's or route's own (also when its alias left the config)."""
+        """The chat's chosen model, else its group's (a thread follows its channel); None for the default."""
         if not self.offered:
             return None
         alias = self._settings.get(session_key).model
-        return self.offered.get(alias) if alias else None
+        if alias is None and (group := _group_of(session_key)) is not None:
+            alias = self._settings.get(group).model
+        return self.offered.get(alias) if alias and alias != DEFAULT else None
 
     def choose(self, session_key: str, alias: str | None) -> None:
         """Switch the chat to `alias` (one of `offered`), or back to the default with None."""
+        if alias is None and _group_of(session_key) is not None:
+            alias = DEFAULT  # the thread keeps the default even when its chat chose a model
         self._settings.update(session_key, model=alias)
         logger.info("[%s] model set to %s", session_key, alias or "the default")
+
+
+def _group_of(session_key: str) -> str | None:
+    """The chat's key for a thread's or topic's session key; None for a chat's own key."""
+    try:
+        chat = ChatRef.parse(session_key)
+    except ValueError:
+        return None
+    return ChatRef(chat.channel, chat.chat_id).session_key if chat.thread_id else None

@@ -71,3 +71,15 @@ async def test_a_press_on_the_picker_switches_and_shows_who_chose(tmp_path: Path
         fake.script(Text("small here"))
         assert await bot.ask("hi") == "small here"
     assert [r["model"] for r in fake.requests] == ["small-model"]
+
+
+async def test_threads_follow_their_chats_model_unless_they_choose_their_own(tmp_path: Path) -> None:
+    async with FakeLLM() as fake, harness(tmp_path, fake) as bot:
+        await bot.ask("/model big", chat="slack:C1")
+        await bot.ask("/model default", chat="slack:C1:2.0")
+        await bot.ask("/model small", chat="slack:C1:3.0")
+        fake.script(Text("in a thread"), Text("back to default"), Text("own choice"))
+        await bot.ask("hello", chat="slack:C1:1.0")
+        await bot.ask("hello", chat="slack:C1:2.0")
+        await bot.ask("hello", chat="slack:C1:3.0")
+    assert [r["model"] for r in fake.requests] == ["big-model", "fake-model", "small-model"]

@@ -119,3 +119,13 @@ async def test_activation_is_answered_by_the_gateway_without_the_model(tmp_path:
     assert reply.text == "I answer every message here." and reply.reply_to_platform_id == "41"
     await chats.publisher("telegram")(in_group("anyone there?"))
     assert (await bus.consume_inbound()).text == "anyone there?"
+
+
+def test_lines_the_platform_already_brought_as_context_are_not_added_twice() -> None:
+    buffer = GroupContext()
+    heard = in_group("", thread="7")
+    buffer.keep(heard, GroupLine("5", "Ann", "the tests are green", 20.0, Trust.USER), limit=5, chars=100)
+    buffer.keep(heard, GroupLine("6", "Bo", "heard live only", 30.0, Trust.USER), limit=5, chars=100)
+    read = (GroupLine("4", "Cy", "from the thread", 5.0), GroupLine("5", "Ann", "the tests are green", 10.0))
+    served = buffer.served(in_group("what now?", thread="7", context=read))
+    assert [kept.text for kept in served.context] == ["from the thread", "the tests are green", "heard live only"]

@@ -27,6 +27,8 @@ async def test_reactions_say_seen_then_done_or_failed(bot: SlackUnderTest, slack
     assert slack.reactions[("C0GENERAL", "100.000003")] == ["x"]
     await bot.channel.react(THREAD, "C0GENERAL:100.000004", "done")  # no eyes to take away
     assert slack.reactions[("C0GENERAL", "100.000004")] == ["white_check_mark"]
+    await bot.channel.react(THREAD, "C0GENERAL:command:7.trigger", "seen")  # a slash command: no message to mark
+    assert not any(fields["channel"] != "C0GENERAL" for method, fields in slack.calls if method.startswith("reac"))
 
 
 async def test_a_refused_reaction_is_not_an_error(bot: SlackUnderTest, slack: FakeSlack) -> None:
@@ -70,3 +72,17 @@ async def test_with_dm_replies_in_the_conversation_no_status_is_set_there(tmp_pa
         await bot.next()
         await bot.channel.show_typing(DM)
     assert slack.statuses == []
+
+
+async def test_a_dm_reply_posted_in_the_conversation_clears_the_status_under_the_question(
+    bot: SlackUnderTest, slack: FakeSlack
+) -> None:
+    asked = slack.dm("hello", user="U0OWNER")
+    await bot.next()
+    await bot.channel.show_typing(DM)
+    await bot.channel.send(OutboundMessage(DM, "hi"))  # short: posted at once, not streamed in the thread
+    await bot.channel.send(OutboundMessage(DM, "and more"))
+    assert [(s["thread_ts"], s["status"]) for s in slack.statuses] == [
+        (asked["ts"], "is thinking…"),
+        (asked["ts"], ""),
+    ]
