@@ -161,6 +161,8 @@ async def test_an_edit_replaces_a_queued_message_and_is_noted_once_answered(
 async def test_reactions_and_the_thinking_status_follow_a_turn(
     tmp_path: Path, fake_llm: FakeLLM, slack: FakeSlack
 ) -> None:
+    # Each answer takes longer than the manager's TYPING_DELAY: a quicker one needs no status at all.
+    fake_llm.script(Text("Hello.", latency=0.5), Text("Here too.", latency=0.5))
     async with SlackBot(tmp_path, fake_llm, slack, reactions="status", streaming="auto"):
         asked = slack.channel_message("hello", channel=CHANNEL, user=OWNER, mention=True)
         await slack.wait_until(
