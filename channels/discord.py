@@ -139,6 +139,11 @@ class DiscordChannel(Channel):
             await call_discord(lambda: message.remove_reaction(REACTIONS["seen"], self._client.user))
         await call_discord(lambda: message.add_reaction(REACTIONS[status]))
 
+    async def dismiss(self, chat: ChatRef, message_id: str) -> None:
+        """A slash command that gets no answer (its sender is not served) loses its "thinking…" response."""
+        if self._sender is not None:
+            await self._sender.withdraw(message_id)
+
     async def set_commands(self, commands: Sequence[CommandSpec]) -> None:
         """Register the slash commands globally, or in each of `command_guilds` (instant there); skip when unchanged."""
         http, application = self._client.http, self._client.application_id
