@@ -76,6 +76,7 @@ async def test_an_exec_approval_is_decided_by_the_owners_press_and_not_by_a_memb
         (notice,) = discord.interactions.followups
         assert notice["ephemeral"] and notice["content"].startswith("Not yours")
         assert not ran.exists() and len(fake_llm.requests) == 1 and not discord.interactions.original_edits
+        assert discord.interactions.messages[int(prompt["id"])]["components"] == prompt["components"]
 
         discord.press(prompt, allow_once, user_id=OWNER)
         await bot_says(discord, "Done.")
