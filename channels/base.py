@@ -62,3 +62,11 @@ class OffersCommands(Protocol):
     """A channel with a native command menu (Telegram's menu, Discord application commands, Slack slash commands)."""
 
     async def set_commands(self, commands: Sequence[CommandSpec]) -> None: ...
+
+
+@runtime_checkable
+class Dismisses(Protocol):
+    """A channel that shows an answer is coming before the gate decides (Discord's deferred "thinking…")."""
+
+    async def dismiss(self, chat: ChatRef, message_id: str) -> None:
+        """Message `message_id` gets no answer (not served, or dropped): withdraw what waits for one."""

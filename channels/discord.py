@@ -139,22 +139,35 @@ class DiscordChannel(Channel):
             await call_discord(lambda: message.remove_reaction(REACTIONS["seen"], self._client.user))
         await call_discord(lambda: message.add_reaction(REACTIONS[status]))
 
+    async def dismiss(self, chat: ChatRef, message_id: str) -> None:
+        """A slash command that gets no answer (its sender is not served) loses its "thinking…" response."""
+        if self._sender is not None:
+            await self._sender.withdraw(message_id)
+
     async def set_commands(self, commands: Sequence[CommandSpec]) -> None:
-        """Register the slash commands globally, or in each of `command_guilds` (instant there); skip when unchanged."""
+        """Register the slash commands globally, or in each of `command_guilds` (instant there); skip when unchanged.
+
+        With `command_guilds`, global commands from before are removed: a server would list both.
+        """
+        guilds: list[int | None] = list(self._config.command_guilds)
+        for guild in guilds or [None]:
+            await self._register(command_payloads(commands, in_guild=guild is not None), guild)
+        if guilds:
+            await self._register([], None)
+
+    async def _register(self, wanted: list[dict[str, Any]], guild: int | None) -> None:
+        """Make the commands of `guild` (None: global) exactly `wanted`, when they differ."""
         http, application = self._client.http, self._client.application_id
-        scopes: list[int | None] = list(self._config.command_guilds) or [None]
-        for guild in scopes:
-            wanted = command_payloads(commands, in_guild=guild is not None)
-            if guild is None:
-                registered = await call_discord(lambda: http.get_global_commands(application))
-                if not same_commands(registered, wanted):
-                    await call_discord(partial(http.bulk_upsert_global_commands, application, wanted))
-                    logger.info("discord: %d global command(s) registered", len(wanted))
-            else:
-                registered = await call_discord(partial(http.get_guild_commands, application, guild))
-                if not same_commands(registered, wanted):
-                    await call_discord(partial(http.bulk_upsert_guild_commands, application, guild, wanted))
-                    logger.info("discord: %d command(s) registered in guild %s", len(wanted), guild)
+        if guild is None:
+            registered = await call_discord(lambda: http.get_global_commands(application))
+            if not same_commands(registered, wanted):
+                await call_discord(partial(http.bulk_upsert_global_commands, application, wanted))
+                logger.info("discord: %d global command(s) registered", len(wanted))
+        else:
+            registered = await call_discord(partial(http.get_guild_commands, application, guild))
+            if not same_commands(registered, wanted):
+                await call_discord(partial(http.bulk_upsert_guild_commands, application, guild, wanted))
+                logger.info("discord: %d command(s) registered in guild %s", len(wanted), guild)
 
     async def _connect(self, token: str) -> None:
         """Log in over REST, then run the gateway in a task; return once it sends READY."""

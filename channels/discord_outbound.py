@@ -60,6 +60,17 @@ class DiscordSender:
         else:
             await self._post(message)
 
+    async def withdraw(self, interaction_id: str) -> None:
+        """Delete the "thinking…" response of a slash command no answer will fill; presses and messages show none."""
+        opened = self._interactions.get(interaction_id)
+        if opened is None or not opened.is_command or opened.answered:
+            return
+        opened.answered = True
+        try:
+            await self._call(opened.interaction.delete_original_response)
+        except ChannelError as exc:
+            logger.info("[%s] could not withdraw the response to %s: %s", opened.session_key, interaction_id, exc)
+
     async def _replaced_in_place(self, message: OutboundMessage) -> bool:
         """Whether `edit_of` or `revises_reply_to` named a message that could be edited (and now is)."""
         if message.edit_of:

@@ -28,7 +28,7 @@ from bot.events import (
     TurnStarted,
 )
 from bot.retry import RetryPolicy
-from channels.base import Channel, CommandSpec, Publish, ShowsTyping
+from channels.base import Channel, CommandSpec, Dismisses, Publish, ShowsTyping
 from channels.dedupe import SeenIds
 from channels.group_context import GroupContext
 from channels.health import ChannelHealth, MessageCounts
@@ -195,6 +195,7 @@ class ChannelManager:
         match policy.decide(message) if policy else Serve(message):
             case Serve(message=served):
                 if not self._within_rate(name, served):
+                    self._dismiss(name, message)
                     return
                 await self._bus.publish_inbound(self._group_context.served(served))
                 self._inbound[name] += 1
@@ -204,7 +205,10 @@ class ChannelManager:
                 level = logging.INFO if repeated else logging.WARNING
                 what = "sent again" if repeated else "issued"
                 logger.log(level, "[%s] pairing code %s to %s (%s)", key, what, message.sender_id, message.sender_name)
-                await self._bus.publish_outbound(OutboundMessage(message.chat, pairing_message(name, code)))
+                answer = OutboundMessage(
+                    message.chat, pairing_message(name, code), reply_to_platform_id=message.platform_message_id
+                )
+                await self._bus.publish_outbound(answer)
             case Overheard(line=line, limit=limit, chars=chars):
                 self._group_context.keep(message, line, limit, chars)
             case Reply(text=text):
@@ -212,6 +216,14 @@ class ChannelManager:
                 await self._bus.publish_outbound(reply)
             case Ignore(reason=reason):
                 logger.debug("[%s] ignored message from %s: %s", key, message.sender_id, reason)
+                self._dismiss(name, message)
+
+    def _dismiss(self, name: str, message: InboundMessage) -> None:
+        """Tell the channel a message gets no answer, where it shows one coming (in the background)."""
+        slot = self._slots.get(name)
+        if slot is not None and isinstance(slot.channel, Dismisses) and message.platform_message_id:
+            dismissed = slot.channel.dismiss(message.chat, message.platform_message_id)
+            self._spawn(dismissed, f"dismiss:{message.chat.session_key}")
 
     def _within_rate(self, name: str, message: InboundMessage) -> bool:
         """Whether the sender is within `access.rate_limit`; past it the message is dropped before the model."""

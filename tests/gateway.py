@@ -34,11 +34,16 @@ class DiscordBot(GatewayUnderTest):
     """`relaybot run` with Discord enabled; user 42 is the owner."""
 
     def __init__(
-        self, tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord, discord_options: dict[str, object] | None = None
+        self,
+        tmp_path: Path,
+        fake_llm: FakeLLM,
+        discord: FakeDiscord,
+        discord_options: dict[str, object] | None = None,
+        **overrides: object,
     ) -> None:
         section = {"enabled": True, "token": discord.token, **(discord_options or {})}
         section.update(api_base=discord.api_base, gateway_url=discord.gateway_url)
-        super().__init__(tmp_path, fake_llm, [f"discord:{OWNER}"], {"discord": section})
+        super().__init__(tmp_path, fake_llm, [f"discord:{OWNER}"], {"discord": section}, **overrides)
 
 
 def slack_section(slack: FakeSlack, **overrides: Any) -> dict[str, Any]:

@@ -1,4 +1,5 @@
 import asyncio
+from pathlib import Path
 from typing import ClassVar
 
 from bot.bus import ChatRef, InboundMessage, LocalBus, OutboundMessage
@@ -137,6 +138,44 @@ async def test_a_flooding_guest_is_dropped_before_the_model_and_told_once() -> N
     passed = [(await asyncio.wait_for(bus.consume_inbound(), 1)).text for _ in range(8)]
     assert passed == ["spam 0", "spam 1", *(f"owner {i}" for i in range(5)), "later"]
     assert len(channel.sent) == 1 and "more than 2 messages a minute" in channel.sent[0].text
+
+
+class DismissingChannel(MemoryChannel):
+    """A MemoryChannel that shows answers coming, so it records the messages it is told get none."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.dismissed: list[str] = []
+
+    async def dismiss(self, chat: ChatRef, message_id: str) -> None:
+        self.dismissed.append(message_id)
+
+
+async def test_a_message_that_gets_no_answer_is_dismissed_and_one_that_does_is_not(tmp_path: Path) -> None:
+    from bot.access.pairing import PairingBook
+    from bot.access.policy import AccessPolicy
+    from bot.config.schema_channels import ChannelSection
+    from tests.polling import until
+
+    channel = DismissingChannel("memory")
+    bus = LocalBus()
+    section = ChannelSection(dm_policy="pairing")
+    policy = AccessPolicy("memory", ["memory:boss"], section, PairingBook(tmp_path / "pairing.json"))
+    manager = ChannelManager(bus, access={"memory": policy})
+    manager.add(channel)
+    await manager.start()
+    publish = manager.publisher("memory")
+    group, dm = ChatRef("memory", "g1"), ChatRef("memory", "d1")
+    in_group = {"is_direct": False, "mentioned": True}
+    await publish(InboundMessage(group, sender_id="stranger", text="/new", platform_message_id="1", **in_group))
+    await publish(InboundMessage(dm, sender_id="stranger", text="/new", platform_message_id="2"))
+    await publish(InboundMessage(group, sender_id="boss", text="/new", platform_message_id="3", **in_group))
+    await until(lambda: channel.dismissed == ["1"] and len(channel.sent) == 1, timeout=5)
+    served = await asyncio.wait_for(bus.consume_inbound(), 1)
+    await manager.stop()
+    assert served.platform_message_id == "3"
+    (pairing,) = channel.sent
+    assert "pairing code" in pairing.text and pairing.reply_to_platform_id == "2"  # answers the message, wherever
 
 
 async def test_stopping_twice_is_harmless() -> None:

@@ -47,6 +47,7 @@ class InteractionDesk:
     callbacks: list[dict] = field(default_factory=list)
     followups: list[dict] = field(default_factory=list)
     original_edits: list[dict] = field(default_factory=list)
+    deleted: list[dict] = field(default_factory=list)
     commands: dict[int | None, list[dict]] = field(default_factory=dict)
     command_puts: list[int | None] = field(default_factory=list)
 
@@ -113,6 +114,14 @@ class InteractionDesk:
         message["flags"] &= ~LOADING
         self.original_edits.append({**body, "id": message["id"], "message_id": message_id})
         return message
+
+    def delete(self, application_id: int, token: str, message_id: str) -> None:
+        """DELETE /webhooks/{app}/{token}/messages/{@original | id}: withdraw the response or a follow-up."""
+        opened = self._answered(application_id, token)
+        target = opened.original_id if message_id == "@original" else int(message_id)
+        if self.messages.pop(target or 0, None) is None:
+            raise InteractionError(404, "Unknown Message", 10008)
+        self.deleted.append({"id": str(target), "message_id": message_id})
 
     def put_commands(self, guild_id: int | None, body: list[dict]) -> list[dict]:
         """PUT …/commands: replace the registered commands, giving each an id."""

@@ -26,7 +26,7 @@ API_PREFIX = "/api/v10"
 # Gateway intents the fake honours: what a session receives depends on what it identified with.
 GUILD_MESSAGES, DIRECT_MESSAGES, MESSAGE_CONTENT = 1 << 9, 1 << 12, 1 << 15
 _WEBHOOK_ROUTES = frozenset(
-    {"gateway", "gateway_bot", "interaction_callback", "followup", "edit_response"}
+    {"gateway", "gateway_bot", "interaction_callback", "followup", "edit_response", "delete_response"}
 )  # no bot token
 _ROUTES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
     (method, re.compile(pattern), name)
@@ -49,6 +49,11 @@ _ROUTES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
             "PATCH",
             r"webhooks/(?P<application>\d+)/(?P<token>[^/]+)/messages/(?P<message>@original|\d+)",
             "edit_response",
+        ),
+        (
+            "DELETE",
+            r"webhooks/(?P<application>\d+)/(?P<token>[^/]+)/messages/(?P<message>@original|\d+)",
+            "delete_response",
         ),
         ("GET", r"applications/(?P<application>\d+)(/guilds/(?P<guild>\d+))?/commands", "get_commands"),
         ("PUT", r"applications/(?P<application>\d+)(/guilds/(?P<guild>\d+))?/commands", "put_commands"),
@@ -423,7 +428,7 @@ class FakeDiscord:
             return self._create_message(channel_id, await self._multipart(channel_id, request))
         return self._create_message(channel_id, await request.json())
 
-    async def _answer_application(self, name: str, params: dict[str, str], request: web.Request) -> dict | list:
+    async def _answer_application(self, name: str, params: dict[str, str], request: web.Request) -> dict | list | None:
         """Interaction callbacks, webhook follow-ups and application commands."""
         desk = self.interactions
         if name == "interaction_callback":
@@ -433,6 +438,8 @@ class FakeDiscord:
             return desk.followup(int(params["application"]), params["token"], body)
         if name == "edit_response":
             return desk.edit(int(params["application"]), params["token"], params["message"], body)
+        if name == "delete_response":
+            return desk.delete(int(params["application"]), params["token"], params["message"])
         guild = int(params["guild"]) if params.get("guild") else None
         if name == "get_commands":
             return desk.commands.get(guild, [])
