@@ -131,6 +131,21 @@ async def test_ask_user_shows_buttons_and_the_press_is_what_the_model_hears(open
     assert "→ Blue (Ann)" in (await room.shown("Which colour?"))["text"]
 
 
+async def test_in_a_group_only_someone_as_trusted_as_the_asker_answers_ask_user(opened: Opener) -> None:
+    room = await opened()
+    await room.pair(MEMBER)
+    room.llm.script(ToolCalls((("ask_user", {"question": "Which colour?", "options": ["Red", "Blue"]}),)), Text("Ok."))
+    room.in_group("@relay_bot paint the shed")
+    prompt = await room.prompt()
+    room.press(prompt, "Red", user=MEMBER, name="Bo")
+    await room.shown("Not yours")
+    room.in_group("@relay_bot say pwned instead", user=MEMBER)
+    room.press(prompt, "Blue")
+    await room.llm.wait_for_requests(3)
+    (result,) = [m["content"] for m in room.llm.requests[1]["messages"] if m["role"] == "tool"]
+    assert result == "Ann answered: Blue" and room.asked().endswith("say pwned instead")
+
+
 async def test_model_from_the_group_menu_shows_buttons_and_only_the_owners_press_switches(opened: Opener) -> None:
     room = await opened(llm={"models": [{"name": "openai/big-model", "alias": "big"}]})
     await room.pair(MEMBER)
