@@ -104,12 +104,13 @@ async def test_an_approval_is_decided_by_the_owners_press_never_by_a_paired_memb
     await room.pair(MEMBER)
     room.llm.script(ToolCalls((("exec", {"command": "echo ran > proof.txt"}),)), Text("Done."))
     room.in_group("@relay_bot write the proof")
-    prompt = await room.prompt()
+    prompt = await room.prompt()  # the fake's own copy: it shows every later edit
     assert labels(prompt) == ["Allow once", "Allow always", "Deny"] and "Run echo ran > proof.txt?" in prompt["text"]
     by_member = room.press(prompt, "Allow once", user=MEMBER, name="Bo")
     await room.shown("Not yours")
     proof = room.bot.config.workspace / "proof.txt"
-    assert labels(await room.prompt()) == labels(prompt) and not proof.exists() and len(room.llm.requests) == 1
+    assert labels(prompt) == ["Allow once", "Allow always", "Deny"] and "Allowed" not in prompt["text"]
+    assert not proof.exists() and len(room.llm.requests) == 1
     by_owner = room.press(prompt, "Allow once")
     decided = await room.shown("Allowed once by Ann")
     assert decided["message_id"] == prompt["message_id"] and buttons(decided) == []
