@@ -119,6 +119,16 @@ async def test_an_approval_is_decided_by_the_owners_press_never_by_a_paired_memb
     assert [a["callback_query_id"] for a in room.telegram.answered] == [by_member, by_owner]
 
 
+async def test_a_typed_approve_in_a_group_works_as_the_prompt_says(opened: Opener) -> None:
+    room = await opened(tools=ALWAYS_ASK)
+    room.llm.script(ToolCalls((("exec", {"command": "true"}),)), Text("Done."))
+    room.in_group("@relay_bot run true")
+    code = re.search(r"Reply /approve (\w+)", (await room.prompt())["text"]).group(1)  # type: ignore[union-attr]
+    room.in_group(f"/approve {code}")  # no @relay_bot, as the prompt words it
+    await room.shown("Approved: true.")
+    await room.shown("Done.")
+
+
 async def test_ask_user_shows_buttons_and_the_press_is_what_the_model_hears(opened: Opener) -> None:
     room = await opened()
     room.llm.script(ToolCalls((("ask_user", {"question": "Which colour?", "options": ["Red", "Blue"]}),)), Text("Ok."))
