@@ -17,6 +17,7 @@ from bot.access.policy import AccessPolicy, Ignore, Overheard, Reply, SendPairin
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage
 from bot.cancelling import cancel_and_wait
 from bot.events import (
+    Delivered,
     DeliveryFailed,
     Event,
     EventBus,
@@ -304,6 +305,8 @@ class ChannelManager:
             live = self._live.pop(event.turn_id, None) if not event.replied else None
             if live is not None:
                 self._spawn(live.abandon(event.outcome), f"live-abandon:{event.session_key}")
+        elif isinstance(event, Delivered | DeliveryFailed):
+            self._reactions.delivery(event)
         else:
             self._on_stream_event(event)
 

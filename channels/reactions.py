@@ -1,4 +1,6 @@
-"""Reactions as status: 👀 on a message once accepted (`ack`), then answered or failed at the turn's end (`status`)."""
+"""Reactions as status: 👀 on a message once accepted (`ack`), then answered or failed at the turn's end (`status`).
+
+A turn that replies is marked once its reply is delivered, so the mark never runs ahead of the answer."""
 
 from __future__ import annotations
 
@@ -8,12 +10,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bot.bus import ChatRef, InboundMessage
-from bot.events import TurnFinished, TurnStarted
+from bot.events import Delivered, DeliveryFailed, TurnFinished, TurnStarted
 from channels.base import Channel, ReactionStatus, Reacts
 
 logger = logging.getLogger(__name__)
 
 ReactionMode = Literal["off", "ack", "status"]
+ANSWERS = frozenset({"reply", "error"})
+"""The kinds of outbound message that carry a turn's final answer."""
 FAILED_OUTCOMES = frozenset({"timed out", "crashed", "provider error", "key refused", "budget exceeded"})
 """Turn outcomes that mark a message as failed; a cancelled turn leaves its mark as it is."""
 MAX_TRACKED = 1000  # marks waiting for their turn's end, across chats; the oldest are forgotten first
@@ -40,6 +44,7 @@ class Reactions:
         self._spawn = spawn
         self._waiting: dict[str, list[_Mark]] = {}  # session key -> messages seen, not yet in a turn
         self._running: dict[str, list[_Mark]] = {}  # turn id -> the messages it answers
+        self._answering: dict[str, tuple[Reacts, list[_Mark], ReactionStatus]] = {}  # turn id -> marks due on delivery
 
     def accepted(self, channel: Channel, message: InboundMessage) -> None:
         """A user's message passed the gate: mark it seen under `ack` and `status`."""
@@ -65,8 +70,24 @@ class Reactions:
         if not marks or event.outcome == "cancelled" or not isinstance(channel, Reacts):
             return
         status: ReactionStatus = "failed" if event.outcome in FAILED_OUTCOMES else "done"
+        if event.replied:
+            self._answering[event.turn_id] = (channel, marks, status)
+            while len(self._answering) > MAX_TRACKED:
+                del self._answering[next(iter(self._answering))]
+            return
         for mark in marks:
             self._react(channel, mark, status)
+
+    def delivery(self, event: Delivered | DeliveryFailed) -> None:
+        """A turn's reply went out: mark its messages as the turn ended; a reply that could not be sent, failed."""
+        if isinstance(event, Delivered) and event.kind not in ANSWERS:
+            return
+        due = self._answering.pop(event.in_reply_to, None) if event.in_reply_to else None
+        if due is None:
+            return
+        channel, marks, status = due
+        for mark in marks:
+            self._react(channel, mark, status if isinstance(event, Delivered) else "failed")
 
     def _react(self, channel: Reacts, mark: _Mark, status: ReactionStatus) -> None:
         self._spawn(_safely(channel, mark, status), f"react:{mark.chat.session_key}")

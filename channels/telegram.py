@@ -69,6 +69,7 @@ class TelegramChannel(Channel):
         self._poller: asyncio.Task[None] | None = None
         self._bot_id = 0
         self._bot_username = ""
+        self._group_menu: frozenset[str] = frozenset()  # commands a bare /name in a group may be
         self.liveness = Liveness(config.poll_timeout)
 
     async def start(self) -> None:
@@ -191,13 +192,14 @@ class TelegramChannel(Channel):
 
     async def set_commands(self, commands: Sequence[CommandSpec]) -> None:
         """The command menus for private chats and groups, sent only when they differ from Telegram's."""
+        self._group_menu = frozenset(c.name.lower() for c in commands if c.scope in ("all", "groups"))
         await offer_commands(self._app.bot, self._call, commands)
 
     async def _on_update(self, raw: dict[str, Any]) -> None:
         """Parse, download media, publish (journaled on return); a failure is logged, only BusClosed is raised."""
         if query := raw.get("callback_query"):
             await self._answer_press(query)
-        message = parse_update(raw, self._bot_id, self._bot_username)
+        message = parse_update(raw, self._bot_id, self._bot_username, self._group_menu)
         if message is None:
             return
         message = replace(message, stream=self._streaming.mode != "off")

@@ -22,19 +22,23 @@ _MEDIA_FIELDS: tuple[tuple[str, Literal["file", "voice"], str], ...] = (
 """The message fields that carry a file other than a photo: field, kind, the MIME type when none is given."""
 
 
-def parse_update(raw: dict[str, Any], bot_id: int, bot_username: str) -> InboundMessage | None:
-    """Turn a Bot API update into an InboundMessage; None for anything that is not a user's message, edit or press."""
+def parse_update(
+    raw: dict[str, Any], bot_id: int, bot_username: str, menu: frozenset[str] = frozenset()
+) -> InboundMessage | None:
+    """Turn a Bot API update into an InboundMessage; None for anything that is not a user's message, edit or press.
+
+    `menu` names the commands the bot offers in groups: a bare `/name` from it is addressed to the bot."""
     if query := raw.get("callback_query"):
         return parse_press(query)
     if edited := raw.get("edited_message"):
-        message = _parse_message(edited, bot_id, bot_username)
+        message = _parse_message(edited, bot_id, bot_username, menu)
         if message is None:
             return None
         version = edited.get("edit_date") or raw.get("update_id")
         edit_id = f"{edited['message_id']}@{version}"  # a new id per version: dedupe never swallows an edit
         return replace(message, edit_of=message.platform_message_id, platform_message_id=edit_id)
     if message := raw.get("message"):
-        return _parse_message(message, bot_id, bot_username)
+        return _parse_message(message, bot_id, bot_username, menu)
     return None
 
 
@@ -97,7 +101,9 @@ def parse_press(query: dict[str, Any]) -> InboundMessage | None:
     )
 
 
-def _parse_message(message: dict[str, Any], bot_id: int, bot_username: str) -> InboundMessage | None:
+def _parse_message(
+    message: dict[str, Any], bot_id: int, bot_username: str, menu: frozenset[str]
+) -> InboundMessage | None:
     sender = message.get("from")
     if not sender or sender.get("is_bot"):
         return None
@@ -109,7 +115,11 @@ def _parse_message(message: dict[str, Any], bot_id: int, bot_username: str) -> I
     thread = message.get("message_thread_id") if message.get("is_topic_message") else None
     handle = f"@{bot_username}".lower()
     replied = _replied(message)
-    mentioned = _mentions(text, entities, handle, bot_id) or ((replied or {}).get("from") or {}).get("id") == bot_id
+    mentioned = (
+        _mentions(text, entities, handle, bot_id)
+        or _menu_command(text, entities, menu)
+        or ((replied or {}).get("from") or {}).get("id") == bot_id
+    )
     return InboundMessage(
         chat=ChatRef("telegram", str(chat["id"]), str(thread) if thread else None),
         sender_id=str(sender["id"]),
@@ -185,6 +195,16 @@ def _mentions(text: str, entities: list[dict[str, Any]], handle: str, bot_id: in
             return True
         if entity["type"] == "text_mention" and entity.get("user", {}).get("id") == bot_id:
             return True
+    return False
+
+
+def _menu_command(text: str, entities: list[dict[str, Any]], menu: frozenset[str]) -> bool:
+    """Whether the message opens with a bare `/name` from the bot's menu: Telegram sends a tap on the menu without
+    `@botname` when the bot is the group's only bot (and with privacy mode on, delivers it to that bot)."""
+    for entity in entities:
+        if entity["type"] == "bot_command" and entity["offset"] == 0:
+            name = text[1 : entity["length"]]  # a command is ASCII, so UTF-16 units are characters here
+            return "@" not in name and name.lower() in menu
     return False
 
 

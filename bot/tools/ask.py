@@ -9,13 +9,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot.bus import Choice, InboundMessage, OutboundMessage
+from bot.bus import Choice, InboundMessage, OutboundMessage, Trust
 from bot.errors import ToolError
 from bot.tools.base import Tool, ToolContext
 
 logger = logging.getLogger(__name__)
 
 NO_ANSWER = "no answer"
+NOT_YOURS = "Not yours: only someone as trusted as the person who was asked can answer this question."
 PROMPT_PREFIX = "ask"
 
 
@@ -26,6 +27,7 @@ class _Question:
     options: tuple[str, ...]
     answered: asyncio.Future[str]
     send: Callable[[OutboundMessage], Awaitable[None]]
+    trust: Trust  # the turn's: a less trusted sender's words never become its tool result
 
 
 class Questions:
@@ -44,7 +46,8 @@ class Questions:
         if key in self._open:
             raise ToolError("a question is already waiting for an answer in this chat; wait for it first")
         prompt_id = f"{PROMPT_PREFIX}{secrets.token_hex(4)}"
-        question = _Question(prompt_id, text, options, asyncio.get_running_loop().create_future(), ctx.send)
+        answered = asyncio.get_running_loop().create_future()
+        question = _Question(prompt_id, text, options, answered, ctx.send, ctx.trust)
         self._open[key] = question
         logger.info("[%s] question %s asked with %d options", key, question.prompt_id, len(options))
         choices = tuple(Choice(str(number), option) for number, option in enumerate(options, 1))
@@ -68,10 +71,19 @@ class Questions:
             self._open.pop(key, None)
 
     async def take(self, message: InboundMessage) -> bool:
-        """Answer the chat's open question with a press on it or a typed message (not a command); True when taken."""
+        """Answer the chat's open question with a press on it or a typed message (not a command); True when taken.
+
+        Only a sender at least as trusted as the turn answers: anyone else's press gets a notice only they see, and
+        their typed message is left to be queued as any message (so a turn it joins acts with their trust)."""
         question = self._open.get(message.chat.session_key)
         if question is None or question.answered.done():
             return False
+        if not message.trust.at_least(question.trust):
+            if message.press is None or message.press.prompt_id != question.prompt_id:
+                return False
+            notice = OutboundMessage(message.chat, NOT_YOURS, kind="notice", private_to=message.sender_id)
+            await question.send(notice)
+            return True
         who = message.sender_name or message.sender_id
         press = message.press
         if press is not None:

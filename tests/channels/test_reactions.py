@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from bot.bus import ChatRef, InboundMessage, LocalBus, OutboundMessage, Press
-from bot.events import EventBus, TurnFinished, TurnStarted
+from bot.events import Delivered, DeliveryFailed, EventBus, TurnFinished, TurnStarted
 from bot.retry import RetryPolicy
 from channels.base import Channel, CommandSpec, ReactionStatus
 from channels.manager import ChannelManager
@@ -81,9 +81,26 @@ async def test_status_turns_the_mark_into_done_or_failed_at_the_turn_end() -> No
     events.emit(TurnStarted(DM, first.id))
     await publish(second)  # arrives during the turn: the next turn answers it
     events.emit(TurnFinished(DM, first.id, "answered", 1, 0.1))
+    events.emit(Delivered(DM.session_key, f"{first.id}:reply", first.id, "reply"))
     events.emit(TurnStarted(DM, second.id))
-    events.emit(TurnFinished(DM, second.id, "crashed", 1, 0.1))
+    events.emit(TurnFinished(DM, second.id, "crashed", 1, 0.1, replied=False))
     expected = [("d1", "10", "seen"), ("d1", "11", "seen"), ("d1", "10", "done"), ("d1", "11", "failed")]
+    await until(lambda: channel.reactions == expected, timeout=5)
+    await manager.stop()
+
+
+async def test_a_replying_turn_is_marked_once_its_reply_is_delivered_and_failed_when_it_is_not() -> None:
+    channel = ReactingChannel()
+    manager, _, events = await running(channel, "status")
+    delivered, refused = message(DM, "12"), message(DM, "13")
+    for turn in (delivered, refused):
+        await manager.publisher("fake")(turn)
+        events.emit(TurnStarted(DM, turn.id))
+        events.emit(TurnFinished(DM, turn.id, "answered", 1, 0.1))
+    events.emit(Delivered(DM.session_key, "progress-1", delivered.id, "progress"))  # not the answer: no mark yet
+    events.emit(DeliveryFailed(DM.session_key, f"{refused.id}:reply", refused.id, "refused"))
+    events.emit(Delivered(DM.session_key, f"{delivered.id}:reply", delivered.id, "reply"))
+    expected = [("d1", "12", "seen"), ("d1", "13", "seen"), ("d1", "13", "failed"), ("d1", "12", "done")]
     await until(lambda: channel.reactions == expected, timeout=5)
     await manager.stop()
 

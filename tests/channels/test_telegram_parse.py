@@ -52,6 +52,18 @@ def test_plain_group_message_is_not_a_mention() -> None:
     assert not parse_update(update(chat={"id": -100, "type": "group"}), BOT_ID, "relay_bot").mentioned
 
 
+def test_a_bare_group_command_is_addressed_to_the_bot_only_when_its_menu_offers_it() -> None:
+    def command(text: str) -> dict:
+        entity = {"type": "bot_command", "offset": 0, "length": len(text.split()[0])}
+        return update(text, chat={"id": -100, "type": "group"}, entities=[entity])
+
+    menu = frozenset({"model", "new"})
+    assert parse_update(command("/model big"), BOT_ID, "relay_bot", menu).mentioned
+    assert not parse_update(command("/weather today"), BOT_ID, "relay_bot", menu).mentioned
+    assert not parse_update(command("/model@other_bot"), BOT_ID, "relay_bot", menu).mentioned
+    assert not parse_update(command("/model"), BOT_ID, "relay_bot").mentioned
+
+
 def test_forum_topic_is_its_own_session() -> None:
     raw = update(chat={"id": -100, "type": "supergroup", "is_forum": True}, message_thread_id=77, is_topic_message=True)
     assert parse_update(raw, BOT_ID, "relay_bot").chat.session_key == "telegram:-100:77"

@@ -341,6 +341,10 @@ class FakeTelegram:
             lambda: update_id in self.delivered, timeout, lambda: f"updates delivered: {self.delivered}"
         )
 
+    async def wait_until(self, check: Callable[[], bool], what: str, timeout: float = 10) -> None:
+        """Return once `check()` holds on the fake's records (checked after each call); TimeoutError names `what`."""
+        await self._recorded.wait_until(check, timeout, lambda: f"{what} did not happen; sent: {self.sent}")
+
     async def wait_for_call(self, method: str, n: int = 1, timeout: float = 10) -> None:
         """Return once `method` has been called `n` times."""
 
