@@ -1,8 +1,15 @@
 """Memory that stays bounded: RSS after many one-turn chats, and what opening a 100,000-message chat blocks.
 
 Run from the repository root: python bench/memory.py [--chats 3000] [--baseline 300] [--sessions-only]
-                             [--growth 1000]
+                             [--growth 1000] [--gateway 300,3000,6000] [--gateway-only]
+                             [--gateway-growth 1000]
 
+Part 0 is the issue's own measurement: a real `relaybot run` made by `relaybot init` (Telegram only,
+`dm_policy: open`, the fake model in a process of its own) long-polls the fake Telegram in this
+process; one-message DMs from different people, 20 at a time, each answered by a sendMessage, and the
+gateway's RSS read (after the reply) at each count of `--gateway`. `--gateway-growth N` runs the same
+gateway in this process under tracemalloc, N and 2N chats apart, and prints what it kept between them
+by line (the fake Telegram's and the bench's own allocations left out).
 Each count of chats runs in a fresh child process: a bot from `relaybot init`'s workspace, the
 fake model (0 s) in a process of its own, one turn per chat (a different guest's DM each),
 20 chats at a time. The child prints
@@ -27,8 +34,19 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-from rig import ROOT, Bot, FakeProcess, bench_config
+from rig import (
+    ROOT,
+    Bot,
+    FakeProcess,
+    RelaybotProcess,
+    TimedTelegram,
+    bench_config,
+    init_home,
+    load_average,
+    write_config,
+)
 
 from bot.bus import Trust
 from bot.llm.prices import price_table
@@ -84,11 +102,103 @@ async def growth(chats: int, home: Path) -> None:
             await run(bot, 100 + chats, chats)
             gc.collect()
             second = tracemalloc.take_snapshot()
-    ignore = [tracemalloc.Filter(False, tracemalloc.__file__), tracemalloc.Filter(False, "*/bench/*")]
+    print_growth(first, second, chats)
+
+
+def process_rss_kb(pid: int) -> int:
+    """Another process's resident set size in KB (Linux)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+async def dm_chats(telegram: TimedTelegram, first: int, count: int) -> None:
+    """`count` one-message DMs from different people, 20 at a time, each batch answered before the next."""
+    for start in range(first, first + count, 20):
+        chunk = range(start, min(first + count, start + 20))
+        for n in chunk:
+            telegram.text(f"q{n}q hello", chat_id=100_000 + n, user_id=100_000 + n, first_name=f"P{n}", username=None)
+        await asyncio.gather(*(telegram.reply_to(n) for n in chunk))
+    telegram.sent.clear()  # the fake's own records are not the gateway's memory
+    telegram.calls.clear()
+    telegram.arrived.clear()
+
+
+def gateway_home(home: Path, telegram: TimedTelegram, base_url: str, **agent: Any) -> Path:
+    config_file = init_home(home)
+    section = {"enabled": True, "token": telegram.token, "api_base": telegram.base_url, "dm_policy": "open"}
+    write_config(config_file, base_url, owners=["telegram:42"], channels={"telegram": section}, agent=agent)
+    return config_file
+
+
+async def gateway_rss(home: Path, counts: list[int]) -> None:
+    """Part 0: the RSS of a real `relaybot run` after each count of one-message DMs through the fake Telegram."""
+    figures: list[tuple[int, int]] = []
+    with FakeProcess(0.0) as fake:
+        async with TimedTelegram() as telegram:
+            config_file = gateway_home(home, telegram, fake.base_url)
+            gateway = RelaybotProcess(home, config_file)
+            try:
+                await telegram.wait_for_call("getUpdates", 1, timeout=120)
+                await dm_chats(telegram, 0, 20)
+                await asyncio.sleep(1)
+                idle = process_rss_kb(gateway.process.pid)
+                done = 0
+                for count in counts:
+                    await dm_chats(telegram, 20 + done, count - done)
+                    done = count
+                    await asyncio.sleep(1)  # the last replies' bookkeeping
+                    figures.append((count, process_rss_kb(gateway.process.pid)))
+            finally:
+                gateway.stop()
+    print(f"0. gateway RSS, one-message DMs through `relaybot run` and the fake Telegram ({load_average()}):")
+    print(f"   after 20 chats {idle / 1024:.1f} MB")
+    last = idle
+    for count, rss in figures:
+        print(f"   after {count:,} chats {rss / 1024:.1f} MB ({(rss - last) / 1024:+.1f} MB)")
+        last = rss
+
+
+async def gateway_growth(chats: int, home: Path) -> None:
+    """What the whole gateway (in this process) kept between `chats` and `2 * chats` more one-message DMs."""
+    import tracemalloc
+
+    from bot.app.gateway import Gateway
+    from bot.config.loader import load_config
+
+    with FakeProcess(0.0) as fake:
+        async with TimedTelegram() as telegram:
+            config = load_config(gateway_home(home, telegram, fake.base_url, session_cache_size=50))
+            gateway = Gateway(config)
+            await gateway.start()
+            try:
+                await dm_chats(telegram, 0, 200)
+                tracemalloc.start(4)
+                await dm_chats(telegram, 200, chats)
+                gc.collect()
+                first = tracemalloc.take_snapshot()
+                await dm_chats(telegram, 200 + chats, chats)
+                gc.collect()
+                second = tracemalloc.take_snapshot()
+            finally:
+                await gateway.stop()
+    print_growth(first, second, chats)
+
+
+def print_growth(first: Any, second: Any, chats: int) -> None:
+    """The lines whose live allocations grew between two snapshots, largest first."""
+    import tracemalloc
+
+    ignore = [
+        tracemalloc.Filter(False, tracemalloc.__file__),
+        tracemalloc.Filter(False, "*/bench/*"),
+        tracemalloc.Filter(False, "*/tests/*"),
+    ]
     stats = second.filter_traces(ignore).compare_to(first.filter_traces(ignore), "lineno")
     total = sum(stat.size_diff for stat in stats)
     print(f"tracemalloc: {total / 1024:+.1f} KB kept over {chats:,} more chats ({total / chats:+.0f} bytes a chat)")
-    for stat in stats[:15]:
+    for stat in stats[:20]:
         frame = stat.traceback[0]
         print(f"  {stat.size_diff / 1024:+8.1f} KB {stat.count_diff:+6d} blocks  {frame.filename}:{frame.lineno}")
 
@@ -174,8 +284,10 @@ def old_format_session(root: Path) -> None:
     )
 
 
-def main(chats: int, baseline: int, sessions_only: bool) -> None:
+def main(chats: int, baseline: int, sessions_only: bool, gateway_counts: list[int]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
+        if gateway_counts and not sessions_only:
+            asyncio.run(gateway_rss(Path(tmp) / "gateway", gateway_counts))
         if sessions_only:
             long_session(Path(tmp) / "long", 100_000)
             old_format_session(Path(tmp) / "long")
@@ -203,13 +315,22 @@ if __name__ == "__main__":
     parser.add_argument("--baseline", type=int, default=300, help="one-turn chats in the small run")
     parser.add_argument("--sessions-only", action="store_true", help="only the 100,000-message session parts")
     parser.add_argument("--growth", type=int, help="tracemalloc snapshots N and 2N chats apart: what still grows")
+    parser.add_argument("--gateway", default="300,3000,6000", help="chat counts for part 0; empty skips it")
+    parser.add_argument("--gateway-only", action="store_true", help="only part 0")
+    parser.add_argument("--gateway-growth", type=int, help="part 0's gateway in this process under tracemalloc")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--home", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
         asyncio.run(child(args.child, args.home))
+    elif args.gateway_only:
+        with tempfile.TemporaryDirectory() as tmp:
+            asyncio.run(gateway_rss(Path(tmp), [int(n) for n in args.gateway.split(",") if n]))
+    elif args.gateway_growth is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            asyncio.run(gateway_growth(args.gateway_growth, Path(tmp)))
     elif args.growth is not None:
         with tempfile.TemporaryDirectory() as tmp:
             asyncio.run(growth(args.growth, Path(tmp)))
     else:
-        main(args.chats, args.baseline, args.sessions_only)
+        main(args.chats, args.baseline, args.sessions_only, [int(n) for n in args.gateway.split(",") if n])

@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import re
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from functools import partial
@@ -39,6 +40,7 @@ logger = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT = 30.0
 NAME_TIMEOUT = 1.0
+NAMES_KEPT = 5_000  # display names cached, least recently seen sender dropped first
 Ack = Callable[[], Awaitable[None]]
 
 
@@ -70,7 +72,7 @@ class SlackChannel(Channel):
         self._http: aiohttp.ClientSession | None = None
         self._bot_user_id = ""
         self._bot_threads = SeenIds()
-        self._names: dict[str, str] = {}
+        self._names: OrderedDict[str, str] = OrderedDict()  # the senders seen most lately, at most NAMES_KEPT
         self._hello = asyncio.Event()
         self._connections = 0
         self._disconnect_reason: str | None = None
@@ -279,7 +281,9 @@ class SlackChannel(Channel):
 
     async def _sender_name(self, user_id: str) -> str | None:
         """The user's display name from users.info, cached; None when Slack will not say."""
-        if user_id not in self._names:
+        if user_id in self._names:
+            self._names.move_to_end(user_id)
+        else:
             try:
                 answer = await call_slack(partial(self._client.users_info, user=user_id))
             except ChannelError as exc:
@@ -288,6 +292,8 @@ class SlackChannel(Channel):
             user = answer["user"]
             profile = user.get("profile") or {}
             self._names[user_id] = profile.get("display_name") or user.get("real_name") or user.get("name") or ""
+            if len(self._names) > NAMES_KEPT:
+                self._names.popitem(last=False)
         return self._names[user_id] or None
 
     async def _save_image(self, channel: str, media: MediaRef) -> Attachment | None:

@@ -74,21 +74,22 @@ class TelegramChannel(Channel):
 
     async def start(self) -> None:
         from telegram.ext import Application
-        from telegram.request import HTTPXRequest
+
+        from channels.telegram_http import AiohttpRequest
 
         token = self._config.token.get_secret_value()
         if not token:
             raise ChannelError("channels.telegram.token is empty; set TELEGRAM_BOT_TOKEN or the config key")
-        # PTB's two HTTP clients (polling, everything else) as its builder makes them, but sharing one TLS context
-        # instead of loading the CA bundle into a new one each.
-        tls = {"verify": client_context()}
+        # PTB's two HTTP clients (polling, everything else) on aiohttp, sharing one TLS context.
+        tls = client_context()
+        requests = (AiohttpRequest(256, tls), AiohttpRequest(1, tls))
         app = (
             Application.builder()
             .token(token)
             .base_url(self._config.api_base)
             .base_file_url(file_base_url(self._config.api_base))
-            .request(HTTPXRequest(httpx_kwargs=tls))
-            .get_updates_request(HTTPXRequest(connection_pool_size=1, httpx_kwargs=tls))
+            .request(requests[0])
+            .get_updates_request(requests[1])
             .updater(None)
             .build()
         )
@@ -98,6 +99,8 @@ class TelegramChannel(Channel):
             await self._call(lambda: app.bot.delete_webhook(drop_pending_updates=False))
         except BaseException:
             await _quietly(app.shutdown)
+            for request in requests:  # an app that never finished initializing does not close them
+                await _quietly(request.shutdown)
             raise
         self._app = app
         self._sender = TelegramSender(app.bot, self._call, self._retry, self._replies)

@@ -38,7 +38,10 @@ def not_modified(exc: ChannelError) -> bool:
 
 def _request_was_written(exc: Exception) -> bool:
     """Whether the connection failed after the request went out (a read timeout or a dropped response)."""
-    import httpx
+    import aiohttp
 
     cause = exc.__cause__
-    return isinstance(cause, httpx.ReadTimeout | httpx.ReadError | httpx.RemoteProtocolError)
+    if isinstance(cause, aiohttp.ConnectionTimeoutError):
+        return False
+    written = aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError | aiohttp.ServerTimeoutError
+    return isinstance(cause, written | TimeoutError)

@@ -10,6 +10,7 @@ from bot.chats.settings import Activation, ChatSettingsStore
 from bot.config.schema_channels import GroupPolicy
 
 CACHE_SECONDS = 10.0
+MAX_CACHED = 10_000  # groups whose choice is cached; the rest are read from the store again
 USAGE = "Use /activation mention (answer when mentioned) or /activation always (answer every message)."
 ONLY_ADMINS = "Only an admin or owner can change when I answer in this group."
 ONLY_GROUPS = "/activation is for groups; here I answer every message."
@@ -58,7 +59,7 @@ class Activations:
         if cached is not None and now - cached[0] < self._cache_seconds:
             return cached[1]
         activation = self._store.get(key).activation
-        self._cache[key] = (now, activation)
+        self._remember(key, now, activation)
         return activation
 
     def answer(self, chat: ChatRef, is_direct: bool, role: Trust, args: list[str]) -> str:
@@ -75,5 +76,12 @@ class Activations:
         mode: Activation = "always" if args[0] == "always" else "mention"
         key = group_key(chat)
         self._store.update(key, activation=mode)
-        self._cache[key] = (self._clock(), mode)
+        self._remember(key, self._clock(), mode)
         return _SAID[mode]
+
+    def _remember(self, key: str, now: float, activation: Activation | None) -> None:
+        """Cache a group's choice, the group read least lately dropped beyond MAX_CACHED."""
+        self._cache.pop(key, None)
+        self._cache[key] = (now, activation)
+        if len(self._cache) > MAX_CACHED:
+            del self._cache[next(iter(self._cache))]

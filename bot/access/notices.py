@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Protocol
+
+MAX_REMEMBERED = 10_000  # ignored senders remembered; one forgotten is logged again when it writes again
 
 
 class IgnoreNotices(Protocol):
@@ -15,11 +18,15 @@ class NoticesInProcess:
     """Ignored senders logged by this process (the local backend's; Redis shares them between gateways)."""
 
     def __init__(self) -> None:
-        self._seen: set[tuple[str, str]] = set()
+        self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
 
     def first(self, channel: str, sender: str) -> bool:
-        """True the first time `sender` on `channel` is asked about."""
-        if (channel, sender) in self._seen:
+        """True the first time `sender` on `channel` is asked about (among the MAX_REMEMBERED asked about last)."""
+        key = (channel, sender)
+        if key in self._seen:
+            self._seen.move_to_end(key)
             return False
-        self._seen.add((channel, sender))
+        self._seen[key] = None
+        if len(self._seen) > MAX_REMEMBERED:
+            self._seen.popitem(last=False)
         return True

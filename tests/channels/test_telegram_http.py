@@ -1,0 +1,45 @@
+"""python-telegram-bot on the aiohttp transport: a dropped answer is ambiguous, a refused connection is not."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import ssl
+
+import pytest
+
+from bot.errors import ChannelUnavailable, DeliveryAmbiguous
+from channels.telegram_calls import call_bot_api
+from channels.telegram_http import AiohttpRequest
+
+
+async def test_a_connection_dropped_after_the_request_went_out_is_ambiguous() -> None:
+    async def read_then_drop(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.close()
+
+    server = await asyncio.start_server(read_then_drop, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    request = AiohttpRequest(1, ssl.create_default_context())
+    await request.initialize()
+    try:
+        with pytest.raises(DeliveryAmbiguous):
+            await call_bot_api(lambda: request.post(f"http://127.0.0.1:{port}/botTOKEN/sendMessage"))
+    finally:
+        await request.shutdown()
+        server.close()
+        await server.wait_closed()
+
+
+async def test_a_refused_connection_is_unavailable_not_ambiguous() -> None:
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    request = AiohttpRequest(1, ssl.create_default_context())
+    await request.initialize()
+    try:
+        with pytest.raises(ChannelUnavailable) as refused:
+            await call_bot_api(lambda: request.post(f"http://127.0.0.1:{port}/botTOKEN/sendMessage"))
+        assert not isinstance(refused.value, DeliveryAmbiguous)
+    finally:
+        await request.shutdown()
