@@ -16,6 +16,7 @@ from channels.delivery import chunk_progress, send_in_chunks
 from channels.discord_at_hand import OpenInteraction, OpenInteractions, SentReplies
 from channels.discord_components import choice_view
 from channels.formatting import split_for_platform
+from channels.prompt_messages import PromptMessages
 from channels.streaming import PlatformCall
 
 logger = logging.getLogger(__name__)
@@ -45,9 +46,11 @@ class DiscordSender:
         self._retry = retry
         self._interactions = interactions
         self._replies = replies
+        self._prompts = PromptMessages()
 
     async def send(self, message: OutboundMessage) -> None:
         """Pick the way: a private notice, an edit in place, an answer through an open interaction, or a post."""
+        message = self._prompts.resolve(message)
         key = message.chat.session_key
         if message.files:
             await self._send_files(message)
@@ -106,6 +109,8 @@ class DiscordSender:
             sent = await self._call(lambda: target.send(text, reference=ref, nonce=nonce, **extra))
             if answered:
                 self._replies.add(answered, str(sent.id))
+            if extra:
+                self._prompts.record(message, str(sent.id))
             posted += 1
 
         await send_in_chunks(message, MAX_MESSAGE_LENGTH, as_discord_markdown, post, self._retry)
@@ -121,10 +126,14 @@ class DiscordSender:
             nonlocal posted
             extra = {"view": view} if view is not None and posted == len(pages) - 1 else {}
             if opened.is_command and not opened.answered:
-                await self._call(lambda: interaction.edit_original_response(content=text, **extra))
+                sent = await self._call(lambda: interaction.edit_original_response(content=text, **extra))
                 opened.answered = True
             else:
-                await self._call(lambda: interaction.followup.send(text, ephemeral=ephemeral, wait=True, **extra))
+                sent = await self._call(
+                    lambda: interaction.followup.send(text, ephemeral=ephemeral, wait=True, **extra)
+                )
+            if extra and not ephemeral and sent is not None:
+                self._prompts.record(message, str(sent.id))
             posted += 1
 
         await send_in_chunks(message, MAX_MESSAGE_LENGTH, as_discord_markdown, post, self._retry)

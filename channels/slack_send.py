@@ -14,6 +14,7 @@ from bot.errors import ChannelError, ChannelUnavailable
 from bot.retry import RetryPolicy
 from channels.delivery import send_in_chunks
 from channels.formatting import markdown_to_slack_mrkdwn
+from channels.prompt_messages import PromptMessages
 from channels.slack_blocks import SECTION_LIMIT, choice_blocks
 from channels.streaming import PlatformCall
 
@@ -37,6 +38,7 @@ class SlackSender:
         self._call = call
         self._retry = retry
         self._replies: OrderedDict[str, list[str]] = OrderedDict()
+        self._prompts = PromptMessages()
 
     def remember_reply(self, user_message: str, bot_message: str) -> None:
         """Note that `bot_message` (`channel:ts`) is part of the reply to `user_message`; the oldest are forgotten."""
@@ -47,6 +49,7 @@ class SlackSender:
 
     async def send(self, message: OutboundMessage) -> None:
         """Privately, in place of an earlier message, as an upload, or as new messages, in that order of preference."""
+        message = self._prompts.resolve(message)
         if message.private_to and await self._post_ephemeral(message, message.private_to):
             return
         targets = self._targets_of(message)
@@ -109,6 +112,8 @@ class SlackSender:
             )
             if replying:
                 self.remember_reply(replying, f"{chat.chat_id}:{answer['ts']}")
+            if blocks:
+                self._prompts.record(message, f"{chat.chat_id}:{answer['ts']}")
 
         if message.choices and len(rendered) <= SECTION_LIMIT:
             await self._retry.run(

@@ -13,6 +13,7 @@ from bot.errors import ChannelUnavailable
 from bot.retry import RetryPolicy
 from channels.delivery import send_in_chunks
 from channels.formatting import markdown_to_telegram_html, split_for_platform
+from channels.prompt_messages import PromptMessages
 from channels.streaming import PlatformCall
 from channels.telegram_buttons import inline_keyboard
 from channels.telegram_edit import edit_message
@@ -33,9 +34,11 @@ class TelegramSender:
         self._call = call
         self._retry = retry
         self._replies = replies
+        self._prompts = PromptMessages()
 
     async def send(self, message: OutboundMessage) -> None:
         """Deliver one message: in place where it replaces one of the bot's, else as text chunks or files."""
+        message = self._prompts.resolve(message)
         if message.edit_of and await self._edit(message, message.edit_of):
             return
         if message.revises_reply_to and await self._revise(message, message.revises_reply_to):
@@ -76,6 +79,8 @@ class TelegramSender:
                     chat_id=chat_id, message_id=last_id[0], reply_markup=keyboard
                 )
             )
+        if last_id:
+            self._prompts.record(message, str(last_id[0]))
 
     async def _edit(self, message: OutboundMessage, message_id: str) -> bool:
         """Replace one of the bot's messages (a decided prompt): its text and buttons; False to send anew."""

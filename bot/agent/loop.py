@@ -95,6 +95,7 @@ class AgentLoop:
         self._on_stop = parts.on_stop
         self._owner_dm: OwnerDM = parts.owner_dm or LastOwnerDM()
         self._hooks = TurnHooks(hooks or Hooks())
+        self._hooks.hooks.prompts.notify_with(bus.publish_outbound)
         self._commands = InstantCommands(
             parts.sessions, parts.runner, self._hooks, parts.personas, parts.account, parts.budget, self._models(parts)
         )

@@ -50,7 +50,9 @@ class TurnHooks:
         name = word.split("@", 1)[0].lower()
         if name not in self.hooks.commands:
             return None
-        return name, CommandInvoked(message.chat, message.sender_id, message.trust.value, message.text, args.strip())
+        return name, CommandInvoked(
+            message.chat, message.sender_id, message.trust.value, message.text, args.strip(), message.sender_name or ""
+        )
 
     async def starting(
         self, session_key: str, message: InboundMessage, text: str, messages: list[dict[str, Any]], first: bool

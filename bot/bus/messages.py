@@ -167,7 +167,10 @@ class OutboundMessage:
     upload, with `text` as their caption. `choices` are buttons each adapter renders natively (inline keyboard,
     components, Block Kit), else as numbered lines; a press comes back as an inbound `Press` with `prompt_id`.
     `edit_of` is the platform id of a message of the bot's to replace in place (a decided prompt, a re-run answer);
-    where it cannot be edited the text is sent anew. `revises_reply_to` is the platform id of a user's message whose
+    where it cannot be edited the text is sent anew. A message with `prompt_id` but no `choices` and no `edit_of`
+    closes that prompt without a press (typed answer, timeout): adapters remember (bounded, in memory) which of their
+    messages shows each prompt's buttons and replace it in place, buttons removed; unknown -> sent anew.
+    `revises_reply_to` is the platform id of a user's message whose
     earlier reply this one replaces in place (an answer re-run after an edit); an adapter that no longer knows that
     reply sends this one anew. `private_to` names the one user a notice is for (shown only to
     them where the platform can, e.g. an ephemeral message).

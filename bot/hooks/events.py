@@ -166,6 +166,7 @@ class CommandInvoked:
     role: str
     text: str
     args: str
+    sender_name: str = ""
 
 
 HOOK_EVENTS: dict[str, type] = {

@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from bot.bus import InboundMessage
+from bot.bus import InboundMessage, OutboundMessage
 
 logger = logging.getLogger(__name__)
 
+CLOSED = "This question is closed."
 PromptHandler = Callable[[InboundMessage], Awaitable[bool]]
 """Takes a user's message if it answers a prompt the handler owns (True: handled, never queued), else False."""
 
@@ -18,6 +19,11 @@ class Prompts:
 
     def __init__(self) -> None:
         self._handlers: list[PromptHandler] = []
+        self._notify: Callable[[OutboundMessage], Awaitable[object]] | None = None
+
+    def notify_with(self, publish: Callable[[OutboundMessage], Awaitable[object]]) -> None:
+        """Tell a presser privately, through `publish`, when their press is on a prompt no longer open."""
+        self._notify = publish
 
     def on(self, handler: PromptHandler) -> None:
         """Offer every user message (presses first of all) to `handler`, after those added before it."""
@@ -31,6 +37,10 @@ class Prompts:
             if await handler(message):
                 return True
         if message.press is not None:
-            logger.info("[%s] press on unknown prompt %s ignored", message.chat.session_key, message.press.prompt_id)
+            logger.info("[%s] press on closed prompt %s ignored", message.chat.session_key, message.press.prompt_id)
+            if self._notify is not None:
+                await self._notify(
+                    OutboundMessage(message.chat, CLOSED, kind="notice", private_to=message.sender_id or None)
+                )
             return True
         return False

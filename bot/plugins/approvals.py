@@ -39,6 +39,7 @@ class _Pending:
     subject: str
     question: str
     decided: asyncio.Future[Verdict]
+    typed_by: str = ""  # who decided with /approve or /deny, so the prompt shows it and loses its buttons
 
 
 FILE_WRITERS = frozenset({"write_file", "edit_file"})
@@ -134,13 +135,20 @@ class ExecApprovals:
             async with asyncio.timeout(self._timeout):
                 verdict = await pending.decided
         except TimeoutError:
+            await self._close(pending, code, f"{question}\nTimed out, not run.")
             return "timed out"
         finally:
             self._pending.pop(code, None)
+        if pending.typed_by:
+            await self._close(pending, code, f"{question}\n{DECIDED[verdict]} by {pending.typed_by} (typed).")
         if verdict == "always" and self._allowed is not None:
             self._allowed.add(subject)
             logger.warning("[%s] allowed always from now on: %s", event.session_key, subject)
         return "denied" if verdict == "deny" else "approved"
+
+    async def _close(self, pending: _Pending, code: str, text: str) -> None:
+        """Replace the prompt, buttons removed, with how it ended (it was decided without a press)."""
+        await self._publish(OutboundMessage(pending.chat, text, kind="notice", prompt_id=code))
 
     def _refusal(self, what: str, answer: Answer) -> Block:
         if answer == "denied":
@@ -194,6 +202,7 @@ class ExecApprovals:
         if pending is None or pending.decided.done():
             waiting = ", ".join(self._pending) or "none"
             return f"No command is waiting for {code or 'that code'} (waiting: {waiting})."
+        pending.typed_by = event.sender_name or event.sender_id
         pending.decided.set_result(verdict)
         return f"{TYPED[verdict]}: `{pending.subject}`."
 

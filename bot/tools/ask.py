@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot.bus import Choice, InboundMessage, OutboundMessage, Trust
+from bot.bus import ChatRef, Choice, InboundMessage, OutboundMessage, Trust
 from bot.errors import ToolError
 from bot.tools.base import Tool, ToolContext
 
@@ -66,6 +66,7 @@ class Questions:
                 return await question.answered
         except TimeoutError:
             logger.info("[%s] question %s got no answer", key, question.prompt_id)
+            await _close(question, ctx.chat, f"{text}\n→ no answer (timed out)")
             return NO_ANSWER
         finally:
             self._open.pop(key, None)
@@ -98,9 +99,15 @@ class Questions:
             return False
         else:
             answer = _option(question, message.text.strip()) or message.text.strip()
+            await _close(question, message.chat, f"{question.text}\n→ {answer} ({who}, typed)")
         question.answered.set_result(f"{who} answered: {answer}")
         logger.info("[%s] question %s answered by %s", message.chat.session_key, question.prompt_id, message.sender_id)
         return True
+
+
+async def _close(question: _Question, chat: ChatRef, text: str) -> None:
+    """Replace the question, buttons removed, with how it ended (it was closed without a press)."""
+    await question.send(OutboundMessage(chat, text, kind="notice", prompt_id=question.prompt_id))
 
 
 def _option(question: _Question, text: str) -> str | None:

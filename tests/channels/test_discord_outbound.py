@@ -65,6 +65,24 @@ async def test_edit_of_without_a_press_edits_the_channel_message(bot: RunningAda
     assert (edit["id"], edit["content"], edit["components"]) == (shown["id"], "Timed out.", [])
 
 
+async def test_a_prompt_closed_without_a_press_is_edited_in_place_without_its_buttons(
+    bot: RunningAdapter, discord: FakeDiscord
+) -> None:
+    shown = await prompt(bot, discord)
+    await bot.channel.send(OutboundMessage(in_channel(discord), "Run `ls`?\nTimed out, not run.", prompt_id="K7Q"))
+    (edit,) = discord.edits
+    assert (edit["id"], edit["content"], edit["components"]) == (shown["id"], "Run `ls`?\nTimed out, not run.", [])
+    assert len(discord.sent) == 1
+
+
+async def test_closing_a_prompt_the_adapter_does_not_know_sends_the_text_anew(
+    bot: RunningAdapter, discord: FakeDiscord
+) -> None:
+    await bot.channel.send(OutboundMessage(in_channel(discord), "Timed out, not run.", prompt_id="ZZZ"))
+    (sent,) = await discord.wait_for_sent(1)
+    assert sent["content"] == "Timed out, not run." and not discord.edits
+
+
 async def test_edit_of_a_message_that_is_gone_is_sent_anew(bot: RunningAdapter, discord: FakeDiscord) -> None:
     await bot.channel.send(OutboundMessage(in_channel(discord), "Denied.", edit_of="123456"))
     (sent,) = await discord.wait_for_sent(1)

@@ -65,6 +65,27 @@ async def test_edit_of_replaces_the_prompt_in_place_without_its_buttons(bot: Sla
     assert len(slack.posted) == 1
 
 
+async def test_a_prompt_closed_without_a_press_is_updated_in_place_without_its_buttons(
+    bot: SlackUnderTest, slack: FakeSlack
+) -> None:
+    await bot.channel.send(OutboundMessage(CHAT, "Run ls?", choices=CHOICES, prompt_id="K7Q"))
+    await bot.channel.send(OutboundMessage(CHAT, "Run ls?\nTimed out, not run.", prompt_id="K7Q"))
+    (update,) = slack.updates
+    assert (update["ts"], update["text"], update["blocks"]) == (
+        slack.posted[0]["ts"],
+        "Run ls?\nTimed out, not run.",
+        [],
+    )
+    assert len(slack.posted) == 1
+
+
+async def test_closing_a_prompt_the_adapter_does_not_know_sends_the_text_anew(
+    bot: SlackUnderTest, slack: FakeSlack
+) -> None:
+    await bot.channel.send(OutboundMessage(CHAT, "Timed out, not run.", prompt_id="ZZZ"))
+    assert slack.updates == [] and [p["text"] for p in slack.posted] == ["Timed out, not run."]
+
+
 async def test_an_edit_slack_refuses_is_sent_anew(bot: SlackUnderTest, slack: FakeSlack) -> None:
     await bot.channel.send(OutboundMessage(CHAT, "decided", edit_of="C0GENERAL:999.000001"))
     assert slack.updates == [] and [p["text"] for p in slack.posted] == ["decided"]

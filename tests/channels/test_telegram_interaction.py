@@ -85,6 +85,25 @@ async def test_a_decided_prompt_is_edited_in_place_without_its_buttons(
     assert len(telegram.sent) == 1  # "message is not modified" is success, never a second message
 
 
+async def test_a_prompt_closed_without_a_press_is_replaced_in_place_without_its_buttons(
+    channel: TelegramChannel, telegram: FakeTelegram
+) -> None:
+    await channel.send(prompt())
+    (sent,) = telegram.sent
+    await channel.send(OutboundMessage(CHAT, "Run `ls -la`?\nTimed out, not run.", prompt_id="K7Q"))
+    assert len(telegram.sent) == 1
+    shown = telegram.message(GROUP, sent["message_id"])
+    assert shown["text"] == "Run ls -la?\nTimed out, not run." and "reply_markup" not in shown
+
+
+async def test_closing_a_prompt_the_adapter_does_not_know_sends_the_text_anew(
+    channel: TelegramChannel, telegram: FakeTelegram
+) -> None:
+    await channel.send(OutboundMessage(CHAT, "Timed out, not run.", prompt_id="ZZZ"))
+    (sent,) = telegram.sent
+    assert sent["text"] == "Timed out, not run." and not sent.get("reply_markup")
+
+
 async def test_an_edit_of_a_message_that_cannot_be_edited_is_sent_anew(
     channel: TelegramChannel, telegram: FakeTelegram
 ) -> None:

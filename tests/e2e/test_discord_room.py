@@ -87,6 +87,38 @@ async def test_an_exec_approval_is_decided_by_the_owners_press_and_not_by_a_memb
         assert ran.exists() and len(discord.interactions.followups) == 1
 
 
+async def test_an_approval_decided_by_typing_loses_its_buttons_and_a_late_press_hears_it_is_closed(
+    tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord
+) -> None:
+    async with running(tmp_path, fake_llm, discord, tools=EXEC_ALWAYS_ASKS):
+        fake_llm.script(ToolCalls((("exec", {"command": "true"}),)), Text("Done."))
+        discord.dm("run true", user_id=OWNER)
+        prompt = await with_buttons(discord)
+        code = re.search(r"Reply /approve (\w+)", prompt["content"]).group(1)  # type: ignore[union-attr]
+        discord.dm(f"/approve {code}", user_id=OWNER)
+        closed = await bot_says(discord, "Run `true`?\nAllowed once by User42 (typed).")
+        assert closed["id"] == prompt["id"] and closed["components"] == []
+        await bot_says(discord, "Done.")
+        discord.press(prompt, buttons(prompt)["Deny"], user_id=OWNER)
+        await discord.wait_until(lambda: bool(discord.interactions.followups), "the presser told")
+        (notice,) = discord.interactions.followups
+        assert notice["ephemeral"] and notice["content"] == "This question is closed."
+
+
+async def test_ask_user_answered_by_typing_loses_its_buttons(
+    tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord
+) -> None:
+    async with running(tmp_path, fake_llm, discord):
+        ask = ("ask_user", {"question": "Which colour?", "options": ["red", "green"]})
+        fake_llm.script(ToolCalls((ask,)), Text("Green it is."))
+        discord.dm("pick a colour", user_id=OWNER)
+        prompt = await with_buttons(discord)
+        discord.dm("green", user_id=OWNER)
+        closed = await bot_says(discord, "Which colour?\n→ green (User42, typed)")
+        assert closed["id"] == prompt["id"] and closed["components"] == []
+        await bot_says(discord, "Green it is.")
+
+
 async def test_an_ask_user_press_is_the_answer_the_model_receives(
     tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord
 ) -> None:

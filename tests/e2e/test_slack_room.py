@@ -61,6 +61,40 @@ async def test_an_exec_approval_is_decided_by_the_owners_press_and_not_by_a_memb
     assert all(e.acked and e.ack_delay < 3.0 for e in slack.envelopes_of("interactive"))
 
 
+async def test_an_approval_decided_by_typing_loses_its_buttons_and_a_late_press_hears_it_is_closed(
+    tmp_path: Path, fake_llm: FakeLLM, slack: FakeSlack
+) -> None:
+    fake_llm.script(ToolCalls((("exec", {"command": "true"}),)), Text("Ran it."))
+    async with SlackBot(tmp_path, fake_llm, slack, {"tools": EXEC_ALWAYS_ASKS}):
+        slack.dm("run true", user=OWNER)
+        (prompt,) = await slack.wait_for_posted(1)
+        code = prompt["text"].rsplit(" ", 1)[-1]
+        slack.dm(f"/approve {code}", user=OWNER)
+        await slack.wait_until(lambda: len(slack.updates) == 1, 10, lambda: "the prompt was not updated")
+        slack.press(prompt, "Deny", user=OWNER, name="olive", as_posted=True)
+        await slack.wait_until(lambda: len(slack.ephemeral) == 1, 10, lambda: f"{len(slack.ephemeral)} ephemeral")
+    (update,) = slack.updates
+    assert (update["ts"], buttons(update)) == (prompt["ts"], [])
+    assert update["text"].startswith("Run `true`?\nAllowed once by ") and update["text"].endswith(" (typed).")
+    assert slack.ephemeral[0]["text"] == "This question is closed." and slack.ephemeral[0]["user"] == OWNER
+
+
+async def test_ask_user_answered_by_typing_loses_its_buttons(
+    tmp_path: Path, fake_llm: FakeLLM, slack: FakeSlack
+) -> None:
+    ask = ("ask_user", {"question": "Which colour?", "options": ["red", "green", "blue"]})
+    fake_llm.script(ToolCalls((ask,)), Text("Green it is."))
+    async with SlackBot(tmp_path, fake_llm, slack):
+        slack.dm("pick a colour", user=OWNER)
+        (question,) = await slack.wait_for_posted(1)
+        slack.dm("2", user=OWNER)
+        await slack.wait_until(lambda: len(slack.updates) == 1, 10, lambda: "the question was not updated")
+        await slack.wait_for_posted(2)
+    (update,) = slack.updates
+    assert (update["ts"], buttons(update)) == (question["ts"], [])
+    assert update["text"].startswith("Which colour?\n→ green (") and update["text"].endswith(", typed)")
+
+
 async def test_an_ask_user_press_is_the_answer_the_model_receives(
     tmp_path: Path, fake_llm: FakeLLM, slack: FakeSlack
 ) -> None:

@@ -1,6 +1,7 @@
 """Issues 25 and 26 on Telegram, end to end: `relaybot run` with python-telegram-bot, the agent and the fake LLM."""
 
 import contextlib
+import copy
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -127,6 +128,33 @@ async def test_a_typed_approve_in_a_group_works_as_the_prompt_says(opened: Opene
     room.in_group(f"/approve {code}")  # no @relay_bot, as the prompt words it
     await room.shown("Approved: true.")
     await room.shown("Done.")
+
+
+async def test_an_approval_decided_by_typing_loses_its_buttons_and_a_late_press_hears_it_is_closed(
+    opened: Opener,
+) -> None:
+    room = await opened(tools=ALWAYS_ASK)
+    room.llm.script(ToolCalls((("exec", {"command": "true"}),)), Text("Done."))
+    room.in_group("@relay_bot run true")
+    prompt = copy.deepcopy(await room.prompt())  # as shown then: the fake's own copy loses its buttons
+    code = re.search(r"Reply /approve (\w+)", prompt["text"]).group(1)  # type: ignore[union-attr]
+    room.in_group(f"/approve {code}")
+    closed = await room.shown("Allowed once by Ann (typed)")
+    assert closed["message_id"] == prompt["message_id"] and buttons(closed) == []
+    await room.shown("Done.")
+    room.press(prompt, "Deny")
+    await room.shown("This question is closed.")
+
+
+async def test_ask_user_answered_by_typing_loses_its_buttons(opened: Opener) -> None:
+    room = await opened()
+    room.llm.script(ToolCalls((("ask_user", {"question": "Which colour?", "options": ["Red", "Blue"]}),)), Text("Ok."))
+    room.say("paint the shed")
+    prompt = await room.prompt()
+    room.say("2")
+    closed = await room.shown("→ Blue (Ann, typed)")
+    assert closed["message_id"] == prompt["message_id"] and buttons(closed) == []
+    await room.shown("Ok.")
 
 
 async def test_ask_user_shows_buttons_and_the_press_is_what_the_model_hears(opened: Opener) -> None:

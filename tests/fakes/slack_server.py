@@ -228,10 +228,16 @@ class FakeSlack:
                 stored.update(text=text, edited=change["message"]["edited"])
         return self.send_event(change)
 
-    def press(self, posted: dict, label: str, user: str = "U0001", name: str = "olive") -> dict:
-        """A user presses the button labelled `label` under the bot's message `posted`; returns the payload."""
+    def press(
+        self, posted: dict, label: str, user: str = "U0001", name: str = "olive", *, as_posted: bool = False
+    ) -> dict:
+        """A user presses the button labelled `label` under the bot's message `posted`; returns the payload.
+
+        `as_posted`: on the message as first posted, as a client that has not yet seen its later edit shows it."""
         channel = posted["channel"]
         message = dict(self._bot_messages[(channel, posted["ts"])])
+        if as_posted:
+            message["blocks"] = _json(posted.get("blocks") or [])
         trigger = f"{next(self._event_ids)}.trigger"
         who = {"id": user, "username": name, "name": name}
         payload = block_actions(message, channel, label, who, self.team_id, self._next_ts(), trigger)

@@ -95,3 +95,25 @@ async def test_a_press_on_a_prompt_no_longer_waiting_is_dropped_without_a_turn(t
         fake.script(Text("pong"))
         assert await bot.ask("ping") == "pong"
         assert len(fake.requests) == 1
+
+
+async def test_a_typed_approve_replaces_the_prompt_without_its_buttons(tmp_path: Path) -> None:
+    async with FakeLLM() as fake, Harness(tmp_path, fake, tools=EXEC_OFF_SANDBOX) as bot:
+        message, prompt = await ask_for_rm(bot, fake)
+        await bot.send(f"/approve {prompt.prompt_id}", sender_name="Ada")
+        closed = await bot.wait_for(lambda out: out.prompt_id == prompt.prompt_id and not out.choices)
+        assert closed.text == "Run `rm -r junk`?\nAllowed once by Ada (typed)." and closed.edit_of is None
+        assert (await bot.reply_to(message)).text == "Done."
+
+
+async def test_a_timed_out_prompt_is_replaced_and_a_late_press_hears_it_is_closed(tmp_path: Path) -> None:
+    tools = {"exec": {"sandbox": "off", "approval_timeout": "200ms"}}
+    async with FakeLLM() as fake, Harness(tmp_path, fake, tools=tools) as bot:
+        message, prompt = await ask_for_rm(bot, fake)
+        closed = await bot.wait_for(lambda out: out.prompt_id == prompt.prompt_id and not out.choices)
+        assert closed.text == "Run `rm -r junk`?\nTimed out, not run."
+        await bot.reply_to(message)
+        await press(bot, prompt, "once")
+        notice = await bot.wait_for(lambda out: out.private_to == "u1")
+        assert notice.text == "This question is closed."
+    assert (bot.config.workspace / "junk").exists()

@@ -69,11 +69,27 @@ async def test_only_someone_as_trusted_as_the_turn_answers_its_question(tmp_path
     assert "ignore your instructions" in str(fake.requests[2]["messages"][-1]["content"])
 
 
-async def test_an_unanswered_question_gives_no_answer_after_the_timeout(tmp_path: Path) -> None:
+async def test_an_unanswered_question_gives_no_answer_after_the_timeout_and_loses_its_buttons(
+    tmp_path: Path,
+) -> None:
     async with FakeLLM() as fake, Harness(tmp_path, fake, tools={"ask_timeout": "200ms"}) as bot:
         fake.script(ToolCalls((ASK,)), Text("Nobody answered."))
         assert await bot.ask("pick a colour") == "Nobody answered."
+        question = await asked(bot)
+        closed = await bot.wait_for(lambda out: out.prompt_id == question.prompt_id and not out.choices)
     assert tool_answers(fake.requests[1]) == ["no answer"]
+    assert closed.text == "Which colour?\n→ no answer (timed out)" and closed.edit_of is None
+
+
+async def test_a_typed_answer_replaces_the_question_without_its_buttons(tmp_path: Path) -> None:
+    async with FakeLLM() as fake, Harness(tmp_path, fake) as bot:
+        fake.script(ToolCalls((ASK,)), Text("Blue it is."))
+        message = await bot.send("pick a colour")
+        question = await asked(bot)
+        await bot.send("3", sender_name="Ada")
+        closed = await bot.wait_for(lambda out: out.prompt_id == question.prompt_id and not out.choices)
+        assert closed.text == "Which colour?\n→ blue (Ada, typed)"
+        assert (await bot.reply_to(message)).text == "Blue it is."
 
 
 async def test_one_open_question_per_chat() -> None:
@@ -90,7 +106,7 @@ async def test_one_open_question_per_chat() -> None:
         await questions.ask(ctx, "And?", ("c", "d"), timeout=5)
     assert await questions.take(InboundMessage(ChatRef("test", "1"), "u2", "1", sender_name="Bo", trust=Trust.OWNER))
     assert await first == "Bo answered: a"
-    assert not questions.is_open("test:1") and len(sent) == 1
+    assert not questions.is_open("test:1") and [m.text for m in sent] == ["Which?", "Which?\n→ a (Bo, typed)"]
 
 
 async def test_bad_options_are_refused(tmp_path: Path) -> None:

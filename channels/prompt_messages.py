@@ -1,0 +1,40 @@
+"""Which of the bot's messages shows each prompt's buttons, so a prompt closed without a press loses them."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import replace
+
+from bot.bus import OutboundMessage
+
+REMEMBERED_PROMPTS = 1000
+
+
+def closes_prompt(message: OutboundMessage) -> bool:
+    """Whether the message replaces its prompt's message (prompt_id set, no choices, no edit_of)."""
+    return bool(message.prompt_id) and not message.choices and not message.edit_of
+
+
+class PromptMessages:
+    """A bounded in-memory map from (chat, prompt id) to the platform id of the message under which its buttons are."""
+
+    def __init__(self, limit: int = REMEMBERED_PROMPTS) -> None:
+        self._limit = limit
+        self._shown: OrderedDict[tuple[str, str], str] = OrderedDict()
+
+    def record(self, message: OutboundMessage, platform_id: str) -> None:
+        """Note that `platform_id` carries the buttons of `message` (no-op for a message without them)."""
+        if not message.choices or not message.prompt_id:
+            return
+        key = (message.chat.session_key, message.prompt_id)
+        self._shown[key] = platform_id
+        self._shown.move_to_end(key)
+        while len(self._shown) > self._limit:
+            self._shown.popitem(last=False)
+
+    def resolve(self, message: OutboundMessage) -> OutboundMessage:
+        """A closing message as an edit of its prompt's message when that is known (and forgotten now), else as is."""
+        if not closes_prompt(message):
+            return message
+        shown = self._shown.pop((message.chat.session_key, message.prompt_id or ""), None)
+        return replace(message, edit_of=shown) if shown else message
