@@ -11,6 +11,8 @@ import pytest
 from bot.errors import ChannelUnavailable, DeliveryAmbiguous
 from channels.telegram_calls import call_bot_api
 from channels.telegram_http import AiohttpRequest
+from tests.fakes.http_proxy import ForwardingProxy
+from tests.fakes.telegram_server import FakeTelegram
 
 
 async def test_a_connection_dropped_after_the_request_went_out_is_ambiguous() -> None:
@@ -43,3 +45,20 @@ async def test_a_refused_connection_is_unavailable_not_ambiguous() -> None:
         assert not isinstance(refused.value, DeliveryAmbiguous)
     finally:
         await request.shutdown()
+
+
+async def test_calls_go_through_the_http_proxy_the_environment_names(
+    telegram: FakeTelegram, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    async with ForwardingProxy() as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        request = AiohttpRequest(1, ssl.create_default_context())
+        await request.initialize()
+        try:
+            me = await request.post(f"{telegram.base_url}{telegram.token}/getMe")
+        finally:
+            await request.shutdown()
+    assert me["username"] == telegram.bot_username
+    assert proxy.seen == [f"POST {telegram.base_url}{telegram.token}/getMe"]
