@@ -105,14 +105,19 @@ async def test_an_approval_decided_by_typing_loses_its_buttons_and_a_late_press_
         assert notice["ephemeral"] and notice["content"] == "This question is closed."
 
 
+async def a_colour_question(fake_llm: FakeLLM, discord: FakeDiscord) -> dict:
+    """The owner asks; the model asks back with `ask_user` (red or green): the message showing its buttons."""
+    ask = ("ask_user", {"question": "Which colour?", "options": ["red", "green"]})
+    fake_llm.script(ToolCalls((ask,)), Text("Green it is."))
+    discord.dm("pick a colour", user_id=OWNER)
+    return await with_buttons(discord)
+
+
 async def test_ask_user_answered_by_typing_loses_its_buttons(
     tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord
 ) -> None:
     async with running(tmp_path, fake_llm, discord):
-        ask = ("ask_user", {"question": "Which colour?", "options": ["red", "green"]})
-        fake_llm.script(ToolCalls((ask,)), Text("Green it is."))
-        discord.dm("pick a colour", user_id=OWNER)
-        prompt = await with_buttons(discord)
+        prompt = await a_colour_question(fake_llm, discord)
         discord.dm("green", user_id=OWNER)
         closed = await bot_says(discord, "Which colour?\n→ green (User42, typed)")
         assert closed["id"] == prompt["id"] and closed["components"] == []
@@ -123,10 +128,7 @@ async def test_an_ask_user_press_is_the_answer_the_model_receives(
     tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord
 ) -> None:
     async with running(tmp_path, fake_llm, discord):
-        ask = ("ask_user", {"question": "Which colour?", "options": ["red", "green"]})
-        fake_llm.script(ToolCalls((ask,)), Text("Green it is."))
-        discord.dm("pick a colour", user_id=OWNER)
-        prompt = await with_buttons(discord)
+        prompt = await a_colour_question(fake_llm, discord)
         assert prompt["content"] == "Which colour?" and list(buttons(prompt)) == ["red", "green"]
         discord.press(prompt, buttons(prompt)["green"], user_id=OWNER)
         await bot_says(discord, "Green it is.")

@@ -79,14 +79,20 @@ async def test_an_approval_decided_by_typing_loses_its_buttons_and_a_late_press_
     assert slack.ephemeral[0]["text"] == "This question is closed." and slack.ephemeral[0]["user"] == OWNER
 
 
+async def a_colour_question(fake_llm: FakeLLM, slack: FakeSlack) -> dict:
+    """The owner asks; the model asks back with `ask_user` (red, green or blue): the posted question."""
+    ask = ("ask_user", {"question": "Which colour?", "options": ["red", "green", "blue"]})
+    fake_llm.script(ToolCalls((ask,)), Text("Green it is."))
+    slack.dm("pick a colour", user=OWNER)
+    (question,) = await slack.wait_for_posted(1)
+    return question
+
+
 async def test_ask_user_answered_by_typing_loses_its_buttons(
     tmp_path: Path, fake_llm: FakeLLM, slack: FakeSlack
 ) -> None:
-    ask = ("ask_user", {"question": "Which colour?", "options": ["red", "green", "blue"]})
-    fake_llm.script(ToolCalls((ask,)), Text("Green it is."))
     async with SlackBot(tmp_path, fake_llm, slack):
-        slack.dm("pick a colour", user=OWNER)
-        (question,) = await slack.wait_for_posted(1)
+        question = await a_colour_question(fake_llm, slack)
         slack.dm("2", user=OWNER)
         await slack.wait_until(lambda: len(slack.updates) == 1, 10, lambda: "the question was not updated")
         await slack.wait_for_posted(2)
@@ -98,11 +104,8 @@ async def test_ask_user_answered_by_typing_loses_its_buttons(
 async def test_an_ask_user_press_is_the_answer_the_model_receives(
     tmp_path: Path, fake_llm: FakeLLM, slack: FakeSlack
 ) -> None:
-    ask = ("ask_user", {"question": "Which colour?", "options": ["red", "green", "blue"]})
-    fake_llm.script(ToolCalls((ask,)), Text("Green it is."))
     async with SlackBot(tmp_path, fake_llm, slack):
-        slack.dm("pick a colour", user=OWNER)
-        (question,) = await slack.wait_for_posted(1)
+        question = await a_colour_question(fake_llm, slack)
         assert question["text"] == "Which colour?" and buttons(question) == ["red", "green", "blue"]
         slack.press(question, "green", user=OWNER, name="olive")
         posted = await slack.wait_for_posted(2)
