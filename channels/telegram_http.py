@@ -10,6 +10,8 @@ from telegram._utils.defaultvalue import DefaultValue
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
+from bot.net.proxy import ProxyBook
+
 WRITE_TIMEOUT = 5.0
 MEDIA_WRITE_TIMEOUT = 20.0
 
@@ -22,6 +24,7 @@ class AiohttpRequest(BaseRequest):
         self._tls = tls
         self._read_timeout = read_timeout
         self._session: aiohttp.ClientSession | None = None
+        self._proxy = ProxyBook()
 
     @property
     def read_timeout(self) -> float:
@@ -31,8 +34,8 @@ class AiohttpRequest(BaseRequest):
     async def initialize(self) -> None:
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(limit=self._connections, ssl=self._tls)
-            # trust_env: HTTPS_PROXY and friends apply, as they did with httpx.
-            self._session = aiohttp.ClientSession(connector=connector, trust_env=True)
+            # HTTPS_PROXY and friends apply, as they did with httpx; read once per host (see ProxyBook).
+            self._session = aiohttp.ClientSession(connector=connector)
 
     async def shutdown(self) -> None:
         session, self._session = self._session, None
@@ -60,7 +63,10 @@ class AiohttpRequest(BaseRequest):
         data: Any = _form(request_data, files) if request_data else None
         headers = {"User-Agent": self.USER_AGENT}
         try:
-            async with self._session.request(method, url, data=data, headers=headers, timeout=timeout) as response:
+            request = self._session.request(
+                method, url, data=data, headers=headers, timeout=timeout, proxy=self._proxy(url)
+            )
+            async with request as response:
                 return response.status, await response.read()
         except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
             raise TimedOut from exc

@@ -23,19 +23,3 @@ def server_base(config: LLMConfig) -> str | None:
     if not config.model.startswith("openai/"):
         return None
     return next((value for name in BASE_VARIABLES if (value := os.environ.get(name))), None)
-
-
-def proxy_for(url: str) -> str | None:
-    """The proxy `HTTP_PROXY` / `HTTPS_PROXY` / `ALL_PROXY` name for `url`, unless `NO_PROXY` exempts its host.
-
-    Read once per connection pool: aiohttp's `trust_env` reads the environment (and ~/.netrc) on every request,
-    half a millisecond each.
-    """
-    import urllib.request
-    from urllib.parse import urlsplit
-
-    proxies = urllib.request.getproxies_environment()
-    parts = urlsplit(url)
-    if not proxies or urllib.request.proxy_bypass(parts.netloc):
-        return None
-    return proxies.get(parts.scheme) or proxies.get("all")

@@ -32,6 +32,7 @@ from bot.llm.failures import (
     socket_failure,
 )
 from bot.llm.model_params import openai_body, request_headers
+from bot.net.proxy import proxy_for
 from bot.net.tls import client_context
 
 if TYPE_CHECKING:
@@ -324,7 +325,7 @@ class OpenAICompatible:
             # The process's CA bundle, and HTTP(S)_PROXY / NO_PROXY from the environment, as httpx reads them.
             connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, ssl=client_context())
             self._session = aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=None))
-            self._proxy = openai_endpoint.proxy_for(self._url)
+            self._proxy = proxy_for(self._url)
             self._loop = loop
         return self._session
 
