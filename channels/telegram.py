@@ -67,6 +67,7 @@ class TelegramChannel(Channel):
         self._app: Any = None
         self._sender: TelegramSender | None = None
         self._poller: asyncio.Task[None] | None = None
+        self._fetch_updates: Callable[[int | None, int, list[str]], Awaitable[list[dict[str, Any]]]] | None = None
         self._bot_id = 0
         self._bot_username = ""
         self._group_menu: frozenset[str] = frozenset()  # commands a bare /name in a group may be
@@ -75,7 +76,7 @@ class TelegramChannel(Channel):
     async def start(self) -> None:
         from telegram.ext import Application
 
-        from channels.telegram_http import AiohttpRequest
+        from channels.telegram_http import AiohttpRequest, RawBotApi
 
         token = self._config.token.get_secret_value()
         if not token:
@@ -103,7 +104,10 @@ class TelegramChannel(Channel):
                 await _quietly(request.shutdown)
             raise
         self._app = app
-        self._sender = TelegramSender(app.bot, self._call, self._retry, self._replies)
+        self._fetch_updates = RawBotApi(requests[1], app.bot.base_url).updates
+        self._sender = TelegramSender(
+            app.bot, RawBotApi(requests[0], app.bot.base_url), self._call, self._retry, self._replies
+        )
         self._bot_id = app.bot.id
         self._bot_username = app.bot.username or ""
         self.liveness.beat()
@@ -127,18 +131,13 @@ class TelegramChannel(Channel):
         """Long-poll; the offset moves past an update only once it is journaled, so a crash never loses one.
 
         Album parts are the exception: each is confirmed on arrival and published with its album a second later."""
+        fetch = self._fetch_updates
+        assert fetch is not None, "polling starts after start()"
         offset: int | None = None
         failures = 0
         while True:
             try:
-                updates = await self._call(
-                    partial(
-                        self._app.bot.get_updates,
-                        offset=offset,
-                        timeout=round(self._config.poll_timeout),
-                        allowed_updates=list(UPDATE_KINDS),
-                    )
-                )
+                updates = await self._call(partial(fetch, offset, round(self._config.poll_timeout), list(UPDATE_KINDS)))
             except ChannelError as exc:
                 failures += 1
                 delay = POLL_BACKOFF.delay(min(failures, 8))
@@ -149,11 +148,11 @@ class TelegramChannel(Channel):
             self.liveness.beat()
             for update in updates:
                 try:
-                    await self._on_update(update.to_dict())
+                    await self._on_update(update)
                 except BusClosed:
-                    logger.info("telegram: stopping intake; update %s stays with Telegram", update.update_id)
+                    logger.info("telegram: stopping intake; update %s stays with Telegram", update["update_id"])
                     return
-                offset = update.update_id + 1
+                offset = update["update_id"] + 1
 
     async def send(self, message: OutboundMessage) -> None:
         if self._sender is None:

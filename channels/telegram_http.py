@@ -9,6 +9,7 @@ import aiohttp
 from telegram._utils.defaultvalue import DefaultValue
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
+from telegram.request._requestparameter import RequestParameter  # stable across 22.x, the pinned range
 
 from bot.net.proxy import ProxyBook
 
@@ -72,6 +73,30 @@ class AiohttpRequest(BaseRequest):
             raise TimedOut from exc
         except aiohttp.ClientError as exc:
             raise NetworkError(f"aiohttp.{exc.__class__.__name__}: {exc}") from exc
+
+
+class RawBotApi:
+    """Bot API methods on the hot path as raw JSON through python-telegram-bot's own request and error handling:
+    no Update or Message objects built only to be read back as dicts."""
+
+    def __init__(self, request: BaseRequest, bot_url: str) -> None:
+        self._request = request
+        self._url = bot_url
+
+    async def __call__(self, method: str, fields: dict[str, Any], read_timeout: float | None = None) -> Any:
+        """Call `method` with the given fields (None ones left out); the result as JSON."""
+        data = RequestData([RequestParameter.from_input(k, v) for k, v in fields.items() if v is not None])
+        if read_timeout is None:
+            return await self._request.post(f"{self._url}/{method}", data)
+        return await self._request.post(f"{self._url}/{method}", data, read_timeout=read_timeout)
+
+    async def updates(self, offset: int | None, timeout: int, kinds: list[str]) -> list[dict[str, Any]]:
+        """One getUpdates long poll: as python-telegram-bot's get_updates, its timeout on top of the read timeout."""
+        fields = {"timeout": timeout, "allowed_updates": kinds, "offset": offset}
+        result = await self(
+            method="getUpdates", fields=fields, read_timeout=(self._request.read_timeout or 0) + timeout
+        )
+        return result if isinstance(result, list) else []
 
 
 def _given(value: Any, default: float) -> float | None:

@@ -6,7 +6,7 @@ import logging
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.bus import OutboundMessage
 from bot.errors import ChannelUnavailable
@@ -20,6 +20,9 @@ from channels.telegram_edit import edit_message
 from channels.telegram_files import group_upload, upload_groups
 from channels.telegram_replies import SentReplies
 
+if TYPE_CHECKING:
+    from channels.telegram_http import RawBotApi
+
 MAX_MESSAGE_LENGTH = 4096
 CAPTION_LIMIT = 1024
 
@@ -29,8 +32,9 @@ logger = logging.getLogger(__name__)
 class TelegramSender:
     """Delivers outbound messages through one bot; remembers which reply answered which user message."""
 
-    def __init__(self, bot: Any, call: PlatformCall, retry: RetryPolicy, replies: SentReplies) -> None:
+    def __init__(self, bot: Any, api: RawBotApi, call: PlatformCall, retry: RetryPolicy, replies: SentReplies) -> None:
         self._bot = bot
+        self._api = api
         self._call = call
         self._retry = retry
         self._replies = replies
@@ -54,22 +58,19 @@ class TelegramSender:
         last_id: list[int] = []
 
         async def post(text: str, as_markup: bool, first: bool) -> None:
-            from telegram import ReplyParameters
-
-            reply = ReplyParameters(int(quote), allow_sending_without_reply=True) if quote and first else None
-            sent = await self._call(
-                lambda: self._bot.send_message(
-                    chat_id=chat_id,
-                    text=text,
-                    parse_mode="HTML" if as_markup else None,
-                    message_thread_id=thread,
-                    reply_parameters=reply,
-                    reply_markup=keyboard if single else None,
-                )
-            )
+            reply = {"message_id": int(quote), "allow_sending_without_reply": True} if quote and first else None
+            fields = {
+                "chat_id": chat_id,
+                "text": text,
+                "parse_mode": "HTML" if as_markup else None,
+                "message_thread_id": thread,
+                "reply_parameters": reply,
+                "reply_markup": keyboard if single else None,
+            }
+            sent = await self._call(lambda: self._api("sendMessage", fields))
             if message.kind == "reply":
-                self._replies.record(message.chat.chat_id, message.reply_to_platform_id, str(sent.message_id))
-            last_id[:] = [sent.message_id]
+                self._replies.record(message.chat.chat_id, message.reply_to_platform_id, str(sent["message_id"]))
+            last_id[:] = [sent["message_id"]]
 
         await send_in_chunks(message, MAX_MESSAGE_LENGTH, markdown_to_telegram_html, post, self._retry)
         if keyboard is not None and not single and last_id:
