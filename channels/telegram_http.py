@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import ssl
 from typing import Any
 
@@ -61,8 +62,13 @@ class AiohttpRequest(BaseRequest):
         write = _given(write_timeout, MEDIA_WRITE_TIMEOUT if files else WRITE_TIMEOUT)
         connect = _given(connect_timeout, 5.0)
         timeout = aiohttp.ClientTimeout(sock_connect=connect, sock_read=max(read or 0, write or 0) or None)
-        data: Any = _form(request_data, files) if request_data else None
         headers = {"User-Agent": self.USER_AGENT}
+        data: Any = None
+        if files and request_data:
+            data = _multipart(request_data, files)
+        elif request_data:
+            data = json.dumps(request_data.parameters, ensure_ascii=False).encode()
+            headers["Content-Type"] = "application/json"
         try:
             request = self._session.request(
                 method, url, data=data, headers=headers, timeout=timeout, proxy=self._proxy(url)
@@ -104,13 +110,10 @@ def _given(value: Any, default: float) -> float | None:
     return default if isinstance(value, DefaultValue) else value
 
 
-def _form(request_data: RequestData, files: dict[str, tuple[str, Any, str]] | None) -> Any:
+def _multipart(request_data: RequestData, files: dict[str, tuple[str, Any, str]]) -> aiohttp.FormData:
     """The call's fields as a form, with its files as multipart parts."""
-    fields = request_data.json_parameters
-    if not files:
-        return fields
     form = aiohttp.FormData()
-    for name, value in fields.items():
+    for name, value in request_data.json_parameters.items():
         form.add_field(name, value)
     for name, (filename, content, mime) in files.items():
         form.add_field(name, content, filename=filename, content_type=mime)
