@@ -59,6 +59,7 @@ class Journal:
         self._path = str(path)
         self._clock = clock
         self._db: sqlite3.Connection | None = None
+        self._chunks: dict[str, int] = {}  # chunks confirmed of the outbound rows this process journaled, until sent
 
     def open(self) -> None:
         """Open (creating) the file in WAL mode; forget finished rows past the retention."""
@@ -75,6 +76,7 @@ class Journal:
         self._db = db
 
     def close(self) -> None:
+        self._chunks.clear()
         if self._db is not None:
             self._db.close()
             self._db = None
@@ -131,6 +133,8 @@ class Journal:
             self.db.executemany(
                 "UPDATE inbox SET state = 'done', updated = ? WHERE id = ?", [(now, i) for i in completes]
             )
+        if cursor.rowcount == 1:
+            self._chunks[message.id] = 0
         return cursor.rowcount == 1
 
     def pending_outbound(self) -> list[OutboundMessage]:
@@ -138,6 +142,8 @@ class Journal:
         return [outbound_from_json(body) for (body,) in rows]
 
     def chunks_sent(self, message_id: str) -> int:
+        if (known := self._chunks.get(message_id)) is not None:
+            return known
         row = self.db.execute("SELECT chunks_sent FROM outbox WHERE id = ?", (message_id,)).fetchone()
         return int(row[0]) if row else 0
 
@@ -146,8 +152,11 @@ class Journal:
             "UPDATE outbox SET chunks_sent = max(chunks_sent, ?), updated = ? WHERE id = ?",
             (index + 1, self._now(), message_id),
         )
+        if message_id in self._chunks:
+            self._chunks[message_id] = max(self._chunks[message_id], index + 1)
 
     def set_outbound(self, message_id: str, state: str, error: str | None = None) -> None:
+        self._chunks.pop(message_id, None)
         self.db.execute(
             "UPDATE outbox SET state = ?, error = ?, updated = ? WHERE id = ?", (state, error, self._now(), message_id)
         )
