@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_MARKDOWN_HINT = re.compile(r"[*_`~|\\>#+=!-]|\]\(|^\s*\d+[.)]\s|\n\n\n", re.MULTILINE)
+"""Anything the Telegram converter would change beyond escaping and trimming: emphasis, code, links, quotes,
+headings, lists, runs of blank lines."""
 
 
 def split_for_platform(text: str, limit: int) -> list[str]:
@@ -92,6 +96,8 @@ def _pack(pieces: list[str], limit: int, joiner: str) -> list[str]:
 
 def markdown_to_telegram_html(text: str) -> str:
     """Telegram's HTML subset: bold, italic, code, pre, links, quotes; lists become bullets."""
+    if not _MARKDOWN_HINT.search(text):
+        return html.escape(text.strip(), quote=False)  # what the converter makes of plain text, without its passes
     from chatgpt_md_converter import telegram_format
 
     return telegram_format(text)

@@ -1,3 +1,5 @@
+import random
+
 from channels.formatting import markdown_to_slack_mrkdwn, markdown_to_telegram_html, split_for_platform
 
 
@@ -73,3 +75,14 @@ def test_slack_mrkdwn_leaves_code_alone_and_escapes_control_characters() -> None
     assert markdown_to_slack_mrkdwn("call `__init__(**kw)` now") == "call `__init__(**kw)` now"
     assert markdown_to_slack_mrkdwn("```python\nx = **y**\n```") == "```\nx = **y**\n```"
     assert markdown_to_slack_mrkdwn("a <b> & c") == "a &lt;b&gt; &amp; c"
+
+
+def test_plain_text_renders_exactly_as_the_converter_renders_it() -> None:
+    from chatgpt_md_converter import telegram_format
+
+    words = ["hello", "https://a.example/c?d=1&e=2", "a@b.example", "(see)", "[note]", "1.", "2)", "<b>", "&amp;"]
+    words += ["é", "😀", "Q:", "3.14", "10:30", "'quote'", '"dq"', "{x}", "$5", "50%", "\n", "\n\n", "  ", "\t", "&"]
+    rng = random.Random(7)
+    for _ in range(2000):
+        text = rng.choice([" ", "", "\n"]).join(rng.choice(words) for _ in range(rng.randint(1, 20)))
+        assert markdown_to_telegram_html(text) == telegram_format(text), repr(text)
