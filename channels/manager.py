@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from bot.access.flood import RateLimit, Verdict, flood_notice
@@ -38,12 +38,11 @@ from channels.menus import offer_commands
 from channels.outbound import ChannelOutbox
 from channels.reactions import ReactionMode, Reactions
 from channels.streaming import LiveReply, StreamsReplies
+from channels.typing_indicators import TypingIndicators
 from channels.watchdog import Watchdog
 
 logger = logging.getLogger(__name__)
 
-TYPING_REFRESH = 4.0
-TYPING_DELAY = 0.2  # a reply quicker than this needs no indicator: one platform call fewer per message
 START_RETRY_CAP = 300.0
 
 
@@ -84,7 +83,7 @@ class ChannelManager:
         self._inbound: Counter[str] = Counter()
         self._slots: dict[str, _Slot] = {}
         self._tasks: list[asyncio.Task[None]] = []
-        self._typing: dict[str, asyncio.Event] = {}
+        self._typing = TypingIndicators()
         self._background: set[asyncio.Task[None]] = set()
         self._live: dict[str, LiveReply] = {}
         self._seen_inbound = SeenIds()
@@ -126,8 +125,7 @@ class ChannelManager:
     async def stop(self) -> None:
         """Stop routing, typing and sending (unsent messages stay journaled), then stop the channels in reverse."""
         self._unsubscribe()
-        for stop_typing in self._typing.values():
-            stop_typing.set()
+        await self._typing.stop_all()
         tasks = [*self._tasks, *self._background]
         lives, self._live = list(self._live.values()), {}
         await asyncio.gather(*(live.close() for live in lives))
@@ -291,13 +289,8 @@ class ChannelManager:
         if isinstance(event, TurnStarted):
             self._reactions.turn_started(event)
             slot = self._slots.get(event.chat.channel)
-            if slot and isinstance(slot.channel, ShowsTyping) and event.session_key not in self._typing:
-                stop = self._typing[event.session_key] = asyncio.Event()
-                task = asyncio.create_task(
-                    self._show_typing(slot, event.chat, stop), name=f"typing:{event.session_key}"
-                )
-                self._background.add(task)
-                task.add_done_callback(self._background.discard)
+            if slot and isinstance(slot.channel, ShowsTyping):
+                self._typing.start(event.session_key, partial(self._show_typing, slot, event.chat))
         elif isinstance(event, TurnFinished):
             self._stop_typing(event.chat)
             finished = self._slots.get(event.chat.channel)
@@ -334,23 +327,11 @@ class ChannelManager:
         task.add_done_callback(self._background.discard)
 
     def _stop_typing(self, chat: ChatRef) -> None:
-        stop = self._typing.pop(chat.session_key, None)
-        if stop:
-            stop.set()
+        self._typing.stop(chat.session_key)
 
-    async def _show_typing(self, slot: _Slot, chat: ChatRef, stop: asyncio.Event) -> None:
-        """Refresh the typing indicator from TYPING_DELAY into the turn until it ends or its reply goes out."""
-        channel = slot.channel
-        assert isinstance(channel, ShowsTyping)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), TYPING_DELAY)
-        while not stop.is_set():
-            if slot.ready.is_set():
-                try:
-                    await channel.show_typing(chat)
-                except Exception as exc:
-                    logger.debug("[%s] typing indicator failed: %s", chat.session_key, exc)
-            try:
-                await asyncio.wait_for(stop.wait(), TYPING_REFRESH)
-            except TimeoutError:
-                continue
+    @staticmethod
+    async def _show_typing(slot: _Slot, chat: ChatRef) -> None:
+        """Typing in `chat`, once its channel is connected."""
+        if slot.ready.is_set():
+            assert isinstance(slot.channel, ShowsTyping)
+            await slot.channel.show_typing(chat)
