@@ -7,7 +7,7 @@ import re
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_MARKDOWN_HINT = re.compile(r"[*_`~|\\>#+=!-]|\]\(|^\s*\d+[.)]\s|\n\n\n", re.MULTILINE)
+_MARKDOWN_HINT = re.compile(r"[*_`~|\\>#]|\]\(|^\s*(?:[-+]|\d+[.)])(?:\s|$)|^\s*[-=]{2,}|\n\n\n", re.MULTILINE)
 """Anything the Telegram converter would change beyond escaping and trimming: emphasis, code, links, quotes,
 headings, lists, runs of blank lines."""
 

@@ -82,6 +82,7 @@ def test_plain_text_renders_exactly_as_the_converter_renders_it() -> None:
 
     words = ["hello", "https://a.example/c?d=1&e=2", "a@b.example", "(see)", "[note]", "1.", "2)", "<b>", "&amp;"]
     words += ["é", "😀", "Q:", "3.14", "10:30", "'quote'", '"dq"', "{x}", "$5", "50%", "\n", "\n\n", "  ", "\t", "&"]
+    words += ["2026-11-25", "a-b", "-", "--", "---", "+", "=", "==", "!", "wow!", "a+b", "c=d", "·"]
     rng = random.Random(7)
     for _ in range(2000):
         text = rng.choice([" ", "", "\n"]).join(rng.choice(words) for _ in range(rng.randint(1, 20)))
