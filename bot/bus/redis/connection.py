@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import os
 import socket
 import uuid
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
+    from redis.asyncio.connection import Connection
     from redis.typing import StreamIdT
 
 TIMEOUT = 5.0  # every command's socket wait; longer than any BLOCK, so a blocked read never times out
@@ -24,6 +28,7 @@ def connect(url: str, timeout: float = TIMEOUT) -> Redis:
     from redis.backoff import ExponentialBackoff
     from redis.exceptions import ConnectionError, TimeoutError
 
+    plain_tcp = {"connection_class": bounded_send_connection()} if url.startswith("redis://") else {}
     return aioredis.from_url(
         url,
         decode_responses=True,
@@ -32,7 +37,38 @@ def connect(url: str, timeout: float = TIMEOUT) -> Redis:
         health_check_interval=30,
         retry=Retry(ExponentialBackoff(cap=1.0, base=0.1), 2),
         retry_on_error=[ConnectionError, TimeoutError],
+        **plain_tcp,
     )
+
+
+@functools.cache
+def bounded_send_connection() -> type[Connection]:
+    """A TCP connection class whose sends are bounded by `asyncio.timeout` instead of `asyncio.wait_for`.
+
+    redis-py bounds each send with wait_for, which on Python 3.11 runs the send in a task of its own:
+    a task, a timer and an extra loop turn per command, a good part of the client's CPU on a nearby
+    Redis. Here the whole send (a health check's PING and its reply included) runs under one
+    `asyncio.timeout` of the same length, in the caller's task; a lapse is the library's TimeoutError.
+    """
+    from redis.asyncio.connection import Connection
+    from redis.exceptions import TimeoutError as RedisTimeout
+
+    class BoundedSendConnection(Connection):
+        async def send_packed_command(self, command: bytes | str | Iterable[bytes], check_health: bool = True) -> None:
+            limit = self.socket_timeout
+            if not limit:
+                await super().send_packed_command(command, check_health)
+                return
+            self.socket_timeout = None  # the library then writes in this task; the timeout below bounds it
+            try:
+                async with asyncio.timeout(limit):
+                    await super().send_packed_command(command, check_health)
+            except TimeoutError:
+                raise RedisTimeout("Timeout writing to socket") from None
+            finally:
+                self.socket_timeout = limit
+
+    return BoundedSendConnection
 
 
 def as_text(reply: bytes | str) -> str:

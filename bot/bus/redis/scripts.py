@@ -105,6 +105,16 @@ end
 return fresh and 1 or 0
 """
 
+BEGIN = """
+-- Count a turn start for each message, toward its crash limit: one counter per message, kept for the retention.
+-- KEYS: the messages' start counters. ARGV: retention seconds
+for _, key in ipairs(KEYS) do
+  redis.call('INCR', key)
+  redis.call('EXPIRE', key, ARGV[1])
+end
+return #KEYS
+"""
+
 RENEW = """
 -- Extend a lease only while this holder still has it. KEYS: lease. ARGV: holder, lease ms
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
