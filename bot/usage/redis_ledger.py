@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass, fields
 from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -16,6 +16,7 @@ from bot.usage.periods import day_start, next_day
 BACKGROUND_PURPOSES = ("heartbeat", "consolidation")
 METRICS = ("calls", "in", "out", "cost", "priced")  # priced: calls with a known cost, so "unknown" stays apart from 0
 EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+COLUMNS = tuple(field.name for field in fields(CallRecord))  # a record's JSON: its fields' values in this order
 
 # KEYS: calls (sorted set by ts), sequence, the day's counters (hash), days (sorted set of day ordinals),
 # the month's counters (hash), months (sorted set of month numbers).
@@ -108,8 +109,8 @@ class RedisUsageLedger:
         keys = [self._key("calls"), self._key("seq"), self._day_key(day), self._key("days")]
         keys += [self._state.key("usage", "month", str(month)), self._key("months")]
         cost = "" if call.cost_usd is None else repr(call.cost_usd)
-        args: list[Any] = [repr(call.ts), json.dumps(astuple(call)), day, month, call.prompt_tokens]
-        args += [call.completion_tokens, cost]
+        record = json.dumps([getattr(call, column) for column in COLUMNS])
+        args: list[Any] = [repr(call.ts), record, day, month, call.prompt_tokens, call.completion_tokens, cost]
         self._record(keys=keys, args=[*args, *scopes(call)])
 
     def totals(

@@ -47,26 +47,36 @@ def bounded_send_connection() -> type[Connection]:
 
     redis-py bounds each send with wait_for, which on Python 3.11 runs the send in a task of its own:
     a task, a timer and an extra loop turn per command, a good part of the client's CPU on a nearby
-    Redis. Here the whole send (a health check's PING and its reply included) runs under one
-    `asyncio.timeout` of the same length, in the caller's task; a lapse is the library's TimeoutError.
+    Redis. Here a connected socket's send is written in the caller's task under an `asyncio.timeout` of
+    the same length, failing as the library's does; connecting and health checks take the library's path.
     """
     from redis.asyncio.connection import Connection
+    from redis.exceptions import ConnectionError as RedisConnectionError
     from redis.exceptions import TimeoutError as RedisTimeout
 
     class BoundedSendConnection(Connection):
         async def send_packed_command(self, command: bytes | str | Iterable[bytes], check_health: bool = True) -> None:
-            limit = self.socket_timeout
-            if not limit:
+            loop = asyncio.get_running_loop()
+            due = check_health and self.health_check_interval and loop.time() > self.next_health_check
+            writer = self._writer if self.is_connected else None
+            if writer is None or due or not self.socket_timeout:
                 await super().send_packed_command(command, check_health)
                 return
-            self.socket_timeout = None  # the library then writes in this task; the timeout below bounds it
+            if isinstance(command, str):
+                command = command.encode()
             try:
-                async with asyncio.timeout(limit):
-                    await super().send_packed_command(command, check_health)
+                async with asyncio.timeout(self.socket_timeout):
+                    writer.writelines([command] if isinstance(command, bytes) else command)
+                    await writer.drain()
             except TimeoutError:
+                await self.disconnect(nowait=True)
                 raise RedisTimeout("Timeout writing to socket") from None
-            finally:
-                self.socket_timeout = limit
+            except OSError as exc:
+                await self.disconnect(nowait=True)
+                raise RedisConnectionError(f"Error while writing to socket: {exc}") from exc
+            except BaseException:
+                await self.disconnect(nowait=True)  # a send cut short leaves the connection unusable, as in the library
+                raise
 
     return BoundedSendConnection
 
