@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass, fields
 from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -16,18 +16,30 @@ from bot.usage.periods import day_start, next_day
 BACKGROUND_PURPOSES = ("heartbeat", "consolidation")
 METRICS = ("calls", "in", "out", "cost", "priced")  # priced: calls with a known cost, so "unknown" stays apart from 0
 EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+COLUMNS = tuple(field.name for field in fields(CallRecord))  # a record's JSON: its fields' values in this order
 
 # KEYS: calls (sorted set by ts), sequence, the day's counters (hash), days (sorted set of day ordinals),
 # the month's counters (hash), months (sorted set of month numbers).
-# ARGV: ts, the record as JSON, the day's ordinal, the month's number, then (counter field, increment) pairs.
+# ARGV: ts, the record as JSON, the day's ordinal, the month's number, prompt tokens, completion tokens,
+# cost ('' when unknown), then the counter scopes the call adds to (the script adds each metric to each scope).
 _RECORD = """
 local seq = redis.call('INCR', KEYS[2])
 redis.call('ZADD', KEYS[1], ARGV[1], string.format('%016d', seq) .. '|' .. ARGV[2])
 redis.call('ZADD', KEYS[4], ARGV[3], ARGV[3])
 redis.call('ZADD', KEYS[6], ARGV[4], ARGV[4])
-for i = 5, #ARGV, 2 do
-  redis.call('HINCRBYFLOAT', KEYS[3], ARGV[i], ARGV[i + 1])
-  redis.call('HINCRBYFLOAT', KEYS[5], ARGV[i], ARGV[i + 1])
+local metrics = {'calls', 1, 'in', ARGV[5], 'out', ARGV[6]}
+if ARGV[7] ~= '' then
+  metrics[#metrics + 1] = 'cost'
+  metrics[#metrics + 1] = ARGV[7]
+  metrics[#metrics + 1] = 'priced'
+  metrics[#metrics + 1] = 1
+end
+for i = 8, #ARGV do
+  for m = 1, #metrics, 2 do
+    local field = ARGV[i] .. '|' .. metrics[m]
+    redis.call('HINCRBYFLOAT', KEYS[3], field, metrics[m + 1])
+    redis.call('HINCRBYFLOAT', KEYS[5], field, metrics[m + 1])
+  end
 end
 return seq
 """
@@ -94,21 +106,12 @@ class RedisUsageLedger:
         """Append one call and add it to its day's counters, atomically."""
         local = datetime.fromtimestamp(call.ts, self._zone).date()
         day, month = local.toordinal(), month_number(local)
-        increments: list[Any] = []
-        for scope in scopes(call):
-            increments += [
-                f"{scope}|calls",
-                1,
-                f"{scope}|in",
-                call.prompt_tokens,
-                f"{scope}|out",
-                call.completion_tokens,
-            ]
-            if call.cost_usd is not None:
-                increments += [f"{scope}|cost", repr(call.cost_usd), f"{scope}|priced", 1]
         keys = [self._key("calls"), self._key("seq"), self._day_key(day), self._key("days")]
         keys += [self._state.key("usage", "month", str(month)), self._key("months")]
-        self._record(keys=keys, args=[repr(call.ts), json.dumps(astuple(call)), day, month, *increments])
+        cost = "" if call.cost_usd is None else repr(call.cost_usd)
+        record = json.dumps([getattr(call, column) for column in COLUMNS])
+        args: list[Any] = [repr(call.ts), record, day, month, call.prompt_tokens, call.completion_tokens, cost]
+        self._record(keys=keys, args=[*args, *scopes(call)])
 
     def totals(
         self, since: float, sender: str | None = None, session_key: str | None = None, background: bool = False

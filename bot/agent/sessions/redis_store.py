@@ -52,6 +52,23 @@ end
 return mark
 """
 
+# KEYS: meta hash, log list, index (or ''). ARGV: now, session key, then the records.
+# Appends the records, notes the activity (in the index only for a live session); returns the log's length.
+_APPEND = """
+local length = 0
+for i = 3, #ARGV, 1000 do  -- in slices: unpack has a limit on how many values it returns
+  length = redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+end
+redis.call('HSET', KEYS[1], 'updated', ARGV[1])
+if KEYS[3] ~= '' then redis.call('ZADD', KEYS[3], ARGV[1], ARGV[2]) end
+return length
+"""
+
+# KEYS: meta hash. ARGV: prompt tokens, completion tokens. Adds one call's tokens; returns the new totals.
+_USAGE = """
+return {redis.call('HINCRBY', KEYS[1], 'prompt', ARGV[1]), redis.call('HINCRBY', KEYS[1], 'completion', ARGV[2])}
+"""
+
 # KEYS: live meta, live log, archived meta, archived log, index. ARGV: new generation, session key.
 _RESET = """
 if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('RENAME', KEYS[2], KEYS[4]) end
@@ -86,6 +103,8 @@ class RedisSessionStore(SessionCache):
         self._index = shared.key("sessions")
         client = shared.client  # scripts are called with the state's current client (it is remade after a close)
         self._load_script = client.register_script(_LOAD)
+        self._append_script = client.register_script(_APPEND)
+        self._usage_script = client.register_script(_USAGE)
         self._consolidated_script = client.register_script(_CONSOLIDATED)
         self._reset_script = client.register_script(_RESET)
 
@@ -124,7 +143,7 @@ class RedisSessionStore(SessionCache):
         return [json.loads(r)["message"] for r in raw]
 
     def append(self, session: Session, messages: list[dict[str, Any]], inbound_ids: list[str] | None = None) -> None:
-        """Append messages to the session's list in one transaction; `inbound_ids` names the bus messages they hold."""
+        """Append messages to the session's list in one script; `inbound_ids` names the bus messages they hold."""
         session = self._redis(session)
         if not messages:
             return  # RPUSH needs at least one value
@@ -134,12 +153,9 @@ class RedisSessionStore(SessionCache):
             records[0]["inbound"] = inbound_ids
             session.inbound_ids.update(inbound_ids)
         raw = [json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in records]
-        pipe = self._shared.client.pipeline(transaction=True)
-        pipe.rpush(session.log_key, *raw)
-        pipe.hset(session.meta_key, "updated", now)
-        if session.meta_key == self._meta(session.key):
-            pipe.zadd(self._index, {session.key: now})
-        length = pipe.execute()[0]
+        index = self._index if session.meta_key == self._meta(session.key) else ""
+        keys = [session.meta_key, session.log_key, index]
+        length = self._append_script(keys=keys, args=[now, session.key, *raw], client=self._shared.client)
         expected = session.total + len(messages)
         session.messages.extend(messages)
         self._grow(session, sum(len(r) for r in raw))
@@ -151,10 +167,9 @@ class RedisSessionStore(SessionCache):
     def record_usage(self, session: Session, prompt_tokens: int, completion_tokens: int) -> None:
         """Add one LLM call's token counts to the session's totals in Redis."""
         session = self._redis(session)
-        pipe = self._shared.client.pipeline(transaction=True)
-        pipe.hincrby(session.meta_key, "prompt", prompt_tokens)
-        pipe.hincrby(session.meta_key, "completion", completion_tokens)
-        session.prompt_tokens, session.completion_tokens = pipe.execute()
+        args = [prompt_tokens, completion_tokens]
+        totals = self._usage_script(keys=[session.meta_key], args=args, client=self._shared.client)
+        session.prompt_tokens, session.completion_tokens = (int(total) for total in totals)
 
     def mark_consolidated(self, session: Session, upto: int) -> None:
         """Record that messages before `upto` now live in long-term memory (a mark only ever rises)."""

@@ -25,7 +25,7 @@ from bot.bus.messages import InboundMessage, OutboundMessage, inbound_to_json
 from bot.bus.redis.connection import StreamRead, StreamScope
 from bot.bus.redis.handoff import HandoffStream, ReadEntry, read_entries
 from bot.bus.redis.outbox import Completion
-from bot.bus.redis.scripts import ADMIT, CLAIM_DEAD, PUBLISH_INBOUND, RELEASE, RENEW
+from bot.bus.redis.scripts import ADMIT, BEGIN, CLAIM_DEAD, PUBLISH_INBOUND, RELEASE, RENEW
 from bot.bus.redis.trim import StreamTrimmer
 
 if TYPE_CHECKING:
@@ -77,6 +77,7 @@ class RedisInbox:
         sources = {
             "inbound": PUBLISH_INBOUND,
             "admit": ADMIT,
+            "begin": BEGIN,
             "renew": RENEW,
             "release": RELEASE,
             "claim_dead": CLAIM_DEAD,
@@ -129,12 +130,10 @@ class RedisInbox:
         return bool(accepted)
 
     async def begin(self, message_ids: Sequence[str]) -> None:
-        """Count a turn start for each message (toward the crash limit)."""
-        async with self._scope.redis.pipeline(transaction=True) as pipe:
-            for message_id in message_ids:
-                pipe.incr(self._scope.key("starts", message_id))
-                pipe.expire(self._scope.key("starts", message_id), int(RETENTION))
-            await pipe.execute()
+        """Count a turn start for each message (toward the crash limit), in one script."""
+        if message_ids:
+            keys = [self._scope.key("starts", message_id) for message_id in message_ids]
+            await self._scripts["begin"](keys=keys, args=[int(RETENTION)])
 
     async def complete(self, message_ids: Sequence[str]) -> None:
         """Acknowledge the entries of these messages and drop them from their sessions' order."""

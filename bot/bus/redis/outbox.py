@@ -21,11 +21,10 @@ from bot.bus.journal import RETENTION
 from bot.bus.messages import OutboundMessage, outbound_from_json, outbound_to_json
 from bot.bus.redis.backlog import StreamBacklog, stream_backlog
 from bot.bus.redis.connection import StreamRead, StreamScope, as_text
-from bot.bus.redis.scripts import PUBLISH_OUTBOUND
+from bot.bus.redis.scripts import FINISH, PUBLISH_OUTBOUND
 from bot.bus.redis.trim import StreamTrimmer
 
 if TYPE_CHECKING:
-    from redis.asyncio.client import Pipeline
     from redis.commands.core import AsyncScript
     from redis.typing import EncodableT, KeyT, StreamIdT
 
@@ -65,6 +64,7 @@ class ChannelOutboxes:
         self._next_claim = 0.0
         self._trimmer = StreamTrimmer()
         self._publish: AsyncScript | None = None
+        self._finish: AsyncScript | None = None
 
     def stream(self, channel: str) -> str:
         """The key of a channel's outbox stream."""
@@ -76,8 +76,9 @@ class ChannelOutboxes:
         return self._scope.key("outboxes")
 
     def open(self) -> None:
-        """Register the journaling script with the scope's (new) client."""
+        """Register the journaling and settling scripts with the scope's (new) client."""
         self._publish = self._scope.redis.register_script(PUBLISH_OUTBOUND)
+        self._finish = self._scope.redis.register_script(FINISH)
 
     def deliver_for(self, channels: Sequence[str]) -> None:
         """Read these channels' outboxes only."""
@@ -104,13 +105,15 @@ class ChannelOutboxes:
         await self._scope.redis.hset(self._scope.key("out", message_id), "chunks", index + 1)
 
     async def finish(self, message_id: str, state: str, error: str | None = None) -> None:
-        """Record a message as sent or failed and acknowledge its entry (when this gateway read it)."""
-        async with self._scope.redis.pipeline(transaction=True) as pipe:
-            pipe.hset(self._scope.key("out", message_id), mapping={"state": state, "error": error or ""})
-            self._acknowledge(pipe, message_id)
-            if state == "failed":
-                pipe.incr(self._scope.key("stats", "outbound_failed"))
-            await pipe.execute()
+        """Record a message as sent or failed and acknowledge its entry (when this gateway read it), in one script."""
+        assert self._finish is not None, "the redis bus is not started"
+        keys = [self._scope.key("out", message_id), self._scope.key("stats", "outbound_failed")]
+        args: list[EncodableT] = [state, error or "", GATEWAYS]
+        found = self._entries.pop(message_id, None)
+        if found is not None:  # nothing to acknowledge when this gateway did not read the entry
+            keys.append(found[0])
+            args.append(found[1])
+        await self._finish(keys=keys, args=args)
 
     async def count_ambiguous(self) -> None:
         """Count a send that may or may not have reached the platform."""
@@ -164,12 +167,6 @@ class ChannelOutboxes:
                     continue
                 self._entries[fields["id"]] = (stream, entry)
                 self.queue.put_nowait(outbound_from_json(fields["body"]))
-
-    def _acknowledge(self, pipe: Pipeline, message_id: str) -> None:
-        """Add the XACK of a finished message's entry to `pipe` (nothing when this gateway did not read it)."""
-        found = self._entries.pop(message_id, None)
-        if found is not None:
-            pipe.xack(found[0], GATEWAYS, found[1])
 
     async def backlog(self) -> list[StreamBacklog]:
         """The backlog of every channel's outbox, by stream name."""

@@ -105,6 +105,27 @@ end
 return fresh and 1 or 0
 """
 
+BEGIN = """
+-- Count a turn start for each message, toward its crash limit: one counter per message, kept for the retention.
+-- KEYS: the messages' start counters. ARGV: retention seconds
+for _, key in ipairs(KEYS) do
+  redis.call('INCR', key)
+  redis.call('EXPIRE', key, ARGV[1])
+end
+return #KEYS
+"""
+
+FINISH = """
+-- Record an outbound message as sent or failed, acknowledge its outbox entry (when the gateway read one) and
+-- count a failure, in one step.
+-- KEYS: outbound state hash, failure counter, then the outbox stream when there is an entry to acknowledge
+-- ARGV: state, error, outbox group, entry id (when KEYS[3])
+redis.call('HSET', KEYS[1], 'state', ARGV[1], 'error', ARGV[2])
+if KEYS[3] then redis.call('XACK', KEYS[3], ARGV[3], ARGV[4]) end
+if ARGV[1] == 'failed' then redis.call('INCR', KEYS[2]) end
+return 1
+"""
+
 RENEW = """
 -- Extend a lease only while this holder still has it. KEYS: lease. ARGV: holder, lease ms
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
