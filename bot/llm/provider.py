@@ -17,11 +17,13 @@ from bot.config.schema import LLMConfig
 from bot.errors import MissingApiKey, ProviderError
 from bot.llm import litellm_transport, openai_http
 from bot.llm.failures import Evidence, StreamCut, classify, retry_delay, to_provider_error
+from bot.llm.idle_timeout import IdleTimeout
 from bot.llm.litellm_loader import import_litellm
 from bot.llm.model_params import request_params
 from bot.llm.prices import call_cost, price_table
 from bot.llm.prompt_cache import mark_cache_breakpoints, takes_cache_breakpoints
 from bot.llm.reasoning import ThinkFilter, ignore, reasoning_of, strip_think
+from bot.llm.stream_chunks import StreamDelta, litellm_delta, usage_of, wire_delta
 from bot.llm.types import (
     CUT_NOTE,
     LENGTH_NOTE,
@@ -66,6 +68,7 @@ class ModelProvider:
         self._evidence: Callable[[BaseException], Evidence] = (
             openai_http.failure_evidence if self._fast else litellm_transport.failure_evidence
         )
+        self._delta: Callable[[Any], StreamDelta] = wire_delta if self._fast else litellm_delta
         self._streams = True  # False once the endpoint refused a streamed call that it answered unstreamed
 
     async def warm_up(self) -> None:
@@ -189,10 +192,10 @@ class ModelProvider:
             _tool_call(call.id, call.function.name, call.function.arguments or "")
             for call in (message.tool_calls or [])
         )
-        usage = getattr(response, "usage", None)
+        usage = usage_of(getattr(response, "usage", None))
         logger.debug("llm answered in %.1f ms", (time.perf_counter() - started) * 1000)
         content = strip_think(message.content or "")
-        return self._finished(content, calls, choice.finish_reason or "stop", _usage(usage), emit if content else None)
+        return self._finished(content, calls, choice.finish_reason or "stop", usage, emit if content else None)
 
     async def _stream(self, request: dict[str, Any], emit: DeltaHandler, reasoning: DeltaHandler) -> LLMResponse:
         """Stream one answer; `llm.timeout` bounds the wait for the first chunk and between chunks, not the whole."""
@@ -208,32 +211,27 @@ class ModelProvider:
         parts: dict[int, dict[str, str]] = {}
         finish_reason = "stop"
         usage = Usage()
-        timeout = self._config.timeout
-        loop = asyncio.get_running_loop()
-        async with asyncio.timeout(timeout) as idle:
+        read = self._delta
+        async with IdleTimeout(self._config.timeout) as idle:
             stream = await self._acompletion(**request, stream=True, stream_options={"include_usage": True})
             if stream is None:
                 raise StreamRefused(f"{self.model} returned no stream")
             async for chunk in stream:
-                idle.reschedule(loop.time() + timeout)
-                if chunk_usage := getattr(chunk, "usage", None):
-                    usage = _usage(chunk_usage)
-                if not chunk.choices:
-                    continue
-                choice = chunk.choices[0]
-                finish_reason = choice.finish_reason or finish_reason
-                delta = choice.delta
-                if thought := reasoning_of(delta):
-                    reasoning(thought)
+                idle.touch()
+                delta = read(chunk)
+                if delta.usage is not None:
+                    usage = delta.usage
+                finish_reason = delta.finish_reason or finish_reason
+                if delta.reasoning:
+                    reasoning(delta.reasoning)
                 if delta.content:
                     text.append(delta.content)
                     visible.feed(delta.content)
-                for fragment in delta.tool_calls or []:
-                    part = parts.setdefault(fragment.index or 0, {"id": "", "name": "", "arguments": ""})
+                for fragment in delta.tool_calls:
+                    part = parts.setdefault(fragment.call_index, {"id": "", "name": "", "arguments": ""})
                     part["id"] = fragment.id or part["id"]
-                    if fragment.function:
-                        part["name"] = fragment.function.name or part["name"]
-                        part["arguments"] += fragment.function.arguments or ""
+                    part["name"] = fragment.name or part["name"]
+                    part["arguments"] += fragment.arguments
         visible.flush()
         content = strip_think("".join(text))
         # litellm reports finish_reason "stop" for a stream cut short; only the wrapper knows none arrived.
@@ -284,13 +282,3 @@ def priced(response: LLMResponse, model: str) -> LLMResponse:
 def _tool_call(call_id: str, name: str, raw: str) -> ToolCall:
     arguments, error = parse_arguments(raw)
     return ToolCall(id=call_id, name=name, arguments=arguments, raw_arguments=raw, arguments_error=error)
-
-
-def _usage(usage: Any) -> Usage:
-    if usage is None:
-        return Usage()
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) or getattr(usage, "cache_read_input_tokens", None) or 0
-    return Usage(
-        int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0), int(cached)
-    )

@@ -12,8 +12,9 @@ import pytest
 from bot.config.schema import LLMConfig
 from bot.errors import ProviderError
 from bot.llm.failures import Evidence, answer_error_evidence
-from bot.llm.openai_http import GarbledAnswer, read_answer, sse_data
+from bot.llm.openai_http import GarbledAnswer, read_answer
 from bot.llm.provider import ModelProvider
+from bot.llm.sse import sse_data
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import Error, FakeLLM, Hang, Reply, Text, ToolCalls
 
