@@ -50,9 +50,12 @@ class StreamRefused(Exception):
     """litellm answered a streamed call with nothing: it retried a 422 and gave up without raising."""
 
 
-def sanitize_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Keep only the standard chat keys, so stored extras never reach the provider."""
-    return [{k: v for k, v in m.items() if k in _MESSAGE_KEYS} for m in messages]
+def sanitize_messages(messages: list[dict[str, Any]], copy: bool = True) -> list[dict[str, Any]]:
+    """Keep only the standard chat keys, so stored extras never reach the provider; with `copy` False a message
+    that has no other keys is passed as it is (for a transport that never changes the messages it sends)."""
+    if copy:
+        return [{k: v for k, v in m.items() if k in _MESSAGE_KEYS} for m in messages]
+    return [m if m.keys() <= _MESSAGE_KEYS else {k: v for k, v in m.items() if k in _MESSAGE_KEYS} for m in messages]
 
 
 class ModelProvider:
@@ -159,7 +162,7 @@ class ModelProvider:
         config = self._config
         request: dict[str, Any] = {
             "model": config.model,
-            "messages": sanitize_messages(messages),
+            "messages": sanitize_messages(messages, copy=self._fast is None),  # litellm may change what it gets
             **request_params(config),
             "timeout": config.timeout,
             "num_retries": 0,
