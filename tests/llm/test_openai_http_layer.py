@@ -195,12 +195,13 @@ async def test_a_stream_whose_body_ends_after_its_done_keeps_its_connection_for_
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     client = OpenAICompatible(f"http://127.0.0.1:{port}/v1")
     try:
-        for call in range(2):
+        for _ in range(2):
             stream = await client.acompletion(model="openai/m", messages=USER, stream=True)
             assert [chunk["choices"][0]["delta"]["content"] async for chunk in stream] == ["hi"]
             assert stream.received_finish_reason == "stop"
             gate.set()
-            await until(lambda: stream._response.closed, timeout=5)
+            response = stream._response
+            await until(lambda response=response: response.closed, timeout=5)
             gate.clear()
         assert len(peers) == 2 and peers[0] == peers[1]
     finally:
