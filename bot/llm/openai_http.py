@@ -223,6 +223,13 @@ class SSEStream:
         self.received_finish_reason: str | None = None
 
     async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        async for batch in self.batches():
+            for chunk in batch:
+                yield chunk
+
+    async def batches(self) -> AsyncIterator[list[dict[str, Any]]]:
+        """The chunks as they arrive, a list of those that came in one read; a bad event is raised after the
+        chunks before it."""
         import aiohttp
 
         reader = EventReader()
@@ -230,19 +237,35 @@ class SSEStream:
         try:
             # Read as it arrives, not by aiohttp's lines: a line may exceed its limit (a 1 MB tool argument).
             async for piece in self._response.content.iter_any():
-                for data in reader.feed(piece):
-                    if data.startswith(b"[DONE]"):
-                        done = True
-                        return
-                    yield self._chunk(data)
-            for data in reader.end():
-                if data.startswith(b"[DONE]"):
+                batch, done, failure = self._read(reader.feed(piece))
+                if batch:
+                    yield batch
+                if failure is not None:
+                    raise failure
+                if done:
                     return
-                yield self._chunk(data)
+            batch, _, failure = self._read(reader.end())
+            if batch:
+                yield batch
+            if failure is not None:
+                raise failure
         except aiohttp.ClientError as exc:
             raise ConnectionLost(f"stream broke off: {type(exc).__name__}: {exc}", self._response.url) from exc
         finally:
             self._finish(done)
+
+    def _read(self, events: list[bytes]) -> tuple[list[dict[str, Any]], bool, Exception | None]:
+        """The chunks of these events up to `[DONE]`, whether it came, and the failure of a bad event (after which
+        nothing is read)."""
+        batch: list[dict[str, Any]] = []
+        for data in events:
+            if data.startswith(b"[DONE]"):
+                return batch, True, None
+            try:
+                batch.append(self._chunk(data))
+            except (ErrorInAnswer, GarbledAnswer) as exc:
+                return batch, False, exc
+        return batch, False, None
 
     def _chunk(self, data: bytes) -> dict[str, Any]:
         chunk: dict[str, Any] = _json_object(data, "a stream event", None)

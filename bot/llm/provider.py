@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any
 
@@ -219,22 +219,29 @@ class ModelProvider:
             stream = await self._acompletion(**request, stream=True, stream_options={"include_usage": True})
             if stream is None:
                 raise StreamRefused(f"{self.model} returned no stream")
-            async for chunk in stream:
+            async for batch in _batches(stream):
                 idle.touch()
-                delta = read(chunk)
-                if delta.usage is not None:
-                    usage = delta.usage
-                finish_reason = delta.finish_reason or finish_reason
-                if delta.reasoning:
-                    reasoning(delta.reasoning)
-                if delta.content:
-                    text.append(delta.content)
-                    visible.feed(delta.content)
-                for fragment in delta.tool_calls:
-                    part = parts.setdefault(fragment.call_index, {"id": "", "name": "", "arguments": ""})
-                    part["id"] = fragment.id or part["id"]
-                    part["name"] = fragment.name or part["name"]
-                    part["arguments"] += fragment.arguments
+                shown_now: list[str] = []  # the batch's text, shown in one piece: it arrived at once
+                for chunk in batch:
+                    delta = read(chunk)
+                    if delta.usage is not None:
+                        usage = delta.usage
+                    finish_reason = delta.finish_reason or finish_reason
+                    if delta.reasoning:
+                        if shown_now:
+                            visible.feed("".join(shown_now))
+                            shown_now.clear()
+                        reasoning(delta.reasoning)
+                    if delta.content:
+                        text.append(delta.content)
+                        shown_now.append(delta.content)
+                    for fragment in delta.tool_calls:
+                        part = parts.setdefault(fragment.call_index, {"id": "", "name": "", "arguments": ""})
+                        part["id"] = fragment.id or part["id"]
+                        part["name"] = fragment.name or part["name"]
+                        part["arguments"] += fragment.arguments
+                if shown_now:
+                    visible.feed("".join(shown_now))
         visible.flush()
         content = strip_think("".join(text))
         # litellm reports finish_reason "stop" for a stream cut short; only the wrapper knows none arrived.
@@ -280,6 +287,16 @@ def priced(response: LLMResponse, model: str) -> LLMResponse:
     usage = response.usage
     cost = call_cost(model, usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens)
     return response if not cost else replace(response, usage=replace(usage, cost=cost))
+
+
+async def _batches(stream: Any) -> AsyncIterator[list[Any]]:
+    """The stream's chunks in the batches they arrived in (the direct path reads them so), else one by one."""
+    if isinstance(stream, openai_http.SSEStream):
+        async for batch in stream.batches():
+            yield batch
+        return
+    async for chunk in stream:
+        yield [chunk]
 
 
 def _tool_call(call_id: str, name: str, raw: str) -> ToolCall:
