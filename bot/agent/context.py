@@ -121,7 +121,7 @@ class ContextBuilder:
         """System prompt, then history (long tool results cut), then the new user message."""
         return [
             {"role": "system", "content": self.system_prompt(message, scope, persona_file)},
-            *(clip_tool_message(m, self._max_tool_result_chars) for m in history),
+            *(m if m.get("role") != "tool" else clip_tool_message(m, self._max_tool_result_chars) for m in history),
             self.user_message(message, user_text),
         ]
 

@@ -11,6 +11,9 @@ from typing import Any, NamedTuple
 from bot.llm.reasoning import REASONING_FIELDS, reasoning_of
 from bot.llm.types import Usage
 
+# A delta with only these keys (most of them) carries no reasoning.
+_PLAIN_DELTA_KEYS = frozenset({"role", "content", "tool_calls", "refusal"})
+
 
 class ToolFragment(NamedTuple):
     """A piece of one tool call: its id and name arrive once, its arguments in pieces."""
@@ -74,9 +77,8 @@ def wire_delta(chunk: dict[str, Any]) -> StreamDelta:
     fragments: tuple[ToolFragment, ...] = ()
     if calls := delta.get("tool_calls"):
         fragments = tuple(_wire_fragment(call) for call in calls)
-    return StreamDelta(
-        delta.get("content") or "", _wire_reasoning(delta), fragments, choice.get("finish_reason"), usage
-    )
+    reasoning = "" if delta.keys() <= _PLAIN_DELTA_KEYS else _wire_reasoning(delta)
+    return StreamDelta(delta.get("content") or "", reasoning, fragments, choice.get("finish_reason"), usage)
 
 
 def _wire_fragment(call: dict[str, Any]) -> ToolFragment:
