@@ -43,6 +43,9 @@ class RedactSecrets(logging.Filter):
         self._secrets = sorted({s for s in secrets if len(s) >= 6}, key=len, reverse=True)
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.__dict__.get("_redacted_by") is self:
+            return True  # each handler asks; the message is read once
+        record.__dict__["_redacted_by"] = self
         message = record.getMessage()
         redacted = message
         for secret in self._secrets:
@@ -50,6 +53,31 @@ class RedactSecrets(logging.Filter):
         if redacted != message:
             record.msg, record.args = redacted, None
         return True
+
+
+class OnceFormatter(logging.Formatter):
+    """Formats a record once for every handler that shares it (the file handler's size check formats it too)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        done = record.__dict__.get("_formatted")
+        if done is not None and done[0] is self:
+            return str(done[1])
+        text = super().format(record)
+        record.__dict__["_formatted"] = (self, text)
+        return text
+
+
+class RotatingLog(logging.handlers.RotatingFileHandler):
+    """A rotating file whose size check per line stats nothing: the file is relaybot's own regular file (the
+    standard handler stats its path twice per line to allow for a device or a pipe)."""
+
+    def shouldRollover(self, record: logging.LogRecord) -> int:
+        if self.stream is None:
+            self.stream = self._open()
+        if self.maxBytes <= 0:
+            return 0
+        self.stream.seek(0, 2)  # another process may have written meanwhile
+        return int(self.stream.tell() + len(f"{self.format(record)}\n") >= self.maxBytes)
 
 
 class CurrentStderr(logging.StreamHandler[TextIO]):
@@ -83,13 +111,12 @@ def setup_logging(level: str, secrets: Iterable[str] = (), file: Path | None = N
         handlers.append(CurrentStderr())
     if file is not None:
         file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        handlers.append(
-            logging.handlers.RotatingFileHandler(file, maxBytes=FILE_BYTES, backupCount=FILE_BACKUPS, encoding="utf-8")
-        )
+        handlers.append(RotatingLog(file, maxBytes=FILE_BYTES, backupCount=FILE_BACKUPS, encoding="utf-8"))
         file.chmod(0o600)
     redact = RedactSecrets(secrets)
+    formatter = OnceFormatter(FORMAT)
     for handler in handlers:
-        handler.setFormatter(logging.Formatter(FORMAT))
+        handler.setFormatter(formatter)
         handler.addFilter(redact)
     root = logging.getLogger()
     root.handlers[:] = handlers or [logging.NullHandler()]

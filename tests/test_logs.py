@@ -3,6 +3,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from bot import logs
 from bot.cli.main import app
 from bot.logs import RedactSecrets, adopt_library_loggers, follow_lines, last_lines, setup_logging, third_party_level
 from tests.cli_process import env_for, run_cli, write_config
@@ -61,6 +62,24 @@ def test_log_file_is_private_and_tail_and_follow_read_it(tmp_path: Path) -> None
             file.write("appended\n")
 
     assert next(follow_lines(path, sleep=append_on_sleep)) == "appended\n"
+
+
+def test_stderr_and_the_file_get_the_same_masked_line_and_the_file_rotates_at_its_size(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    monkeypatch.setattr(logs, "FILE_BYTES", 300)
+    path = tmp_path / "logs" / "relaybot.log"
+    try:
+        setup_logging("info", secrets=["sk-abcdef"], file=path)
+        for i in range(8):
+            logging.getLogger("bot.test").info("event %d with key %s", i, "sk-abcdef")
+    finally:
+        setup_logging("warning")
+    printed = capsys.readouterr().err.splitlines()
+    assert len(printed) == 8 and printed[-1].endswith("bot.test: event 7 with key ***")
+    assert last_lines(path, 1) == [printed[-1] + "\n"] and path.stat().st_size < 300
+    rotated = path.with_name("relaybot.log.1")
+    assert rotated.exists() and "sk-abcdef" not in rotated.read_text() + path.read_text()
 
 
 async def test_debug_logs_never_print_request_bodies(tmp_path: Path, fake_llm: FakeLLM) -> None:

@@ -34,26 +34,35 @@ ModelInfo = Callable[[str], Mapping[str, Any]]
 
 def fit_history(messages: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
     """Drop the oldest history until the estimate fits `limit`; keep the system prompt, the current turn, tool pairs."""
+    return counted_fit(messages, limit)[0]
+
+
+def counted_fit(messages: list[dict[str, Any]], limit: int) -> tuple[list[dict[str, Any]], int]:
+    """`fit_history`, and the estimated tokens of what it kept (each message estimated once)."""
     # The current turn starts at the last user message. History is cut only just before a user
     # message, so an assistant tool call is never separated from its results.
     current = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), None)
     if current is None:
-        return messages
+        return messages, tokens_of(messages)
     head = 1 if messages[0].get("role") == "system" else 0
-    fixed = messages[:head] + messages[current:]
-    room = limit - sum(estimate_tokens(m) for m in fixed)
+    fixed = tokens_of(messages[:head]) + tokens_of(messages[current:])
+    room = limit - fixed
     start = current
-    used = 0
+    used = kept = 0
+    sizes: list[int] = []  # of messages[index] as the loop goes back: sizes[-1] is that of messages[start]
     for index in range(current - 1, head - 1, -1):
-        used += estimate_tokens(messages[index])
+        size = estimate_tokens(messages[index])
+        used += size
         if used > room:
             break
-        start = index
+        sizes.append(size)
+        start, kept = index, used
     while start < current and messages[start].get("role") != "user":
+        kept -= sizes.pop()
         start += 1
     if start == head:
-        return messages
-    return messages[:head] + messages[start:]
+        return messages, fixed + kept
+    return messages[:head] + messages[start:], fixed + kept
 
 
 def exchanges_in(messages: list[dict[str, Any]]) -> int:
@@ -201,26 +210,26 @@ class ContextBudget:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
     ) -> tuple[list[dict[str, Any]], int | None]:
         """The messages that fit, and a smaller reply reserve when the recent exchanges or the current turn need it."""
-        fitted, reserve = await self._fit(messages, tools)
-        room = await self._window.size() - tokens_of(fitted) - self.tools_size(tools)
+        fitted, reserve, tokens = await self._fit(messages, tools)
+        room = await self._window.size() - tokens - self.tools_size(tools)
         if room < (reserve or self._max_tokens):
             reserve = max(self.smallest_reserve(), room)
         return fitted, reserve if reserve is not None and reserve < self._max_tokens else None
 
     async def _fit(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
-    ) -> tuple[list[dict[str, Any]], int | None]:
-        fitted = fit_history(messages, await self.input_limit(tools))
+    ) -> tuple[list[dict[str, Any]], int | None, int]:
+        fitted, tokens = counted_fit(messages, await self.input_limit(tools))
         wanted = min(MIN_EXCHANGES, exchanges_in(messages))
-        if exchanges_in(fitted) >= wanted:
-            return fitted, None
+        if fitted is messages or exchanges_in(fitted) >= wanted:
+            return fitted, None, tokens
         window = await self._window.size()
         needed = tokens_for_recent(messages, wanted) + self.tools_size(tools)
         reserve = min(self._max_tokens, max(MIN_REPLY_RESERVE, window - needed))
-        fitted = fit_history(messages, await self.input_limit(tools, reserve))
+        fitted, tokens = counted_fit(messages, await self.input_limit(tools, reserve))
         if exchanges_in(fitted) < wanted:
             self._warn_cramped(window, exchanges_in(fitted), wanted)
-        return fitted, reserve if reserve < self._max_tokens else None
+        return fitted, reserve if reserve < self._max_tokens else None, tokens
 
     def smallest_reserve(self) -> int:
         """The least room a reply is left: 1,024 tokens, or llm.max_tokens when that is lower."""

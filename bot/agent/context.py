@@ -104,6 +104,8 @@ class ContextBuilder:
         self._zone = ZoneInfo(timezone)
         self._timezone = timezone
         self._files = FileCache()
+        self._bootstrap = [(name, workspace / name) for name in BOOTSTRAP_FILES]
+        self._notes: dict[tuple[Path, Trust], str] = {}
         self._skills = skills
         self._max_inbound_chars = max_inbound_chars
         self._inline_attachment_chars = inline_attachment_chars
@@ -119,7 +121,7 @@ class ContextBuilder:
         """System prompt, then history (long tool results cut), then the new user message."""
         return [
             {"role": "system", "content": self.system_prompt(message, scope, persona_file)},
-            *(clip_tool_message(m, self._max_tool_result_chars) for m in history),
+            *(m if m.get("role") != "tool" else clip_tool_message(m, self._max_tool_result_chars) for m in history),
             self.user_message(message, user_text),
         ]
 
@@ -133,12 +135,12 @@ class ContextBuilder:
             "Answer in the chat's language, briefly, in Markdown that reads well on a phone.",
             f"Timezone: {self._timezone}; each user message starts with its time and where it came from.\n"
             f"Workspace: {self._workspace} (file tools take paths relative to it).",
-            memory_note(scope, self._workspace, message.trust),
+            self._memory_note(scope, message.trust),
         ]
-        for name in BOOTSTRAP_FILES:
+        for name, path in self._bootstrap:
             if name in OWNER_ONLY_FILES and not scope.is_main:
                 continue
-            text = self._files.read(self._workspace / name).strip()
+            text = self._files.read(path).strip()
             if text:
                 sections.append(f"## {name}\n\n{text}")
             if name == "SOUL.md" and persona_file is not None and (persona := self._files.read(persona_file).strip()):
@@ -149,6 +151,16 @@ class ContextBuilder:
         if self._skills and (listing := self._skills.prompt()):
             sections.append(listing)
         return "\n\n".join(sections)
+
+    def _memory_note(self, scope: MemoryScope, trust: Trust) -> str:
+        """`memory_note`, made once per memory folder and trust."""
+        key = (scope.directory, trust)
+        note = self._notes.get(key)
+        if note is None:
+            if len(self._notes) >= FILE_CACHE_SIZE:
+                self._notes.clear()
+            note = self._notes[key] = memory_note(scope, self._workspace, trust)
+        return note
 
     def _within_share(self, memory: str, scope: MemoryScope) -> str:
         """MEMORY.md cut to its share of the window, with a note telling the model so."""

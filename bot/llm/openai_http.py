@@ -15,7 +15,7 @@ import importlib
 import json
 import logging
 import os
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterator
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +32,7 @@ from bot.llm.failures import (
     socket_failure,
 )
 from bot.llm.model_params import openai_body, request_headers
+from bot.llm.sse import EventReader
 from bot.net.proxy import proxy_for
 from bot.net.tls import client_context
 
@@ -44,6 +45,7 @@ PREFIX = "openai/"
 KEY_VARIABLE = "OPENAI_API_KEY"
 PLACEHOLDER_KEY = "no-key"
 # The keys of litellm's request that are part of the wire body; the rest steer litellm itself.
+DONE_GRACE = 5.0  # seconds the end of a streamed body may take after its [DONE] before the connection is closed
 _BODY_KEYS = ("messages", "max_tokens", "temperature", "reasoning_effort", "tools", "stream", "stream_options")
 
 
@@ -189,42 +191,6 @@ class BodyEncoder:
         return f"[{self._system[1]}]" if rest == "[]" else f"[{self._system[1]},{rest[1:]}"
 
 
-async def sse_data(pieces: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
-    """The data of each server-sent event, however the bytes arrive and however long a line is."""
-    partial: list[bytes] = []
-    data: list[bytes] = []
-    async for piece in pieces:
-        start = 0
-        while (end := piece.find(b"\n", start)) >= 0:
-            line = piece[start:end]
-            if partial:
-                partial.append(line)
-                line = b"".join(partial)
-                partial.clear()
-            start = end + 1
-            if event := _read_line(line, data):
-                yield event
-        if start < len(piece):
-            partial.append(piece[start:])
-    if partial:
-        _read_line(b"".join(partial), data)
-    if data:  # the last event, when the body ended without its blank line
-        yield b"\n".join(data)
-
-
-def _read_line(line: bytes, data: list[bytes]) -> bytes | None:
-    """Take one line into the event being read; the event's data when the line (blank) ends it."""
-    line = line.removesuffix(b"\r")
-    if line.startswith(b"data:"):
-        value = line[5:]
-        data.append(value[1:] if value.startswith(b" ") else value)
-    elif not line and data:
-        event = b"\n".join(data)
-        data.clear()
-        return event
-    return None
-
-
 def read_answer(raw: bytes) -> Wire:
     """A completion read from a 200 body: `ErrorInAnswer` when it carries an error, `GarbledAnswer` when not JSON."""
     answer = _json_object(raw, "the answer")
@@ -233,44 +199,91 @@ def read_answer(raw: bytes) -> Wire:
     return answer
 
 
-def _json_object(raw: bytes, what: str) -> Wire:
+def _json_object(raw: bytes, what: str, hook: Any = Wire) -> Any:
+    """The JSON object in `raw`, its objects made by `hook` (`Wire`, or plain dicts with None)."""
     try:
-        value = json.loads(raw, object_hook=Wire)
+        value = json.loads(raw, object_hook=hook)
     except ValueError as exc:
         raise GarbledAnswer(f"{what} is not JSON: {raw[:200]!r}") from exc
-    if not isinstance(value, Wire):
+    if not isinstance(value, dict):
         raise GarbledAnswer(f"{what} is not a JSON object: {raw[:200]!r}")
     return value
 
 
 class SSEStream:
-    """Chunks of a server-sent-events answer until `[DONE]`; `received_finish_reason` as litellm's stream has it.
+    """Chunks (plain dicts) of a server-sent-events answer until `[DONE]`; `received_finish_reason` as litellm's
+    stream has it.
 
-    Every failure is one of this module's errors; the response is released as soon as iteration ends, however.
+    Every failure is one of this module's errors. The response is released as soon as iteration ends; after
+    `[DONE]` the connection goes back to the pool once the body's end arrives (given `DONE_GRACE` to come).
     """
 
     def __init__(self, response: aiohttp.ClientResponse) -> None:
         self._response = response
         self.received_finish_reason: str | None = None
 
-    async def __aiter__(self) -> AsyncIterator[Wire]:
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        async for batch in self.batches():
+            for chunk in batch:
+                yield chunk
+
+    async def batches(self) -> AsyncIterator[list[dict[str, Any]]]:
+        """The chunks as they arrive, a list of those that came in one read; a bad event is raised after the
+        chunks before it."""
         import aiohttp
 
+        reader = EventReader()
+        done = False
         try:
             # Read as it arrives, not by aiohttp's lines: a line may exceed its limit (a 1 MB tool argument).
-            async for data in sse_data(self._response.content.iter_any()):
-                if data.startswith(b"[DONE]"):
+            async for piece in self._response.content.iter_any():
+                batch, done, failure = self._read(reader.feed(piece))
+                if batch:
+                    yield batch
+                if failure is not None:
+                    raise failure
+                if done:
                     return
-                chunk = _json_object(data, "a stream event")
-                if chunk.get("error"):
-                    raise ErrorInAnswer(chunk["error"], mid_stream=True)
-                for choice in chunk.get("choices") or ():
-                    self.received_finish_reason = choice.get("finish_reason") or self.received_finish_reason
-                yield chunk
+            batch, _, failure = self._read(reader.end())
+            if batch:
+                yield batch
+            if failure is not None:
+                raise failure
         except aiohttp.ClientError as exc:
             raise ConnectionLost(f"stream broke off: {type(exc).__name__}: {exc}", self._response.url) from exc
         finally:
-            self._response.release()
+            self._finish(done)
+
+    def _read(self, events: list[bytes]) -> tuple[list[dict[str, Any]], bool, Exception | None]:
+        """The chunks of these events up to `[DONE]`, whether it came, and the failure of a bad event (after which
+        nothing is read)."""
+        batch: list[dict[str, Any]] = []
+        for data in events:
+            if data.startswith(b"[DONE]"):
+                return batch, True, None
+            try:
+                batch.append(self._chunk(data))
+            except (ErrorInAnswer, GarbledAnswer) as exc:
+                return batch, False, exc
+        return batch, False, None
+
+    def _chunk(self, data: bytes) -> dict[str, Any]:
+        chunk: dict[str, Any] = _json_object(data, "a stream event", None)
+        if chunk.get("error"):
+            raise ErrorInAnswer(chunk["error"], mid_stream=True)
+        for choice in chunk.get("choices") or ():
+            self.received_finish_reason = choice.get("finish_reason") or self.received_finish_reason
+        return chunk
+
+    def _finish(self, done: bool) -> None:
+        """Release the response; after `[DONE]` with the body's end still on its way, let aiohttp release it
+        to the pool when it comes (releasing now would close the connection), and close it if it does not."""
+        response = self._response
+        if not done or response.content.is_eof():
+            response.release()
+            return
+        guard = asyncio.get_running_loop().call_later(DONE_GRACE, response.close)
+        response.content.on_eof(guard.cancel)
 
 
 class OpenAICompatible:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any
 
@@ -17,11 +17,13 @@ from bot.config.schema import LLMConfig
 from bot.errors import MissingApiKey, ProviderError
 from bot.llm import litellm_transport, openai_http
 from bot.llm.failures import Evidence, StreamCut, classify, retry_delay, to_provider_error
+from bot.llm.idle_timeout import IdleTimeout
 from bot.llm.litellm_loader import import_litellm
 from bot.llm.model_params import request_params
 from bot.llm.prices import call_cost, price_table
 from bot.llm.prompt_cache import mark_cache_breakpoints, takes_cache_breakpoints
 from bot.llm.reasoning import ThinkFilter, ignore, reasoning_of, strip_think
+from bot.llm.stream_chunks import StreamDelta, litellm_delta, usage_of, wire_delta
 from bot.llm.types import (
     CUT_NOTE,
     LENGTH_NOTE,
@@ -48,9 +50,12 @@ class StreamRefused(Exception):
     """litellm answered a streamed call with nothing: it retried a 422 and gave up without raising."""
 
 
-def sanitize_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Keep only the standard chat keys, so stored extras never reach the provider."""
-    return [{k: v for k, v in m.items() if k in _MESSAGE_KEYS} for m in messages]
+def sanitize_messages(messages: list[dict[str, Any]], copy: bool = True) -> list[dict[str, Any]]:
+    """Keep only the standard chat keys, so stored extras never reach the provider; with `copy` False a message
+    that has no other keys is passed as it is (for a transport that never changes the messages it sends)."""
+    if copy:
+        return [{k: v for k, v in m.items() if k in _MESSAGE_KEYS} for m in messages]
+    return [m if m.keys() <= _MESSAGE_KEYS else {k: v for k, v in m.items() if k in _MESSAGE_KEYS} for m in messages]
 
 
 class ModelProvider:
@@ -66,6 +71,7 @@ class ModelProvider:
         self._evidence: Callable[[BaseException], Evidence] = (
             openai_http.failure_evidence if self._fast else litellm_transport.failure_evidence
         )
+        self._delta: Callable[[Any], StreamDelta] = wire_delta if self._fast else litellm_delta
         self._streams = True  # False once the endpoint refused a streamed call that it answered unstreamed
 
     async def warm_up(self) -> None:
@@ -156,7 +162,7 @@ class ModelProvider:
         config = self._config
         request: dict[str, Any] = {
             "model": config.model,
-            "messages": sanitize_messages(messages),
+            "messages": sanitize_messages(messages, copy=self._fast is None),  # litellm may change what it gets
             **request_params(config),
             "timeout": config.timeout,
             "num_retries": 0,
@@ -189,10 +195,10 @@ class ModelProvider:
             _tool_call(call.id, call.function.name, call.function.arguments or "")
             for call in (message.tool_calls or [])
         )
-        usage = getattr(response, "usage", None)
+        usage = usage_of(getattr(response, "usage", None))
         logger.debug("llm answered in %.1f ms", (time.perf_counter() - started) * 1000)
         content = strip_think(message.content or "")
-        return self._finished(content, calls, choice.finish_reason or "stop", _usage(usage), emit if content else None)
+        return self._finished(content, calls, choice.finish_reason or "stop", usage, emit if content else None)
 
     async def _stream(self, request: dict[str, Any], emit: DeltaHandler, reasoning: DeltaHandler) -> LLMResponse:
         """Stream one answer; `llm.timeout` bounds the wait for the first chunk and between chunks, not the whole."""
@@ -208,32 +214,34 @@ class ModelProvider:
         parts: dict[int, dict[str, str]] = {}
         finish_reason = "stop"
         usage = Usage()
-        timeout = self._config.timeout
-        loop = asyncio.get_running_loop()
-        async with asyncio.timeout(timeout) as idle:
+        read = self._delta
+        async with IdleTimeout(self._config.timeout) as idle:
             stream = await self._acompletion(**request, stream=True, stream_options={"include_usage": True})
             if stream is None:
                 raise StreamRefused(f"{self.model} returned no stream")
-            async for chunk in stream:
-                idle.reschedule(loop.time() + timeout)
-                if chunk_usage := getattr(chunk, "usage", None):
-                    usage = _usage(chunk_usage)
-                if not chunk.choices:
-                    continue
-                choice = chunk.choices[0]
-                finish_reason = choice.finish_reason or finish_reason
-                delta = choice.delta
-                if thought := reasoning_of(delta):
-                    reasoning(thought)
-                if delta.content:
-                    text.append(delta.content)
-                    visible.feed(delta.content)
-                for fragment in delta.tool_calls or []:
-                    part = parts.setdefault(fragment.index or 0, {"id": "", "name": "", "arguments": ""})
-                    part["id"] = fragment.id or part["id"]
-                    if fragment.function:
-                        part["name"] = fragment.function.name or part["name"]
-                        part["arguments"] += fragment.function.arguments or ""
+            async for batch in _batches(stream):
+                idle.touch()
+                shown_now: list[str] = []  # the batch's text, shown in one piece: it arrived at once
+                for chunk in batch:
+                    delta = read(chunk)
+                    if delta.usage is not None:
+                        usage = delta.usage
+                    finish_reason = delta.finish_reason or finish_reason
+                    if delta.reasoning:
+                        if shown_now:
+                            visible.feed("".join(shown_now))
+                            shown_now.clear()
+                        reasoning(delta.reasoning)
+                    if delta.content:
+                        text.append(delta.content)
+                        shown_now.append(delta.content)
+                    for fragment in delta.tool_calls:
+                        part = parts.setdefault(fragment.call_index, {"id": "", "name": "", "arguments": ""})
+                        part["id"] = fragment.id or part["id"]
+                        part["name"] = fragment.name or part["name"]
+                        part["arguments"] += fragment.arguments
+                if shown_now:
+                    visible.feed("".join(shown_now))
         visible.flush()
         content = strip_think("".join(text))
         # litellm reports finish_reason "stop" for a stream cut short; only the wrapper knows none arrived.
@@ -281,16 +289,16 @@ def priced(response: LLMResponse, model: str) -> LLMResponse:
     return response if not cost else replace(response, usage=replace(usage, cost=cost))
 
 
+async def _batches(stream: Any) -> AsyncIterator[list[Any]]:
+    """The stream's chunks in the batches they arrived in (the direct path reads them so), else one by one."""
+    if isinstance(stream, openai_http.SSEStream):
+        async for batch in stream.batches():
+            yield batch
+        return
+    async for chunk in stream:
+        yield [chunk]
+
+
 def _tool_call(call_id: str, name: str, raw: str) -> ToolCall:
     arguments, error = parse_arguments(raw)
     return ToolCall(id=call_id, name=name, arguments=arguments, raw_arguments=raw, arguments_error=error)
-
-
-def _usage(usage: Any) -> Usage:
-    if usage is None:
-        return Usage()
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) or getattr(usage, "cache_read_input_tokens", None) or 0
-    return Usage(
-        int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0), int(cached)
-    )

@@ -30,6 +30,10 @@ class ThinkFilter:
     def feed(self, chunk: str) -> None:
         """Take a chunk; emit the part that is certainly visible."""
         self._pending += chunk
+        if self._pending and "<" not in self._pending:  # no tag starts here: all of it stays on its side
+            (self._hidden if self._inside else self._emit)(self._pending)
+            self._pending = ""
+            return
         while self._pending:
             tag = "</think>" if self._inside else "<think>"
             index = self._pending.find(tag)

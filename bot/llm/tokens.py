@@ -13,9 +13,11 @@ MESSAGE_OVERHEAD = 4
 
 def estimate_tokens(message: Mapping[str, Any]) -> int:
     """A cheap estimate of a chat message's tokens: characters / 3, images at a flat rate."""
+    content = message.get("content")
+    if content.__class__ is str and "tool_calls" not in message:  # most messages: text alone
+        return len(content) // CHARS_PER_TOKEN + MESSAGE_OVERHEAD
     chars = 0
     images = 0
-    content = message.get("content")
     if isinstance(content, str):
         chars += len(content)
     elif isinstance(content, list):

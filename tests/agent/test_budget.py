@@ -9,6 +9,7 @@ from bot.agent.budget import (
     ContextBudget,
     ContextWindow,
     context_length_in,
+    counted_fit,
     fit_history,
 )
 from bot.config.schema import LLMConfig
@@ -61,6 +62,15 @@ def test_fit_keeps_system_prompt_and_current_turn_and_drops_oldest_whole_exchang
     assert_tool_pairs_whole(fitted)
     assert fit_history(messages, limit=100_000) is messages
     assert fit_history(messages, limit=0) == [system, *current]
+
+
+def test_the_fit_counts_the_tokens_of_what_it_keeps() -> None:
+    system = {"role": "system", "content": "s" * 300}
+    history = [m for i in range(10) for m in exchange(i, size=10 * i)]
+    messages = [system, *history, {"role": "user", "content": "now"}]
+    for limit in (0, 150, 200, 333, 500, 1_000, 100_000):
+        fitted, tokens = counted_fit(messages, limit)
+        assert fitted == fit_history(messages, limit) and tokens == sum(estimate_tokens(m) for m in fitted)
 
 
 def test_images_count_at_a_flat_rate_not_by_their_base64_size() -> None:

@@ -3,6 +3,7 @@
 import asyncio
 import builtins
 import gc
+import json
 import sys
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -12,8 +13,9 @@ import pytest
 from bot.config.schema import LLMConfig
 from bot.errors import ProviderError
 from bot.llm.failures import Evidence, answer_error_evidence
-from bot.llm.openai_http import GarbledAnswer, read_answer, sse_data
+from bot.llm.openai_http import GarbledAnswer, read_answer
 from bot.llm.provider import ModelProvider
+from bot.llm.sse import sse_data
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import Error, FakeLLM, Hang, Reply, Text, ToolCalls
 
@@ -163,3 +165,46 @@ async def test_a_stream_abandoned_midway_closes_its_connection_at_once(fake_llm:
     await asyncio.wait_for(fake_llm.wait_for_disconnects(1), 5)
     assert isinstance(failure.value.__cause__, RuntimeError)
     await provider.aclose()
+
+
+async def test_a_stream_whose_body_ends_after_its_done_keeps_its_connection_for_the_next_call() -> None:
+    from aiohttp import web
+
+    from bot.llm.openai_http import OpenAICompatible
+    from tests.polling import until
+
+    peers: list[object] = []
+    gate = asyncio.Event()
+
+    async def answer(request: web.Request) -> web.StreamResponse:
+        peers.append(request.transport.get_extra_info("peername") if request.transport else None)
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        chunk = {"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]}
+        await response.write(f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode())
+        await gate.wait()  # the body's end comes after the client has read [DONE]
+        await response.write_eof()
+        return response
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", answer)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    client = OpenAICompatible(f"http://127.0.0.1:{port}/v1")
+    try:
+        for _ in range(2):
+            stream = await client.acompletion(model="openai/m", messages=USER, stream=True)
+            assert [chunk["choices"][0]["delta"]["content"] async for chunk in stream] == ["hi"]
+            assert stream.received_finish_reason == "stop"
+            gate.set()
+            response = stream._response
+            await until(lambda response=response: response.closed, timeout=5)
+            gate.clear()
+        assert len(peers) == 2 and peers[0] == peers[1]
+    finally:
+        gate.set()
+        await client.aclose()
+        await runner.cleanup()

@@ -123,3 +123,21 @@ async def test_text_ending_like_the_start_of_a_tag_is_shown_whole(fake_llm: Fake
     fake_llm.script(Text("so the answer is x <"))
     response, shown = await stream(fake_llm)
     assert response.content == shown == "so the answer is x <"
+
+
+async def test_text_that_arrives_at_once_is_shown_in_one_piece(fake_llm: FakeLLM) -> None:
+    fake_llm.script(Text("every word of it at once", chunk_chars=4))  # one write of seven chunks
+    deltas: list[str] = []
+    response = await provider(fake_llm).chat(USER, on_delta=deltas.append)
+    assert deltas == [response.content] == ["every word of it at once"]
+
+
+async def test_an_error_event_after_text_in_the_same_read_shows_the_text_and_is_reported_as_broken(
+    fake_llm: FakeLLM,
+) -> None:
+    fake_llm.script(Text("half of the answer", cut_after=2, cut="error"), Text("never asked"))
+    deltas: list[str] = []
+    with pytest.raises(StreamBroken):
+        await provider(fake_llm).chat(USER, on_delta=deltas.append)
+    assert "".join(deltas) == "half of the answ"
+    assert len(fake_llm.requests) == 1

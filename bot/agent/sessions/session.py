@@ -42,14 +42,16 @@ def pair_safe(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     messages = messages[first_user:]
     safe: list[dict[str, Any]] = []
     i = 0
-    while i < len(messages):
+    count = len(messages)
+    while i < count:
         message = messages[i]
-        calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+        role = message.get("role")
+        calls = message.get("tool_calls") if role == "assistant" else None
         if calls:
             wanted = {call["id"] for call in calls}
             j = i + 1
             results = []
-            while j < len(messages) and messages[j].get("role") == "tool":
+            while j < count and messages[j].get("role") == "tool":
                 results.append(messages[j])
                 j += 1
             if {r.get("tool_call_id") for r in results} >= wanted:
@@ -57,7 +59,7 @@ def pair_safe(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 safe.extend(r for r in results if r.get("tool_call_id") in wanted)
             i = j
             continue
-        if message.get("role") != "tool":
+        if role != "tool":
             safe.append(message)
         i += 1
     return safe

@@ -14,7 +14,7 @@ from urllib.parse import quote, unquote
 from bot.agent.sessions.archive import archived_file_messages
 from bot.agent.sessions.cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_TAIL, SessionCache
 from bot.agent.sessions.session import Session, pair_safe
-from bot.agent.sessions.tail import last_messages, read_tail, read_tail_rewriting, read_whole
+from bot.agent.sessions.tail import last_messages, read_backlog, read_tail, read_tail_rewriting
 
 __all__ = ["Session", "SessionStore", "pair_safe"]
 
@@ -108,16 +108,18 @@ class SessionStore(SessionCache):
         """Nothing to take up: only this process writes these files, and `mark_consolidated` updates every copy."""
 
     async def load_unconsolidated(self, session: Session) -> None:
-        """Read back (in a thread) the unconsolidated messages older than the tail, for consolidation."""
-        if session.base == 0:
+        """Read back (in a thread) the unconsolidated messages older than the tail, for consolidation: only those,
+        from the end of the file back to its consolidation mark; nothing when the tail starts at or after it."""
+        if session.base == 0 or session.consolidated >= session.base:
             return
-        whole = await asyncio.to_thread(read_whole, self._file(session), session.key, repair=False)
-        session.consolidated = max(session.consolidated, whole.consolidated)
+        backlog = await asyncio.to_thread(read_backlog, self._file(session), session.key, session.base)
+        session.consolidated = max(session.consolidated, backlog.consolidated)
         if session.consolidated < session.base:
-            older = whole.messages[session.consolidated : session.base]
+            skip = session.consolidated - backlog.consolidated
+            older = backlog.messages[skip:]
             session.messages[:0] = older
             session.base = session.consolidated
-            self._grow(session, whole.size * len(older) // max(1, len(whole.messages)))
+            self._grow(session, backlog.size * len(older) // max(1, len(backlog.messages)))
 
     def reset(self, key: str) -> Session:
         """Archive the session's file and start a fresh one; return the archived session."""

@@ -118,6 +118,47 @@ def _read_tail(path: Path, key: str, tail: int) -> Session:
     return found
 
 
+@dataclass(frozen=True)
+class Backlog:
+    """The messages from the file's consolidation mark up to `base`, the mark, and their bytes in the file."""
+
+    messages: list[dict[str, Any]]
+    consolidated: int
+    size: int
+
+
+def read_backlog(path: Path, key: str, base: int) -> Backlog:
+    """The unconsolidated messages before `base`, reading backwards from the end to the consolidation mark.
+
+    It costs what lies after the mark, not the whole file; a file of the old format is read whole.
+    """
+    if not path.exists():
+        return Backlog([], 0, 0)
+    mark: int | None = None
+    backwards: list[dict[str, Any]] = []
+    size = 0
+    for line in lines_backwards(path):
+        record = _parse(line, key, path)
+        if record is None:
+            continue
+        kind = record.get("type")
+        if kind == "consolidated" and mark is None:
+            mark = int(record.get("upto", 0))
+        elif kind == "message":
+            index = record.get("n")
+            if not isinstance(index, int):
+                whole = read_whole(path, key, repair=False)
+                older = whole.messages[whole.consolidated : base]
+                return Backlog(older, whole.consolidated, whole.size * len(older) // max(1, len(whole.messages)))
+            if mark is not None and index < mark:
+                break
+            if index < base:
+                backwards.append(record["message"])
+                size += len(line)
+    backwards.reverse()
+    return Backlog(backwards, mark or 0, size)
+
+
 def last_messages(path: Path, key: str, limit: int) -> list[dict[str, Any]]:
     """The file's last `limit` messages, read backwards from its end, whatever its format."""
     if not path.exists() or limit <= 0:

@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.agent.sessions import store as session_store
+from bot.agent.sessions import tail as session_tail
 from bot.agent.sessions.store import SessionStore
 from bot.agent.sessions.tail import lines_backwards, read_tail, read_whole
 
@@ -43,6 +45,45 @@ async def test_the_unconsolidated_backlog_is_read_back_when_needed(tmp_path: Pat
     await reloaded.load_unconsolidated(session)
     assert session.consolidated == 60 and session.base == 60
     assert session.messages[0] == {"role": "user", "content": "q30"} and session.total == 110
+
+
+async def test_the_backlog_is_read_back_from_the_end_to_the_mark_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SessionStore(tmp_path, tail=10)
+    chat(store, "t:1", 50)
+    store.mark_consolidated(store.get("t:1"), 60)
+    chat(store, "t:1", 5, start=50)
+    with store.get("t:1").path.open("r+b") as handle:  # lines before the mark are never parsed
+        handle.write(b"garbage that is not JSON")
+
+    def whole(*args: object, **kwargs: object) -> None:
+        raise AssertionError("read whole")
+
+    monkeypatch.setattr(session_tail, "read_whole", whole)
+    reloaded = SessionStore(tmp_path, tail=10)
+    session = reloaded.get("t:1")
+    await reloaded.load_unconsolidated(session)
+    assert session.consolidated == 60 and session.base == 60 and session.total == 110
+    assert [m["content"] for m in session.messages[:2]] == ["q30", "a30"]
+
+
+async def test_no_backlog_is_read_when_the_tail_starts_after_the_mark(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SessionStore(tmp_path, tail=10)
+    chat(store, "t:1", 50)
+    store.mark_consolidated(store.get("t:1"), 95)
+    chat(store, "t:1", 2, start=50)
+    reloaded = SessionStore(tmp_path, tail=10)
+    session = reloaded.get("t:1")
+
+    def backlog(*args: object) -> None:
+        raise AssertionError("read the backlog")
+
+    monkeypatch.setattr(session_store, "read_backlog", backlog)
+    await reloaded.load_unconsolidated(session)
+    assert (session.consolidated, session.base, session.total) == (95, 94, 104)
 
 
 def test_a_torn_last_line_is_cut_off_before_the_tail_is_read(tmp_path: Path) -> None:

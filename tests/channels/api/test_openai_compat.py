@@ -54,7 +54,7 @@ async def test_user_field_picks_the_session(api_bot: ApiBot, fake_llm, clients) 
 
 async def test_streaming_completion_arrives_as_chunks(api_bot: ApiBot, fake_llm, clients) -> None:
     text = "A reply long enough to arrive in several pieces, streamed as it is written."
-    fake_llm.script(Text(text))
+    fake_llm.script(Text(text, chunk_delay=0.01))  # written piece by piece (what arrives at once is one piece)
     stream = await clients(api_bot).chat.completions.create(
         model="relaybot", messages=[{"role": "user", "content": "go"}], stream=True
     )

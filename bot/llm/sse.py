@@ -1,0 +1,66 @@
+"""Server-sent events: the data of each event, from bytes however they arrive and however long a line is."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator
+
+
+class EventReader:
+    """Takes the body piece by piece and gives back the data of every event each piece completes."""
+
+    def __init__(self) -> None:
+        self._partial: list[bytes] = []  # the start of a line whose end has not arrived
+        self._data: list[bytes] = []  # the data lines of the event being read
+
+    def feed(self, piece: bytes) -> list[bytes]:
+        """The data of the events this piece ends (a line may span pieces; it is joined once, when it ends)."""
+        events: list[bytes] = []
+        if self._partial:
+            end = piece.find(b"\n")
+            if end < 0:
+                self._partial.append(piece)
+                return events
+            self._partial.append(piece[:end])
+            line = b"".join(self._partial)
+            self._partial.clear()
+            self._read((line,), events)
+            piece = piece[end + 1 :]
+        *lines, rest = piece.split(b"\n")
+        self._read(lines, events)
+        if rest:
+            self._partial.append(rest)
+        return events
+
+    def end(self) -> list[bytes]:
+        """The body ended: the last event, when it came without its blank line."""
+        events: list[bytes] = []
+        if self._partial:
+            self._read((b"".join(self._partial),), events)
+            self._partial.clear()
+        if self._data:
+            events.append(b"\n".join(self._data))
+            self._data.clear()
+        return events
+
+    def _read(self, lines: tuple[bytes, ...] | list[bytes], events: list[bytes]) -> None:
+        """Take whole lines into the event being read; a blank line ends it (comments and other fields are skipped)."""
+        data = self._data
+        for line in lines:
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if line.startswith(b"data:"):
+                value = line[5:]
+                data.append(value[1:] if value.startswith(b" ") else value)
+            elif not line and data:
+                events.append(b"\n".join(data))
+                data.clear()
+
+
+async def sse_data(pieces: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+    """The data of each server-sent event in a body that arrives in pieces."""
+    reader = EventReader()
+    async for piece in pieces:
+        for event in reader.feed(piece):
+            yield event
+    for event in reader.end():
+        yield event
