@@ -177,13 +177,24 @@ async def gateway_growth(chats: int, home: Path) -> None:
                 tracemalloc.start(8)  # deep enough to see the fake server's frames under yarl's and aiohttp's
                 await dm_chats(telegram, 200, chats)
                 gc.collect()
-                first = tracemalloc.take_snapshot()
+                first, rss, sqlite = tracemalloc.take_snapshot(), rss_kb(), sqlite_kb()
                 await dm_chats(telegram, 200 + chats, chats)
                 gc.collect()
-                second = tracemalloc.take_snapshot()
+                second, rss, sqlite = tracemalloc.take_snapshot(), rss_kb() - rss, sqlite_kb() - sqlite
             finally:
                 await gateway.stop()
+    print(f"RSS {rss / 1024:+.1f} MB (the fake Telegram's in it), SQLite's own allocations {sqlite / 1024:+.2f} MB")
     print_growth(first, second, chats)
+
+
+def sqlite_kb() -> int:
+    """What SQLite has allocated in this process (page caches, statements), which tracemalloc never sees, in KB."""
+    import _sqlite3
+    import ctypes
+
+    library = ctypes.CDLL(_sqlite3.__file__)
+    library.sqlite3_memory_used.restype = ctypes.c_int64
+    return int(library.sqlite3_memory_used()) // 1024
 
 
 def print_growth(first: Any, second: Any, chats: int) -> None:

@@ -77,8 +77,8 @@ class RememberingChannel(Channel):
             waiter.set_result(None)
 
 
-class MinuteClock:
-    """A monotonic clock a second ahead at every reading: one chat a second, so the flood limiter sweeps."""
+class SecondClock:
+    """A monotonic clock a second ahead at every reading: one chat a second, so the flood limiter forgets."""
 
     def __init__(self) -> None:
         self.now = 0.0
@@ -130,7 +130,7 @@ async def test_the_gateway_path_keeps_nothing_per_chat_once_its_bounded_memories
     stores = stores_for(config)
     app = AgentApp(config, InstantModel(), stores.bus(), stores=stores)
     access = access_policies(config, app, ["telegram"], stores.ignore_notices(), Activations(stores.chat_settings()))
-    rate_limit = SenderRateLimit(config.access.rate_limit, clock=MinuteClock())
+    rate_limit = SenderRateLimit(config.access.rate_limit, clock=SecondClock())
     manager = ChannelManager(app.bus, app.events, access, rate_limit=rate_limit)
     channel = RememberingChannel()
     manager.add(channel)
