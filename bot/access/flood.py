@@ -42,7 +42,7 @@ class SenderRateLimit:
 
     Senders are kept in the order of their last counted message and forgotten, oldest first, once that
     message is a window old, so the state holds the senders of the last minute alone, however many have
-    ever written; each is a string key and a tuple of times (about 200 bytes).
+    ever written; each is a string key and a tuple of times (about 180 bytes).
     """
 
     def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic) -> None:
