@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+RECENT_DELIVERIES = 1024  # platforms redeliver within minutes; the bus's journal dedupes for days behind this
+
 
 @dataclass
 class SeenIds:

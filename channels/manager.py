@@ -30,7 +30,7 @@ from bot.events import (
 )
 from bot.retry import RetryPolicy
 from channels.base import Channel, CommandSpec, Dismisses, Publish, ShowsTyping
-from channels.dedupe import SeenIds
+from channels.dedupe import RECENT_DELIVERIES, SeenIds
 from channels.group_context import GroupContext
 from channels.health import ChannelHealth, MessageCounts
 from channels.liveness import Liveness, ReportsLiveness
@@ -86,7 +86,7 @@ class ChannelManager:
         self._typing = TypingIndicators()
         self._background: set[asyncio.Task[None]] = set()
         self._live: dict[str, LiveReply] = {}
-        self._seen_inbound = SeenIds()
+        self._seen_inbound = SeenIds(RECENT_DELIVERIES)
         self._group_context = GroupContext()
         self._unsubscribe = lambda: None
         self._reactions = Reactions(reactions or {}, self._spawn)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from bot.bus import ChatRef, Choice, OutboundMessage, Press
+
+REMEMBERED_PROMPTS = 1000  # chats whose unanswered prompt a number still presses, the latest shown kept
 
 
 def numbered_text(message: OutboundMessage) -> str:
@@ -14,15 +18,19 @@ def numbered_text(message: OutboundMessage) -> str:
 
 
 class NumberedChoices:
-    """The latest prompt with choices in each chat, so that typing its number there presses that button."""
+    """The latest prompt with choices in each chat (of the `limit` shown last), so typing its number presses it."""
 
-    def __init__(self) -> None:
-        self._latest: dict[str, tuple[str, tuple[Choice, ...]]] = {}
+    def __init__(self, limit: int = REMEMBERED_PROMPTS) -> None:
+        self._limit = limit
+        self._latest: OrderedDict[str, tuple[str, tuple[Choice, ...]]] = OrderedDict()
 
     def shown(self, message: OutboundMessage) -> str:
         """Remember the message's choices (if any) and return its text as numbered lines."""
         if message.choices and message.prompt_id:
             self._latest[message.chat.session_key] = (message.prompt_id, message.choices)
+            self._latest.move_to_end(message.chat.session_key)
+            while len(self._latest) > self._limit:
+                self._latest.popitem(last=False)
         return numbered_text(message)
 
     def press(self, chat: ChatRef, text: str) -> tuple[Press, str] | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections import deque
+from collections import OrderedDict
 from collections.abc import Callable
 from enum import Enum
 from typing import Protocol
@@ -40,15 +40,16 @@ class RateLimit(Protocol):
 class SenderRateLimit:
     """A sliding one-minute window per channel and sender; dropped messages don't count against it.
 
-    Senders idle for longer than the window are forgotten (swept at most once a window), so the state
-    holds only the senders of the last minute or two, however many have ever written.
+    Senders are kept in the order of their last counted message and forgotten, oldest first, once that
+    message is a window old, so the state holds the senders of the last minute alone, however many have
+    ever written; each is a string key and a tuple of times (about 180 bytes).
     """
 
     def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic) -> None:
         self.per_minute = per_minute
         self._clock = clock
-        self._seen: dict[tuple[str, str], deque[float]] = {}
-        self._noticed: dict[tuple[str, str], float] = {}
+        self._seen: OrderedDict[str, tuple[float, ...]] = OrderedDict()
+        self._noticed: dict[str, float] = {}
         self._swept = clock()
 
     @property
@@ -61,26 +62,29 @@ class SenderRateLimit:
         if message.trust is Trust.OWNER or self.per_minute <= 0:
             return Verdict.PASS
         now = self._clock()
-        if now - self._swept >= WINDOW:
-            self._sweep(now)
-        key = (message.chat.channel, message.sender_id)
-        times = self._seen.setdefault(key, deque())
-        while times and now - times[0] >= WINDOW:
-            times.popleft()
+        self._forget(now)
+        key = f"{message.chat.channel}:{message.sender_id}"
+        times = tuple(at for at in self._seen.get(key, ()) if now - at < WINDOW)
         if len(times) < self.per_minute:
-            times.append(now)
+            self._seen.pop(key, None)
+            self._seen[key] = (*times, now)  # to the end: the last counted message is the newest
             self._noticed.pop(key, None)
             return Verdict.PASS
+        self._seen[key] = times  # in place: its last counted message is unchanged
         last = self._noticed.get(key)
         if last is not None and now - last < WINDOW:
             return Verdict.DROP
         self._noticed[key] = now
         return Verdict.DROP_AND_NOTIFY
 
-    def _sweep(self, now: float) -> None:
-        """Drop every sender whose last message and last notice are both older than the window."""
-        self._swept = now
-        for key in [key for key, times in self._seen.items() if not times or now - times[-1] >= WINDOW]:
+    def _forget(self, now: float) -> None:
+        """Drop the senders whose last counted message is a window old; notices older than a window, once a window."""
+        while self._seen:
+            key, times = next(iter(self._seen.items()))
+            if now - times[-1] < WINDOW:
+                break
             del self._seen[key]
-        for key in [key for key, noticed in self._noticed.items() if now - noticed >= WINDOW]:
-            del self._noticed[key]
+        if now - self._swept >= WINDOW:
+            self._swept = now
+            for key in [key for key, noticed in self._noticed.items() if now - noticed >= WINDOW]:
+                del self._noticed[key]

@@ -14,7 +14,7 @@ from bot.config.schema_channels import OnEdit
 
 logger = logging.getLogger(__name__)
 
-REMEMBERED = 5_000
+REMEMBERED = 1_000  # messages of the turns taken last: an edit of an older one is answered as a new message
 RERUN_NOTE = "[I edited my earlier message after your answer; answer it again as it now reads:]"
 ANSWERED_NOTE = "[The user edited a message you had already answered; it now reads:]"
 RUNNING_NOTE = "[The user edited their message while you were working on it; it now reads:]"

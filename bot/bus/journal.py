@@ -18,6 +18,7 @@ from bot.bus.messages import (
 )
 
 CRASH_LIMIT = 2
+PAGE_CACHE_KIB = 512  # SQLite's page cache (default 2 MB) fills as the file grows, in RSS tracemalloc never sees
 RETENTION = 7 * 86400.0
 
 _SCHEMA = """
@@ -68,6 +69,7 @@ class Journal:
         db = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
+        db.execute(f"PRAGMA cache_size=-{PAGE_CACHE_KIB}")
         db.executescript(_SCHEMA)
         cutoff = self._now() - RETENTION
         with db:

@@ -28,6 +28,7 @@ CREATE TABLE IF NOT EXISTS calls (
 CREATE INDEX IF NOT EXISTS calls_by_sender ON calls (sender, ts);
 CREATE INDEX IF NOT EXISTS calls_by_time ON calls (ts);
 """
+PAGE_CACHE_KIB = 512  # SQLite's page cache (default 2 MB) fills as the file grows, in RSS tracemalloc never sees
 GROUPS = {"sender": "sender", "chat": "session_key", "model": "model", "purpose": "purpose"}
 
 
@@ -90,6 +91,7 @@ class UsageLedger:
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")  # WAL stays consistent; a power cut may lose the last rows
+            self._db.execute(f"PRAGMA cache_size=-{PAGE_CACHE_KIB}")
             self._db.executescript(_SCHEMA)
 
     def record(self, call: CallRecord) -> None:

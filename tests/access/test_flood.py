@@ -65,3 +65,16 @@ def test_senders_idle_past_the_window_are_forgotten_while_active_ones_stay_limit
     assert limit.check(message("newcomer")) is Verdict.PASS
     assert limit.tracked == 2  # the thousand idle senders are gone; the flooder's window is still open
     assert limit.check(message("flooder")) is Verdict.DROP
+
+
+def test_a_sender_is_forgotten_one_window_after_its_last_counted_message() -> None:
+    clock = Clock()
+    limit = SenderRateLimit(5, clock)
+    for sender in range(100):
+        limit.check(message(str(sender)))
+        clock.now += 1
+    assert limit.tracked == 60  # a second apart: those of the last minute, never two minutes' worth
+    limit.check(message("99"))  # a message again moves a sender to the newest
+    clock.now += 59
+    limit.check(message("late"))
+    assert limit.tracked == 2

@@ -1,21 +1,42 @@
-"""Memory that stops growing per chat: thousands of one-message chats through the whole agent app in this process."""
+"""Memory that stops growing per chat: thousands of one-message chats through the gateway's path in this process.
+
+Each chat is a different stranger's DM on a channel named `telegram`, published as the Telegram channel does:
+through the channel manager's dedupe, access policy and flood limit, the journaled bus, the agent loop (lanes,
+edits, sessions) with an instant model, the outbox and delivery, to a channel that keeps the Telegram channel's
+reply map. The count bounds on that path (the inbound dedupe, the ids edits may name, the reply map, the session
+cache) are lowered to BOUND so they are full before the first snapshot: what is kept between the two snapshots is
+what grows with the number of chats. `python bench/memory.py --gateway-only` measures them at their real sizes.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import gc
 import tracemalloc
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+import pytest
+
+from bot.access.activation import Activations
+from bot.access.flood import SenderRateLimit
+from bot.agent.edits import EditDesk
 from bot.app.agent_wiring import AgentApp
-from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
+from bot.app.backend import stores_for
+from bot.app.gateway import access_policies
+from bot.bus import ChatRef, InboundMessage, OutboundMessage
 from bot.config.schema import Config
 from bot.llm.types import LLMResponse, Usage
+from channels.base import Channel
+from channels.manager import ChannelManager
+from channels.telegram_replies import SentReplies
 
-PER_CHAT_BYTES = 1024 * 1024 // 3000  # the bound: 1 MB for 3,000 more chats
+BOUND = 50  # each count bound on the path, lowered from 1,000-1,024 so a few hundred chats fill them all
+FILLED = 300  # chats before the first snapshot
+MEASURED = 600  # chats between the snapshots
+PER_CHAT_BYTES = 48  # a forgotten bound keeps 100-300 bytes a chat; what bounded memories leave is noise below 20
 AT_ONCE = 100
-MEASURED = 600
 
 
 class InstantModel:
@@ -33,63 +54,99 @@ class InstantModel:
         return LLMResponse("noted", usage=Usage(prompt_tokens=200, completion_tokens=2))
 
 
-async def one_message_chats(app: AgentApp, first: int, count: int) -> None:
+class RememberingChannel(Channel):
+    """Stands in for Telegram: each reply is recorded in the Telegram channel's reply map and resolves its waiter."""
+
+    name: ClassVar[str] = "telegram"
+
+    def __init__(self) -> None:
+        self.replies = SentReplies(BOUND)
+        self.waiting: dict[str, asyncio.Future[None]] = {}
+        self._sent = 0
+
+    async def start(self) -> None:
+        pass
+
+    async def stop(self) -> None:
+        pass
+
+    async def send(self, message: OutboundMessage) -> None:
+        self._sent += 1
+        self.replies.record(message.chat.chat_id, message.reply_to_platform_id, str(self._sent))
+        if (waiter := self.waiting.pop(message.chat.chat_id, None)) is not None:
+            waiter.set_result(None)
+
+
+class SecondClock:
+    """A monotonic clock a second ahead at every reading: one chat a second, so the flood limiter forgets."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+async def one_message_chats(manager: ChannelManager, channel: RememberingChannel, first: int, count: int) -> None:
     """`count` chats, each a different stranger's single DM, AT_ONCE at a time, each answered before the next batch."""
-    waiting: dict[str, asyncio.Future[OutboundMessage]] = {}
-
-    async def collect() -> None:
-        while True:
-            reply = await app.bus.consume_outbound()
-            await app.bus.mark_sent(reply.id)
-            future = waiting.pop(reply.in_reply_to or "", None)
-            if future is not None:
-                future.set_result(reply)
-
-    collector = asyncio.create_task(collect())
-    try:
-        loop = asyncio.get_running_loop()
-        for start in range(first, first + count, AT_ONCE):
-            futures = []
-            for n in range(start, min(first + count, start + AT_ONCE)):
-                message = InboundMessage(ChatRef("telegram", str(10_000 + n)), str(n), f"hello {n}", trust=Trust.GUEST)
-                futures.append(waiting.setdefault(message.id, loop.create_future()))
-                await app.bus.publish_inbound(message)
-            async with asyncio.timeout(30):
-                await asyncio.gather(*futures)
-    finally:
-        collector.cancel()
-        await asyncio.gather(collector, return_exceptions=True)
+    publish = manager.publisher("telegram")
+    loop = asyncio.get_running_loop()
+    for start in range(first, first + count, AT_ONCE):
+        waiters = []
+        for n in range(start, min(first + count, start + AT_ONCE)):
+            chat = str(10_000 + n)
+            waiters.append(channel.waiting.setdefault(chat, loop.create_future()))
+            await publish(InboundMessage(ChatRef("telegram", chat), chat, f"hello {n}", platform_message_id=str(n)))
+        async with asyncio.timeout(30):
+            await asyncio.gather(*waiters)
 
 
-def traced_bytes() -> int:
+def traced() -> tracemalloc.Snapshot:
     gc.collect()
-    ours = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(False, tracemalloc.__file__)])
-    return sum(stat.size for stat in ours.statistics("filename"))
+    return tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(False, tracemalloc.__file__)])
 
 
-async def test_memory_stops_growing_with_the_number_of_chats(tmp_path: Path) -> None:
-    config = Config.model_validate(
+def gateway_config(tmp_path: Path) -> Config:
+    return Config.model_validate(
         {
             "workspace": tmp_path / "workspace",
             "state_dir": tmp_path / "state",
             "llm": {"model": "openai/instant", "api_key": "sk-test"},
-            "agent": {"session_cache_size": 50},  # full long before the measured chats, as in a busy gateway
+            "agent": {"session_cache_size": BOUND},
+            "channels": {"telegram": {"dm_policy": "open"}},
             "heartbeat": {"enabled": False},
             "shutdown_grace": 0.2,
         }
     )
-    app = AgentApp(config, InstantModel())
+
+
+async def test_the_gateway_path_keeps_nothing_per_chat_once_its_bounded_memories_are_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("channels.manager.RECENT_DELIVERIES", BOUND)
+    monkeypatch.setattr("bot.agent.loop.EditDesk", partial(EditDesk, remembered=BOUND))
+    config = gateway_config(tmp_path)
+    stores = stores_for(config)
+    app = AgentApp(config, InstantModel(), stores.bus(), stores=stores)
+    access = access_policies(config, app, ["telegram"], stores.ignore_notices(), Activations(stores.chat_settings()))
+    rate_limit = SenderRateLimit(config.access.rate_limit, clock=SecondClock())
+    manager = ChannelManager(app.bus, app.events, access, rate_limit=rate_limit)
+    channel = RememberingChannel()
+    manager.add(channel)
     await app.start()
+    await manager.start()
+    tracemalloc.start(1)
     try:
-        await one_message_chats(app, 0, 200)
-        tracemalloc.start()
-        try:
-            await one_message_chats(app, 200, 200)  # everything that is kept once is allocated by now
-            before = traced_bytes()
-            await one_message_chats(app, 400, MEASURED)
-            grown = traced_bytes() - before
-        finally:
-            tracemalloc.stop()
+        await one_message_chats(manager, channel, 0, FILLED)
+        before = traced()
+        await one_message_chats(manager, channel, FILLED, MEASURED)
+        after = traced()
     finally:
+        tracemalloc.stop()
+        await manager.stop()
         await app.stop()
-    assert grown < MEASURED * PER_CHAT_BYTES, f"{grown:,} bytes more after {MEASURED} more chats"
+    growth = after.compare_to(before, "lineno")
+    grown = sum(stat.size_diff for stat in growth)
+    top = "\n".join(str(stat) for stat in growth[:5])
+    assert grown < MEASURED * PER_CHAT_BYTES, f"{grown:,} bytes kept over {MEASURED} more chats, by line:\n{top}"

@@ -21,3 +21,12 @@ def test_choices_are_shown_as_numbered_lines_and_a_number_presses_once() -> None
 
 def test_a_message_without_choices_is_unchanged() -> None:
     assert NumberedChoices().shown(OutboundMessage(CHAT, "plain")) == "plain"
+
+
+def test_only_the_chats_with_a_prompt_shown_last_are_remembered() -> None:
+    choices = NumberedChoices(limit=2)
+    for chat_id in ("a", "b", "c"):
+        choices.shown(OutboundMessage(ChatRef("api", chat_id), "Go?", choices=PROMPT.choices, prompt_id=chat_id))
+    assert choices.press(ChatRef("api", "a"), "1") is None
+    assert choices.press(ChatRef("api", "b"), "1") == (Press("b", "once"), "Allow once")
+    assert choices.press(ChatRef("api", "c"), "2") == (Press("c", "deny"), "Deny")
