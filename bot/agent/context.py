@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
@@ -26,6 +27,7 @@ MAX_INLINE_IMAGE_BYTES = 5 * 1024 * 1024
 MAX_INBOUND_CHARS = 32_000
 INLINE_ATTACHMENT_CHARS = 20_000
 FILE_CACHE_SIZE = 256  # the workspace's own files plus the memory files of the chats active lately
+NOTE_CACHE_SIZE = 64  # memory notes of the chats active lately; another costs microseconds to make
 
 
 def cap_text(text: str, limit: int) -> str:
@@ -66,6 +68,7 @@ class FileCache:
         return text
 
 
+@functools.lru_cache(maxsize=NOTE_CACHE_SIZE)
 def memory_note(scope: MemoryScope, workspace: Path, trust: Trust) -> str:
     """Where this chat's memory lives, and how the model can search its history with the tools it has."""
     memory, history = (path.relative_to(workspace) for path in (scope.memory_file, scope.history_file))
@@ -105,7 +108,6 @@ class ContextBuilder:
         self._timezone = timezone
         self._files = FileCache()
         self._bootstrap = [(name, workspace / name) for name in BOOTSTRAP_FILES]
-        self._notes: dict[tuple[Path, Trust], str] = {}
         self._skills = skills
         self._max_inbound_chars = max_inbound_chars
         self._inline_attachment_chars = inline_attachment_chars
@@ -135,7 +137,7 @@ class ContextBuilder:
             "Answer in the chat's language, briefly, in Markdown that reads well on a phone.",
             f"Timezone: {self._timezone}; each user message starts with its time and where it came from.\n"
             f"Workspace: {self._workspace} (file tools take paths relative to it).",
-            self._memory_note(scope, message.trust),
+            memory_note(scope, self._workspace, message.trust),
         ]
         for name, path in self._bootstrap:
             if name in OWNER_ONLY_FILES and not scope.is_main:
@@ -151,16 +153,6 @@ class ContextBuilder:
         if self._skills and (listing := self._skills.prompt()):
             sections.append(listing)
         return "\n\n".join(sections)
-
-    def _memory_note(self, scope: MemoryScope, trust: Trust) -> str:
-        """`memory_note`, made once per memory folder and trust."""
-        key = (scope.directory, trust)
-        note = self._notes.get(key)
-        if note is None:
-            if len(self._notes) >= FILE_CACHE_SIZE:
-                self._notes.clear()
-            note = self._notes[key] = memory_note(scope, self._workspace, trust)
-        return note
 
     def _within_share(self, memory: str, scope: MemoryScope) -> str:
         """MEMORY.md cut to its share of the window, with a note telling the model so."""
