@@ -19,12 +19,17 @@ def chat(store: SessionStore, key: str, turns: int, start: int = 0) -> None:
         store.append(session, [{"role": "assistant", "content": f"a{i}"}])
 
 
-def test_tail_read_matches_the_whole_file_for_the_turn(tmp_path: Path) -> None:
+def marked(tmp_path: Path, mark: int, more: int) -> SessionStore:
+    """A store whose chat t:1 had 50 turns, a consolidation mark at `mark`, then `more` turns."""
     store = SessionStore(tmp_path, tail=10)
     chat(store, "t:1", 50)
-    session = store.get("t:1")
-    store.mark_consolidated(session, 60)
-    chat(store, "t:1", 5, start=50)
+    store.mark_consolidated(store.get("t:1"), mark)
+    chat(store, "t:1", more, start=50)
+    return store
+
+
+def test_tail_read_matches_the_whole_file_for_the_turn(tmp_path: Path) -> None:
+    session = marked(tmp_path, 60, 5).get("t:1")
     tail = read_tail(session.path, "t:1", 10)
     whole = read_whole(session.path, "t:1")
     assert tail.base + len(tail.messages) == len(whole.messages) == 110
@@ -36,10 +41,7 @@ def test_tail_read_matches_the_whole_file_for_the_turn(tmp_path: Path) -> None:
 
 
 async def test_the_unconsolidated_backlog_is_read_back_when_needed(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path, tail=10)
-    chat(store, "t:1", 50)
-    store.mark_consolidated(store.get("t:1"), 60)
-    chat(store, "t:1", 5, start=50)
+    marked(tmp_path, 60, 5)
     reloaded = SessionStore(tmp_path, tail=10)
     session = reloaded.get("t:1")
     await reloaded.load_unconsolidated(session)
@@ -50,10 +52,7 @@ async def test_the_unconsolidated_backlog_is_read_back_when_needed(tmp_path: Pat
 async def test_the_backlog_is_read_back_from_the_end_to_the_mark_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = SessionStore(tmp_path, tail=10)
-    chat(store, "t:1", 50)
-    store.mark_consolidated(store.get("t:1"), 60)
-    chat(store, "t:1", 5, start=50)
+    store = marked(tmp_path, 60, 5)
     with store.get("t:1").path.open("r+b") as handle:  # lines before the mark are never parsed
         handle.write(b"garbage that is not JSON")
 
@@ -71,10 +70,7 @@ async def test_the_backlog_is_read_back_from_the_end_to_the_mark_only(
 async def test_no_backlog_is_read_when_the_tail_starts_after_the_mark(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = SessionStore(tmp_path, tail=10)
-    chat(store, "t:1", 50)
-    store.mark_consolidated(store.get("t:1"), 95)
-    chat(store, "t:1", 2, start=50)
+    marked(tmp_path, 95, 2)
     reloaded = SessionStore(tmp_path, tail=10)
     session = reloaded.get("t:1")
 
