@@ -41,15 +41,14 @@ def run(
         raise typer.BadParameter(f"use one of {', '.join(ROLES)}", param_hint="--role")
     chosen = ROLES[ROLES.index(role)]
     config = load(ctx.obj, "gateway")
-    import asyncio
     import contextlib
 
-    from bot.app.serve import run_gateway
+    from bot.app.serve import run_gateway, run_loop
     from bot.errors import ConfigError
 
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            raise typer.Exit(asyncio.run(run_gateway(config, chosen)))
+            raise typer.Exit(run_loop(run_gateway(config, chosen)))
     except ConfigError as exc:
         typer.echo(f"config error: {exc}", err=True)
         raise typer.Exit(2) from None
