@@ -13,9 +13,9 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_scheme_proxy_applies_unless_no_proxy_exempts_the_host(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.internal:3128")
-    monkeypatch.setenv("NO_PROXY", "api.telegram.org")
+    monkeypatch.setenv("NO_PROXY", "bot-api.example")
     assert proxy_for("https://example.com/v1") == "http://proxy.internal:3128"
-    assert proxy_for("https://api.telegram.org/bot1/getMe") is None
+    assert proxy_for("https://bot-api.example/bot1/getMe") is None
     assert proxy_for("http://example.com/") is None
 
 
