@@ -8,6 +8,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.loopback import LoopbackSite
+
 API_KEY = "brave-test-key"
 
 
@@ -24,7 +26,7 @@ class FakeBrave:
         self.api_key = api_key
         self.queries: list[dict[str, str]] = []
         self.throttle = 0  # answer this many more requests with 429 RATE_LIMITED
-        self._runner: web.AppRunner | None = None
+        self._site: LoopbackSite | None = None
         self._port = 0
 
     @property
@@ -35,15 +37,13 @@ class FakeBrave:
     async def __aenter__(self) -> FakeBrave:
         app = web.Application()
         app.router.add_get("/res/v1/web/search", self._search)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
-        self._port = self._runner.addresses[0][1]
+        self._site = LoopbackSite(app)
+        self._port = await self._site.start()
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+        if self._site is not None:
+            await self._site.stop()
 
     async def _search(self, request: web.Request) -> web.Response:
         self.queries.append(dict(request.query))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from aiohttp import ClientSession, web
 
+from tests.fakes.loopback import LoopbackSite
+
 _HOP_BY_HOP = frozenset({"host", "connection", "proxy-connection", "keep-alive", "transfer-encoding", "content-length"})
 
 
@@ -12,25 +14,23 @@ class ForwardingProxy:
 
     def __init__(self) -> None:
         self.seen: list[str] = []  # "METHOD URL" of each request that went through
-        self._runner: web.AppRunner | None = None
+        self._site: LoopbackSite | None = None
         self._client: ClientSession | None = None
         self.url = ""
 
     async def __aenter__(self) -> ForwardingProxy:
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._forward)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
-        self.url = f"http://127.0.0.1:{self._runner.addresses[0][1]}"
+        self._site = LoopbackSite(app)
+        self.url = f"http://127.0.0.1:{await self._site.start()}"
         self._client = ClientSession(trust_env=False, auto_decompress=False)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         if self._client is not None:
             await self._client.close()
-        if self._runner is not None:
-            await self._runner.cleanup()
+        if self._site is not None:
+            await self._site.stop()
 
     async def _forward(self, request: web.Request) -> web.Response:
         assert self._client is not None

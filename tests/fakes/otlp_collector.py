@@ -7,6 +7,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.loopback import LoopbackSite
+
 
 def _value(any_value: Any) -> Any:
     kind = any_value.WhichOneof("value")
@@ -20,7 +22,7 @@ class FakeCollector:
         self.spans: list[dict[str, Any]] = []
         self.metrics: dict[str, list[Any]] = {}
         self._changed = asyncio.Condition()
-        self._runner: web.AppRunner | None = None
+        self._site: LoopbackSite | None = None
         self.port = 0
 
     @property
@@ -31,15 +33,13 @@ class FakeCollector:
         app = web.Application()
         app.router.add_post("/v1/traces", self._traces)
         app.router.add_post("/v1/metrics", self._metrics)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
-        self.port = self._runner.addresses[0][1]
+        self._site = LoopbackSite(app)
+        self.port = await self._site.start()
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+        if self._site is not None:
+            await self._site.stop()
 
     async def wait_for(self, ready: Any, timeout: float = 20.0) -> None:
         """Return once `ready()` holds for what arrived."""

@@ -11,6 +11,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.loopback import LoopbackSite
+
 TAVILY_KEY = "tvly-test-key"
 Hit = tuple[str, str, str]
 
@@ -23,7 +25,7 @@ class _FakeServer:
         self.queries: list[str] = []
         self.throttle = 0
         self.retry_after: int | None = None
-        self._runner: web.AppRunner | None = None
+        self._site: LoopbackSite | None = None
         self.port = 0
 
     def routes(self, app: web.Application) -> None:
@@ -32,15 +34,13 @@ class _FakeServer:
     async def __aenter__(self) -> Any:
         app = web.Application()
         self.routes(app)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
-        self.port = self._runner.addresses[0][1]
+        self._site = LoopbackSite(app)
+        self.port = await self._site.start()
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+        if self._site is not None:
+            await self._site.stop()
 
     def throttled(self, status: int = 429) -> web.Response | None:
         """The rate-limit answer while `throttle` lasts, else None."""

@@ -33,6 +33,15 @@ def fill(store: Sessions) -> None:
     store.append(store.get("telegram:1"), [{"role": "user", "content": "live and not archived"}])
 
 
+BOTH_RECIPES = [
+    ("assistant", "Here is one for pancakes."),
+    ("assistant", "Here is one for waffles."),
+    ("user", "recipe for pancakes?"),
+    ("user", "recipe for waffles?"),
+]
+"""What `fill` archives for telegram:1 and its thread, sorted; never the other chat's."""
+
+
 def texts(store: Sessions) -> list[tuple[str, str]]:
     return [(role, text) for _, role, text in store.archived_messages("telegram:1")]
 
@@ -40,21 +49,11 @@ def texts(store: Sessions) -> list[tuple[str, str]]:
 def test_local_archives_of_the_chat_and_its_threads_are_read_and_no_other_chat(tmp_path: Path) -> None:
     store = SessionStore(tmp_path)
     fill(store)
-    assert sorted(texts(store)) == [
-        ("assistant", "Here is one for pancakes."),
-        ("assistant", "Here is one for waffles."),
-        ("user", "recipe for pancakes?"),
-        ("user", "recipe for waffles?"),
-    ]
+    assert sorted(texts(store)) == BOTH_RECIPES
     assert all(ts > 0 for ts, _, _ in store.archived_messages("telegram:1"))
 
 
 def test_redis_archives_of_the_chat_and_its_threads_are_read_and_no_other_chat(shared: RedisState) -> None:
     store = RedisSessionStore(shared)
     fill(store)
-    assert sorted(texts(store)) == [
-        ("assistant", "Here is one for pancakes."),
-        ("assistant", "Here is one for waffles."),
-        ("user", "recipe for pancakes?"),
-        ("user", "recipe for waffles?"),
-    ]
+    assert sorted(texts(store)) == BOTH_RECIPES
