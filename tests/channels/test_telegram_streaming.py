@@ -196,15 +196,20 @@ async def test_a_final_text_equal_to_the_last_live_edit_is_neither_edited_again_
     assert telegram.message(GROUP, posted["message_id"])["text"] == plain
 
 
-async def test_a_live_message_that_cannot_be_edited_is_replaced_by_a_new_one(
-    bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
-) -> None:
+async def answer_with_edits_refused(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram, error: str) -> None:
+    """A streamed group answer whose live edits Telegram refuses with `error` from the first one on."""
     fake_llm.script(Text(REPLY, chunk_delay=0.02))
     done = asyncio.create_task(delivered(bot))
     ask_in_group(telegram, "explain")
     await telegram.wait_for_call("editMessageText")
-    telegram.fail("editMessageText", status=400, description="Bad Request: MESSAGE_ID_INVALID", times=50)
+    telegram.fail("editMessageText", status=400, description=error, times=50)
     await done
+
+
+async def test_a_live_message_that_cannot_be_edited_is_replaced_by_a_new_one(
+    bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    await answer_with_edits_refused(bot, fake_llm, telegram, "Bad Request: MESSAGE_ID_INVALID")
     live, final = telegram.sent
     assert telegram.message(GROUP, live["message_id"]) is None  # the broken live message was removed
     assert final["text"] == markdown_to_telegram_html(REPLY)
@@ -213,11 +218,6 @@ async def test_a_live_message_that_cannot_be_edited_is_replaced_by_a_new_one(
 async def test_a_not_modified_answer_to_an_edit_is_success_never_a_second_message(
     bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
 ) -> None:
-    fake_llm.script(Text(REPLY, chunk_delay=0.02))
-    done = asyncio.create_task(delivered(bot))
-    ask_in_group(telegram, "explain")
-    await telegram.wait_for_call("editMessageText")
     not_modified = "Bad Request: message is not modified: specified new message content and reply markup are the same"
-    telegram.fail("editMessageText", status=400, description=not_modified, times=50)
-    await done
+    await answer_with_edits_refused(bot, fake_llm, telegram, not_modified)
     assert len(telegram.sent) == 1 and "Sorry" not in telegram.sent[0]["text"]
