@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import urllib.request
 from urllib.parse import urlsplit
 
 
@@ -12,6 +11,8 @@ def proxy_for(url: str) -> str | None:
     aiohttp's `trust_env` reads the environment (and ~/.netrc, in a thread) on every request, half a millisecond
     each; the clients read this once per connection pool or host instead.
     """
+    import urllib.request  # 7 ms to import; only a connection pool being made needs it
+
     proxies = urllib.request.getproxies_environment()
     parts = urlsplit(url)
     if not proxies or urllib.request.proxy_bypass(parts.netloc):
