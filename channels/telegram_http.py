@@ -89,19 +89,15 @@ class RawBotApi:
         self._request = request
         self._url = bot_url
 
-    async def __call__(self, method: str, fields: dict[str, Any], read_timeout: float | None = None) -> Any:
+    async def __call__(self, method: str, fields: dict[str, Any], read_timeout: Any = BaseRequest.DEFAULT_NONE) -> Any:
         """Call `method` with the given fields (None ones left out); the result as JSON."""
         data = RequestData([RequestParameter.from_input(k, v) for k, v in fields.items() if v is not None])
-        if read_timeout is None:
-            return await self._request.post(f"{self._url}/{method}", data)
         return await self._request.post(f"{self._url}/{method}", data, read_timeout=read_timeout)
 
     async def updates(self, offset: int | None, timeout: int, kinds: list[str]) -> list[dict[str, Any]]:
         """One getUpdates long poll: as python-telegram-bot's get_updates, its timeout on top of the read timeout."""
         fields = {"timeout": timeout, "allowed_updates": kinds, "offset": offset}
-        result = await self(
-            method="getUpdates", fields=fields, read_timeout=(self._request.read_timeout or 0) + timeout
-        )
+        result = await self("getUpdates", fields, read_timeout=(self._request.read_timeout or 0) + timeout)
         return result if isinstance(result, list) else []
 
 
