@@ -202,22 +202,32 @@ class EventBus:
     """Synchronous fan-out of events; a failing listener is logged, never fatal."""
 
     def __init__(self) -> None:
-        self._listeners: list[Listener] = []
+        self._listeners: list[tuple[Listener, tuple[type, ...]]] = []
+        self._routes: dict[type, tuple[Listener, ...]] = {}
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Add a listener; the returned callable removes it (calling it again does nothing)."""
-        self._listeners.append(listener)
+    def subscribe(self, listener: Listener, *kinds: type) -> Callable[[], None]:
+        """Add a listener for events of `kinds` (every event when none is named); the returned callable removes it."""
+        entry = (listener, kinds)
+        self._listeners.append(entry)
+        self._routes.clear()
 
         def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+            if entry in self._listeners:
+                self._listeners.remove(entry)
+                self._routes.clear()
 
         return unsubscribe
 
     def emit(self, event: Event) -> None:
-        """Deliver an event to every listener, in subscription order."""
-        for listener in self._listeners:
+        """Deliver an event to every listener that takes its kind, in subscription order."""
+        kind = type(event)
+        listeners = self._routes.get(kind)
+        if listeners is None:
+            listeners = self._routes[kind] = tuple(
+                listener for listener, kinds in self._listeners if not kinds or issubclass(kind, kinds)
+            )
+        for listener in listeners:
             try:
                 listener(event)
             except Exception:
-                logger.exception("event listener failed on %s", type(event).__name__)
+                logger.exception("event listener failed on %s", kind.__name__)

@@ -91,6 +91,7 @@ class ChannelManager:
         self._unsubscribe = lambda: None
         self._reactions = Reactions(reactions or {}, self._spawn)
         self._commands = commands
+        self._handlers = self._event_handlers()
 
     def publisher(self, name: str) -> Publish:
         """The `publish` callable for channel `name`: dedupe, then access, then the bus."""
@@ -110,7 +111,7 @@ class ChannelManager:
 
     async def start(self) -> None:
         """Start every channel in the background (retrying failures) and begin routing."""
-        self._unsubscribe = self._events.subscribe(self._on_event)
+        self._unsubscribe = self._events.subscribe(self._on_event, *self._handlers)
         for name, slot in self._slots.items():
             self._tasks.append(asyncio.create_task(self._keep_starting(slot), name=f"start:{name}"))
         self._tasks.append(asyncio.create_task(self._route(), name="outbound-router"))
@@ -285,40 +286,60 @@ class ChannelManager:
         live = self._live.pop(message.finalises, None) if message.finalises else None
         return live is not None and await live.finish(message)
 
-    def _on_event(self, event: Event) -> None:
-        if isinstance(event, TurnStarted):
-            self._reactions.turn_started(event)
-            slot = self._slots.get(event.chat.channel)
-            if slot and isinstance(slot.channel, ShowsTyping):
-                self._typing.start(event.session_key, partial(self._show_typing, slot, event.chat))
-        elif isinstance(event, TurnFinished):
-            self._stop_typing(event.chat)
-            finished = self._slots.get(event.chat.channel)
-            self._reactions.turn_finished(finished.channel if finished else None, event)
-            live = self._live.pop(event.turn_id, None) if not event.replied else None
-            if live is not None:
-                self._spawn(live.abandon(event.outcome), f"live-abandon:{event.session_key}")
-        elif isinstance(event, Delivered | DeliveryFailed):
-            self._reactions.delivery(event)
-        else:
-            self._on_stream_event(event)
+    def _event_handlers(self) -> dict[type, Callable[[Any], None]]:
+        """What each kind of event the manager follows does: typing, reactions and live replies."""
+        return {
+            TurnStarted: self._on_turn_started,
+            TurnFinished: self._on_turn_finished,
+            Delivered: self._on_delivery,
+            DeliveryFailed: self._on_delivery,
+            StreamStarted: self._on_stream_started,
+            StreamDelta: self._on_stream_delta,
+            ReasoningDelta: self._on_reasoning_delta,
+            ToolCalled: self._on_tool_called,
+        }
 
-    def _on_stream_event(self, event: Event) -> None:
-        """Feed stream events into the live reply of their turn, creating it at the turn's first model call."""
-        if isinstance(event, StreamStarted):
-            live = self._live.get(event.turn_id)
-            slot = self._slots.get(event.chat.channel)
-            if live is None and slot and slot.ready.is_set() and isinstance(slot.channel, StreamsReplies):
-                live = slot.channel.live_reply(event.chat, event.reply_to, event.recipient)
-                if live is not None:
-                    self._live[event.turn_id] = live
+    def _on_event(self, event: Event) -> None:
+        self._handlers[type(event)](event)
+
+    def _on_turn_started(self, event: TurnStarted) -> None:
+        self._reactions.turn_started(event)
+        slot = self._slots.get(event.chat.channel)
+        if slot and isinstance(slot.channel, ShowsTyping):
+            self._typing.start(event.session_key, partial(self._show_typing, slot, event.chat))
+
+    def _on_turn_finished(self, event: TurnFinished) -> None:
+        self._stop_typing(event.chat)
+        finished = self._slots.get(event.chat.channel)
+        self._reactions.turn_finished(finished.channel if finished else None, event)
+        live = self._live.pop(event.turn_id, None) if not event.replied else None
+        if live is not None:
+            self._spawn(live.abandon(event.outcome), f"live-abandon:{event.session_key}")
+
+    def _on_delivery(self, event: Delivered | DeliveryFailed) -> None:
+        self._reactions.delivery(event)
+
+    def _on_stream_started(self, event: StreamStarted) -> None:
+        """Create the turn's live reply at its first model call; tell it each later call started."""
+        live = self._live.get(event.turn_id)
+        slot = self._slots.get(event.chat.channel)
+        if live is None and slot and slot.ready.is_set() and isinstance(slot.channel, StreamsReplies):
+            live = slot.channel.live_reply(event.chat, event.reply_to, event.recipient)
             if live is not None:
-                live.call_started()
-        elif isinstance(event, StreamDelta) and (live := self._live.get(event.turn_id)):
+                self._live[event.turn_id] = live
+        if live is not None:
+            live.call_started()
+
+    def _on_stream_delta(self, event: StreamDelta) -> None:
+        if live := self._live.get(event.turn_id):
             live.add(event.text)
-        elif isinstance(event, ReasoningDelta) and (live := self._live.get(event.turn_id)):
+
+    def _on_reasoning_delta(self, event: ReasoningDelta) -> None:
+        if live := self._live.get(event.turn_id):
             live.add_reasoning(event.text)
-        elif isinstance(event, ToolCalled) and (live := self._live.get(event.turn_id)):
+
+    def _on_tool_called(self, event: ToolCalled) -> None:
+        if live := self._live.get(event.turn_id):
             live.tool_started(event.tool)
 
     def _spawn(self, work: Any, name: str) -> None:

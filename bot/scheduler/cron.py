@@ -130,7 +130,7 @@ class CronService:
         """The scheduler with its store open, paused until `lead`: a turn may add a job before this process leads."""
         if not self._scheduler.running:
             self._scheduler.start(paused=True)
-            self._unsubscribe = self._outcomes.subscribe(self._on_event)
+            self._unsubscribe = self._outcomes.subscribe(self._on_event, Delivered, DeliveryFailed)
         return self._scheduler
 
     async def start(self, paused: bool = False) -> None:

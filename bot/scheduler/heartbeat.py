@@ -121,7 +121,7 @@ class HeartbeatService:
         return self._refusals >= REFUSALS_TO_PAUSE
 
     async def start(self) -> None:
-        self._unsubscribe = self._events.subscribe(self._on_model_call)
+        self._unsubscribe = self._events.subscribe(self._on_model_call, LLMCalled)
         if self._config.enabled:
             self._stop.clear()
             self._task = asyncio.create_task(self._every_interval(), name="heartbeat")
@@ -208,7 +208,7 @@ class HeartbeatService:
         )
         waiter: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         self._waiters[message.id] = waiter
-        unsubscribe = self._outcomes.subscribe(self._on_event)
+        unsubscribe = self._outcomes.subscribe(self._on_event, TurnFinished, Delivered, DeliveryFailed)
         try:
             if not await self._publish(message):
                 return Outcome.ALREADY_RAN

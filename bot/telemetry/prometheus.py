@@ -42,7 +42,7 @@ class PrometheusFigures:
         self._inbox = Gauge("relaybot_inbox_depth", "Inbound messages not finished yet.", registry=registry)
         self._outbox = Gauge("relaybot_outbox_backlog", "Replies not sent yet.", registry=registry)
         self._ambiguous = Gauge("relaybot_ambiguous_sends", "Sends that may have arrived twice.", registry=registry)
-        self.close = events.subscribe(self._on_event)
+        self.close = events.subscribe(self._on_event, TurnFinished, LLMCalled, ToolFinished)
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, TurnFinished):
