@@ -81,6 +81,9 @@ class AiohttpRequest(BaseRequest):
             raise NetworkError(f"aiohttp.{exc.__class__.__name__}: {exc}") from exc
 
 
+_PLAIN_JSON = frozenset({str, int, float, bool, list, dict})
+
+
 class RawBotApi:
     """Bot API methods on the hot path as raw JSON through python-telegram-bot's own request and error handling:
     no Update or Message objects built only to be read back as dicts."""
@@ -91,7 +94,7 @@ class RawBotApi:
 
     async def __call__(self, method: str, fields: dict[str, Any], read_timeout: Any = BaseRequest.DEFAULT_NONE) -> Any:
         """Call `method` with the given fields (None ones left out); the result as JSON."""
-        data = RequestData([RequestParameter.from_input(k, v) for k, v in fields.items() if v is not None])
+        data = RequestData([_parameter(name, value) for name, value in fields.items() if value is not None])
         return await self._request.post(f"{self._url}/{method}", data, read_timeout=read_timeout)
 
     async def updates(self, offset: int | None, timeout: int, kinds: list[str]) -> list[dict[str, Any]]:
@@ -99,6 +102,13 @@ class RawBotApi:
         fields = {"timeout": timeout, "allowed_updates": kinds, "offset": offset}
         result = await self("getUpdates", fields, read_timeout=(self._request.read_timeout or 0) + timeout)
         return result if isinstance(result, list) else []
+
+
+def _parameter(name: str, value: Any) -> RequestParameter:
+    """A field as a request parameter: plain JSON as given, Telegram objects and files as the library converts them."""
+    if type(value) in _PLAIN_JSON:
+        return RequestParameter(name, value, None)
+    return RequestParameter.from_input(name, value)
 
 
 def _given(value: Any, default: float) -> float | None:

@@ -62,3 +62,25 @@ async def test_calls_go_through_the_http_proxy_the_environment_names(
             await request.shutdown()
     assert me["username"] == telegram.bot_username
     assert proxy.seen == [f"POST {telegram.base_url}{telegram.token}/getMe"]
+
+
+async def test_raw_calls_send_plain_fields_as_given_and_telegram_objects_as_the_library_converts_them(
+    telegram: FakeTelegram,
+) -> None:
+    from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+    from channels.telegram_http import RawBotApi
+
+    request = AiohttpRequest(1, ssl.create_default_context())
+    await request.initialize()
+    api = RawBotApi(request, f"{telegram.base_url}{telegram.token}")
+    keyboard = InlineKeyboardMarkup([[InlineKeyboardButton("Yes", callback_data="p:1")]])
+    try:
+        plain = await api("sendMessage", {"chat_id": 42, "text": "<b>hi</b>", "parse_mode": "HTML", "quote": None})
+        converted = await api("sendMessage", {"chat_id": 42, "text": "pick", "reply_markup": keyboard})
+    finally:
+        await request.shutdown()
+    sent = [fields for method, fields in telegram.calls if method == "sendMessage"]
+    assert sent[0] == {"chat_id": 42, "text": "<b>hi</b>", "parse_mode": "HTML"}
+    assert sent[1]["reply_markup"] == {"inline_keyboard": [[{"text": "Yes", "callback_data": "p:1"}]]}
+    assert plain["text"] == "hi" and converted["message_id"] > plain["message_id"]
