@@ -191,11 +191,15 @@ class OutboundMessage:
     private_to: str | None = None
 
 
+_RECORDS = frozenset({ChatRef, Attachment, Quote, GroupLine, Press, Choice, InboundMessage, OutboundMessage})
+
+
 def _plain(value: Any) -> Any:
     """A message's fields as JSON-ready values: `dataclasses.asdict` without its per-leaf deep copies."""
-    if isinstance(value, ChatRef | Attachment | Quote | GroupLine | Press | Choice | InboundMessage | OutboundMessage):
-        return {name: _plain(getattr(value, name)) for name in value.__slots__}
-    if isinstance(value, tuple | list):
+    kind = type(value)
+    if kind in _RECORDS:
+        return {name: _plain(getattr(value, name)) for name in kind.__slots__}
+    if kind is tuple or kind is list:
         return [_plain(item) for item in value]
     return value
 
