@@ -32,7 +32,7 @@ def turn_start(messages: list[dict[str, Any]]) -> int | None:
 
 def tokens_of(messages: list[dict[str, Any]]) -> int:
     """The estimated tokens of these messages."""
-    return sum(estimate_tokens(m) for m in messages)
+    return sum(map(estimate_tokens, messages))
 
 
 def round_starts(messages: list[dict[str, Any]], start: int) -> list[int]:
