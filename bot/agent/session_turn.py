@@ -118,8 +118,14 @@ class SessionTurns:
             memory_dir=scope.directory,
         )
 
+        # A call's usage is written with the message it produced (the runner records one right after), in one write.
+        unwritten: list[tuple[int, int]] = []
+
         def record_usage(usage: Usage) -> None:
-            self._sessions.record_usage(session, usage.prompt_tokens, usage.completion_tokens)
+            unwritten.append((usage.prompt_tokens, usage.completion_tokens))
+
+        def record(new: list[dict[str, Any]]) -> None:
+            self._sessions.append(session, new, usage=unwritten.pop() if unwritten else None)
 
         stream = None
         if message.stream and (persona is None or persona.streaming is not False):
@@ -132,14 +138,11 @@ class SessionTurns:
                 lambda: outbox.spoke,
                 message.sender_id,
             )
-        result = await runner.run(
-            messages,
-            ctx,
-            record=lambda new: self._sessions.append(session, new),
-            on_usage=record_usage,
-            stream=stream,
-            steer=steer,
-        )
+        try:
+            result = await runner.run(messages, ctx, record, on_usage=record_usage, stream=stream, steer=steer)
+        finally:
+            for prompt_tokens, completion_tokens in unwritten:  # a call whose message was never recorded
+                self._sessions.record_usage(session, prompt_tokens, completion_tokens)
         if self._memory:
             self._memory.after_turn(session, scope)
         return result

@@ -52,7 +52,11 @@ class Sessions(Protocol):
     def recent(self, key: str, limit: int) -> list[dict[str, Any]]: ...
 
     def append(
-        self, session: Session, messages: list[dict[str, Any]], inbound_ids: list[str] | None = None
+        self,
+        session: Session,
+        messages: list[dict[str, Any]],
+        inbound_ids: list[str] | None = None,
+        usage: tuple[int, int] | None = None,
     ) -> None: ...
 
     def has_inbound(self, session: Session, inbound_ids: list[str]) -> bool: ...
