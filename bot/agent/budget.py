@@ -15,7 +15,7 @@ from bot.config.schema import LLMConfig
 from bot.errors import ContextOverflow, MessageTooLarge, PromptTooLarge
 from bot.llm.openai_endpoint import server_base
 from bot.llm.prices import model_record
-from bot.llm.tokens import CHARS_PER_TOKEN, estimate_tokens, estimate_tool_tokens
+from bot.llm.tokens import CHARS_PER_TOKEN, estimate_each, estimate_tokens, estimate_tool_tokens
 from bot.llm.types import DeltaHandler, LLMResponse, Provider
 
 logger = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ def counted_fit(messages: list[dict[str, Any]], limit: int) -> tuple[list[dict[s
     fixed = tokens_of(messages[:head]) + tokens_of(messages[current:])
     room = limit - fixed
     # totals[k]: the tokens of the k + 1 messages before the current turn; as many of those as fit are kept
-    totals = list(accumulate(map(estimate_tokens, reversed(messages[head:current]))))
+    totals = list(accumulate(estimate_each(reversed(messages[head:current]))))
     start = current - bisect_right(totals, room)
     while start < current and messages[start].get("role") != "user":
         start += 1
@@ -70,7 +70,7 @@ def tokens_for_recent(messages: list[dict[str, Any]], exchanges: int) -> int:
     users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
     start = users[max(0, len(users) - 1 - exchanges)] if users else 0
     head = messages[:1] if messages and messages[0].get("role") == "system" else []
-    return sum(estimate_tokens(m) for m in (*head, *messages[start:]))
+    return sum(estimate_each((*head, *messages[start:])))
 
 
 def litellm_model_info(model: str) -> Mapping[str, Any]:
