@@ -64,14 +64,14 @@ class SessionTurns:
         trust: Trust | None = None,
     ) -> TurnResult:
         """Run the turn, acting with `trust` (by default the batch's lowest) and charged to its sender."""
-        message = replace(batch[-1], trust=trust or lowest_trust(batch))
-        session = await self._sessions.load(message.chat.session_key)
-        with charged_to(charge_for(message, session.key)):
+        trust = trust or lowest_trust(batch)
+        session = await self._sessions.load(batch[-1].chat.session_key)
+        with charged_to(charge_for(_trusted(batch[-1], trust), session.key)):
             if self._transcriber is not None:
                 batch = [await self._transcriber.apply(m) for m in batch]
             else:
                 batch = [note_voice(m) for m in batch]
-            message = replace(batch[-1], trust=message.trust)
+            message = _trusted(batch[-1], trust)
             persona, runner = self._personas.for_message(message) if self._personas else (None, self._runner)
             return await self._run_persona_turn(message, batch, outbox, session, persona, runner, steer)
 
@@ -146,6 +146,11 @@ class SessionTurns:
         if self._memory:
             self._memory.after_turn(session, scope)
         return result
+
+
+def _trusted(message: InboundMessage, trust: Trust) -> InboundMessage:
+    """The message acting with `trust` (itself when it already does)."""
+    return message if message.trust is trust else replace(message, trust=trust)
 
 
 def _before_last_user(history: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
