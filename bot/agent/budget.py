@@ -120,6 +120,8 @@ class ContextWindow:
         """The window size, discovered at most once per cache period."""
         if self._config.context_window:
             return self._config.context_window
+        if self._cached is not None and self._clock() < self._cached[1]:
+            return self._cached[0]
         async with self._lock:
             if self._cached is None or self._clock() >= self._cached[1]:
                 size = await self._discover()

@@ -196,7 +196,7 @@ class ContextBuilder:
         if chat.thread_id:
             where += f" thread {chat.thread_id}"
         sent = datetime.fromtimestamp(message.created_at, self._zone)  # the same header if the turn runs again
-        when = f"{sent:%Y-%m-%d %H:%M} {sent:%A}"
+        when = sent.strftime("%Y-%m-%d %H:%M %A")
         if message.kind == "system":
             return f"[system message for {where} · {when}]"
         sender = f"{message.sender_name} ({message.sender_id})" if message.sender_name else message.sender_id

@@ -21,6 +21,8 @@ __all__ = ["Session", "SessionStore", "pair_safe"]
 
 logger = logging.getLogger(__name__)
 
+_json_line = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # made once, not per record
+
 
 class SessionStore(SessionCache):
     """Loads a session's tail from the end of its file, keeps the recently used ones, appends each record as a line.
@@ -190,7 +192,7 @@ class SessionStore(SessionCache):
 
 def _encoded(records: list[dict[str, Any]]) -> bytes:
     """The records as JSON lines."""
-    return "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records).encode()
+    return "".join(_json_line(r) + "\n" for r in records).encode()
 
 
 def prune_archived(directory: Path, before: float) -> int:
