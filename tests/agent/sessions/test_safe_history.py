@@ -84,3 +84,15 @@ def test_what_lies_before_the_session_in_memory_is_forgotten() -> None:
     del messages[:200]
     assert safe.window(messages, 200, 250) == messages[50:]
     assert safe.held == 100  # the walked entries before base were dropped
+
+
+def test_a_new_conversation_starts_with_an_empty_history(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    session = store.get("test:1")
+    store.append(session, [{"role": "user", "content": "old"}, {"role": "assistant", "content": "was"}])
+    assert len(session.history(100)) == 2
+    store.reset("test:1")
+    fresh = store.get("test:1")
+    assert fresh.history(100) == []
+    store.append(fresh, [{"role": "user", "content": "new"}])
+    assert fresh.history(100) == [{"role": "user", "content": "new"}]
