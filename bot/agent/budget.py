@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from bisect import bisect_right
 from collections.abc import Callable, Mapping
+from itertools import accumulate
 from typing import Any
 
 from bot.agent.compaction import TurnCompactor, tokens_of
@@ -13,7 +15,7 @@ from bot.config.schema import LLMConfig
 from bot.errors import ContextOverflow, MessageTooLarge, PromptTooLarge
 from bot.llm.openai_endpoint import server_base
 from bot.llm.prices import model_record
-from bot.llm.tokens import CHARS_PER_TOKEN, estimate_tokens, estimate_tool_tokens
+from bot.llm.tokens import CHARS_PER_TOKEN, estimate_each, estimate_tokens, estimate_tool_tokens
 from bot.llm.types import DeltaHandler, LLMResponse, Provider
 
 logger = logging.getLogger(__name__)
@@ -47,19 +49,12 @@ def counted_fit(messages: list[dict[str, Any]], limit: int) -> tuple[list[dict[s
     head = 1 if messages[0].get("role") == "system" else 0
     fixed = tokens_of(messages[:head]) + tokens_of(messages[current:])
     room = limit - fixed
-    start = current
-    used = kept = 0
-    sizes: list[int] = []  # of messages[index] as the loop goes back: sizes[-1] is that of messages[start]
-    for index in range(current - 1, head - 1, -1):
-        size = estimate_tokens(messages[index])
-        used += size
-        if used > room:
-            break
-        sizes.append(size)
-        start, kept = index, used
+    # totals[k]: the tokens of the k + 1 messages before the current turn; as many of those as fit are kept
+    totals = list(accumulate(estimate_each(reversed(messages[head:current]))))
+    start = current - bisect_right(totals, room)
     while start < current and messages[start].get("role") != "user":
-        kept -= sizes.pop()
         start += 1
+    kept = totals[current - start - 1] if start < current else 0
     if start == head:
         return messages, fixed + kept
     return messages[:head] + messages[start:], fixed + kept
@@ -67,7 +62,7 @@ def counted_fit(messages: list[dict[str, Any]], limit: int) -> tuple[list[dict[s
 
 def exchanges_in(messages: list[dict[str, Any]]) -> int:
     """How many earlier exchanges (user messages before the current one) a request carries."""
-    return max(0, sum(1 for m in messages if m.get("role") == "user") - 1)
+    return max(0, [m.get("role") for m in messages].count("user") - 1)
 
 
 def tokens_for_recent(messages: list[dict[str, Any]], exchanges: int) -> int:
@@ -75,7 +70,7 @@ def tokens_for_recent(messages: list[dict[str, Any]], exchanges: int) -> int:
     users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
     start = users[max(0, len(users) - 1 - exchanges)] if users else 0
     head = messages[:1] if messages and messages[0].get("role") == "system" else []
-    return sum(estimate_tokens(m) for m in (*head, *messages[start:]))
+    return sum(estimate_each((*head, *messages[start:])))
 
 
 def litellm_model_info(model: str) -> Mapping[str, Any]:
@@ -125,6 +120,8 @@ class ContextWindow:
         """The window size, discovered at most once per cache period."""
         if self._config.context_window:
             return self._config.context_window
+        if self._cached is not None and self._clock() < self._cached[1]:
+            return self._cached[0]
         async with self._lock:
             if self._cached is None or self._clock() >= self._cached[1]:
                 size = await self._discover()
@@ -220,8 +217,10 @@ class ContextBudget:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
     ) -> tuple[list[dict[str, Any]], int | None, int]:
         fitted, tokens = counted_fit(messages, await self.input_limit(tools))
+        if fitted is messages:
+            return fitted, None, tokens
         wanted = min(MIN_EXCHANGES, exchanges_in(messages))
-        if fitted is messages or exchanges_in(fitted) >= wanted:
+        if exchanges_in(fitted) >= wanted:
             return fitted, None, tokens
         window = await self._window.size()
         needed = tokens_for_recent(messages, wanted) + self.tools_size(tools)

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from bot.agent.tool_results import clip_text
-from bot.llm.tokens import CHARS_PER_TOKEN, estimate_tokens
+from bot.llm.tokens import CHARS_PER_TOKEN, estimate_each
 from bot.llm.types import Provider
 from bot.usage.charge import charged_to, current_charge
 
@@ -32,7 +32,7 @@ def turn_start(messages: list[dict[str, Any]]) -> int | None:
 
 def tokens_of(messages: list[dict[str, Any]]) -> int:
     """The estimated tokens of these messages."""
-    return sum(estimate_tokens(m) for m in messages)
+    return sum(estimate_each(messages))
 
 
 def round_starts(messages: list[dict[str, Any]], start: int) -> list[int]:

@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 
 from bot.agent.attachments import describe_attachment
 from bot.agent.memory.files import MemoryScope
+from bot.agent.prompt_cache import PromptCache, stamp
 from bot.agent.room import context_text, quote_text
 from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message
 from bot.bus import InboundMessage, Trust
@@ -107,6 +108,7 @@ class ContextBuilder:
         self._zone = ZoneInfo(timezone)
         self._timezone = timezone
         self._files = FileCache()
+        self._prompts = PromptCache()
         self._bootstrap = [(name, workspace / name) for name in BOOTSTRAP_FILES]
         self._skills = skills
         self._max_inbound_chars = max_inbound_chars
@@ -121,17 +123,37 @@ class ContextBuilder:
         persona_file: Path | None = None,
     ) -> list[dict[str, Any]]:
         """System prompt, then history (long tool results cut), then the new user message."""
-        return [
-            {"role": "system", "content": self.system_prompt(message, scope, persona_file)},
-            *(m if m.get("role") != "tool" else clip_tool_message(m, self._max_tool_result_chars) for m in history),
-            self.user_message(message, user_text),
-        ]
+        limit = self._max_tool_result_chars
+        messages = [{"role": "system", "content": self.system_prompt(message, scope, persona_file)}]
+        messages += [m if m.get("role") != "tool" else clip_tool_message(m, limit) for m in history]
+        messages.append(self.user_message(message, user_text))
+        return messages
 
     def system_prompt(self, message: InboundMessage, scope: MemoryScope, persona_file: Path | None = None) -> str:
         """Identity, workspace, bootstrap files (the persona's after SOUL.md), the scope's memory and the skills.
 
         Byte-stable between turns so providers can reuse a cached prefix: the time goes in each user message.
+        Made again only when one of its files, the memory's share of the window or the skills changed.
         """
+        key = (scope, message.trust, persona_file)
+        limit = self._memory_chars() if self._memory_chars else None
+        inputs = (limit, self._skills.prompt() if self._skills else "")
+        prompt = self._prompts.get(key, inputs)
+        if prompt is None:
+            paths = self._prompt_files(scope, persona_file)
+            stamps = tuple(map(stamp, paths))
+            prompt = self._assemble(message, scope, persona_file, limit, inputs[1])
+            self._prompts.put(key, paths, stamps, inputs, prompt)
+        return prompt
+
+    def _prompt_files(self, scope: MemoryScope, persona_file: Path | None) -> tuple[str, ...]:
+        """The files a scope's prompt is made from."""
+        files = [path for name, path in self._bootstrap if scope.is_main or name not in OWNER_ONLY_FILES]
+        return tuple(str(path) for path in (*files, *([persona_file] if persona_file else []), scope.memory_file))
+
+    def _assemble(
+        self, message: InboundMessage, scope: MemoryScope, persona_file: Path | None, limit: int | None, skills: str
+    ) -> str:
         sections = [
             "You are relaybot, a personal AI assistant that talks with people in chat apps. "
             "Answer in the chat's language, briefly, in Markdown that reads well on a phone.",
@@ -149,14 +171,13 @@ class ContextBuilder:
                 sections.append(f"## Persona\n\n{persona}")
         memory = self._files.read(scope.memory_file).strip()
         if memory:
-            sections.append(f"## Memory (MEMORY.md)\n\n{self._within_share(memory, scope)}")
-        if self._skills and (listing := self._skills.prompt()):
-            sections.append(listing)
+            sections.append(f"## Memory (MEMORY.md)\n\n{self._within_share(memory, scope, limit)}")
+        if skills:
+            sections.append(skills)
         return "\n\n".join(sections)
 
-    def _within_share(self, memory: str, scope: MemoryScope) -> str:
+    def _within_share(self, memory: str, scope: MemoryScope, limit: int | None) -> str:
         """MEMORY.md cut to its share of the window, with a note telling the model so."""
-        limit = self._memory_chars() if self._memory_chars else None
         if limit is None or len(memory) <= limit:
             return memory
         if (scope.memory_file, len(memory)) not in self._memory_cuts:
@@ -175,7 +196,7 @@ class ContextBuilder:
         if chat.thread_id:
             where += f" thread {chat.thread_id}"
         sent = datetime.fromtimestamp(message.created_at, self._zone)  # the same header if the turn runs again
-        when = f"{sent:%Y-%m-%d %H:%M} {sent:%A}"
+        when = sent.strftime("%Y-%m-%d %H:%M %A")
         if message.kind == "system":
             return f"[system message for {where} · {when}]"
         sender = f"{message.sender_name} ({message.sender_id})" if message.sender_name else message.sender_id

@@ -64,14 +64,14 @@ class SessionTurns:
         trust: Trust | None = None,
     ) -> TurnResult:
         """Run the turn, acting with `trust` (by default the batch's lowest) and charged to its sender."""
-        message = replace(batch[-1], trust=trust or lowest_trust(batch))
-        session = await self._sessions.load(message.chat.session_key)
-        with charged_to(charge_for(message, session.key)):
+        trust = trust or lowest_trust(batch)
+        session = await self._sessions.load(batch[-1].chat.session_key)
+        with charged_to(charge_for(_trusted(batch[-1], trust), session.key)):
             if self._transcriber is not None:
                 batch = [await self._transcriber.apply(m) for m in batch]
             else:
                 batch = [note_voice(m) for m in batch]
-            message = replace(batch[-1], trust=message.trust)
+            message = _trusted(batch[-1], trust)
             persona, runner = self._personas.for_message(message) if self._personas else (None, self._runner)
             return await self._run_persona_turn(message, batch, outbox, session, persona, runner, steer)
 
@@ -118,8 +118,14 @@ class SessionTurns:
             memory_dir=scope.directory,
         )
 
+        # A call's usage is written with the message it produced (the runner records one right after), in one write.
+        unwritten: list[tuple[int, int]] = []
+
         def record_usage(usage: Usage) -> None:
-            self._sessions.record_usage(session, usage.prompt_tokens, usage.completion_tokens)
+            unwritten.append((usage.prompt_tokens, usage.completion_tokens))
+
+        def record(new: list[dict[str, Any]]) -> None:
+            self._sessions.append(session, new, usage=unwritten.pop() if unwritten else None)
 
         stream = None
         if message.stream and (persona is None or persona.streaming is not False):
@@ -132,17 +138,19 @@ class SessionTurns:
                 lambda: outbox.spoke,
                 message.sender_id,
             )
-        result = await runner.run(
-            messages,
-            ctx,
-            record=lambda new: self._sessions.append(session, new),
-            on_usage=record_usage,
-            stream=stream,
-            steer=steer,
-        )
+        try:
+            result = await runner.run(messages, ctx, record, on_usage=record_usage, stream=stream, steer=steer)
+        finally:
+            for prompt_tokens, completion_tokens in unwritten:  # a call whose message was never recorded
+                self._sessions.record_usage(session, prompt_tokens, completion_tokens)
         if self._memory:
             self._memory.after_turn(session, scope)
         return result
+
+
+def _trusted(message: InboundMessage, trust: Trust) -> InboundMessage:
+    """The message acting with `trust` (itself when it already does)."""
+    return message if message.trust is trust else replace(message, trust=trust)
 
 
 def _before_last_user(history: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:

@@ -58,27 +58,33 @@ class TurnHooks:
         self, session_key: str, message: InboundMessage, text: str, messages: list[dict[str, Any]], first: bool
     ) -> list[dict[str, Any]]:
         """`session_start` on a first turn, then `before_agent_start` (its Replace is the turn's system prompt)."""
-        if first:
-            await self._run("session_start", SessionStart(session_key, message.chat))
+        if first and self.hooks.has("session_start"):
+            await self.hooks.run("session_start", SessionStart(session_key, message.chat))
+        if not self.hooks.has("before_agent_start"):
+            return messages
         event = BeforeAgentStart(
             session_key, message.chat, message.sender_id, message.trust.value, text, str(messages[0]["content"])
         )
-        decision = await self._run("before_agent_start", event)
+        decision = await self.hooks.run("before_agent_start", event)
         if isinstance(decision, Replace):
             messages[0] = {**messages[0], "content": str(decision.value)}
         return messages
 
     async def ended(self, session_key: str, message: InboundMessage, outcome: str, reply: str | None) -> None:
         """`agent_end`, with the turn's outcome and the reply it is about to send (None when it sends none)."""
-        await self._run("agent_end", AgentEnd(session_key, message.chat, message.sender_id, outcome, reply))
+        if self.hooks.has("agent_end"):
+            await self.hooks.run("agent_end", AgentEnd(session_key, message.chat, message.sender_id, outcome, reply))
 
     async def session_ended(self, session_key: str, chat: ChatRef, closed: int) -> None:
         """`session_end`: /new archived a session that held `closed` messages."""
-        await self._run("session_end", SessionEnd(session_key, chat, closed))
+        if self.hooks.has("session_end"):
+            await self.hooks.run("session_end", SessionEnd(session_key, chat, closed))
 
     async def sending(self, message: InboundMessage, text: str) -> str | None:
         """`message_sending`: the reply's text, as a plugin rewrote it, or None when one dropped it."""
-        decision = await self._run("message_sending", MessageSending(message.chat, text, message.id))
+        if not self.hooks.has("message_sending"):
+            return text
+        decision = await self.hooks.run("message_sending", MessageSending(message.chat, text, message.id))
         if isinstance(decision, Block):
             logger.info("[%s] reply dropped by a plugin: %s", message.chat.session_key, decision.reason)
             return None
@@ -86,7 +92,5 @@ class TurnHooks:
 
     async def sent(self, message: InboundMessage, text: str) -> None:
         """`message_sent`: the reply is in the outbound queue."""
-        await self._run("message_sent", MessageSent(message.chat, text, message.id))
-
-    async def _run(self, hook: str, event: Any) -> Block | Replace | None:
-        return await self.hooks.run(hook, event) if self.hooks.has(hook) else None
+        if self.hooks.has("message_sent"):
+            await self.hooks.run("message_sent", MessageSent(message.chat, text, message.id))

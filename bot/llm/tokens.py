@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 CHARS_PER_TOKEN = 3
@@ -30,6 +30,16 @@ def estimate_tokens(message: Mapping[str, Any]) -> int:
         function = call.get("function") or {}
         chars += len(function.get("name") or "") + len(function.get("arguments") or "")
     return chars // CHARS_PER_TOKEN + images * IMAGE_TOKENS + MESSAGE_OVERHEAD
+
+
+def estimate_each(messages: Iterable[Mapping[str, Any]]) -> list[int]:
+    """`estimate_tokens` of each message, in one pass: a message of text alone is counted inline."""
+    return [
+        len(content) // CHARS_PER_TOKEN + MESSAGE_OVERHEAD
+        if (content := message.get("content")).__class__ is str and "tool_calls" not in message
+        else estimate_tokens(message)
+        for message in messages
+    ]
 
 
 def estimate_tool_tokens(tools: list[dict[str, Any]] | None) -> int:

@@ -6,6 +6,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -50,6 +51,7 @@ class CallRecord:
     outcome: str
 
 
+_ROW = attrgetter(*CallRecord.__slots__)  # a record's values in column order, in one call
 _INSERT = f"INSERT INTO calls ({', '.join(CallRecord.__slots__)}) VALUES ({', '.join('?' * len(CallRecord.__slots__))})"
 
 
@@ -97,7 +99,7 @@ class UsageLedger:
     def record(self, call: CallRecord) -> None:
         """Append one call."""
         with self._lock:
-            self._db.execute(_INSERT, tuple(getattr(call, name) for name in CallRecord.__slots__))
+            self._db.execute(_INSERT, _ROW(call))
 
     def totals(
         self, since: float, sender: str | None = None, session_key: str | None = None, background: bool = False

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.agent.compaction import TurnCompactor, tokens_of
+from bot.agent.sessions.safe_history import pair_safe
 from bot.errors import PromptTooLarge
 from bot.llm.tokens import estimate_tokens, estimate_tool_tokens
 from bot.llm.types import LLMResponse
@@ -86,6 +87,23 @@ async def test_a_research_turn_larger_than_the_window_finishes_with_its_requests
     assert [r.purpose for r in rows].count("compaction") == len(summaries)
     saved = [m for m in bot.app.sessions.get("test:1").messages if m["role"] == "tool"]
     assert len(saved) >= PAGES and all(len(m["content"]) > PAGE_CHARS for m in saved)
+
+
+async def test_the_turn_after_a_compacted_one_reads_the_session_not_the_compacted_request(tmp_path: Path) -> None:
+    async with (
+        FakeLLM(default=researcher()) as fake,
+        Harness(tmp_path, fake, extra_tools=[BigPages()], llm={"context_window": WINDOW}) as bot,
+    ):
+        await bot.ask("research lorem ipsum for me")
+        session = bot.app.sessions.get("test:1")
+        history = session.history(100)
+        assert history == pair_safe(session.messages)
+        assert sum(1 for m in history if m["role"] == "tool") >= PAGES  # whole results, as the session keeps them
+        assert await bot.ask("thanks") == "Here is what I found."
+    follow_up = fake.requests[-1]
+    assert "NOTES: pages fetched" not in json.dumps(follow_up["messages"])
+    assert follow_up["messages"][-1]["content"].endswith("thanks")
+    assert request_tokens(follow_up) + follow_up["max_tokens"] <= WINDOW
 
 
 async def test_a_window_too_small_for_the_bot_itself_blames_the_config_not_the_user(

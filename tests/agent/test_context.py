@@ -4,7 +4,7 @@ import os
 from pathlib import Path
 
 from bot.agent.context import ContextBuilder, FileCache
-from bot.agent.memory.files import scope_for
+from bot.agent.memory.files import MemoryScope, scope_for
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.skills import SkillLibrary
 
@@ -44,3 +44,49 @@ def test_the_file_cache_keeps_the_files_read_most_lately(tmp_path: Path) -> None
     assert cache.cached == 10
     (tmp_path / "MEMORY0.md").write_text("changed while forgotten")
     assert cache.read(tmp_path / "MEMORY0.md") == "changed while forgotten"
+
+
+def owner_turn(workspace: Path) -> tuple[InboundMessage, MemoryScope]:
+    message = InboundMessage(ChatRef("telegram", "42"), sender_id="42", text="hi", trust=Trust.OWNER)
+    scope = scope_for(workspace, message)
+    scope.directory.mkdir(parents=True, exist_ok=True)
+    return message, scope
+
+
+def test_a_memory_file_rewritten_between_turns_is_in_the_next_prompt(tmp_path: Path) -> None:
+    builder = ContextBuilder(tmp_path, "UTC")
+    message, scope = owner_turn(tmp_path)
+    scope.replace_memory("Likes tea.")
+    assert "Likes tea." in builder.system_prompt(message, scope)
+    scope.replace_memory("Likes tee.")  # as consolidation writes it: the same size, a new file
+    assert "Likes tee." in builder.system_prompt(message, scope)
+    scope.memory_file.write_text("Likes the.")  # edited in place
+    os.utime(scope.memory_file, ns=(0, 1))
+    assert "Likes the." in builder.system_prompt(message, scope)
+    scope.memory_file.unlink()
+    assert "MEMORY.md)\n" not in builder.system_prompt(message, scope)
+
+
+def test_the_prompt_follows_the_memory_share_of_the_window(tmp_path: Path) -> None:
+    share = [1000]
+    builder = ContextBuilder(tmp_path, "UTC", memory_chars=lambda: share[0])
+    message, scope = owner_turn(tmp_path)
+    scope.replace_memory("x" * 500)
+    assert "only its first" not in builder.system_prompt(message, scope)
+    share[0] = 100
+    assert "only its first 100 are shown" in builder.system_prompt(message, scope)
+
+
+def test_owners_guests_and_personas_each_get_their_own_prompt(tmp_path: Path) -> None:
+    builder = ContextBuilder(tmp_path, "UTC")
+    message, scope = owner_turn(tmp_path)
+    guest = InboundMessage(ChatRef("telegram", "42"), sender_id="7", text="hi", trust=Trust.GUEST)
+    persona = tmp_path / "pirate.md"
+    persona.write_text("Talk like a pirate.")
+    owner_prompt = builder.system_prompt(message, scope)
+    assert "exec `grep" in owner_prompt and "exec `grep" not in builder.system_prompt(guest, scope)
+    assert "Talk like a pirate." in builder.system_prompt(message, scope, persona)
+    persona.write_text("Talk like a sailor.")
+    os.utime(persona, ns=(0, 1))
+    assert "Talk like a sailor." in builder.system_prompt(message, scope, persona)
+    assert builder.system_prompt(message, scope) == owner_prompt

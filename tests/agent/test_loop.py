@@ -1,4 +1,5 @@
 import asyncio
+import json
 from pathlib import Path
 
 from bot.bus import Trust
@@ -175,3 +176,22 @@ async def test_steer_adds_a_message_sent_mid_turn_to_the_next_model_request(tmp_
         tool["function"]["name"] == "exec" for tool in fake.requests[2].get("tools") or []
     )
     assert guest_turn.kind == "reply"
+
+
+async def test_each_model_calls_usage_is_logged_just_before_the_message_it_wrote(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script(ToolCalls((("list_dir", {}),)), Text("Two files."))
+    async with Harness(tmp_path, fake_llm) as bot:
+        await bot.ask("what is in the workspace?")
+        session = bot.app.sessions.get("test:1")
+        assert session.path is not None
+        records = [json.loads(line) for line in session.path.read_text().splitlines()]
+    kinds = [r["type"] if r["type"] != "message" else r["message"]["role"] for r in records]
+    assert kinds == ["user", "usage", "assistant", "tool", "usage", "assistant"]
+    reported = fake_llm.reported
+    assert records[4]["totals"] == [
+        sum(u["prompt_tokens"] for u in reported),
+        sum(u["completion_tokens"] for u in reported),
+    ]
+    assert (session.prompt_tokens, session.completion_tokens) == tuple(records[4]["totals"])

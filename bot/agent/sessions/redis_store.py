@@ -142,8 +142,19 @@ class RedisSessionStore(SessionCache):
         raw = self._shared.client.lrange(self._shared.key("session", key, "log"), -limit, -1)
         return [json.loads(r)["message"] for r in raw]
 
-    def append(self, session: Session, messages: list[dict[str, Any]], inbound_ids: list[str] | None = None) -> None:
-        """Append messages to the session's list in one script; `inbound_ids` names the bus messages they hold."""
+    def append(
+        self,
+        session: Session,
+        messages: list[dict[str, Any]],
+        inbound_ids: list[str] | None = None,
+        usage: tuple[int, int] | None = None,
+    ) -> None:
+        """Append messages to the session's list in one script; `inbound_ids` names the bus messages they hold.
+
+        `usage` (prompt and completion tokens of the call that wrote them) is added to the totals first.
+        """
+        if usage:
+            self.record_usage(session, *usage)
         session = self._redis(session)
         if not messages:
             return  # RPUSH needs at least one value

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from bot.agent.sessions.safe_history import SafeHistory
+
 
 @dataclass
 class Session:
@@ -24,6 +26,7 @@ class Session:
     base: int = 0
     size: int = 0
     inbound_ids: set[str] = field(default_factory=set)
+    safe: SafeHistory = field(default_factory=SafeHistory, init=False, repr=False, compare=False)
 
     @property
     def total(self) -> int:
@@ -31,38 +34,12 @@ class Session:
         return self.base + len(self.messages)
 
     def history(self, limit: int) -> list[dict[str, Any]]:
-        """The last unconsolidated messages, at most `limit`, never splitting a tool call from its results."""
+        """The last unconsolidated messages, at most `limit`, never splitting a tool call from its results.
+
+        A new list each call; the walk behind it covers only the messages appended since the last call.
+        """
         start = max(self.consolidated, self.total - limit, self.base)
-        return pair_safe(self.messages[start - self.base :])
-
-
-def pair_safe(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Drop what would break tool pairing: a leading non-user tail, orphan results, unanswered calls."""
-    first_user = next((i for i, m in enumerate(messages) if m.get("role") == "user"), len(messages))
-    messages = messages[first_user:]
-    safe: list[dict[str, Any]] = []
-    i = 0
-    count = len(messages)
-    while i < count:
-        message = messages[i]
-        role = message.get("role")
-        calls = message.get("tool_calls") if role == "assistant" else None
-        if calls:
-            wanted = {call["id"] for call in calls}
-            j = i + 1
-            results = []
-            while j < count and messages[j].get("role") == "tool":
-                results.append(messages[j])
-                j += 1
-            if {r.get("tool_call_id") for r in results} >= wanted:
-                safe.append(message)
-                safe.extend(r for r in results if r.get("tool_call_id") in wanted)
-            i = j
-            continue
-        if role != "tool":
-            safe.append(message)
-        i += 1
-    return safe
+        return self.safe.window(self.messages, self.base, start)
 
 
 class Sessions(Protocol):
@@ -75,7 +52,11 @@ class Sessions(Protocol):
     def recent(self, key: str, limit: int) -> list[dict[str, Any]]: ...
 
     def append(
-        self, session: Session, messages: list[dict[str, Any]], inbound_ids: list[str] | None = None
+        self,
+        session: Session,
+        messages: list[dict[str, Any]],
+        inbound_ids: list[str] | None = None,
+        usage: tuple[int, int] | None = None,
     ) -> None: ...
 
     def has_inbound(self, session: Session, inbound_ids: list[str]) -> bool: ...

@@ -13,12 +13,15 @@ from urllib.parse import quote, unquote
 
 from bot.agent.sessions.archive import archived_file_messages
 from bot.agent.sessions.cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_TAIL, SessionCache
-from bot.agent.sessions.session import Session, pair_safe
+from bot.agent.sessions.safe_history import pair_safe
+from bot.agent.sessions.session import Session
 from bot.agent.sessions.tail import last_messages, read_backlog, read_tail, read_tail_rewriting
 
 __all__ = ["Session", "SessionStore", "pair_safe"]
 
 logger = logging.getLogger(__name__)
+
+_json_line = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # made once, not per record
 
 
 class SessionStore(SessionCache):
@@ -74,30 +77,45 @@ class SessionStore(SessionCache):
             return last_messages(self._path(key), key, limit)
         return session.messages[-limit:]
 
-    def append(self, session: Session, messages: list[dict[str, Any]], inbound_ids: list[str] | None = None) -> None:
-        """Append messages to the session and its file in one write; `inbound_ids` names the bus messages they hold."""
+    def append(
+        self,
+        session: Session,
+        messages: list[dict[str, Any]],
+        inbound_ids: list[str] | None = None,
+        usage: tuple[int, int] | None = None,
+    ) -> None:
+        """Append messages to the session and its file in one write; `inbound_ids` names the bus messages they hold.
+
+        `usage` (prompt and completion tokens of the call that wrote them) is recorded first, in the same write.
+        """
         now = time.time()
         first = session.total
         lines = [{"type": "message", "ts": now, "n": first + i, "message": m} for i, m in enumerate(messages)]
         if inbound_ids:
             lines[0]["inbound"] = inbound_ids
             session.inbound_ids.update(inbound_ids)
-        written = self._write(self._file(session), lines)
+        data = _encoded(lines)
+        self._write(self._file(session), _encoded([self._usage(session, *usage)]) + data if usage else data)
         session.messages.extend(messages)
-        self._grow(session, written)
+        self._grow(session, len(data))
         self._trim(session)
 
     def record_usage(self, session: Session, prompt_tokens: int, completion_tokens: int) -> None:
         """Add one LLM call's token counts to the session's totals."""
+        self._write(self._file(session), _encoded([self._usage(session, prompt_tokens, completion_tokens)]))
+
+    @staticmethod
+    def _usage(session: Session, prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
+        """The usage record of one call, its tokens added to the session's totals."""
         session.prompt_tokens += prompt_tokens
         session.completion_tokens += completion_tokens
         record = {"type": "usage", "prompt": prompt_tokens, "completion": completion_tokens}
         record["totals"] = [session.prompt_tokens, session.completion_tokens]
-        self._write(self._file(session), [record])
+        return record
 
     def mark_consolidated(self, session: Session, upto: int) -> None:
         """Record that messages before `upto` now live in long-term memory."""
-        self._write(self._file(session), [{"type": "consolidated", "upto": upto}])
+        self._write(self._file(session), _encoded([{"type": "consolidated", "upto": upto}]))
         session.consolidated = upto
         current = self._sessions.get(session.key)
         if current is not None and current is not session and current.path == session.path:
@@ -160,18 +178,21 @@ class SessionStore(SessionCache):
         return session.path or self._path(session.key)
 
     @staticmethod
-    def _write(path: Path, records: list[dict[str, Any]]) -> int:
-        """One O_APPEND write, so a crash can tear at most the last line; returns the bytes written."""
-        data = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records).encode()
+    def _write(path: Path, data: bytes) -> None:
+        """One O_APPEND write, so a crash can tear at most the last line."""
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, data)
         finally:
             os.close(fd)
-        return len(data)
 
     def _load(self, key: str, path: Path) -> Session:
         return read_tail(path, key, self._tail)
+
+
+def _encoded(records: list[dict[str, Any]]) -> bytes:
+    """The records as JSON lines."""
+    return "".join(_json_line(r) + "\n" for r in records).encode()
 
 
 def prune_archived(directory: Path, before: float) -> int:

@@ -51,8 +51,7 @@ def test_a_turn_on_another_worker_sees_the_history_and_the_first_cache_catches_u
     on_b = worker_b.get("telegram:1")
     assert contents(on_b.history(50)) == ["q1", "a1"]
     assert worker_b.has_inbound(on_b, ["m1"]) and (on_b.prompt_tokens, on_b.completion_tokens) == (10, 2)
-    worker_b.append(on_b, exchange(2), inbound_ids=["m2"])
-    worker_b.record_usage(on_b, 5, 1)
+    worker_b.append(on_b, exchange(2), inbound_ids=["m2"], usage=(5, 1))  # the usage of the call that wrote them
 
     again = worker_a.get("telegram:1")
     assert again is session  # the cached copy, brought up to date rather than read again

@@ -90,3 +90,17 @@ def test_history_skips_consolidated_messages(tmp_path: Path) -> None:
     store.append(session, [{"role": "user", "content": str(i)} for i in range(6)])
     store.mark_consolidated(session, 4)
     assert [m["content"] for m in SessionStore(tmp_path).get("test:1").history(100)] == ["4", "5"]
+
+
+def test_a_calls_usage_is_written_before_its_message_in_the_same_write(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    session = store.get("test:1")
+    store.append(session, [{"role": "user", "content": "q"}])
+    size = session.size
+    store.append(session, [{"role": "assistant", "content": "a"}], usage=(10, 5))
+    records = [json.loads(line) for line in session.path.read_text().splitlines()]
+    assert [r["type"] for r in records] == ["message", "usage", "message"]
+    assert records[1] == {"type": "usage", "prompt": 10, "completion": 5, "totals": [10, 5]}
+    assert session.size - size == len(session.path.read_text().splitlines()[2]) + 1  # message lines alone count
+    reloaded = SessionStore(tmp_path).get("test:1")
+    assert (reloaded.prompt_tokens, reloaded.completion_tokens, reloaded.total) == (10, 5, 2)
