@@ -22,7 +22,7 @@ from bot.llm.litellm_loader import import_litellm
 from bot.llm.model_params import request_params
 from bot.llm.prices import call_cost, price_table
 from bot.llm.prompt_cache import mark_cache_breakpoints, takes_cache_breakpoints
-from bot.llm.reasoning import ThinkFilter, ignore, reasoning_of, strip_think
+from bot.llm.reasoning import ThinkFilter, ignore, reasoning_handler, reasoning_of, strip_think
 from bot.llm.stream_chunks import usage_of
 from bot.llm.stream_fold import StreamFold
 from bot.llm.types import (
@@ -30,7 +30,6 @@ from bot.llm.types import (
     LENGTH_NOTE,
     DeltaHandler,
     LLMResponse,
-    ReasoningSink,
     ToolCall,
     Usage,
     parsed_call,
@@ -121,7 +120,7 @@ class ModelProvider:
         async def attempt() -> LLMResponse:
             if on_delta is None:
                 return await self._complete(request)
-            reasoning = on_delta.reasoning if isinstance(on_delta, ReasoningSink) else ignore
+            reasoning = reasoning_handler(on_delta)
             if not self._streams:
                 return await self._complete(request, show, reasoning)
             try:
