@@ -2,28 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from bot.llm.types import DeltaHandler, LLMResponse, Provider
+from bot.llm.types import Provider
 
 
 class SwappableProvider:
-    """Forwards every call to the provider it holds now; `swap` takes effect from the next call."""
+    """Answers with the provider it holds now; `swap` takes effect from the next call.
+
+    `chat` is the held provider's own method, not a forwarding one: a call pays for no extra frame.
+    """
 
     def __init__(self, provider: Provider) -> None:
-        self._provider = provider
-        self.model = provider.model
+        self.swap(provider)
 
     def swap(self, provider: Provider) -> None:
         """Use `provider` from the next call on (calls under way finish on the old one)."""
         self._provider = provider
         self.model = provider.model
-
-    async def chat(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-        on_delta: DeltaHandler | None = None,
-        max_tokens: int | None = None,
-    ) -> LLMResponse:
-        return await self._provider.chat(messages, tools, on_delta, max_tokens=max_tokens)
+        self.chat = provider.chat

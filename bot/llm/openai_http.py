@@ -15,7 +15,7 @@ import importlib
 import json
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +47,11 @@ PLACEHOLDER_KEY = "no-key"
 # The keys of litellm's request that are part of the wire body; the rest steer litellm itself.
 DONE_GRACE = 5.0  # seconds the end of a streamed body may take after its [DONE] before the connection is closed
 _BODY_KEYS = ("messages", "max_tokens", "temperature", "reasoning_effort", "tools", "stream", "stream_options")
+
+
+# json's own scanner (set by `JSONDecoder.__init__`, so typeshed does not declare it): the value at an index and
+# where it ends; `json.loads` is it plus a bytes decode and checks, costly per event.
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 class HTTPFailure(Exception):
@@ -256,24 +261,32 @@ class SSEStream:
 
     def _read(self, events: list[bytes]) -> tuple[list[dict[str, Any]], bool, Exception | None]:
         """The chunks of these events up to `[DONE]`, whether it came, and the failure of a bad event (after which
-        nothing is read)."""
+        nothing is read).
+
+        An event whose text is one JSON object from end to end (all of them, from a sound server) is scanned
+        in place; any other is read again by `_json_object`, which says why it is garbled.
+        """
         batch: list[dict[str, Any]] = []
         for data in events:
             if data.startswith(b"[DONE]"):
                 return batch, True, None
             try:
-                batch.append(self._chunk(data))
-            except (ErrorInAnswer, GarbledAnswer) as exc:
-                return batch, False, exc
+                text = data.decode()
+                chunk, end = _scan(text, 0)
+                if end != len(text) or type(chunk) is not dict:
+                    raise ValueError(end)
+            except (ValueError, StopIteration):
+                try:
+                    chunk = _json_object(data, "a stream event", None)
+                except GarbledAnswer as exc:
+                    return batch, False, exc
+            if chunk.get("error"):
+                return batch, False, ErrorInAnswer(chunk["error"], mid_stream=True)
+            if choices := chunk.get("choices"):
+                for choice in choices:
+                    self.received_finish_reason = choice.get("finish_reason") or self.received_finish_reason
+            batch.append(chunk)
         return batch, False, None
-
-    def _chunk(self, data: bytes) -> dict[str, Any]:
-        chunk: dict[str, Any] = _json_object(data, "a stream event", None)
-        if chunk.get("error"):
-            raise ErrorInAnswer(chunk["error"], mid_stream=True)
-        for choice in chunk.get("choices") or ():
-            self.received_finish_reason = choice.get("finish_reason") or self.received_finish_reason
-        return chunk
 
     def _finish(self, done: bool) -> None:
         """Release the response; after `[DONE]` with the body's end still on its way, let aiohttp release it

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -22,17 +22,17 @@ from bot.llm.litellm_loader import import_litellm
 from bot.llm.model_params import request_params
 from bot.llm.prices import call_cost, price_table
 from bot.llm.prompt_cache import mark_cache_breakpoints, takes_cache_breakpoints
-from bot.llm.reasoning import ThinkFilter, ignore, reasoning_of, strip_think
-from bot.llm.stream_chunks import StreamDelta, litellm_delta, usage_of, wire_delta
+from bot.llm.reasoning import ThinkFilter, ignore, reasoning_handler, reasoning_of, strip_think
+from bot.llm.stream_chunks import usage_of
+from bot.llm.stream_fold import StreamFold
 from bot.llm.types import (
     CUT_NOTE,
     LENGTH_NOTE,
     DeltaHandler,
     LLMResponse,
-    ReasoningSink,
     ToolCall,
     Usage,
-    parse_arguments,
+    parsed_call,
 )
 from bot.retry import RetryPolicy
 
@@ -71,7 +71,6 @@ class ModelProvider:
         self._evidence: Callable[[BaseException], Evidence] = (
             openai_http.failure_evidence if self._fast else litellm_transport.failure_evidence
         )
-        self._delta: Callable[[Any], StreamDelta] = wire_delta if self._fast else litellm_delta
         self._streams = True  # False once the endpoint refused a streamed call that it answered unstreamed
 
     async def warm_up(self) -> None:
@@ -121,7 +120,7 @@ class ModelProvider:
         async def attempt() -> LLMResponse:
             if on_delta is None:
                 return await self._complete(request)
-            reasoning = on_delta.reasoning if isinstance(on_delta, ReasoningSink) else ignore
+            reasoning = reasoning_handler(on_delta)
             if not self._streams:
                 return await self._complete(request, show, reasoning)
             try:
@@ -192,7 +191,7 @@ class ModelProvider:
             visible.feed(message.content or "")
             visible.flush()
         calls = tuple(
-            _tool_call(call.id, call.function.name, call.function.arguments or "")
+            parsed_call(call.id, call.function.name, call.function.arguments or "")
             for call in (message.tool_calls or [])
         )
         usage = usage_of(getattr(response, "usage", None))
@@ -209,43 +208,23 @@ class ModelProvider:
             shown = True
             emit(text)
 
-        visible = ThinkFilter(show, reasoning)
-        text: list[str] = []
-        parts: dict[int, dict[str, str]] = {}
-        finish_reason = "stop"
-        usage = Usage()
-        read = self._delta
+        fold = StreamFold(show, reasoning)
         async with IdleTimeout(self._config.timeout) as idle:
             stream = await self._acompletion(**request, stream=True, stream_options={"include_usage": True})
             if stream is None:
                 raise StreamRefused(f"{self.model} returned no stream")
-            async for batch in _batches(stream):
-                idle.touch()
-                shown_now: list[str] = []  # the batch's text, shown in one piece: it arrived at once
-                for chunk in batch:
-                    delta = read(chunk)
-                    if delta.usage is not None:
-                        usage = delta.usage
-                    finish_reason = delta.finish_reason or finish_reason
-                    if delta.reasoning:
-                        if shown_now:
-                            visible.feed("".join(shown_now))
-                            shown_now.clear()
-                        reasoning(delta.reasoning)
-                    if delta.content:
-                        text.append(delta.content)
-                        shown_now.append(delta.content)
-                    for fragment in delta.tool_calls:
-                        part = parts.setdefault(fragment.call_index, {"id": "", "name": "", "arguments": ""})
-                        part["id"] = fragment.id or part["id"]
-                        part["name"] = fragment.name or part["name"]
-                        part["arguments"] += fragment.arguments
-                if shown_now:
-                    visible.feed("".join(shown_now))
-        visible.flush()
-        content = strip_think("".join(text))
+            if isinstance(stream, openai_http.SSEStream):
+                async for batch in stream.batches():  # the chunks of one read: their text is shown in one piece
+                    idle.touch()
+                    fold.wire(batch)
+            else:
+                async for chunk in stream:
+                    idle.touch()
+                    fold.litellm(chunk)
+        fold.flush()
+        content = strip_think(fold.text())
         # litellm reports finish_reason "stop" for a stream cut short; only the wrapper knows none arrived.
-        if getattr(stream, "received_finish_reason", finish_reason) is None:
+        if getattr(stream, "received_finish_reason", fold.finish_reason) is None:
             if not shown:
                 raise StreamCut(f"the stream from {self.model} ended without a finish reason")
             logger.warning(
@@ -254,12 +233,8 @@ class ModelProvider:
                 len(content),
             )
             emit(f"\n\n{CUT_NOTE}")
-            return LLMResponse(f"{content}\n\n{CUT_NOTE}", (), "cut", usage)
-        calls = tuple(
-            _tool_call(part["id"] or f"call_{index}", part["name"], part["arguments"])
-            for index, part in sorted(parts.items())
-        )
-        return self._finished(content, calls, finish_reason, usage, emit if shown else None)
+            return LLMResponse(f"{content}\n\n{CUT_NOTE}", (), "cut", fold.usage)
+        return self._finished(content, fold.calls(), fold.finish_reason, fold.usage, emit if shown else None)
 
     def _finished(
         self,
@@ -287,18 +262,3 @@ def priced(response: LLMResponse, model: str) -> LLMResponse:
     usage = response.usage
     cost = call_cost(model, usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens)
     return response if not cost else replace(response, usage=replace(usage, cost=cost))
-
-
-async def _batches(stream: Any) -> AsyncIterator[list[Any]]:
-    """The stream's chunks in the batches they arrived in (the direct path reads them so), else one by one."""
-    if isinstance(stream, openai_http.SSEStream):
-        async for batch in stream.batches():
-            yield batch
-        return
-    async for chunk in stream:
-        yield [chunk]
-
-
-def _tool_call(call_id: str, name: str, raw: str) -> ToolCall:
-    arguments, error = parse_arguments(raw)
-    return ToolCall(id=call_id, name=name, arguments=arguments, raw_arguments=raw, arguments_error=error)

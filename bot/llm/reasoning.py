@@ -18,6 +18,16 @@ def ignore(text: str) -> None:
     """Reasoning nobody asked for."""
 
 
+def reasoning_handler(handler: DeltaHandler) -> DeltaHandler:
+    """Where `handler` takes reasoning: its `reasoning` method when it is a `ReasoningSink`, else `ignore`.
+
+    Decides as `isinstance(handler, ReasoningSink)` does (a method not set to None), without the cost of a
+    runtime protocol check on every call.
+    """
+    sink = getattr(handler, "reasoning", None)
+    return ignore if sink is None else sink
+
+
 class ThinkFilter:
     """Streams text through, passing whatever sits inside `<think>…</think>` to `hidden` instead."""
 

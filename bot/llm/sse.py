@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator
 
+_DATA = b"data: "
+_BETWEEN = b"\n\ndata: "
+
 
 class EventReader:
     """Takes the body piece by piece and gives back the data of every event each piece completes."""
@@ -14,6 +17,8 @@ class EventReader:
 
     def feed(self, piece: bytes) -> list[bytes]:
         """The data of the events this piece ends (a line may span pieces; it is joined once, when it ends)."""
+        if not self._partial and not self._data and (plain := _plain_events(piece)) is not None:
+            return plain
         events: list[bytes] = []
         if self._partial:
             end = piece.find(b"\n")
@@ -54,6 +59,18 @@ class EventReader:
             elif not line and data:
                 events.append(b"\n".join(data))
                 data.clear()
+
+
+def _plain_events(piece: bytes) -> list[bytes] | None:
+    """The data of a piece made of whole one-line `data: ` events, each ended by a blank line with `\\n` (most reads
+    of a stream), split in one go; None for any other piece.
+
+    Its newlines are then exactly those of the separators and of the final blank line, two per event.
+    """
+    if not piece.startswith(_DATA) or not piece.endswith(b"\n\n") or b"\r" in piece:
+        return None
+    events = piece[len(_DATA) : -2].split(_BETWEEN)
+    return events if piece.count(b"\n") == 2 * len(events) else None
 
 
 async def sse_data(pieces: AsyncIterable[bytes]) -> AsyncIterator[bytes]:

@@ -59,6 +59,12 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
     return value, None
 
 
+def parsed_call(call_id: str, name: str, raw: str) -> ToolCall:
+    """A tool call with its raw arguments parsed (and repaired, or marked unusable) by `parse_arguments`."""
+    arguments, error = parse_arguments(raw)
+    return ToolCall(id=call_id, name=name, arguments=arguments, raw_arguments=raw, arguments_error=error)
+
+
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Tokens of one call, and its cost in USD computed once from them (0.0 when the model has no price)."""
