@@ -177,16 +177,19 @@ async def failover(home: Path, url: str, model_url: str, messages: int = 40, cha
             doomed = processes[1]
             probe = RedisBus(url, prefix=prefix, consumer="bench-probe")
             await probe.start()
-            in_hand = 0
+            in_hand = held = 0
             async with asyncio.timeout(60):
                 while not in_hand:
                     await asyncio.sleep(0.05)
-                    summary = await probe.redis.xpending(probe.key("inbox"), WORKERS)
-                    mine = [c for c in summary["consumers"] if f"-{doomed.pid}-" in c["name"]]
-                    in_hand = int(mine[0]["pending"]) if mine else 0
-            await probe.stop()
+                    in_hand = await pending_of(probe, f"-{doomed.pid}-")
             doomed.kill()
             killed = time.perf_counter()
+            async with asyncio.timeout(60):  # the other worker claims them once the dead one's lease lapsed
+                while pending := await pending_of(probe, f"-{doomed.pid}-"):
+                    held = max(held, pending)  # entries of its sessions are still handed to it until then
+                    await asyncio.sleep(0.02)
+            taken = time.perf_counter() - killed
+            await probe.stop()
             async with asyncio.timeout(120):
                 while len(telegram.arrived) < messages:
                     await asyncio.sleep(0.01)
@@ -195,6 +198,14 @@ async def failover(home: Path, url: str, model_url: str, messages: int = 40, cha
             stop_processes(processes)
     print(f"\nFailover: 2 workers, {messages} messages over {chats} chats, 1 s model; one worker SIGKILLed holding")
     print(f"{in_hand} messages: every message answered, the last {last:.1f} s after the kill ({load_average()})")
+    print(f"its {held} messages (with those handed to it after the kill) taken over {taken:.1f} s after the kill")
+
+
+async def pending_of(probe: RedisBus, name_part: str) -> int:
+    """How many inbox entries the worker whose consumer name contains `name_part` holds unacknowledged."""
+    summary = await probe.redis.xpending(probe.key("inbox"), WORKERS)
+    mine = [c for c in summary["consumers"] if name_part in c["name"]]
+    return int(mine[0]["pending"]) if mine else 0
 
 
 def agent_bot(home: Path, model_url: str, backend: dict[str, str]) -> Bot:

@@ -1,14 +1,14 @@
 """The inbound side of the redis bus: one stream read by every worker, each session's turns in order.
 
-Inbound entries go to the `workers` group. A worker runs an entry only once it is admitted (a Lua
-script): no other worker holds the session's lock, and every earlier pending entry of the session
-was admitted by this worker, so one session's turns run one at a time, in arrival order, across
-workers. A worker renews its locks, the idle time of its entries and its liveness lease (`alive:<worker>`,
-renewed last, so it outlives the locks); once that lease lapses the worker is dead and another claims its
-entries at once (CLAIM_DEAD) and runs them again. Entries idle past `claim_idle` are claimed as well
-(XAUTOCLAIM), a safety net; a live worker's entries stay its own, however long its turns take. An
-entry of a session whose turn runs on another worker is handed to that worker (handoff.py), so
-/stop, /approve and steering reach the running turn.
+Inbound entries go to the `workers` group. A worker runs an entry only once it is admitted (a Lua script): no
+other worker holds the session's lock, and every earlier pending entry of the session was admitted by this
+worker, so one session's turns run one at a time, in arrival order, across workers. A worker renews its locks,
+the idle time of its entries and its liveness lease (`alive:<worker>`, renewed last, so it outlives the locks)
+every quarter of the lease; once that lease lapses the worker is dead and another claims its entries
+(CLAIM_DEAD, checked every twelfth of a lease) and runs them again. Entries idle past `claim_idle` are claimed
+as well (XAUTOCLAIM), a safety net; a live worker's entries stay its own, however long its turns take. An
+entry of a session whose turn runs on another worker is handed to that worker (handoff.py), so /stop, /approve
+and steering reach the running turn.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ logger = logging.getLogger(__name__)
 
 WORKERS = "workers"
 BATCH = 100
+RENEWALS_PER_LEASE = 4  # a worker renews every quarter of its lease, so a stall of half a lease still keeps it
+DEAD_CHECKS_PER_LEASE = 12  # a dead worker's entries are claimed at most a twelfth of a lease after it lapsed
 
 Reply = Callable[[OutboundMessage, Sequence[str]], Awaitable[bool]]
 
@@ -62,7 +64,7 @@ class RedisInbox:
         self._claimed: set[str] = set()
         self._entries: dict[str, tuple[str, str]] = {}  # message id -> (entry id, session key)
         self._inflight: dict[str, set[str]] = {}  # session key -> admitted entry ids
-        self._next_claim = self._next_renew = 0.0
+        self._next_claim = self._next_dead_check = self._next_renew = 0.0
         self._handoff: HandoffStream | None = None
         self._trimmer = StreamTrimmer()
         self._scripts: dict[str, AsyncScript] = {}
@@ -204,27 +206,34 @@ class RedisInbox:
             await self._handoff.open()
             own: dict[KeyT, StreamIdT] = {inbox: "0"}
             self._hold(read_entries(await self._read(own, count=10_000), inbox)[0])
-            self._next_claim = self._next_renew = 0.0
+            self._next_claim = self._next_dead_check = self._next_renew = 0.0
         now = time.monotonic()
         if now >= self._next_renew:
             await self._renew()
-            self._next_renew = now + self._lease_ms / 3000
+            self._next_renew = now + self._lease_ms / 1000 / RENEWALS_PER_LEASE
+        if now >= self._next_dead_check:
+            await self._claim_dead()
+            self._next_dead_check = now + max(self._lease_ms / 1000 / DEAD_CHECKS_PER_LEASE, 0.05)
         if now >= self._next_claim:
-            await self._claim()
-            self._next_claim = now + max(min(self._claim_idle_ms / 4000, self._lease_ms / 3000), 0.05)
+            await self._claim_idle()
+            self._next_claim = now + max(self._claim_idle_ms / 4000, 0.05)
         block = self._block_ms if self._held else self._idle_block_ms
         streams: dict[KeyT, StreamIdT] = {inbox: ">", self._handoff.key: ">"}
         self._hold(await self._handoff.take(await self._read(streams, count=BATCH, block=block), inbox))
         await self._admit_held()
         await self._trimmer.maybe_trim(redis, [(inbox, WORKERS)])
 
-    async def _claim(self) -> None:
-        """Take the entries of dead workers (their liveness lease lapsed), then any left idle past claim_idle."""
-        inbox, redis, me = self.stream, self._scope.redis, self._scope.consumer
+    async def _claim_dead(self) -> None:
+        """Take the entries of dead workers: those whose liveness lease lapsed."""
+        inbox, me = self.stream, self._scope.consumer
         dead = await self._scripts["claim_dead"](keys=[inbox], args=[WORKERS, me, self.alive_prefix, BATCH])
         entries = [(entry, dict(zip(fields[::2], fields[1::2], strict=True))) for entry, fields in dead if fields]
         self._hold(read_entries([[inbox, entries]], inbox)[0], claimed=True)
-        result = await redis.xautoclaim(inbox, WORKERS, me, self._claim_idle_ms, "0-0", BATCH)
+
+    async def _claim_idle(self) -> None:
+        """The safety net: take entries nobody touched for claim_idle."""
+        inbox, me = self.stream, self._scope.consumer
+        result = await self._scope.redis.xautoclaim(inbox, WORKERS, me, self._claim_idle_ms, "0-0", BATCH)
         self._hold(read_entries([[inbox, result[1]]], inbox)[0], claimed=True)
 
     async def _keep_alive(self) -> None:
