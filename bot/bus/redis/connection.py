@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from redis.asyncio.connection import Connection
     from redis.typing import StreamIdT
 
+    from bot.bus.redis.wire import AsyncWire, AsyncWiredScript
+
 TIMEOUT = 5.0  # every command's socket wait; longer than any BLOCK, so a blocked read never times out
 
 # An XREADGROUP reply: [[stream, [(entry id, fields), …]], …], or a dict by stream under RESP3.
@@ -100,6 +102,7 @@ class StreamScope:
         self._prefix = prefix
         self._timeout = timeout
         self._redis: Redis | None = None
+        self._wire: AsyncWire | None = None
 
     def key(self, *parts: str) -> str:
         """A key under this bot's prefix."""
@@ -117,12 +120,25 @@ class StreamScope:
         return self._redis
 
     def open(self) -> Redis:
-        """Make the client (no command is sent yet)."""
+        """Make the client and the wire for the bus's scripts (no command is sent yet)."""
+        from bot.bus.redis.wire import AsyncWire
+
         self._redis = connect(self._url, self._timeout)
+        self._wire = AsyncWire(self._url, self._timeout)
         return self._redis
 
+    def script(self, source: str) -> AsyncWiredScript:
+        """A Lua script run over this scope's wire (the client's path when the wire is down); only while open."""
+        from bot.bus.redis.wire import AsyncWiredScript
+
+        assert self._wire is not None, "the redis bus is not started"
+        return AsyncWiredScript(source, self._wire, self.redis.register_script(source))
+
     async def close(self) -> None:
-        """Close the client; `open` makes a new one."""
+        """Close the client and the wire; `open` makes new ones."""
+        if self._wire is not None:
+            self._wire.close()
+            self._wire = None
         if self._redis is not None:
             await self._redis.aclose()
             self._redis = None

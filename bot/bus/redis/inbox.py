@@ -29,8 +29,9 @@ from bot.bus.redis.scripts import ADMIT, BEGIN, CLAIM_DEAD, PUBLISH_INBOUND, REL
 from bot.bus.redis.trim import StreamTrimmer
 
 if TYPE_CHECKING:
-    from redis.commands.core import AsyncScript
     from redis.typing import EncodableT, KeyT, StreamIdT
+
+    from bot.bus.redis.wire import AsyncWiredScript
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ class RedisInbox:
         self._next_claim = self._next_dead_check = self._next_renew = 0.0
         self._handoff: HandoffStream | None = None
         self._trimmer = StreamTrimmer()
-        self._scripts: dict[str, AsyncScript] = {}
+        self._scripts: dict[str, AsyncWiredScript] = {}
 
     @property
     def stream(self) -> str:
@@ -84,7 +85,7 @@ class RedisInbox:
             "release": RELEASE,
             "claim_dead": CLAIM_DEAD,
         }
-        self._scripts = {name: self._scope.redis.register_script(source) for name, source in sources.items()}
+        self._scripts = {name: self._scope.script(source) for name, source in sources.items()}
 
     async def create_group(self) -> None:
         """Make sure the inbox has the workers group (idempotent; again after the server lost its data)."""

@@ -25,8 +25,9 @@ from bot.bus.redis.scripts import FINISH, PUBLISH_OUTBOUND
 from bot.bus.redis.trim import StreamTrimmer
 
 if TYPE_CHECKING:
-    from redis.commands.core import AsyncScript
     from redis.typing import EncodableT, KeyT, StreamIdT
+
+    from bot.bus.redis.wire import AsyncWiredScript
 
 logger = logging.getLogger(__name__)
 
@@ -63,8 +64,8 @@ class ChannelOutboxes:
         self._next_discovery = 0.0
         self._next_claim = 0.0
         self._trimmer = StreamTrimmer()
-        self._publish: AsyncScript | None = None
-        self._finish: AsyncScript | None = None
+        self._publish: AsyncWiredScript | None = None
+        self._finish: AsyncWiredScript | None = None
 
     def stream(self, channel: str) -> str:
         """The key of a channel's outbox stream."""
@@ -77,8 +78,8 @@ class ChannelOutboxes:
 
     def open(self) -> None:
         """Register the journaling and settling scripts with the scope's (new) client."""
-        self._publish = self._scope.redis.register_script(PUBLISH_OUTBOUND)
-        self._finish = self._scope.redis.register_script(FINISH)
+        self._publish = self._scope.script(PUBLISH_OUTBOUND)
+        self._finish = self._scope.script(FINISH)
 
     def deliver_for(self, channels: Sequence[str]) -> None:
         """Read these channels' outboxes only."""
