@@ -7,7 +7,8 @@ command this process sends to Redis (any command, on any client: `RedisState` fl
 Redis sees every write in the order it was made, or at the latest `DEFER_FOR` later. A deferred write
 that fails is logged (its callers are ones that already logged and carried on: the ledger, token
 totals, the owner's DM); a crash loses what was deferred in the last moments, as it loses a write it
-had not sent yet. When the wire is down, each command goes through the redis-py client instead.
+had not sent yet. When the wire is down, each command goes through the redis-py client instead; when it
+got no answer in time, each fails with redis-py's TimeoutError.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from redis.exceptions import TimeoutError as RedisTimeout
 
 from bot.bus.redis.wire import SyncWire, WireDown, raised
 
@@ -121,6 +124,9 @@ class StoreSends:
         except WireDown:
             self._loaded_shas.clear()  # the next connection may reach a server that restarted
             return None
+        except RedisTimeout as exc:  # no answer in time: each command's reply is that error
+            self._loaded_shas.clear()
+            return [exc] * len(sends)
         self._loaded_shas.update(str(send.command[1]) for send in sends if send.source is not None)
         return [reply for index, reply in enumerate(replies) if index not in loads]
 

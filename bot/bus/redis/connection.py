@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.asyncio.connection import Connection
-    from redis.typing import StreamIdT
+    from redis.typing import EncodableT, KeyT, StreamIdT
 
     from bot.bus.redis.wire import AsyncWire, AsyncWiredScript
 
@@ -83,6 +83,11 @@ def bounded_send_connection() -> type[Connection]:
     return BoundedSendConnection
 
 
+def _fields(pairs: list[str] | None) -> dict[str, str] | None:
+    """An entry's field-value list as a dict; None for an entry deleted since it was delivered."""
+    return dict(zip(pairs[::2], pairs[1::2], strict=True)) if pairs else None
+
+
 def as_text(reply: bytes | str) -> str:
     """A reply as text: the bus's clients decode replies already, so this only narrows the type."""
     return reply if isinstance(reply, str) else reply.decode()
@@ -103,6 +108,7 @@ class StreamScope:
         self._timeout = timeout
         self._redis: Redis | None = None
         self._wire: AsyncWire | None = None
+        self._reader_wires: list[AsyncWire] = []
 
     def key(self, *parts: str) -> str:
         """A key under this bot's prefix."""
@@ -134,11 +140,49 @@ class StreamScope:
         assert self._wire is not None, "the redis bus is not started"
         return AsyncWiredScript(source, self._wire, self.redis.register_script(source))
 
+    def reader_wire(self) -> AsyncWire:
+        """A wire of one reader's own, for its blocking reads (which would hold up every command on a shared one)."""
+        from bot.bus.redis.wire import AsyncWire
+
+        wire = AsyncWire(self._url, self._timeout)
+        self._reader_wires.append(wire)
+        return wire
+
+    async def read_group(
+        self, wire: AsyncWire, group: str, streams: dict[KeyT, StreamIdT], count: int, block: int | None = None
+    ) -> StreamRead:
+        """XREADGROUP over a reader's wire, shaped as redis-py's: [[stream, [(entry id, fields or None), …]], …]."""
+        from bot.bus.redis.wire import WireDown
+
+        if wire.usable:
+            blocking: list[EncodableT] = ["BLOCK", block] if block is not None else []
+            command: list[EncodableT] = [
+                "XREADGROUP",
+                "GROUP",
+                group,
+                self.consumer,
+                "COUNT",
+                count,
+                *blocking,
+                "STREAMS",
+            ]
+            try:
+                reply = await wire.call(*command, *streams, *streams.values())
+            except WireDown:
+                pass
+            else:
+                return [
+                    [stream, [(entry, _fields(pairs)) for entry, pairs in entries]] for stream, entries in reply or ()
+                ]
+        return await self.redis.xreadgroup(group, self.consumer, streams, count=count, block=block)
+
     async def close(self) -> None:
-        """Close the client and the wire; `open` makes new ones."""
-        if self._wire is not None:
-            self._wire.close()
-            self._wire = None
+        """Close the client and the wires; `open` makes new ones."""
+        for wire in (self._wire, *self._reader_wires):
+            if wire is not None:
+                wire.close()
+        self._wire = None
+        self._reader_wires.clear()
         if self._redis is not None:
             await self._redis.aclose()
             self._redis = None

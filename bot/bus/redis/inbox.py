@@ -31,7 +31,7 @@ from bot.bus.redis.trim import StreamTrimmer
 if TYPE_CHECKING:
     from redis.typing import EncodableT, KeyT, StreamIdT
 
-    from bot.bus.redis.wire import AsyncWiredScript
+    from bot.bus.redis.wire import AsyncWire, AsyncWiredScript
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +69,7 @@ class RedisInbox:
         self._handoff: HandoffStream | None = None
         self._trimmer = StreamTrimmer()
         self._scripts: dict[str, AsyncWiredScript] = {}
+        self._wire: AsyncWire | None = None  # this reader's own, for its blocking reads
 
     @property
     def stream(self) -> str:
@@ -86,6 +87,7 @@ class RedisInbox:
             "claim_dead": CLAIM_DEAD,
         }
         self._scripts = {name: self._scope.script(source) for name, source in sources.items()}
+        self._wire = self._scope.reader_wire()
 
     async def create_group(self) -> None:
         """Make sure the inbox has the workers group (idempotent; again after the server lost its data)."""
@@ -241,7 +243,8 @@ class RedisInbox:
         await self._scope.redis.set(self.alive_prefix + self._scope.consumer, "1", px=self._lease_ms)
 
     async def _read(self, streams: dict[KeyT, StreamIdT], count: int, block: int | None = None) -> StreamRead:
-        return await self._scope.redis.xreadgroup(WORKERS, self._scope.consumer, streams, count=count, block=block)
+        assert self._wire is not None, "the redis bus is not started"
+        return await self._scope.read_group(self._wire, WORKERS, streams, count, block)
 
     def _hold(self, read: list[ReadEntry], claimed: bool = False) -> None:
         for item in read:

@@ -4,10 +4,12 @@ redis-py spends most of a nearby Redis's round trip in its own layers (the pool,
 metrics hooks, packing in Python): about 150–190 µs of CPU per asyncio command and 65–90 µs per sync
 one, where the socket and hiredis alone take 25–75 µs. A wire keeps one connection of its own: the
 asyncio one pipelines its callers' commands and matches replies in order, the sync one serves one call
-at a time. A wire that cannot connect, times out or reads garbage drops its connection and raises
+at a time. A wire that cannot connect, loses its connection or reads garbage drops it and raises
 `WireDown`; callers then send the command through the redis-py client, which retries as it always did
-(a command whose reply was lost may run twice, as with redis-py's own retries). A reply error is raised
-as redis-py raises it. Only plain TCP URLs (redis://) get a wire; others always take redis-py's path.
+(a command whose reply was lost may run twice, as with redis-py's own retries). A wire that gets no reply
+within its timeout drops its connection and raises redis-py's TimeoutError at once: the server is there
+but not answering, and its callers retry with a backoff of their own. A reply error is raised as
+redis-py raises it. Only plain TCP URLs (redis://) get a wire; others always take redis-py's path.
 """
 
 from __future__ import annotations
@@ -141,8 +143,10 @@ class AsyncWire:
             async with asyncio.timeout(self._timeout):
                 return raised(await future)
         except TimeoutError:
+            from redis.exceptions import TimeoutError as RedisTimeout
+
             replies.abort()  # a reply may still come: nothing later on this connection can be matched
-            raise WireDown("timed out") from None
+            raise RedisTimeout("Timeout reading from the wire") from None
 
     async def _connect(self) -> _Replies:
         if self._target is None:
@@ -202,6 +206,11 @@ class SyncWire:
                 if self._socket is None or self._pid != os.getpid():
                     self._connect()
                 return self._exchange(commands)
+            except TimeoutError as exc:
+                from redis.exceptions import TimeoutError as RedisTimeout
+
+                self.close()
+                raise RedisTimeout("Timeout reading from the wire") from exc
             except (OSError, ProtocolError) as exc:
                 self.close()
                 raise WireDown(str(exc)) from exc
