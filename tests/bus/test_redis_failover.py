@@ -60,3 +60,33 @@ async def test_a_worker_stalled_for_half_its_lease_keeps_its_messages(redis_url:
     reading.cancel()
     for bus in (eager, stalled, gateway):
         await bus.stop()
+
+
+async def test_a_message_whose_turns_died_twice_is_answered_with_an_apology_by_the_third_worker(
+    redis_url: str,
+) -> None:
+    gateway = RedisBus(redis_url, consumer="gateway", block=0.02)
+    gateway.deliver_for([CHATS[0].channel])
+    message = InboundMessage(CHATS[0], "u", "poison")
+    assert await gateway.publish_inbound(message)
+    fast = {"block": 0.02, "lease": 0.4, "claim_idle": 60.0}
+    dead = []
+    for name in ("first", "second"):  # each starts the turn, then dies in it
+        worker = PausableBus(redis_url, consumer=name, **fast)
+        dead.append(worker)
+        async with asyncio.timeout(5):
+            assert (await worker.consume_inbound()).id == message.id
+        await worker.begin_inbound([message.id])
+        await worker.pause()
+    third = RedisBus(redis_url, consumer="third", **fast)
+    taken = asyncio.create_task(third.consume_inbound())
+    async with asyncio.timeout(5):
+        apology = await gateway.consume_outbound()
+    assert (apology.in_reply_to, apology.kind) == (message.id, "error")
+    assert not taken.done(), "the message is not run a third time"
+    taken.cancel()
+    assert (await gateway.stats()).inbound_failed == 1
+    for worker in dead:
+        worker.resume()
+    for bus in (third, *dead, gateway):
+        await bus.stop()

@@ -86,3 +86,16 @@ def test_only_plain_tcp_urls_get_a_wire() -> None:
     assert wire_target("redis://u:p@h:7/2") == {"host": "h", "port": 7, "db": 2, "username": "u", "password": "p"}
     assert wire_target("rediss://h:7/0") is None
     assert wire_target("unix:///tmp/redis.sock") is None
+
+
+async def test_a_posted_command_runs_before_the_next_one_and_its_error_is_logged(
+    redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    wire = AsyncWire(redis_url, 5.0)
+    assert not wire.post("SET", "posted", "1"), "not connected yet: the caller sends it the usual way"
+    await wire.call("PING")
+    assert wire.post("INCR", "posted")
+    assert wire.post("HSET", "posted", "f", "v")  # a reply error: logged, nobody waits for it
+    assert await wire.call("GET", "posted") == "1"  # the INCR ran first
+    assert "a command sent without waiting failed (ResponseError: WRONGTYPE" in caplog.text
+    wire.close()

@@ -7,7 +7,7 @@ import functools
 import os
 import socket
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -139,6 +139,15 @@ class StreamScope:
 
         assert self._wire is not None, "the redis bus is not started"
         return AsyncWiredScript(source, self._wire, self.redis.register_script(source))
+
+    async def post(self, source: str, keys: Sequence[KeyT], args: Sequence[EncodableT]) -> None:
+        """Run a script without waiting for its reply (an error is logged); awaited as `script` when not connected.
+
+        The command is written to the wire before this returns, so Redis runs it before any later command.
+        """
+        assert self._wire is not None, "the redis bus is not started"
+        if not self._wire.post("EVAL", source, len(keys), *keys, *args):
+            await self.script(source)(keys=keys, args=args)
 
     def reader_wire(self) -> AsyncWire:
         """A wire of one reader's own, for its blocking reads (which would hold up every command on a shared one)."""

@@ -81,7 +81,6 @@ class RedisInbox:
         sources = {
             "inbound": PUBLISH_INBOUND,
             "admit": ADMIT,
-            "begin": BEGIN,
             "renew": RENEW,
             "release": RELEASE,
             "claim_dead": CLAIM_DEAD,
@@ -135,10 +134,14 @@ class RedisInbox:
         return bool(accepted)
 
     async def begin(self, message_ids: Sequence[str]) -> None:
-        """Count a turn start for each message (toward the crash limit), in one script."""
+        """Count a turn start for each message (toward the crash limit), in one script sent before the turn runs.
+
+        Its reply is not awaited: the count is on its way to Redis before the turn does anything, ahead of
+        the reply that completes the turn on the same connection.
+        """
         if message_ids:
             keys = [self._scope.key("starts", message_id) for message_id in message_ids]
-            await self._scripts["begin"](keys=keys, args=[int(RETENTION)])
+            await self._scope.post(BEGIN, keys, [int(RETENTION)])
 
     async def complete(self, message_ids: Sequence[str]) -> None:
         """Acknowledge the entries of these messages and drop them from their sessions' order."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import os
 import socket
 import threading
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     import hiredis
     from redis.commands.core import AsyncScript
     from redis.typing import EncodableT, KeyT
+
+logger = logging.getLogger(__name__)
 
 
 class WireDown(Exception):
@@ -64,6 +67,15 @@ def raised(reply: Any) -> Any:
             raise NoScriptError(str(reply))
         raise reply
     return reply
+
+
+def _log_failure(future: asyncio.Future[Any]) -> None:
+    """A posted command's outcome: an error reply or a lost connection is logged, nothing else."""
+    if future.cancelled():
+        return
+    outcome = future.exception() or future.result()  # a reply error comes as a result carrying the exception
+    if isinstance(outcome, Exception):
+        logger.warning("redis: a command sent without waiting failed (%s: %s)", type(outcome).__name__, outcome)
 
 
 def _handshake(target: dict[str, Any]) -> list[tuple[EncodableT, ...]]:
@@ -133,6 +145,18 @@ class AsyncWire:
         if replies is None or replies.lost:
             replies = await self._connect()
         return await self._send(replies, args)
+
+    def post(self, *args: EncodableT) -> bool:
+        """Send one command without waiting for its reply (an error in it is logged); False when not connected."""
+        replies = self._replies
+        if replies is None or replies.lost:
+            return False
+        assert replies.transport is not None
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(_log_failure)
+        replies.transport.write(_pack(args))
+        replies.waiting.append(future)
+        return True
 
     async def _send(self, replies: _Replies, args: tuple[EncodableT, ...]) -> Any:
         assert replies.transport is not None
