@@ -1,14 +1,15 @@
 """How the sync stores send their per-message commands: over the wire, and writes nobody waits for ride along.
 
-A turn writes its ledger record, its token totals and its reply to the session one after another, and
-an owner's DM notes its chat just before the turn reads its session: each was a round trip of its own.
-A write whose caller needs no answer is deferred instead: it goes out in the same write as the next
-command this process sends to Redis (any command, on any client: `RedisState` flushes first), so
-Redis sees every write in the order it was made, or at the latest `DEFER_FOR` later. A deferred write
-that fails is logged (its callers are ones that already logged and carried on: the ledger, token
-totals, the owner's DM); a crash loses what was deferred in the last moments, as it loses a write it
-had not sent yet. When the wire is down, each command goes through the redis-py client instead; when it
-got no answer in time, each fails with redis-py's TimeoutError.
+A turn writes its ledger record, its token totals and its reply to the session one after another, in
+one step of the event loop: each was a round trip of its own. A write whose caller needs no answer is
+deferred instead: it goes out in the same write as the next command this process sends to Redis in that
+step (any command, on any client: `RedisState` flushes first), or on its own as soon as the loop runs
+its next callbacks, so Redis sees every write in the order it was made and other processes see it
+about as soon as before. A deferred write that fails is logged (its callers are ones that already
+logged and carried on: the ledger, token totals, the owner's DM); a crash loses what was deferred in
+the last moments, as it loses a write it had not sent yet. When the wire is down, each command goes
+through the redis-py client instead; when it got no answer in time, each fails with redis-py's
+TimeoutError.
 """
 
 from __future__ import annotations
@@ -31,8 +32,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-DEFER_FOR = 0.05  # seconds a deferred write waits at most for a command to ride along with
-
 
 @dataclass(frozen=True, slots=True)
 class Send:
@@ -51,7 +50,7 @@ class StoreSends:
         self._client = client
         self._pending: list[Send] = []
         self._lock = threading.Lock()
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: asyncio.Handle | None = None
         self._loaded_shas: set[str] = set()  # scripts this process loaded on the server
 
     def run(self, send: Send) -> Any:
@@ -60,7 +59,7 @@ class StoreSends:
         return raised(self._send([*pending, send], len(pending))[-1])
 
     def defer(self, send: Send) -> None:
-        """Send with the next command, or within DEFER_FOR when none comes."""
+        """Send with the next command of this step of the event loop, or alone when the loop next runs callbacks."""
         with self._lock:
             self._pending.append(send)
             if len(self._pending) > 1:
@@ -70,7 +69,7 @@ class StoreSends:
         except RuntimeError:  # no event loop in this thread: nothing would come to flush it
             self.flush()
             return
-        self._timer = loop.call_later(DEFER_FOR, self.flush)
+        self._timer = loop.call_soon(self.flush)
 
     def flush(self) -> None:
         """Send whatever is deferred now."""
