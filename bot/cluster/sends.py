@@ -50,7 +50,7 @@ class StoreSends:
         self._client = client
         self._pending: list[Send] = []
         self._lock = threading.Lock()
-        self._timer: asyncio.Handle | None = None
+        self._flush_soon: asyncio.Handle | None = None
         self._loaded_shas: set[str] = set()  # scripts this process loaded on the server
 
     def run(self, send: Send) -> Any:
@@ -69,7 +69,7 @@ class StoreSends:
         except RuntimeError:  # no event loop in this thread: nothing would come to flush it
             self.flush()
             return
-        self._timer = loop.call_soon(self.flush)
+        self._flush_soon = loop.call_soon(self.flush)
 
     def flush(self) -> None:
         """Send whatever is deferred now."""
@@ -89,9 +89,9 @@ class StoreSends:
     def _take(self) -> list[Send]:
         with self._lock:
             pending, self._pending = self._pending, []
-            timer, self._timer = self._timer, None
-        if timer is not None:
-            timer.cancel()
+            soon, self._flush_soon = self._flush_soon, None
+        if soon is not None:
+            soon.cancel()
         return pending
 
     def _send(self, sends: list[Send], deferred: int) -> list[Any]:
