@@ -8,8 +8,9 @@ real `relaybot run --role worker` processes answer, all made by `relaybot init`.
 messages is pushed to the fake Telegram at once; throughput is messages over the time from the first
 push to the last reply sent, latency each message's push to its reply; each process's CPU is read from
 /proc (schedstat) around the burst. The failover part SIGKILLs one of two workers while it holds
-messages and times the kill to the last answer. The overhead part runs one bot in this process, one
-message at a time, on the local bus and then on the redis bus (wall time and this process's CPU).
+messages and times the kill to the last answer. The overhead part runs two bots in this process, one on
+the local bus and one on the redis bus, asked one message at a time in alternation (wall time and this
+process's CPU per message).
 """
 
 from __future__ import annotations
@@ -176,16 +177,19 @@ async def failover(home: Path, url: str, model_url: str, messages: int = 40, cha
             doomed = processes[1]
             probe = RedisBus(url, prefix=prefix, consumer="bench-probe")
             await probe.start()
-            in_hand = 0
+            in_hand = held = 0
             async with asyncio.timeout(60):
                 while not in_hand:
                     await asyncio.sleep(0.05)
-                    summary = await probe.redis.xpending(probe.key("inbox"), WORKERS)
-                    mine = [c for c in summary["consumers"] if f"-{doomed.pid}-" in c["name"]]
-                    in_hand = int(mine[0]["pending"]) if mine else 0
-            await probe.stop()
+                    in_hand = await pending_of(probe, f"-{doomed.pid}-")
             doomed.kill()
             killed = time.perf_counter()
+            async with asyncio.timeout(60):  # the other worker claims them once the dead one's lease lapsed
+                while pending := await pending_of(probe, f"-{doomed.pid}-"):
+                    held = max(held, pending)  # entries of its sessions are still handed to it until then
+                    await asyncio.sleep(0.02)
+            taken = time.perf_counter() - killed
+            await probe.stop()
             async with asyncio.timeout(120):
                 while len(telegram.arrived) < messages:
                     await asyncio.sleep(0.01)
@@ -194,27 +198,43 @@ async def failover(home: Path, url: str, model_url: str, messages: int = 40, cha
             stop_processes(processes)
     print(f"\nFailover: 2 workers, {messages} messages over {chats} chats, 1 s model; one worker SIGKILLed holding")
     print(f"{in_hand} messages: every message answered, the last {last:.1f} s after the kill ({load_average()})")
+    print(f"its {held} messages (with those handed to it after the kill) taken over {taken:.1f} s after the kill")
 
 
-async def sequential(
-    home: Path, model_url: str, backend: dict[str, str], rounds: int
-) -> tuple[list[float], list[float]]:
-    """One bot in this process on the given bus, asked one message at a time; each round trip and its CPU time."""
+async def pending_of(probe: RedisBus, name_part: str) -> int:
+    """How many inbox entries the worker whose consumer name contains `name_part` holds unacknowledged."""
+    summary = await probe.redis.xpending(probe.key("inbox"), WORKERS)
+    mine = [c for c in summary["consumers"] if name_part in c["name"]]
+    return int(mine[0]["pending"]) if mine else 0
+
+
+def agent_bot(home: Path, model_url: str, backend: dict[str, str]) -> Bot:
+    """One bot in this process on the given bus: the journal or Redis, as `relaybot run` would use."""
     from bot.app.agent_wiring import AgentApp
     from bot.app.backend import stores_for
 
     config = bench_config(home, model_url, bus=backend, **SETTINGS)
     bot = Bot(config)
-    bot.app = AgentApp(config, bus=stores_for(config).bus())  # the bus `relaybot run` would use: journal or Redis
-    samples, cpu = [], []
-    async with bot:
+    bot.app = AgentApp(config, bus=stores_for(config).bus())
+    return bot
+
+
+Samples = tuple[list[float], list[float]]  # each round trip's wall time, and this process's CPU time for it
+
+
+async def sequential(local: Bot, shared: Bot, rounds: int) -> tuple[Samples, Samples]:
+    """Both bots alive, asked one message at a time in alternation, each first every other round (no drift between)."""
+    samples: dict[str, Samples] = {"local": ([], []), "redis": ([], [])}
+    async with local, shared:
         for n in range(rounds + 5):
-            started, spent = time.perf_counter(), time.process_time()
-            await bot.ask("telegram:7", f"round {n}")
-            if n >= 5:  # the first few warm connections and caches
-                samples.append(time.perf_counter() - started)
-                cpu.append(time.process_time() - spent)
-    return samples, cpu
+            order = [("local", local), ("redis", shared)]
+            for name, bot in order if n % 2 == 0 else order[::-1]:
+                started, spent = time.perf_counter(), time.process_time()
+                await bot.ask("telegram:7", f"round {n}")
+                if n >= 5:  # the first few warm connections and caches
+                    samples[name][0].append(time.perf_counter() - started)
+                    samples[name][1].append(time.process_time() - spent)
+    return samples["local"], samples["redis"]
 
 
 async def main() -> None:
@@ -247,10 +267,14 @@ async def main() -> None:
                     await failover(home, redis.url, model.base_url)
             if "overhead" in parts:
                 with FakeProcess(latency=0.0) as model:
-                    local = await sequential(Path(tmp) / "local", model.base_url, {"backend": "local"}, args.rounds)
                     shared = {"backend": "redis", "url": redis.url, "prefix": "overhead"}
-                    on_redis = await sequential(Path(tmp) / "redis", model.base_url, shared, args.rounds)
-                print(f"\nOne message at a time, one process, 0 s model ({args.rounds} rounds each, {load_average()}):")
+                    local, on_redis = await sequential(
+                        agent_bot(Path(tmp) / "local", model.base_url, {"backend": "local"}),
+                        agent_bot(Path(tmp) / "redis", model.base_url, shared),
+                        args.rounds,
+                    )
+                each = f"{args.rounds} rounds each, alternating"
+                print(f"\nOne message at a time, one process, 0 s model ({each}, {load_average()}):")
                 print("| bus | median | p99 | CPU median | CPU mean |\n|---|---|---|---|---|")
                 for name, (samples, cpu) in (("local (SQLite journal)", local), ("redis", on_redis)):
                     print(

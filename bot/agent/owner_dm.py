@@ -92,6 +92,9 @@ class RedisOwnerDM:
             return None
 
     def note(self, message: InboundMessage) -> None:
-        """Remember the message's chat when an owner wrote it directly (another worker may have noted another)."""
+        """Remember the message's chat when an owner wrote it directly (another worker may have noted another).
+
+        The write goes with this process's next Redis command (the turn's session read), not a round trip of its own.
+        """
         if counts(message):
-            self._shared.client.set(self._key, json.dumps(asdict(message.chat)))
+            self._shared.defer("SET", self._key, json.dumps(asdict(message.chat)))

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot.bus.redis.connection import as_text
 
 if TYPE_CHECKING:
     import redis
     import redis.asyncio
-    from redis.typing import ZSetRangeResponse
+    from redis.typing import EncodableT, ZSetRangeResponse
 
+    from bot.cluster.sends import StoreScript, StoreSends
     from bot.config.schema import Config
 
 TIMEOUT = 10.0  # seconds a command or connect may take before it fails instead of freezing its caller
@@ -38,13 +39,14 @@ def zset_scored(reply: ZSetRangeResponse) -> list[tuple[str, float]]:
 
 
 class RedisState:
-    """Lazily made sync and asyncio clients for one Redis URL; `key()` names a key under the bot's prefix."""
+    """Lazily made sync and asyncio clients and a wire for one Redis URL; `key()` names a key under the bot's prefix."""
 
     def __init__(self, url: str, prefix: str = "relaybot") -> None:
         self.url = url
         self.prefix = prefix
         self._sync: redis.Redis | None = None
         self._async: redis.asyncio.Redis | None = None
+        self._sends: StoreSends | None = None
 
     def key(self, *parts: str) -> str:
         """A key under this bot's prefix, e.g. key("pairing") -> "relaybot:pairing"."""
@@ -52,7 +54,12 @@ class RedisState:
 
     @property
     def client(self) -> redis.Redis:
-        """A redis.Redis (sync, str replies) for stores whose callers are sync."""
+        """A redis.Redis (sync, str replies) for stores whose callers are sync; deferred writes are sent first."""
+        if self._sends is not None and self._sends.pending:
+            self._sends.flush()
+        return self._client()
+
+    def _client(self) -> redis.Redis:
         if self._sync is None:
             import redis
 
@@ -62,8 +69,38 @@ class RedisState:
         return self._sync
 
     @property
+    def sends(self) -> StoreSends:
+        """The stores' per-message commands: over a lean wire, writes nobody waits for deferred (see sends.py)."""
+        if self._sends is None:
+            from bot.bus.redis.wire import SyncWire
+            from bot.cluster.sends import StoreSends
+
+            self._sends = StoreSends(SyncWire(self.url, TIMEOUT), self._client)
+        return self._sends
+
+    def script(self, source: str) -> StoreScript:
+        """A Lua script for a sync store, sent through `sends`."""
+        from bot.cluster.sends import StoreScript
+
+        return StoreScript(source, self.sends)
+
+    def command(self, *args: EncodableT) -> Any:
+        """One command through `sends`, now; its reply."""
+        from bot.cluster.sends import Send
+
+        return self.sends.run(Send(args))
+
+    def defer(self, *args: EncodableT) -> None:
+        """One write through `sends`, with the next command sent."""
+        from bot.cluster.sends import Send
+
+        self.sends.defer(Send(args))
+
+    @property
     def aclient(self) -> redis.asyncio.Redis:
-        """A redis.asyncio.Redis (str replies) for stores whose callers are async."""
+        """A redis.asyncio.Redis (str replies) for stores whose callers are async; deferred writes are sent first."""
+        if self._sends is not None and self._sends.pending:
+            self._sends.flush()
         if self._async is None:
             import redis.asyncio as aioredis
 
@@ -73,7 +110,10 @@ class RedisState:
         return self._async
 
     async def aclose(self) -> None:
-        """Close both clients (each is made again on next use)."""
+        """Send what is deferred, close both clients and the wire (each is made again on next use)."""
+        if self._sends is not None:
+            self._sends.flush()
+            self._sends.close()
         if self._async is not None:
             await self._async.aclose()
             self._async = None

@@ -100,10 +100,10 @@ class RedisUsageLedger:
     def __init__(self, state: RedisState, timezone: str) -> None:
         self._state = state
         self._zone = ZoneInfo(timezone)
-        self._record = state.client.register_script(_RECORD)
+        self._record = state.script(_RECORD)
 
     def record(self, call: CallRecord) -> None:
-        """Append one call and add it to its day's counters, atomically."""
+        """Append one call and add it to its day's counters, atomically (sent with this process's next command)."""
         local = datetime.fromtimestamp(call.ts, self._zone).date()
         day, month = local.toordinal(), month_number(local)
         keys = [self._key("calls"), self._key("seq"), self._day_key(day), self._key("days")]
@@ -111,7 +111,7 @@ class RedisUsageLedger:
         cost = "" if call.cost_usd is None else repr(call.cost_usd)
         record = json.dumps([getattr(call, column) for column in COLUMNS])
         args: list[Any] = [repr(call.ts), record, day, month, call.prompt_tokens, call.completion_tokens, cost]
-        self._record(keys=keys, args=[*args, *scopes(call)])
+        self._record.defer(keys=keys, args=[*args, *scopes(call)])
 
     def totals(
         self, since: float, sender: str | None = None, session_key: str | None = None, background: bool = False

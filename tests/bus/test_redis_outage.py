@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from typing import Any
 
 import pytest
 
@@ -80,10 +81,10 @@ async def test_stop_ends_the_readers_even_when_a_redis_call_swallows_the_cancel(
     bus = RedisBus(redis_url, consumer="w", block=0.02)
     bus.deliver_for(["telegram"])
     await bus.start()
-    real = bus.redis.execute_command
+    real = bus._scope.read_group  # where each reader waits: its blocking read
     swallowed: list[str] = []
 
-    async def swallowing(*args: object, **options: object) -> object:
+    async def swallowing(*args: Any, **options: Any) -> Any:
         """What asyncio.wait_for does on Python 3.11 when a cancel meets a finished send (CPython gh-86296)."""
         call = asyncio.ensure_future(real(*args, **options))
         try:
@@ -92,10 +93,10 @@ async def test_stop_ends_the_readers_even_when_a_redis_call_swallows_the_cancel(
             if len(swallowed) == 2:
                 call.cancel()
                 raise
-            swallowed.append(str(args[0]))
+            swallowed.append(str(args[1]))
             return await call  # the command's result, as if the cancel had never come
 
-    bus.redis.execute_command = swallowing
+    bus._scope.read_group = swallowing  # type: ignore[method-assign]
     readers = [asyncio.create_task(bus.consume_inbound()), asyncio.create_task(bus.consume_outbound())]
     await asyncio.sleep(0.2)
     await asyncio.wait_for(bus.stop(), 2)

@@ -101,12 +101,11 @@ class RedisSessionStore(SessionCache):
         super().__init__(tail, max_sessions, max_bytes)
         self._shared = shared
         self._index = shared.key("sessions")
-        client = shared.client  # scripts are called with the state's current client (it is remade after a close)
-        self._load_script = client.register_script(_LOAD)
-        self._append_script = client.register_script(_APPEND)
-        self._usage_script = client.register_script(_USAGE)
-        self._consolidated_script = client.register_script(_CONSOLIDATED)
-        self._reset_script = client.register_script(_RESET)
+        self._load_script = shared.script(_LOAD)
+        self._append_script = shared.script(_APPEND)
+        self._usage_script = shared.script(_USAGE)
+        self._consolidated_script = shared.script(_CONSOLIDATED)
+        self._reset_script = shared.script(_RESET)
 
     def get(self, key: str) -> Session:
         """The session, its cached copy brought up to date (or its tail read) in one round trip."""
@@ -114,7 +113,7 @@ class RedisSessionStore(SessionCache):
         session = cached if isinstance(cached, RedisSession) else self._new(key)
         known = session.total if cached is not None else -1
         meta, total, start, raw = self._load_script(
-            keys=[session.meta_key, session.log_key], args=[self._tail, session.gen, known], client=self._shared.client
+            keys=[session.meta_key, session.log_key], args=[self._tail, session.gen, known]
         )
         fields = dict(zip(meta[::2], meta[1::2], strict=True))
         records = [json.loads(r) for r in raw]
@@ -166,7 +165,7 @@ class RedisSessionStore(SessionCache):
         raw = [json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in records]
         index = self._index if session.meta_key == self._meta(session.key) else ""
         keys = [session.meta_key, session.log_key, index]
-        length = self._append_script(keys=keys, args=[now, session.key, *raw], client=self._shared.client)
+        length = self._append_script(keys=keys, args=[now, session.key, *raw])
         expected = session.total + len(messages)
         session.messages.extend(messages)
         self._grow(session, sum(len(r) for r in raw))
@@ -176,18 +175,20 @@ class RedisSessionStore(SessionCache):
         self._trim(session)
 
     def record_usage(self, session: Session, prompt_tokens: int, completion_tokens: int) -> None:
-        """Add one LLM call's token counts to the session's totals in Redis."""
-        session = self._redis(session)
-        args = [prompt_tokens, completion_tokens]
-        totals = self._usage_script(keys=[session.meta_key], args=args, client=self._shared.client)
-        session.prompt_tokens, session.completion_tokens = (int(total) for total in totals)
+        """Add one LLM call's token counts to the session's totals in Redis (sent with the turn's next write)."""
+        found = self._redis(session)
+        found.prompt_tokens += prompt_tokens
+        found.completion_tokens += completion_tokens
+
+        def totals(reply: list[int]) -> None:
+            found.prompt_tokens, found.completion_tokens = (int(total) for total in reply)
+
+        self._usage_script.defer(keys=[found.meta_key], args=[prompt_tokens, completion_tokens], on_reply=totals)
 
     def mark_consolidated(self, session: Session, upto: int) -> None:
         """Record that messages before `upto` now live in long-term memory (a mark only ever rises)."""
         session = self._redis(session)
-        session.consolidated = int(
-            self._consolidated_script(keys=[session.meta_key], args=[upto], client=self._shared.client)
-        )
+        session.consolidated = int(self._consolidated_script(keys=[session.meta_key], args=[upto]))
         current = self._sessions.get(session.key)
         if isinstance(current, RedisSession) and current is not session and current.meta_key == session.meta_key:
             current.consolidated = max(current.consolidated, session.consolidated)
@@ -220,7 +221,7 @@ class RedisSessionStore(SessionCache):
         archived_meta = self._shared.key("session-archive", archive, "meta")
         archived_log = self._shared.key("session-archive", archive, "log")
         keys = [old.meta_key, old.log_key, archived_meta, archived_log, self._index]
-        self._reset_script(keys=keys, args=[gen, key], client=self._shared.client)
+        self._reset_script(keys=keys, args=[gen, key])
         old.meta_key, old.log_key = archived_meta, archived_log
         self._remember(self._new(key, gen))
         return old

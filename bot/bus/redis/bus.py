@@ -17,7 +17,7 @@ from bot.bus.contract import BusStats
 from bot.bus.messages import InboundMessage, OutboundMessage
 from bot.bus.redis.backlog import StreamBacklog, stream_backlog
 from bot.bus.redis.connection import TIMEOUT, StreamScope, default_consumer
-from bot.bus.redis.inbox import WORKERS, RedisInbox
+from bot.bus.redis.inbox import DEAD_CHECKS_PER_LEASE, WORKERS, RedisInbox
 from bot.bus.redis.outbox import ChannelOutboxes
 from bot.cancelling import cancel_and_wait
 from bot.errors import BusClosed
@@ -39,7 +39,7 @@ class RedisBus:
         url: str,
         prefix: str = "relaybot",
         consumer: str | None = None,
-        lease: float = 5.0,
+        lease: float = 3.0,
         claim_idle: float = 30.0,
         block: float = 0.05,
         timeout: float = TIMEOUT,
@@ -48,7 +48,7 @@ class RedisBus:
         lease_ms = int(lease * 1000)
         claim_idle_ms = int(claim_idle * 1000)
         block_ms = min(max(int(block * 1000), 1), MAX_BLOCK_MS)
-        idle_block_ms = max(min(block_ms * 5, lease_ms // 3, MAX_BLOCK_MS, int(timeout * 500)), 1)
+        idle_block_ms = max(min(block_ms * 5, lease_ms // DEAD_CHECKS_PER_LEASE, MAX_BLOCK_MS, int(timeout * 500)), 1)
         self._inbox = RedisInbox(self._scope, lease_ms, claim_idle_ms, block_ms, idle_block_ms, self.publish_outbound)
         self._outboxes = ChannelOutboxes(self._scope, claim_idle_ms, idle_block_ms, block_ms)
         self._closing = False

@@ -7,13 +7,15 @@ import functools
 import os
 import socket
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.asyncio.connection import Connection
-    from redis.typing import StreamIdT
+    from redis.typing import EncodableT, KeyT, StreamIdT
+
+    from bot.bus.redis.wire import AsyncWire, AsyncWiredScript
 
 TIMEOUT = 5.0  # every command's socket wait; longer than any BLOCK, so a blocked read never times out
 
@@ -81,6 +83,11 @@ def bounded_send_connection() -> type[Connection]:
     return BoundedSendConnection
 
 
+def _fields(pairs: list[str] | None) -> dict[str, str] | None:
+    """An entry's field-value list as a dict; None for an entry deleted since it was delivered."""
+    return dict(zip(pairs[::2], pairs[1::2], strict=True)) if pairs else None
+
+
 def as_text(reply: bytes | str) -> str:
     """A reply as text: the bus's clients decode replies already, so this only narrows the type."""
     return reply if isinstance(reply, str) else reply.decode()
@@ -100,6 +107,8 @@ class StreamScope:
         self._prefix = prefix
         self._timeout = timeout
         self._redis: Redis | None = None
+        self._wire: AsyncWire | None = None
+        self._reader_wires: list[AsyncWire] = []
 
     def key(self, *parts: str) -> str:
         """A key under this bot's prefix."""
@@ -117,12 +126,72 @@ class StreamScope:
         return self._redis
 
     def open(self) -> Redis:
-        """Make the client (no command is sent yet)."""
+        """Make the client and the wire for the bus's scripts (no command is sent yet)."""
+        from bot.bus.redis.wire import AsyncWire
+
         self._redis = connect(self._url, self._timeout)
+        self._wire = AsyncWire(self._url, self._timeout)
         return self._redis
 
+    def script(self, source: str) -> AsyncWiredScript:
+        """A Lua script run over this scope's wire (the client's path when the wire is down); only while open."""
+        from bot.bus.redis.wire import AsyncWiredScript
+
+        assert self._wire is not None, "the redis bus is not started"
+        return AsyncWiredScript(source, self._wire, self.redis.register_script(source))
+
+    async def post(self, source: str, keys: Sequence[KeyT], args: Sequence[EncodableT]) -> None:
+        """Run a script without waiting for its reply (an error is logged); awaited as `script` when not connected.
+
+        The command is written to the wire before this returns, so Redis runs it before any later command.
+        """
+        assert self._wire is not None, "the redis bus is not started"
+        if not self._wire.post("EVAL", source, len(keys), *keys, *args):
+            await self.script(source)(keys=keys, args=args)
+
+    def reader_wire(self) -> AsyncWire:
+        """A wire of one reader's own, for its blocking reads (which would hold up every command on a shared one)."""
+        from bot.bus.redis.wire import AsyncWire
+
+        wire = AsyncWire(self._url, self._timeout)
+        self._reader_wires.append(wire)
+        return wire
+
+    async def read_group(
+        self, wire: AsyncWire, group: str, streams: dict[KeyT, StreamIdT], count: int, block: int | None = None
+    ) -> StreamRead:
+        """XREADGROUP over a reader's wire, shaped as redis-py's: [[stream, [(entry id, fields or None), …]], …]."""
+        from bot.bus.redis.wire import WireDown
+
+        if wire.usable:
+            blocking: list[EncodableT] = ["BLOCK", block] if block is not None else []
+            command: list[EncodableT] = [
+                "XREADGROUP",
+                "GROUP",
+                group,
+                self.consumer,
+                "COUNT",
+                count,
+                *blocking,
+                "STREAMS",
+            ]
+            try:
+                reply = await wire.call(*command, *streams, *streams.values())
+            except WireDown:
+                pass
+            else:
+                return [
+                    [stream, [(entry, _fields(pairs)) for entry, pairs in entries]] for stream, entries in reply or ()
+                ]
+        return await self.redis.xreadgroup(group, self.consumer, streams, count=count, block=block)
+
     async def close(self) -> None:
-        """Close the client; `open` makes a new one."""
+        """Close the client and the wires; `open` makes new ones."""
+        for wire in (self._wire, *self._reader_wires):
+            if wire is not None:
+                wire.close()
+        self._wire = None
+        self._reader_wires.clear()
         if self._redis is not None:
             await self._redis.aclose()
             self._redis = None

@@ -1,14 +1,14 @@
 """The inbound side of the redis bus: one stream read by every worker, each session's turns in order.
 
-Inbound entries go to the `workers` group. A worker runs an entry only once it is admitted (a Lua
-script): no other worker holds the session's lock, and every earlier pending entry of the session
-was admitted by this worker, so one session's turns run one at a time, in arrival order, across
-workers. A worker renews its locks, the idle time of its entries and its liveness lease (`alive:<worker>`,
-renewed last, so it outlives the locks); once that lease lapses the worker is dead and another claims its
-entries at once (CLAIM_DEAD) and runs them again. Entries idle past `claim_idle` are claimed as well
-(XAUTOCLAIM), a safety net; a live worker's entries stay its own, however long its turns take. An
-entry of a session whose turn runs on another worker is handed to that worker (handoff.py), so
-/stop, /approve and steering reach the running turn.
+Inbound entries go to the `workers` group. A worker runs an entry only once it is admitted (a Lua script): no
+other worker holds the session's lock, and every earlier pending entry of the session was admitted by this
+worker, so one session's turns run one at a time, in arrival order, across workers. A worker renews its locks,
+the idle time of its entries and its liveness lease (`alive:<worker>`, renewed last, so it outlives the locks)
+every quarter of the lease; once that lease lapses the worker is dead and another claims its entries
+(CLAIM_DEAD, checked every twelfth of a lease) and runs them again. Entries idle past `claim_idle` are claimed
+as well (XAUTOCLAIM), a safety net; a live worker's entries stay its own, however long its turns take. An
+entry of a session whose turn runs on another worker is handed to that worker (handoff.py), so /stop, /approve
+and steering reach the running turn.
 """
 
 from __future__ import annotations
@@ -29,13 +29,16 @@ from bot.bus.redis.scripts import ADMIT, BEGIN, CLAIM_DEAD, PUBLISH_INBOUND, REL
 from bot.bus.redis.trim import StreamTrimmer
 
 if TYPE_CHECKING:
-    from redis.commands.core import AsyncScript
     from redis.typing import EncodableT, KeyT, StreamIdT
+
+    from bot.bus.redis.wire import AsyncWire, AsyncWiredScript
 
 logger = logging.getLogger(__name__)
 
 WORKERS = "workers"
 BATCH = 100
+RENEWALS_PER_LEASE = 4  # a worker renews every quarter of its lease, so a stall of half a lease still keeps it
+DEAD_CHECKS_PER_LEASE = 12  # a dead worker's entries are claimed at most a twelfth of a lease after it lapsed
 
 Reply = Callable[[OutboundMessage, Sequence[str]], Awaitable[bool]]
 
@@ -62,10 +65,11 @@ class RedisInbox:
         self._claimed: set[str] = set()
         self._entries: dict[str, tuple[str, str]] = {}  # message id -> (entry id, session key)
         self._inflight: dict[str, set[str]] = {}  # session key -> admitted entry ids
-        self._next_claim = self._next_renew = 0.0
+        self._next_claim = self._next_dead_check = self._next_renew = 0.0
         self._handoff: HandoffStream | None = None
         self._trimmer = StreamTrimmer()
-        self._scripts: dict[str, AsyncScript] = {}
+        self._scripts: dict[str, AsyncWiredScript] = {}
+        self._wire: AsyncWire | None = None  # this reader's own, for its blocking reads
 
     @property
     def stream(self) -> str:
@@ -77,12 +81,12 @@ class RedisInbox:
         sources = {
             "inbound": PUBLISH_INBOUND,
             "admit": ADMIT,
-            "begin": BEGIN,
             "renew": RENEW,
             "release": RELEASE,
             "claim_dead": CLAIM_DEAD,
         }
-        self._scripts = {name: self._scope.redis.register_script(source) for name, source in sources.items()}
+        self._scripts = {name: self._scope.script(source) for name, source in sources.items()}
+        self._wire = self._scope.reader_wire()
 
     async def create_group(self) -> None:
         """Make sure the inbox has the workers group (idempotent; again after the server lost its data)."""
@@ -130,10 +134,14 @@ class RedisInbox:
         return bool(accepted)
 
     async def begin(self, message_ids: Sequence[str]) -> None:
-        """Count a turn start for each message (toward the crash limit), in one script."""
+        """Count a turn start for each message (toward the crash limit), in one script sent before the turn runs.
+
+        Its reply is not awaited: the count is on its way to Redis before the turn does anything, ahead of
+        the reply that completes the turn on the same connection.
+        """
         if message_ids:
             keys = [self._scope.key("starts", message_id) for message_id in message_ids]
-            await self._scripts["begin"](keys=keys, args=[int(RETENTION)])
+            await self._scope.post(BEGIN, keys, [int(RETENTION)])
 
     async def complete(self, message_ids: Sequence[str]) -> None:
         """Acknowledge the entries of these messages and drop them from their sessions' order."""
@@ -204,34 +212,42 @@ class RedisInbox:
             await self._handoff.open()
             own: dict[KeyT, StreamIdT] = {inbox: "0"}
             self._hold(read_entries(await self._read(own, count=10_000), inbox)[0])
-            self._next_claim = self._next_renew = 0.0
+            self._next_claim = self._next_dead_check = self._next_renew = 0.0
         now = time.monotonic()
         if now >= self._next_renew:
             await self._renew()
-            self._next_renew = now + self._lease_ms / 3000
+            self._next_renew = now + self._lease_ms / 1000 / RENEWALS_PER_LEASE
+        if now >= self._next_dead_check:
+            await self._claim_dead()
+            self._next_dead_check = now + max(self._lease_ms / 1000 / DEAD_CHECKS_PER_LEASE, 0.05)
         if now >= self._next_claim:
-            await self._claim()
-            self._next_claim = now + max(min(self._claim_idle_ms / 4000, self._lease_ms / 3000), 0.05)
+            await self._claim_idle()
+            self._next_claim = now + max(self._claim_idle_ms / 4000, 0.05)
         block = self._block_ms if self._held else self._idle_block_ms
         streams: dict[KeyT, StreamIdT] = {inbox: ">", self._handoff.key: ">"}
         self._hold(await self._handoff.take(await self._read(streams, count=BATCH, block=block), inbox))
         await self._admit_held()
         await self._trimmer.maybe_trim(redis, [(inbox, WORKERS)])
 
-    async def _claim(self) -> None:
-        """Take the entries of dead workers (their liveness lease lapsed), then any left idle past claim_idle."""
-        inbox, redis, me = self.stream, self._scope.redis, self._scope.consumer
+    async def _claim_dead(self) -> None:
+        """Take the entries of dead workers: those whose liveness lease lapsed."""
+        inbox, me = self.stream, self._scope.consumer
         dead = await self._scripts["claim_dead"](keys=[inbox], args=[WORKERS, me, self.alive_prefix, BATCH])
         entries = [(entry, dict(zip(fields[::2], fields[1::2], strict=True))) for entry, fields in dead if fields]
         self._hold(read_entries([[inbox, entries]], inbox)[0], claimed=True)
-        result = await redis.xautoclaim(inbox, WORKERS, me, self._claim_idle_ms, "0-0", BATCH)
+
+    async def _claim_idle(self) -> None:
+        """The safety net: take entries nobody touched for claim_idle."""
+        inbox, me = self.stream, self._scope.consumer
+        result = await self._scope.redis.xautoclaim(inbox, WORKERS, me, self._claim_idle_ms, "0-0", BATCH)
         self._hold(read_entries([[inbox, result[1]]], inbox)[0], claimed=True)
 
     async def _keep_alive(self) -> None:
         await self._scope.redis.set(self.alive_prefix + self._scope.consumer, "1", px=self._lease_ms)
 
     async def _read(self, streams: dict[KeyT, StreamIdT], count: int, block: int | None = None) -> StreamRead:
-        return await self._scope.redis.xreadgroup(WORKERS, self._scope.consumer, streams, count=count, block=block)
+        assert self._wire is not None, "the redis bus is not started"
+        return await self._scope.read_group(self._wire, WORKERS, streams, count, block)
 
     def _hold(self, read: list[ReadEntry], claimed: bool = False) -> None:
         for item in read:

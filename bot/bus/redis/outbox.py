@@ -25,8 +25,9 @@ from bot.bus.redis.scripts import FINISH, PUBLISH_OUTBOUND
 from bot.bus.redis.trim import StreamTrimmer
 
 if TYPE_CHECKING:
-    from redis.commands.core import AsyncScript
     from redis.typing import EncodableT, KeyT, StreamIdT
+
+    from bot.bus.redis.wire import AsyncWire, AsyncWiredScript
 
 logger = logging.getLogger(__name__)
 
@@ -63,8 +64,9 @@ class ChannelOutboxes:
         self._next_discovery = 0.0
         self._next_claim = 0.0
         self._trimmer = StreamTrimmer()
-        self._publish: AsyncScript | None = None
-        self._finish: AsyncScript | None = None
+        self._publish: AsyncWiredScript | None = None
+        self._finish: AsyncWiredScript | None = None
+        self._wire: AsyncWire | None = None  # this reader's own, for its blocking reads
 
     def stream(self, channel: str) -> str:
         """The key of a channel's outbox stream."""
@@ -77,8 +79,9 @@ class ChannelOutboxes:
 
     def open(self) -> None:
         """Register the journaling and settling scripts with the scope's (new) client."""
-        self._publish = self._scope.redis.register_script(PUBLISH_OUTBOUND)
-        self._finish = self._scope.redis.register_script(FINISH)
+        self._publish = self._scope.script(PUBLISH_OUTBOUND)
+        self._finish = self._scope.script(FINISH)
+        self._wire = self._scope.reader_wire()
 
     def deliver_for(self, channels: Sequence[str]) -> None:
         """Read these channels' outboxes only."""
@@ -157,7 +160,8 @@ class ChannelOutboxes:
             self._next_claim = now + max(self._claim_idle_ms / 4000, 0.05)
         new: dict[KeyT, StreamIdT] = dict.fromkeys(streams, ">")
         block = self._block_ms if self.channels is not None else self._discover_ms  # discovering: look again soon
-        self._queue(await redis.xreadgroup(GATEWAYS, consumer, new, count=BATCH, block=block))
+        assert self._wire is not None, "the redis bus is not started"
+        self._queue(await self._scope.read_group(self._wire, GATEWAYS, new, BATCH, block))
         await self._trimmer.maybe_trim(redis, [(stream, GATEWAYS) for stream in streams])
 
     def _queue(self, response: StreamRead) -> None:
