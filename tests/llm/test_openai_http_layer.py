@@ -171,6 +171,7 @@ async def test_a_stream_whose_body_ends_after_its_done_keeps_its_connection_for_
     from aiohttp import web
 
     from bot.llm.openai_http import OpenAICompatible
+    from tests.fakes.loopback import LoopbackSite
     from tests.polling import until
 
     peers: list[object] = []
@@ -188,12 +189,8 @@ async def test_a_stream_whose_body_ends_after_its_done_keeps_its_connection_for_
 
     app = web.Application()
     app.router.add_post("/v1/chat/completions", answer)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    client = OpenAICompatible(f"http://127.0.0.1:{port}/v1")
+    site = LoopbackSite(app)
+    client = OpenAICompatible(f"http://127.0.0.1:{await site.start()}/v1")
     try:
         for _ in range(2):
             stream = await client.acompletion(model="openai/m", messages=USER, stream=True)
@@ -207,4 +204,4 @@ async def test_a_stream_whose_body_ends_after_its_done_keeps_its_connection_for_
     finally:
         gate.set()
         await client.aclose()
-        await runner.cleanup()
+        await site.stop()

@@ -8,6 +8,7 @@ import pytest
 from aiohttp import web
 
 from bot.llm.openai_http import ErrorInAnswer, GarbledAnswer, OpenAICompatible
+from tests.fakes.loopback import LoopbackSite
 
 USER = [{"role": "user", "content": "hi"}]
 Serve = Callable[[bytes], OpenAICompatible]
@@ -47,12 +48,8 @@ async def serve() -> AsyncIterator[Serve]:
 
     app = web.Application()
     app.router.add_post("/v1/chat/completions", answer)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    client = OpenAICompatible(f"http://127.0.0.1:{port}/v1")
+    site = LoopbackSite(app)
+    client = OpenAICompatible(f"http://127.0.0.1:{await site.start()}/v1")
 
     def answering(raw: bytes) -> OpenAICompatible:
         body[0] = raw
@@ -60,7 +57,7 @@ async def serve() -> AsyncIterator[Serve]:
 
     yield answering
     await client.aclose()
-    await runner.cleanup()
+    await site.stop()
 
 
 async def read(client: OpenAICompatible) -> tuple[list[dict[str, Any]], Any]:
