@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator
-
 _DATA = b"data: "
 _BETWEEN = b"\n\ndata: "
 
@@ -71,13 +69,3 @@ def _plain_events(piece: bytes) -> list[bytes] | None:
         return None
     events = piece[len(_DATA) : -2].split(_BETWEEN)
     return events if piece.count(b"\n") == 2 * len(events) else None
-
-
-async def sse_data(pieces: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
-    """The data of each server-sent event in a body that arrives in pieces."""
-    reader = EventReader()
-    async for piece in pieces:
-        for event in reader.feed(piece):
-            yield event
-    for event in reader.end():
-        yield event

@@ -5,7 +5,7 @@ import builtins
 import gc
 import json
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,31 +15,10 @@ from bot.errors import ProviderError
 from bot.llm.failures import Evidence, answer_error_evidence
 from bot.llm.openai_http import GarbledAnswer, read_answer
 from bot.llm.provider import ModelProvider
-from bot.llm.sse import sse_data
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import Error, FakeLLM, Hang, Reply, Text, ToolCalls
 
 USER = [{"role": "user", "content": "hi"}]
-
-
-async def pieces(*chunks: bytes) -> AsyncIterator[bytes]:
-    for chunk in chunks:
-        yield chunk
-
-
-async def events(*chunks: bytes) -> list[bytes]:
-    return [data async for data in sse_data(pieces(*chunks))]
-
-
-async def test_events_are_read_however_the_bytes_arrive() -> None:
-    assert await events(b'data: {"a"', b": 1}\r\n\r\ndata: [DONE]\n\n") == [b'{"a": 1}', b"[DONE]"]
-    assert await events(b": comment\nevent: x\ndata: one\ndata: two\n\n") == [b"one\ntwo"]
-    assert await events(b"data: last, without its blank line") == [b"last, without its blank line"]
-
-
-async def test_a_megabyte_line_in_small_pieces_is_one_event() -> None:
-    line = b"data: " + b"x" * 1_000_000 + b"\n\n"
-    assert await events(*(line[i : i + 65_536] for i in range(0, len(line), 65_536))) == [b"x" * 1_000_000]
 
 
 @pytest.mark.parametrize(

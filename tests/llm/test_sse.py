@@ -55,3 +55,14 @@ def test_a_read_that_ends_mid_event_keeps_its_start_for_the_next() -> None:
 
 def test_data_spanning_lines_is_not_split_into_events() -> None:
     assert read_whole(b"data: one\ndata: two\n\ndata: three\n\n") == [b"one\ntwo", b"three"]
+
+
+def test_events_are_read_however_the_bytes_arrive() -> None:
+    assert read_in_pieces(b'data: {"a": 1}\r\n\r\ndata: [DONE]\n\n', 9) == [b'{"a": 1}', b"[DONE]"]
+    assert read_whole(b": comment\nevent: x\ndata: one\ndata: two\n\n") == [b"one\ntwo"]
+    assert read_whole(b"data: last, without its blank line") == [b"last, without its blank line"]
+
+
+def test_a_megabyte_line_in_small_pieces_is_one_event() -> None:
+    line = b"data: " + b"x" * 1_000_000 + b"\n\n"
+    assert read_in_pieces(line, *range(65_536, len(line), 65_536)) == [b"x" * 1_000_000]
