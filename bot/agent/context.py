@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import functools
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
@@ -14,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 from bot.agent.attachments import describe_attachment
 from bot.agent.memory.files import MemoryScope
-from bot.agent.prompt_cache import PromptCache, stamp
+from bot.agent.prompt_cache import PromptCache, Stamp, stamp
 from bot.agent.room import context_text, quote_text
 from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message
 from bot.bus import InboundMessage, Trust
@@ -28,7 +27,6 @@ MAX_INLINE_IMAGE_BYTES = 5 * 1024 * 1024
 MAX_INBOUND_CHARS = 32_000
 INLINE_ATTACHMENT_CHARS = 20_000
 FILE_CACHE_SIZE = 256  # the workspace's own files plus the memory files of the chats active lately
-NOTE_CACHE_SIZE = 64  # memory notes of the chats active lately; another costs microseconds to make
 
 
 def cap_text(text: str, limit: int) -> str:
@@ -43,7 +41,7 @@ class FileCache:
 
     def __init__(self, capacity: int = FILE_CACHE_SIZE) -> None:
         self._capacity = capacity
-        self._entries: OrderedDict[Path, tuple[int, int, str]] = OrderedDict()
+        self._entries: OrderedDict[Path, tuple[Stamp, str]] = OrderedDict()
 
     @property
     def cached(self) -> int:
@@ -52,24 +50,22 @@ class FileCache:
 
     def read(self, path: Path) -> str:
         """The file's text, or "" when it does not exist."""
-        try:
-            stat = path.stat()
-        except FileNotFoundError:
+        found = stamp(path)
+        if found is None:
             self._entries.pop(path, None)
             return ""
         entry = self._entries.get(path)
-        if entry and entry[0] == stat.st_mtime_ns and entry[1] == stat.st_size:
+        if entry and entry[0] == found:
             self._entries.move_to_end(path)
-            return entry[2]
+            return entry[1]
         text = path.read_text(encoding="utf-8", errors="replace")
-        self._entries[path] = (stat.st_mtime_ns, stat.st_size, text)
+        self._entries[path] = (found, text)
         self._entries.move_to_end(path)
         if len(self._entries) > self._capacity:
             self._entries.popitem(last=False)  # a chat's memory file not read lately: read again when it returns
         return text
 
 
-@functools.lru_cache(maxsize=NOTE_CACHE_SIZE)
 def memory_note(scope: MemoryScope, workspace: Path, trust: Trust) -> str:
     """Where this chat's memory lives, and how the model can search its history with the tools it has."""
     memory, history = (path.relative_to(workspace) for path in (scope.memory_file, scope.history_file))

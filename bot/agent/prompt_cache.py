@@ -12,7 +12,7 @@ PROMPT_CACHE_SIZE = 64  # chats active lately; another's prompt costs a few file
 Stamp = tuple[int, int] | None
 
 
-def stamp(path: str) -> Stamp:
+def stamp(path: str | os.PathLike[str]) -> Stamp:
     """The file's mtime and size, or None when it does not exist."""
     try:
         status = os.stat(path)

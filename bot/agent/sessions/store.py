@@ -13,11 +13,10 @@ from urllib.parse import quote, unquote
 
 from bot.agent.sessions.archive import archived_file_messages
 from bot.agent.sessions.cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_TAIL, SessionCache
-from bot.agent.sessions.safe_history import pair_safe
 from bot.agent.sessions.session import Session
 from bot.agent.sessions.tail import last_messages, read_backlog, read_tail, read_tail_rewriting
 
-__all__ = ["Session", "SessionStore", "pair_safe"]
+__all__ = ["Session", "SessionStore"]
 
 logger = logging.getLogger(__name__)
 

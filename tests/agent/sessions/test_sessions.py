@@ -1,7 +1,8 @@
 import json
 from pathlib import Path
 
-from bot.agent.sessions.store import SessionStore, pair_safe
+from bot.agent.sessions.safe_history import pair_safe
+from bot.agent.sessions.store import SessionStore
 
 
 def call(call_id: str) -> dict:
