@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import os
 import socket
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
-    from redis.asyncio.connection import Connection
     from redis.typing import EncodableT, KeyT, StreamIdT
 
     from bot.bus.redis.wire import AsyncWire, AsyncWiredScript
@@ -30,7 +27,6 @@ def connect(url: str, timeout: float = TIMEOUT) -> Redis:
     from redis.backoff import ExponentialBackoff
     from redis.exceptions import ConnectionError, TimeoutError
 
-    plain_tcp = {"connection_class": bounded_send_connection()} if url.startswith("redis://") else {}
     return aioredis.from_url(
         url,
         decode_responses=True,
@@ -39,48 +35,7 @@ def connect(url: str, timeout: float = TIMEOUT) -> Redis:
         health_check_interval=30,
         retry=Retry(ExponentialBackoff(cap=1.0, base=0.1), 2),
         retry_on_error=[ConnectionError, TimeoutError],
-        **plain_tcp,
     )
-
-
-@functools.cache
-def bounded_send_connection() -> type[Connection]:
-    """A TCP connection class whose sends are bounded by `asyncio.timeout` instead of `asyncio.wait_for`.
-
-    redis-py bounds each send with wait_for, which on Python 3.11 runs the send in a task of its own:
-    a task, a timer and an extra loop turn per command, a good part of the client's CPU on a nearby
-    Redis. Here a connected socket's send is written in the caller's task under an `asyncio.timeout` of
-    the same length, failing as the library's does; connecting and health checks take the library's path.
-    """
-    from redis.asyncio.connection import Connection
-    from redis.exceptions import ConnectionError as RedisConnectionError
-    from redis.exceptions import TimeoutError as RedisTimeout
-
-    class BoundedSendConnection(Connection):
-        async def send_packed_command(self, command: bytes | str | Iterable[bytes], check_health: bool = True) -> None:
-            loop = asyncio.get_running_loop()
-            due = check_health and self.health_check_interval and loop.time() > self.next_health_check
-            writer = self._writer if self.is_connected else None
-            if writer is None or due or not self.socket_timeout:
-                await super().send_packed_command(command, check_health)
-                return
-            if isinstance(command, str):
-                command = command.encode()
-            try:
-                async with asyncio.timeout(self.socket_timeout):
-                    writer.writelines([command] if isinstance(command, bytes) else command)
-                    await writer.drain()
-            except TimeoutError:
-                await self.disconnect(nowait=True)
-                raise RedisTimeout("Timeout writing to socket") from None
-            except OSError as exc:
-                await self.disconnect(nowait=True)
-                raise RedisConnectionError(f"Error while writing to socket: {exc}") from exc
-            except BaseException:
-                await self.disconnect(nowait=True)  # a send cut short leaves the connection unusable, as in the library
-                raise
-
-    return BoundedSendConnection
 
 
 def _fields(pairs: list[str] | None) -> dict[str, str] | None:
