@@ -79,14 +79,18 @@ class MemoryIndexes:
         since: float | None = None,
         until: float | None = None,
         shown: Shown | None = None,
+        join: str | None = None,
     ) -> list[Hit]:
-        """The best passages of the scope for a question, after catching its index up; none for no content words."""
+        """The best passages of the scope for a question, after listing session `join` for the scope and catching
+        the index up; none for a question without content words."""
         query = parse_query(text, datetime.fromtimestamp(self._clock(), self._zone))
         if not query.words:
             return []
         now = self._clock()
 
         def run(found: _Open) -> list[Hit]:
+            if join is not None:
+                self._join(directory, found, join)
             self._catch_up(directory, found)
             return best_hits(found.index, query, limit, now, since, until, shown, self.rankers)
 
