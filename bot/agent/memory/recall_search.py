@@ -19,9 +19,10 @@ ANSWERED_CHARS = 600
 class IndexRecall:
     """What the recall tool searches through (`bot.tools.recall.MemorySearch`)."""
 
-    def __init__(self, indexes: MemoryIndexes, timezone: str) -> None:
+    def __init__(self, indexes: MemoryIndexes, timezone: str, results: int = RESULTS) -> None:
         self._indexes = indexes
         self._zone = ZoneInfo(timezone)
+        self._results = results
 
     def searchable(self, query: str) -> bool:
         """Whether the query keeps any word once question and stop words are dropped."""
@@ -36,7 +37,8 @@ class IndexRecall:
         since: float | None,
         until: float | None,
     ) -> list[str]:
-        """The five best passages, each with its date, speaker and the exchange it belongs to."""
+        """The best passages (five by default), each with its date, speaker and the exchange it belongs to."""
         shown = Shown(session_key, shown_from) if shown_from is not None else None
-        hits = await self._indexes.search(directory, query, RESULTS, since, until, shown, join=session_key)
+        join = session_key or None
+        hits = await self._indexes.search(directory, query, self._results, since, until, shown, join=join)
         return [render_hit(hit, self._zone, ASKED_CHARS, ANSWERED_CHARS) for hit in hits]

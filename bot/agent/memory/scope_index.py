@@ -120,16 +120,15 @@ class MemoryIndexes:
         task.add_done_callback(done)
 
     async def reindex(self, directory: Path) -> int:
-        """Rebuild the scope's index from its sources; how many passages it holds."""
+        """Rebuild the scope's index from its sources, in place (a running gateway keeps using the same file);
+        how many passages it holds."""
 
-        def run() -> int:
-            self._drop(directory)
-            found = self._get(directory, warn_missing=False)
-            with found.lock:
-                self._catch_up(directory, found)
-                return found.index.size()
+        def run(found: _Open) -> int:
+            found.index.clear()
+            self._catch_up(directory, found)
+            return found.index.size()
 
-        return await asyncio.to_thread(run)
+        return await asyncio.to_thread(self._using, directory, run, False)
 
     async def stop(self) -> None:
         """Finish the background catch-ups, then close every index."""
@@ -140,9 +139,9 @@ class MemoryIndexes:
                     found.index.close()
             self._open.clear()
 
-    def _using(self, directory: Path, work: Callable[[_Open], T]) -> T:
+    def _using(self, directory: Path, work: Callable[[_Open], T], warn_missing: bool = True) -> T:
         """Run `work` on the scope's open index under its lock; an unusable index is rebuilt once, with a WARNING."""
-        found = self._get(directory)
+        found = self._get(directory, warn_missing)
         try:
             with found.lock:
                 if found.closed:  # evicted meanwhile: open it again
