@@ -191,6 +191,18 @@ class MemoryIndex:
                 self._db.execute(f"DELETE FROM {table}")
             self._db.execute("INSERT INTO passage_text (passage_text) VALUES ('delete-all')")
 
+    def matching(self, expression: str) -> int:
+        """How many passages match an FTS5 expression."""
+        return int(
+            self._db.execute("SELECT count(*) FROM passage_text WHERE passage_text MATCH ?", (expression,)).fetchone()[
+                0
+            ]
+        )
+
+    def last_id(self) -> int:
+        """The highest passage id: about how many passages there are, at no cost."""
+        return int(self._db.execute("SELECT coalesce(max(id), 0) FROM passages").fetchone()[0])
+
     def size(self) -> int:
         """How many passages the index holds."""
         return int(self._db.execute("SELECT count(*) FROM passages").fetchone()[0])

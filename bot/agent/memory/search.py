@@ -3,13 +3,17 @@ reciprocal rank with any further ranked lists (such as a vector search) the call
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bot.agent.memory.index import MemoryIndex, StoredPassage
-from bot.agent.memory.query import Query
+from bot.agent.memory.query import Query, concept_expression
+from bot.agent.memory.wording import roots_of
 
-CANDIDATES = 60  # keyword hits rescored before fusion
+CANDIDATES = 100  # keyword hits rescored before fusion
+NAME_WEIGHT = 3.0  # a name in the question (Maya, Lisbon) weighs triple: the passage should be about it
+COVER_FLOOR = 0.1  # the share of its BM25 score a passage keeps when it covers none of the question
 RECENCY_LIFT = 0.15  # how much more a passage from today weighs than a very old one, at most
 RECENCY_HALF_LIFE = 60 * 86400.0  # seconds for that lift to halve
 WINDOW_LIFT = 0.5  # for a passage inside the period the question names ("in spring", "3 weeks ago")
@@ -38,21 +42,34 @@ class Hit:
 def keyword_ranking(
     index: MemoryIndex, query: Query, limit: int, since: float | None, until: float | None, now: float
 ) -> list[tuple[int, float]]:
-    """Keyword hits as (id, score), best first: BM25, lifted a little for recent ones and those in the query's
-    period."""
+    """Keyword hits as (id, score), best first: BM25 weighed by how much of the question (by rarity) a passage
+    covers, lifted a little for recent ones and those in the question's period."""
     if not query.words:
         return []
     found = index.keyword(query.expression, max(limit, CANDIDATES), since, until)
     stored = index.passages(rowid for rowid, _ in found)
+    total = index.last_id()
+    weights = [
+        _idf(index.matching(concept_expression(word)), total) * (NAME_WEIGHT if word in query.names else 1.0)
+        for word in query.words
+    ]
     scored = []
     for rowid, score in found:
-        ts = stored[rowid].passage.ts
+        passage = stored[rowid].passage
+        ts = passage.ts
+        roots = roots_of(f"{passage.asked} {passage.answered}")
+        covered = sum(w for concept, w in zip(query.concepts, weights, strict=True) if roots.intersection(concept))
+        score *= COVER_FLOOR + (1 - COVER_FLOOR) * covered / (sum(weights) or 1.0)
         lift = 1.0 + RECENCY_LIFT * 0.5 ** (max(0.0, now - ts) / RECENCY_HALF_LIFE)
         if query.since is not None and query.until is not None and query.since <= ts < query.until:
             lift += WINDOW_LIFT
         scored.append((rowid, score * lift, ts))
     scored.sort(key=lambda item: (-item[1], -item[2], item[0]))
     return [(rowid, score) for rowid, score, _ in scored]
+
+
+def _idf(matching: int, total: int) -> float:
+    return math.log(1.0 + (total - matching + 0.5) / (matching + 0.5))
 
 
 def fuse(rankings: Sequence[Sequence[int]]) -> list[int]:
