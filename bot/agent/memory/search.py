@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.agent.memory.index import MemoryIndex, StoredPassage
 from bot.agent.memory.query import Query, concept_expression
@@ -18,6 +18,8 @@ RECENCY_LIFT = 0.15  # how much more a passage from today weighs than a very old
 RECENCY_HALF_LIFE = 60 * 86400.0  # seconds for that lift to halve
 WINDOW_LIFT = 0.5  # for a passage inside the period the question names ("in spring", "3 weeks ago")
 RRF_K = 60
+COMMON_SHARE = 0.05  # a question word in more than this share of a scope's passages is left out of the search
+COMMON_FLOOR = 500  # ... unless it is in fewer passages than this
 
 # Another ranked list of passage ids, best first, for the same query and filters (e.g. by embeddings).
 Ranker = Callable[[MemoryIndex, Query, int, float | None, float | None], list[int]]
@@ -46,13 +48,12 @@ def keyword_ranking(
     covers, lifted a little for recent ones and those in the question's period."""
     if not query.words:
         return []
+    total = index.last_id()
+    counts = {word: index.matching(concept_expression(word)) for word in query.words}
+    query = _without_common(query, counts, total)
     found = index.keyword(query.expression, max(limit, CANDIDATES), since, until)
     stored = index.passages(rowid for rowid, _ in found)
-    total = index.last_id()
-    weights = [
-        _idf(index.matching(concept_expression(word)), total) * (NAME_WEIGHT if word in query.names else 1.0)
-        for word in query.words
-    ]
+    weights = [_idf(counts[word], total) * (NAME_WEIGHT if word in query.names else 1.0) for word in query.words]
     scored = []
     for rowid, score in found:
         passage = stored[rowid].passage
@@ -66,6 +67,14 @@ def keyword_ranking(
         scored.append((rowid, score * lift, ts))
     scored.sort(key=lambda item: (-item[1], -item[2], item[0]))
     return [(rowid, score) for rowid, score, _ in scored]
+
+
+def _without_common(query: Query, counts: dict[str, int], total: int) -> Query:
+    """The query without words most passages have (they say little, and ranking them costs the most); the rarest
+    word stays when all are common."""
+    common = max(COMMON_FLOOR, int(COMMON_SHARE * total))
+    kept = tuple(word for word in query.words if counts[word] <= common)
+    return replace(query, words=kept or (min(query.words, key=counts.__getitem__),))
 
 
 def _idf(matching: int, total: int) -> float:
