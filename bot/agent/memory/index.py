@@ -125,6 +125,17 @@ class MemoryIndex:
         with _transaction(self._db):
             self._db.execute("UPDATE logs SET live = 0 WHERE session = ? AND log = ?", (session, log))
 
+    def drop_log(self, session: str, log: str) -> None:
+        """Forget a log that no longer exists, with its passages."""
+        with _transaction(self._db):
+            rows = self._db.execute(
+                "SELECT id, asked, answered FROM passages WHERE session = ? AND log = ?", (session, log)
+            ).fetchall()
+            for rowid, asked, answered in rows:
+                self._unindex(rowid, asked, answered)
+            self._db.execute("DELETE FROM passages WHERE session = ? AND log = ?", (session, log))
+            self._db.execute("DELETE FROM logs WHERE session = ? AND log = ?", (session, log))
+
     def mark(self, name: str) -> str:
         """A source's read mark (HISTORY.md's offset, MEMORY.md's stamp); "" when none."""
         row = self._db.execute("SELECT value FROM marks WHERE name = ?", (name,)).fetchone()

@@ -28,8 +28,11 @@ neighbour neighbor|colour color|favourite favorite|ill sick|car vehicle|house ho
 
 @lru_cache(maxsize=65_536)
 def root(word: str) -> str:
-    """A word's light stem, at most ROOT_CHARS letters: what its inflections and derivations share."""
+    """A word's light stem, at most ROOT_CHARS letters: what its inflections and derivations share; a word with
+    digits (a code, a number, an id) stays whole."""
     word = word.lower()
+    if not word.isalpha():
+        return word
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]
