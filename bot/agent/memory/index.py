@@ -41,6 +41,13 @@ class IndexUnusable(Exception):
     """The index file cannot be used as it is (corrupt, or of another version): it is to be rebuilt."""
 
 
+def damaged(exc: Exception) -> bool:
+    """Whether an error says the index file is damaged (to be rebuilt), not that a statement was wrong."""
+    if isinstance(exc, IndexUnusable) or type(exc) is sqlite3.DatabaseError:  # "malformed", "not a database"
+        return True
+    return isinstance(exc, sqlite3.OperationalError) and "no such" in str(exc)  # a table or column gone
+
+
 @dataclass(frozen=True, slots=True)
 class StoredPassage:
     """A passage as the index holds it, with where it came from."""
@@ -158,10 +165,19 @@ class MemoryIndex:
                 self._insert("", "", passage)
             self._db.execute("INSERT OR REPLACE INTO marks VALUES (?, ?)", (mark, value))
 
-    def keyword(self, expression: str, limit: int, since: float | None, until: float | None) -> list[tuple[int, float]]:
-        """The best `limit` passages matching an FTS5 expression, as (id, BM25 score, higher better), best first."""
+    def keyword(
+        self,
+        expression: str,
+        limit: int,
+        since: float | None,
+        until: float | None,
+        leave_out: tuple[str, str, int] | None = None,
+    ) -> list[tuple[int, float, float, str, str]]:
+        """The best `limit` passages matching an FTS5 expression, as (id, BM25 score (higher better), time, asked,
+        answered), best first; `leave_out` (session, log, first) skips that log's passages from that number on."""
         sql = (
-            f"SELECT p.id, -bm25(passage_text, 1.0, {ANSWER_WEIGHT}) AS score FROM passage_text "
+            f"SELECT p.id, -bm25(passage_text, 1.0, {ANSWER_WEIGHT}) AS score, p.ts, p.asked, p.answered "
+            "FROM passage_text "
             "JOIN passages p ON p.id = passage_text.rowid WHERE passage_text MATCH ?"
         )
         args: list[object] = [expression]
@@ -171,8 +187,11 @@ class MemoryIndex:
         if until is not None:
             sql += " AND p.ts < ?"
             args.append(until)
+        if leave_out is not None:
+            sql += " AND NOT (p.session = ? AND p.log = ? AND p.first >= ?)"
+            args.extend(leave_out)
         sql += " ORDER BY score DESC, p.ts DESC, p.session, p.first LIMIT ?"
-        return [(rowid, score) for rowid, score in self._db.execute(sql, (*args, limit))]
+        return self._db.execute(sql, (*args, limit)).fetchall()
 
     def passages(self, ids: Iterable[int]) -> dict[int, StoredPassage]:
         """The stored passages with these ids."""
@@ -202,13 +221,12 @@ class MemoryIndex:
                 self._db.execute(f"DELETE FROM {table}")
             self._db.execute("INSERT INTO passage_text (passage_text) VALUES ('delete-all')")
 
-    def matching(self, expression: str) -> int:
-        """How many passages match an FTS5 expression."""
-        return int(
-            self._db.execute("SELECT count(*) FROM passage_text WHERE passage_text MATCH ?", (expression,)).fetchone()[
-                0
-            ]
-        )
+    def matching(self, expressions: Sequence[str]) -> list[int]:
+        """How many passages match each FTS5 expression, in one statement."""
+        if not expressions:
+            return []
+        count = "(SELECT count(*) FROM passage_text WHERE passage_text MATCH ?)"
+        return list(self._db.execute(f"SELECT {', '.join([count] * len(expressions))}", expressions).fetchone())
 
     def last_id(self) -> int:
         """The highest passage id: about how many passages there are, at no cost."""

@@ -120,8 +120,14 @@ class FileLogs:
         return sorted(found)
 
     def _find(self, key: str, log: str) -> Path | None:
-        """The file of the log with this identity: the live one, or one archived since."""
-        for path in (self._live(key), *self._archived_paths(key)):
+        """The file of the log with this identity: the live one, or (looked for only then) one archived since."""
+        live = self._live(key)
+        try:
+            if str(os.stat(live).st_ino) == log:
+                return live
+        except FileNotFoundError:
+            pass
+        for path in self._archived_paths(key):
             try:
                 if str(path.stat().st_ino) == log:
                     return path
