@@ -111,13 +111,19 @@ class FileLogs:
         return self._directory / f"{quote(key, safe='')}.jsonl"
 
     def _archived_paths(self, key: str) -> list[Path]:
+        """The session's own archived files, oldest first (its threads' and other chats' left out)."""
         prefix = quote(key, safe="") + "."
-        found = [
-            path
-            for path in self._directory.glob(prefix + "*" + ARCHIVED_SUFFIX)
-            if "." not in path.name.removeprefix(prefix).removesuffix(ARCHIVED_SUFFIX)  # not a thread's archive
+        try:
+            names = [entry.name for entry in os.scandir(self._directory)]  # not glob: its pattern cache grows per chat
+        except FileNotFoundError:
+            return []
+        return [
+            self._directory / name
+            for name in sorted(names)
+            if name.startswith(prefix)
+            and name.endswith(ARCHIVED_SUFFIX)
+            and "." not in name.removeprefix(prefix).removesuffix(ARCHIVED_SUFFIX)
         ]
-        return sorted(found)
 
     def _find(self, key: str, log: str) -> Path | None:
         """The file of the log with this identity: the live one, or (looked for only then) one archived since."""
