@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from bot.access.notices import IgnoreNotices
     from bot.access.pairing import Pairing
     from bot.agent.memory.locks import ScopeLocks
+    from bot.agent.memory.members import ScopeMembers
     from bot.agent.owner_dm import OwnerDM
     from bot.agent.sessions.logs import SessionLogs
     from bot.agent.sessions.session import Sessions
@@ -58,6 +59,11 @@ class LocalStores:
         from bot.agent.sessions.logs import FileLogs
 
         return FileLogs(sessions_dir(self._config))
+
+    def scope_members(self) -> ScopeMembers:
+        from bot.agent.memory.members import FileMembers
+
+        return FileMembers(self._config.state_dir / "memory_scopes")
 
     def owner_dm(self) -> OwnerDM:
         from bot.agent.owner_dm import LastOwnerDM

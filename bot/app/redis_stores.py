@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from bot.access.notices import IgnoreNotices
     from bot.access.pairing import Pairing
     from bot.agent.memory.locks import ScopeLocks
+    from bot.agent.memory.members import ScopeMembers
     from bot.agent.owner_dm import OwnerDM
     from bot.agent.sessions.logs import SessionLogs
     from bot.agent.sessions.session import Sessions
@@ -65,6 +66,11 @@ class RedisStores:
         from bot.agent.sessions.redis_logs import RedisLogs
 
         return RedisLogs(self.state)
+
+    def scope_members(self) -> ScopeMembers:
+        from bot.agent.memory.redis_members import RedisMembers
+
+        return RedisMembers(self.state)
 
     def owner_dm(self) -> OwnerDM:
         from bot.agent.owner_dm import RedisOwnerDM

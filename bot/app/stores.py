@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     from bot.access.notices import IgnoreNotices
     from bot.access.pairing import Pairing
     from bot.agent.memory.locks import ScopeLocks
+    from bot.agent.memory.members import ScopeMembers
     from bot.agent.owner_dm import OwnerDM
     from bot.agent.sessions.logs import SessionLogs
     from bot.agent.sessions.session import Sessions
@@ -40,6 +41,9 @@ class Stores(Protocol):
 
     def session_logs(self) -> SessionLogs:
         """The session logs read from a position on, for this process's memory indexes."""
+
+    def scope_members(self) -> ScopeMembers:
+        """Which sessions feed each memory scope (kept for good: the indexes are caches, this is not)."""
 
     def owner_dm(self) -> OwnerDM:
         """The chat the owner last wrote from directly."""
