@@ -17,7 +17,7 @@ from channels.discord.channel import DiscordChannel
 from tests.fakes.discord_server import TEXT_LIMIT, FakeDiscord
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.gateway import OWNER, DiscordBot
-from tests.support.discord_adapter import RunningAdapter
+from tests.support.adapter import discord_adapter
 
 STRANGER = 77
 
@@ -251,7 +251,7 @@ MENU = (
 
 
 async def test_commands_are_registered_globally_once(tmp_path: Path, discord: FakeDiscord) -> None:
-    async with RunningAdapter(discord, tmp_path) as running:
+    async with discord_adapter(discord, tmp_path) as running:
         assert isinstance(running.channel, OffersCommands) and isinstance(running.channel, Reacts)
         await running.channel.set_commands(MENU)
         await running.channel.set_commands(MENU)  # unchanged: nothing to send
@@ -263,7 +263,7 @@ async def test_commands_are_registered_globally_once(tmp_path: Path, discord: Fa
 
 
 async def test_commands_go_to_the_configured_guilds(tmp_path: Path, discord: FakeDiscord) -> None:
-    async with RunningAdapter(discord, tmp_path, command_guilds=[discord.guild_id]) as running:
+    async with discord_adapter(discord, tmp_path, command_guilds=[discord.guild_id]) as running:
         await running.channel.set_commands(MENU)
     assert discord.interactions.command_puts == [discord.guild_id]
     assert [c["name"] for c in discord.interactions.commands[discord.guild_id]] == ["new", "activation"]

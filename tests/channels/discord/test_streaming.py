@@ -13,7 +13,7 @@ from tests.fakes.discord_server import TEXT_LIMIT, FakeDiscord
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.gateway import OWNER, DiscordBot
 from tests.harness import next_event
-from tests.support.discord_adapter import RunningAdapter
+from tests.support.adapter import discord_adapter
 
 REPLY = "Here is the code:\n\n```python\n" + "\n".join(f"value_{i} = {i}" for i in range(12)) + "\n```\n\nThat's all."
 
@@ -75,7 +75,7 @@ async def test_rate_limited_edit_is_retried_and_the_reply_completes(
 
 
 async def test_a_revised_answer_replaces_the_live_reply_in_place(tmp_path: Path, discord: FakeDiscord) -> None:
-    async with RunningAdapter(discord, tmp_path, stream_interval="40ms") as adapter:
+    async with discord_adapter(discord, tmp_path, stream_interval="40ms") as adapter:
         asked = discord.guild_message("show me code", user_id=OWNER, mention_bot=True)
         await adapter.next()
         chat = ChatRef("discord", str(discord.channel_id))
