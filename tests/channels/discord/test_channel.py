@@ -140,25 +140,6 @@ async def test_image_reaches_the_model_as_an_image(bot: DiscordBot, fake_llm: Fa
     assert saved == sorted([f"{image['id']}.png", f"{document['id']}.pdf"])
 
 
-async def test_rate_limit_is_waited_out_and_delivers_once(
-    bot: DiscordBot, fake_llm: FakeLLM, discord: FakeDiscord
-) -> None:
-    discord.fail("send_message", status=429, retry_after=0.05)
-    discord.dm("hello", user_id=OWNER)
-    await discord.wait_for_sent(1)
-    assert len(discord.sent) == 1
-    assert sum(1 for call in discord.calls if call[0] == "POST" and call[1].endswith("/messages")) == 2
-
-
-async def test_server_error_is_retried_and_delivers_once(
-    bot: DiscordBot, fake_llm: FakeLLM, discord: FakeDiscord
-) -> None:
-    discord.fail("send_message", status=503)
-    discord.dm("hello", user_id=OWNER)
-    await discord.wait_for_sent(1)
-    assert len(discord.sent) == 1 and len(bot.sleep.waits) == 1
-
-
 async def test_bots_are_ignored(bot: DiscordBot, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
     discord.dm("beep", user_id=555, bot=True)
     discord.dm("barrier", user_id=OWNER)
