@@ -1,4 +1,3 @@
-import asyncio
 import json
 import logging
 import re
@@ -194,6 +193,14 @@ async def first_exchange(tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord
         await discord.wait_for_sent(1)
 
 
+async def barrier(discord: FakeDiscord) -> None:
+    """The owner writes once more and is answered: whatever catch-up put in the chat before was answered first."""
+    sent = len(discord.sent)
+    discord.dm("barrier", user_id=OWNER)
+    await discord.wait_for_sent(sent + 1)
+    assert len(discord.sent) == sent + 1 and discord.sent[-1]["content"].endswith("barrier")
+
+
 async def test_a_dm_sent_while_the_bot_was_down_is_answered_once_after_start(
     tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord
 ) -> None:
@@ -203,10 +210,10 @@ async def test_a_dm_sent_while_the_bot_was_down_is_answered_once_after_start(
     async with DiscordBot(tmp_path, fake_llm, discord) as running:
         await running.gateway.manager.ready("discord")
         first, second = await discord.wait_for_sent(2)
-        await asyncio.sleep(0.2)
+        assert last_user_text(fake_llm).endswith("while you were away")
+        await barrier(discord)
     assert second["content"] == "caught up" and second["message_reference"]["message_id"] == int(missed["id"])
-    assert len(discord.sent) == 2 and len(fake_llm.requests) == 2
-    assert last_user_text(fake_llm).endswith("while you were away")
+    assert len(fake_llm.requests) == 3
 
 
 async def test_catch_up_skips_a_message_already_journaled(
@@ -219,9 +226,9 @@ async def test_catch_up_skips_a_message_already_journaled(
     active.write_text(json.dumps([{**row, "last_id": "1"} for row in rows]))
     async with DiscordBot(tmp_path, fake_llm, discord) as running:
         await running.gateway.manager.ready("discord")
-        await asyncio.sleep(0.2)
-    assert ("GET", f"channels/{rows[0]['chat_id']}/messages") in discord.calls
-    assert len(discord.sent) == 1 and len(fake_llm.requests) == 1
+        await discord.wait_for_call(f"channels/{rows[0]['chat_id']}/messages")
+        await barrier(discord)
+    assert len(fake_llm.requests) == 2  # the first exchange and the barrier: the journaled message is not run again
 
 
 MENU = (

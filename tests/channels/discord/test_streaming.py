@@ -42,8 +42,11 @@ async def test_reply_is_edited_in_place_with_balanced_fences(
     assert all(fences_balanced(call["content"]) for call in [posted, *discord.edits])
     assert discord.edits[-1]["content"] == REPLY
     settled = len(discord.edits)
-    await asyncio.sleep(0.15)
-    assert len(discord.edits) == settled and len(discord.sent) == 1
+    fake_llm.script(Text(REPLY, chunk_delay=0.015))  # a whole streamed turn more: an edit still due would come by now
+    done = asyncio.create_task(next_event(bot.gateway.agent.events, Delivered))
+    discord.guild_message("and again", user_id=OWNER, mention_bot=True)
+    await done
+    assert len([edit for edit in discord.edits if edit["id"] == posted["id"]]) == settled and len(discord.sent) == 2
 
 
 async def test_long_reply_continues_in_a_second_message(
