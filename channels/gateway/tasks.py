@@ -15,6 +15,10 @@ class OwnedTasks:
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[None]] = set()
 
+    def __len__(self) -> int:
+        """How many of the tasks are still running."""
+        return len(self._tasks)
+
     def spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
         """Run `work` as a task owned here."""
         task = asyncio.create_task(work, name=name)
