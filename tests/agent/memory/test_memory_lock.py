@@ -8,7 +8,7 @@ from pathlib import Path
 from bot.agent.memory.files import MemoryScope
 from bot.agent.memory.locks import RedisScopeLocks, ScopeLocks
 from bot.cluster.redis import RedisState
-from tests.polling import until
+from tests.support.lock_attempts import lock_attempts, tried_since
 
 
 def scopes(workspace: Path) -> tuple[MemoryScope, MemoryScope]:
@@ -56,23 +56,13 @@ async def test_a_waiting_writer_enters_once_the_holder_releases(redis_url: str, 
     await asyncio.wait_for(entered.wait(), 5)
     tries = await lock_attempts(first)
     waiter = asyncio.create_task(_enter(RedisScopeLocks(second, tmp_path, wait=5), main, order))
-    await until(lambda: more_lock_attempts(first, tries), 5)  # the waiter asked for the held lock, and was refused
+    await tried_since(first, tries)
     assert order == ["first in"]
     release.set()
     await asyncio.gather(task, waiter)
     assert order == ["first in", "first out", "second in"]
     await first.aclose()
     await second.aclose()
-
-
-async def lock_attempts(state: RedisState) -> int:
-    """How many SETs the server ran: taking a Redis lock is a SET NX, so each try of a waiter adds one."""
-    stats = await state.aclient.info("commandstats")
-    return int(stats.get("cmdstat_set", {}).get("calls", 0))
-
-
-async def more_lock_attempts(state: RedisState, before: int) -> bool:
-    return await lock_attempts(state) > before
 
 
 async def _enter(locks: RedisScopeLocks, scope: MemoryScope, order: list[str]) -> None:
