@@ -52,6 +52,7 @@ def _name(decorator: ast.expr) -> str:
 
 
 if __name__ == "__main__":
-    for line in problems():
+    found = problems()
+    for line in found:
         print(line)
-    sys.exit(1 if problems() else 0)
+    sys.exit(1 if found else 0)
