@@ -192,8 +192,8 @@ class AgentApp:
         self.pairing = self.stores.pairing()
         self.rules = ChatRulesBook(config.channels.chat_sections(), config.agent.queue_mode)
         self.sessions = self.stores.sessions()
-        logs, members = self.stores.session_logs(), self.stores.scope_members()
-        self.indexes = MemoryIndexes(logs, members, config.workspace, config.state_dir, config.timezone)
+        memory = self.memory_backend = self.stores.memory()
+        self.indexes = MemoryIndexes(memory.logs, memory.members, config.workspace, config.state_dir, config.timezone)
         self.registry.register(RecallTool(IndexRecall(self.indexes, config.timezone), config.timezone))
         self.memory = self._memory()
         self.context = context_builder(config, self.skills, self.budget)
@@ -252,7 +252,7 @@ class AgentApp:
             config.agent.memory_window,
             config.timezone,
             hooks=self.plugins.hooks,
-            locks=self.stores.scope_locks(),
+            locks=self.memory_backend.locks,
         )
 
     def _loop_parts(self) -> LoopParts:

@@ -29,7 +29,7 @@ def _scope(config: Config, stores: Stores, chat: str | None) -> Path:
     memory = config.workspace / "memory"
     if chat is None:
         return memory
-    found = scope_of_session(stores.scope_members(), chat)
+    found = scope_of_session(stores.memory().members, chat)
     if found is not None:
         return config.workspace / found
     channel, _, rest = chat.partition(":")
@@ -46,14 +46,14 @@ def _indexes(config: Config) -> tuple[MemoryIndexes, Stores]:
     from bot.app.backend import stores_for
 
     stores = stores_for(config)
-    logs, members = stores.session_logs(), stores.scope_members()
-    return MemoryIndexes(logs, members, config.workspace, config.state_dir, config.timezone), stores
+    memory = stores.memory()
+    return MemoryIndexes(memory.logs, memory.members, config.workspace, config.state_dir, config.timezone), stores
 
 
 def _every_scope(config: Config, stores: Stores) -> list[Path]:
     """Every scope with a session list, or memory files under the workspace's memory folder."""
     memory = config.workspace / "memory"
-    listed = {config.workspace / scope for scope in stores.scope_members().scopes()}
+    listed = {config.workspace / scope for scope in stores.memory().members.scopes()}
     files = {path.parent for name in ("MEMORY.md", "HISTORY.md") for path in memory.rglob(name)}
     return sorted(listed | files)
 
