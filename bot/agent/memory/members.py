@@ -35,7 +35,7 @@ class FileMembers:
         self._root = root
 
     def members(self, scope: str) -> list[str]:
-        path = self._root / scope / LIST_FILE
+        path = os.path.join(self._root, scope, LIST_FILE)
         try:
             found = os.stat(path)
         except FileNotFoundError:
@@ -57,9 +57,10 @@ class FileMembers:
         return sorted(path.parent.relative_to(self._root).as_posix() for path in self._root.rglob(LIST_FILE))
 
 
-@lru_cache(maxsize=64)  # the scopes active lately; a list is read again only when it changed
-def _listed(path: Path, mtime_ns: int, size: int) -> tuple[str, ...]:
-    return tuple(line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+@lru_cache(maxsize=32)  # the scopes active lately; a list is read again only when it changed
+def _listed(path: str, mtime_ns: int, size: int) -> tuple[str, ...]:
+    with open(path, encoding="utf-8") as handle:
+        return tuple(line.strip() for line in handle if line.strip())
 
 
 def scope_of_session(members: ScopeMembers, key: str) -> str | None:
