@@ -14,6 +14,7 @@ from bot.agent.compaction import TurnCompactor, tokens_of
 from bot.config.schema import LLMConfig
 from bot.errors import ContextOverflow, MessageTooLarge, PromptTooLarge
 from bot.llm.openai_endpoint import server_base
+from bot.llm.openai_http import openai_key
 from bot.llm.prices import model_record
 from bot.llm.tokens import CHARS_PER_TOKEN, estimate_each, estimate_tokens, estimate_tool_tokens
 from bot.llm.types import DeltaHandler, LLMResponse, Provider
@@ -167,7 +168,7 @@ class ContextWindow:
         import aiohttp
 
         headers = {}
-        if key := self._config.api_key.get_secret_value():
+        if key := openai_key(self._config)[0]:  # the key the chat calls send there, and no other
             headers["Authorization"] = f"Bearer {key}"
         timeout = aiohttp.ClientTimeout(total=MODELS_TIMEOUT)
         try:

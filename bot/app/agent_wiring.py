@@ -27,6 +27,7 @@ from bot.config.schema import Config, LLMConfig, ModelChoiceConfig
 from bot.events import EventBus
 from bot.hooks.handlers import Hooks
 from bot.llm.images import ImageModel
+from bot.llm.keys import inherited_key
 from bot.llm.transcription import SpeechModel, Transcriber
 from bot.llm.types import Provider, Warmable
 from bot.plugins.approvals import ApprovalMode, ExecApprovals
@@ -117,11 +118,13 @@ def role_tools(config: Config) -> dict[Trust, list[str]]:
 
 
 def image_model(config: Config) -> ImageModel:
-    """`tools.image`'s model, with the llm section's API base and key where it sets none."""
-    image = config.tools.image
-    api_key = image.api_key.get_secret_value() or config.llm.api_key.get_secret_value()
-    api_base = image.api_base or config.llm.api_base
-    return ImageModel(image.model, api_base, api_key, image.size, image.quality, image.timeout)
+    """`tools.image`'s model, with the llm section's API base where it sets none, and its key where the base is
+    the llm's (see `bot.llm.keys` for the environment)."""
+    image, llm = config.tools.image, config.llm
+    api_base = image.api_base or llm.api_base
+    own_key = image.api_key.get_secret_value()
+    key = inherited_key(own_key, image.api_base, llm.api_key.get_secret_value(), llm.api_base)
+    return ImageModel(image.model, api_base, key, image.size, image.quality, image.timeout)
 
 
 def plugins_for(config: Config) -> Plugins:

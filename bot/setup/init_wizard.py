@@ -28,8 +28,7 @@ def ask_settings(ask: Ask, confirm: Confirm) -> dict[KeyPath, str]:
         key = ask("API key (empty if the server needs none)", "", True)
     else:
         key = ask("API key (empty to take it from the provider's variable, such as OPENAI_API_KEY)", "", True)
-    if key:
-        settings[("llm", "api_key")] = json.dumps(key)
+    settings[("llm", "api_key")] = json.dumps(key)  # written even when empty: no variable is sent to the server
     for channel, tokens in CHANNEL_TOKENS.items():
         if not confirm(f"Enable {channel}?"):
             continue
