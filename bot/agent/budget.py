@@ -114,20 +114,29 @@ class ContextWindow:
         self._config = config
         self._clock = clock
         self._model_info = model_info
-        self._cached: tuple[int, float] | None = None
+        self._cached: tuple[int | None, float] | None = None
         self._lock = asyncio.Lock()
 
     async def size(self) -> int:
-        """The window size, discovered at most once per cache period."""
+        """The window size, discovered at most once per cache period; 8192 when nothing says it."""
+        return await self.measured() or DEFAULT_WINDOW
+
+    async def measured(self) -> int | None:
+        """The window the config, the server or litellm's data gives, discovered at most once per cache period;
+        None when none of them says it."""
         if self._config.context_window:
             return self._config.context_window
         if self._cached is not None and self._clock() < self._cached[1]:
             return self._cached[0]
         async with self._lock:
             if self._cached is None or self._clock() >= self._cached[1]:
-                size = await self._discover()
-                self._cached = (size, self._clock() + CACHE_SECONDS)
+                self._cached = (await self._discover(), self._clock() + CACHE_SECONDS)
             return self._cached[0]
+
+    @property
+    def configured(self) -> bool:
+        """Whether the size is `llm.context_window`'s rather than discovered or assumed."""
+        return bool(self._config.context_window)
 
     def forget(self) -> None:
         """Discover again on the next call."""
@@ -137,9 +146,9 @@ class ContextWindow:
         """The size without discovering: configured, else the last discovered, else the default."""
         if self._config.context_window:
             return self._config.context_window
-        return self._cached[0] if self._cached else DEFAULT_WINDOW
+        return (self._cached[0] if self._cached else None) or DEFAULT_WINDOW
 
-    async def _discover(self) -> int:
+    async def _discover(self) -> int | None:
         model = self._config.model
         # A server at api_base knows what it actually loaded; litellm only knows public model names.
         if server_base(self._config):
@@ -148,7 +157,7 @@ class ContextWindow:
             size = await asyncio.to_thread(self._from_litellm)
         if size is None:
             logger.info("context window of %s unknown; assuming %d (set llm.context_window)", model, DEFAULT_WINDOW)
-            return DEFAULT_WINDOW
+            return None
         logger.info("context window of %s: %d tokens", model, size)
         return size
 
@@ -251,13 +260,27 @@ class ContextBudget:
         """The error for a request of one message that overflowed: the message, unless our own prompt is larger."""
         message = tokens_of([m for m in messages if m.get("role") != "system"])
         if message < _system_tokens(messages) + self.tools_size(tools):
-            return self.prompt_too_large(messages, tools, reason)
+            return self.prompt_too_large(messages, tools, reason, refused=True)
         return MessageTooLarge(reason)
 
     def prompt_too_large(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, reason: str
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, reason: str, refused: bool = False
     ) -> PromptTooLarge:
-        """PromptTooLarge, with a WARNING telling the owner what does not fit and which key to set."""
+        """PromptTooLarge, with a WARNING telling the owner what does not fit and which key to set; `refused` when
+        the server refused it though the window we know would hold it (so the window we know is wrong)."""
+        if refused:
+            logger.warning(
+                "the model server refused the request as too long for its context window, although %s %s tokens: "
+                "relaybot's own system prompt (about %s tokens) and tool definitions (about %s tokens) are the larger "
+                "part, so every message fails. Set llm.context_window to the window the server really has (a "
+                "local server's context size, e.g. llama.cpp's --ctx-size or vLLM's --max-model-len), or give it a "
+                "larger one",
+                "the config (llm.context_window) claims" if self._window.configured else "relaybot took the window as",
+                f"{self._window.last_known():,}",
+                f"{_system_tokens(messages):,}",
+                f"{self.tools_size(tools):,}",
+            )
+            return PromptTooLarge(reason)
         logger.warning(
             "the model's context window (%s tokens, llm.context_window) cannot hold relaybot's own system prompt "
             "(about %s tokens) and tool definitions (about %s tokens) with room for a message and a reply: every "

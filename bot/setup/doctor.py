@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bot.config.schema import Config
+from bot.config.schema import Config, LLMConfig
 from bot.config.schema_tools import MCPServerConfig
 from bot.llm.openai_endpoint import server_base
 from bot.setup.check import Check
@@ -24,6 +24,7 @@ LOW_DISK = 1024**3
 NO_DISK = 100 * 1024**2
 HTTP_TIMEOUT = 10.0
 EXCHANGE_TOKENS = 200  # a short question and answer
+NO_MODEL_LIST = (404, 405, 501)  # a chat-only server (or proxy) has no /models: ask for a chat answer instead
 
 
 def exec_description(config: Config) -> tuple[bool, str]:
@@ -87,10 +88,15 @@ def check_gateway(status: dict[str, Any] | None) -> Check:
 
 
 async def check_model(config: Config) -> Check:
-    """The model answers: the server's /v1/models when one is named (api_base, OPENAI_BASE_URL), else a tiny request."""
-    llm = config.llm
-    if base := server_base(llm):
-        return await _check_models_endpoint(config, base)
+    """The model answers: the server's /v1/models when one is named (api_base, OPENAI_BASE_URL), else (or when the
+    server has no such list) a tiny request."""
+    if base := server_base(config.llm):
+        return await _check_models_endpoint(config.llm, base)
+    return await _check_by_chat(config.llm)
+
+
+async def _check_by_chat(llm: LLMConfig) -> Check:
+    """One chat request of one token, as a hosted provider is asked."""
     from bot.errors import ProviderError
     from bot.llm.provider import ModelProvider
     from bot.retry import RetryPolicy
@@ -100,16 +106,19 @@ async def check_model(config: Config) -> Check:
         await provider.chat([{"role": "user", "content": "ping"}])
     except ProviderError as exc:
         return Check("model", "fail", f"{llm.model} did not answer: {exc}", "check llm.model and llm.api_key")
+    finally:
+        await provider.aclose()
     return Check("model", "ok", f"{llm.model} answers")
 
 
-async def _check_models_endpoint(config: Config, base: str) -> Check:
+async def _check_models_endpoint(llm: LLMConfig, base: str) -> Check:
     import aiohttp
 
-    llm = config.llm
+    from bot.llm.openai_http import openai_key
+
     url = base.rstrip("/") + "/models"
     headers = {}
-    if key := llm.api_key.get_secret_value():
+    if key := openai_key(llm)[0]:  # the key the chat calls send there, and no other
         headers["Authorization"] = f"Bearer {key}"
     try:
         async with (
@@ -121,6 +130,11 @@ async def _check_models_endpoint(config: Config, base: str) -> Check:
         return Check("model", "fail", f"cannot reach {url} ({type(exc).__name__})", "start the model server")
     if status in (401, 403):
         return Check("model", "fail", f"{url} refused the key ({status})", "set llm.api_key")
+    if status in NO_MODEL_LIST:
+        answered = await _check_by_chat(llm)
+        if answered.status != "ok":
+            return answered
+        return Check("model", "ok", f"{llm.model} at {base} answers (the server lists no models: {url} is {status})")
     if status != 200:
         return Check("model", "fail", f"{url} answered {status}", "check llm.api_base (or OPENAI_BASE_URL)")
     return Check("model", "ok", f"{llm.model} at {base} answers")
@@ -131,7 +145,7 @@ async def check_context(config: Config, tool_schemas: ToolSchemas) -> Check:
     it cannot even hold the prompt and the tools)."""
     import json
 
-    from bot.agent.budget import MIN_EXCHANGES, MIN_REPLY_RESERVE, ContextWindow
+    from bot.agent.budget import DEFAULT_WINDOW, MIN_EXCHANGES, MIN_REPLY_RESERVE, ContextWindow
     from bot.agent.context import ContextBuilder
     from bot.agent.memory.files import scope_for
     from bot.bus import ChatRef, InboundMessage, Trust
@@ -139,7 +153,9 @@ async def check_context(config: Config, tool_schemas: ToolSchemas) -> Check:
     from bot.setup.home import bundled
     from bot.skills import SkillLibrary
 
-    window = await ContextWindow(config.llm).size()
+    measured = await ContextWindow(config.llm).measured()
+    window = measured or DEFAULT_WINDOW
+    said = f"{window:,} tokens" if measured else f"unknown (neither the server nor litellm says it), {window:,} assumed"
     skills = SkillLibrary([bundled("skills"), config.workspace / "skills"])
     message = InboundMessage(ChatRef("console", "local"), "owner", "", trust=Trust.OWNER)
     prompt = ContextBuilder(config.workspace, config.timezone, skills=skills).system_prompt(
@@ -152,11 +168,13 @@ async def check_context(config: Config, tool_schemas: ToolSchemas) -> Check:
         return Check(
             "context window",
             "fail",
-            f"{window:,} tokens, but the system prompt and tools alone take about {fixed:,}: every message would fail",
+            f"{said}, but the system prompt and tools alone take about {fixed:,}: every message would fail",
             "set llm.context_window to the model's real window, or use a model with a larger one",
         )
     room = window - reserve - fixed
-    text = f"{window:,} tokens; the system prompt and tools take about {fixed:,}, leaving {max(room, 0):,} for history"
+    text = f"{said}; the system prompt and tools take about {fixed:,}, leaving {max(room, 0):,} for history"
+    if not measured:
+        return Check("context window", "warn", text, "set llm.context_window to the model's real window")
     if room < MIN_EXCHANGES * EXCHANGE_TOKENS:
         return Check(
             "context window",

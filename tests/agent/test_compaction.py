@@ -119,15 +119,31 @@ async def test_a_window_too_small_for_the_bot_itself_blames_the_config_not_the_u
     assert "llm.context_window" in warning and "1,500 tokens" in warning
 
 
-async def test_a_short_message_the_server_finds_too_large_blames_the_prompt(
+async def test_a_short_message_the_server_finds_too_large_blames_the_configured_window(
     tmp_path: Path, fake_llm: FakeLLM, caplog
 ) -> None:
     fake_llm.script(OVERFLOW)
-    async with Harness(tmp_path, fake_llm) as bot:
+    async with Harness(tmp_path, fake_llm, llm={"context_window": 32_000}) as bot:
         with caplog.at_level(logging.WARNING):
             reply = await bot.reply_to(await bot.send("hi"))
     assert reply.text == PromptTooLarge.user_message
-    assert any("llm.context_window" in r.getMessage() for r in caplog.records)
+    [warning] = [r.getMessage() for r in caplog.records if "relaybot's own system prompt" in r.getMessage()]
+    assert warning.startswith(
+        "the model server refused the request as too long for its context window, although the config "
+        "(llm.context_window) claims 32,000 tokens"
+    )
+    assert "Set llm.context_window to the window the server really has" in warning and "cannot hold" not in warning
+
+
+async def test_a_short_message_refused_with_a_discovered_window_says_what_relaybot_took_it_as(
+    tmp_path: Path, fake_llm: FakeLLM, caplog
+) -> None:
+    fake_llm.context_length = 32_768
+    fake_llm.script(OVERFLOW)
+    async with Harness(tmp_path, fake_llm) as bot:
+        with caplog.at_level(logging.WARNING):
+            await bot.reply_to(await bot.send("hi"))
+    assert any("although relaybot took the window as 32,768 tokens" in r.getMessage() for r in caplog.records)
 
 
 class Notes:
