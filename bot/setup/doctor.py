@@ -9,11 +9,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bot.config.schema import Config, LLMConfig
+from bot.config.schema import Config
 from bot.config.schema_tools import MCPServerConfig
-from bot.llm.openai_endpoint import server_base
 from bot.setup.check import Check
 from bot.setup.credentials import check_channel
+from bot.setup.model_check import check_model
 
 if TYPE_CHECKING:
     from bot.skills import SkillLibrary
@@ -24,7 +24,6 @@ LOW_DISK = 1024**3
 NO_DISK = 100 * 1024**2
 HTTP_TIMEOUT = 10.0
 EXCHANGE_TOKENS = 200  # a short question and answer
-NO_MODEL_LIST = (404, 405, 501)  # a chat-only server (or proxy) has no /models: ask for a chat answer instead
 
 
 def exec_description(config: Config) -> tuple[bool, str]:
@@ -85,59 +84,6 @@ def check_gateway(status: dict[str, Any] | None) -> Check:
     from bot.setup.gateway_status import describe_uptime
 
     return Check("gateway", "ok", describe_uptime(status))
-
-
-async def check_model(config: Config) -> Check:
-    """The model answers: the server's /v1/models when one is named (api_base, OPENAI_BASE_URL), else (or when the
-    server has no such list) a tiny request."""
-    if base := server_base(config.llm):
-        return await _check_models_endpoint(config.llm, base)
-    return await _check_by_chat(config.llm)
-
-
-async def _check_by_chat(llm: LLMConfig) -> Check:
-    """One chat request of one token, as a hosted provider is asked."""
-    from bot.errors import ProviderError
-    from bot.llm.provider import ModelProvider
-    from bot.retry import RetryPolicy
-
-    provider = ModelProvider(llm.model_copy(update={"max_tokens": 1}), RetryPolicy(attempts=1))
-    try:
-        await provider.chat([{"role": "user", "content": "ping"}])
-    except ProviderError as exc:
-        return Check("model", "fail", f"{llm.model} did not answer: {exc}", "check llm.model and llm.api_key")
-    finally:
-        await provider.aclose()
-    return Check("model", "ok", f"{llm.model} answers")
-
-
-async def _check_models_endpoint(llm: LLMConfig, base: str) -> Check:
-    import aiohttp
-
-    from bot.llm.openai_http import openai_key
-
-    url = base.rstrip("/") + "/models"
-    headers = {}
-    if key := openai_key(llm)[0]:  # the key the chat calls send there, and no other
-        headers["Authorization"] = f"Bearer {key}"
-    try:
-        async with (
-            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=HTTP_TIMEOUT)) as http,
-            http.get(url, headers=headers) as response,
-        ):
-            status = response.status
-    except (aiohttp.ClientError, TimeoutError) as exc:
-        return Check("model", "fail", f"cannot reach {url} ({type(exc).__name__})", "start the model server")
-    if status in (401, 403):
-        return Check("model", "fail", f"{url} refused the key ({status})", "set llm.api_key")
-    if status in NO_MODEL_LIST:
-        answered = await _check_by_chat(llm)
-        if answered.status != "ok":
-            return answered
-        return Check("model", "ok", f"{llm.model} at {base} answers (the server lists no models: {url} is {status})")
-    if status != 200:
-        return Check("model", "fail", f"{url} answered {status}", "check llm.api_base (or OPENAI_BASE_URL)")
-    return Check("model", "ok", f"{llm.model} at {base} answers")
 
 
 async def check_context(config: Config, tool_schemas: ToolSchemas) -> Check:

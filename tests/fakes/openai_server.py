@@ -150,6 +150,7 @@ class FakeLLM:
         self.headers: list[CIMultiDict[str]] = []  # the HTTP headers of each chat request, names in any case
         self.authorizations: list[tuple[str, str | None]] = []  # every request's path and Authorization header
         self.models_status = 200  # another status makes /v1/models answer it, as servers without the list do
+        self.required_key: str | None = None  # when set, any request without `Bearer <key>` is refused with 401
         self.refuse_streaming = 0
         self.disconnects = 0  # requests whose client closed the connection while the answer was still open
         self.transcript = "transcribed words"
@@ -218,7 +219,10 @@ class FakeLLM:
 
     @web.middleware
     async def _note_authorization(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        """Note each request's Authorization header; refuse it (401) when `required_key` is set and not sent."""
         self.authorizations.append((request.path, request.headers.get("Authorization")))
+        if self.required_key and request.headers.get("Authorization") != f"Bearer {self.required_key}":
+            return _error_response(Error(401))
         response: web.StreamResponse = await handler(request)
         return response
 
