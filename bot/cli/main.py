@@ -30,7 +30,11 @@ def _version(value: bool) -> None:
 def options(
     ctx: typer.Context,
     config: Path | None = typer.Option(
-        None, "--config", "-c", help="Config file (default: $RELAYBOT_CONFIG or ~/.relaybot/config.yaml)."
+        None,
+        "--config",
+        "-c",
+        help="Config file (default: $RELAYBOT_CONFIG, else config.yaml in $RELAYBOT_HOME, which is ~/.relaybot "
+        "unless set).",
     ),
     log_level: str | None = typer.Option(
         None, "--log-level", help="trace, debug, info, warning or error (trace also shows libraries' debug lines)."
