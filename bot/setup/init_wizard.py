@@ -62,6 +62,7 @@ def next_step(config_file: Path, checks: list[Check] | None) -> str:
     failed = next((check for check in checks if check.status == "fail"), None)
     if failed is None:
         return (
-            "Next: talk to the bot with `relaybot chat`, then connect a chat app (docs/platforms/) and `relaybot run`."
+            "Next: talk to the bot with `relaybot chat`, then connect a chat app (the README links a page for each) "
+            "and `relaybot run`."
         )
     return f"Next ({failed.name}): {failed.fix}.\nThe config is {config_file}; `relaybot doctor` checks again."
