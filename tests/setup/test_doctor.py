@@ -120,6 +120,16 @@ async def test_a_server_without_a_model_list_is_asked_for_a_chat_answer_and_its_
     assert window.endswith("→ set llm.context_window to the model's real window")
 
 
+async def test_a_model_the_list_does_not_name_is_asked_for_a_chat_answer(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    write(tmp_path, f"llm:\n  model: openai/fake-model\n  api_base: {fake_llm.base_url}\n")
+    assert (await doctor(tmp_path))[0] == 0
+    assert fake_llm.requests == []  # listed as fake-model: the list is enough
+    write(tmp_path, f"llm:\n  model: openai/llama3\n  api_base: {fake_llm.base_url}\n")
+    code, output = await doctor(tmp_path)
+    assert code == 0 and line(output, "model").startswith("✓ model: openai/llama3 at "), output
+    assert [r["max_tokens"] for r in fake_llm.requests] == [1]
+
+
 async def test_a_server_without_a_model_list_that_refuses_the_chat_fails(tmp_path: Path, fake_llm: FakeLLM) -> None:
     fake_llm.models_status = 404
     fake_llm.script(Error(404))
