@@ -14,8 +14,11 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class TurnStarted:
+    """A turn began; `turn_id` is its run id (its last message's id), `message_ids` every message it carries."""
+
     chat: ChatRef
     turn_id: str
+    message_ids: tuple[str, ...] = ()
 
     @property
     def session_key(self) -> str:

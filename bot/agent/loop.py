@@ -251,7 +251,7 @@ class AgentLoop:
             return
         await self._bus.begin_inbound(ids)
         started = time.perf_counter()
-        self._events.emit(TurnStarted(message.chat, message.id))
+        self._events.emit(TurnStarted(message.chat, message.id, tuple(ids)))
         outbox = TurnOutbox(message.chat, self._bus.publish_outbound)
         outcome = "answered"
         iterations = 0
