@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from bot.cli import approvals, backup, cron, inspect, manifests, pairing, serve, setup
+from bot.cli import agent, approvals, backup, cron, inspect, manifests, pairing, serve, setup
 from bot.cli.options import Options
 
 app = typer.Typer(
@@ -53,6 +53,7 @@ for command in (
     serve.chat,
     serve.run,
     serve.reload,
+    agent.agent,
     inspect.status,
     setup.doctor,
     inspect.logs,

@@ -139,6 +139,7 @@ class ApiChannel(Channel):
             platform_message_id=client_id,
         )
         self._client_ids[message.id] = client_id
+        self.runs.add(message.id, caller.name, chat.session_key)  # every turn is a run the caller may wait for
         await self._publish(message)
         return client_id
 

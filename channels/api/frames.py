@@ -32,8 +32,8 @@ def event_frame(event: Event, client_id: str | None) -> Frame | None:
             return {"type": "tool_call", "name": name, "summary": summary}
         case ToolFinished(tool=name):
             return {"type": "tool_result", "name": name, "ok": event.ok}
-        case TurnStarted():
-            return {"type": "status", "state": "working", "reply_to": client_id}
+        case TurnStarted(turn_id=run_id):
+            return {"type": "status", "state": "working", "reply_to": client_id, "run_id": run_id}
         case TurnFinished(outcome=outcome, replied=replied):
             return {"type": "status", "state": "idle", "outcome": outcome, "replied": replied, "reply_to": client_id}
     return None

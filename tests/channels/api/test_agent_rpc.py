@@ -152,3 +152,13 @@ async def test_a_command_run_ends_with_its_answer(api_bot: ApiBot) -> None:
         run_id = (await rpc.call("agent", message="/new"))["payload"]["runId"]
         outcome = (await rpc.call("agent.wait", runId=run_id))["payload"]
     assert outcome["status"] == "ok" and outcome["reply"] == "Started a new conversation."
+
+
+async def test_a_chat_message_is_a_run_too(api_bot: ApiBot, fake_llm) -> None:
+    async with aiohttp.ClientSession() as http:
+        rpc = await rpc_socket(http, api_bot)
+        await rpc.ws.send_json({"type": "message", "text": "plain chat"})
+        while (frame := await rpc.ws.receive_json(timeout=10)).get("state") != "working":
+            pass
+        outcome = (await rpc.call("agent.wait", runId=frame["run_id"]))["payload"]
+    assert outcome["status"] == "ok" and outcome["reply"].endswith("plain chat")
