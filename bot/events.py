@@ -43,11 +43,14 @@ class TurnFinished:
 
 @dataclass(frozen=True, slots=True)
 class LLMCalled:
+    """One model call ended; `turn_id` names the turn (the run) it was made for, when it was made for one."""
+
     session_key: str
     model: str
     prompt_tokens: int
     completion_tokens: int
     duration: float
+    turn_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,7 +46,9 @@ def counted_fit(messages: list[dict[str, Any]], limit: int) -> tuple[list[dict[s
     current = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), None)
     if current is None:
         return messages, tokens_of(messages)
-    head = 1 if messages[0].get("role") == "system" else 0
+    head = 0  # the system prompt, and a stateless call's own system messages after it
+    while head < current and messages[head].get("role") == "system":
+        head += 1
     fixed = tokens_of(messages[:head]) + tokens_of(messages[current:])
     room = limit - fixed
     # totals[k]: the tokens of the k + 1 messages before the current turn; as many of those as fit are kept

@@ -101,6 +101,7 @@ class TurnRunner:
                     response.usage.prompt_tokens,
                     response.usage.completion_tokens,
                     time.perf_counter() - started,
+                    ctx.turn_id,
                 )
             )
             if on_usage:

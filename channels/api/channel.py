@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from aiohttp import web
 
-from bot.bus import ChatRef, InboundMessage, OutboundMessage, new_id
+from bot.bus import ChatRef, EarlierMessage, InboundMessage, OutboundMessage, new_id
 from bot.config.schema_channels import ApiConfig
 from bot.events import CronSkipped, Event, EventBus, TurnFinished
 from channels.api import admin, agent_http, front_door, login, openai_compat, pages, ws
@@ -101,11 +101,18 @@ class ApiChannel(Channel):
         self._emit_runs(self.runs.replied(message))
 
     async def start_run(
-        self, caller: Caller, chat: ChatRef, text: str, idempotency_key: str | None = None, watch: Watch = None
+        self,
+        caller: Caller,
+        chat: ChatRef,
+        text: str,
+        idempotency_key: str | None = None,
+        watch: Watch = None,
+        conversation: tuple[EarlierMessage, ...] = (),
     ) -> Run:
         """Start a run in the caller's session with the caller's role; a known idempotency key returns its run.
 
-        `watch` is called with the run before it is published, so a watcher misses none of its events.
+        `watch` is called with the run before it is published, so a watcher misses none of its events;
+        a `conversation` replaces the session's history for this one turn.
         """
         known = self.runs.known(caller.name, idempotency_key)
         if known is not None:
@@ -113,7 +120,14 @@ class ApiChannel(Channel):
                 watch(known)
             return known
         message = InboundMessage(
-            chat, f"api:{caller.name}", text, caller.trust, caller.name, stream=True, platform_message_id=new_id()
+            chat,
+            f"api:{caller.name}",
+            text,
+            caller.trust,
+            caller.name,
+            stream=True,
+            platform_message_id=new_id(),
+            conversation=conversation,
         )
         run = self.runs.add(message.id, caller.name, chat.session_key, idempotency_key)
         if watch is not None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from bot.bus import ChatRef
+from bot.bus import ChatRef, EarlierMessage
 from channels.api.auth import Caller
 from channels.api.hub import ApiSessions, session_chat
 from channels.api.runs import Run, RunBook
 
-Watch = Callable[[Run], None] | None
+Watch = Callable[[Run], object] | None
 """Called with a run before it is published (to subscribe to its events), or None."""
 MAX_TEXT = 32_000
 WAIT_MS = 30_000
@@ -32,7 +32,13 @@ class RunStarter(Protocol):
     runs: RunBook
 
     async def start_run(
-        self, caller: Caller, chat: ChatRef, text: str, idempotency_key: str | None = None, watch: Watch = None
+        self,
+        caller: Caller,
+        chat: ChatRef,
+        text: str,
+        idempotency_key: str | None = None,
+        watch: Watch = None,
+        conversation: tuple[EarlierMessage, ...] = (),
     ) -> Run:
         """Start a run in the caller's session with the caller's role."""
 

@@ -12,8 +12,10 @@ from typing import Any, Literal
 from bot.bus import OutboundMessage
 from bot.events import (
     Event,
+    LLMCalled,
     ReasoningDelta,
     StreamDelta,
+    StreamEnded,
     ToolCalled,
     ToolFinished,
     TurnFinished,
@@ -45,6 +47,9 @@ class Run:
     status: Literal["ok", "error"] | None = None
     error: str | None = None
     reply: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str | None = None  # the model's, of the run's last call
     seq: int = 0
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -60,6 +65,8 @@ class Run:
             result["error"] = self.error
         if self.reply is not None and status is None:
             result["reply"] = self.reply
+        if status is None:
+            result["usage"] = {"promptTokens": self.prompt_tokens, "completionTokens": self.completion_tokens}
         return result
 
     def ending(self) -> dict[str, Any]:
@@ -137,6 +144,8 @@ class RunBook:
                 return [(run, run.frame("tool", ended | {"durationMs": int(event.duration * 1000)})) for run in runs]
             case TurnFinished():
                 return self._finished(event)
+            case LLMCalled() | StreamEnded():
+                self._account(runs, event)
         return []
 
     def replied(self, message: OutboundMessage) -> list[tuple[Run, Frame]]:
@@ -164,6 +173,15 @@ class RunBook:
         for run in runs:
             run.started_at = now
         return [(run, run.frame("lifecycle", {"phase": "start", "startedAt": now})) for run in runs]
+
+    def _account(self, runs: list[Run], event: LLMCalled | StreamEnded) -> None:
+        """A model call's tokens, and the reason it stopped, count for the runs of its turn."""
+        for run in runs:
+            if isinstance(event, StreamEnded):
+                run.finish_reason = event.finish_reason
+            else:
+                run.prompt_tokens += event.prompt_tokens
+                run.completion_tokens += event.completion_tokens
 
     def _finished(self, event: TurnFinished) -> list[tuple[Run, Frame]]:
         runs = self._turns.get(event.turn_id, [])
