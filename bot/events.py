@@ -180,6 +180,32 @@ class CronSkipped:
     late_seconds: float
 
 
+@dataclass(frozen=True, slots=True)
+class SubagentSpawned:
+    """A sub-agent started working on a task for the session that spawned it."""
+
+    session_key: str
+    subagent_id: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentCompleted:
+    """A sub-agent ended: `status` is finished, timed out, failed or cancelled."""
+
+    session_key: str
+    subagent_id: str
+    label: str
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatTicked:
+    """The heartbeat ran; `outcome` is what came of it (delivered, quiet, busy, off hours, nothing to do …)."""
+
+    outcome: str
+
+
 Event = (
     TurnStarted
     | TurnFinished
@@ -195,6 +221,9 @@ Event = (
     | DeliveryFailed
     | CronRan
     | CronSkipped
+    | SubagentSpawned
+    | SubagentCompleted
+    | HeartbeatTicked
 )
 Listener = Callable[[Event], None]
 

@@ -10,13 +10,13 @@ from aiohttp import web
 
 from bot.bus import ChatRef, EarlierMessage, InboundMessage, OutboundMessage, new_id
 from bot.config.schema_channels import ApiConfig
-from bot.events import CronSkipped, Event, EventBus, TurnFinished
+from bot.events import CronSkipped, Event, EventBus, HeartbeatTicked, TurnFinished
 from channels.api import admin, agent_http, front_door, login, openai_compat, pages, ws
 from channels.api.admin import AdminBackend
 from channels.api.auth import Caller, FailureLockout, TokenBook
 from channels.api.frames import Frame, event_frame, message_frame
 from channels.api.gate import Gatekeeper
-from channels.api.hub import CHANNEL, Hub
+from channels.api.hub import CHANNEL, OWNERS, Hub
 from channels.api.origins import OriginPolicy
 from channels.api.rpc import Watch
 from channels.api.runs import Run, RunBook, run_topic
@@ -162,7 +162,10 @@ class ApiChannel(Channel):
         return self._history(key)
 
     def _on_event(self, event: Event) -> None:
-        if isinstance(event, CronSkipped):  # the one event that belongs to no session
+        if isinstance(event, CronSkipped):
+            return
+        if isinstance(event, HeartbeatTicked):  # belongs to no session: every owner's connection hears it
+            self.hub.emit(OWNERS, {"type": "heartbeat", "outcome": event.outcome})
             return
         key = event.session_key
         if not key.startswith(f"{CHANNEL}:"):

@@ -10,6 +10,8 @@ from bot.events import (
     StreamDelta,
     StreamEnded,
     StreamStarted,
+    SubagentCompleted,
+    SubagentSpawned,
     ToolCalled,
     ToolFinished,
     TurnFinished,
@@ -36,6 +38,10 @@ def event_frame(event: Event, client_id: str | None) -> Frame | None:
             return {"type": "status", "state": "working", "reply_to": client_id, "run_id": run_id}
         case TurnFinished(outcome=outcome, replied=replied):
             return {"type": "status", "state": "idle", "outcome": outcome, "replied": replied, "reply_to": client_id}
+        case SubagentSpawned(subagent_id=helper, label=label):
+            return {"type": "subagent", "phase": "spawned", "id": helper, "label": label}
+        case SubagentCompleted(subagent_id=helper, label=label, status=status):
+            return {"type": "subagent", "phase": "completed", "id": helper, "label": label, "status": status}
     return None
 
 

@@ -12,6 +12,8 @@ from channels.api.frames import Frame
 from channels.api.gate import Gatekeeper
 
 CHANNEL = "api"
+OWNERS = "owners"
+"""The topic every owner's WebSocket watches: what belongs to no session, such as heartbeat ticks."""
 
 
 def session_chat(caller: Caller, session: str | None) -> ChatRef:

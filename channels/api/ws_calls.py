@@ -1,4 +1,4 @@
-"""The agent RPC on a WebSocket: `req` frames answered by `res` frames, and the event frames of watched runs."""
+"""The agent RPC on a WebSocket: `req` frames answered by `res` frames, the events of watched runs, owners' ticks."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from aiohttp import web
 from channels.api import rpc
 from channels.api.auth import Caller
 from channels.api.frames import Frame
+from channels.api.hub import OWNERS
 from channels.api.rpc import RpcError, RunChannel
 from channels.api.runs import run_topic
 
@@ -26,9 +27,11 @@ class WsCalls:
         self._caller = caller
         self._socket = socket
         self._frames: asyncio.Queue[Frame] = asyncio.Queue()
-        self._watched: set[str] = set()
+        self._topics: set[str] = set()  # the runs it watches, and for an owner what belongs to no session
         self._tasks: set[asyncio.Task[None]] = set()
         self._writer = asyncio.create_task(self._forward(), name="ws:runs")
+        if caller.is_owner:
+            self._watch_topic(OWNERS)
 
     def call(self, frame: Frame) -> None:
         """Answer `{"type": "req", id, method, params}` with `{"type": "res", id, ok, payload | error}`."""
@@ -44,8 +47,8 @@ class WsCalls:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        for run_id in self._watched:
-            self._channel.hub.unwatch(run_topic(run_id), self._frames)
+        for topic in self._topics:
+            self._channel.hub.unwatch(topic, self._frames)
 
     async def _answer(self, frame: Frame) -> None:
         params = frame.get("params", {})
@@ -71,14 +74,18 @@ class WsCalls:
         raise RpcError(f"unknown method {method!r}; use agent, agent.wait or agent.subscribe")
 
     def _watch(self, run_id: str) -> None:
-        if run_id not in self._watched:
-            self._watched.add(run_id)
-            self._channel.hub.watch(run_topic(run_id), self._frames)
+        self._watch_topic(run_topic(run_id))
+
+    def _watch_topic(self, topic: str) -> None:
+        if topic not in self._topics:
+            self._topics.add(topic)
+            self._channel.hub.watch(topic, self._frames)
 
     async def _forward(self) -> None:
         while True:
             frame = await self._frames.get()
             await self._socket.send_json(frame)
-            if frame["stream"] == "lifecycle" and frame["data"]["phase"] in ("end", "error"):
-                self._watched.discard(frame["runId"])
-                self._channel.hub.unwatch(run_topic(frame["runId"]), self._frames)
+            if frame.get("stream") == "lifecycle" and frame["data"]["phase"] in ("end", "error"):
+                topic = run_topic(frame["runId"])
+                self._topics.discard(topic)
+                self._channel.hub.unwatch(topic, self._frames)
