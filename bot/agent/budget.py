@@ -13,6 +13,7 @@ from typing import Any
 from bot.agent.compaction import TurnCompactor, tokens_of
 from bot.config.schema import LLMConfig
 from bot.errors import ContextOverflow, MessageTooLarge, PromptTooLarge
+from bot.hooks.handlers import Hooks
 from bot.llm.openai_endpoint import server_base
 from bot.llm.prices import model_record
 from bot.llm.tokens import CHARS_PER_TOKEN, estimate_each, estimate_tokens, estimate_tool_tokens
@@ -303,11 +304,11 @@ class ContextBudget:
 class BudgetedProvider:
     """A Provider that trims each request's history to the budget, and after an overflow shrinks it and retries once."""
 
-    def __init__(self, provider: Provider, budget: ContextBudget) -> None:
+    def __init__(self, provider: Provider, budget: ContextBudget, hooks: Hooks | None = None) -> None:
         self.model = provider.model
         self._provider = provider
         self._budget = budget
-        self._compactor = TurnCompactor(provider)
+        self._compactor = TurnCompactor(provider, hooks)
 
     async def chat(
         self,
