@@ -23,6 +23,7 @@ from bot.agent.interruption import (
     SHUT_DOWN,
     STOPPED,
     bounded,
+    provider_outcome,
     timed_out,
     timeout_reply,
 )
@@ -38,11 +39,11 @@ from bot.agent.session_turn import SessionTurns
 from bot.agent.sessions.session import Sessions
 from bot.agent.stream import is_silent
 from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
-from bot.agent.turn_hooks import TurnHooks
+from bot.agent.turn_hooks import TurnHooks, TurnMark
 from bot.bus import ChatRef, Choice, InboundMessage, MessageBus, OutboundMessage
 from bot.chats.rules import ChatRules, ChatRulesBook
 from bot.config.schema import AgentConfig
-from bot.errors import BudgetExceeded, ProviderAuthError, ProviderError, TurnTimedOut
+from bot.errors import ProviderError, TurnTimedOut
 from bot.events import ErrorOccurred, EventBus, TurnFinished, TurnStarted
 from bot.hooks.events import Block
 from bot.hooks.handlers import Hooks
@@ -250,6 +251,7 @@ class AgentLoop:
             await self._reply(message, "Started a new conversation.", completes=ids)
             return
         await self._bus.begin_inbound(ids)
+        mark = TurnMark.of(await self._sessions.load(key))  # agent_end reports what the turn added to the session
         started = time.perf_counter()
         self._events.emit(TurnStarted(message.chat, message.id, tuple(ids)))
         outbox = TurnOutbox(message.chat, self._bus.publish_outbound)
@@ -285,6 +287,9 @@ class AgentLoop:
             self._turns.close_unfinished(key, STOPPED if lane.stopped else SHUT_DOWN)
             # Stopped by the user: handled. Stopped by a shutdown: the next start runs it again.
             await (self._bus.complete_inbound(ids) if lane.stopped else self._bus.release_inbound(ids))
+            await self._hooks.ended(
+                message, "stopped" if lane.stopped else "shut down", None, mark.since(self._sessions)
+            )
             raise
         except TurnTimedOut as exc:
             outcome = "timed out"
@@ -310,7 +315,7 @@ class AgentLoop:
                 TurnFinished(message.chat, message.id, outcome, iterations, duration, replied=reply is not None)
             )
             logger.info("[%s] turn %s in %.2fs (%s)", key, outcome, duration, message.id)
-        await self._hooks.ended(key, message, outcome, reply)
+        await self._hooks.ended(message, outcome, reply, mark.since(self._sessions))
         if reply is not None:
             await self._reply(message, reply, kind, completes=ids, finalises=message.id if message.stream else None)
         else:
@@ -386,10 +391,3 @@ class AgentLoop:
 def _already_said(result: TurnResult, outbox: TurnOutbox) -> bool:
     """The dedupe rule: after `message` wrote to this chat, a final reply that is empty or repeats it is dropped."""
     return outbox.spoke and (result.text == EMPTY_REPLY or outbox.repeats(result.text))
-
-
-def provider_outcome(exc: ProviderError) -> str:
-    """How a turn whose model call failed ended: `budget exceeded`, `key refused` (401/403) or `provider error`."""
-    if isinstance(exc, BudgetExceeded):
-        return "budget exceeded"
-    return "key refused" if isinstance(exc, ProviderAuthError) else "provider error"

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
+from bot.agent.sessions.session import Session, Sessions
 from bot.bus import ChatRef, InboundMessage
 from bot.hooks.events import (
     AgentEnd,
@@ -22,6 +23,33 @@ from bot.hooks.events import (
 from bot.hooks.handlers import Hooks
 
 logger = logging.getLogger(__name__)
+
+
+TurnAdded = tuple[tuple[dict[str, Any], ...], tuple[int, int]]
+"""The messages a turn added to its session, and its prompt and completion tokens."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnMark:
+    """Where a session stood when a turn began: `agent_end` reports what came after."""
+
+    key: str
+    total: int
+    prompt_tokens: int
+    completion_tokens: int
+
+    @classmethod
+    def of(cls, session: Session) -> TurnMark:
+        """The mark of a session now."""
+        return cls(session.key, session.total, session.prompt_tokens, session.completion_tokens)
+
+    def since(self, sessions: Sessions) -> TurnAdded:
+        """What the session gained since the mark (nothing once /new replaced it)."""
+        session = sessions.get(self.key)
+        if session.total < self.total:
+            return (), (0, 0)
+        added = tuple(session.messages[max(0, self.total - session.base) :])
+        return added, (session.prompt_tokens - self.prompt_tokens, session.completion_tokens - self.completion_tokens)
 
 
 class TurnHooks:
@@ -70,10 +98,14 @@ class TurnHooks:
             messages[0] = {**messages[0], "content": str(decision.value)}
         return messages
 
-    async def ended(self, session_key: str, message: InboundMessage, outcome: str, reply: str | None) -> None:
-        """`agent_end`, with the turn's outcome and the reply it is about to send (None when it sends none)."""
+    async def ended(self, message: InboundMessage, outcome: str, reply: str | None, added: TurnAdded) -> None:
+        """`agent_end`: the turn's outcome, the reply it is about to send (None when it sends none), what it added."""
         if self.hooks.has("agent_end"):
-            await self.hooks.run("agent_end", AgentEnd(session_key, message.chat, message.sender_id, outcome, reply))
+            messages, (prompt, completion) = added
+            event = AgentEnd(
+                message.chat.session_key, message.chat, message.sender_id, outcome, reply, messages, prompt, completion
+            )
+            await self.hooks.run("agent_end", event)
 
     async def session_ended(self, session_key: str, chat: ChatRef, closed: int) -> None:
         """`session_end`: /new archived a session that held `closed` messages."""

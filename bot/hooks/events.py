@@ -68,13 +68,20 @@ class BeforeAgentStart:
 
 @dataclass(frozen=True, slots=True)
 class AgentEnd:
-    """A turn ended: how (answered, timed out, crashed, ...) and the reply, if any."""
+    """A turn ended: how (answered, timed out, stopped, ...), the reply if any, what it added and the tokens it used.
+
+    `messages` are the messages the turn added to its session (the user's, the model's, tool results);
+    `prompt_tokens` and `completion_tokens` add up its model calls.
+    """
 
     session_key: str
     chat: ChatRef
     sender_id: str
     outcome: str
     reply: str | None
+    messages: tuple[dict[str, Any], ...] = ()
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,55 @@
+"""The hook points around a turn: agent_end with what the turn added, also when it is stopped or times out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.hooks.events import AgentEnd
+from tests.fakes.openai_server import FakeLLM, Hang, Text, ToolCalls
+from tests.harness import Harness
+
+
+async def test_agent_end_carries_the_turns_messages_and_usage(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    ended: list[AgentEnd] = []
+    fake_llm.script(ToolCalls((("list_dir", {}),)), Text("All listed."))
+    async with Harness(tmp_path, fake_llm) as bot:
+        bot.app.plugins.hooks.on("agent_end", ended.append)
+        assert await bot.ask("list it") == "All listed."
+    (end,) = ended
+    assert end.outcome == "answered" and end.reply == "All listed."
+    assert [m["role"] for m in end.messages] == ["user", "assistant", "tool", "assistant"]
+    assert end.messages[-1]["content"] == "All listed."
+    assert end.prompt_tokens == sum(u["prompt_tokens"] for u in fake_llm.reported) > 0
+    assert end.completion_tokens == sum(u["completion_tokens"] for u in fake_llm.reported) > 0
+
+
+async def test_agent_end_fires_when_stop_cancels_the_turn(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    ended: list[AgentEnd] = []
+    fake_llm.script(Hang())
+    async with Harness(tmp_path, fake_llm) as bot:
+        bot.app.plugins.hooks.on("agent_end", ended.append)
+        await bot.send("take forever")
+        await fake_llm.wait_for_requests(1)
+        assert await bot.ask("/stop") == "Stopped."
+        await bot.app.loop.drain(5)  # the cancelled turn ends (and runs its hook) as the lane lets go of it
+    assert [(e.outcome, e.reply) for e in ended] == [("stopped", None)]
+    assert [m["role"] for m in ended[0].messages] == ["user"]
+
+
+async def test_agent_end_fires_when_a_shutdown_cancels_the_turn(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    ended: list[AgentEnd] = []
+    fake_llm.script(Hang())
+    async with Harness(tmp_path, fake_llm) as bot:
+        bot.app.plugins.hooks.on("agent_end", ended.append)
+        await bot.send("take forever")
+        await fake_llm.wait_for_requests(1)
+    assert [(e.outcome, e.reply) for e in ended] == [("shut down", None)]
+
+
+async def test_agent_end_fires_when_the_turn_times_out(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    ended: list[AgentEnd] = []
+    fake_llm.script(Hang())
+    async with Harness(tmp_path, fake_llm, agent={"turn_timeout": 0.2}) as bot:
+        bot.app.plugins.hooks.on("agent_end", ended.append)
+        reply = await bot.ask("take forever")
+    assert [e.outcome for e in ended] == ["timed out"] and ended[0].reply == reply
