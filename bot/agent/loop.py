@@ -186,6 +186,8 @@ class AgentLoop:
             return
         self._owner_dm.note(message)
         command = parse_command(message.text) if message.kind == "user" else None
+        if command in (Command.STOP, Command.NEW):
+            await self._hooks.issued(message)
         if command is Command.STOP:
             await self._stop_session(message)
             return

@@ -13,6 +13,7 @@ from bot.hooks.events import (
     BeforeAgentStart,
     Block,
     CommandInvoked,
+    CommandIssued,
     MessageReceived,
     MessageSending,
     MessageSent,
@@ -69,6 +70,13 @@ class TurnHooks:
         if isinstance(decision, Replace):
             return replace(message, text=str(decision.value))
         return message
+
+    async def issued(self, message: InboundMessage) -> None:
+        """`command`: /new, /reset or /stop arrived (hooks hear it before it acts, /stop before any turn ends)."""
+        if self.hooks.has("command"):
+            word = message.text[1:].split(maxsplit=1)[0].split("@", 1)[0].lower()
+            event = CommandIssued(message.chat, message.sender_id, message.trust.value, word)
+            await self.hooks.run("command", event)
 
     def command(self, message: InboundMessage) -> tuple[str, CommandInvoked] | None:
         """The plugin command a message invokes (`/name args`) and its event, or None when it is none."""

@@ -165,6 +165,16 @@ class GatewayStop:
 
 
 @dataclass(frozen=True, slots=True)
+class CommandIssued:
+    """A built-in session command arrived, before it acts: `new`, `reset` or `stop`."""
+
+    chat: ChatRef
+    sender_id: str
+    role: str
+    command: str
+
+
+@dataclass(frozen=True, slots=True)
 class CommandInvoked:
     """A plugin's `/name` command arrived; the handler returns the reply text."""
 
@@ -191,5 +201,6 @@ HOOK_EVENTS: dict[str, type] = {
     "session_end": SessionEnd,
     "gateway_start": GatewayStart,
     "gateway_stop": GatewayStop,
+    "command": CommandIssued,
 }
 """Every hook point and the event class its handlers receive."""

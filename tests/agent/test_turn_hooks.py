@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.hooks.events import AgentEnd
+from bot.hooks.events import AgentEnd, CommandIssued
 from tests.fakes.openai_server import FakeLLM, Hang, Text, ToolCalls
 from tests.harness import Harness
 
@@ -53,3 +53,18 @@ async def test_agent_end_fires_when_the_turn_times_out(tmp_path: Path, fake_llm:
         bot.app.plugins.hooks.on("agent_end", ended.append)
         reply = await bot.ask("take forever")
     assert [e.outcome for e in ended] == ["timed out"] and ended[0].reply == reply
+
+
+async def test_new_reset_and_stop_reach_the_command_hook(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    issued: list[CommandIssued] = []
+    async with Harness(tmp_path, fake_llm) as bot:
+        bot.app.plugins.hooks.on("command", issued.append)
+        assert await bot.ask("/stop") == "Nothing to stop."
+        await bot.ask("/new")
+        await bot.ask("/reset@relaybot")
+        await bot.ask("hello")
+    assert [(e.command, e.role, e.chat.session_key) for e in issued] == [
+        ("stop", "owner", "test:1"),
+        ("new", "owner", "test:1"),
+        ("reset", "owner", "test:1"),
+    ]
