@@ -102,7 +102,9 @@ class SessionTurns:
         if again:
             logger.info("[%s] running %s again after a restart", session.key, message.id)
             history = _before_last_user(history, text)
-        messages = self._context.build(message, scope, history, text, persona.system_file if persona else None)
+        bootstrap = await self._hooks.bootstrap(message, self._context.bootstrap_files(scope))
+        persona_file = persona.system_file if persona else None
+        messages = self._context.build(message, scope, history, text, persona_file, bootstrap)
         messages = await self._hooks.starting(session.key, message, text, messages, first=not session.messages)
         if not again:
             self._sessions.append(session, [{"role": "user", "content": text}], inbound_ids=ids)

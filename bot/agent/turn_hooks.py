@@ -9,6 +9,7 @@ from typing import Any
 from bot.agent.sessions.session import Session, Sessions
 from bot.bus import ChatRef, InboundMessage
 from bot.hooks.events import (
+    AgentBootstrap,
     AgentEnd,
     BeforeAgentStart,
     Block,
@@ -89,6 +90,16 @@ class TurnHooks:
         return name, CommandInvoked(
             message.chat, message.sender_id, message.trust.value, message.text, args.strip(), message.sender_name or ""
         )
+
+    async def bootstrap(self, message: InboundMessage, files: tuple[str, ...]) -> tuple[str, ...] | None:
+        """`agent_bootstrap`: the workspace files a hook chose for the system prompt, or None to keep the defaults."""
+        if not self.hooks.has("agent_bootstrap"):
+            return None
+        event = AgentBootstrap(message.chat.session_key, message.chat, message.trust.value, files)
+        decision = await self.hooks.run("agent_bootstrap", event)
+        if not isinstance(decision, Replace) or not isinstance(decision.value, list | tuple):
+            return None
+        return tuple(str(name) for name in decision.value)
 
     async def starting(
         self, session_key: str, message: InboundMessage, text: str, messages: list[dict[str, Any]], first: bool

@@ -67,6 +67,19 @@ class BeforeAgentStart:
 
 
 @dataclass(frozen=True, slots=True)
+class AgentBootstrap:
+    """A turn's system prompt is about to be built with `files` (workspace-relative names, in order).
+
+    Replace(names) builds it with those files instead: add some, drop some, reorder them.
+    """
+
+    session_key: str
+    chat: ChatRef
+    role: str
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class AgentEnd:
     """A turn ended: how (answered, timed out, stopped, ...), the reply if any, what it added and the tokens it used.
 
@@ -190,6 +203,7 @@ HOOK_EVENTS: dict[str, type] = {
     "message_received": MessageReceived,
     "message_sending": MessageSending,
     "message_sent": MessageSent,
+    "agent_bootstrap": AgentBootstrap,
     "before_agent_start": BeforeAgentStart,
     "agent_end": AgentEnd,
     "before_tool_call": BeforeToolCall,

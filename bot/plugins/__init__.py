@@ -3,6 +3,7 @@
 from bot.hooks.events import (
     AfterCompaction,
     AfterToolCall,
+    AgentBootstrap,
     AgentEnd,
     BeforeAgentStart,
     BeforeCompaction,
@@ -25,6 +26,7 @@ from bot.hooks.events import (
 __all__ = [
     "AfterCompaction",
     "AfterToolCall",
+    "AgentBootstrap",
     "AgentEnd",
     "BeforeAgentStart",
     "BeforeCompaction",

@@ -1,10 +1,10 @@
-"""The hook points around a turn: agent_end with what the turn added, also when it is stopped or times out."""
+"""Hook points around a turn: agent_bootstrap, the command hook, agent_end (also when stopped or timed out)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from bot.hooks.events import AgentEnd, CommandIssued
+from bot.hooks.events import AgentBootstrap, AgentEnd, CommandIssued, Replace
 from tests.fakes.openai_server import FakeLLM, Hang, Text, ToolCalls
 from tests.harness import Harness
 
@@ -68,3 +68,24 @@ async def test_new_reset_and_stop_reach_the_command_hook(tmp_path: Path, fake_ll
         ("new", "owner", "test:1"),
         ("reset", "owner", "test:1"),
     ]
+
+
+async def test_agent_bootstrap_adds_and_removes_prompt_files(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    offered: list[tuple[str, ...]] = []
+
+    def choose(event: AgentBootstrap) -> Replace:
+        offered.append(event.files)
+        return Replace([*(name for name in event.files if name != "SOUL.md"), "notes/extra.md", "../outside.md"])
+
+    async with Harness(tmp_path, fake_llm) as bot:
+        workspace = bot.config.workspace
+        (workspace / "SOUL.md").write_text("SOUL-MARKER")
+        (workspace / "notes").mkdir()
+        (workspace / "notes" / "extra.md").write_text("EXTRA-MARKER")
+        (workspace.parent / "outside.md").write_text("OUTSIDE-MARKER")
+        bot.app.plugins.hooks.on("agent_bootstrap", choose)
+        await bot.ask("hello")
+    prompt = fake_llm.requests[-1]["messages"][0]["content"]
+    assert offered == [("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")]
+    assert "## notes/extra.md\n\nEXTRA-MARKER" in prompt
+    assert "SOUL-MARKER" not in prompt and "OUTSIDE-MARKER" not in prompt
