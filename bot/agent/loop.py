@@ -29,12 +29,12 @@ from bot.agent.interruption import (
 )
 from bot.agent.lanes import Lane, is_new_session, next_batch, steering
 from bot.agent.memory.consolidation import MemoryConsolidator
-from bot.agent.memory.files import scope_for
 from bot.agent.model_command import ModelCommand
 from bot.agent.outbox import TurnOutbox
 from bot.agent.owner_dm import LastOwnerDM, OwnerDM
 from bot.agent.persona_turns import PersonaTurns
 from bot.agent.room import turn_trust
+from bot.agent.session_switch import SessionSwitch
 from bot.agent.session_turn import SessionTurns
 from bot.agent.sessions.session import Sessions
 from bot.agent.stream import is_silent
@@ -72,6 +72,7 @@ class LoopParts:
     on_stop: Callable[[str], int] | None = None  # cancels a session's background helpers; returns how many
     rules: ChatRulesBook | None = None  # per-chat queue mode, edits and group context trust
     models: ChatModels | None = None  # `llm.models` and each chat's choice, for /model
+    timezone: str = "UTC"  # the dates /sessions shows
 
 
 class AgentLoop:
@@ -91,14 +92,20 @@ class AgentLoop:
         self._context = parts.context
         self._events = events
         self._config = config
-        self._workspace = workspace
-        self._memory = parts.memory
         self._on_stop = parts.on_stop
         self._owner_dm: OwnerDM = parts.owner_dm or LastOwnerDM()
         self._hooks = TurnHooks(hooks or Hooks())
         self._hooks.hooks.prompts.notify_with(bus.publish_outbound)
+        self._switch = SessionSwitch(parts.sessions, self._hooks, workspace, parts.memory, parts.timezone)
         self._commands = InstantCommands(
-            parts.sessions, parts.runner, self._hooks, parts.personas, parts.account, parts.budget, self._models(parts)
+            parts.sessions,
+            parts.runner,
+            self._hooks,
+            parts.personas,
+            parts.account,
+            parts.budget,
+            self._models(parts),
+            self._switch,
         )
         self._turns = SessionTurns(
             parts.runner,
@@ -246,11 +253,8 @@ class AgentLoop:
         message = batch[-1]
         key = message.chat.session_key
         ids = [m.id for m in batch]
-        if is_new_session(message):
-            await self._sessions.load(key)  # a session not cached is read off the event loop first
-            closed = self._reset(message)
-            await self._hooks.session_ended(key, message.chat, closed)
-            await self._reply(message, "Started a new conversation.", completes=ids)
+        if is_new_session(message):  # /new, /reset, /resume N: the live session changes between turns
+            await self._reply(message, await self._switch.switch(message), completes=ids)
             return
         await self._bus.begin_inbound(ids)
         mark = TurnMark.of(await self._sessions.load(key))  # agent_end reports what the turn added to the session
@@ -330,13 +334,6 @@ class AgentLoop:
             follow = await self._edits.answered(edit, lane, self._rules_of(edit).on_edit)
             if follow is not None:
                 lane.pending.append(follow)
-
-    def _reset(self, message: InboundMessage) -> int:
-        """Archive the session (its memory is consolidated in the background); returns how many messages it held."""
-        old = self._sessions.reset(message.chat.session_key)
-        if self._memory and old.messages:
-            self._memory.archive(old, scope_for(self._workspace, message))
-        return len(old.messages)
 
     async def _stop_session(self, message: InboundMessage) -> None:
         key = message.chat.session_key

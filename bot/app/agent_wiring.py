@@ -270,6 +270,7 @@ class AgentApp:
             on_stop=self.subagents.cancel_for,
             rules=self.rules,
             models=models,
+            timezone=config.timezone,
         )
 
     def _runner(self, provider: Provider, registry: ToolRegistry) -> TurnRunner:
