@@ -34,6 +34,16 @@ def size_text(size: int) -> str:
     return f"{size / 1024:.0f} KB" if size < 1024 * 1024 else f"{size / 1024 / 1024:.1f} MB"
 
 
+def archive_lines(archives: list[ArchivedSession], zone: ZoneInfo) -> list[str]:
+    """One numbered line per archive: when it was last active, its size, its first words."""
+    lines = []
+    for number, archive in enumerate(archives, 1):
+        when = datetime.fromtimestamp(archive.last_active, zone).strftime("%Y-%m-%d %H:%M")
+        words = archive.first_words or "(no text)"
+        lines.append(f"{number}. {when} · {archive.messages} messages, {size_text(archive.size)} · {words}")
+    return lines
+
+
 class SessionSwitch:
     """Lists a chat's archived sessions and switches its live one: fresh (/new, /reset) or archived (/resume N)."""
 
@@ -56,12 +66,8 @@ class SessionSwitch:
         archives = await self._archives(message)
         if not archives:
             return NO_ARCHIVES
-        lines = ["Archived sessions (/resume N makes one the live session again):"]
-        for number, archive in enumerate(archives, 1):
-            when = datetime.fromtimestamp(archive.last_active, self._zone).strftime("%Y-%m-%d %H:%M")
-            words = archive.first_words or "(no text)"
-            lines.append(f"{number}. {when} · {archive.messages} messages, {size_text(archive.size)} · {words}")
-        return "\n".join(lines)
+        heading = "Archived sessions (/resume N makes one the live session again):"
+        return "\n".join([heading, *archive_lines(archives, self._zone)])
 
     async def switch(self, message: InboundMessage) -> str:
         """/new (or /reset) and /resume N, run in the chat's lane: the reply to send."""

@@ -20,6 +20,7 @@ from bot.app.health import GatewayHealth
 from bot.app.reload import ConfigReload, ReloadReport
 from bot.app.retention import RetentionTask
 from bot.app.scheduler_leadership import SchedulerLeadership
+from bot.app.session_ops import session_handlers
 from bot.app.stores import Stores
 from bot.cluster.roles import Role
 from bot.config.paths import control_socket
@@ -214,6 +215,7 @@ class Gateway:
             "status": self._status,
             "reload": self._reload,
             **control_handlers(self.api),
+            **session_handlers(self.agent.bus.publish_inbound),
         }
         self.control = ControlServer(control_socket(config), handlers)
         self.scheduler = SchedulerLeadership(
