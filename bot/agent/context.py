@@ -84,6 +84,15 @@ def memory_note(scope: MemoryScope, workspace: Path, trust: Trust) -> str:
     )
 
 
+def _as_sent(message: dict[str, Any], limit: int) -> dict[str, Any]:
+    """A stored message as the model reads it again: a long tool result cut, the reasoning kept for people left out."""
+    if message.get("role") == "tool":
+        return clip_tool_message(message, limit)
+    if "reasoning" in message:
+        return {key: value for key, value in message.items() if key != "reasoning"}
+    return message
+
+
 class ContextBuilder:
     """Assembles the request messages for one turn."""
 
@@ -121,7 +130,7 @@ class ContextBuilder:
         """System prompt, then history (long tool results cut), then the new user message."""
         limit = self._max_tool_result_chars
         messages = [{"role": "system", "content": self.system_prompt(message, scope, persona_file, bootstrap)}]
-        messages += [m if m.get("role") != "tool" else clip_tool_message(m, limit) for m in history]
+        messages += [_as_sent(m, limit) for m in history]
         messages.append(self.user_message(message, user_text))
         return messages
 

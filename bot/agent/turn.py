@@ -114,6 +114,8 @@ class TurnRunner:
                 final: dict[str, Any] = {"role": "assistant", "content": text}
                 if response.incomplete:
                     final["incomplete"] = True
+                if response.reasoning:
+                    final["reasoning"] = response.reasoning  # kept with the reply; never sent back to the model
                 messages.append(final)
                 record([final])
                 return TurnResult(text, iteration, incomplete=response.incomplete)

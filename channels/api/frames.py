@@ -7,6 +7,7 @@ from typing import Any
 from bot.bus import OutboundMessage
 from bot.events import (
     Event,
+    ReasoningDelta,
     StreamDelta,
     StreamEnded,
     StreamStarted,
@@ -28,6 +29,8 @@ def event_frame(event: Event, client_id: str | None) -> Frame | None:
             return {"type": "stream_start", "msg_id": msg_id, "reply_to": client_id}
         case StreamDelta(msg_id=msg_id, text=text):
             return {"type": "stream_chunk", "msg_id": msg_id, "text": text}
+        case ReasoningDelta(msg_id=msg_id, text=text):
+            return {"type": "reasoning", "msg_id": msg_id, "text": text}
         case StreamEnded(msg_id=msg_id, finish_reason=reason):
             return {"type": "stream_end", "msg_id": msg_id, "finish_reason": reason}
         case ToolCalled(tool=name, summary=summary):
