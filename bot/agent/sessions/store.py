@@ -23,7 +23,7 @@ from bot.agent.sessions.archive import (
 )
 from bot.agent.sessions.cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_TAIL, SessionCache
 from bot.agent.sessions.session import Session
-from bot.agent.sessions.tail import last_messages, read_backlog, read_tail, read_tail_rewriting
+from bot.agent.sessions.tail import last_messages, message_count, read_backlog, read_tail, read_tail_rewriting
 
 __all__ = ["Session", "SessionStore"]
 
@@ -194,20 +194,13 @@ class SessionStore(SessionCache):
         return old
 
     def summaries(self, since: float) -> list[dict[str, Any]]:
-        """Each live session file touched since `since`: key, last activity and message count."""
+        """Each live session file touched since `since`: key, last activity and message count (from its end)."""
         found = []
         for path in self._directory.glob("*.jsonl"):
-            if path.name.endswith(".archived.jsonl") or path.stat().st_mtime < since:
+            if path.name.endswith(ARCHIVED_SUFFIX) or path.stat().st_mtime < since:
                 continue
-            messages = 0
-            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                messages += record.get("type") == "message"
             key = unquote(path.name.removesuffix(".jsonl"))
-            found.append({"key": key, "last_activity": path.stat().st_mtime, "messages": messages})
+            found.append({"key": key, "last_activity": path.stat().st_mtime, "messages": message_count(path, key)})
         return found
 
     def _path(self, key: str) -> Path:

@@ -1,4 +1,4 @@
-"""Archived sessions listed and resumed, on the local and the Redis store alike."""
+"""Archived sessions listed and resumed, live ones summarised, on the local and the Redis store alike."""
 
 from __future__ import annotations
 
@@ -76,3 +76,10 @@ def test_an_unknown_archive_is_a_key_error(stores: Callable[[], Sessions]) -> No
     with pytest.raises(KeyError):
         store.resume(KEY, "20200101T000000")
     assert [m["content"] for m in store.get(KEY).messages][-1] == "About live now."
+
+
+def test_summaries_count_the_messages_of_live_sessions_only(stores: Callable[[], Sessions]) -> None:
+    store = stores()
+    fill(store)
+    talk(store, KEY, "more")
+    assert [(s["key"], s["messages"]) for s in store.summaries(0)] == [(KEY, 4)]
