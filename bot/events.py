@@ -14,11 +14,15 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class TurnStarted:
-    """A turn began; `turn_id` is its run id (its last message's id), `message_ids` every message it carries."""
+    """A turn began; `turn_id` is its run id (its last message's id), `message_ids` every message it carries.
+
+    `text` is what the turn answers (its messages' texts), for telemetry that captures content.
+    """
 
     chat: ChatRef
     turn_id: str
     message_ids: tuple[str, ...] = ()
+    text: str = ""
 
     @property
     def session_key(self) -> str:
@@ -43,7 +47,10 @@ class TurnFinished:
 
 @dataclass(frozen=True, slots=True)
 class LLMCalled:
-    """One model call ended; `turn_id` names the turn (the run) it was made for, when it was made for one."""
+    """One model call ended; `turn_id` names the turn (the run) it was made for, when it was made for one.
+
+    `cached_tokens` are the prompt tokens the provider read from its cache (priced lower).
+    """
 
     session_key: str
     model: str
@@ -51,6 +58,7 @@ class LLMCalled:
     completion_tokens: int
     duration: float
     turn_id: str = ""
+    cached_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)

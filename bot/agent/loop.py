@@ -259,7 +259,7 @@ class AgentLoop:
         await self._bus.begin_inbound(ids)
         mark = TurnMark.of(await self._sessions.load(key))  # agent_end reports what the turn added to the session
         started = time.perf_counter()
-        self._events.emit(TurnStarted(message.chat, message.id, tuple(ids)))
+        self._events.emit(TurnStarted(message.chat, message.id, tuple(ids), "\n\n".join(m.text for m in batch)))
         outbox = TurnOutbox(message.chat, self._bus.publish_outbound)
         outcome = "answered"
         iterations = 0

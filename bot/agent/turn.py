@@ -102,6 +102,7 @@ class TurnRunner:
                     response.usage.completion_tokens,
                     time.perf_counter() - started,
                     ctx.turn_id,
+                    response.usage.cached_tokens,
                 )
             )
             if on_usage:
