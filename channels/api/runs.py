@@ -192,7 +192,7 @@ class RunBook:
             run.error = None if run.status == "ok" else event.outcome
         if event.replied:
             return []  # the reply ends them
-        del self._turns[event.turn_id]
+        self._turns.pop(event.turn_id, None)
         return [self._end(run) for run in runs]
 
     def _end(self, run: Run) -> tuple[Run, Frame]:

@@ -7,9 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
+from bot.bus import ChatRef, InboundMessage
+from bot.events import TurnFinished
 from tests.channels.api.conftest import GUEST_TOKEN, OWNER_TOKEN, ApiBot, bearer
 from tests.fakes.openai_server import Error, Text, ToolCalls
+from tests.harness import next_event
 
 
 class RpcSocket:
@@ -162,3 +166,15 @@ async def test_a_chat_message_is_a_run_too(api_bot: ApiBot, fake_llm) -> None:
             pass
         outcome = (await rpc.call("agent.wait", runId=frame["run_id"]))["payload"]
     assert outcome["status"] == "ok" and outcome["reply"].endswith("plain chat")
+
+
+async def test_a_turn_that_is_no_run_passes_the_run_book_by(
+    api_bot: ApiBot, fake_llm, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake_llm.script(Text("NO_REPLY"))
+    note = InboundMessage(ChatRef("api", "me", "default"), "cron", "a scheduled nudge", kind="system", origin="cron")
+    await api_bot.gateway.agent.bus.publish_inbound(note)
+    finished = await next_event(api_bot.gateway.agent.events, TurnFinished)
+    assert finished.replied is False and api_bot.gateway.api is not None
+    assert api_bot.gateway.api.runs.find("me", note.id) is None
+    assert not [r for r in caplog.records if "listener failed" in r.getMessage()]
