@@ -10,7 +10,7 @@ import aiohttp
 import pytest
 
 from bot.bus import ChatRef, InboundMessage
-from bot.events import TurnFinished
+from bot.events import TurnFinished, TurnStarted
 from tests.channels.api.conftest import GUEST_TOKEN, OWNER_TOKEN, ApiBot, bearer
 from tests.fakes.openai_server import Error, Text, ToolCalls
 from tests.harness import next_event
@@ -178,3 +178,29 @@ async def test_a_turn_that_is_no_run_passes_the_run_book_by(
     assert finished.replied is False and api_bot.gateway.api is not None
     assert api_bot.gateway.api.runs.find("me", note.id) is None
     assert not [r for r in caplog.records if "listener failed" in r.getMessage()]
+
+
+async def test_a_run_is_held_to_its_tokens_budget(tmp_path: Path, fake_llm) -> None:
+    async with (
+        ApiBot(tmp_path, fake_llm, budgets={"guest": {"monthly_tokens": 1}}) as bot,
+        aiohttp.ClientSession() as http,
+    ):
+        guest = await rpc_socket(http, bot, GUEST_TOKEN)
+        first = (await guest.call("agent", message="spend it"))["payload"]["runId"]
+        assert (await guest.call("agent.wait", runId=first))["payload"]["status"] == "ok"
+        second = (await guest.call("agent", message="and more"))["payload"]["runId"]
+        outcome = (await guest.call("agent.wait", runId=second))["payload"]
+    assert outcome["status"] == "error" and outcome["error"] == "budget exceeded"
+    assert len(fake_llm.requests) == 1  # checked before the call, never after
+
+
+async def test_runs_in_one_session_take_turns_in_its_lane(api_bot: ApiBot, fake_llm) -> None:
+    fake_llm.script(Text("first", latency=0.2), Text("second"))
+    order: list[str] = []
+    api_bot.gateway.agent.events.subscribe(lambda e: order.append(type(e).__name__), TurnStarted, TurnFinished)
+    async with aiohttp.ClientSession() as http:
+        rpc = await rpc_socket(http, api_bot)
+        runs = [(await rpc.call("agent", message=text, session="lane"))["payload"]["runId"] for text in ("a", "b")]
+        replies = [(await rpc.call("agent.wait", runId=run))["payload"]["reply"] for run in runs]
+    assert replies == ["first", "second"]
+    assert order == ["TurnStarted", "TurnFinished", "TurnStarted", "TurnFinished"]
