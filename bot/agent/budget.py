@@ -13,6 +13,7 @@ from typing import Any
 from bot.agent.compaction import TurnCompactor, tokens_of
 from bot.config.schema import LLMConfig
 from bot.errors import ContextOverflow, MessageTooLarge, PromptTooLarge
+from bot.hooks.handlers import Hooks
 from bot.llm.openai_endpoint import server_base
 from bot.llm.openai_http import openai_key
 from bot.llm.prices import model_record
@@ -47,7 +48,9 @@ def counted_fit(messages: list[dict[str, Any]], limit: int) -> tuple[list[dict[s
     current = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), None)
     if current is None:
         return messages, tokens_of(messages)
-    head = 1 if messages[0].get("role") == "system" else 0
+    head = 0  # the system prompt, and a stateless call's own system messages after it
+    while head < current and messages[head].get("role") == "system":
+        head += 1
     fixed = tokens_of(messages[:head]) + tokens_of(messages[current:])
     room = limit - fixed
     # totals[k]: the tokens of the k + 1 messages before the current turn; as many of those as fit are kept
@@ -325,11 +328,11 @@ class ContextBudget:
 class BudgetedProvider:
     """A Provider that trims each request's history to the budget, and after an overflow shrinks it and retries once."""
 
-    def __init__(self, provider: Provider, budget: ContextBudget) -> None:
+    def __init__(self, provider: Provider, budget: ContextBudget, hooks: Hooks | None = None) -> None:
         self.model = provider.model
         self._provider = provider
         self._budget = budget
-        self._compactor = TurnCompactor(provider)
+        self._compactor = TurnCompactor(provider, hooks)
 
     async def chat(
         self,

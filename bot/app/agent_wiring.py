@@ -195,7 +195,7 @@ class AgentApp:
         self.registry.register(RecallTool(self.sessions, config.timezone))
         self.memory = self._memory()
         self.context = context_builder(config, self.skills, self.budget)
-        budgeted = self.budgeted = SwappableProvider(BudgetedProvider(self.provider, self.budget))
+        budgeted = self.budgeted = SwappableProvider(BudgetedProvider(self.provider, self.budget, self.plugins.hooks))
         self.runner = self._runner(budgeted, self.registry)
         self._notices: set[asyncio.Task[bool]] = set()
         self.subagents = SubagentManager(
@@ -273,6 +273,7 @@ class AgentApp:
             on_stop=self.subagents.cancel_for,
             rules=self.rules,
             models=models,
+            timezone=config.timezone,
         )
 
     def _runner(self, provider: Provider, registry: ToolRegistry) -> TurnRunner:
@@ -292,7 +293,8 @@ class AgentApp:
         return self._model_parts(persona.llm_config(self.config.llm), persona.tools)
 
     def _model_parts(self, llm: LLMConfig, tools: tuple[str, ...] | None) -> tuple[Provider, ToolRegistry]:
-        provider = BudgetedProvider(self.models.provider(llm), ContextBudget(ContextWindow(llm), llm.max_tokens))
+        budget = ContextBudget(ContextWindow(llm), llm.max_tokens)
+        provider = BudgetedProvider(self.models.provider(llm), budget, self.plugins.hooks)
         registry = self.registry.only(tools) if tools is not None else self.registry
         return provider, registry
 
@@ -307,7 +309,7 @@ class AgentApp:
         self.registry.set_roles(role_tools(config))
         if config.llm != previous.llm:
             self.provider.swap(self.models.provider(config.llm))
-            self.budgeted.swap(BudgetedProvider(self.provider, self.budget))
+            self.budgeted.swap(BudgetedProvider(self.provider, self.budget, self.plugins.hooks))
         self.rules.reconfigure(config.channels.chat_sections(), config.agent.queue_mode)
         self.chat_models.reconfigure(config.llm.models)
         self.personas.reconfigure(self._persona_router(config))

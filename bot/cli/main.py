@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from bot.cli import approvals, backup, cron, inspect, manifests, pairing, serve, setup
+from bot.cli import agent, approvals, backup, cron, inspect, manifests, pairing, serve, sessions, setup
 from bot.cli.options import Options
 
 app = typer.Typer(
@@ -57,6 +57,8 @@ for command in (
     serve.chat,
     serve.run,
     serve.reload,
+    agent.agent,
+    sessions.sessions,
     inspect.status,
     setup.doctor,
     inspect.logs,

@@ -10,9 +10,12 @@ from typing import Any
 from bot.agent.compaction import TurnCompactor, tokens_of
 from bot.agent.sessions.safe_history import pair_safe
 from bot.errors import PromptTooLarge
+from bot.hooks.events import AfterCompaction, BeforeCompaction
+from bot.hooks.handlers import Hooks
 from bot.llm.tokens import estimate_tokens, estimate_tool_tokens
 from bot.llm.types import LLMResponse
 from bot.tools.base import Tool, ToolContext
+from bot.usage.charge import Charge, charged_to
 from tests.agent.test_budget import OVERFLOW, assert_tool_pairs_whole
 from tests.fakes.openai_server import FakeLLM, Reply, Text, ToolCalls
 from tests.harness import Harness
@@ -189,3 +192,13 @@ async def test_summarising_replaces_old_rounds_once_and_keeps_the_latest_round_p
     assert_tool_pairs_whole(messages)
     await TurnCompactor(notes).fit(messages, limit=1000)  # only the latest round is left to cut: no second summary
     assert notes.asked == 1 and tokens_of(messages) <= 1000
+
+
+async def test_summarising_a_turn_runs_the_compaction_hooks_of_its_session() -> None:
+    hooks, heard = Hooks(), []
+    hooks.on("before_compaction", heard.append)
+    hooks.on("after_compaction", heard.append)
+    notes, messages = Notes(), research_turn(rounds=6, size=6000)
+    with charged_to(Charge("chat", "telegram:5")):
+        await TurnCompactor(notes, hooks).fit(messages, limit=2500)
+    assert heard == [BeforeCompaction("telegram:5", 10), AfterCompaction("telegram:5", 10, True)]
