@@ -13,8 +13,8 @@ from zoneinfo import ZoneInfo
 
 from bot.agent.attachments import describe_attachment
 from bot.agent.memory.files import MemoryScope
-from bot.agent.prompt_cache import PromptCache, Stamp, stamp
 from bot.agent.room import context_text, quote_text
+from bot.agent.system_prompt_cache import Stamp, SystemPromptCache, stamp
 from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message
 from bot.bus import InboundMessage, Trust
 from bot.skills import SkillLibrary
@@ -104,7 +104,7 @@ class ContextBuilder:
         self._zone = ZoneInfo(timezone)
         self._timezone = timezone
         self._files = FileCache()
-        self._prompts = PromptCache()
+        self._prompts = SystemPromptCache()
         self._bootstrap = [(name, workspace / name) for name in BOOTSTRAP_FILES]
         self._skills = skills
         self._max_inbound_chars = max_inbound_chars

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.agent.account import AccountCommands
-from bot.agent.budget import ContextBudget
 from bot.agent.commands import GREETING, UNKNOWN_COMMAND, Command, help_text, is_unknown_command, parse_command
+from bot.agent.context_budget import ContextBudget
 from bot.agent.model_command import PROMPT_ID, ModelCommand
 from bot.agent.persona_turns import PersonaTurns
 from bot.agent.sessions.session import Sessions

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Literal
 
 from bot.agent.account import AccountCommands
-from bot.agent.budget import ContextBudget
 from bot.agent.chat_models import ChatModels
 from bot.agent.commands import Command, parse_command
 from bot.agent.context import ContextBuilder
+from bot.agent.context_budget import ContextBudget
 from bot.agent.edits import EditDesk
 from bot.agent.instant import InstantCommands
 from bot.agent.interruption import (
@@ -44,8 +44,8 @@ from bot.chats.rules import ChatRules, ChatRulesBook
 from bot.config.schema import AgentConfig
 from bot.errors import BudgetExceeded, ProviderAuthError, ProviderError, TurnTimedOut
 from bot.events import ErrorOccurred, EventBus, TurnFinished, TurnStarted
-from bot.hooks.events import Block
 from bot.hooks.handlers import Hooks
+from bot.hooks.hook_events import Block
 from bot.llm.transcription import Transcriber
 from bot.scheduler.heartbeat_ack import strip_ack
 

@@ -7,7 +7,8 @@ from dataclasses import replace
 from typing import Any
 
 from bot.bus import ChatRef, InboundMessage
-from bot.hooks.events import (
+from bot.hooks.handlers import Hooks
+from bot.hooks.hook_events import (
     AgentEnd,
     BeforeAgentStart,
     Block,
@@ -19,7 +20,6 @@ from bot.hooks.events import (
     SessionEnd,
     SessionStart,
 )
-from bot.hooks.handlers import Hooks
 
 logger = logging.getLogger(__name__)
 

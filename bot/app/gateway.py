@@ -24,7 +24,7 @@ from bot.cluster.roles import Role
 from bot.config.paths import control_socket
 from bot.config.schema import Config
 from bot.errors import ConfigError
-from bot.hooks.events import GatewayStart, GatewayStop
+from bot.hooks.hook_events import GatewayStart, GatewayStop
 from bot.llm.types import Provider
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService

@@ -8,8 +8,8 @@ from typing import Any, Protocol
 
 from bot.bus import InboundMessage
 from bot.errors import ConfigError
-from bot.hooks.events import CommandInvoked
 from bot.hooks.handlers import Handler, Hooks, OnError
+from bot.hooks.hook_events import CommandInvoked
 from bot.tools.base import Tool
 
 

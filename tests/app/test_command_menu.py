@@ -1,8 +1,8 @@
 """The native command menu: the built-in commands in order, then each plugin command with its docstring."""
 
 from bot.app.command_menu import BUILT_IN, PLUGIN_DESCRIPTION, command_menu
-from bot.hooks.events import CommandInvoked
 from bot.hooks.handlers import Hooks
+from bot.hooks.hook_events import CommandInvoked
 from channels.base import CommandSpec
 
 

@@ -29,7 +29,7 @@ class _Entry:
     prompt: str
 
 
-class PromptCache:
+class SystemPromptCache:
     """At most `capacity` prompts, the least recently used dropped; one is reused while its files' mtimes and sizes
     and its other inputs (the memory's share, the skills section) are unchanged: a stat per file, no reads."""
 
