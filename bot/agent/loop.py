@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from bot.agent.account import AccountCommands
 from bot.agent.chat_models import ChatModels
-from bot.agent.commands import Command, parse_command
+from bot.agent.commands.account import AccountCommands
+from bot.agent.commands.instant import InstantCommands
+from bot.agent.commands.model import ModelCommand
 from bot.agent.context import ContextBuilder
 from bot.agent.context_budget import ContextBudget
 from bot.agent.edits import EditDesk
-from bot.agent.instant import InstantCommands
 from bot.agent.interruption import (
     CRASHED,
     MODEL_FAILED,
@@ -29,7 +29,6 @@ from bot.agent.interruption import (
 from bot.agent.lanes import Lane, is_new_session, next_batch, steering
 from bot.agent.memory.consolidation import MemoryConsolidator
 from bot.agent.memory.files import scope_for
-from bot.agent.model_command import ModelCommand
 from bot.agent.outbox import TurnOutbox
 from bot.agent.owner_dm import LastOwnerDM, OwnerDM
 from bot.agent.persona_turns import PersonaTurns
@@ -41,6 +40,8 @@ from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
 from bot.agent.turn_hooks import TurnHooks
 from bot.bus import ChatRef, Choice, InboundMessage, MessageBus, OutboundMessage
 from bot.chats.rules import ChatRules, ChatRulesBook
+from bot.commands.catalogue import STOP
+from bot.commands.parse import parse_command
 from bot.config.schema import AgentConfig
 from bot.errors import BudgetExceeded, ProviderAuthError, ProviderError, TurnTimedOut
 from bot.events import ErrorOccurred, EventBus, TurnFinished, TurnStarted
@@ -185,7 +186,7 @@ class AgentLoop:
             return
         self._owner_dm.note(message)
         command = parse_command(message.text) if message.kind == "user" else None
-        if command is Command.STOP:
+        if command is STOP:
             await self._stop_session(message)
             return
         if await self._hooks.hooks.prompts.take(message):  # a press or an answer a waiting turn needs now

@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from bot.bus import ChatRef, InboundMessage
+from bot.commands.parse import invocation
 from bot.hooks.handlers import Hooks
 from bot.hooks.hook_events import (
     AgentEnd,
@@ -44,14 +45,11 @@ class TurnHooks:
 
     def command(self, message: InboundMessage) -> tuple[str, CommandInvoked] | None:
         """The plugin command a message invokes (`/name args`) and its event, or None when it is none."""
-        if not message.text.startswith("/") or not self.hooks.commands:
+        found = invocation(message.text) if self.hooks.commands else None
+        if found is None or found.word not in self.hooks.commands:
             return None
-        word, _, args = message.text[1:].partition(" ")
-        name = word.split("@", 1)[0].lower()
-        if name not in self.hooks.commands:
-            return None
-        return name, CommandInvoked(
-            message.chat, message.sender_id, message.trust.value, message.text, args.strip(), message.sender_name or ""
+        return found.word, CommandInvoked(
+            message.chat, message.sender_id, message.trust.value, message.text, found.args, message.sender_name or ""
         )
 
     async def starting(

@@ -6,8 +6,8 @@ import asyncio
 import logging
 from pathlib import Path
 
-from bot.agent.account import AccountCommands
 from bot.agent.chat_models import ChatModels, chosen_llm
+from bot.agent.commands.account import AccountCommands
 from bot.agent.context import ContextBuilder
 from bot.agent.context_budget import BudgetedProvider, ContextBudget
 from bot.agent.loop import AgentLoop, LoopParts

@@ -13,7 +13,7 @@ from bot.errors import PromptTooLarge
 from bot.llm.tokens import estimate_tokens, estimate_tool_tokens
 from bot.llm.types import LLMResponse
 from bot.tools.base import Tool, ToolContext
-from tests.agent.test_budget import OVERFLOW, assert_tool_pairs_whole
+from tests.agent.test_context_budget import OVERFLOW, assert_tool_pairs_whole
 from tests.fakes.openai_server import FakeLLM, Reply, Text, ToolCalls
 from tests.harness import Harness
 
