@@ -7,7 +7,10 @@ from collections.abc import Callable
 
 from bot.bus import ChatRef, Trust
 from bot.chats.settings import Activation, ChatSettingsStore
+from bot.commands.catalogue import ACTIVATION
+from bot.commands.parse import invocation
 from bot.config.schema_channels import GroupPolicy
+from bot.storage.recent import RecentMap
 
 CACHE_SECONDS = 10.0
 MAX_CACHED = 10_000  # groups whose choice is cached; the rest are read from the store again
@@ -19,10 +22,10 @@ _SAID = {"mention": "I answer here only when mentioned or replied to.", "always"
 
 def activation_args(text: str) -> list[str] | None:
     """The words after `/activation` (or `/activation@bot`), or None when the message is not that command."""
-    words = text.split()
-    if not words or words[0].split("@", 1)[0].lower() != "/activation":
+    found = invocation(text)
+    if found is None or found.built_in is not ACTIVATION:
         return None
-    return [word.lower() for word in words[1:]]
+    return [word.lower() for word in found.args.split()]
 
 
 def group_key(chat: ChatRef) -> str:
@@ -45,11 +48,12 @@ class Activations:
         store: ChatSettingsStore,
         clock: Callable[[], float] = time.monotonic,
         cache_seconds: float = CACHE_SECONDS,
+        max_cached: int = MAX_CACHED,
     ) -> None:
         self._store = store
         self._clock = clock
         self._cache_seconds = cache_seconds
-        self._cache: dict[str, tuple[float, Activation | None]] = {}
+        self._cache: RecentMap[str, tuple[float, Activation | None]] = RecentMap(max_cached)
 
     def of(self, chat: ChatRef) -> Activation | None:
         """The group's choice, None when it left it to the config; another process's change shows within seconds."""
@@ -71,7 +75,7 @@ class Activations:
             return f"Activation here: {current}. {USAGE}"
         if len(args) != 1 or args[0] not in _SAID:
             return USAGE
-        if not role.at_least(Trust.ADMIN):
+        if not role.at_least(ACTIVATION.role):
             return ONLY_ADMINS
         mode: Activation = "always" if args[0] == "always" else "mention"
         key = group_key(chat)
@@ -80,8 +84,5 @@ class Activations:
         return _SAID[mode]
 
     def _remember(self, key: str, now: float, activation: Activation | None) -> None:
-        """Cache a group's choice, the group read least lately dropped beyond MAX_CACHED."""
-        self._cache.pop(key, None)
+        """Cache a group's choice, the group read least lately dropped past the bound."""
         self._cache[key] = (now, activation)
-        if len(self._cache) > MAX_CACHED:
-            del self._cache[next(iter(self._cache))]

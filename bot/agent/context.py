@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -18,6 +17,7 @@ from bot.agent.system_prompt_cache import Stamp, SystemPromptCache, stamp
 from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message
 from bot.bus import InboundMessage, Trust
 from bot.skills import SkillLibrary
+from bot.storage.recent import RecentMap
 
 logger = logging.getLogger(__name__)
 
@@ -40,8 +40,7 @@ class FileCache:
     """Reads text files, re-reading one only when its mtime or size changes; keeps the `capacity` last read."""
 
     def __init__(self, capacity: int = FILE_CACHE_SIZE) -> None:
-        self._capacity = capacity
-        self._entries: OrderedDict[Path, tuple[Stamp, str]] = OrderedDict()
+        self._entries: RecentMap[Path, tuple[Stamp, str]] = RecentMap(capacity)
 
     @property
     def cached(self) -> int:
@@ -54,15 +53,11 @@ class FileCache:
         if found is None:
             self._entries.pop(path, None)
             return ""
-        entry = self._entries.get(path)
+        entry = self._entries.get(path, fresh=True)
         if entry and entry[0] == found:
-            self._entries.move_to_end(path)
             return entry[1]
         text = path.read_text(encoding="utf-8", errors="replace")
-        self._entries[path] = (found, text)
-        self._entries.move_to_end(path)
-        if len(self._entries) > self._capacity:
-            self._entries.popitem(last=False)  # a chat's memory file not read lately: read again when it returns
+        self._entries[path] = (found, text)  # past the bound, a memory file not read lately is read again later
         return text
 
 
