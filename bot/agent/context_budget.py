@@ -14,6 +14,7 @@ from bot.errors import ContextOverflow, MessageTooLarge, PromptTooLarge
 from bot.llm.context_window import ContextWindow
 from bot.llm.tokens import CHARS_PER_TOKEN, estimate_each, estimate_tokens, estimate_tool_tokens
 from bot.llm.types import DeltaHandler, LLMResponse, Provider
+from bot.storage.recent import RecentMap
 
 logger = logging.getLogger(__name__)
 
@@ -22,6 +23,7 @@ OVERFLOW_SHRINK = 0.75
 MIN_EXCHANGES = 6
 MIN_REPLY_RESERVE = 1024
 MEMORY_SHARE = 0.25
+TOOL_LISTS_KEPT = 16  # tool definition lists measured lately (one per role and persona, most often)
 
 
 def fit_history(messages: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
@@ -72,7 +74,7 @@ class ContextBudget:
         self._max_tokens = max_tokens
         self._clock = clock
         self._ceiling: tuple[int, float] | None = None
-        self._tool_sizes: dict[int, tuple[list[dict[str, Any]], int]] = {}
+        self._tool_sizes: RecentMap[int, tuple[list[dict[str, Any]], int]] = RecentMap(TOOL_LISTS_KEPT)
         self.cramped: str | None = None  # set once history had to be cut below the last 6 exchanges
 
     async def input_limit(self, tools: list[dict[str, Any]] | None, reserve: int | None = None) -> int:
@@ -165,8 +167,6 @@ class ContextBudget:
             return 0
         entry = self._tool_sizes.get(id(tools))
         if entry is None or entry[0] is not tools:
-            if len(self._tool_sizes) > 16:
-                self._tool_sizes.clear()
             entry = (tools, estimate_tool_tokens(tools))
             self._tool_sizes[id(tools)] = entry
         return entry[1]
