@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.access.activation import Activations
 from bot.agent.chat_models import ChatModels
+from bot.agent.commands.activation import ActivationCommand
 from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
 from bot.app.channel_kinds import CHAT_CHANNELS, enabled_channels
@@ -91,6 +92,7 @@ def access_policies(
             agent.rules,
             activations,
             people,
+            gate_commands=ActivationCommand(activations),
         )
         for name in names
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.access.activation import Activations
-from bot.bus import ChatRef, Trust
+from bot.bus import ChatRef
 from bot.chats.settings import ChatSettings
 
 
@@ -43,7 +43,7 @@ def test_a_group_read_again_stays_cached_while_others_come_and_go() -> None:
     activations = Activations(store, clock=lambda: 0.0, max_cached=2)
     activations.of(group(0))
     for n in range(1, 6):
-        activations.answer(group(0), False, Trust.ADMIN, ["always"])  # refreshed, so never the oldest
+        activations.choose(group(0), "always")  # refreshed, so never the oldest
         activations.of(group(n))
     assert activations.of(group(0)) == "always"
     assert store.reads.count(store.reads[0]) == 1
