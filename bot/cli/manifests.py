@@ -16,7 +16,7 @@ def slack_manifest(
 
     from bot.app.command_menu import built_in_menu
     from channels.base import CommandSpec
-    from channels.slack_manifest import slack_manifest as manifest
+    from channels.slack.manifest import slack_manifest as manifest
 
     extra = []
     for item in command:
