@@ -68,6 +68,10 @@ class RecentMap(Generic[K, V]):
         """The values, oldest first."""
         return iter(self._items.values())
 
+    def newest_first(self) -> Iterator[V]:
+        """The values, newest first."""
+        return reversed(self._items.values())
+
     def items(self) -> Iterator[tuple[K, V]]:
         """The items, oldest first."""
         return iter(self._items.items())

@@ -42,7 +42,7 @@ def drive(home: Path, transcript: io.StringIO) -> int:
     child.sendline("/foo")
     child.expect_exact("Unknown command, /help lists them.")
     child.sendline("/help")
-    child.expect_exact("/exit or /quit")
+    child.expect_exact("/exit (or /quit)")
     child.send(UP + UP + "\r")  # history: /foo again
     child.expect_exact("Unknown command, /help lists them.")
     child.sendline("show me markdown")
