@@ -29,7 +29,7 @@ async def test_help_shows_a_user_only_the_commands_a_user_may_use(tmp_path: Path
 async def test_a_command_below_the_senders_role_is_refused_without_the_model(tmp_path: Path, fake_llm: FakeLLM) -> None:
     async with Harness(tmp_path, fake_llm) as bot:
         answer = await bot.ask("/pair approve ABC", chat="telegram:1", sender="u2", trust=Trust.USER)
-    assert answer == "Sorry, /pair is for admins only."
+    assert answer == "Sorry, only admins can use /pair."
     assert fake_llm.requests == []
 
 

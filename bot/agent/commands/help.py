@@ -27,4 +27,4 @@ def not_usable(command: BuiltIn, place: Place) -> str:
     """Why a built-in command does not answer here: the wrong kind of chat, or a role too low."""
     if place not in command.places:
         return f"/{command.name} does not apply in this chat; /help lists the commands that do."
-    return f"Sorry, /{command.name} is for {_ROLE_NAMES.get(command.role, 'everyone')} only."
+    return f"Sorry, only {_ROLE_NAMES.get(command.role, 'everyone')} can use /{command.name}."
