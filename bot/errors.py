@@ -201,6 +201,14 @@ class NothingToChange(ChannelError):
     """The platform refused an edit that would leave the message as it is: what the edit wanted is already so."""
 
 
+class ChatMoved(ChannelError):
+    """The platform moved the chat to a new id (a Telegram group became a supergroup); sends go there from now on."""
+
+    def __init__(self, new_chat_id: str) -> None:
+        super().__init__(f"the chat moved to {new_chat_id}")
+        self.new_chat_id = new_chat_id
+
+
 class RateLimited(ChannelUnavailable):
     """The platform asked us to wait before retrying."""
 

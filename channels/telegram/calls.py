@@ -8,6 +8,7 @@ from typing import TypeVar
 from bot.errors import (
     ChannelError,
     ChannelUnavailable,
+    ChatMoved,
     DeliveryAmbiguous,
     MarkupRejected,
     NothingToChange,
@@ -26,6 +27,8 @@ async def call_bot_api(make: Callable[[], Awaitable[T]]) -> T:
     except error.RetryAfter as exc:
         wait = exc.retry_after
         raise RateLimited(wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)) from exc
+    except error.ChatMigrated as exc:
+        raise ChatMoved(str(exc.new_chat_id)) from exc
     except error.BadRequest as exc:
         raise _bad_request(exc.message) from exc
     except error.NetworkError as exc:
