@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.agent.compaction import TurnCompactor, tokens_of
 from bot.errors import ContextOverflow, MessageTooLarge, PromptTooLarge
+from bot.hooks.handlers import Hooks
 from bot.llm.context_window import ContextWindow
 from bot.llm.tokens import CHARS_PER_TOKEN, estimate_each, estimate_tokens, estimate_tool_tokens
 from bot.llm.types import DeltaHandler, LLMResponse, Provider
@@ -38,7 +39,9 @@ def counted_fit(messages: list[dict[str, Any]], limit: int) -> tuple[list[dict[s
     current = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), None)
     if current is None:
         return messages, tokens_of(messages)
-    head = 1 if messages[0].get("role") == "system" else 0
+    head = 0  # the system prompt, and a stateless call's own system messages after it
+    while head < current and messages[head].get("role") == "system":
+        head += 1
     fixed = tokens_of(messages[:head]) + tokens_of(messages[current:])
     room = limit - fixed
     # totals[k]: the tokens of the k + 1 messages before the current turn; as many of those as fit are kept
@@ -131,13 +134,27 @@ class ContextBudget:
         """The error for a request of one message that overflowed: the message, unless our own prompt is larger."""
         message = tokens_of([m for m in messages if m.get("role") != "system"])
         if message < _system_tokens(messages) + self.tools_size(tools):
-            return self.prompt_too_large(messages, tools, reason)
+            return self.prompt_too_large(messages, tools, reason, refused=True)
         return MessageTooLarge(reason)
 
     def prompt_too_large(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, reason: str
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, reason: str, refused: bool = False
     ) -> PromptTooLarge:
-        """PromptTooLarge, with a WARNING telling the owner what does not fit and which key to set."""
+        """PromptTooLarge, with a WARNING telling the owner what does not fit and which key to set; `refused` when
+        the server refused it though the window we know would hold it (so the window we know is wrong)."""
+        if refused:
+            logger.warning(
+                "the model server refused the request as too long for its context window, although %s %s tokens: "
+                "relaybot's own system prompt (about %s tokens) and tool definitions (about %s tokens) are the larger "
+                "part, so every message fails. Set llm.context_window to the window the server really has (a "
+                "local server's context size, e.g. llama.cpp's --ctx-size or vLLM's --max-model-len), or give it a "
+                "larger one",
+                "the config (llm.context_window) claims" if self._window.configured else "relaybot took the window as",
+                f"{self._window.last_known():,}",
+                f"{_system_tokens(messages):,}",
+                f"{self.tools_size(tools):,}",
+            )
+            return PromptTooLarge(reason)
         logger.warning(
             "the model's context window (%s tokens, llm.context_window) cannot hold relaybot's own system prompt "
             "(about %s tokens) and tool definitions (about %s tokens) with room for a message and a reply: every "
@@ -180,11 +197,11 @@ class ContextBudget:
 class BudgetedProvider:
     """A Provider that trims each request's history to the budget, and after an overflow shrinks it and retries once."""
 
-    def __init__(self, provider: Provider, budget: ContextBudget) -> None:
+    def __init__(self, provider: Provider, budget: ContextBudget, hooks: Hooks | None = None) -> None:
         self.model = provider.model
         self._provider = provider
         self._budget = budget
-        self._compactor = TurnCompactor(provider)
+        self._compactor = TurnCompactor(provider, hooks)
 
     async def chat(
         self,

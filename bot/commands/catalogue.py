@@ -60,6 +60,14 @@ MODEL = BuiltIn(
 USAGE = BuiltIn(
     "usage", "Tokens and cost today and this month", "your and this chat's tokens and cost today and this month"
 )
+SESSIONS = BuiltIn(
+    "sessions",
+    "This chat's archived conversations",
+    "this chat's archived conversations; /resume N makes one the live conversation again",
+)
+RESUME = BuiltIn(
+    "resume", "Resume an archived conversation: /resume N", "make archived conversation N live again", args="N"
+)
 HELP = BuiltIn("help", "What I can do", "this list")
 APPROVE = BuiltIn(
     "approve",
@@ -100,7 +108,22 @@ EXIT = BuiltIn(
     aliases=("quit",),
 )
 
-BUILT_INS: tuple[BuiltIn, ...] = (NEW, STOP, STATUS, MODEL, USAGE, HELP, APPROVE, DENY, ACTIVATION, PAIR, START, EXIT)
+BUILT_INS: tuple[BuiltIn, ...] = (
+    NEW,
+    STOP,
+    STATUS,
+    MODEL,
+    USAGE,
+    SESSIONS,
+    RESUME,
+    HELP,
+    APPROVE,
+    DENY,
+    ACTIVATION,
+    PAIR,
+    START,
+    EXIT,
+)
 """The built-in commands in the order /help and the menus list them."""
 _BY_WORD = {word: command for command in BUILT_INS for word in command.words}
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from bot.config.schema import LLMConfig
 from bot.llm.openai_endpoint import server_base
+from bot.llm.openai_http import openai_key
 from bot.llm.prices import model_record
 
 logger = logging.getLogger(__name__)
@@ -64,20 +65,29 @@ class ContextWindow:
         self._config = config
         self._clock = clock
         self._model_info = model_info
-        self._cached: tuple[int, float] | None = None
+        self._cached: tuple[int | None, float] | None = None
         self._lock = asyncio.Lock()
 
     async def size(self) -> int:
-        """The window size, discovered at most once per cache period."""
+        """The window size, discovered at most once per cache period; 8192 when nothing says it."""
+        return await self.measured() or DEFAULT_WINDOW
+
+    async def measured(self) -> int | None:
+        """The window the config, the server or litellm's data gives, discovered at most once per cache period;
+        None when none of them says it."""
         if self._config.context_window:
             return self._config.context_window
         if self._cached is not None and self._clock() < self._cached[1]:
             return self._cached[0]
         async with self._lock:
             if self._cached is None or self._clock() >= self._cached[1]:
-                size = await self._discover()
-                self._cached = (size, self._clock() + CACHE_SECONDS)
+                self._cached = (await self._discover(), self._clock() + CACHE_SECONDS)
             return self._cached[0]
+
+    @property
+    def configured(self) -> bool:
+        """Whether the size is `llm.context_window`'s rather than discovered or assumed."""
+        return bool(self._config.context_window)
 
     def forget(self) -> None:
         """Discover again on the next call."""
@@ -87,9 +97,9 @@ class ContextWindow:
         """The size without discovering: configured, else the last discovered, else the default."""
         if self._config.context_window:
             return self._config.context_window
-        return self._cached[0] if self._cached else DEFAULT_WINDOW
+        return (self._cached[0] if self._cached else None) or DEFAULT_WINDOW
 
-    async def _discover(self) -> int:
+    async def _discover(self) -> int | None:
         model = self._config.model
         # A server at api_base knows what it actually loaded; litellm only knows public model names.
         if server_base(self._config):
@@ -98,7 +108,7 @@ class ContextWindow:
             size = await asyncio.to_thread(self._from_litellm)
         if size is None:
             logger.info("context window of %s unknown; assuming %d (set llm.context_window)", model, DEFAULT_WINDOW)
-            return DEFAULT_WINDOW
+            return None
         logger.info("context window of %s: %d tokens", model, size)
         return size
 
@@ -118,7 +128,7 @@ class ContextWindow:
         import aiohttp
 
         headers = {}
-        if key := self._config.api_key.get_secret_value():
+        if key := openai_key(self._config)[0]:  # the key the chat calls send there, and no other
             headers["Authorization"] = f"Bearer {key}"
         timeout = aiohttp.ClientTimeout(total=MODELS_TIMEOUT)
         try:

@@ -18,6 +18,7 @@ from channels.console.terminal import LineBlocks, prompt_lines, render_markdown
 from channels.numbered import NumberedChoices
 
 CONSOLE_CHAT = ChatRef(CONSOLE_CHANNEL, "local")
+OPENING = "Write a message and press Enter; /help lists the commands, /exit or Ctrl-D leaves."
 DIM, RESET = "\x1b[2m", "\x1b[0m"
 
 
@@ -99,6 +100,7 @@ class ConsoleChannel(Channel):
         history = self._history_file or Path.home() / ".relaybot_history"
         with patch_stdout(raw=True):
             self._out = sys.stdout
+            self._out.write(OPENING + "\n")
             async for line in prompt_lines(history, prompt):
                 if line is None or parse_command(line.strip()) is EXIT:
                     return

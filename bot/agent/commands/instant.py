@@ -7,13 +7,14 @@ from dataclasses import dataclass
 from bot.agent.commands.account import AccountCommands
 from bot.agent.commands.help import GREETING, UNKNOWN_COMMAND, help_text, not_usable
 from bot.agent.commands.model import PROMPT_ID, ModelCommand
+from bot.agent.commands.session_switch import SessionSwitch
 from bot.agent.context_budget import ContextBudget
 from bot.agent.persona_turns import PersonaTurns
 from bot.agent.sessions.session import Sessions
 from bot.agent.turn import TurnRunner
 from bot.agent.turn_hooks import TurnHooks
 from bot.bus import Choice, InboundMessage
-from bot.commands.catalogue import HELP, MODEL, NEW, PAIR, START, STATUS, USAGE, place_of
+from bot.commands.catalogue import HELP, MODEL, NEW, PAIR, RESUME, SESSIONS, START, STATUS, USAGE, place_of
 from bot.commands.parse import invocation
 
 
@@ -27,7 +28,7 @@ class Answer:
 
 
 class InstantCommands:
-    """Answers /help, /start, /status, /usage, /pair, /model, plugin and unknown commands without a model call."""
+    """Answers /help, /start, /status, /usage, /pair, /model, /sessions, plugin and unknown commands at once."""
 
     def __init__(
         self,
@@ -38,6 +39,7 @@ class InstantCommands:
         account: AccountCommands | None = None,
         budget: ContextBudget | None = None,
         model: ModelCommand | None = None,
+        switch: SessionSwitch | None = None,
     ) -> None:
         self._sessions = sessions
         self._runner = runner
@@ -46,6 +48,7 @@ class InstantCommands:
         self._account = account
         self._budget = budget
         self._model = model
+        self._switch = switch
 
     async def answer(self, message: InboundMessage) -> Answer | None:
         """The answer to a user's command (not /stop or /new), or None when the message is no such command."""
@@ -62,6 +65,8 @@ class InstantCommands:
         if command is STATUS:
             await self._sessions.load(message.chat.session_key)  # a session not cached is read off the event loop
             return Answer(self.status(message))
+        if command is SESSIONS and self._switch is not None:
+            return Answer(await self._switch.listing(message))
         if command is MODEL and self._model is not None:
             text, choices = self._model.answer(message)
             return Answer(text, choices, PROMPT_ID if choices else None)
@@ -72,7 +77,7 @@ class InstantCommands:
         invoked = self._hooks.command(message)
         if invoked is not None:
             return Answer(await self._hooks.hooks.answer(*invoked))
-        return None if command is NEW else Answer(UNKNOWN_COMMAND)  # /new starts a turn of its own
+        return None if command in (NEW, RESUME) else Answer(UNKNOWN_COMMAND)  # these switch the session in the lane
 
     def status(self, message: InboundMessage) -> str:
         """/status: the model, persona, role, session length, tokens used and budget left."""
