@@ -12,6 +12,7 @@ from bot.agent.chat_models import ChatModels, chosen_llm
 from bot.agent.context import ContextBuilder
 from bot.agent.loop import AgentLoop, LoopParts
 from bot.agent.memory.consolidation import MemoryConsolidator
+from bot.agent.memory.file_writes import MemoryFileGuard
 from bot.agent.persona_turns import PersonaTurns
 from bot.agent.personas import Persona, PersonaRouter, personas_from
 from bot.agent.subagents import SubagentManager
@@ -99,7 +100,13 @@ def build_registry(
 ) -> ToolRegistry:
     """The tools this bot offers, each given only its part of the config, with the guest set."""
     paths = WorkspacePaths(config.workspace, config.tools.restrict_to_workspace)
-    tools: list[Tool] = [ReadFileTool(paths), WriteFileTool(paths), EditFileTool(paths), ListDirTool(paths)]
+    memory = MemoryFileGuard(config.workspace / "memory", config.timezone)
+    tools: list[Tool] = [
+        ReadFileTool(paths),
+        WriteFileTool(paths, memory),
+        EditFileTool(paths, memory),
+        ListDirTool(paths),
+    ]
     if config.tools.exec.enabled:
         tools.append(exec_tool(config, rules or ProtectedPaths(config.workspace, config.tools.protected_paths)))
     tools.append(search_tool(config.tools.web_search))
