@@ -229,7 +229,7 @@ class RedisSessionStore(SessionCache):
     def archived_messages(self, chat_key: str) -> list[tuple[float, str, str]]:
         """The text messages of the chat's archived sessions (its threads' too), for recall."""
         client = self._shared.client
-        pattern = self._shared.key("session-archive", _glob_escaped(chat_key) + "*", "log")
+        pattern = self._shared.key("session-archive", glob_escaped(chat_key) + "*", "log")
         prefix, suffix = self._shared.key("session-archive", ""), ":log"
         found: list[tuple[float, str, str]] = []
         for name in sorted(client.scan_iter(match=pattern, count=500)):
@@ -271,6 +271,6 @@ class RedisSessionStore(SessionCache):
             session.inbound_ids.update(record.get("inbound", ()))
 
 
-def _glob_escaped(text: str) -> str:
+def glob_escaped(text: str) -> str:
     """`text` with Redis glob characters escaped, for a SCAN MATCH pattern."""
     return "".join("\\" + char if char in "*?[]\\" else char for char in text)
