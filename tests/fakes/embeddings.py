@@ -7,6 +7,7 @@ import math
 import re
 import struct
 import zlib
+from collections.abc import Mapping
 
 DIMENSIONS = 64
 
@@ -17,10 +18,14 @@ def words(text: str) -> list[str]:
     return [word[:-1] if len(word) > 3 and word.endswith("s") else word for word in found]
 
 
-def embed(text: str, dimensions: int = DIMENSIONS) -> list[float]:
-    """A unit vector: each word adds one to the slot its CRC-32 picks (a text without words gets the first axis)."""
+def embed(text: str, same: Mapping[str, str] | None = None, dimensions: int = DIMENSIONS) -> list[float]:
+    """A unit vector: each word adds one to the slot its CRC-32 picks (a text without words gets the first axis).
+
+    `same` maps words to the word they mean (`hike` -> `walk`), as a real model puts synonyms close together.
+    """
     vector = [0.0] * dimensions
     for word in words(text):
+        word = (same or {}).get(word, word)
         vector[zlib.crc32(word.encode()) % dimensions] += 1.0
     norm = math.sqrt(sum(value * value for value in vector))
     if norm == 0:

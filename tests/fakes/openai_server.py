@@ -159,6 +159,7 @@ class FakeLLM:
         self.embedding_requests: list[dict] = []  # the JSON bodies /v1/embeddings received
         self.embedding_headers: list[CIMultiDict[str]] = []  # and their HTTP headers
         self.embedding_failure: Error | None = None  # when set, every embeddings request gets this answer
+        self.same_words: dict[str, str] = {}  # synonyms for the embeddings (`tests.fakes.embeddings.embed`)
         self.reported: list[dict] = []  # the usage sent back with each answer that carried one
         self.cached_tokens = 0  # reported as usage.prompt_tokens_details.cached_tokens when set, as OpenAI does
         self._script: deque[Reply] = deque()
@@ -249,7 +250,11 @@ class FakeLLM:
         if self.embedding_failure is not None:
             return _error_response(self.embedding_failure)
         data = [
-            {"object": "embedding", "index": i, "embedding": encoded(embed(text), body.get("encoding_format"))}
+            {
+                "object": "embedding",
+                "index": i,
+                "embedding": encoded(embed(text, self.same_words), body.get("encoding_format")),
+            }
             for i, text in enumerate(texts)
         ]
         tokens = sum(max(1, len(words(text))) for text in texts)

@@ -21,6 +21,7 @@ from bot.agent.memory.index import IndexUnusable, MemoryIndex
 from bot.agent.memory.members import add_member, read_members
 from bot.agent.memory.query import parse_query
 from bot.agent.memory.search import Hit, Ranker, Shown, best_hits
+from bot.agent.memory.semantic import SemanticMemory
 from bot.agent.sessions.logs import SessionLogs
 
 logger = logging.getLogger(__name__)
@@ -61,7 +62,8 @@ class MemoryIndexes:
         self._open: OrderedDict[Path, _Open] = OrderedDict()
         self._opening = threading.Lock()
         self._pending: dict[Path, asyncio.Task[None]] = {}
-        self.rankers: list[Ranker] = []  # further ranked lists fused with the keyword one (e.g. vectors)
+        self.rankers: list[Ranker] = []  # further ranked lists fused with the keyword one
+        self.semantic: SemanticMemory | None = None  # vectors, when memory.embeddings names a model
 
     def path_for(self, directory: Path) -> Path:
         """Where a scope folder's index lives."""
@@ -85,10 +87,11 @@ class MemoryIndexes:
         if not query.words:
             return []
         now = self._clock()
+        rankers = [*self.rankers, *await self._vector_rankers(text)]
 
         def run(found: _Open) -> list[Hit]:
             self._catch_up(directory, found)
-            return best_hits(found.index, query, limit, now, since, until, shown, self.rankers)
+            return best_hits(found.index, query, limit, now, since, until, shown, rankers)
 
         return await asyncio.to_thread(self._using, directory, run)
 
@@ -100,6 +103,8 @@ class MemoryIndexes:
             self._catch_up(directory, found)
 
         await asyncio.to_thread(self._using, directory, run)
+        if self.semantic is not None:
+            self.semantic.index_changed(self.path_for(directory))
 
     def saved(self, directory: Path, key: str) -> None:
         """Messages were saved to session `key` of the scope: index them soon, off the event loop."""
@@ -125,7 +130,15 @@ class MemoryIndexes:
                 self._catch_up(directory, found)
                 return found.index.size()
 
-        return await asyncio.to_thread(run)
+        size = await asyncio.to_thread(run)
+        if self.semantic is not None:
+            self.semantic.index_changed(self.path_for(directory))
+        return size
+
+    async def _vector_rankers(self, text: str) -> list[Ranker]:
+        """The vector ranking of the question, when semantic search is on and the embedding server answers."""
+        ranker = await self.semantic.ranker(text) if self.semantic is not None else None
+        return [ranker] if ranker is not None else []
 
     async def stop(self) -> None:
         """Finish the background catch-ups, then close every index."""

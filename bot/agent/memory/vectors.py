@@ -1,0 +1,205 @@
+"""The vectors of a scope's passages, stored beside its search index and searched exactly, by brute force.
+
+They live in the index's own SQLite file (table `passage_vectors`, one float32 BLOB per passage id), so the
+index's passages and their vectors go together: a rebuilt index starts without vectors, and a passage the
+index drops loses its vector. sqlite-vec would need `enable_load_extension`, which this Python's sqlite3 may
+lack; numpy over an in-memory copy of the vectors is exact and fast enough (see docs/performance.md).
+Not thread-safe for one query at a time: a lock serialises each store's calls.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+EMBED_CHARS = 4000  # of one passage, embedded: enough for its meaning, within every model's input limit
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS passage_vectors (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, id INTEGER NOT NULL UNIQUE, crc INTEGER NOT NULL, model TEXT NOT NULL,
+    vector BLOB NOT NULL
+)
+"""
+# Passages whose text may change under the same id: the open exchange of each log (its reply grows) and
+# MEMORY.md's facts (replaced whole, ids may be taken again). Their vectors are checked against their text.
+_CHANGING = "p.kind = 'fact' OR p.id IN (SELECT open_id FROM logs WHERE open_id IS NOT NULL)"
+
+
+def passage_text(kind: str, asked: str, answered: str) -> str:
+    """What is embedded for a passage: the message and its reply (a fact after its heading), cut to EMBED_CHARS."""
+    text = f"{asked}\n{answered}".strip() if kind != "fact" else f"{answered}: {asked}".lstrip(": ")
+    return text[:EMBED_CHARS]
+
+
+def text_crc(text: str) -> int:
+    """The checksum a vector keeps of the text it was made from."""
+    return zlib.crc32(text.encode())
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A passage that needs a (new) vector, and the text to embed."""
+
+    id: int
+    text: str
+
+
+class PassageVectors:
+    """One index file's vectors for one model: which passages need one, storing them, and the nearest to a query."""
+
+    def __init__(self, path: Path, model: str) -> None:
+        self.path = path
+        self._model = model
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._inode = 0
+        self._checked = 0  # every passage up to this id has a vector (or is among the changing ones)
+        self._ids: NDArray[np.int64] | None = None  # the in-memory copy, None until a search needs it
+        self._ts: NDArray[np.float64] | None = None
+        self._matrix: NDArray[np.float32] | None = None
+        self._loaded = 0  # the highest `seq` in the copy
+
+    def pending(self, limit: int) -> list[Pending]:
+        """Up to `limit` passages without a vector of their current text, oldest first; forgets dropped passages."""
+        with self._lock:
+            db = self._connection()
+            if db is None:
+                return []
+            if db.execute("DELETE FROM passage_vectors WHERE id NOT IN (SELECT id FROM passages)").rowcount:
+                self._forget_dropped(db)
+            rows = db.execute(
+                "SELECT p.id, p.kind, p.asked, p.answered FROM passages p LEFT JOIN passage_vectors v ON v.id = p.id "
+                f"WHERE (p.id > ? AND v.id IS NULL) OR (({_CHANGING}) AND (v.id IS NULL OR v.crc != "
+                "passage_crc(p.kind, p.asked, p.answered))) ORDER BY p.id LIMIT ?",
+                (self._checked, limit),
+            ).fetchall()
+            # Below the first passage listed, each has its vector: later calls need not look there again.
+            self._checked = (
+                rows[0][0] - 1 if rows else db.execute("SELECT coalesce(max(id), 0) FROM passages").fetchone()[0]
+            )
+        return [Pending(rowid, passage_text(kind, asked, answered)) for rowid, kind, asked, answered in rows]
+
+    def store(self, passages: Sequence[Pending], vectors: Sequence[Sequence[float]]) -> None:
+        """Keep the vectors (normalised, float32) of these passages, in one transaction."""
+        import numpy as np
+
+        matrix = np.asarray(vectors, dtype=np.float32)
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        matrix /= np.where(norms == 0, 1, norms)
+        rows = [
+            (passage.id, text_crc(passage.text), self._model, row.tobytes())
+            for passage, row in zip(passages, matrix, strict=True)
+        ]
+        with self._lock:
+            db = self._connection()
+            if db is None:
+                return
+            with db:
+                db.executemany(
+                    "INSERT OR REPLACE INTO passage_vectors (id, crc, model, vector) VALUES (?, ?, ?, ?)", rows
+                )
+
+    def nearest(self, query: Sequence[float], limit: int, since: float | None, until: float | None) -> list[int]:
+        """The ids of the `limit` passages closest to `query` (cosine), within [since, until), best first."""
+        import numpy as np
+
+        with self._lock:
+            db = self._connection()
+            if db is None:
+                return []
+            self._load_new(db)
+            ids, ts, matrix = self._ids, self._ts, self._matrix
+        if ids is None or ts is None or matrix is None or not len(ids):
+            return []
+        vector = np.asarray(query, dtype=np.float32)
+        if vector.shape != (matrix.shape[1],):
+            return []  # another model's vectors (the config changed): nothing to compare with yet
+        scores = matrix @ (vector / (np.linalg.norm(vector) or 1.0))
+        if since is not None:
+            scores = np.where(ts >= since, scores, -np.inf)
+        if until is not None:
+            scores = np.where(ts < until, scores, -np.inf)
+        count = min(limit, int(np.isfinite(scores).sum()))
+        if count <= 0:
+            return []
+        best = np.argpartition(-scores, count - 1)[:count]
+        best = best[np.argsort(-scores[best], kind="stable")]
+        return [int(rowid) for rowid in ids[best]]
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    def _connection(self) -> sqlite3.Connection | None:
+        """The open connection to the index file, opened again when the index was rebuilt; None while it is absent."""
+        try:
+            inode = os.stat(self.path).st_ino
+        except FileNotFoundError:
+            return None
+        if self._db is not None and inode == self._inode:
+            return self._db
+        if self._db is not None:
+            self._db.close()
+        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        db.execute("PRAGMA busy_timeout=5000")
+        if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'passages'").fetchone():
+            db.close()
+            return None  # the index is being created: its tables come first
+        db.execute(_SCHEMA)
+        db.execute("DELETE FROM passage_vectors WHERE model != ?", (self._model,))
+        db.create_function(
+            "passage_crc",
+            3,
+            lambda kind, asked, answered: text_crc(passage_text(kind, asked, answered)),
+            deterministic=True,
+        )
+        self._db, self._inode = db, inode
+        self._ids = self._ts = self._matrix = None
+        self._loaded = self._checked = 0
+        return db
+
+    def _load_new(self, db: sqlite3.Connection) -> None:
+        """Add the vectors stored since the last search to the in-memory copy, replacing older ones of the same ids."""
+        import numpy as np
+
+        rows = db.execute(
+            "SELECT v.seq, v.id, p.ts, v.vector FROM passage_vectors v JOIN passages p ON p.id = v.id WHERE v.seq > ? "
+            "ORDER BY v.seq",
+            (self._loaded,),
+        ).fetchall()
+        if not rows:
+            return
+        self._loaded = rows[-1][0]
+        width = len(rows[-1][3]) // 4
+        rows = [row for row in rows if len(row[3]) == width * 4]
+        ids = np.fromiter((row[1] for row in rows), dtype=np.int64, count=len(rows))
+        ts = np.fromiter((row[2] for row in rows), dtype=np.float64, count=len(rows))
+        matrix = np.frombuffer(b"".join(row[3] for row in rows), dtype=np.float32).reshape(len(rows), width)
+        if self._ids is None or self._ts is None or self._matrix is None or self._matrix.shape[1] != width:
+            self._ids, self._ts, self._matrix = ids, ts, matrix
+            return
+        kept = ~np.isin(self._ids, ids)
+        self._ids = np.concatenate([self._ids[kept], ids])
+        self._ts = np.concatenate([self._ts[kept], ts])
+        self._matrix = np.concatenate([self._matrix[kept], matrix])
+
+    def _forget_dropped(self, db: sqlite3.Connection) -> None:
+        """Take passages the index dropped (MEMORY.md's old facts) out of the in-memory copy."""
+        import numpy as np
+
+        if self._ids is None or self._ts is None or self._matrix is None:
+            return
+        stored = db.execute("SELECT id FROM passage_vectors WHERE seq <= ?", (self._loaded,)).fetchall()
+        kept = np.isin(self._ids, np.fromiter((row[0] for row in stored), dtype=np.int64, count=len(stored)))
+        self._ids, self._ts, self._matrix = self._ids[kept], self._ts[kept], self._matrix[kept]
