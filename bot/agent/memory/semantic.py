@@ -123,6 +123,7 @@ class SemanticMemory:
             while self._clock() >= self._paused_until:
                 batch = await asyncio.to_thread(store.pending, self._batch)
                 if not batch:
+                    await asyncio.to_thread(store.load)
                     return
                 try:
                     embedded = await self._embedder.embed([passage.text for passage in batch])

@@ -29,9 +29,7 @@ CREATE TABLE IF NOT EXISTS passage_vectors (
     vector BLOB NOT NULL
 )
 """
-# Passages whose text may change under the same id: the open exchange of each log (its reply grows) and
-# MEMORY.md's facts (replaced whole, ids may be taken again). Their vectors are checked against their text.
-_CHANGING = "p.kind = 'fact' OR p.id IN (SELECT open_id FROM logs WHERE open_id IS NOT NULL)"
+_COLUMNS = "p.id, p.kind, p.asked, p.answered"
 
 
 def passage_text(kind: str, asked: str, answered: str) -> str:
@@ -62,7 +60,8 @@ class PassageVectors:
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         self._inode = 0
-        self._checked = 0  # every passage up to this id has a vector (or is among the changing ones)
+        self._checked = 0  # every passage up to this id has a vector, though maybe of an older text (see _changed)
+        self._marks: str | None = None  # the index's read marks when facts were last checked
         self._ids: NDArray[np.int64] | None = None  # the in-memory copy, None until a search needs it
         self._ts: NDArray[np.float64] | None = None
         self._matrix: NDArray[np.float32] | None = None
@@ -74,19 +73,39 @@ class PassageVectors:
             db = self._connection()
             if db is None:
                 return []
-            if db.execute("DELETE FROM passage_vectors WHERE id NOT IN (SELECT id FROM passages)").rowcount:
-                self._forget_dropped(db)
-            rows = db.execute(
-                "SELECT p.id, p.kind, p.asked, p.answered FROM passages p LEFT JOIN passage_vectors v ON v.id = p.id "
-                f"WHERE (p.id > ? AND v.id IS NULL) OR (({_CHANGING}) AND (v.id IS NULL OR v.crc != "
-                "passage_crc(p.kind, p.asked, p.answered))) ORDER BY p.id LIMIT ?",
+            rows = self._changed(db)
+            rows += db.execute(
+                f"SELECT {_COLUMNS} FROM passages p WHERE p.id > ? AND NOT EXISTS "
+                "(SELECT 1 FROM passage_vectors v WHERE v.id = p.id) ORDER BY p.id LIMIT ?",
                 (self._checked, limit),
             ).fetchall()
-            # Below the first passage listed, each has its vector: later calls need not look there again.
+            missing = [row[0] for row in rows if row[0] > self._checked]
+            # Below the first passage missing, each has its vector: later calls need not look there again.
             self._checked = (
-                rows[0][0] - 1 if rows else db.execute("SELECT coalesce(max(id), 0) FROM passages").fetchone()[0]
+                missing[0] - 1 if missing else db.execute("SELECT coalesce(max(id), 0) FROM passages").fetchone()[0]
             )
-        return [Pending(rowid, passage_text(kind, asked, answered)) for rowid, kind, asked, answered in rows]
+        unique = sorted({row[0]: row for row in rows}.values())[:limit]
+        return [Pending(rowid, passage_text(kind, asked, answered)) for rowid, kind, asked, answered in unique]
+
+    def _changed(self, db: sqlite3.Connection) -> list[tuple[int, str, str, str]]:
+        """Passages whose text changed under an id that has a vector: open exchanges whose reply grew, and (when a
+        source was read again, as MEMORY.md is whenever it changes) facts; vectors of dropped passages go."""
+        stale = "(v.id IS NULL OR v.crc != passage_crc(p.kind, p.asked, p.answered))"
+        rows = db.execute(
+            f"SELECT {_COLUMNS} FROM logs l JOIN passages p ON p.id = l.open_id "
+            f"LEFT JOIN passage_vectors v ON v.id = p.id WHERE {stale}"
+        ).fetchall()
+        marks = db.execute("SELECT group_concat(name || '=' || value, ' ') FROM marks").fetchone()[0] or ""
+        if marks == self._marks:
+            return rows
+        self._marks = marks
+        if db.execute("DELETE FROM passage_vectors WHERE id NOT IN (SELECT id FROM passages)").rowcount:
+            self._forget_dropped(db)
+        facts = db.execute(
+            f"SELECT {_COLUMNS} FROM passages p LEFT JOIN passage_vectors v ON v.id = p.id "
+            f"WHERE p.kind = 'fact' AND {stale}"
+        ).fetchall()
+        return rows + facts
 
     def store(self, passages: Sequence[Pending], vectors: Sequence[Sequence[float]]) -> None:
         """Keep the vectors (normalised, float32) of these passages, in one transaction."""
@@ -128,12 +147,19 @@ class PassageVectors:
             scores = np.where(ts >= since, scores, -np.inf)
         if until is not None:
             scores = np.where(ts < until, scores, -np.inf)
-        count = min(limit, int(np.isfinite(scores).sum()))
+        count = min(limit, len(ids) if since is None and until is None else int(np.isfinite(scores).sum()))
         if count <= 0:
             return []
         best = np.argpartition(-scores, count - 1)[:count]
         best = best[np.argsort(-scores[best], kind="stable")]
         return [int(rowid) for rowid in ids[best]]
+
+    def load(self) -> None:
+        """Bring the in-memory copy up to date, so that the next search need not read the new vectors itself."""
+        with self._lock:
+            db = self._connection()
+            if db is not None:
+                self._load_new(db)
 
     def close(self) -> None:
         with self._lock:
@@ -167,6 +193,7 @@ class PassageVectors:
         self._db, self._inode = db, inode
         self._ids = self._ts = self._matrix = None
         self._loaded = self._checked = 0
+        self._marks = None
         return db
 
     def _load_new(self, db: sqlite3.Connection) -> None:
