@@ -15,7 +15,7 @@ from bot.agent.attachments import describe_attachment
 from bot.agent.memory.files import MemoryScope
 from bot.agent.prompt_cache import PromptCache, Stamp, stamp
 from bot.agent.room import context_text, quote_text
-from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message
+from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message, shorten_earlier_recall
 from bot.bus import InboundMessage, Trust
 from bot.skills import SkillLibrary
 
@@ -118,10 +118,13 @@ class ContextBuilder:
         user_text: str,
         persona_file: Path | None = None,
     ) -> list[dict[str, Any]]:
-        """System prompt, then history (long tool results cut), then the new user message."""
+        """System prompt, then history (long tool results cut, earlier recall results shortened), then the new
+        user message."""
         limit = self._max_tool_result_chars
         messages = [{"role": "system", "content": self.system_prompt(message, scope, persona_file)}]
-        messages += [m if m.get("role") != "tool" else clip_tool_message(m, limit) for m in history]
+        messages += [
+            m if m.get("role") != "tool" else clip_tool_message(shorten_earlier_recall(m), limit) for m in history
+        ]
         messages.append(self.user_message(message, user_text))
         return messages
 

@@ -27,6 +27,7 @@ from bot.agent.interruption import (
     timeout_reply,
 )
 from bot.agent.lanes import Lane, is_new_session, next_batch, steering
+from bot.agent.memory.auto_recall import AutoRecall
 from bot.agent.memory.consolidation import MemoryConsolidator
 from bot.agent.memory.files import scope_for
 from bot.agent.model_command import ModelCommand
@@ -71,6 +72,7 @@ class LoopParts:
     on_stop: Callable[[str], int] | None = None  # cancels a session's background helpers; returns how many
     rules: ChatRulesBook | None = None  # per-chat queue mode, edits and group context trust
     models: ChatModels | None = None  # `llm.models` and each chat's choice, for /model
+    recall: AutoRecall | None = None  # recalls earlier passages into each turn's prompt (and keeps the index)
 
 
 class AgentLoop:
@@ -110,6 +112,7 @@ class AgentLoop:
             parts.memory,
             parts.personas,
             parts.transcriber,
+            parts.recall,
         )
         self._rules = parts.rules or ChatRulesBook({}, config.queue_mode)
         self._edits = EditDesk(parts.sessions, parts.context.user_text, bus.complete_inbound)

@@ -14,7 +14,7 @@ _SERVER_WORDS = ("guild", "team", "server")
 
 @dataclass(frozen=True, slots=True)
 class Persona:
-    """A named persona: model settings, a system file added after SOUL.md, an optional tool subset, streaming."""
+    """A named persona: model settings, a system file added after SOUL.md, a tool subset, streaming, auto-recall."""
 
     name: str
     model: str | None = None
@@ -25,6 +25,7 @@ class Persona:
     temperature: float | None = None
     streaming: bool | None = None
     reasoning_effort: ReasoningEffort | None = None
+    auto_recall: bool | None = None
 
     def llm_config(self, base: LLMConfig) -> LLMConfig:
         """`base` with this persona's model and sampling; same provider settings unless it names its api_base."""
@@ -51,6 +52,7 @@ def personas_from(config: Mapping[str, PersonaConfig], workspace: Path) -> dict[
             section.temperature,
             section.streaming,
             section.reasoning_effort,
+            section.auto_recall,
         )
         for name, section in config.items()
     }

@@ -11,8 +11,11 @@ from bot.agent.budget import BudgetedProvider, ContextBudget, ContextWindow
 from bot.agent.chat_models import ChatModels, chosen_llm
 from bot.agent.context import ContextBuilder
 from bot.agent.loop import AgentLoop, LoopParts
+from bot.agent.memory.auto_recall import AutoRecall
 from bot.agent.memory.consolidation import MemoryConsolidator
 from bot.agent.memory.file_writes import MemoryFileGuard
+from bot.agent.memory.recall_search import IndexRecall
+from bot.agent.memory.scope_index import MemoryIndexes
 from bot.agent.persona_turns import PersonaTurns
 from bot.agent.personas import Persona, PersonaRouter, personas_from
 from bot.agent.subagents import SubagentManager
@@ -196,7 +199,8 @@ class AgentApp:
         self.pairing = self.stores.pairing()
         self.rules = ChatRulesBook(config.channels.chat_sections(), config.agent.queue_mode)
         self.sessions = self.stores.sessions()
-        self.registry.register(RecallTool(self.sessions, config.timezone))
+        self.indexes = MemoryIndexes(self.stores.session_logs(), config.workspace, config.state_dir, config.timezone)
+        self.registry.register(RecallTool(IndexRecall(self.indexes, config.timezone), config.timezone))
         self.memory = self._memory()
         self.context = context_builder(config, self.skills, self.budget)
         budgeted = self.budgeted = SwappableProvider(BudgetedProvider(self.provider, self.budget))
@@ -261,6 +265,7 @@ class AgentApp:
         config = self.config
         speech = SpeechModel(config.llm) if config.llm.transcription_model else None
         models = self.chat_models = ChatModels(config.llm.models, self.stores.chat_settings())
+        self.auto_recall = AutoRecall(self.indexes, config.memory.auto_recall, config.timezone, self.rules)
         self.personas = PersonaTurns(
             self._persona_router(config), self.runner, self._persona_runner, models, self._chosen_runner
         )
@@ -277,6 +282,7 @@ class AgentApp:
             on_stop=self.subagents.cancel_for,
             rules=self.rules,
             models=models,
+            recall=self.auto_recall,
         )
 
     def _runner(self, provider: Provider, registry: ToolRegistry) -> TurnRunner:
@@ -314,6 +320,7 @@ class AgentApp:
             self.budgeted.swap(BudgetedProvider(self.provider, self.budget))
         self.rules.reconfigure(config.channels.chat_sections(), config.agent.queue_mode)
         self.chat_models.reconfigure(config.llm.models)
+        self.auto_recall.configure(config.memory.auto_recall)
         self.personas.reconfigure(self._persona_router(config))
 
     def _persona_router(self, config: Config) -> PersonaRouter:
@@ -347,6 +354,7 @@ class AgentApp:
         await self.subagents.stop()
         await self.loop.stop()
         await self.memory.stop()
+        await self.indexes.stop()
         await self.mcp.stop()
         await asyncio.gather(*self._notices, return_exceptions=True)
         self.ledger.close()

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from bot.access.pairing import Pairing
     from bot.agent.memory.locks import ScopeLocks
     from bot.agent.owner_dm import OwnerDM
+    from bot.agent.sessions.logs import SessionLogs
     from bot.agent.sessions.session import Sessions
     from bot.bus import MessageBus
     from bot.chats.settings import ChatSettingsStore
@@ -52,6 +53,11 @@ class LocalStores:
             max_sessions=agent.session_cache_size,
             max_bytes=int(agent.session_cache_mb * 1024 * 1024),
         )
+
+    def session_logs(self) -> SessionLogs:
+        from bot.agent.sessions.logs import FileLogs
+
+        return FileLogs(sessions_dir(self._config))
 
     def owner_dm(self) -> OwnerDM:
         from bot.agent.owner_dm import LastOwnerDM

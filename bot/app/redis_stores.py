@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from bot.access.pairing import Pairing
     from bot.agent.memory.locks import ScopeLocks
     from bot.agent.owner_dm import OwnerDM
+    from bot.agent.sessions.logs import SessionLogs
     from bot.agent.sessions.session import Sessions
     from bot.app.gateway_lock import GatewayLock
     from bot.bus import MessageBus
@@ -59,6 +60,11 @@ class RedisStores:
             max_sessions=agent.session_cache_size,
             max_bytes=int(agent.session_cache_mb * 1024 * 1024),
         )
+
+    def session_logs(self) -> SessionLogs:
+        from bot.agent.sessions.redis_logs import RedisLogs
+
+        return RedisLogs(self.state)
 
     def owner_dm(self) -> OwnerDM:
         from bot.agent.owner_dm import RedisOwnerDM

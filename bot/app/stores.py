@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from bot.access.pairing import Pairing
     from bot.agent.memory.locks import ScopeLocks
     from bot.agent.owner_dm import OwnerDM
+    from bot.agent.sessions.logs import SessionLogs
     from bot.agent.sessions.session import Sessions
     from bot.app.gateway_lock import GatewayLock
     from bot.bus import MessageBus
@@ -36,6 +37,9 @@ class Stores(Protocol):
 
     def sessions(self) -> Sessions:
         """The session logs, bounded by the config's cache settings."""
+
+    def session_logs(self) -> SessionLogs:
+        """The session logs read from a position on, for this process's memory indexes."""
 
     def owner_dm(self) -> OwnerDM:
         """The chat the owner last wrote from directly."""

@@ -30,7 +30,8 @@ def catch_up_sessions(index: MemoryIndex, logs: SessionLogs, keys: list[str]) ->
         if not known:  # a session new to this index: its archived logs first
             for log in logs.archived(key):
                 read += _read_log(index, logs, key, Cursor(log), live=False)
-            index.add_exchanges(key, [], Cursor(ARCHIVES_READ), live=False)  # so they are not looked for again
+            marker = Cursor(ARCHIVES_READ)  # so they are not looked for again
+            index.add_exchanges(key, [], marker, marker, live=False)
             known = index.cursors(key)
         head = heads.get(key)
         old_live = next((cursor for cursor, live in known.values() if live), None)
@@ -52,8 +53,10 @@ def _read_log(index: MemoryIndex, logs: SessionLogs, key: str, cursor: Cursor, l
     read = 0
     while True:
         batch = logs.read(key, cursor, BATCH)
-        if batch.cursor != cursor or live:
-            index.add_exchanges(key, exchange_parts(batch.entries), batch.cursor, live)
+        if (batch.cursor != cursor or live) and not index.add_exchanges(
+            key, exchange_parts(batch.entries), cursor, batch.cursor, live
+        ):
+            return read  # another process is indexing this log: the next catch-up starts where it got
         read += len(batch.entries)
         if batch.done or batch.cursor == cursor:
             return read
@@ -65,10 +68,11 @@ def catch_up_history(index: MemoryIndex, path: Path, zone: ZoneInfo) -> None:
     try:
         found = os.stat(path)
     except FileNotFoundError:
-        if index.mark("history"):
-            index.add_entries((), "history", "", replace="entry")
+        if was := index.mark("history"):
+            index.add_entries((), "history", was, "", replace="entry")
         return
-    inode, _, offset = index.mark("history").partition(":")
+    was = index.mark("history")
+    inode, _, offset = was.partition(":")
     start = int(offset) if inode == str(found.st_ino) and offset and int(offset) <= found.st_size else 0
     if start == found.st_size and inode == str(found.st_ino):
         return
@@ -78,7 +82,7 @@ def catch_up_history(index: MemoryIndex, path: Path, zone: ZoneInfo) -> None:
     end = start + len(data)
     text = data.decode("utf-8", errors="replace")
     mark = f"{found.st_ino}:{end}"
-    index.add_entries(history_entries(text, zone), "history", mark, replace="entry" if start == 0 else None)
+    index.add_entries(history_entries(text, zone), "history", was, mark, replace="entry" if start == 0 else None)
 
 
 def catch_up_memory(index: MemoryIndex, path: Path) -> None:
@@ -86,11 +90,12 @@ def catch_up_memory(index: MemoryIndex, path: Path) -> None:
     try:
         found = os.stat(path)
     except FileNotFoundError:
-        if index.mark("memory"):
-            index.add_entries((), "memory", "", replace="fact")
+        if was := index.mark("memory"):
+            index.add_entries((), "memory", was, "", replace="fact")
         return
     mark = f"{found.st_mtime_ns}:{found.st_size}:{found.st_ino}"
-    if index.mark("memory") == mark:
+    was = index.mark("memory")
+    if was == mark:
         return
     text = path.read_text(encoding="utf-8", errors="replace")
-    index.add_entries(memory_facts(text, found.st_mtime), "memory", mark, replace="fact")
+    index.add_entries(memory_facts(text, found.st_mtime), "memory", was, mark, replace="fact")

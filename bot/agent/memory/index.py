@@ -93,24 +93,32 @@ class MemoryIndex:
         row = self._db.execute("SELECT log FROM logs WHERE session = ? AND live = 1", (session,)).fetchone()
         return row[0] if row else None
 
-    def add_exchanges(self, session: str, parts: Sequence[ExchangePart], cursor: Cursor, live: bool) -> None:
-        """Store exchanges read from one log up to `cursor`, in one transaction with the cursor itself."""
+    def add_exchanges(
+        self, session: str, parts: Sequence[ExchangePart], start: Cursor, end: Cursor, live: bool
+    ) -> bool:
+        """Store exchanges read from one log between two cursors, with the new cursor, in one transaction; False
+        (and nothing stored) when the log's stored cursor is no longer `start`: another process got there first."""
         db = self._db
         with _transaction(db):
-            row = db.execute("SELECT open_id FROM logs WHERE session = ? AND log = ?", (session, cursor.log)).fetchone()
-            open_id = row[0] if row else None
+            row = db.execute(
+                "SELECT offset, open_id FROM logs WHERE session = ? AND log = ?", (session, end.log)
+            ).fetchone()
+            if (row[0] if row else 0) != start.offset:
+                return False
+            open_id = row[1] if row else None
             for part in parts:
                 if not part.opens and open_id is not None:
                     self._extend_reply(open_id, "\n".join(part.replies))
                     continue
                 passage = Passage("exchange", part.ts, part.speaker, part.asked, "\n".join(part.replies), part.first)
-                open_id = self._insert(session, cursor.log, passage)
+                open_id = self._insert(session, end.log, passage)
             if live:
-                db.execute("UPDATE logs SET live = 0 WHERE session = ? AND log != ?", (session, cursor.log))
+                db.execute("UPDATE logs SET live = 0 WHERE session = ? AND log != ?", (session, end.log))
             db.execute(
                 "INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?, ?, ?)",
-                (session, cursor.log, cursor.offset, cursor.count, int(live), open_id),
+                (session, end.log, end.offset, end.count, int(live), open_id),
             )
+        return True
 
     def mark_archived(self, session: str, log: str) -> None:
         """Note that a log is no longer the session's live one."""
@@ -122,9 +130,14 @@ class MemoryIndex:
         row = self._db.execute("SELECT value FROM marks WHERE name = ?", (name,)).fetchone()
         return row[0] if row else ""
 
-    def add_entries(self, passages: Iterable[Passage], mark: str, value: str, replace: str | None = None) -> None:
-        """Store passages and a source's new mark in one transaction; `replace` drops that kind's passages first."""
+    def add_entries(
+        self, passages: Iterable[Passage], mark: str, was: str, value: str, replace: str | None = None
+    ) -> None:
+        """Store passages and a source's new mark in one transaction, if its mark is still `was` (else another
+        process stored them); `replace` drops that kind's passages first."""
         with _transaction(self._db):
+            if self.mark(mark) != was:
+                return
             if replace is not None:
                 rows = self._db.execute("SELECT id, asked, answered FROM passages WHERE kind = ?", (replace,))
                 for rowid, asked, answered in rows.fetchall():
@@ -170,6 +183,13 @@ class MemoryIndex:
         rows = self._db.execute("SELECT id FROM passages WHERE id > ? ORDER BY id LIMIT ?", (after, limit))
         found = self.passages(row[0] for row in rows)
         return [found[key] for key in sorted(found)]
+
+    def clear(self) -> None:
+        """Forget every passage and read mark, so the next catch-up reads every source again."""
+        with _transaction(self._db):
+            for table in ("passages", "logs", "marks"):
+                self._db.execute(f"DELETE FROM {table}")
+            self._db.execute("INSERT INTO passage_text (passage_text) VALUES ('delete-all')")
 
     def size(self) -> int:
         """How many passages the index holds."""

@@ -81,8 +81,10 @@ class MemoryIndexes:
         since: float | None = None,
         until: float | None = None,
         shown: Shown | None = None,
+        join: str | None = None,
     ) -> list[Hit]:
-        """The best passages of the scope for a question, after catching its index up; none for no content words."""
+        """The best passages of the scope for a question, after listing session `join` for the scope and catching
+        the index up; none for a question without content words."""
         query = parse_query(text, datetime.fromtimestamp(self._clock(), self._zone))
         if not query.words:
             return []
@@ -90,6 +92,8 @@ class MemoryIndexes:
         rankers = [*self.rankers, *await self._vector_rankers(text)]
 
         def run(found: _Open) -> list[Hit]:
+            if join is not None:
+                self._join(directory, found, join)
             self._catch_up(directory, found)
             return best_hits(found.index, query, limit, now, since, until, shown, rankers)
 
@@ -121,16 +125,15 @@ class MemoryIndexes:
         task.add_done_callback(done)
 
     async def reindex(self, directory: Path) -> int:
-        """Rebuild the scope's index from its sources; how many passages it holds."""
+        """Rebuild the scope's index from its sources, in place (a running gateway keeps using the same file);
+        how many passages it holds."""
 
-        def run() -> int:
-            self._drop(directory)
-            found = self._get(directory, warn_missing=False)
-            with found.lock:
-                self._catch_up(directory, found)
-                return found.index.size()
+        def run(found: _Open) -> int:
+            found.index.clear()
+            self._catch_up(directory, found)
+            return found.index.size()
 
-        size = await asyncio.to_thread(run)
+        size = await asyncio.to_thread(self._using, directory, run, False)
         if self.semantic is not None:
             self.semantic.index_changed(self.path_for(directory))
         return size
@@ -149,9 +152,9 @@ class MemoryIndexes:
                     found.index.close()
             self._open.clear()
 
-    def _using(self, directory: Path, work: Callable[[_Open], T]) -> T:
+    def _using(self, directory: Path, work: Callable[[_Open], T], warn_missing: bool = True) -> T:
         """Run `work` on the scope's open index under its lock; an unusable index is rebuilt once, with a WARNING."""
-        found = self._get(directory)
+        found = self._get(directory, warn_missing)
         try:
             with found.lock:
                 if found.closed:  # evicted meanwhile: open it again

@@ -16,7 +16,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from bot.agent.sessions.archive import belongs_to, text_messages
 from bot.agent.sessions.cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_TAIL, SessionCache
 from bot.agent.sessions.session import Session
 from bot.bus import new_id
@@ -225,19 +224,6 @@ class RedisSessionStore(SessionCache):
         old.meta_key, old.log_key = archived_meta, archived_log
         self._remember(self._new(key, gen))
         return old
-
-    def archived_messages(self, chat_key: str) -> list[tuple[float, str, str]]:
-        """The text messages of the chat's archived sessions (its threads' too), for recall."""
-        client = self._shared.client
-        pattern = self._shared.key("session-archive", glob_escaped(chat_key) + "*", "log")
-        prefix, suffix = self._shared.key("session-archive", ""), ":log"
-        found: list[tuple[float, str, str]] = []
-        for name in sorted(client.scan_iter(match=pattern, count=500)):
-            name = name.decode() if isinstance(name, bytes) else str(name)
-            archive = name.removeprefix(prefix).removesuffix(suffix)
-            if belongs_to(archive.rsplit(".", 2)[0], chat_key):
-                found += text_messages(json.loads(raw) for raw in client.lrange(name, 0, -1))
-        return found
 
     def summaries(self, since: float) -> list[dict[str, Any]]:
         """Each live session active since `since`: key, last activity and message count."""

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
-from bot.agent.sessions.archive import archived_file_messages
 from bot.agent.sessions.cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_TAIL, SessionCache
 from bot.agent.sessions.session import Session
 from bot.agent.sessions.tail import last_messages, read_backlog, read_tail, read_tail_rewriting
@@ -148,10 +147,6 @@ class SessionStore(SessionCache):
             old.path = archived
         self._remember(Session(key=key, path=self._path(key)))
         return old
-
-    def archived_messages(self, chat_key: str) -> list[tuple[float, str, str]]:
-        """The text messages of the chat's archived sessions (its threads' too), for recall."""
-        return archived_file_messages(self._directory, chat_key)
 
     def summaries(self, since: float) -> list[dict[str, Any]]:
         """Each live session file touched since `since`: key, last activity and message count."""

@@ -67,7 +67,9 @@ async def test_consolidation_after_memory_window_writes_both_files_and_advances_
     assert "message three" not in excerpt(request)
     after = chat_requests(fake)[-1]["messages"]
     assert "- Likes ducks." in after[0]["content"]
-    assert "message one" not in json.dumps(after[1:]) and "message three" in json.dumps(after[1:])
+    history, latest = json.dumps(after[1:-1]), after[-1]["content"]
+    assert "message one" not in history and "message three" in history
+    assert "[From earlier conversations" in latest and "u1: message one" in latest  # recalled, not in the history
 
 
 @pytest.mark.parametrize(

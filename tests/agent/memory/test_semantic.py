@@ -33,7 +33,7 @@ class Clock:
 
 def index_of(tmp_path: Path, texts: list[str]) -> MemoryIndex:
     index = MemoryIndex.open(tmp_path / "index.sqlite3")
-    index.add_entries([Passage("entry", 1.7e9 + i, "", text) for i, text in enumerate(texts)], "history", "1")
+    index.add_entries([Passage("entry", 1.7e9 + i, "", text) for i, text in enumerate(texts)], "history", "", "1")
     return index
 
 

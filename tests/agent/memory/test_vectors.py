@@ -15,7 +15,8 @@ DAY = 86400.0
 
 def entries(index: MemoryIndex, *texts: str, ts: float = 1.7e9) -> None:
     passages = [Passage("entry", ts + i * DAY, "", text) for i, text in enumerate(texts)]
-    index.add_entries(passages, "history", str(len(texts)))
+    was = index.mark("history")
+    index.add_entries(passages, "history", was, f"{was}+{len(texts)}")
 
 
 def embed_all(store: PassageVectors) -> int:
@@ -46,11 +47,11 @@ def test_dates_narrow_the_search(tmp_path: Path) -> None:
 
 def test_new_passages_reach_a_loaded_search_and_replaced_facts_leave_it(tmp_path: Path) -> None:
     index = MemoryIndex.open(tmp_path / "index.sqlite3")
-    index.add_entries([Passage("fact", 1.7e9, "", "Likes green tea", "Food")], "memory", "a", replace="fact")
+    index.add_entries([Passage("fact", 1.7e9, "", "Likes green tea", "Food")], "memory", "", "a", replace="fact")
     store = PassageVectors(index.path, "fake-embed")
     embed_all(store)
     [tea] = store.nearest(embed("green tea"), 1, None, None)
-    index.add_entries([Passage("fact", 1.7e9, "", "Drinks black coffee", "Food")], "memory", "b", replace="fact")
+    index.add_entries([Passage("fact", 1.7e9, "", "Drinks black coffee", "Food")], "memory", "a", "b", replace="fact")
     entries(index, "Planted green tomatoes")
     assert {p.text for p in store.pending(100)} == {"Food: Drinks black coffee", "Planted green tomatoes"}
     embed_all(store)
@@ -87,14 +88,13 @@ def test_no_index_file_means_nothing_to_do(tmp_path: Path) -> None:
 
 def test_an_exchange_is_embedded_again_when_its_reply_arrives(tmp_path: Path) -> None:
     index = MemoryIndex.open(tmp_path / "index.sqlite3")
-    index.add_exchanges(
-        "telegram:1", [ExchangePart(True, 0, 1.7e9, "Ann", "Where shall we hike?")], Cursor("a", 10, 1), True
-    )
+    asked = ExchangePart(True, 0, 1.7e9, "Ann", "Where shall we hike?")
+    index.add_exchanges("telegram:1", [asked], Cursor("a"), Cursor("a", 10, 1), True)
     store = PassageVectors(index.path, "fake-embed")
     assert [p.text for p in store.pending(10)] == ["Where shall we hike?"]
     embed_all(store)
     reply = ExchangePart(False, 1, 1.7e9, "", "", ["The Quiraing loop on Skye"])
-    index.add_exchanges("telegram:1", [reply], Cursor("a", 20, 2), True)
+    index.add_exchanges("telegram:1", [reply], Cursor("a", 10, 1), Cursor("a", 20, 2), True)
     assert [p.text for p in store.pending(10)] == ["Where shall we hike?\nThe Quiraing loop on Skye"]
     embed_all(store)
     assert store.pending(10) == []
