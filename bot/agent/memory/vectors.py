@@ -23,13 +23,23 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 EMBED_CHARS = 4000  # of one passage, embedded: enough for its meaning, within every model's input limit
+# A passage the index deletes (MEMORY.md's facts are replaced whole; a reindex clears everything) takes its
+# vector along in the same transaction, whichever process deletes it, and counts as a drop.
 _SCHEMA = """
+BEGIN IMMEDIATE;
 CREATE TABLE IF NOT EXISTS passage_vectors (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT, id INTEGER NOT NULL UNIQUE, crc INTEGER NOT NULL, model TEXT NOT NULL,
-    vector BLOB NOT NULL
-)
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, id INTEGER NOT NULL UNIQUE, ts REAL NOT NULL, crc INTEGER NOT NULL,
+    model TEXT NOT NULL, vector BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS passage_vector_drops (n INTEGER NOT NULL);
+INSERT INTO passage_vector_drops SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM passage_vector_drops);
+CREATE TRIGGER IF NOT EXISTS passage_vectors_follow AFTER DELETE ON passages BEGIN
+    DELETE FROM passage_vectors WHERE id = OLD.id;
+    UPDATE passage_vector_drops SET n = n + 1;
+END;
+COMMIT;
 """
-_COLUMNS = "p.id, p.kind, p.asked, p.answered"
+_COLUMNS = "p.id, p.ts, p.kind, p.asked, p.answered"
 
 
 def passage_text(kind: str, asked: str, answered: str) -> str:
@@ -48,6 +58,7 @@ class Pending:
     """A passage that needs a (new) vector, and the text to embed."""
 
     id: int
+    ts: float
     text: str
 
 
@@ -61,7 +72,7 @@ class PassageVectors:
         self._db: sqlite3.Connection | None = None
         self._inode = 0
         self._checked = 0  # every passage up to this id has a vector, though maybe of an older text (see _changed)
-        self._marks: str | None = None  # the index's read marks when facts were last checked
+        self._drops: int | None = None  # passages the index had dropped when last looked at
         self._ids: NDArray[np.int64] | None = None  # the in-memory copy, None until a search needs it
         self._ts: NDArray[np.float64] | None = None
         self._matrix: NDArray[np.float32] | None = None
@@ -85,27 +96,27 @@ class PassageVectors:
                 missing[0] - 1 if missing else db.execute("SELECT coalesce(max(id), 0) FROM passages").fetchone()[0]
             )
         unique = sorted({row[0]: row for row in rows}.values())[:limit]
-        return [Pending(rowid, passage_text(kind, asked, answered)) for rowid, kind, asked, answered in unique]
+        return [Pending(rowid, ts, passage_text(kind, asked, answered)) for rowid, ts, kind, asked, answered in unique]
 
-    def _changed(self, db: sqlite3.Connection) -> list[tuple[int, str, str, str]]:
-        """Passages whose text changed under an id that has a vector: open exchanges whose reply grew, and (when a
-        source was read again, as MEMORY.md is whenever it changes) facts; vectors of dropped passages go."""
-        stale = "(v.id IS NULL OR v.crc != passage_crc(p.kind, p.asked, p.answered))"
+    def _changed(self, db: sqlite3.Connection) -> list[tuple[int, float, str, str, str]]:
+        """Open exchanges whose reply grew since their vector was made; after passages were dropped, every
+        passage below the last checked id is looked at again (their ids may have been taken again)."""
         rows = db.execute(
-            f"SELECT {_COLUMNS} FROM logs l JOIN passages p ON p.id = l.open_id "
-            f"LEFT JOIN passage_vectors v ON v.id = p.id WHERE {stale}"
+            f"SELECT {_COLUMNS} FROM logs l JOIN passages p ON p.id = l.open_id LEFT JOIN passage_vectors v "
+            "ON v.id = p.id WHERE v.id IS NULL OR v.crc != passage_crc(p.kind, p.asked, p.answered)"
         ).fetchall()
-        marks = db.execute("SELECT group_concat(name || '=' || value, ' ') FROM marks").fetchone()[0] or ""
-        if marks == self._marks:
+        drops = db.execute("SELECT n FROM passage_vector_drops").fetchone()[0]
+        if drops == self._drops:
             return rows
-        self._marks = marks
-        if db.execute("DELETE FROM passage_vectors WHERE id NOT IN (SELECT id FROM passages)").rowcount:
-            self._forget_dropped(db)
-        facts = db.execute(
-            f"SELECT {_COLUMNS} FROM passages p LEFT JOIN passage_vectors v ON v.id = p.id "
-            f"WHERE p.kind = 'fact' AND {stale}"
-        ).fetchall()
-        return rows + facts
+        if self._drops is None:  # first look: drops before the trigger existed (embeddings were off) are unknown
+            db.execute(
+                "DELETE FROM passage_vectors "
+                "WHERE ts IS NOT (SELECT p.ts FROM passages p WHERE p.id = passage_vectors.id)"
+            )
+        self._drops = drops
+        self._forget_dropped(db)
+        self._checked = 0
+        return rows
 
     def store(self, passages: Sequence[Pending], vectors: Sequence[Sequence[float]]) -> None:
         """Keep the vectors (normalised, float32) of these passages, in one transaction."""
@@ -115,7 +126,7 @@ class PassageVectors:
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         matrix /= np.where(norms == 0, 1, norms)
         rows = [
-            (passage.id, text_crc(passage.text), self._model, row.tobytes())
+            (passage.id, passage.ts, text_crc(passage.text), self._model, row.tobytes())
             for passage, row in zip(passages, matrix, strict=True)
         ]
         with self._lock:
@@ -124,11 +135,14 @@ class PassageVectors:
                 return
             with db:
                 db.executemany(
-                    "INSERT OR REPLACE INTO passage_vectors (id, crc, model, vector) VALUES (?, ?, ?, ?)", rows
+                    "INSERT OR REPLACE INTO passage_vectors (id, ts, crc, model, vector) VALUES (?, ?, ?, ?, ?)", rows
                 )
 
-    def nearest(self, query: Sequence[float], limit: int, since: float | None, until: float | None) -> list[int]:
-        """The ids of the `limit` passages closest to `query` (cosine), within [since, until), best first."""
+    def nearest(
+        self, query: Sequence[float], limit: int, since: float | None, until: float | None, floor: float = -1.0
+    ) -> list[int]:
+        """The ids of the `limit` passages closest to `query` (cosine, at least `floor`) in [since, until), best
+        first."""
         import numpy as np
 
         with self._lock:
@@ -147,7 +161,7 @@ class PassageVectors:
             scores = np.where(ts >= since, scores, -np.inf)
         if until is not None:
             scores = np.where(ts < until, scores, -np.inf)
-        count = min(limit, len(ids) if since is None and until is None else int(np.isfinite(scores).sum()))
+        count = min(limit, int((scores >= floor).sum()))
         if count <= 0:
             return []
         best = np.argpartition(-scores, count - 1)[:count]
@@ -182,7 +196,7 @@ class PassageVectors:
         if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'passages'").fetchone():
             db.close()
             return None  # the index is being created: its tables come first
-        db.execute(_SCHEMA)
+        db.executescript(_SCHEMA)
         db.execute("DELETE FROM passage_vectors WHERE model != ?", (self._model,))
         db.create_function(
             "passage_crc",
@@ -193,7 +207,7 @@ class PassageVectors:
         self._db, self._inode = db, inode
         self._ids = self._ts = self._matrix = None
         self._loaded = self._checked = 0
-        self._marks = None
+        self._drops = None
         return db
 
     def _load_new(self, db: sqlite3.Connection) -> None:

@@ -36,6 +36,15 @@ def test_passages_are_embedded_once_and_found_by_meaning(tmp_path: Path) -> None
     assert len(found) == 2
 
 
+def test_passages_below_the_floor_are_no_hits(tmp_path: Path) -> None:
+    index = MemoryIndex.open(tmp_path / "index.sqlite3")
+    entries(index, "Bought a red bicycle", "The red bicycle has a flat tyre")
+    store = PassageVectors(index.path, "fake-embed")
+    embed_all(store)
+    assert store.nearest(embed("zebras in the savannah"), 5, None, None, floor=0.3) == []
+    assert len(store.nearest(embed("flat tyre"), 5, None, None, floor=0.3)) == 1
+
+
 def test_dates_narrow_the_search(tmp_path: Path) -> None:
     index = MemoryIndex.open(tmp_path / "index.sqlite3")
     entries(index, "trail one", "trail two", "trail three", ts=1.7e9)
@@ -99,3 +108,16 @@ def test_an_exchange_is_embedded_again_when_its_reply_arrives(tmp_path: Path) ->
     embed_all(store)
     assert store.pending(10) == []
     assert len(store.nearest(embed("Quiraing"), 5, None, None)) == 1
+
+
+def test_an_index_cleared_in_place_for_a_reindex_has_its_passages_embedded_again(tmp_path: Path) -> None:
+    index = MemoryIndex.open(tmp_path / "index.sqlite3")
+    entries(index, "alpha", "beta", ts=1.7e9)
+    store = PassageVectors(index.path, "fake-embed")
+    embed_all(store)
+    index.clear()
+    entries(index, "gamma", "delta", ts=1.8e9)  # the same ids, other passages
+    assert [p.text for p in store.pending(10)] == ["gamma", "delta"]
+    embed_all(store)
+    found = store.nearest(embed("gamma"), 1, None, None)
+    assert index.passages(found)[found[0]].passage.asked == "gamma"
