@@ -16,6 +16,7 @@ from bot.agent.memory.consolidation import MemoryConsolidator
 from bot.agent.memory.file_writes import MemoryFileGuard
 from bot.agent.memory.recall_search import IndexRecall
 from bot.agent.memory.scope_index import MemoryIndexes
+from bot.agent.memory.semantic import semantic_memory
 from bot.agent.persona_turns import PersonaTurns
 from bot.agent.personas import Persona, PersonaRouter, personas_from
 from bot.agent.subagents import SubagentManager
@@ -200,6 +201,7 @@ class AgentApp:
         self.rules = ChatRulesBook(config.channels.chat_sections(), config.agent.queue_mode)
         self.sessions = self.stores.sessions()
         self.indexes = MemoryIndexes(self.stores.session_logs(), config.workspace, config.state_dir, config.timezone)
+        self.indexes.semantic = semantic_memory(config.memory.embeddings, self.ledger, self.guard)
         self.registry.register(RecallTool(IndexRecall(self.indexes, config.timezone), config.timezone))
         self.memory = self._memory()
         self.context = context_builder(config, self.skills, self.budget)

@@ -41,12 +41,20 @@ def _scope(config: Config, chat: str | None) -> Path:
 
 
 def _indexes(config: Config) -> tuple[MemoryIndexes, Stores]:
-    """The indexes of this home (over the backend's session logs), and the stores to close after."""
+    """The indexes of this home (over the backend's session logs, with `memory.embeddings`' vectors as the
+    gateway has them), and the stores to close after."""
     from bot.agent.memory.scope_index import MemoryIndexes
+    from bot.agent.memory.semantic import semantic_memory
     from bot.app.backend import stores_for
+    from bot.usage.budgets import BudgetGuard
 
     stores = stores_for(config)
-    return MemoryIndexes(stores.session_logs(), config.workspace, config.state_dir, config.timezone), stores
+    indexes = MemoryIndexes(stores.session_logs(), config.workspace, config.state_dir, config.timezone)
+    if config.memory.embeddings is not None:
+        ledger = stores.ledger()
+        guard = BudgetGuard(config.budgets, ledger, config.timezone)
+        indexes.semantic = semantic_memory(config.memory.embeddings, ledger, guard)
+    return indexes, stores
 
 
 @app.command("search")

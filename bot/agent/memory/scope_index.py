@@ -144,8 +144,10 @@ class MemoryIndexes:
         return [ranker] if ranker is not None else []
 
     async def stop(self) -> None:
-        """Finish the background catch-ups, then close every index."""
+        """Finish the background catch-ups, stop the embedding, then close every index."""
         await asyncio.gather(*self._pending.values(), return_exceptions=True)
+        if self.semantic is not None:
+            await self.semantic.stop()
         with self._opening:
             for found in self._open.values():
                 with found.lock:

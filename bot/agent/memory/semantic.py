@@ -18,9 +18,13 @@ from bot.agent.memory.index import MemoryIndex
 from bot.agent.memory.query import Query
 from bot.agent.memory.search import Ranker
 from bot.agent.memory.vectors import PassageVectors
+from bot.config.schema_embeddings import EmbeddingsConfig
 from bot.errors import BudgetExceeded, ProviderError
-from bot.llm.embeddings import Embedder
+from bot.llm.embeddings import Embedder, EmbeddingModel
+from bot.usage.budgets import BudgetGuard
 from bot.usage.charge import Charge, charged_to
+from bot.usage.ledger import Ledger
+from bot.usage.metered_embeddings import MeteredEmbeddings
 
 logger = logging.getLogger(__name__)
 
@@ -37,11 +41,13 @@ class SemanticMemory:
         self,
         embedder: Embedder,
         batch_size: int,
+        min_similarity: float = -1.0,
         clock: Callable[[], float] = time.monotonic,
         max_open: int = MAX_OPEN,
     ) -> None:
         self._embedder = embedder
         self._batch = batch_size
+        self._floor = min_similarity
         self._clock = clock
         self._max_open = max_open
         self._stores: OrderedDict[Path, PassageVectors] = OrderedDict()
@@ -86,7 +92,7 @@ class SemanticMemory:
         def nearest(
             index: MemoryIndex, query: Query, limit: int, since: float | None, until: float | None
         ) -> list[int]:
-            return self.vectors(index.path).nearest(vector, limit, since, until)
+            return self.vectors(index.path).nearest(vector, limit, since, until, self._floor)
 
         return nearest
 
@@ -150,3 +156,11 @@ class SemanticMemory:
             logger.info("the embedding server answers again; memory search uses vectors again")
         self._pause = 0.0
         self._paused_until = 0.0
+
+
+def semantic_memory(config: EmbeddingsConfig | None, ledger: Ledger, guard: BudgetGuard) -> SemanticMemory | None:
+    """Semantic search with `memory.embeddings`' model, every call metered and within budget; None when unset."""
+    if config is None:
+        return None
+    embedder = MeteredEmbeddings(EmbeddingModel(config), ledger, guard)
+    return SemanticMemory(embedder, config.batch_size, config.min_similarity)
