@@ -193,6 +193,7 @@ class PassageVectors:
             self._db.close()
         db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         db.execute("PRAGMA busy_timeout=5000")
+        db.execute("PRAGMA synchronous=NORMAL")  # as the index's own: a cache, a lost last batch is embedded again
         if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'passages'").fetchone():
             db.close()
             return None  # the index is being created: its tables come first
