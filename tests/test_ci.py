@@ -28,6 +28,6 @@ def test_ci_installs_the_system_packages_the_readme_names() -> None:
 def test_checks_run_the_import_contracts_types_lint_format_and_the_docs_build() -> None:
     lines = [line.strip() for line in (ROOT / ".ci" / "checks").read_text().splitlines()]
     commands = [line for line in lines if line and not line.startswith("#")]
-    assert commands[-5:-1] == ["lint-imports", "mypy", "ruff check .", "ruff format --check ."]
+    assert commands[-6:-1] == ["python .ci/layout.py", "lint-imports", "mypy", "ruff check .", "ruff format --check ."]
     assert "mkdocs build --strict" in commands[-1]
     assert "set -euo pipefail" in commands

@@ -15,19 +15,19 @@ ChannelBuilder = Callable[["Publish", "Config", Path, "RetryPolicy | None"], "Ch
 
 
 def _telegram(publish: Publish, config: Config, media_dir: Path, retry: RetryPolicy | None) -> Channel:
-    from channels.telegram import TelegramChannel
+    from channels.telegram.channel import TelegramChannel
 
     return TelegramChannel(publish, config.channels.telegram, media_dir, retry)
 
 
 def _discord(publish: Publish, config: Config, media_dir: Path, retry: RetryPolicy | None) -> Channel:
-    from channels.discord import DiscordChannel
+    from channels.discord.channel import DiscordChannel
 
     return DiscordChannel(publish, config.channels.discord, media_dir, retry)
 
 
 def _slack(publish: Publish, config: Config, media_dir: Path, retry: RetryPolicy | None) -> Channel:
-    from channels.slack import SlackChannel
+    from channels.slack.channel import SlackChannel
 
     return SlackChannel(publish, config.channels.slack, media_dir, retry)
 

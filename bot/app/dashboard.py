@@ -13,7 +13,7 @@ from bot.access.pairing import Pairing
 from bot.config.schema import HeartbeatConfig
 from bot.scheduler.cron import CronService
 from bot.usage.ledger import Ledger
-from channels.health import ChannelHealth, MessageCounts
+from channels.gateway.health import ChannelHealth, MessageCounts
 
 EPOCH = date(1970, 1, 1)
 RECENT_SESSIONS = 20

@@ -34,7 +34,7 @@ from bot.telemetry.switch import start_telemetry
 from bot.tools.cron import CronTool
 from channels.base import Channel
 from channels.catchup import CatchesUp
-from channels.manager import ChannelManager
+from channels.gateway.manager import ChannelManager
 
 if TYPE_CHECKING:
     from bot.access.notices import IgnoreNotices

@@ -8,8 +8,8 @@ from typing import Any
 
 from bot.config.schema import Config
 from bot.telemetry.prometheus import PrometheusFigures
-from channels.manager import ChannelManager
-from channels.watchdog import is_fresh
+from channels.gateway.manager import ChannelManager
+from channels.gateway.watchdog import is_fresh
 
 MODEL_PROBE_EVERY = 30.0  # seconds a model probe's answer is reused
 

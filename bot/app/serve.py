@@ -17,8 +17,8 @@ from bot.cancelling import cancel_and_wait
 from bot.cluster.roles import Role
 from bot.config.schema import Config
 from bot.llm.types import Provider
-from channels.console import ConsoleChannel
-from channels.manager import ChannelManager
+from channels.console.channel import ConsoleChannel
+from channels.gateway.manager import ChannelManager
 
 logger = logging.getLogger(__name__)
 

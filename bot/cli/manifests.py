@@ -15,8 +15,8 @@ def slack_manifest(
     import yaml
 
     from channels.base import CommandSpec
-    from channels.slack_manifest import RELAYBOT_COMMANDS
-    from channels.slack_manifest import slack_manifest as manifest
+    from channels.slack.manifest import RELAYBOT_COMMANDS
+    from channels.slack.manifest import slack_manifest as manifest
 
     extra = []
     for item in command:

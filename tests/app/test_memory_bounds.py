@@ -29,8 +29,8 @@ from bot.bus import ChatRef, InboundMessage, OutboundMessage
 from bot.config.schema import Config
 from bot.llm.types import LLMResponse, Usage
 from channels.base import Channel
-from channels.manager import ChannelManager
-from channels.telegram_replies import SentReplies
+from channels.gateway.manager import ChannelManager
+from channels.telegram.replies import SentReplies
 
 BOUND = 50  # each count bound on the path, lowered from 1,000-1,024 so a few hundred chats fill them all
 FILLED = 300  # chats before the first snapshot
@@ -124,7 +124,7 @@ def gateway_config(tmp_path: Path) -> Config:
 async def test_the_gateway_path_keeps_nothing_per_chat_once_its_bounded_memories_are_full(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("channels.manager.RECENT_DELIVERIES", BOUND)
+    monkeypatch.setattr("channels.gateway.manager.RECENT_DELIVERIES", BOUND)
     monkeypatch.setattr("bot.agent.loop.EditDesk", partial(EditDesk, remembered=BOUND))
     config = gateway_config(tmp_path)
     stores = stores_for(config)

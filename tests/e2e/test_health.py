@@ -48,11 +48,11 @@ async def test_wedged_poller_is_restarted_with_one_warning_and_answers_again(
         server = bot.gateway.health_server
         assert server is not None
         telegram.hold("getUpdates")  # Telegram stops answering; the connection stays open
-        with caplog.at_level(logging.WARNING, "channels.watchdog"):
+        with caplog.at_level(logging.WARNING, "channels.gateway.watchdog"):
             await until(lambda: _not_ready(server.port), 10, interval=0.1)  # two timeouts without a poll
             assert "wedged" not in caplog.text
             await until(lambda: "wedged" in caplog.text, 10, interval=0.1)  # three: restarted
-        assert len([r for r in caplog.records if r.name == "channels.watchdog"]) == 1
+        assert len([r for r in caplog.records if r.name == "channels.gateway.watchdog"]) == 1
         await telegram.wait_for_call("getMe", 2)  # started again
         telegram.release("getUpdates")
         telegram.text("still there?", chat_id=OWNER, user_id=OWNER)

@@ -1,0 +1,1 @@
+"""The console: a chat in the terminal."""

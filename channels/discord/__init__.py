@@ -1,0 +1,1 @@
+"""Discord: the gateway and REST API through discord.py."""

@@ -1,0 +1,1 @@
+"""What runs every channel: supervision, intake, presence, outbound delivery, watchdog and health."""

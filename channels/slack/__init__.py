@@ -1,0 +1,1 @@
+"""Slack: Socket Mode and the Web API through slack-bolt and slack-sdk."""

@@ -1,0 +1,1 @@
+"""Telegram: the Bot API through python-telegram-bot."""

@@ -1,0 +1,1 @@
+"""What tests share: adapter harnesses, publish recorders."""
