@@ -2,9 +2,9 @@
 
 They live in the index's own SQLite file (table `passage_vectors`, one float32 BLOB per passage id), so the
 index's passages and their vectors go together: a rebuilt index starts without vectors, and a passage the
-index drops loses its vector. sqlite-vec would need `enable_load_extension`, which this Python's sqlite3 may
-lack; numpy over an in-memory copy of the vectors is exact and fast enough (see docs/performance.md).
-Not thread-safe for one query at a time: a lock serialises each store's calls.
+index drops loses its vector (a trigger deletes it in the same transaction). sqlite-vec would need
+`enable_load_extension`, which many Pythons' sqlite3 lack; numpy over an in-memory copy of the vectors is
+exact, and fast enough (docs/performance.md). Safe across threads: a lock serialises each store's calls.
 """
 
 from __future__ import annotations
