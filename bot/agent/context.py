@@ -67,21 +67,16 @@ class FileCache:
 
 
 def memory_note(scope: MemoryScope, workspace: Path, trust: Trust) -> str:
-    """Where this chat's memory lives, and how the model can search its history with the tools it has."""
+    """Where this chat's memory lives, and how the model can search its past with the tools it has."""
     memory, history = (path.relative_to(workspace) for path in (scope.memory_file, scope.history_file))
     note = (
-        f"Long-term memory of this chat is in {memory} (shown below when it has content). {history} is an "
-        "append-only log with one timestamped summary per past conversation; "
+        f"Long-term memory of this chat is in {memory} (shown below when it has content); {history} logs one "
+        "dated summary per past conversation. Earlier passages may be recalled before the user's message. "
+        "When the user refers to something from before, search before saying you do not know: "
     )
     if trust is Trust.OWNER:
-        return note + (
-            "when the user refers to something from before, search it before saying you do not know: "
-            f"recall('keywords'), exec `grep -i -C1 'keyword' {history}`, or read_file it."
-        )
-    return note + (
-        "when the user refers to something from before, search it with recall('keywords') (this chat's "
-        "own history and earlier sessions only) before saying you do not know."
-    )
+        return note + f"recall('words or a question'), or exec `grep -i -C1 'keyword' {history}` or read_file it."
+    return note + "recall('words or a question') searches this chat's own past."
 
 
 class ContextBuilder:

@@ -107,7 +107,8 @@ class SessionTurns:
             history = _before_last_user(history, text)
         shown_from = session.total - len(history)
         messages = self._context.build(message, scope, history, text, persona.system_file if persona else None)
-        if self._recall is not None and self._recall.wanted(message, persona):
+        recalling = self._recall is not None and self._recall.wanted(message, persona)
+        if self._recall is not None and recalling:
             asked = "\n".join(m.text for m in batch)
             if block := await self._recall.block(scope.directory, session.key, asked, shown_from):
                 messages[-1] = with_recalled(messages[-1], block)
@@ -152,7 +153,7 @@ class SessionTurns:
         finally:
             for prompt_tokens, completion_tokens in unwritten:  # a call whose message was never recorded
                 self._sessions.record_usage(session, prompt_tokens, completion_tokens)
-            if self._recall is not None:
+            if self._recall is not None and not recalling:  # else the next turn's recall indexes what this one saved
                 self._recall.saved(scope.directory, session.key)
         if self._memory:
             self._memory.after_turn(session, scope)

@@ -53,6 +53,9 @@ def _read_log(index: MemoryIndex, logs: SessionLogs, key: str, cursor: Cursor, l
     read = 0
     while True:
         batch = logs.read(key, cursor, BATCH)
+        if batch.gone:
+            index.drop_log(key, cursor.log)  # the index holds what the logs hold, no more
+            return read
         if (batch.cursor != cursor or live) and not index.add_exchanges(
             key, exchange_parts(batch.entries), cursor, batch.cursor, live
         ):

@@ -41,6 +41,13 @@ class IndexUnusable(Exception):
     """The index file cannot be used as it is (corrupt, or of another version): it is to be rebuilt."""
 
 
+def damaged(exc: Exception) -> bool:
+    """Whether an error says the index file is damaged (to be rebuilt), not that a statement was wrong."""
+    if isinstance(exc, IndexUnusable) or type(exc) is sqlite3.DatabaseError:  # "malformed", "not a database"
+        return True
+    return isinstance(exc, sqlite3.OperationalError) and "no such" in str(exc)  # a table or column gone
+
+
 @dataclass(frozen=True, slots=True)
 class StoredPassage:
     """A passage as the index holds it, with where it came from."""
@@ -125,6 +132,17 @@ class MemoryIndex:
         with _transaction(self._db):
             self._db.execute("UPDATE logs SET live = 0 WHERE session = ? AND log = ?", (session, log))
 
+    def drop_log(self, session: str, log: str) -> None:
+        """Forget a log that no longer exists, with its passages."""
+        with _transaction(self._db):
+            rows = self._db.execute(
+                "SELECT id, asked, answered FROM passages WHERE session = ? AND log = ?", (session, log)
+            ).fetchall()
+            for rowid, asked, answered in rows:
+                self._unindex(rowid, asked, answered)
+            self._db.execute("DELETE FROM passages WHERE session = ? AND log = ?", (session, log))
+            self._db.execute("DELETE FROM logs WHERE session = ? AND log = ?", (session, log))
+
     def mark(self, name: str) -> str:
         """A source's read mark (HISTORY.md's offset, MEMORY.md's stamp); "" when none."""
         row = self._db.execute("SELECT value FROM marks WHERE name = ?", (name,)).fetchone()
@@ -147,10 +165,19 @@ class MemoryIndex:
                 self._insert("", "", passage)
             self._db.execute("INSERT OR REPLACE INTO marks VALUES (?, ?)", (mark, value))
 
-    def keyword(self, expression: str, limit: int, since: float | None, until: float | None) -> list[tuple[int, float]]:
-        """The best `limit` passages matching an FTS5 expression, as (id, BM25 score, higher better), best first."""
+    def keyword(
+        self,
+        expression: str,
+        limit: int,
+        since: float | None,
+        until: float | None,
+        leave_out: tuple[str, str, int] | None = None,
+    ) -> list[tuple[int, float, float, str, str]]:
+        """The best `limit` passages matching an FTS5 expression, as (id, BM25 score (higher better), time, asked,
+        answered), best first; `leave_out` (session, log, first) skips that log's passages from that number on."""
         sql = (
-            f"SELECT p.id, -bm25(passage_text, 1.0, {ANSWER_WEIGHT}) AS score FROM passage_text "
+            f"SELECT p.id, -bm25(passage_text, 1.0, {ANSWER_WEIGHT}) AS score, p.ts, p.asked, p.answered "
+            "FROM passage_text "
             "JOIN passages p ON p.id = passage_text.rowid WHERE passage_text MATCH ?"
         )
         args: list[object] = [expression]
@@ -160,8 +187,11 @@ class MemoryIndex:
         if until is not None:
             sql += " AND p.ts < ?"
             args.append(until)
+        if leave_out is not None:
+            sql += " AND NOT (p.session = ? AND p.log = ? AND p.first >= ?)"
+            args.extend(leave_out)
         sql += " ORDER BY score DESC, p.ts DESC, p.session, p.first LIMIT ?"
-        return [(rowid, score) for rowid, score in self._db.execute(sql, (*args, limit))]
+        return self._db.execute(sql, (*args, limit)).fetchall()
 
     def passages(self, ids: Iterable[int]) -> dict[int, StoredPassage]:
         """The stored passages with these ids."""
@@ -190,6 +220,17 @@ class MemoryIndex:
             for table in ("passages", "logs", "marks"):
                 self._db.execute(f"DELETE FROM {table}")
             self._db.execute("INSERT INTO passage_text (passage_text) VALUES ('delete-all')")
+
+    def matching(self, expressions: Sequence[str]) -> list[int]:
+        """How many passages match each FTS5 expression, in one statement."""
+        if not expressions:
+            return []
+        count = "(SELECT count(*) FROM passage_text WHERE passage_text MATCH ?)"
+        return list(self._db.execute(f"SELECT {', '.join([count] * len(expressions))}", expressions).fetchone())
+
+    def last_id(self) -> int:
+        """The highest passage id: about how many passages there are, at no cost."""
+        return int(self._db.execute("SELECT coalesce(max(id), 0) FROM passages").fetchone()[0])
 
     def size(self) -> int:
         """How many passages the index holds."""

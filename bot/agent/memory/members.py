@@ -7,6 +7,7 @@ apps share a scope), so it lives with the memory files, on every worker's shared
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 
 MEMBERS_FILE = "sessions.txt"
@@ -19,12 +20,19 @@ def members_file(directory: Path) -> Path:
 
 
 def read_members(directory: Path) -> list[str]:
-    """The session keys listed for a scope folder, in the order they joined."""
+    """The session keys listed for a scope folder, in the order they joined (read again only when it changed)."""
+    path = members_file(directory)
     try:
-        text = members_file(directory).read_text(encoding="utf-8")
+        found = os.stat(path)
     except FileNotFoundError:
         return []
-    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    return list(_members(path, found.st_mtime_ns, found.st_size))
+
+
+@lru_cache(maxsize=256)
+def _members(path: Path, mtime_ns: int, size: int) -> tuple[str, ...]:
+    text = path.read_text(encoding="utf-8")
+    return tuple(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
 
 
 def add_member(directory: Path, key: str) -> None:

@@ -6,7 +6,10 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from bot.agent.memory.wording import root, variants
+
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][^\W_]+)", re.UNICODE)
 _STOP_WORDS = """
     a about above after again against ago all almost also am an and any anything are aren around as ask asked at
     back be because been before being below between both but by can could couldn d day did didn do does doesn
@@ -56,11 +59,28 @@ class Query:
     words: tuple[str, ...]
     since: float | None = None
     until: float | None = None
+    names: frozenset[str] = frozenset()  # words written with a capital inside a sentence: names, which count more
+
+    @property
+    def concepts(self) -> tuple[tuple[str, ...], ...]:
+        """For each word, the roots of the words that stand for it (its forms and synonyms)."""
+        return tuple(tuple(dict.fromkeys(root(v) for v in variants(word))) for word in self.words)
 
     @property
     def expression(self) -> str:
-        """The words as an FTS5 OR of quoted terms, so no user text is read as FTS5 syntax; "" when none."""
-        return " OR ".join(f'"{word}"' for word in self.words)
+        """The words, their forms and synonyms as an FTS5 OR of quoted terms and root prefixes (so no user text is
+        read as FTS5 syntax); "" when there are none."""
+        return " OR ".join(concept_expression(word) for word in self.words)
+
+
+def concept_expression(word: str) -> str:
+    """One word's FTS5 terms: each variant as itself (stemmed by the index's tokenizer) and by its root prefix."""
+    terms: list[str] = []
+    for variant in variants(word):
+        terms.append(f'"{variant}"')
+        if len(stem := root(variant)) >= 4 and stem != variant:
+            terms.append(f'"{stem}"*')
+    return " OR ".join(dict.fromkeys(terms))
 
 
 def parse_query(text: str, now: datetime) -> Query:
@@ -68,13 +88,14 @@ def parse_query(text: str, now: datetime) -> Query:
     lowered = text.lower()
     since, until, time_words = _window(lowered, now)
     words: list[str] = []
+    names = frozenset(m.group(1).lower() for m in _NAME.finditer(text))
     for word in _WORD.findall(lowered):
         word = word.replace("’", "'").split("'")[0]
         if word in STOP_WORDS or word in time_words or len(word) < 2 and not word.isdigit():
             continue
         if word not in words:
             words.append(word)
-    return Query(text, tuple(words), since, until)
+    return Query(text, tuple(words), since, until, names.intersection(words))
 
 
 def _window(text: str, now: datetime) -> tuple[float | None, float | None, frozenset[str]]:

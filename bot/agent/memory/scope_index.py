@@ -17,7 +17,7 @@ from typing import TypeVar
 from zoneinfo import ZoneInfo
 
 from bot.agent.memory.catchup import catch_up_history, catch_up_memory, catch_up_sessions
-from bot.agent.memory.index import IndexUnusable, MemoryIndex
+from bot.agent.memory.index import IndexUnusable, MemoryIndex, damaged
 from bot.agent.memory.members import add_member, read_members
 from bot.agent.memory.query import parse_query
 from bot.agent.memory.search import Hit, Ranker, Shown, best_hits
@@ -163,6 +163,8 @@ class MemoryIndexes:
                     return self._using(directory, work)
                 return work(found)
         except (sqlite3.DatabaseError, IndexUnusable) as exc:
+            if not damaged(exc):
+                raise
             logger.warning("memory index %s is unusable (%s): rebuilding it", self.path_for(directory), exc)
             self._drop(directory)
             found = self._get(directory)

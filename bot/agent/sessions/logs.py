@@ -37,11 +37,13 @@ class Cursor:
 
 @dataclass(frozen=True, slots=True)
 class LogRead:
-    """Entries read from one log and the cursor after them; `done` when the log holds nothing further now."""
+    """Entries read from one log and the cursor after them; `done` when the log holds nothing further now, `gone`
+    when the log no longer exists (deleted by retention, or replaced)."""
 
     entries: list[LogEntry]
     cursor: Cursor
     done: bool = True
+    gone: bool = False
 
 
 class SessionLogs(Protocol):
@@ -54,7 +56,7 @@ class SessionLogs(Protocol):
         """The identities of the session's archived logs, oldest first."""
 
     def read(self, key: str, since: Cursor, limit: int) -> LogRead:
-        """Up to about `limit` entries of the log `since.log` after `since`; none when that log is gone."""
+        """Up to about `limit` entries of the log `since.log` after `since`; none, and `gone`, when it is gone."""
 
 
 class FileLogs:
@@ -79,12 +81,15 @@ class FileLogs:
     def read(self, key: str, since: Cursor, limit: int) -> LogRead:
         path = self._find(key, since.log)
         if path is None:
-            return LogRead([], since)
-        with path.open("rb") as handle:
-            handle.seek(since.offset)
-            data = handle.read(READ_CHUNK)
-            if len(data) == READ_CHUNK and not data.endswith(b"\n"):
-                data += handle.readline()  # the rest of a line that straddles the chunk's end
+            return LogRead([], since, gone=True)
+        try:
+            with path.open("rb") as handle:
+                handle.seek(since.offset)
+                data = handle.read(READ_CHUNK)
+                if len(data) == READ_CHUNK and not data.endswith(b"\n"):
+                    data += handle.readline()  # the rest of a line that straddles the chunk's end
+        except FileNotFoundError:
+            return LogRead([], since)  # archived by /new just now: found under its new name next time
         entries: list[LogEntry] = []
         count = since.count
         used = 0
@@ -115,8 +120,14 @@ class FileLogs:
         return sorted(found)
 
     def _find(self, key: str, log: str) -> Path | None:
-        """The file of the log with this identity: the live one, or one archived since."""
-        for path in (self._live(key), *self._archived_paths(key)):
+        """The file of the log with this identity: the live one, or (looked for only then) one archived since."""
+        live = self._live(key)
+        try:
+            if str(os.stat(live).st_ino) == log:
+                return live
+        except FileNotFoundError:
+            pass
+        for path in self._archived_paths(key):
             try:
                 if str(path.stat().st_ino) == log:
                     return path

@@ -38,7 +38,7 @@ class RedisLogs:
     def read(self, key: str, since: Cursor, limit: int) -> LogRead:
         log = self._log_key(key, since.log)
         if log is None:
-            return LogRead([], since)
+            return LogRead([], since, gone=True)
         raw = self._shared.client.lrange(log, since.offset, since.offset + limit - 1)
         entries = []
         for n, item in enumerate(raw, since.offset):

@@ -286,7 +286,6 @@ async def test_prompt_tells_owners_and_guests_how_to_search_their_own_history(
         await bot.ask("hi", chat="telegram:1", sender="1", trust=Trust.OWNER)
         await bot.ask("hi", chat="telegram:2", sender="2", trust=Trust.GUEST)
     owner, guest = (body["messages"][0]["content"] for body in fake_llm.requests)
-    assert "exec `grep -i -C1 'keyword' memory/HISTORY.md`, or read_file it" in owner
-    assert "recall('keywords'), exec `grep" in owner
-    assert "memory/chats/telegram_2/HISTORY.md" in guest and "search it with recall('keywords')" in guest
+    assert "recall('words or a question'), or exec `grep -i -C1 'keyword' memory/HISTORY.md` or read_file it" in owner
+    assert "memory/chats/telegram_2/HISTORY.md" in guest and "recall('words or a question') searches this chat" in guest
     assert "recall" in {tool["function"]["name"] for tool in fake_llm.requests[1]["tools"]}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from bot.agent.memory.query import parse_query
+from bot.agent.memory.wording import root
 
 NOW = datetime(2026, 6, 15, 12, 0, tzinfo=UTC)
 
@@ -12,7 +13,18 @@ NOW = datetime(2026, 6, 15, 12, 0, tzinfo=UTC)
 def test_question_words_and_stop_words_are_dropped() -> None:
     query = parse_query("What was the name of the trail I told you about?", NOW)
     assert query.words == ("name", "trail")
-    assert query.expression == '"name" OR "trail"'
+    assert query.expression == '"name" OR "trail" OR "hike" OR "hiking" OR "walk" OR "route" OR "rout"*'
+
+
+def test_forms_and_synonyms_of_a_word_share_a_concept() -> None:
+    query = parse_query("Which film did I see with Tom? Was he allergic?", NOW)
+    assert query.words == ("film", "see", "tom", "allergic")
+    assert query.names == frozenset({"tom"})
+    film, see, _, allergic = query.concepts
+    assert {root("movie"), root("cinema")} <= set(film)
+    assert root("saw") in see
+    assert root("allergy") in allergic
+    assert root("allergies") == root("allergic") == "aller"
 
 
 def test_an_all_stop_word_question_has_no_words() -> None:

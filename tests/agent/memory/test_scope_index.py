@@ -183,3 +183,19 @@ async def test_an_index_of_another_version_is_rebuilt(tmp_path: Path) -> None:
 
     assert asked(await index.search(scope, "violin")) == ["Violin lessons on Tuesday"]
     await index.stop()
+
+
+async def test_a_session_file_rewritten_in_place_is_indexed_once(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    backend = Backend(store, FileLogs(tmp_path / "sessions"))
+    scope = tmp_path / "ws" / "memory"
+    backend.say("telegram:1", "The piano tuner comes on Friday", "OK")
+    index = indexes(tmp_path, backend)
+    await index.join(scope, "telegram:1")
+    live = tmp_path / "sessions" / "telegram%3A1.jsonl"
+    copy = live.with_suffix(".tmp")
+    copy.write_bytes(live.read_bytes())
+    copy.replace(live)  # a new file (another inode) with the same messages, as a format upgrade writes it
+
+    assert asked(await index.search(scope, "piano tuner")) == ["The piano tuner comes on Friday"]
+    await index.stop()
