@@ -97,7 +97,10 @@ class MemoryIndexes:
             self._catch_up(directory, found)
             return best_hits(found.index, query, limit, now, since, until, shown, rankers)
 
-        return await asyncio.to_thread(self._using, directory, run)
+        hits = await asyncio.to_thread(self._using, directory, run)
+        if self.semantic is not None:
+            self.semantic.index_changed(self.path_for(directory))  # embed what the catch-up added
+        return hits
 
     async def join(self, directory: Path, key: str) -> None:
         """List session `key` for the scope (once) and bring the index up to date."""

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.bus import Trust
+from tests.agent.memory.test_memory import consolidating, save
 from tests.fakes.openai_server import Error, FakeLLM
 from tests.harness import Harness
 
@@ -23,8 +24,10 @@ def recalled(request: dict[str, Any]) -> str:
 
 
 async def chat(bot: Harness, *texts: str) -> None:
+    """Say each text, with consolidation folding the older ones out of the prompt, then let embedding finish."""
     for text in texts:
         await bot.ask(text, chat="telegram:7", sender="7", trust=Trust.USER)
+        await bot.app.memory.idle()
     assert bot.app.indexes.semantic is not None
     await bot.app.indexes.semantic.idle()
 
@@ -36,6 +39,7 @@ async def test_a_question_in_other_words_is_recalled_by_meaning_and_every_embedd
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
     fake_llm.same_words = {"ramble": "walk", "walked": "walk"}
+    fake_llm.default = consolidating(lambda body: save("Chatted.", ""))
     memory = {"embeddings": {"model": "embed", "api_base": fake_llm.base_url, "batch_size": 4}}
     async with Harness(tmp_path, fake_llm, agent={"memory_window": 4}, memory=memory) as bot:
         await chat(bot, "We walked the Quiraing loop on Skye", *FILLERS)
@@ -52,6 +56,7 @@ async def test_a_question_in_other_words_is_recalled_by_meaning_and_every_embedd
 
 async def test_without_an_embedding_server_keywords_answer_alone(tmp_path: Path, fake_llm: FakeLLM) -> None:
     fake_llm.embedding_failure = Error(500, "no model loaded")
+    fake_llm.default = consolidating(lambda body: save("Chatted.", ""))
     memory = {"embeddings": {"model": "embed", "api_base": fake_llm.base_url}}
     async with Harness(tmp_path, fake_llm, agent={"memory_window": 4}, memory=memory) as bot:
         await chat(bot, "My bicycle is a green Gazelle from 1988", *FILLERS)
