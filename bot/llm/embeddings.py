@@ -84,7 +84,7 @@ class EmbeddingModel:
         return Embedded(vectors, tokens, call_cost(self.model, tokens, 0, 0))
 
     async def _litellm(self, texts: list[str]) -> Embedded:
-        litellm = import_litellm()
+        litellm = await asyncio.to_thread(import_litellm)  # seconds the first time: never on the event loop
         options: dict[str, Any] = {"model": self.model, "input": texts, "timeout": self._timeout}
         if self._api_key:
             options["api_key"] = self._api_key
