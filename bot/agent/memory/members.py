@@ -29,7 +29,7 @@ def read_members(directory: Path) -> list[str]:
     return list(_members(path, found.st_mtime_ns, found.st_size))
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=64)  # the scopes active lately
 def _members(path: Path, mtime_ns: int, size: int) -> tuple[str, ...]:
     text = path.read_text(encoding="utf-8")
     return tuple(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))

@@ -51,6 +51,9 @@ _LAST = re.compile(r"\blast (week|month|year|spring|summer|autumn|fall|winter)\b
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "few": 3, "couple of": 2}
 
 
+NO_NAMES: frozenset[str] = frozenset()
+
+
 @dataclass(frozen=True, slots=True)
 class Query:
     """A question's content words (lower case, stop words and time words dropped) and the window it names."""
@@ -59,7 +62,7 @@ class Query:
     words: tuple[str, ...]
     since: float | None = None
     until: float | None = None
-    names: frozenset[str] = frozenset()  # words written with a capital inside a sentence: names, which count more
+    names: frozenset[str] = NO_NAMES  # words written with a capital inside a sentence: names, which count more
 
     @property
     def concepts(self) -> tuple[tuple[str, ...], ...]:
@@ -88,14 +91,14 @@ def parse_query(text: str, now: datetime) -> Query:
     lowered = text.lower()
     since, until, time_words = _window(lowered, now)
     words: list[str] = []
-    names = frozenset(m.group(1).lower() for m in _NAME.finditer(text))
+    names = {m.group(1).lower() for m in _NAME.finditer(text)} if text != lowered else set()
     for word in _WORD.findall(lowered):
         word = word.replace("’", "'").split("'")[0]
         if word in STOP_WORDS or word in time_words or len(word) < 2 and not word.isdigit():
             continue
         if word not in words:
             words.append(word)
-    return Query(text, tuple(words), since, until, names.intersection(words))
+    return Query(text, tuple(words), since, until, frozenset(names.intersection(words)) if names else NO_NAMES)
 
 
 def _window(text: str, now: datetime) -> tuple[float | None, float | None, frozenset[str]]:

@@ -28,6 +28,8 @@ logger = logging.getLogger(__name__)
 
 INDEX_FILE = "index.sqlite3"
 MAX_OPEN = 32
+MAX_LISTED = 128  # sessions remembered as listed in their scope (a forgotten one is looked up again)
+SAVE_DELAY = 1.0  # seconds from a turn's end to indexing what it saved, so a burst of turns shares one catch-up
 T = TypeVar("T")
 
 
@@ -52,6 +54,7 @@ class MemoryIndexes:
         timezone: str,
         clock: Callable[[], float] = time.time,
         max_open: int = MAX_OPEN,
+        save_delay: float = SAVE_DELAY,
     ) -> None:
         self._logs = logs
         self._workspace = workspace
@@ -61,7 +64,9 @@ class MemoryIndexes:
         self._max_open = max_open
         self._open: OrderedDict[Path, _Open] = OrderedDict()
         self._opening = threading.Lock()
-        self._pending: dict[Path, asyncio.Task[None]] = {}
+        self._pending: dict[Path, asyncio.Task[None] | asyncio.TimerHandle] = {}
+        self._delay = save_delay
+        self._listed: OrderedDict[tuple[Path, str], None] = OrderedDict()  # (scope, session) known to be listed
         self.rankers: list[Ranker] = []  # further ranked lists fused with the keyword one
         self.semantic: SemanticMemory | None = None  # vectors, when memory.embeddings names a model
 
@@ -114,18 +119,26 @@ class MemoryIndexes:
             self.semantic.index_changed(self.path_for(directory))
 
     def saved(self, directory: Path, key: str) -> None:
-        """Messages were saved to session `key` of the scope: index them soon, off the event loop."""
+        """Messages were saved to session `key` of the scope: index them a little later, off the event loop (turns
+        in a row share one catch-up; a search catches up by itself first)."""
         if directory in self._pending:
             return
-        task = asyncio.create_task(self.join(directory, key), name=f"memory-index:{key}")
-        self._pending[directory] = task
+        listed = (directory, key) in self._listed
 
-        def done(finished: asyncio.Task[None]) -> None:
-            self._pending.pop(directory, None)
-            if not finished.cancelled() and finished.exception() is not None:
-                logger.error("[%s] indexing memory failed", key, exc_info=finished.exception())
+        def start() -> None:
+            task = asyncio.create_task(self.join(directory, key), name=f"memory-index:{key}")
+            self._pending[directory] = task
+            task.add_done_callback(lambda finished: self._finished(directory, key, finished))
 
-        task.add_done_callback(done)
+        if not listed:  # a session new to the scope is listed at once: a search in another chat must see it
+            start()
+            return
+        self._pending[directory] = asyncio.get_running_loop().call_later(self._delay, start)
+
+    def _finished(self, directory: Path, key: str, task: asyncio.Task[None]) -> None:
+        self._pending.pop(directory, None)
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("[%s] indexing memory failed", key, exc_info=task.exception())
 
     async def reindex(self, directory: Path) -> int:
         """Rebuild the scope's index from its sources, in place (a running gateway keeps using the same file);
@@ -147,8 +160,15 @@ class MemoryIndexes:
         return [ranker] if ranker is not None else []
 
     async def stop(self) -> None:
-        """Finish the background catch-ups, stop the embedding, then close every index."""
-        await asyncio.gather(*self._pending.values(), return_exceptions=True)
+        """Finish the background catch-ups (those not started yet are left to the next search), stop the
+        embedding, then close."""
+        for pending in list(self._pending.values()):
+            if isinstance(pending, asyncio.TimerHandle):
+                pending.cancel()
+        await asyncio.gather(
+            *(p for p in self._pending.values() if isinstance(p, asyncio.Task)), return_exceptions=True
+        )
+        self._pending.clear()
         if self.semantic is not None:
             await self.semantic.stop()
         with self._opening:
@@ -208,6 +228,10 @@ class MemoryIndexes:
         _delete(self.path_for(directory))
 
     def _join(self, directory: Path, found: _Open, key: str) -> None:
+        self._listed[directory, key] = None
+        self._listed.move_to_end((directory, key))
+        if len(self._listed) > MAX_LISTED:
+            self._listed.popitem(last=False)
         if key in found.members:
             return
         listed = read_members(directory)

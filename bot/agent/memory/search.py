@@ -20,7 +20,7 @@ RECENCY_HALF_LIFE = 60 * 86400.0  # seconds for that lift to halve
 WINDOW_LIFT = 0.5  # for a passage inside the period the question names ("in spring", "3 weeks ago")
 RRF_K = 60
 COMMON_SHARE = 0.05  # a question word in more than this share of a scope's passages is left out of the search
-COMMON_FLOOR = 500  # ... unless it is in fewer passages than this
+COMMON_FLOOR = 100  # ... unless it is in fewer passages than this
 
 # Another ranked list of passage ids, best first, for the same query and filters (e.g. by embeddings).
 Ranker = Callable[[MemoryIndex, Query, int, float | None, float | None], list[int]]
@@ -75,7 +75,7 @@ def keyword_ranking(
     return [(rowid, score) for rowid, score, _ in scored]
 
 
-@lru_cache(maxsize=2048)
+@lru_cache(maxsize=256)
 def _roots(asked: str, answered: str) -> frozenset[str]:
     """The roots of a passage's words (the same passages come up turn after turn: kept for a while)."""
     return frozenset(roots_of(f"{asked} {answered}"))

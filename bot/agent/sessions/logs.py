@@ -64,12 +64,13 @@ class FileLogs:
 
     def __init__(self, directory: Path) -> None:
         self._directory = directory
+        self._folder = str(directory)  # joined as a string: a stat per session and search, kept cheap
 
     def live_heads(self, keys: list[str]) -> dict[str, Cursor]:
         heads = {}
         for key in keys:
             try:
-                found = os.stat(self._live(key))
+                found = os.stat(self._live_name(key))
             except FileNotFoundError:
                 continue
             heads[key] = Cursor(str(found.st_ino), found.st_size)
@@ -107,24 +108,30 @@ class FileLogs:
         cursor = Cursor(since.log, since.offset + used, count)
         return LogRead(entries, cursor, done=len(entries) < limit and len(data) < READ_CHUNK)
 
-    def _live(self, key: str) -> Path:
-        return self._directory / f"{quote(key, safe='')}.jsonl"
+    def _live_name(self, key: str) -> str:
+        return os.path.join(self._folder, quote(key, safe="") + ".jsonl")
 
     def _archived_paths(self, key: str) -> list[Path]:
+        """The session's own archived files, oldest first (its threads' and other chats' left out)."""
         prefix = quote(key, safe="") + "."
-        found = [
-            path
-            for path in self._directory.glob(prefix + "*" + ARCHIVED_SUFFIX)
-            if "." not in path.name.removeprefix(prefix).removesuffix(ARCHIVED_SUFFIX)  # not a thread's archive
+        try:
+            names = [entry.name for entry in os.scandir(self._directory)]  # not glob: its pattern cache grows per chat
+        except FileNotFoundError:
+            return []
+        return [
+            self._directory / name
+            for name in sorted(names)
+            if name.startswith(prefix)
+            and name.endswith(ARCHIVED_SUFFIX)
+            and "." not in name.removeprefix(prefix).removesuffix(ARCHIVED_SUFFIX)
         ]
-        return sorted(found)
 
     def _find(self, key: str, log: str) -> Path | None:
         """The file of the log with this identity: the live one, or (looked for only then) one archived since."""
-        live = self._live(key)
+        live = self._live_name(key)
         try:
             if str(os.stat(live).st_ino) == log:
-                return live
+                return Path(live)
         except FileNotFoundError:
             pass
         for path in self._archived_paths(key):
