@@ -2,6 +2,7 @@
 against a plain BM25 over whole exchanges; index cost per message; query latency and disk at scale.
 
 Run from the repository root: python bench/recall.py [--exchanges 2400] [--questions 300] [--scale 10000,100000]
+                             [--big-file-mb 50]
 
 The conversation is made up here (bench/recall_corpus.py): facts told in passing among chatter over ten
 weeks, asked about at the end in other words. It is written as one chat's session files in the local
@@ -11,7 +12,8 @@ whole exchange as stored, the query's words OR-ed. Coverage counts a question wh
 the tool's five passages, and for the prompt when the block (1,500 tokens) shows the evidence and its
 answer. At each `--scale` count of messages (the corpus plus chatter), the 300 questions are timed through
 MemoryIndexes.search (its catch-up check included), the index's disk use read, and the first indexing
-of the whole session file timed with the event loop's longest stall beside it.
+of the whole session file timed with the event loop's longest stall beside it. Last, one 50 MB session file
+is indexed from scratch, the event loop's longest stall timed meanwhile.
 """
 
 from __future__ import annotations
@@ -161,6 +163,40 @@ async def at_scale(corpus: Corpus, messages: int, root: Path) -> dict[str, float
     }
 
 
+async def big_file(root: Path, megabytes: int) -> tuple[float, float, int]:
+    """One live session file of about `megabytes` MB indexed from scratch: seconds, the event loop's longest stall
+    (ms) meanwhile, and how many messages it holds."""
+    folder = root / "sessions"
+    folder.mkdir(parents=True)
+    n = 0
+    with (folder / f"{FILE}.jsonl").open("w") as handle:
+        while handle.tell() < megabytes * 1_000_000:
+            content = f"{header(1.7e9 + n)}note {n}: {REPLY_PAD}" if n % 2 == 0 else REPLY_PAD * 2
+            role = "user" if n % 2 == 0 else "assistant"
+            record = {"type": "message", "ts": 1.7e9 + n, "n": n, "message": {"role": role, "content": content}}
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            n += 1
+    indexes = MemoryIndexes(FileLogs(folder), root / "ws", root / "state", ZONE)
+    stall = 0.0
+    indexing = True
+
+    async def beat() -> None:
+        nonlocal stall
+        while indexing:
+            started = time.perf_counter()
+            await asyncio.sleep(0.001)
+            stall = max(stall, time.perf_counter() - started - 0.001)
+
+    ticker = asyncio.create_task(beat())
+    started = time.perf_counter()
+    await indexes.join(root / "ws" / "memory", KEY)
+    took = time.perf_counter() - started
+    indexing = False
+    await ticker
+    await indexes.stop()
+    return took, stall * 1000, n
+
+
 async def append_cost(indexes: MemoryIndexes, scope: Path, live: Path, exchanges: int) -> float:
     """Seconds per message to index messages saved one exchange at a time, each caught up at once (as a turn)."""
     with live.open() as handle:
@@ -185,6 +221,7 @@ async def main() -> None:
     parser.add_argument("--questions", type=int, default=300)
     parser.add_argument("--scale", default="10000,100000")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--big-file-mb", type=int, default=50)
     args = parser.parse_args()
     corpus = build_corpus(args.exchanges, args.questions, seed=args.seed)
     print(f"{len(corpus.exchanges)} exchanges over ten weeks, {len(corpus.questions)} questions ({load_average()})")
@@ -202,6 +239,12 @@ async def main() -> None:
             f"query p50 {found['p50_ms']:.2f} ms, p95 {found['p95_ms']:.2f} ms; index {found['disk_mb']:.1f} MB "
             f"({found['disk_mb'] * 100_000 / found['messages']:.1f} MB per 100,000 messages) ({load_average()})"
         )
+    with tempfile.TemporaryDirectory() as folder:
+        took, stall, count = await big_file(Path(folder), args.big_file_mb)
+    print(
+        f"one {args.big_file_mb} MB session file ({count:,} messages) indexed in {took:.1f} s; the event loop's "
+        f"longest stall meanwhile {stall:.1f} ms ({load_average()})"
+    )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -18,7 +19,7 @@ from bot.agent.sessions.logs import Cursor, SessionLogs
 logger = logging.getLogger(__name__)
 
 ARCHIVES_READ = "~archives-read"  # a row noting a session's archived logs were read
-BATCH = 2000  # log entries per transaction: a huge log is indexed in slices, a search waits at most one
+BATCH = 1000  # log entries per transaction: a huge log is indexed in slices, a search waits at most one
 
 
 def catch_up_sessions(index: MemoryIndex, logs: SessionLogs, keys: list[str]) -> int:
@@ -64,6 +65,7 @@ def _read_log(index: MemoryIndex, logs: SessionLogs, key: str, cursor: Cursor, l
         if batch.done or batch.cursor == cursor:
             return read
         cursor = batch.cursor
+        time.sleep(0)  # between slices, let the event loop's thread have the GIL
 
 
 def catch_up_history(index: MemoryIndex, path: Path, zone: ZoneInfo) -> None:

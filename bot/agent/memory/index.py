@@ -9,7 +9,8 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -263,14 +264,13 @@ class MemoryIndex:
         )
 
 
-class _transaction:
+@contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
     """BEGIN IMMEDIATE … COMMIT, rolled back on an exception."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self._db = db
-
-    def __enter__(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, kind: object, value: object, traceback: object) -> None:
-        self._db.execute("ROLLBACK" if kind is not None else "COMMIT")
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")

@@ -18,6 +18,7 @@ from bot.agent.sessions.logs import LogEntry
 RECALL_HEADING = "From earlier conversations"
 MESSAGE_CHARS = 8000  # of one message, indexed; longer ones are cut
 _HEADER = re.compile(r"^\[(?P<head>[^\]\n]*)\]\n?")
+_LATER_HEADERS = re.compile(r"^\[[^\]\n]* · [^\]\n]*\]\n?", re.MULTILINE)  # a batch's later messages' headers
 _FROM = re.compile(r"· from (?P<who>.+?)(?: \([^()]*\))? ·")
 _RECALLED = re.compile(rf"^\[{RECALL_HEADING}[^\n]*\n.*?\n\[end of recalled passages\]\n*", re.DOTALL)
 _ENTRY = re.compile(r"^\[(\d{4}-\d{2}-\d{2})(?: (\d{2}:\d{2}))?[^\]]*\]\s*", re.MULTILINE)
@@ -66,7 +67,7 @@ def spoken(text: str) -> tuple[str, str]:
     head = match.group("head")
     who = _FROM.search(head + " ·")
     speaker = "system" if head.startswith("system message") else (who.group("who") if who else "user")
-    return speaker, text[match.end() :].strip()
+    return speaker, _LATER_HEADERS.sub("", text[match.end() :]).strip()
 
 
 def exchange_parts(entries: Iterable[LogEntry]) -> list[ExchangePart]:

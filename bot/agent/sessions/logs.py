@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
 
-READ_CHUNK = 4 * 1024 * 1024
+READ_CHUNK = 2 * 1024 * 1024
 ARCHIVED_SUFFIX = ".archived.jsonl"  # of a session file /new set aside
 
 

@@ -53,3 +53,10 @@ def test_weeks_ago_sets_a_window_around_that_day() -> None:
     assert query.words == ("book", "started")
     assert query.since is not None and query.until is not None
     assert query.since < datetime(2026, 5, 25, tzinfo=UTC).timestamp() < query.until
+
+
+def test_yesterday_and_this_week_are_periods_not_words() -> None:
+    query = parse_query("what did I cook yesterday?", NOW)
+    assert query.words == ("cook",)
+    assert query.since == datetime(2026, 6, 14, tzinfo=UTC).timestamp()
+    assert parse_query("what did we talk about last time?", NOW).words == ()

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from bot.agent.memory.index import MemoryIndex
+from bot.agent.memory.query import Query
 from bot.agent.memory.scope_index import MemoryIndexes
 from bot.agent.memory.search import Shown
 from bot.agent.sessions.logs import FileLogs, SessionLogs
@@ -199,3 +201,25 @@ async def test_a_session_file_rewritten_in_place_is_indexed_once(tmp_path: Path)
 
     assert asked(await index.search(scope, "piano tuner")) == ["The piano tuner comes on Friday"]
     await index.stop()
+
+
+async def test_a_further_ranked_list_is_fused_with_the_keyword_one(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    backend = Backend(store, FileLogs(tmp_path / "sessions"))
+    scope = tmp_path / "ws" / "memory"
+    backend.say("telegram:1", "We planted tulips by the fence", "Lovely")
+    backend.say("telegram:1", "The fence needs new paint", "OK")
+    backend.say("telegram:1", "Spring flowers make me happy", "Same")
+    index = indexes(tmp_path, backend)
+    await index.join(scope, "telegram:1")
+    fed: list[str] = []
+
+    def semantic(found: MemoryIndex, query: Query, limit: int, since: float | None, until: float | None) -> list[int]:
+        fed.extend(stored.passage.asked for stored in found.passages_after(0, 10))
+        return [stored.id for stored in found.passages_after(0, 10) if "flowers" in stored.passage.asked]
+
+    index.rankers.append(semantic)
+    found = asked(await index.search(scope, "tulips"))
+    await index.stop()
+    assert found[0] == "We planted tulips by the fence" and "Spring flowers make me happy" in found
+    assert fed[:3] == ["We planted tulips by the fence", "The fence needs new paint", "Spring flowers make me happy"]
