@@ -36,6 +36,7 @@ from rig import load_average
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bot.agent.memory.members import FileMembers  # noqa: E402
 from bot.agent.memory.recollection import recalled_block  # noqa: E402
 from bot.agent.memory.scope_index import MemoryIndexes  # noqa: E402
 from bot.agent.sessions.logs import FileLogs  # noqa: E402
@@ -45,6 +46,11 @@ KEY = "telegram:42"
 FILE = "telegram%3A42"
 ZONE = "UTC"
 BUDGET_TOKENS = 1500
+
+
+def lists(root: Path) -> FileMembers:
+    """Where the bench's scope lists its sessions, as the local store keeps them."""
+    return FileMembers(root / "state" / "memory_scopes")
 
 
 def header(when: float) -> str:
@@ -98,7 +104,9 @@ def baseline_hits(corpus: Corpus) -> list[list[int]]:
 async def coverage(corpus: Corpus, root: Path) -> tuple[float, float, float]:
     """(tool, prompt, baseline) evidence coverage over the corpus' questions."""
     write_sessions(root / "sessions", corpus)
-    indexes = MemoryIndexes(FileLogs(root / "sessions"), root / "ws", root / "state", ZONE, clock=corpus.end.timestamp)
+    indexes = MemoryIndexes(
+        FileLogs(root / "sessions"), lists(root), root / "ws", root / "state", ZONE, clock=corpus.end.timestamp
+    )
     scope = root / "ws" / "memory"
     await indexes.join(scope, KEY)
     tool = prompt = 0
@@ -120,7 +128,9 @@ async def at_scale(corpus: Corpus, messages: int, root: Path) -> dict[str, float
     chatter = max(0, messages // 2 - len(corpus.exchanges))
     total = write_sessions(root / "sessions", corpus, chatter)
     size = sum(path.stat().st_size for path in (root / "sessions").iterdir())
-    indexes = MemoryIndexes(FileLogs(root / "sessions"), root / "ws", root / "state", ZONE, clock=corpus.end.timestamp)
+    indexes = MemoryIndexes(
+        FileLogs(root / "sessions"), lists(root), root / "ws", root / "state", ZONE, clock=corpus.end.timestamp
+    )
     scope = root / "ws" / "memory"
     stall = 0.0
     indexing = True
@@ -176,7 +186,7 @@ async def big_file(root: Path, megabytes: int) -> tuple[float, float, int]:
             record = {"type": "message", "ts": 1.7e9 + n, "n": n, "message": {"role": role, "content": content}}
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
             n += 1
-    indexes = MemoryIndexes(FileLogs(folder), root / "ws", root / "state", ZONE)
+    indexes = MemoryIndexes(FileLogs(folder), lists(root), root / "ws", root / "state", ZONE)
     stall = 0.0
     indexing = True
 

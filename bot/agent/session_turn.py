@@ -110,7 +110,8 @@ class SessionTurns:
         recalling = self._recall is not None and self._recall.wanted(message, persona)
         if self._recall is not None and recalling:
             asked = "\n".join(m.text for m in batch)
-            if block := await self._recall.block(scope.directory, session.key, asked, shown_from):
+            window = self._memory_window
+            if block := await self._recall.block(scope.directory, message.chat, asked, shown_from, window):
                 messages[-1] = with_recalled(messages[-1], block)
         messages = await self._hooks.starting(session.key, message, text, messages, first=not session.messages)
         if not again:

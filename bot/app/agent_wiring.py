@@ -200,7 +200,8 @@ class AgentApp:
         self.pairing = self.stores.pairing()
         self.rules = ChatRulesBook(config.channels.chat_sections(), config.agent.queue_mode)
         self.sessions = self.stores.sessions()
-        self.indexes = MemoryIndexes(self.stores.session_logs(), config.workspace, config.state_dir, config.timezone)
+        memory = self.memory_backend = self.stores.memory()
+        self.indexes = MemoryIndexes(memory.logs, memory.members, config.workspace, config.state_dir, config.timezone)
         self.indexes.semantic = semantic_memory(config.memory.embeddings, self.ledger, self.guard)
         self.registry.register(RecallTool(IndexRecall(self.indexes, config.timezone), config.timezone))
         self.memory = self._memory()
@@ -260,7 +261,7 @@ class AgentApp:
             config.agent.memory_window,
             config.timezone,
             hooks=self.plugins.hooks,
-            locks=self.stores.scope_locks(),
+            locks=self.memory_backend.locks,
         )
 
     def _loop_parts(self) -> LoopParts:

@@ -14,9 +14,8 @@ if TYPE_CHECKING:
     from bot.access.flood import RateLimit
     from bot.access.notices import IgnoreNotices
     from bot.access.pairing import Pairing
-    from bot.agent.memory.locks import ScopeLocks
+    from bot.agent.memory.backend import MemoryBackend
     from bot.agent.owner_dm import OwnerDM
-    from bot.agent.sessions.logs import SessionLogs
     from bot.agent.sessions.session import Sessions
     from bot.bus import MessageBus
     from bot.chats.settings import ChatSettingsStore
@@ -54,20 +53,19 @@ class LocalStores:
             max_bytes=int(agent.session_cache_mb * 1024 * 1024),
         )
 
-    def session_logs(self) -> SessionLogs:
-        from bot.agent.sessions.logs import FileLogs
-
-        return FileLogs(sessions_dir(self._config))
-
     def owner_dm(self) -> OwnerDM:
         from bot.agent.owner_dm import LastOwnerDM
 
         return LastOwnerDM(self._config.state_dir / "owner_dm.json")
 
-    def scope_locks(self) -> ScopeLocks:
+    def memory(self) -> MemoryBackend:
+        from bot.agent.memory.backend import MemoryBackend
         from bot.agent.memory.locks import ScopeLocks
+        from bot.agent.memory.members import FileMembers
+        from bot.agent.sessions.logs import FileLogs
 
-        return ScopeLocks()
+        state = self._config.state_dir
+        return MemoryBackend(ScopeLocks(), FileLogs(sessions_dir(self._config)), FileMembers(state / "memory_scopes"))
 
     def pairing(self) -> Pairing:
         from bot.access.pairing import PairingBook

@@ -15,9 +15,8 @@ if TYPE_CHECKING:
     from bot.access.flood import RateLimit
     from bot.access.notices import IgnoreNotices
     from bot.access.pairing import Pairing
-    from bot.agent.memory.locks import ScopeLocks
+    from bot.agent.memory.backend import MemoryBackend
     from bot.agent.owner_dm import OwnerDM
-    from bot.agent.sessions.logs import SessionLogs
     from bot.agent.sessions.session import Sessions
     from bot.app.gateway_lock import GatewayLock
     from bot.bus import MessageBus
@@ -63,20 +62,19 @@ class RedisStores:
             max_bytes=int(agent.session_cache_mb * 1024 * 1024),
         )
 
-    def session_logs(self) -> SessionLogs:
-        from bot.agent.sessions.redis_logs import RedisLogs
-
-        return RedisLogs(self.state)
-
     def owner_dm(self) -> OwnerDM:
         from bot.agent.owner_dm import RedisOwnerDM
 
         return RedisOwnerDM(self.state)
 
-    def scope_locks(self) -> ScopeLocks:
+    def memory(self) -> MemoryBackend:
+        from bot.agent.memory.backend import MemoryBackend
         from bot.agent.memory.locks import RedisScopeLocks
+        from bot.agent.memory.redis_members import RedisMembers
+        from bot.agent.sessions.redis_logs import RedisLogs
 
-        return RedisScopeLocks(self.state, self._config.workspace)
+        locks = RedisScopeLocks(self.state, self._config.workspace)
+        return MemoryBackend(locks, RedisLogs(self.state), RedisMembers(self.state))
 
     def pairing(self) -> Pairing:
         from bot.access.redis_pairing import RedisPairingBook

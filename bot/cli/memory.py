@@ -20,8 +20,8 @@ app = typer.Typer(help="Search a chat's memory and rebuild the memory search ind
 CHAT_HELP = "A chat's session key, e.g. telegram:123 (default: the owner's memory)."
 
 
-def _scope(config: Config, chat: str | None) -> Path:
-    """The memory folder a chat's turns use: the one whose session list names it, else its group folder."""
+def _scope(config: Config, stores: Stores, chat: str | None) -> Path:
+    """The memory folder a chat's turns use: the scope whose list names it, else its group folder."""
     import re
 
     from bot.agent.memory.members import scope_of_session
@@ -29,9 +29,9 @@ def _scope(config: Config, chat: str | None) -> Path:
     memory = config.workspace / "memory"
     if chat is None:
         return memory
-    found = scope_of_session(memory, chat)
+    found = scope_of_session(stores.memory().members, chat)
     if found is not None:
-        return found
+        return config.workspace / found
     channel, _, rest = chat.partition(":")
     folder = memory / "chats" / re.sub(r"[^\w.-]", "_", f"{channel}_{rest.split(':')[0]}")
     if rest and folder.is_dir():
@@ -41,20 +41,29 @@ def _scope(config: Config, chat: str | None) -> Path:
 
 
 def _indexes(config: Config) -> tuple[MemoryIndexes, Stores]:
-    """The indexes of this home (over the backend's session logs, with `memory.embeddings`' vectors as the
-    gateway has them), and the stores to close after."""
+    """The indexes of this home (over the backend's session logs and lists, with `memory.embeddings`' vectors
+    as the gateway has them), and the stores to close after."""
     from bot.agent.memory.scope_index import MemoryIndexes
     from bot.agent.memory.semantic import semantic_memory
     from bot.app.backend import stores_for
     from bot.usage.budgets import BudgetGuard
 
     stores = stores_for(config)
-    indexes = MemoryIndexes(stores.session_logs(), config.workspace, config.state_dir, config.timezone)
+    memory = stores.memory()
+    indexes = MemoryIndexes(memory.logs, memory.members, config.workspace, config.state_dir, config.timezone)
     if config.memory.embeddings is not None:
         ledger = stores.ledger()
         guard = BudgetGuard(config.budgets, ledger, config.timezone)
         indexes.semantic = semantic_memory(config.memory.embeddings, ledger, guard)
     return indexes, stores
+
+
+def _every_scope(config: Config, stores: Stores) -> list[Path]:
+    """Every scope with a session list, or memory files under the workspace's memory folder."""
+    memory = config.workspace / "memory"
+    listed = {config.workspace / scope for scope in stores.memory().members.scopes()}
+    files = {path.parent for name in ("MEMORY.md", "HISTORY.md") for path in memory.rglob(name)}
+    return sorted(listed | files)
 
 
 @app.command("search")
@@ -68,8 +77,8 @@ def memory_search(
     from bot.agent.memory.recall_search import IndexRecall
 
     config = load(ctx.obj)
-    scope = _scope(config, chat)
     indexes, stores = _indexes(config)
+    scope = _scope(config, stores, chat)
     recall = IndexRecall(indexes, config.timezone, limit)
     if not recall.searchable(query):
         typer.echo(f"{query!r} has no words to search for: only question and common words.", err=True)
@@ -92,11 +101,9 @@ def memory_search(
 @app.command("reindex")
 def memory_reindex(ctx: typer.Context, chat: str | None = typer.Option(None, "--chat", help=CHAT_HELP)) -> None:
     """Rebuild the search index of a chat's memory (every memory's without --chat) from the session logs."""
-    from bot.agent.memory.members import scope_folders
-
     config = load(ctx.obj)
-    scopes = [_scope(config, chat)] if chat else scope_folders(config.workspace / "memory")
     indexes, stores = _indexes(config)
+    scopes = [_scope(config, stores, chat)] if chat else _every_scope(config, stores)
 
     async def run() -> list[tuple[Path, int]]:
         try:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from bot.agent.memory.members import add_member
+from bot.agent.memory.members import FileMembers
 from bot.agent.sessions.store import SessionStore
 from bot.cli.main import app
 from bot.config.loader import load_config
@@ -22,8 +22,8 @@ def test_search_shows_a_chats_passages_with_dates_and_reindex_rebuilds_every_sco
     header = "[telegram DM 123 · from Ann (123) · 2026-04-02 09:00 Thursday]\n"
     store.append(session, [{"role": "user", "content": header + "Our new puppy is called Biscuit"}])
     store.append(session, [{"role": "assistant", "content": "What a lovely name!"}])
-    group = config.workspace / "memory" / "chats" / "telegram_-5"
-    add_member(group, "telegram:123")
+    FileMembers(config.state_dir / "memory_scopes").add("memory/chats/telegram_-5", "telegram:123")
+    (config.workspace / "memory").mkdir(parents=True)
     (config.workspace / "memory" / "HISTORY.md").write_text("# History\n\n[2026-01-01 10:00] New year plans.\n")
     runner, env = CliRunner(), env_for(tmp_path)
 

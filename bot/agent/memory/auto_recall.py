@@ -12,7 +12,7 @@ from bot.agent.memory.recollection import recalled_block
 from bot.agent.memory.scope_index import MemoryIndexes
 from bot.agent.memory.search import Shown
 from bot.agent.personas import Persona
-from bot.bus import InboundMessage
+from bot.bus import ChatRef, InboundMessage
 from bot.chats.rules import ChatRulesBook
 from bot.config.schema_memory import AutoRecallConfig
 from bot.llm.tokens import CHARS_PER_TOKEN
@@ -51,12 +51,15 @@ class AutoRecall:
         """A turn saved messages to the session: list it for the scope and index them in the background."""
         self._indexes.saved(scope, session_key)
 
-    async def block(self, scope: Path, session_key: str, text: str, shown_from: int) -> str:
-        """The passages of the scope for `text`, leaving out the session's messages from `shown_from` on."""
-        hits = await self._indexes.search(scope, text, PASSAGES, shown=Shown(session_key, shown_from), join=session_key)
+    async def block(self, scope: Path, chat: ChatRef, text: str, shown_from: int, window: int) -> str:
+        """The passages of the scope for `text`, leaving out the session's messages from `shown_from` on and the
+        last `window` of the chat's other sessions (its threads, or its channel): the conversation going on."""
+        key = chat.session_key
+        shown = Shown(key, shown_from, f"{chat.channel}:{chat.chat_id}", window)
+        hits = await self._indexes.search(scope, text, PASSAGES, shown=shown, join=key)
         block = recalled_block(hits, self._zone, self._config.max_tokens * CHARS_PER_TOKEN)
         if block:
-            logger.debug("[%s] recalled %d passages (%d characters)", session_key, block.count("\n"), len(block))
+            logger.debug("[%s] recalled passages (%d characters)", key, len(block))
         return block
 
 

@@ -96,10 +96,13 @@ class MemoryIndex:
         rows = self._db.execute("SELECT log, offset, count, live FROM logs WHERE session = ?", (session,))
         return {log: (Cursor(log, offset, count), bool(live)) for log, offset, count, live in rows}
 
-    def live_log(self, session: str) -> str | None:
-        """The identity of the session's live log as last read, if any."""
-        row = self._db.execute("SELECT log FROM logs WHERE session = ? AND live = 1", (session,)).fetchone()
-        return row[0] if row else None
+    def live_logs(self, chat: str) -> list[tuple[str, str, int]]:
+        """(session, live log, messages read) of the session `chat` and of its threads (`chat:…`)."""
+        rows = self._db.execute(
+            "SELECT session, log, count FROM logs WHERE live = 1 AND (session = ? OR substr(session, 1, ?) = ?)",
+            (chat, len(chat) + 1, chat + ":"),
+        )
+        return [(session, log, count) for session, log, count in rows]
 
     def add_exchanges(
         self, session: str, parts: Sequence[ExchangePart], start: Cursor, end: Cursor, live: bool
@@ -172,10 +175,10 @@ class MemoryIndex:
         limit: int,
         since: float | None,
         until: float | None,
-        leave_out: tuple[str, str, int] | None = None,
+        leave_out: Sequence[tuple[str, str, int]] = (),
     ) -> list[tuple[int, float, float, str, str]]:
         """The best `limit` passages matching an FTS5 expression, as (id, BM25 score (higher better), time, asked,
-        answered), best first; `leave_out` (session, log, first) skips that log's passages from that number on."""
+        answered), best first; each `leave_out` (session, log, first) skips that log's passages from that number on."""
         sql = (
             f"SELECT p.id, -bm25(passage_text, 1.0, {ANSWER_WEIGHT}) AS score, p.ts, p.asked, p.answered "
             "FROM passage_text "
@@ -188,9 +191,9 @@ class MemoryIndex:
         if until is not None:
             sql += " AND p.ts < ?"
             args.append(until)
-        if leave_out is not None:
+        for session, log, first in leave_out:
             sql += " AND NOT (p.session = ? AND p.log = ? AND p.first >= ?)"
-            args.extend(leave_out)
+            args.extend((session, log, first))
         sql += " ORDER BY score DESC, p.ts DESC, p.session, p.first LIMIT ?"
         return self._db.execute(sql, (*args, limit)).fetchall()
 

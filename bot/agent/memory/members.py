@@ -1,7 +1,8 @@
-"""Which sessions feed a memory scope: `sessions.txt` beside its MEMORY.md, one session key a line.
+"""Which sessions feed a memory scope: the one part of an index the session logs cannot tell again (a person's
+DMs on several apps share a scope), so it is kept for good beside the sessions, never in the workspace.
 
-The list is the one part of the index that session logs cannot tell again (a person's DMs on several
-apps share a scope), so it lives with the memory files, on every worker's shared workspace.
+A scope is named by its folder relative to the workspace (`memory`, `memory/chats/telegram_-5`), the same on
+every machine; the local store keeps one list per scope under `state_dir/memory_scopes/`.
 """
 
 from __future__ import annotations
@@ -9,54 +10,58 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Protocol
 
-MEMBERS_FILE = "sessions.txt"
-_HEADER = "# The chat sessions whose messages this memory's search index covers (one key a line).\n"
-
-
-def members_file(directory: Path) -> Path:
-    """Where a scope folder lists its sessions."""
-    return directory / MEMBERS_FILE
+LIST_FILE = "sessions.txt"
 
 
-def read_members(directory: Path) -> list[str]:
-    """The session keys listed for a scope folder, in the order they joined (read again only when it changed)."""
-    path = members_file(directory)
-    try:
-        found = os.stat(path)
-    except FileNotFoundError:
-        return []
-    return list(_members(path, found.st_mtime_ns, found.st_size))
+class ScopeMembers(Protocol):
+    """The sessions listed for each scope; safe to call from a worker thread."""
+
+    def members(self, scope: str) -> list[str]:
+        """The session keys listed for a scope, in the order they joined."""
+
+    def add(self, scope: str, key: str) -> None:
+        """List a session key for a scope."""
+
+    def scopes(self) -> list[str]:
+        """Every scope with a list."""
 
 
-@lru_cache(maxsize=64)  # the scopes active lately
-def _members(path: Path, mtime_ns: int, size: int) -> tuple[str, ...]:
-    text = path.read_text(encoding="utf-8")
-    return tuple(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+class FileMembers:
+    """One `sessions.txt` per scope under a folder of the state directory; appends are single O_APPEND writes."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+
+    def members(self, scope: str) -> list[str]:
+        path = self._root / scope / LIST_FILE
+        try:
+            found = os.stat(path)
+        except FileNotFoundError:
+            return []
+        return list(_listed(path, found.st_mtime_ns, found.st_size))
+
+    def add(self, scope: str, key: str) -> None:
+        folder = self._root / scope
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(folder / LIST_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, f"{key}\n".encode())
+        finally:
+            os.close(fd)
+
+    def scopes(self) -> list[str]:
+        if not self._root.is_dir():
+            return []
+        return sorted(path.parent.relative_to(self._root).as_posix() for path in self._root.rglob(LIST_FILE))
 
 
-def add_member(directory: Path, key: str) -> None:
-    """List a session key for a scope folder (one O_APPEND write, so concurrent writers never tear a line)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    path = members_file(directory)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        header = _HEADER if os.fstat(fd).st_size == 0 else ""
-        os.write(fd, f"{header}{key}\n".encode())
-    finally:
-        os.close(fd)
+@lru_cache(maxsize=64)  # the scopes active lately; a list is read again only when it changed
+def _listed(path: Path, mtime_ns: int, size: int) -> tuple[str, ...]:
+    return tuple(line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
 
 
-def scope_of_session(memory_root: Path, key: str) -> Path | None:
-    """The scope folder under `memory_root` whose list names session `key`, if one does."""
-    for path in sorted(memory_root.rglob(MEMBERS_FILE)):
-        if key in read_members(path.parent):
-            return path.parent
-    return None
-
-
-def scope_folders(memory_root: Path) -> list[Path]:
-    """Every scope folder under `memory_root` that has memory files or a session list."""
-    names = ("MEMORY.md", "HISTORY.md", MEMBERS_FILE)
-    found = {path.parent for name in names for path in memory_root.rglob(name)}
-    return sorted(found)
+def scope_of_session(members: ScopeMembers, key: str) -> str | None:
+    """The scope whose list names session `key`, if one does."""
+    return next((scope for scope in members.scopes() if key in members.members(scope)), None)

@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 
 from bot.agent.memory.catchup import catch_up_history, catch_up_memory, catch_up_sessions
 from bot.agent.memory.index import IndexUnusable, MemoryIndex, damaged
-from bot.agent.memory.members import add_member, read_members
+from bot.agent.memory.members import ScopeMembers
 from bot.agent.memory.query import parse_query
 from bot.agent.memory.search import Hit, Ranker, Shown, best_hits
 from bot.agent.memory.semantic import SemanticMemory
@@ -49,6 +49,7 @@ class MemoryIndexes:
     def __init__(
         self,
         logs: SessionLogs,
+        members: ScopeMembers,
         workspace: Path,
         state_dir: Path,
         timezone: str,
@@ -57,6 +58,7 @@ class MemoryIndexes:
         save_delay: float = SAVE_DELAY,
     ) -> None:
         self._logs = logs
+        self._members = members
         self._workspace = workspace
         self._root = state_dir / "memory_index"
         self._zone = ZoneInfo(timezone)
@@ -70,13 +72,16 @@ class MemoryIndexes:
         self.rankers: list[Ranker] = []  # further ranked lists fused with the keyword one
         self.semantic: SemanticMemory | None = None  # vectors, when memory.embeddings names a model
 
+    def scope_name(self, directory: Path) -> str:
+        """A scope folder's name: its path relative to the workspace, the same on every machine."""
+        try:
+            return directory.resolve().relative_to(self._workspace.resolve()).as_posix()
+        except ValueError:
+            return Path("outside", *directory.resolve().parts[1:]).as_posix()
+
     def path_for(self, directory: Path) -> Path:
         """Where a scope folder's index lives."""
-        try:
-            relative = directory.resolve().relative_to(self._workspace.resolve())
-        except ValueError:
-            relative = Path("outside", *directory.resolve().parts[1:])
-        return self._root / relative / INDEX_FILE
+        return self._root / self.scope_name(directory) / INDEX_FILE
 
     async def search(
         self,
@@ -201,7 +206,7 @@ class MemoryIndexes:
                 self._open.move_to_end(directory)
                 return found
             path = self.path_for(directory)
-            if warn_missing and not path.exists() and _has_sources(directory):
+            if warn_missing and not path.exists() and self._has_sources(directory):
                 logger.warning("memory index %s is missing: rebuilding it from the session logs", path)
             try:
                 index = MemoryIndex.open(path)
@@ -234,23 +239,27 @@ class MemoryIndexes:
             self._listed.popitem(last=False)
         if key in found.members:
             return
-        listed = read_members(directory)
+        scope = self.scope_name(directory)
+        listed = self._members.members(scope)
         if key not in listed:
-            add_member(directory, key)
+            self._members.add(scope, key)
             listed.append(key)
         found.members.update(listed)
 
+    def _has_sources(self, directory: Path) -> bool:
+        """Whether the scope has anything to index (so a missing index is worth a WARNING)."""
+        names = ("HISTORY.md", "MEMORY.md")
+        return any((directory / name).exists() for name in names) or bool(
+            self._members.members(self.scope_name(directory))
+        )
+
     def _catch_up(self, directory: Path, found: _Open) -> None:
         started = time.perf_counter()
-        read = catch_up_sessions(found.index, self._logs, read_members(directory))
+        read = catch_up_sessions(found.index, self._logs, self._members.members(self.scope_name(directory)))
         catch_up_history(found.index, directory / "HISTORY.md", self._zone)
         catch_up_memory(found.index, directory / "MEMORY.md")
         if read > 1000:
             logger.info("indexed %d messages of %s in %.1fs", read, directory, time.perf_counter() - started)
-
-
-def _has_sources(directory: Path) -> bool:
-    return any((directory / name).exists() for name in ("sessions.txt", "HISTORY.md", "MEMORY.md"))
 
 
 def _delete(path: Path) -> None:

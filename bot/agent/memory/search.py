@@ -28,10 +28,14 @@ Ranker = Callable[[MemoryIndex, Query, int, float | None, float | None], list[in
 
 @dataclass(frozen=True, slots=True)
 class Shown:
-    """The part of a session the prompt already shows: its live log's messages from number `start` on."""
+    """What the prompt already shows: the session's live log from message `start` on. With `chat`, the same
+    chat's other sessions (its threads, or the channel a thread belongs to) count as the current conversation
+    too: their last `window` messages are left out as well."""
 
     session: str
     start: int
+    chat: str | None = None
+    window: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +53,7 @@ def keyword_ranking(
     now: float,
     since: float | None = None,
     until: float | None = None,
-    leave_out: tuple[str, str, int] | None = None,
+    leave_out: Sequence[tuple[str, str, int]] = (),
 ) -> list[tuple[int, float]]:
     """Keyword hits as (passage id, score), best first: BM25 weighed by how much of the question (by rarity) a
     passage covers, lifted a little for recent ones and those in the question's period."""
@@ -115,8 +119,7 @@ def best_hits(
     rankers: Sequence[Ranker] = (),
 ) -> list[Hit]:
     """The `limit` best passages for the query between `since` and `until`, leaving out what the prompt shows."""
-    live = index.live_log(shown.session) if shown is not None else None
-    leave_out = (shown.session, live, shown.start) if shown is not None and live is not None else None
+    leave_out = _shown_ranges(index, shown) if shown is not None else []
     keyword = keyword_ranking(index, query, limit, now, since, until, leave_out)
     scores = dict(keyword)
     rankings = [[rowid for rowid, _ in keyword]]
@@ -127,7 +130,7 @@ def best_hits(
         stored = index.passages(ordered[start : start + limit * 2])
         for rowid in ordered[start : start + limit * 2]:
             found = stored.get(rowid)
-            if found is None or (shown is not None and _in_prompt(found, shown, live)):
+            if found is None or _in_prompt(found, leave_out):
                 continue
             hits.append(Hit(found, scores.get(rowid, 0.0)))
             if len(hits) == limit:
@@ -135,5 +138,16 @@ def best_hits(
     return hits
 
 
-def _in_prompt(found: StoredPassage, shown: Shown, live: str | None) -> bool:
-    return found.session == shown.session and found.log == live and found.passage.first >= shown.start
+def _shown_ranges(index: MemoryIndex, shown: Shown) -> list[tuple[str, str, int]]:
+    """(session, live log, first message number) of each stretch the prompt shows or the chat is still on."""
+    ranges = []
+    for session, log, count in index.live_logs(shown.chat or shown.session):
+        if session == shown.session:
+            ranges.append((session, log, shown.start))
+        elif shown.chat is not None:
+            ranges.append((session, log, max(0, count - shown.window)))
+    return ranges
+
+
+def _in_prompt(found: StoredPassage, ranges: list[tuple[str, str, int]]) -> bool:
+    return any(found.session == s and found.log == log and found.passage.first >= first for s, log, first in ranges)

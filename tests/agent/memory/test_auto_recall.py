@@ -90,3 +90,20 @@ async def test_an_earlier_recall_result_in_the_history_is_cut_short_at_a_word_en
     assert len(tool["content"]) < 1300
     assert tool["content"].endswith(" […recall result shortened; search again for more]")
     assert tool["content"].split(" […")[0][-1] != " "
+
+
+async def test_a_thread_leaves_out_its_channels_current_conversation_but_recalls_its_past(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    group = {"chat": "discord:5001", "sender": "7", "trust": Trust.USER, "is_direct": False}
+    thread = {**group, "chat": "discord:5001:77"}
+    async with Harness(tmp_path, fake_llm, agent={"memory_window": 4}) as bot:
+        await bot.ask("The release password is heliotrope", **group)
+        await bot.ask("which release password?", **thread)
+        current = last_user(fake_llm.requests[-1])
+        for n in range(3):
+            await bot.ask(f"chatter {n}", **group)
+        await bot.ask("the release password again?", **thread)
+        later = last_user(fake_llm.requests[-1])
+    assert HEADING not in current
+    assert "The release password is heliotrope" in later

@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from bot.agent.memory.index import MemoryIndex
+from bot.agent.memory.members import FileMembers, ScopeMembers
 from bot.agent.memory.query import Query
+from bot.agent.memory.redis_members import RedisMembers
 from bot.agent.memory.scope_index import MemoryIndexes
 from bot.agent.memory.search import Shown
 from bot.agent.sessions.logs import FileLogs, SessionLogs
@@ -24,11 +26,12 @@ HEADER = "[telegram DM 1 · from Ann (1) · 2026-03-02 10:00 Monday]\n"
 
 
 class Backend:
-    """A session store and the log reader a worker's index uses with it."""
+    """A session store, the log reader a worker's index uses with it and where scopes list their sessions."""
 
-    def __init__(self, sessions: Sessions, logs: SessionLogs) -> None:
+    def __init__(self, sessions: Sessions, logs: SessionLogs, members: ScopeMembers) -> None:
         self.sessions = sessions
         self.logs = logs
+        self.members = members
 
     def say(self, key: str, text: str, reply: str) -> None:
         session = self.sessions.get(key)
@@ -43,20 +46,22 @@ def backends(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[B
     """Two workers' views of one shared store (the same process's, on the local backend)."""
     if request.param == "local":
         store = SessionStore(tmp_path / "sessions")
-        logs = FileLogs(tmp_path / "sessions")
-        yield Backend(store, logs), Backend(store, logs)
+        logs, members = FileLogs(tmp_path / "sessions"), FileMembers(tmp_path / "lists")
+        yield Backend(store, logs, members), Backend(store, logs, members)
         return
     url = request.getfixturevalue("redis_url")
     shared = RedisState(url, prefix="t")
     yield (
-        Backend(RedisSessionStore(shared), RedisLogs(shared)),
-        Backend(RedisSessionStore(shared), RedisLogs(shared)),
+        Backend(RedisSessionStore(shared), RedisLogs(shared), RedisMembers(shared)),
+        Backend(RedisSessionStore(shared), RedisLogs(shared), RedisMembers(shared)),
     )
     shared.client.close()
 
 
 def indexes(tmp_path: Path, backend: Backend, worker: str = "a") -> MemoryIndexes:
-    return MemoryIndexes(backend.logs, tmp_path / "ws", tmp_path / f"state-{worker}", "UTC", clock=lambda: 1.78e9)
+    return MemoryIndexes(
+        backend.logs, backend.members, tmp_path / "ws", tmp_path / f"state-{worker}", "UTC", clock=lambda: 1.78e9
+    )
 
 
 def asked(hits: list[Any]) -> list[str]:
@@ -119,7 +124,9 @@ async def test_passages_in_the_prompt_history_are_left_out(tmp_path: Path, backe
 
 
 async def test_history_entries_and_memory_facts_are_passages_with_dates(tmp_path: Path) -> None:
-    index = MemoryIndexes(FileLogs(tmp_path / "s"), tmp_path / "ws", tmp_path / "state", "UTC")
+    index = MemoryIndexes(
+        FileLogs(tmp_path / "s"), FileMembers(tmp_path / "l"), tmp_path / "ws", tmp_path / "state", "UTC"
+    )
     scope = tmp_path / "ws" / "memory"
     scope.mkdir(parents=True)
     (scope / "HISTORY.md").write_text("# History\n\n[2026-02-01 09:30] Planned the trip to Porto with Ben.\n")
@@ -144,7 +151,7 @@ async def test_a_deleted_or_corrupt_index_is_rebuilt_with_one_warning(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     store = SessionStore(tmp_path / "sessions")
-    backend = Backend(store, FileLogs(tmp_path / "sessions"))
+    backend = Backend(store, FileLogs(tmp_path / "sessions"), FileMembers(tmp_path / "lists"))
     scope = tmp_path / "ws" / "memory"
     backend.say("telegram:1", "The boat is named Seagull", "Nice")
     index = indexes(tmp_path, backend)
@@ -173,7 +180,7 @@ async def test_an_index_of_another_version_is_rebuilt(tmp_path: Path) -> None:
     import sqlite3
 
     store = SessionStore(tmp_path / "sessions")
-    backend = Backend(store, FileLogs(tmp_path / "sessions"))
+    backend = Backend(store, FileLogs(tmp_path / "sessions"), FileMembers(tmp_path / "lists"))
     scope = tmp_path / "ws" / "memory"
     backend.say("telegram:1", "Violin lessons on Tuesday", "Fun")
     index = indexes(tmp_path, backend)
@@ -189,7 +196,7 @@ async def test_an_index_of_another_version_is_rebuilt(tmp_path: Path) -> None:
 
 async def test_a_session_file_rewritten_in_place_is_indexed_once(tmp_path: Path) -> None:
     store = SessionStore(tmp_path / "sessions")
-    backend = Backend(store, FileLogs(tmp_path / "sessions"))
+    backend = Backend(store, FileLogs(tmp_path / "sessions"), FileMembers(tmp_path / "lists"))
     scope = tmp_path / "ws" / "memory"
     backend.say("telegram:1", "The piano tuner comes on Friday", "OK")
     index = indexes(tmp_path, backend)
@@ -205,7 +212,7 @@ async def test_a_session_file_rewritten_in_place_is_indexed_once(tmp_path: Path)
 
 async def test_a_further_ranked_list_is_fused_with_the_keyword_one(tmp_path: Path) -> None:
     store = SessionStore(tmp_path / "sessions")
-    backend = Backend(store, FileLogs(tmp_path / "sessions"))
+    backend = Backend(store, FileLogs(tmp_path / "sessions"), FileMembers(tmp_path / "lists"))
     scope = tmp_path / "ws" / "memory"
     backend.say("telegram:1", "We planted tulips by the fence", "Lovely")
     backend.say("telegram:1", "The fence needs new paint", "OK")

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.bus import Trust
-from tests.agent.memory.test_memory import consolidating, save
-from tests.fakes.openai_server import Error, FakeLLM
+from tests.agent.memory.test_memory import is_consolidation, save
+from tests.fakes.openai_server import Error, FakeLLM, Reply, Text
 from tests.harness import Harness
 
 HEADING = "[From earlier conversations"
@@ -35,11 +35,16 @@ async def chat(bot: Harness, *texts: str) -> None:
 FILLERS = [f"Filler question number {n} about cooking pasta" for n in range(4)]
 
 
+def answer(body: dict[str, Any]) -> Reply:
+    """Consolidation saves a short entry; a chat gets a short reply (an echo would carry the time into vectors)."""
+    return save("Chatted.", "") if is_consolidation(body) else Text("Noted.")
+
+
 async def test_a_question_in_other_words_is_recalled_by_meaning_and_every_embedding_is_metered(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
     fake_llm.same_words = {"ramble": "walk", "walked": "walk"}
-    fake_llm.default = consolidating(lambda body: save("Chatted.", ""))
+    fake_llm.default = answer
     memory = {"embeddings": {"model": "embed", "api_base": fake_llm.base_url, "batch_size": 4}}
     async with Harness(tmp_path, fake_llm, agent={"memory_window": 4}, memory=memory) as bot:
         await chat(bot, "We walked the Quiraing loop on Skye", *FILLERS)
@@ -56,7 +61,7 @@ async def test_a_question_in_other_words_is_recalled_by_meaning_and_every_embedd
 
 async def test_without_an_embedding_server_keywords_answer_alone(tmp_path: Path, fake_llm: FakeLLM) -> None:
     fake_llm.embedding_failure = Error(500, "no model loaded")
-    fake_llm.default = consolidating(lambda body: save("Chatted.", ""))
+    fake_llm.default = answer
     memory = {"embeddings": {"model": "embed", "api_base": fake_llm.base_url}}
     async with Harness(tmp_path, fake_llm, agent={"memory_window": 4}, memory=memory) as bot:
         await chat(bot, "My bicycle is a green Gazelle from 1988", *FILLERS)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.agent.memory.members import FileMembers
 from bot.agent.memory.scope_index import MemoryIndexes
 from bot.agent.memory.semantic import SemanticMemory
 from bot.agent.sessions.logs import FileLogs
@@ -28,7 +29,8 @@ def say(store: SessionStore, key: str, text: str, reply: str) -> None:
 
 def semantic_indexes(tmp_path: Path, fake: FakeLLM) -> tuple[SessionStore, MemoryIndexes]:
     store = SessionStore(tmp_path / "sessions")
-    indexes = MemoryIndexes(FileLogs(tmp_path / "sessions"), tmp_path / "ws", tmp_path / "state", "UTC")
+    logs, members = FileLogs(tmp_path / "sessions"), FileMembers(tmp_path / "lists")
+    indexes = MemoryIndexes(logs, members, tmp_path / "ws", tmp_path / "state", "UTC")
     model = EmbeddingModel(EmbeddingsConfig(model="embed", api_base=fake.base_url))
     indexes.semantic = SemanticMemory(MeteredEmbeddings(model, UsageLedger(tmp_path / "usage.db")), batch_size=16)
     return store, indexes

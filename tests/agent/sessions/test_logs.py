@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.agent.memory.members import FileMembers
 from bot.agent.memory.scope_index import MemoryIndexes
 from bot.agent.sessions.logs import Cursor, FileLogs, SessionLogs
 from bot.agent.sessions.redis_logs import RedisLogs
@@ -69,7 +70,9 @@ async def test_a_large_session_file_is_indexed_while_the_event_loop_keeps_runnin
         for n in range(20_000):
             message = {"role": "user" if n % 2 == 0 else "assistant", "content": f"{text} marker{n}"}
             handle.write(json.dumps({"type": "message", "ts": 1.7e9 + n, "n": n, "message": message}) + "\n")
-    indexes = MemoryIndexes(FileLogs(sessions), tmp_path / "ws", tmp_path / "state", "UTC")
+    indexes = MemoryIndexes(
+        FileLogs(sessions), FileMembers(tmp_path / "lists"), tmp_path / "ws", tmp_path / "state", "UTC"
+    )
     ticks = 0
     longest = 0.0
 
