@@ -42,6 +42,10 @@ def catch_up_sessions(index: MemoryIndex, logs: SessionLogs, keys: list[str]) ->
             for log in logs.archived(key):  # others archived meanwhile, with nothing read of them
                 if log not in known and log != old_live.log:
                     read += _read_log(index, logs, key, Cursor(log), live=False)
+            current = head.log if head is not None else None
+            for log, (cursor, live) in known.items():  # an archive /resume took back is gone from the archives
+                if not live and log not in (ARCHIVES_READ, old_live.log, current):
+                    read += _read_log(index, logs, key, cursor, live=False)
         if head is None:
             continue
         cursor = known[head.log][0] if head.log in known else Cursor(head.log)

@@ -8,11 +8,12 @@ every machine; the local store keeps one list per scope under `state_dir/memory_
 from __future__ import annotations
 
 import os
-from functools import lru_cache
+from collections import OrderedDict
 from pathlib import Path
 from typing import Protocol
 
 LIST_FILE = "sessions.txt"
+CACHED_LISTS = 32  # the lists of the scopes active lately, read again only when they change
 
 
 class ScopeMembers(Protocol):
@@ -33,14 +34,28 @@ class FileMembers:
 
     def __init__(self, root: Path) -> None:
         self._root = root
+        self._read: OrderedDict[str, tuple[int, int, list[str]]] = OrderedDict()  # path -> mtime, size, keys
 
     def members(self, scope: str) -> list[str]:
-        path = self._root / scope / LIST_FILE
+        path = os.path.join(self._root, scope, LIST_FILE)
         try:
             found = os.stat(path)
         except FileNotFoundError:
             return []
-        return list(_listed(path, found.st_mtime_ns, found.st_size))
+        cached = self._read.get(path)
+        if cached is not None and cached[:2] == (found.st_mtime_ns, found.st_size):
+            self._read.move_to_end(path)
+            return list(cached[2])
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            data = os.read(fd, found.st_size)
+        finally:
+            os.close(fd)
+        keys = [line.strip() for line in data.decode("utf-8", errors="replace").splitlines() if line.strip()]
+        self._read[path] = (found.st_mtime_ns, found.st_size, keys)
+        if len(self._read) > CACHED_LISTS:
+            self._read.popitem(last=False)
+        return list(keys)
 
     def add(self, scope: str, key: str) -> None:
         folder = self._root / scope
@@ -55,11 +70,6 @@ class FileMembers:
         if not self._root.is_dir():
             return []
         return sorted(path.parent.relative_to(self._root).as_posix() for path in self._root.rglob(LIST_FILE))
-
-
-@lru_cache(maxsize=64)  # the scopes active lately; a list is read again only when it changed
-def _listed(path: Path, mtime_ns: int, size: int) -> tuple[str, ...]:
-    return tuple(line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
 
 
 def scope_of_session(members: ScopeMembers, key: str) -> str | None:

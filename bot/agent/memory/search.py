@@ -90,6 +90,8 @@ def _without_common(query: Query, counts: dict[str, int], total: int) -> Query:
     word stays when all are common."""
     common = max(COMMON_FLOOR, int(COMMON_SHARE * total))
     kept = tuple(word for word in query.words if counts[word] <= common)
+    if kept == query.words:
+        return query
     return replace(query, words=kept or (min(query.words, key=counts.__getitem__),))
 
 

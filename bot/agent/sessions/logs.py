@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
 
+from bot.agent.sessions.archive import ARCHIVED_SUFFIX
+
 READ_CHUNK = 2 * 1024 * 1024
-ARCHIVED_SUFFIX = ".archived.jsonl"  # of a session file /new set aside
 
 
 @dataclass(frozen=True, slots=True)

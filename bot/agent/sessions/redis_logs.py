@@ -18,7 +18,6 @@ class RedisLogs:
 
     def __init__(self, shared: RedisState) -> None:
         self._shared = shared
-        self._archives: dict[tuple[str, str], str] = {}  # (session, generation) -> archive name
 
     def live_heads(self, keys: list[str]) -> dict[str, Cursor]:
         pipe = self._shared.client.pipeline(transaction=False)
@@ -52,9 +51,7 @@ class RedisLogs:
         live = self._shared.key("session", key, "meta")
         if _text(self._shared.client.hget(live, "gen")) == gen:
             return self._shared.key("session", key, "log")
-        name = self._archives.get((key, gen))
-        if name is None:
-            name = dict(self._archived(key)).get(gen)
+        name = dict(self._archived(key)).get(gen)  # looked up each time: /resume may have taken it back
         return None if name is None else self._shared.key("session-archive", name, "log")
 
     def _archived(self, key: str) -> list[tuple[str, str]]:
@@ -70,9 +67,7 @@ class RedisLogs:
         pipe = client.pipeline(transaction=False)
         for name in names:
             pipe.hget(self._shared.key("session-archive", name, "meta"), "gen")
-        archives = [(_text(gen), name) for gen, name in zip(pipe.execute(), names, strict=True)]
-        self._archives.update(((key, gen), name) for gen, name in archives)
-        return archives
+        return [(_text(gen), name) for gen, name in zip(pipe.execute(), names, strict=True)]
 
 
 def _text(value: bytes | str | None) -> str:

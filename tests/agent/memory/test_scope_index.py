@@ -230,3 +230,21 @@ async def test_a_further_ranked_list_is_fused_with_the_keyword_one(tmp_path: Pat
     await index.stop()
     assert found[0] == "We planted tulips by the fence" and "Spring flowers make me happy" in found
     assert fed[:3] == ["We planted tulips by the fence", "The fence needs new paint", "Spring flowers make me happy"]
+
+
+async def test_a_resumed_session_is_indexed_once(tmp_path: Path, backends: tuple[Backend, Backend]) -> None:
+    backend = backends[0]
+    index = indexes(tmp_path, backend)
+    scope = tmp_path / "ws" / "memory"
+    backend.say("telegram:1", "The spare tyre is in the garage loft", "Noted")
+    await index.join(scope, "telegram:1")
+    backend.sessions.reset("telegram:1")
+    backend.say("telegram:1", "Something else entirely", "OK")
+    await index.join(scope, "telegram:1")
+    [archived] = backend.sessions.archives("telegram:1")
+    backend.sessions.resume("telegram:1", archived.id)
+    backend.say("telegram:1", "And the jack is in the boot", "OK")
+
+    assert asked(await index.search(scope, "garage loft tyre")) == ["The spare tyre is in the garage loft"]
+    assert asked(await index.search(scope, "jack boot")) == ["And the jack is in the boot"]
+    await index.stop()
