@@ -13,8 +13,10 @@ from bot.agent.context_budget import BudgetedProvider, ContextBudget
 from bot.agent.loop import AgentLoop, LoopParts
 from bot.agent.memory.auto_recall import AutoRecall
 from bot.agent.memory.consolidation import MemoryConsolidator
+from bot.agent.memory.file_writes import MemoryFileGuard
 from bot.agent.memory.recall_search import IndexRecall
 from bot.agent.memory.scope_index import MemoryIndexes
+from bot.agent.memory.semantic import semantic_memory
 from bot.agent.persona_turns import PersonaTurns
 from bot.agent.personas import Persona, PersonaRouter, personas_from
 from bot.agent.subagents import SubagentManager
@@ -104,7 +106,13 @@ def build_registry(
 ) -> ToolRegistry:
     """The tools this bot offers, each given only its part of the config, with the guest set."""
     paths = WorkspacePaths(config.workspace, config.tools.restrict_to_workspace)
-    tools: list[Tool] = [ReadFileTool(paths), WriteFileTool(paths), EditFileTool(paths), ListDirTool(paths)]
+    memory = MemoryFileGuard(config.workspace / "memory", config.timezone)
+    tools: list[Tool] = [
+        ReadFileTool(paths),
+        WriteFileTool(paths, memory),
+        EditFileTool(paths, memory),
+        ListDirTool(paths),
+    ]
     if config.tools.exec.enabled:
         tools.append(exec_tool(config, rules or ProtectedPaths(config.workspace, config.tools.protected_paths)))
     tools.append(search_tool(config.tools.web_search))
@@ -198,6 +206,7 @@ class AgentApp:
         self.sessions = self.stores.sessions()
         memory = self.memory_backend = self.stores.memory()
         self.indexes = MemoryIndexes(memory.logs, memory.members, config.workspace, config.state_dir, config.timezone)
+        self.indexes.semantic = semantic_memory(config.memory.embeddings, self.ledger, self.guard)
         self.registry.register(RecallTool(IndexRecall(self.indexes, config.timezone), config.timezone))
         self.memory = self._memory()
         self.context = context_builder(config, self.skills, self.budget)

@@ -41,13 +41,21 @@ def _scope(config: Config, stores: Stores, chat: str | None) -> Path:
 
 
 def _indexes(config: Config) -> tuple[MemoryIndexes, Stores]:
-    """The indexes of this home (over the backend's session logs and lists), and the stores to close after."""
+    """The indexes of this home (over the backend's session logs and lists, with `memory.embeddings`' vectors
+    as the gateway has them), and the stores to close after."""
     from bot.agent.memory.scope_index import MemoryIndexes
+    from bot.agent.memory.semantic import semantic_memory
     from bot.app.backend import stores_for
+    from bot.usage.budgets import BudgetGuard
 
     stores = stores_for(config)
     memory = stores.memory()
-    return MemoryIndexes(memory.logs, memory.members, config.workspace, config.state_dir, config.timezone), stores
+    indexes = MemoryIndexes(memory.logs, memory.members, config.workspace, config.state_dir, config.timezone)
+    if config.memory.embeddings is not None:
+        ledger = stores.ledger()
+        guard = BudgetGuard(config.budgets, ledger, config.timezone)
+        indexes.semantic = semantic_memory(config.memory.embeddings, ledger, guard)
+    return indexes, stores
 
 
 def _every_scope(config: Config, stores: Stores) -> list[Path]:

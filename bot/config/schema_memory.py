@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from bot.config.schema_embeddings import EmbeddingsConfig
 from bot.config.section import Section
 
 
@@ -15,6 +16,8 @@ class AutoRecallConfig(Section):
 
 
 class MemoryConfig(Section):
-    """Long-term memory's search: the recall before each turn (the recall tool is always there)."""
+    """Long-term memory's search: the recall before each turn (the recall tool is always there), and the
+    embedding model that adds semantic search (none: keywords only)."""
 
     auto_recall: AutoRecallConfig = AutoRecallConfig()
+    embeddings: EmbeddingsConfig | None = None

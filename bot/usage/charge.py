@@ -10,7 +10,9 @@ from typing import Literal
 
 from bot.bus import InboundMessage, Trust
 
-Purpose = Literal["chat", "subagent", "consolidation", "heartbeat", "cron", "transcription", "compaction", "image"]
+Purpose = Literal[
+    "chat", "subagent", "consolidation", "heartbeat", "cron", "transcription", "compaction", "image", "embedding"
+]
 PURPOSES: tuple[Purpose, ...] = (
     "chat",
     "subagent",
@@ -20,8 +22,9 @@ PURPOSES: tuple[Purpose, ...] = (
     "transcription",
     "compaction",
     "image",
+    "embedding",
 )
-BACKGROUND: frozenset[str] = frozenset({"heartbeat", "consolidation"})
+BACKGROUND: frozenset[str] = frozenset({"heartbeat", "consolidation", "embedding"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +38,7 @@ class Charge:
 
     @property
     def is_background(self) -> bool:
-        """Work charged to no sender (heartbeat, consolidation)."""
+        """Work charged to no sender (heartbeat, consolidation, embedding the memory index)."""
         return self.sender is None and self.purpose in BACKGROUND
 
 

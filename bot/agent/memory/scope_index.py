@@ -21,6 +21,7 @@ from bot.agent.memory.index import IndexUnusable, MemoryIndex, damaged
 from bot.agent.memory.members import ScopeMembers
 from bot.agent.memory.query import parse_query
 from bot.agent.memory.search import Hit, Ranker, Shown, best_hits
+from bot.agent.memory.semantic import SemanticMemory
 from bot.agent.sessions.logs import SessionLogs
 
 logger = logging.getLogger(__name__)
@@ -68,7 +69,8 @@ class MemoryIndexes:
         self._pending: dict[Path, asyncio.Task[None] | asyncio.TimerHandle] = {}
         self._delay = save_delay
         self._listed: OrderedDict[tuple[Path, str], None] = OrderedDict()  # (scope, session) known to be listed
-        self.rankers: list[Ranker] = []  # further ranked lists fused with the keyword one (e.g. vectors)
+        self.rankers: list[Ranker] = []  # further ranked lists fused with the keyword one
+        self.semantic: SemanticMemory | None = None  # vectors, when memory.embeddings names a model
 
     def scope_name(self, directory: Path) -> str:
         """A scope folder's name: its path relative to the workspace, the same on every machine."""
@@ -97,14 +99,18 @@ class MemoryIndexes:
         if not query.words:
             return []
         now = self._clock()
+        rankers = [*self.rankers, *await self._vector_rankers(text)]
 
         def run(found: _Open) -> list[Hit]:
             if join is not None:
                 self._join(directory, found, join)
             self._catch_up(directory, found)
-            return best_hits(found.index, query, limit, now, since, until, shown, self.rankers)
+            return best_hits(found.index, query, limit, now, since, until, shown, rankers)
 
-        return await asyncio.to_thread(self._using, directory, run)
+        hits = await asyncio.to_thread(self._using, directory, run)
+        if self.semantic is not None:
+            self.semantic.index_changed(self.path_for(directory))  # embed what the catch-up added
+        return hits
 
     async def join(self, directory: Path, key: str) -> None:
         """List session `key` for the scope (once) and bring the index up to date."""
@@ -114,6 +120,8 @@ class MemoryIndexes:
             self._catch_up(directory, found)
 
         await asyncio.to_thread(self._using, directory, run)
+        if self.semantic is not None:
+            self.semantic.index_changed(self.path_for(directory))
 
     def saved(self, directory: Path, key: str) -> None:
         """Messages were saved to session `key` of the scope: index them a little later, off the event loop (turns
@@ -146,10 +154,19 @@ class MemoryIndexes:
             self._catch_up(directory, found)
             return found.index.size()
 
-        return await asyncio.to_thread(self._using, directory, run, False)
+        size = await asyncio.to_thread(self._using, directory, run, False)
+        if self.semantic is not None:
+            self.semantic.index_changed(self.path_for(directory))
+        return size
+
+    async def _vector_rankers(self, text: str) -> list[Ranker]:
+        """The vector ranking of the question, when semantic search is on and the embedding server answers."""
+        ranker = await self.semantic.ranker(text) if self.semantic is not None else None
+        return [ranker] if ranker is not None else []
 
     async def stop(self) -> None:
-        """Finish the background catch-ups (those not started yet are left to the next search), then close."""
+        """Finish the background catch-ups (those not started yet are left to the next search), stop the
+        embedding, then close."""
         for pending in list(self._pending.values()):
             if isinstance(pending, asyncio.TimerHandle):
                 pending.cancel()
@@ -157,6 +174,8 @@ class MemoryIndexes:
             *(p for p in self._pending.values() if isinstance(p, asyncio.Task)), return_exceptions=True
         )
         self._pending.clear()
+        if self.semantic is not None:
+            await self.semantic.stop()
         with self._opening:
             for found in self._open.values():
                 with found.lock:
