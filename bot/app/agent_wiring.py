@@ -22,9 +22,10 @@ from bot.app.model_stack import ModelStack, ProviderFactory
 from bot.app.stores import Stores
 from bot.bus import InboundMessage, LocalBus, MessageBus, OutboundMessage, Trust
 from bot.chats.rules import ChatRulesBook
-from bot.config.paths import home_dir
+from bot.config.paths import files_path, home_dir
 from bot.config.schema import Config, LLMConfig, ModelChoiceConfig
 from bot.events import EventBus
+from bot.files.records import FileBook
 from bot.hooks.handlers import Hooks
 from bot.llm.images import ImageModel
 from bot.llm.transcription import SpeechModel, Transcriber
@@ -37,6 +38,8 @@ from bot.setup.home import bundled
 from bot.skills import SkillLibrary
 from bot.tools.ask import AskUserTool, Questions
 from bot.tools.base import Tool, ToolRegistry
+from bot.tools.chat_files import ChatFiles
+from bot.tools.documents import ListFilesTool, ReadDocumentTool
 from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
 from bot.tools.image import GenerateImageTool
 from bot.tools.launcher import exec_launcher
@@ -148,7 +151,9 @@ def provider_factory(config: Config, given: Provider | None, retry: RetryPolicy 
     return make
 
 
-def context_builder(config: Config, skills: SkillLibrary, budget: ContextBudget) -> ContextBuilder:
+def context_builder(
+    config: Config, skills: SkillLibrary, budget: ContextBudget, files: ChatFiles | None = None
+) -> ContextBuilder:
     """The system prompt and history builder, within the agent's size limits."""
     agent = config.agent
     return ContextBuilder(
@@ -159,6 +164,7 @@ def context_builder(config: Config, skills: SkillLibrary, budget: ContextBudget)
         memory_chars=budget.memory_chars,
         max_inbound_chars=agent.max_inbound_chars,
         inline_attachment_chars=agent.inline_attachment_chars,
+        files=files,
     )
 
 
@@ -185,13 +191,14 @@ class AgentApp:
         self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
         self.skills = skill_library(config)
         self.plugins = plugins_for(config)
+        self.files = ChatFiles(FileBook(files_path(config)), config.workspace)
         self.registry = self._registry()
         self.pairing = self.stores.pairing()
         self.rules = ChatRulesBook(config.channels.chat_sections(), config.agent.queue_mode)
         self.sessions = self.stores.sessions()
         self.registry.register(RecallTool(self.sessions, config.timezone))
         self.memory = self._memory()
-        self.context = context_builder(config, self.skills, self.budget)
+        self.context = context_builder(config, self.skills, self.budget, self.files)
         budgeted = self.budgeted = SwappableProvider(BudgetedProvider(self.provider, self.budget))
         self.runner = self._runner(budgeted, self.registry)
         self._notices: set[asyncio.Task[bool]] = set()
@@ -220,6 +227,8 @@ class AgentApp:
         config = self.config
         rules = ProtectedPaths(config.workspace, config.tools.protected_paths)
         registry = build_registry(config, self.skills, self.plugins.hooks, rules)
+        registry.register(ListFilesTool(self.files))
+        registry.register(ReadDocumentTool(self.files))
         for tool in self.plugins.tools:
             registry.register(tool)
         questions = Questions()
@@ -343,6 +352,7 @@ class AgentApp:
         await self.mcp.stop()
         await asyncio.gather(*self._notices, return_exceptions=True)
         self.ledger.close()
+        self.files.book.close()
         await self.bus.stop()
         if self._warming is not None:
             self._warming.cancel()
