@@ -17,6 +17,7 @@ from bot.agent.personas import Persona, PersonaRouter, personas_from
 from bot.agent.subagents import SubagentManager
 from bot.agent.turn import TurnRunner
 from bot.app.backend import stores_for
+from bot.app.file_tools import python_tool
 from bot.app.live_provider import SwappableProvider
 from bot.app.model_stack import ModelStack, ProviderFactory
 from bot.app.stores import Stores
@@ -229,6 +230,8 @@ class AgentApp:
         registry = build_registry(config, self.skills, self.plugins.hooks, rules)
         registry.register(ListFilesTool(self.files))
         registry.register(ReadDocumentTool(self.files))
+        if python := python_tool(config, self.files, self.ledger, self.guard):
+            registry.register(python)
         for tool in self.plugins.tools:
             registry.register(tool)
         questions = Questions()

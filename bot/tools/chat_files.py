@@ -41,10 +41,10 @@ class ChatFiles:
         """The record of a file the chat received or was made for it (the same record when seen again)."""
         return self.book.register(self.scope(memory_dir, chat), path, name, mime_type, origin)
 
-    async def made(self, ctx: ToolContext, path: Path) -> FileRecord:
-        """Register a file a tool made for the turn's chat."""
-        mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-        return await asyncio.to_thread(self.register, ctx.memory_dir, ctx.chat, path, None, mime, "made")
+    async def made(self, ctx: ToolContext, path: Path, name: str | None = None) -> FileRecord:
+        """Register a file a tool made for the turn's chat, under `name` (by default its file name)."""
+        mime = mimetypes.guess_type(name or path.name)[0] or "application/octet-stream"
+        return await asyncio.to_thread(self.register, ctx.memory_dir, ctx.chat, path, name, mime, "made")
 
     async def get(self, ctx: ToolContext, file_id: str) -> FileRecord:
         """The turn's chat's file `file_id`; ToolError "no such file" for any other, another chat's included."""

@@ -10,7 +10,9 @@ from typing import Literal
 
 from bot.bus import InboundMessage, Trust
 
-Purpose = Literal["chat", "subagent", "consolidation", "heartbeat", "cron", "transcription", "compaction", "image"]
+Purpose = Literal[
+    "chat", "subagent", "consolidation", "heartbeat", "cron", "transcription", "compaction", "image", "python"
+]
 PURPOSES: tuple[Purpose, ...] = (
     "chat",
     "subagent",
@@ -20,6 +22,7 @@ PURPOSES: tuple[Purpose, ...] = (
     "transcription",
     "compaction",
     "image",
+    "python",
 )
 BACKGROUND: frozenset[str] = frozenset({"heartbeat", "consolidation"})
 

@@ -1,0 +1,37 @@
+"""run_python for a config: offered only where bubblewrap runs, with its limits and its meter."""
+
+from __future__ import annotations
+
+import logging
+
+from bot.bus import Trust
+from bot.config.schema import Config
+from bot.tools.chat_files import ChatFiles
+from bot.tools.python_sandbox import PythonLimits, available_libraries, python_sandbox, sandbox_problem
+from bot.tools.run_python import RunPythonTool
+from bot.usage.budgets import BudgetGuard
+from bot.usage.ledger import Ledger
+from bot.usage.python_time import PythonTime
+
+logger = logging.getLogger(__name__)
+
+
+def python_tool(config: Config, files: ChatFiles, ledger: Ledger, guard: BudgetGuard | None) -> RunPythonTool | None:
+    """run_python when `tools.python` is on and bubblewrap runs here; never without the sandbox."""
+    python = config.tools.python
+    if not python.enabled:
+        return None
+    limits = PythonLimits(python.timeout, python.memory_mb, python.processes, python.disk_mb)
+    sandbox = python_sandbox(limits)
+    if sandbox is None:
+        logger.warning("run_python is not offered: %s", sandbox_problem() or "bubblewrap cannot run here")
+        return None
+    seconds = python.daily_seconds
+    daily = {
+        Trust.GUEST: seconds.guest,
+        Trust.USER: seconds.user,
+        Trust.ADMIN: seconds.admin,
+        Trust.OWNER: seconds.owner,
+    }
+    meter = PythonTime(ledger, daily, config.timezone, guard)
+    return RunPythonTool(sandbox, files, config.workspace, meter, available_libraries())
