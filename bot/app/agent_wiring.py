@@ -215,7 +215,9 @@ class AgentApp:
         self.registry.register(SpawnTool(self.subagents))
         if config.tools.image.model:
             self.registry.register(
-                GenerateImageTool(MeteredImages(image_model(config), self.ledger, self.guard), config.workspace)
+                GenerateImageTool(
+                    MeteredImages(image_model(config), self.ledger, self.guard), config.workspace, self.files
+                )
             )
         self.mcp = MCPServers(config.mcp_servers, self.registry, workspace=config.workspace)
         self.loop = AgentLoop(
