@@ -39,6 +39,7 @@ from bot.agent.sessions.session import Sessions
 from bot.agent.stream import is_silent
 from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
 from bot.agent.turn_hooks import TurnHooks
+from bot.agent.voice_reply import VoiceReplies
 from bot.bus import ChatRef, Choice, InboundMessage, MessageBus, OutboundMessage
 from bot.chats.rules import ChatRules, ChatRulesBook
 from bot.config.schema import AgentConfig
@@ -71,6 +72,7 @@ class LoopParts:
     on_stop: Callable[[str], int] | None = None  # cancels a session's background helpers; returns how many
     rules: ChatRulesBook | None = None  # per-chat queue mode, edits and group context trust
     models: ChatModels | None = None  # `llm.models` and each chat's choice, for /model
+    voice: VoiceReplies | None = None  # speaks replies (`voice.reply`) when a TTS model is set
 
 
 class AgentLoop:
@@ -93,6 +95,7 @@ class AgentLoop:
         self._workspace = workspace
         self._memory = parts.memory
         self._on_stop = parts.on_stop
+        self._voice = parts.voice
         self._owner_dm: OwnerDM = parts.owner_dm or LastOwnerDM()
         self._hooks = TurnHooks(hooks or Hooks())
         self._hooks.hooks.prompts.notify_with(bus.publish_outbound)
@@ -313,6 +316,8 @@ class AgentLoop:
         await self._hooks.ended(key, message, outcome, reply)
         if reply is not None:
             await self._reply(message, reply, kind, completes=ids, finalises=message.id if message.stream else None)
+            if self._voice is not None and kind == "reply":
+                await self._voice.reply(batch, reply)
         else:
             await self._bus.complete_inbound(ids)
 

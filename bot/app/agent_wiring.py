@@ -21,6 +21,7 @@ from bot.app.file_tools import python_tool
 from bot.app.live_provider import SwappableProvider
 from bot.app.model_stack import ModelStack, ProviderFactory
 from bot.app.stores import Stores
+from bot.app.voice import voice_replies
 from bot.bus import InboundMessage, LocalBus, MessageBus, OutboundMessage, Trust
 from bot.chats.rules import ChatRulesBook
 from bot.config.paths import files_path, home_dir
@@ -284,6 +285,7 @@ class AgentApp:
             on_stop=self.subagents.cancel_for,
             rules=self.rules,
             models=models,
+            voice=voice_replies(config, self.ledger, self.guard, self.bus.publish_outbound, self.files),
         )
 
     def _runner(self, provider: Provider, registry: ToolRegistry) -> TurnRunner:

@@ -13,6 +13,7 @@ from bot.config.durations import Duration
 from bot.config.schema_channels import ChannelsConfig
 from bot.config.schema_ops import HealthConfig, RetentionConfig, TelemetryConfig
 from bot.config.schema_tools import SERVER_NAME, MCPServerConfig, ToolsConfig
+from bot.config.schema_voice import VoiceConfig
 from bot.config.section import Section
 from bot.errors import ConfigError
 
@@ -235,6 +236,7 @@ class Config(Section):
     log_level: Literal["trace", "debug", "info", "warning", "error"] | None = None
     telemetry: TelemetryConfig = TelemetryConfig()
     retention: RetentionConfig = RetentionConfig()
+    voice: VoiceConfig = VoiceConfig()
 
     @field_validator("roles")
     @classmethod

@@ -11,7 +11,7 @@ from typing import Literal
 from bot.bus import InboundMessage, Trust
 
 Purpose = Literal[
-    "chat", "subagent", "consolidation", "heartbeat", "cron", "transcription", "compaction", "image", "python"
+    "chat", "subagent", "consolidation", "heartbeat", "cron", "transcription", "compaction", "image", "python", "speech"
 ]
 PURPOSES: tuple[Purpose, ...] = (
     "chat",
@@ -23,6 +23,7 @@ PURPOSES: tuple[Purpose, ...] = (
     "compaction",
     "image",
     "python",
+    "speech",
 )
 BACKGROUND: frozenset[str] = frozenset({"heartbeat", "consolidation"})
 

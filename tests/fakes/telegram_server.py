@@ -192,6 +192,7 @@ class FakeTelegram:
             "editmessagereplymarkup": self._edit_reply_markup,
             "sendphoto": lambda f: self._send_media("photo", f),
             "senddocument": lambda f: self._send_media("document", f),
+            "sendvoice": lambda f: self._send_media("voice", f),
             "sendmediagroup": self._send_media_group,
         }
 
