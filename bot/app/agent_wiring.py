@@ -231,7 +231,7 @@ class AgentApp:
         config = self.config
         rules = ProtectedPaths(config.workspace, config.tools.protected_paths)
         registry = build_registry(config, self.skills, self.plugins.hooks, rules)
-        registry.register(ListFilesTool(self.files))
+        registry.register(ListFilesTool(self.files, config.timezone))
         registry.register(ReadDocumentTool(self.files))
         if python := python_tool(config, self.files, self.ledger, self.guard):
             registry.register(python)

@@ -6,6 +6,7 @@ import asyncio
 import logging
 from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from bot.errors import ToolError
 from bot.files.reading import open_document, pick, sheet_index, show
@@ -28,8 +29,9 @@ class ListFilesTool(Tool):
         "name, type, size and date. Tools such as read_document take the file_id."
     )
 
-    def __init__(self, files: ChatFiles) -> None:
+    def __init__(self, files: ChatFiles, timezone: str = "UTC") -> None:
         self._files = files
+        self._zone = ZoneInfo(timezone)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
         records = await self._files.listing(ctx)
@@ -37,7 +39,7 @@ class ListFilesTool(Tool):
             return "This chat has no files yet."
         lines = [f"{len(records)} file{'s' if len(records) != 1 else ''} in this chat, newest first:"]
         for record in records:
-            when = datetime.fromtimestamp(record.created_at).strftime("%Y-%m-%d %H:%M")
+            when = datetime.fromtimestamp(record.created_at, self._zone).strftime("%Y-%m-%d %H:%M")
             lines.append(f"- {file_label(record)}, {record.origin} {when}")
         return "\n".join(lines)
 

@@ -84,14 +84,15 @@ class RunPythonTool(Tool):
             self._meter.check()
         except BudgetExceeded as exc:
             raise ToolError(exc.user_message) from exc
-        started = time.monotonic()
+        started, outcome = time.monotonic(), "cancelled"
         try:
             with tempfile.TemporaryDirectory(prefix="relaybot-python-") as folder:
                 job = Path(folder)
                 await asyncio.to_thread(_prepare, job, str(args["code"]), [(r.name, r.path) for r in records])
                 run = await self._execute(job)
+                outcome = "ok" if run.code == 0 else "timeout" if run.code is None else f"exit {run.code}"
         finally:
-            self._meter.record(time.monotonic() - started)
+            self._meter.record(time.monotonic() - started, outcome)
         return await self._report(run, ctx, bool(args.get("send")))
 
     async def _execute(self, job: Path) -> Run:

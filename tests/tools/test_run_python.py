@@ -150,3 +150,11 @@ async def test_a_plot_comes_back_as_a_png(tmp_path: Path) -> None:
     result = await chat.run(code, send=True)
     assert "plot.png (image/png" in result
     assert Path(chat.sent[0].files[0].path).read_bytes().startswith(b"\x89PNG")
+
+
+async def test_code_that_sleeps_is_killed_at_the_wall_clock_limit(tmp_path: Path) -> None:
+    chat = Chat(tmp_path, quick(seconds=1.0))
+    result = await chat.run("import time\nprint('waiting', flush=True)\ntime.sleep(120)")
+    assert "waiting" in result and "[killed after 1 s: the code did not finish in time]" in result
+    (row,) = chat.ledger.calls()
+    assert row.outcome == "timeout" and row.latency < 30
