@@ -24,10 +24,7 @@ class ListFilesTool(Tool):
     name = "list_files"
     read_only = True
     for_everyone = True  # a chat's own files, nothing else
-    description = (
-        "List this chat's files (what people sent and what was made here), newest first, with their file_id, "
-        "name, type, size and date. Tools such as read_document take the file_id."
-    )
+    description = "List this chat's files, newest first, with their file_id, name, type, size and date."
 
     def __init__(self, files: ChatFiles, timezone: str = "UTC") -> None:
         self._files = files
@@ -51,20 +48,16 @@ class ReadDocumentTool(Tool):
     read_only = True
     for_everyone = True  # reads only the chat's own files, within size and time limits
     description = (
-        "Read a document this chat has by its file_id: PDF, Word, Excel, PowerPoint, HTML, Markdown, CSV or text. "
-        "Long documents come in parts with an index (pages, slides, sheets or sections); the result says how to "
-        "read on. Tables are kept as Markdown tables."
+        "Read a document of this chat by file_id (PDF, Word, Excel, PowerPoint, HTML, Markdown, CSV, text) as "
+        "Markdown, in parts; the result says how to read on."
     )
     parameters = {
         "type": "object",
         "properties": {
-            "file_id": {"type": "string", "minLength": 1, "description": "The file's id, such as f_1a2b3c4d."},
-            "pages": {
-                "type": "string",
-                "description": "Pages, slides or sections to read: 3, 3-7 or 12- (default: from the first).",
-            },
-            "sheet": {"type": "string", "description": "A spreadsheet's sheet, by name or number."},
-            "range": {"type": "string", "description": "Cells of the sheet to read, such as A1:F50."},
+            "file_id": {"type": "string", "minLength": 1},
+            "pages": {"type": "string", "description": "Pages, slides or parts: 3, 3-7 or 12-."},
+            "sheet": {"type": "string", "description": "Sheet name or number."},
+            "range": {"type": "string", "description": "Cells, such as A1:F50."},
         },
         "required": ["file_id"],
     }

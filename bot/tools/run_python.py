@@ -52,28 +52,17 @@ class RunPythonTool(Tool):
         self._workspace = workspace
         self._meter = meter
         limits = sandbox.limits
-        have = (
-            ", ".join(libraries)
-            if libraries
-            else "only the standard library (numpy, pandas, matplotlib are not installed)"
-        )
+        have = ", ".join(libraries) if libraries else "the standard library only"
         self.description = (
-            "Run Python 3 code in a sandbox: no network, a scratch folder holding copies of the files named in "
-            f"`files` (by file_id, under their names), {limits.seconds:g} s, {limits.memory_mb} MB of memory. "
-            f"Available: {have}. Print what you need; files the code writes in its folder come back as this chat's "
-            "files (send: true also sends them to the chat, e.g. a plot saved with plt.savefig('plot.png'))."
+            f"Run Python 3 in a sandbox without network ({limits.seconds:g} s, {limits.memory_mb} MB; {have}). "
+            "`files` (file_ids) are copied into its folder by name; files it writes become this chat's files."
         )
         self.parameters = {
             "type": "object",
             "properties": {
-                "code": {"type": "string", "minLength": 1, "description": "The Python code to run."},
-                "files": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "maxItems": 20,
-                    "description": "file_ids of this chat's files to copy into the code's folder.",
-                },
-                "send": {"type": "boolean", "description": "Send the files the code writes to this chat."},
+                "code": {"type": "string", "minLength": 1},
+                "files": {"type": "array", "items": {"type": "string"}, "maxItems": 20},
+                "send": {"type": "boolean", "description": "Send the written files to this chat."},
             },
             "required": ["code"],
         }

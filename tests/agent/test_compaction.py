@@ -35,6 +35,15 @@ class BigPages(Tool):
         return f"BEGIN {url} " + "lorem ipsum " * (PAGE_CHARS // 12) + f" END {url}"
 
 
+def researching(tmp_path: Path, fake: FakeLLM) -> Harness:
+    """The bot of the research tests, whose window arithmetic counts web_fetch and the tools it was written with:
+    the file tools (some 430 tokens of the 8,192 in definitions) are withdrawn."""
+    bot = Harness(tmp_path, fake, extra_tools=[BigPages()], llm={"context_window": WINDOW})
+    for name in ("list_files", "read_document", "run_python"):
+        bot.app.registry.unregister(name)
+    return bot
+
+
 def is_summary(request: dict) -> bool:
     return not request.get("tools") and "condense" in request["messages"][0]["content"]
 
@@ -65,7 +74,7 @@ async def test_a_research_turn_larger_than_the_window_finishes_with_its_requests
 ) -> None:
     async with (
         FakeLLM(default=researcher()) as fake,
-        Harness(tmp_path, fake, extra_tools=[BigPages()], llm={"context_window": WINDOW}) as bot,
+        researching(tmp_path, fake) as bot,
     ):
         assert await bot.ask("research lorem ipsum for me") == "Here is what I found."
         rows = bot.app.ledger.calls()
@@ -92,7 +101,7 @@ async def test_a_research_turn_larger_than_the_window_finishes_with_its_requests
 async def test_the_turn_after_a_compacted_one_reads_the_session_not_the_compacted_request(tmp_path: Path) -> None:
     async with (
         FakeLLM(default=researcher()) as fake,
-        Harness(tmp_path, fake, extra_tools=[BigPages()], llm={"context_window": WINDOW}) as bot,
+        researching(tmp_path, fake) as bot,
     ):
         await bot.ask("research lorem ipsum for me")
         session = bot.app.sessions.get("test:1")
