@@ -100,7 +100,11 @@ def approval_mode(config: Config) -> ApprovalMode:
 
 
 def build_registry(
-    config: Config, skills: SkillLibrary, hooks: Hooks | None = None, rules: ProtectedPaths | None = None
+    config: Config,
+    skills: SkillLibrary,
+    hooks: Hooks | None = None,
+    rules: ProtectedPaths | None = None,
+    files: ChatFiles | None = None,
 ) -> ToolRegistry:
     """The tools this bot offers, each given only its part of the config, with the guest set."""
     paths = WorkspacePaths(config.workspace, config.tools.restrict_to_workspace)
@@ -110,7 +114,7 @@ def build_registry(
     tools.append(search_tool(config.tools.web_search))
     tools.append(WebFetchTool(any_address if config.tools.web_fetch.allow_private else is_public))
     tools.append(MessageTool())
-    tools.append(SendFileTool(WorkspacePaths(config.workspace, restrict=True)))
+    tools.append(SendFileTool(WorkspacePaths(config.workspace, restrict=True), files))
     tools.append(LoadSkillTool(skills))
     return ToolRegistry(tools, role_tools(config), hooks=hooks)
 
@@ -230,7 +234,7 @@ class AgentApp:
         """The config's tools and the plugins', with the approvals (risky exec, the bot's own rules) as a hook."""
         config = self.config
         rules = ProtectedPaths(config.workspace, config.tools.protected_paths)
-        registry = build_registry(config, self.skills, self.plugins.hooks, rules)
+        registry = build_registry(config, self.skills, self.plugins.hooks, rules, self.files)
         registry.register(ListFilesTool(self.files, config.timezone))
         registry.register(ReadDocumentTool(self.files))
         if python := python_tool(config, self.files, self.ledger, self.guard):

@@ -1,5 +1,6 @@
 """list_files and read_document as tools: a chat's own files by id, for every role; another chat's id is no file."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -61,3 +62,30 @@ async def test_a_document_that_takes_too_long_is_given_up_without_stalling_the_t
     record = files.register(ctx.memory_dir, ctx.chat, path)
     with pytest.raises(ToolError, match="took longer than 0 s to read and was given up on"):
         await ReadDocumentTool(files, timeout=0).run({"file_id": record.id}, ctx)
+
+
+async def test_a_user_sends_back_a_file_of_the_chat_by_its_id_but_never_another_chats(
+    tmp_path: Path, files: ChatFiles
+) -> None:
+    from bot.bus import OutboundMessage
+    from bot.tools.send_file import SendFileTool
+    from bot.tools.workspace import WorkspacePaths
+
+    sent: list[OutboundMessage] = []
+
+    async def send(message: OutboundMessage) -> None:
+        sent.append(message)
+
+    ctx = replace(context(tmp_path, "5", Trust.USER), send=send)
+    made = tmp_path / "workspace" / "outbox" / "telegram" / "5" / "summary-20261128.csv"
+    made.parent.mkdir(parents=True)
+    made.write_text("a,b\n")
+    record = files.register(ctx.memory_dir, ctx.chat, made, "summary.csv", origin="made")
+    other = context(tmp_path, "6")
+    (tmp_path / "secret.txt").write_text("the other chat's")
+    theirs = files.register(other.memory_dir, other.chat, tmp_path / "secret.txt")
+    tool = SendFileTool(WorkspacePaths(tmp_path / "workspace", restrict=True), files)
+    assert "Sent outbox/telegram/5/summary-20261128.csv" in await tool.run({"file_ids": [record.id]}, ctx)
+    assert [Path(f.path) for f in sent[0].files] == [made.resolve()]
+    with pytest.raises(ToolError, match="no such file"):
+        await tool.run({"file_ids": [theirs.id]}, ctx)
