@@ -197,7 +197,7 @@ class AgentApp:
         self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
         self.skills = skill_library(config)
         self.plugins = plugins_for(config)
-        self.files = ChatFiles(FileBook(files_path(config)), config.workspace)
+        self.files = ChatFiles(FileBook(files_path(config), config.workspace), config.workspace)
         self.registry = self._registry()
         self.pairing = self.stores.pairing()
         self.rules = ChatRulesBook(config.channels.chat_sections(), config.agent.queue_mode)

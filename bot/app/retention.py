@@ -61,7 +61,7 @@ def _prune_files(config: Config, before: float) -> int:
 
     if not files_path(config).exists():
         return 0
-    book = FileBook(files_path(config))
+    book = FileBook(files_path(config), config.workspace)
     try:
         return book.prune(before)
     finally:

@@ -61,10 +61,15 @@ def guess_type(name: str, given: str = "") -> str:
 
 
 class FileBook:
-    """The records of every scope in one SQLite file (`state_dir/files.db`); lookups never cross scopes."""
+    """The records of every scope in one SQLite file (`state_dir/files.db`); lookups never cross scopes.
 
-    def __init__(self, path: Path, clock: Callable[[], float] = time.time) -> None:
+    Paths under `root` (the workspace) are stored relative to it, so a restored backup in another home still finds
+    its files.
+    """
+
+    def __init__(self, path: Path, root: Path | None = None, clock: Callable[[], float] = time.time) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        self._root = root.resolve() if root is not None else None
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
         self._clock = clock
@@ -77,12 +82,13 @@ class FileBook:
     ) -> FileRecord:
         """The record of `path` in `scope`, made on first sight: registering the same file again returns it."""
         path = path.resolve()
+        stored = self._stored(path)
         with self._lock:
             row = self._db.execute(
-                f"SELECT {_COLUMNS} FROM files WHERE scope = ? AND path = ?", (scope, str(path))
+                f"SELECT {_COLUMNS} FROM files WHERE scope = ? AND path = ?", (scope, stored)
             ).fetchone()
             if row is not None:
-                return _record(row)
+                return self._record(row)
             name = name or path.name
             record = FileRecord(
                 "f_" + secrets.token_hex(4),
@@ -96,7 +102,7 @@ class FileBook:
             )
             self._db.execute(
                 f"INSERT INTO files ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (record.id, scope, record.name, record.mime_type, record.size, record.created_at, str(path), origin),
+                (record.id, scope, record.name, record.mime_type, record.size, record.created_at, stored, origin),
             )
             return record
 
@@ -106,7 +112,7 @@ class FileBook:
             row = self._db.execute(
                 f"SELECT {_COLUMNS} FROM files WHERE scope = ? AND id = ?", (scope, file_id.strip())
             ).fetchone()
-        record = _record(row) if row is not None else None
+        record = self._record(row) if row is not None else None
         return record if record is not None and record.path.is_file() else None
 
     def listing(self, scope: str, limit: int = 200) -> list[FileRecord]:
@@ -116,14 +122,14 @@ class FileBook:
                 f"SELECT {_COLUMNS} FROM files WHERE scope = ? ORDER BY created_at DESC, rowid DESC LIMIT ?",
                 (scope, limit),
             ).fetchall()
-        return [record for record in map(_record, rows) if record.path.is_file()]
+        return [record for record in map(self._record, rows) if record.path.is_file()]
 
     def prune(self, before: float) -> int:
         """Delete the records made before `before` and their files; how many went."""
         with self._lock:
             rows = self._db.execute("SELECT path FROM files WHERE created_at < ?", (before,)).fetchall()
             for (path,) in rows:
-                Path(path).unlink(missing_ok=True)
+                self._path(path).unlink(missing_ok=True)
             self._db.execute("DELETE FROM files WHERE created_at < ?", (before,))
         return len(rows)
 
@@ -131,10 +137,18 @@ class FileBook:
         with self._lock:
             self._db.close()
 
+    def _stored(self, path: Path) -> str:
+        """How a path is kept: relative to the root when it is inside."""
+        if self._root is not None and path.is_relative_to(self._root):
+            return str(path.relative_to(self._root))
+        return str(path)
 
-def _record(row: tuple[Any, ...]) -> FileRecord:
-    file_id, scope, name, mime_type, size, created_at, path, origin = row
-    made = cast(Origin, origin)
-    return FileRecord(
-        str(file_id), str(scope), str(name), str(mime_type), int(size), float(created_at), Path(str(path)), made
-    )
+    def _path(self, stored: str) -> Path:
+        return self._root / stored if self._root is not None else Path(stored)
+
+    def _record(self, row: tuple[Any, ...]) -> FileRecord:
+        file_id, scope, name, mime_type, size, created_at, path, origin = row
+        made = cast(Origin, origin)
+        return FileRecord(
+            str(file_id), str(scope), str(name), str(mime_type), int(size), float(created_at), self._path(path), made
+        )

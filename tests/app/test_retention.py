@@ -90,9 +90,9 @@ def test_files_past_their_age_go_with_their_records(tmp_path: Path) -> None:
     (inbox / "old.pdf").write_bytes(b"%PDF")
     (inbox / "new.pdf").write_bytes(b"%PDF")
     stamps = iter([NOW - 40 * DAY, NOW - 5 * DAY])
-    book = FileBook(tmp_path / "s" / "files.db", clock=lambda: next(stamps))
+    book = FileBook(tmp_path / "s" / "files.db", tmp_path / "w", clock=lambda: next(stamps))
     old, new = book.register("memory", inbox / "old.pdf"), book.register("memory", inbox / "new.pdf")
     book.close()
     assert prune_state(cfg, NOW).files == 1
     assert not old.path.exists() and new.path.exists()
-    assert [r.id for r in FileBook(tmp_path / "s" / "files.db").listing("memory")] == [new.id]
+    assert [r.id for r in FileBook(tmp_path / "s" / "files.db", tmp_path / "w").listing("memory")] == [new.id]

@@ -45,3 +45,11 @@ def test_pruning_removes_old_records_and_their_files(tmp_path: Path) -> None:
 def test_the_book_survives_a_restart(tmp_path: Path) -> None:
     record = FileBook(tmp_path / "files.db").register("s", saved(tmp_path, "a.csv"))
     assert FileBook(tmp_path / "files.db").get("s", record.id) == record
+
+
+def test_a_workspace_moved_elsewhere_keeps_its_files_found(tmp_path: Path) -> None:
+    old = tmp_path / "old"
+    record = FileBook(tmp_path / "files.db", old).register("s", saved(old, "a.csv", b"x,y"))
+    old.rename(tmp_path / "restored")
+    found = FileBook(tmp_path / "files.db", tmp_path / "restored").get("s", record.id)
+    assert found is not None and found.path.read_bytes() == b"x,y"
