@@ -52,7 +52,7 @@ class RunPythonTool(Tool):
         self._workspace = workspace
         self._meter = meter
         limits = sandbox.limits
-        have = ", ".join(libraries) if libraries else "the standard library only"
+        have = f"it can import {', '.join(libraries)}" if libraries else "the standard library only"
         self.description = (
             f"Run Python 3 in a sandbox without network ({limits.seconds:g} s, {limits.memory_mb} MB; {have}). "
             "`files` (file_ids) are copied into its folder by name; files it writes become this chat's files."
