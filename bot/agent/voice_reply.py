@@ -14,6 +14,7 @@ from bot.errors import BudgetExceeded, ProviderError
 from bot.llm.speech import TextToSpeech
 from bot.tools.chat_files import ChatFiles
 from bot.tools.outbox_files import save_to_outbox
+from bot.tools.send_file import UPLOAD_LIMITS
 from bot.usage.charge import charge_for, charged_to
 
 logger = logging.getLogger(__name__)
@@ -46,9 +47,9 @@ class VoiceReplies:
 
     async def reply(self, batch: Sequence[InboundMessage], text: str) -> None:
         """Send `text` spoken to the batch's chat; a failure is logged and the text reply stands alone."""
-        if not self.wanted(batch) or not text.strip():
-            return
         message = batch[-1]
+        if not self.wanted(batch) or not text.strip() or message.chat.channel not in UPLOAD_LIMITS:
+            return  # nothing to say, or a chat that takes no files (the terminal): the text is the whole reply
         try:
             with charged_to(charge_for(message, message.chat.session_key)):
                 speech = await self._speech.speak(text)

@@ -52,3 +52,12 @@ async def test_a_failed_speech_sends_nothing_more(tmp_path: Path, failure: Excep
     sent: list[OutboundMessage] = []
     await replies(tmp_path, "always", Speaker(failure), sent).reply([TYPED], "Sunny.")
     assert sent == []
+
+
+async def test_a_chat_that_takes_no_files_gets_the_text_alone(tmp_path: Path) -> None:
+    sent: list[OutboundMessage] = []
+    speaker = Speaker()
+    await replies(tmp_path, "always", speaker, sent).reply(
+        [InboundMessage(ChatRef("console", "local"), "me", "hi")], "Hi."
+    )
+    assert sent == [] and speaker.spoken == []
