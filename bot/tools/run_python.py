@@ -7,6 +7,7 @@ import contextlib
 import io
 import os
 import shutil
+import signal
 import tarfile
 import tempfile
 import time
@@ -86,8 +87,8 @@ class RunPythonTool(Tool):
 
     async def _execute(self, job: Path) -> Run:
         read_end, write_end = os.pipe()
-        try:
-            process = await asyncio.create_subprocess_exec(
+        starting = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
                 *self._sandbox.argv(job, write_end),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
@@ -95,6 +96,12 @@ class RunPythonTool(Tool):
                 pass_fds=(write_end,),
                 start_new_session=True,
             )
+        )
+        try:
+            process = await asyncio.shield(starting)
+        except asyncio.CancelledError:  # stopped while starting: what started still dies
+            await _kill(await starting)
+            raise
         finally:
             os.close(write_end)
         stdout, stderr = CappedOutput(KEEP_BYTES), CappedOutput(KEEP_BYTES)
@@ -108,9 +115,7 @@ class RunPythonTool(Tool):
             killed = True
         finally:
             if process.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, 9)  # bwrap is pid 1 of the sandbox: everything in it dies with it
-                await process.wait()
+                await _kill(process)
         written = await collected
         code = None if killed else process.returncode
         return Run(stdout.text(), stderr.text(), code, _unpack(written))
@@ -122,8 +127,8 @@ class RunPythonTool(Tool):
         if run.code is None:
             lines.append(f"[killed after {self._sandbox.limits.seconds:g} s: the code did not finish in time]")
         elif run.code < 0 or run.code > 128:  # bwrap reports a child killed by signal n as 128 + n
-            signal = -run.code if run.code < 0 else run.code - 128
-            lines.append(f"[killed by signal {signal}: a limit (CPU time, memory, processes or disk) was passed]")
+            number = -run.code if run.code < 0 else run.code - 128
+            lines.append(f"[killed by signal {number}: a limit (CPU time, memory, processes or disk) was passed]")
         else:
             lines.append(f"[exit code {run.code}]")
         records = []
@@ -153,6 +158,13 @@ def _prepare(job: Path, code: str, inputs: list[tuple[str, Path]]) -> None:
     (job / "main.py").write_text(code, encoding="utf-8")
     for name, source in inputs:
         shutil.copyfile(source, files / os.path.basename(name))
+
+
+async def _kill(process: asyncio.subprocess.Process) -> None:
+    """SIGKILL bwrap's group and reap it: the sandbox's own pid 1 dies with bwrap, and everything in it with that."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    await process.wait()
 
 
 async def _drain(stream: asyncio.StreamReader, output: CappedOutput) -> None:

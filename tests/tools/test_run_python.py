@@ -16,6 +16,7 @@ from bot.tools.run_python import RunPythonTool
 from bot.usage.charge import Charge, charged_to
 from bot.usage.ledger import UsageLedger
 from bot.usage.python_time import PythonTime
+from tests.polling import until
 
 pytestmark = pytest.mark.skipif(
     python_sandbox(PythonLimits()) is None, reason="bubblewrap is not installed or cannot run here"
@@ -158,3 +159,26 @@ async def test_code_that_sleeps_is_killed_at_the_wall_clock_limit(tmp_path: Path
     assert "waiting" in result and "[killed after 1 s: the code did not finish in time]" in result
     (row,) = chat.ledger.calls()
     assert row.outcome == "timeout" and row.latency < 30
+
+
+async def test_a_stopped_run_leaves_nothing_running(tmp_path: Path) -> None:
+    chat = Chat(tmp_path, quick(seconds=60.0))
+    running = asyncio.ensure_future(chat.run("import time\ntime.sleep(120)"))
+    await until(lambda: bool(sandboxes()), timeout=10)
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    assert sandboxes() == []
+
+
+def sandboxes() -> list[str]:
+    """Running processes of a run_python job: bwrap (the job folder in its arguments) and the driver it runs."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            line = (entry / "cmdline").read_bytes().decode(errors="replace") if entry.name.isdigit() else ""
+        except OSError:
+            continue
+        if "relaybot-python-" in line or "/job/driver.py" in line:
+            found.append(line)
+    return found
