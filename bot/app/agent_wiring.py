@@ -224,7 +224,7 @@ class AgentApp:
                     MeteredImages(image_model(config), self.ledger, self.guard), config.workspace, self.files
                 )
             )
-        self.mcp = MCPServers(config.mcp_servers, self.registry, workspace=config.workspace)
+        self.mcp = MCPServers(config.mcp_servers, self.registry, workspace=config.workspace, files=self.files)
         self.loop = AgentLoop(
             self.bus, self.events, config.agent, config.workspace, self._loop_parts(), self.plugins.hooks
         )
