@@ -197,6 +197,14 @@ class MarkupRejected(ChannelError):
     """The platform refused the message's markup."""
 
 
+class ChatMoved(ChannelError):
+    """The platform moved the chat to a new id (a Telegram group became a supergroup); sends go there from now on."""
+
+    def __init__(self, new_chat_id: str) -> None:
+        super().__init__(f"the chat moved to {new_chat_id}")
+        self.new_chat_id = new_chat_id
+
+
 class RateLimited(ChannelUnavailable):
     """The platform asked us to wait before retrying."""
 

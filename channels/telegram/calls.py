@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from bot.errors import ChannelError, ChannelUnavailable, DeliveryAmbiguous, MarkupRejected, RateLimited
+from bot.errors import ChannelError, ChannelUnavailable, ChatMoved, DeliveryAmbiguous, MarkupRejected, RateLimited
 
 T = TypeVar("T")
 
@@ -19,6 +19,8 @@ async def call_bot_api(make: Callable[[], Awaitable[T]]) -> T:
     except error.RetryAfter as exc:
         wait = exc.retry_after
         raise RateLimited(wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)) from exc
+    except error.ChatMigrated as exc:
+        raise ChatMoved(str(exc.new_chat_id)) from exc
     except error.BadRequest as exc:
         if "can't parse entities" in exc.message.lower() or "unsupported start tag" in exc.message.lower():
             raise MarkupRejected(exc.message) from exc

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeVar
 from bot.bus import Attachment, ChatRef, InboundMessage, OutboundMessage
 from bot.cancelling import cancel_and_wait
 from bot.config.schema_channels import TelegramConfig
-from bot.errors import BusClosed, ChannelError, ChannelUnavailable
+from bot.errors import BusClosed, ChannelError, ChannelUnavailable, ChatMoved
 from bot.net.tls import client_context
 from bot.retry import RetryPolicy
 from channels.base import Channel, CommandSpec, Publish, ReactionStatus
@@ -26,6 +26,7 @@ from channels.telegram.albums import AlbumGatherer, AlbumPart, merge_album
 from channels.telegram.calls import call_bot_api
 from channels.telegram.live import TelegramDraft, TelegramEdits
 from channels.telegram.menu import offer_commands
+from channels.telegram.moves import ChatMoves
 from channels.telegram.parse import UPDATE_KINDS, album_of, media_of, message_of, parse_update, replied_image
 from channels.telegram.replies import SentReplies
 from channels.telegram.send import MAX_MESSAGE_LENGTH, TelegramSender
@@ -64,6 +65,7 @@ class TelegramChannel(Channel):
         self._streaming = StreamSettings.of(config)
         self._albums = AlbumGatherer(self._publish_album, sleep=album_sleep)
         self._replies = SentReplies()
+        self._moves = ChatMoves()
         self._app: Any = None
         self._sender: TelegramSender | None = None
         self._poller: asyncio.Task[None] | None = None
@@ -155,12 +157,19 @@ class TelegramChannel(Channel):
                 offset = update["update_id"] + 1
 
     async def send(self, message: OutboundMessage) -> None:
+        """Send to the chat where it is now; a chat Telegram moved since is followed and the message sent there."""
         if self._sender is None:
             raise ChannelUnavailable("telegram is not connected")
-        await self._sender.send(message)
+        sender, chat = self._sender, self._moves.follow(message.chat)
+        try:
+            await sender.send(replace(message, chat=chat))
+        except ChatMoved as moved:
+            self._moves.record(chat.chat_id, moved.new_chat_id)
+            await sender.send(replace(message, chat=self._moves.follow(chat)))
 
     def live_reply(self, chat: ChatRef, reply_to: str | None, recipient: str | None) -> LiveReply | None:
         """A draft bubble in private chats (`streaming: auto`), else an edited message; None when off."""
+        chat = self._moves.follow(chat)
         mode = self._streaming.mode
         if mode == "off":
             return None
@@ -175,6 +184,7 @@ class TelegramChannel(Channel):
 
     async def show_typing(self, chat: ChatRef) -> None:
         """Show "typing…" in the chat (Telegram clears it after 5 s or at the next message)."""
+        chat = self._moves.follow(chat)
         thread = int(chat.thread_id) if chat.thread_id else None
         await self._call(
             lambda: self._app.bot.send_chat_action(chat_id=int(chat.chat_id), action="typing", message_thread_id=thread)
@@ -182,6 +192,7 @@ class TelegramChannel(Channel):
 
     async def react(self, chat: ChatRef, message_id: str, status: ReactionStatus) -> None:
         """Mark a user's message 👀 (seen), 👍 (done) or 👎 (failed); a failure is logged, never raised."""
+        chat = self._moves.follow(chat)
         number = message_id.split("@")[0]
         if not number.isdigit():
             return  # a button press has no message of its own to mark
@@ -201,6 +212,8 @@ class TelegramChannel(Channel):
         """Parse, download media, publish (journaled on return); a failure is logged, only BusClosed is raised."""
         if query := raw.get("callback_query"):
             await self._answer_press(query)
+        if (notice := message_of(raw)) and "migrate_to_chat_id" in notice:
+            self._moves.record(str(notice["chat"]["id"]), str(notice["migrate_to_chat_id"]))
         message = parse_update(raw, self._bot_id, self._bot_username, self._group_menu)
         if message is None:
             return

@@ -124,14 +124,13 @@ def gateway_config(tmp_path: Path) -> Config:
 async def test_the_gateway_path_keeps_nothing_per_chat_once_its_bounded_memories_are_full(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("channels.gateway.manager.RECENT_DELIVERIES", BOUND)
     monkeypatch.setattr("bot.agent.loop.EditDesk", partial(EditDesk, remembered=BOUND))
     config = gateway_config(tmp_path)
     stores = stores_for(config)
     app = AgentApp(config, InstantModel(), stores.bus(), stores=stores)
     access = access_policies(config, app, ["telegram"], stores.ignore_notices(), Activations(stores.chat_settings()))
     rate_limit = SenderRateLimit(config.access.rate_limit, clock=SecondClock())
-    manager = ChannelManager(app.bus, app.events, access, rate_limit=rate_limit)
+    manager = ChannelManager(app.bus, app.events, access, rate_limit=rate_limit, remembered=BOUND)
     channel = RememberingChannel()
     manager.add(channel)
     await app.start()
