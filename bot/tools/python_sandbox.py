@@ -45,13 +45,14 @@ class PythonSandbox:
                 args += ["--symlink", str(path.readlink()), name]
             elif path.is_dir():
                 args += ["--ro-bind", name, name]
+        # /tmp first: a Python that lives under /tmp (a virtualenv there) is bound over it, not hidden by it
+        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(16 * 2**20), "--tmpfs", "/tmp"]
         for prefix in sorted({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}):
             if not any(prefix.is_relative_to(name) for name in SYSTEM_DIRS):
                 # folders above it (in /root, say) are made open to pass through; nothing else of them shows
                 for folder in reversed(prefix.parents[:-1]):
                     args += ["--perms", "0755", "--dir", str(folder)]
                 args += ["--ro-bind", str(prefix), str(prefix)]
-        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(16 * 2**20), "--tmpfs", "/tmp"]
         args += ["--size", str(self.limits.disk_mb * 2**20), "--tmpfs", SCRATCH, "--ro-bind", str(job), JOB]
         args += ["--chdir", SCRATCH, "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
         if self.as_root:  # no user namespace: the driver needs real root for a moment to become nobody

@@ -182,3 +182,16 @@ def sandboxes() -> list[str]:
         if "relaybot-python-" in line or "/job/driver.py" in line:
             found.append(line)
     return found
+
+
+def test_a_python_living_under_tmp_is_bound_over_the_sandboxes_own_tmp(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from bot.tools.python_sandbox import PythonSandbox
+
+    monkeypatch.setattr(sys, "prefix", "/tmp/checkout/.venv")
+    argv = PythonSandbox("bwrap").argv(Path("/tmp/job"), 3)
+    tmpfs = next(n for n in range(len(argv)) if argv[n : n + 2] == ["--tmpfs", "/tmp"])
+    venv = "/tmp/checkout/.venv"
+    bound = next(n for n in range(len(argv)) if argv[n : n + 3] == ["--ro-bind", venv, venv])
+    assert tmpfs < bound
