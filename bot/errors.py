@@ -16,6 +16,7 @@ BotError
 │   └── BudgetExceeded         a spending limit was reached; the model was not called
 ├── TurnTimedOut           a turn ran past agent.turn_timeout and was cancelled; `seconds` is the limit
 ├── ToolError              a tool could not do what was asked; the registry reports it to the model
+│   ├── ToolUnavailable        it failed on something passing (network, timeout, 5xx); a read-only call is retried once
 │   └── UnreadableDocument     a document cannot be read (damaged, locked, too large, a zip bomb); one line why
 ├── GatewayUnreachable     the running gateway did not answer on its control socket in time
 ├── BackupError            a backup archive is damaged or cannot be restored here; `path` names the archive
@@ -158,6 +159,15 @@ class BudgetExceeded(ProviderError):
 
 class ToolError(BotError):
     """A tool failed in a way the model should hear about and can recover from."""
+
+
+class ToolUnavailable(ToolError):
+    """A tool failed on something passing (network, timeout, 5xx): a read-only call is tried once more."""
+
+
+def http_failure(status: int, text: str) -> ToolError:
+    """The tool error for a failed HTTP answer: passing for a 5xx, for good otherwise."""
+    return ToolUnavailable(text) if status >= 500 else ToolError(text)
 
 
 class SearchThrottled(ToolError):

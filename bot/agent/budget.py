@@ -13,7 +13,9 @@ from typing import Any
 from bot.agent.compaction import TurnCompactor, tokens_of
 from bot.config.schema import LLMConfig
 from bot.errors import ContextOverflow, MessageTooLarge, PromptTooLarge
+from bot.hooks.handlers import Hooks
 from bot.llm.openai_endpoint import server_base
+from bot.llm.openai_http import openai_key
 from bot.llm.prices import model_record
 from bot.llm.tokens import CHARS_PER_TOKEN, estimate_each, estimate_tokens, estimate_tool_tokens
 from bot.llm.types import DeltaHandler, LLMResponse, Provider
@@ -46,7 +48,9 @@ def counted_fit(messages: list[dict[str, Any]], limit: int) -> tuple[list[dict[s
     current = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), None)
     if current is None:
         return messages, tokens_of(messages)
-    head = 1 if messages[0].get("role") == "system" else 0
+    head = 0  # the system prompt, and a stateless call's own system messages after it
+    while head < current and messages[head].get("role") == "system":
+        head += 1
     fixed = tokens_of(messages[:head]) + tokens_of(messages[current:])
     room = limit - fixed
     # totals[k]: the tokens of the k + 1 messages before the current turn; as many of those as fit are kept
@@ -113,20 +117,29 @@ class ContextWindow:
         self._config = config
         self._clock = clock
         self._model_info = model_info
-        self._cached: tuple[int, float] | None = None
+        self._cached: tuple[int | None, float] | None = None
         self._lock = asyncio.Lock()
 
     async def size(self) -> int:
-        """The window size, discovered at most once per cache period."""
+        """The window size, discovered at most once per cache period; 8192 when nothing says it."""
+        return await self.measured() or DEFAULT_WINDOW
+
+    async def measured(self) -> int | None:
+        """The window the config, the server or litellm's data gives, discovered at most once per cache period;
+        None when none of them says it."""
         if self._config.context_window:
             return self._config.context_window
         if self._cached is not None and self._clock() < self._cached[1]:
             return self._cached[0]
         async with self._lock:
             if self._cached is None or self._clock() >= self._cached[1]:
-                size = await self._discover()
-                self._cached = (size, self._clock() + CACHE_SECONDS)
+                self._cached = (await self._discover(), self._clock() + CACHE_SECONDS)
             return self._cached[0]
+
+    @property
+    def configured(self) -> bool:
+        """Whether the size is `llm.context_window`'s rather than discovered or assumed."""
+        return bool(self._config.context_window)
 
     def forget(self) -> None:
         """Discover again on the next call."""
@@ -136,9 +149,9 @@ class ContextWindow:
         """The size without discovering: configured, else the last discovered, else the default."""
         if self._config.context_window:
             return self._config.context_window
-        return self._cached[0] if self._cached else DEFAULT_WINDOW
+        return (self._cached[0] if self._cached else None) or DEFAULT_WINDOW
 
-    async def _discover(self) -> int:
+    async def _discover(self) -> int | None:
         model = self._config.model
         # A server at api_base knows what it actually loaded; litellm only knows public model names.
         if server_base(self._config):
@@ -147,7 +160,7 @@ class ContextWindow:
             size = await asyncio.to_thread(self._from_litellm)
         if size is None:
             logger.info("context window of %s unknown; assuming %d (set llm.context_window)", model, DEFAULT_WINDOW)
-            return DEFAULT_WINDOW
+            return None
         logger.info("context window of %s: %d tokens", model, size)
         return size
 
@@ -167,7 +180,7 @@ class ContextWindow:
         import aiohttp
 
         headers = {}
-        if key := self._config.api_key.get_secret_value():
+        if key := openai_key(self._config)[0]:  # the key the chat calls send there, and no other
             headers["Authorization"] = f"Bearer {key}"
         timeout = aiohttp.ClientTimeout(total=MODELS_TIMEOUT)
         try:
@@ -250,13 +263,27 @@ class ContextBudget:
         """The error for a request of one message that overflowed: the message, unless our own prompt is larger."""
         message = tokens_of([m for m in messages if m.get("role") != "system"])
         if message < _system_tokens(messages) + self.tools_size(tools):
-            return self.prompt_too_large(messages, tools, reason)
+            return self.prompt_too_large(messages, tools, reason, refused=True)
         return MessageTooLarge(reason)
 
     def prompt_too_large(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, reason: str
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, reason: str, refused: bool = False
     ) -> PromptTooLarge:
-        """PromptTooLarge, with a WARNING telling the owner what does not fit and which key to set."""
+        """PromptTooLarge, with a WARNING telling the owner what does not fit and which key to set; `refused` when
+        the server refused it though the window we know would hold it (so the window we know is wrong)."""
+        if refused:
+            logger.warning(
+                "the model server refused the request as too long for its context window, although %s %s tokens: "
+                "relaybot's own system prompt (about %s tokens) and tool definitions (about %s tokens) are the larger "
+                "part, so every message fails. Set llm.context_window to the window the server really has (a "
+                "local server's context size, e.g. llama.cpp's --ctx-size or vLLM's --max-model-len), or give it a "
+                "larger one",
+                "the config (llm.context_window) claims" if self._window.configured else "relaybot took the window as",
+                f"{self._window.last_known():,}",
+                f"{_system_tokens(messages):,}",
+                f"{self.tools_size(tools):,}",
+            )
+            return PromptTooLarge(reason)
         logger.warning(
             "the model's context window (%s tokens, llm.context_window) cannot hold relaybot's own system prompt "
             "(about %s tokens) and tool definitions (about %s tokens) with room for a message and a reply: every "
@@ -301,11 +328,11 @@ class ContextBudget:
 class BudgetedProvider:
     """A Provider that trims each request's history to the budget, and after an overflow shrinks it and retries once."""
 
-    def __init__(self, provider: Provider, budget: ContextBudget) -> None:
+    def __init__(self, provider: Provider, budget: ContextBudget, hooks: Hooks | None = None) -> None:
         self.model = provider.model
         self._provider = provider
         self._budget = budget
-        self._compactor = TurnCompactor(provider)
+        self._compactor = TurnCompactor(provider, hooks)
 
     async def chat(
         self,

@@ -15,6 +15,8 @@ class Command(StrEnum):
     USAGE = "usage"
     PAIR = "pair"
     MODEL = "model"
+    SESSIONS = "sessions"
+    RESUME = "resume"
 
 
 ALIASES = {"reset": Command.NEW}
@@ -25,6 +27,7 @@ GREETING = "Hi! I'm your assistant. Just write to me; /help lists the commands."
 HELP_TEXT = (
     "Commands:\n"
     "/new (or /reset) - start a fresh conversation (what matters is kept in memory)\n"
+    "/sessions - this chat's archived conversations; /resume N makes one the live conversation again\n"
     "/stop - stop what I'm doing right now\n"
     "/status - your role, model, persona, conversation length, tokens used and budget left\n"
     "/usage - your and this chat's tokens and cost today and this month\n"

@@ -9,6 +9,7 @@ from bot.agent.budget import ContextBudget
 from bot.agent.commands import GREETING, UNKNOWN_COMMAND, Command, help_text, is_unknown_command, parse_command
 from bot.agent.model_command import PROMPT_ID, ModelCommand
 from bot.agent.persona_turns import PersonaTurns
+from bot.agent.session_switch import SessionSwitch
 from bot.agent.sessions.session import Sessions
 from bot.agent.turn import TurnRunner
 from bot.agent.turn_hooks import TurnHooks
@@ -25,7 +26,7 @@ class Answer:
 
 
 class InstantCommands:
-    """Answers /help, /start, /status, /usage, /pair, /model, plugin and unknown commands without a model call."""
+    """Answers /help, /start, /status, /usage, /pair, /model, /sessions, plugin and unknown commands at once."""
 
     def __init__(
         self,
@@ -36,6 +37,7 @@ class InstantCommands:
         account: AccountCommands | None = None,
         budget: ContextBudget | None = None,
         model: ModelCommand | None = None,
+        switch: SessionSwitch | None = None,
     ) -> None:
         self._sessions = sessions
         self._runner = runner
@@ -44,6 +46,7 @@ class InstantCommands:
         self._account = account
         self._budget = budget
         self._model = model
+        self._switch = switch
 
     async def answer(self, message: InboundMessage) -> Answer | None:
         """The answer to a user's command (not /stop or /new), or None when the message is no such command."""
@@ -57,6 +60,8 @@ class InstantCommands:
         if command is Command.STATUS:
             await self._sessions.load(message.chat.session_key)  # a session not cached is read off the event loop
             return Answer(self.status(message))
+        if command is Command.SESSIONS and self._switch is not None:
+            return Answer(await self._switch.listing(message))
         if command is Command.MODEL and self._model is not None:
             text, choices = self._model.answer(message)
             return Answer(text, choices, PROMPT_ID if choices else None)

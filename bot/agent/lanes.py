@@ -82,5 +82,5 @@ def may_join(message: InboundMessage, trust: Trust) -> bool:
 
 
 def is_new_session(message: InboundMessage) -> bool:
-    """Whether a message is /new, which never merges with others."""
-    return message.kind == "user" and parse_command(message.text) is Command.NEW
+    """Whether a message switches the live session (/new, /reset, /resume N): it never merges with others."""
+    return message.kind == "user" and parse_command(message.text) in (Command.NEW, Command.RESUME)

@@ -101,6 +101,8 @@ class TurnRunner:
                     response.usage.prompt_tokens,
                     response.usage.completion_tokens,
                     time.perf_counter() - started,
+                    ctx.turn_id,
+                    response.usage.cached_tokens,
                 )
             )
             if on_usage:
@@ -113,6 +115,8 @@ class TurnRunner:
                 final: dict[str, Any] = {"role": "assistant", "content": text}
                 if response.incomplete:
                     final["incomplete"] = True
+                if response.reasoning:
+                    final["reasoning"] = response.reasoning  # kept with the reply; never sent back to the model
                 messages.append(final)
                 record([final])
                 return TurnResult(text, iteration, incomplete=response.incomplete)

@@ -17,19 +17,19 @@ from bot.agent.personas import Persona, PersonaRouter, personas_from
 from bot.agent.subagents import SubagentManager
 from bot.agent.turn import TurnRunner
 from bot.app.backend import stores_for
-from bot.app.file_tools import python_tool
+from bot.app.file_tools import chat_files, file_tools
 from bot.app.live_provider import SwappableProvider
 from bot.app.model_stack import ModelStack, ProviderFactory
 from bot.app.stores import Stores
 from bot.app.voice import voice_replies
 from bot.bus import InboundMessage, LocalBus, MessageBus, OutboundMessage, Trust
 from bot.chats.rules import ChatRulesBook
-from bot.config.paths import files_path, home_dir
+from bot.config.paths import home_dir
 from bot.config.schema import Config, LLMConfig, ModelChoiceConfig
 from bot.events import EventBus
-from bot.files.records import FileBook
 from bot.hooks.handlers import Hooks
 from bot.llm.images import ImageModel
+from bot.llm.keys import inherited_key
 from bot.llm.transcription import SpeechModel, Transcriber
 from bot.llm.types import Provider, Warmable
 from bot.plugins.approvals import ApprovalMode, ExecApprovals
@@ -41,7 +41,6 @@ from bot.skills import SkillLibrary
 from bot.tools.ask import AskUserTool, Questions
 from bot.tools.base import Tool, ToolRegistry
 from bot.tools.chat_files import ChatFiles
-from bot.tools.documents import ListFilesTool, ReadDocumentTool
 from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
 from bot.tools.image import GenerateImageTool
 from bot.tools.launcher import exec_launcher
@@ -126,11 +125,13 @@ def role_tools(config: Config) -> dict[Trust, list[str]]:
 
 
 def image_model(config: Config) -> ImageModel:
-    """`tools.image`'s model, with the llm section's API base and key where it sets none."""
-    image = config.tools.image
-    api_key = image.api_key.get_secret_value() or config.llm.api_key.get_secret_value()
-    api_base = image.api_base or config.llm.api_base
-    return ImageModel(image.model, api_base, api_key, image.size, image.quality, image.timeout)
+    """`tools.image`'s model, with the llm section's API base where it sets none, and its key where the base is
+    the llm's (see `bot.llm.keys` for the environment)."""
+    image, llm = config.tools.image, config.llm
+    api_base = image.api_base or llm.api_base
+    own_key = image.api_key.get_secret_value()
+    key = inherited_key(own_key, image.api_base, llm.api_key.get_secret_value(), llm.api_base)
+    return ImageModel(image.model, api_base, key, image.size, image.quality, image.timeout)
 
 
 def plugins_for(config: Config) -> Plugins:
@@ -197,7 +198,7 @@ class AgentApp:
         self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
         self.skills = skill_library(config)
         self.plugins = plugins_for(config)
-        self.files = ChatFiles(FileBook(files_path(config), config.workspace), config.workspace)
+        self.files = chat_files(config)
         self.registry = self._registry()
         self.pairing = self.stores.pairing()
         self.rules = ChatRulesBook(config.channels.chat_sections(), config.agent.queue_mode)
@@ -205,7 +206,7 @@ class AgentApp:
         self.registry.register(RecallTool(self.sessions, config.timezone))
         self.memory = self._memory()
         self.context = context_builder(config, self.skills, self.budget, self.files)
-        budgeted = self.budgeted = SwappableProvider(BudgetedProvider(self.provider, self.budget))
+        budgeted = self.budgeted = SwappableProvider(BudgetedProvider(self.provider, self.budget, self.plugins.hooks))
         self.runner = self._runner(budgeted, self.registry)
         self._notices: set[asyncio.Task[bool]] = set()
         self.subagents = SubagentManager(
@@ -235,11 +236,7 @@ class AgentApp:
         config = self.config
         rules = ProtectedPaths(config.workspace, config.tools.protected_paths)
         registry = build_registry(config, self.skills, self.plugins.hooks, rules, self.files)
-        registry.register(ListFilesTool(self.files, config.timezone))
-        registry.register(ReadDocumentTool(self.files))
-        if python := python_tool(config, self.files, self.ledger, self.guard):
-            registry.register(python)
-        for tool in self.plugins.tools:
+        for tool in [*file_tools(config, self.files, self.ledger, self.guard), *self.plugins.tools]:
             registry.register(tool)
         questions = Questions()
         registry.register(AskUserTool(questions, min(config.tools.ask_timeout, 0.9 * config.agent.turn_timeout)))
@@ -289,6 +286,7 @@ class AgentApp:
             on_stop=self.subagents.cancel_for,
             rules=self.rules,
             models=models,
+            timezone=config.timezone,
             voice=voice_replies(config, self.ledger, self.guard, self.bus.publish_outbound, self.files),
         )
 
@@ -309,7 +307,8 @@ class AgentApp:
         return self._model_parts(persona.llm_config(self.config.llm), persona.tools)
 
     def _model_parts(self, llm: LLMConfig, tools: tuple[str, ...] | None) -> tuple[Provider, ToolRegistry]:
-        provider = BudgetedProvider(self.models.provider(llm), ContextBudget(ContextWindow(llm), llm.max_tokens))
+        budget = ContextBudget(ContextWindow(llm), llm.max_tokens)
+        provider = BudgetedProvider(self.models.provider(llm), budget, self.plugins.hooks)
         registry = self.registry.only(tools) if tools is not None else self.registry
         return provider, registry
 
@@ -324,7 +323,7 @@ class AgentApp:
         self.registry.set_roles(role_tools(config))
         if config.llm != previous.llm:
             self.provider.swap(self.models.provider(config.llm))
-            self.budgeted.swap(BudgetedProvider(self.provider, self.budget))
+            self.budgeted.swap(BudgetedProvider(self.provider, self.budget, self.plugins.hooks))
         self.rules.reconfigure(config.channels.chat_sections(), config.agent.queue_mode)
         self.chat_models.reconfigure(config.llm.models)
         self.personas.reconfigure(self._persona_router(config))

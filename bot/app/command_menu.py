@@ -13,6 +13,8 @@ BUILT_IN = (
     CommandSpec("status", "Model, persona, role, tokens and budget"),
     CommandSpec("model", "Show or switch this chat's model"),
     CommandSpec("usage", "Tokens and cost today and this month"),
+    CommandSpec("sessions", "This chat's archived conversations"),
+    CommandSpec("resume", "Resume an archived conversation: /resume N"),
     CommandSpec("help", "What I can do"),
     CommandSpec("approve", "Approve a waiting command: /approve CODE"),
     CommandSpec("deny", "Refuse a waiting command: /deny CODE"),

@@ -1,12 +1,16 @@
-"""run_python for a config: offered only where bubblewrap runs, with its limits and its meter."""
+"""A chat's files for a config: their book, list_files and read_document, and run_python where bubblewrap runs."""
 
 from __future__ import annotations
 
 import logging
 
 from bot.bus import Trust
+from bot.config.paths import files_path
 from bot.config.schema import Config
+from bot.files.records import FileBook
+from bot.tools.base import Tool
 from bot.tools.chat_files import ChatFiles
+from bot.tools.documents import ListFilesTool, ReadDocumentTool
 from bot.tools.python_sandbox import PythonLimits, available_libraries, python_sandbox, sandbox_problem
 from bot.tools.run_python import RunPythonTool
 from bot.usage.budgets import BudgetGuard
@@ -14,6 +18,19 @@ from bot.usage.ledger import Ledger
 from bot.usage.python_time import PythonTime
 
 logger = logging.getLogger(__name__)
+
+
+def chat_files(config: Config) -> ChatFiles:
+    """The records of every chat's files (`state_dir/files.db`), paths kept relative to the workspace."""
+    return ChatFiles(FileBook(files_path(config), config.workspace), config.workspace)
+
+
+def file_tools(config: Config, files: ChatFiles, ledger: Ledger, guard: BudgetGuard | None) -> list[Tool]:
+    """list_files and read_document for every role, and run_python when it can be offered."""
+    tools: list[Tool] = [ListFilesTool(files, config.timezone), ReadDocumentTool(files)]
+    if python := python_tool(config, files, ledger, guard):
+        tools.append(python)
+    return tools
 
 
 def python_tool(config: Config, files: ChatFiles, ledger: Ledger, guard: BudgetGuard | None) -> RunPythonTool | None:

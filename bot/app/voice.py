@@ -1,4 +1,4 @@
-"""Spoken replies for a config: `voice.tts_model` metered, with the key rule of issue 41 for its API base."""
+"""Spoken replies for a config: `voice.tts_model` metered; its base and key follow `bot.llm.keys`."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from bot.agent.voice_reply import VoiceReplies
 from bot.bus import OutboundMessage
 from bot.config.schema import Config
+from bot.llm.keys import inherited_key
 from bot.llm.speech import SpeechSynthesis
 from bot.tools.chat_files import ChatFiles
 from bot.usage.budgets import BudgetGuard
@@ -25,11 +26,8 @@ def voice_replies(
     voice = config.voice
     if not voice.tts_model or voice.reply == "never":
         return None
-    api_base: str | None = voice.tts_api_base
-    if api_base:  # its own server: only its own key goes there
-        api_key = voice.tts_api_key.get_secret_value()
-    else:
-        api_base = config.llm.api_base
-        api_key = voice.tts_api_key.get_secret_value() or config.llm.api_key.get_secret_value()
+    own_key = voice.tts_api_key.get_secret_value()
+    api_key = inherited_key(own_key, voice.tts_api_base, config.llm.api_key.get_secret_value(), config.llm.api_base)
+    api_base = voice.tts_api_base or config.llm.api_base
     speech = SpeechSynthesis(voice.tts_model, voice.tts_voice, api_base, api_key, voice.timeout, voice.max_chars)
     return VoiceReplies(voice.reply, MeteredVoice(speech, ledger, guard), config.workspace, publish, files)

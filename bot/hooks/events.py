@@ -67,14 +67,34 @@ class BeforeAgentStart:
 
 
 @dataclass(frozen=True, slots=True)
+class AgentBootstrap:
+    """A turn's system prompt is about to be built with `files` (workspace-relative names, in order).
+
+    Replace(names) builds it with those files instead: add some, drop some, reorder them.
+    """
+
+    session_key: str
+    chat: ChatRef
+    role: str
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class AgentEnd:
-    """A turn ended: how (answered, timed out, crashed, ...) and the reply, if any."""
+    """A turn ended: how (answered, timed out, stopped, ...), the reply if any, what it added and the tokens it used.
+
+    `messages` are the messages the turn added to its session (the user's, the model's, tool results);
+    `prompt_tokens` and `completion_tokens` add up its model calls.
+    """
 
     session_key: str
     chat: ChatRef
     sender_id: str
     outcome: str
     reply: str | None
+    messages: tuple[dict[str, Any], ...] = ()
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +178,16 @@ class GatewayStop:
 
 
 @dataclass(frozen=True, slots=True)
+class CommandIssued:
+    """A built-in session command arrived, before it acts: `new`, `reset` or `stop`."""
+
+    chat: ChatRef
+    sender_id: str
+    role: str
+    command: str
+
+
+@dataclass(frozen=True, slots=True)
 class CommandInvoked:
     """A plugin's `/name` command arrived; the handler returns the reply text."""
 
@@ -173,6 +203,7 @@ HOOK_EVENTS: dict[str, type] = {
     "message_received": MessageReceived,
     "message_sending": MessageSending,
     "message_sent": MessageSent,
+    "agent_bootstrap": AgentBootstrap,
     "before_agent_start": BeforeAgentStart,
     "agent_end": AgentEnd,
     "before_tool_call": BeforeToolCall,
@@ -184,5 +215,6 @@ HOOK_EVENTS: dict[str, type] = {
     "session_end": SessionEnd,
     "gateway_start": GatewayStart,
     "gateway_stop": GatewayStop,
+    "command": CommandIssued,
 }
 """Every hook point and the event class its handlers receive."""

@@ -27,6 +27,7 @@ ACCEPTED: dict[str, tuple[type[Block] | type[Replace], ...]] = {
     "message_sending": (Block, Replace),
     "before_tool_call": (Block, Replace),
     "before_agent_start": (Replace,),
+    "agent_bootstrap": (Replace,),
     "after_tool_call": (Replace,),
     "tool_result_persist": (Replace,),
 }

@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from bot.llm.keys import call_key
 from bot.llm.litellm_loader import import_litellm
-
-NO_KEY = "none"  # sent to an api_base the config named without a key: never a key from the environment
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +27,8 @@ class TextToSpeech(Protocol):
 
 
 class SpeechSynthesis:
-    """Text to speech with litellm's `aspeech`; with an api_base, only a key the config names is sent to it."""
+    """Text to speech with litellm's `aspeech`; an api_base elsewhere gets only a key the config names
+    (`bot.llm.keys`), never one from the environment."""
 
     def __init__(
         self, model: str, voice: str, api_base: str | None, api_key: str, timeout: float, max_chars: int
@@ -36,7 +36,7 @@ class SpeechSynthesis:
         self.model = model
         self._voice = voice
         self._api_base = api_base
-        self._api_key = api_key
+        self._api_key = call_key(model, api_key, api_base)
         self._timeout = timeout
         self._max_chars = max_chars
 
@@ -46,8 +46,7 @@ class SpeechSynthesis:
         options: dict[str, object] = {"model": self.model, "voice": self._voice, "timeout": self._timeout}
         if self._api_base:
             options["api_base"] = self._api_base
-            options["api_key"] = self._api_key or NO_KEY
-        elif self._api_key:
+        if self._api_key:
             options["api_key"] = self._api_key
         response = await litellm.aspeech(input=text[: self._max_chars], response_format="opus", **options)
         cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")

@@ -17,6 +17,7 @@ from channels.numbered import NumberedChoices
 
 CONSOLE_CHAT = ChatRef("console", "local")
 EXIT_COMMANDS = frozenset({"/exit", "/quit"})
+OPENING = "Write a message and press Enter; /help lists the commands, /exit or Ctrl-D leaves."
 DIM, RESET = "\x1b[2m", "\x1b[0m"
 
 
@@ -98,6 +99,7 @@ class ConsoleChannel(Channel):
         history = self._history_file or Path.home() / ".relaybot_history"
         with patch_stdout(raw=True):
             self._out = sys.stdout
+            self._out.write(OPENING + "\n")
             async for line in prompt_lines(history, prompt):
                 if line is None or line.strip() in EXIT_COMMANDS:
                     return

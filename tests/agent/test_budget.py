@@ -64,6 +64,14 @@ def test_fit_keeps_system_prompt_and_current_turn_and_drops_oldest_whole_exchang
     assert fit_history(messages, limit=0) == [system, *current]
 
 
+def test_fit_keeps_a_stateless_calls_own_system_messages_after_the_prompt() -> None:
+    system, theirs = {"role": "system", "content": "ours"}, {"role": "system", "content": "be a pirate"}
+    current = [{"role": "user", "content": "now"}]
+    messages = [system, theirs, *[m for i in range(10) for m in exchange(i)], *current]
+    assert fit_history(messages, limit=100_000) is messages
+    assert fit_history(messages, limit=0) == [system, theirs, *current]
+
+
 def test_the_fit_counts_the_tokens_of_what_it_keeps() -> None:
     system = {"role": "system", "content": "s" * 300}
     history = [m for i in range(10) for m in exchange(i, size=10 * i)]

@@ -21,7 +21,19 @@ def test_the_menu_lists_built_in_commands_then_plugin_commands() -> None:
     hooks.command("approve", lambda event: "built in, listed once")
     menu = command_menu(hooks)
     names = [spec.name for spec in menu]
-    assert names[:9] == ["new", "stop", "status", "model", "usage", "help", "approve", "deny", "activation"]
+    assert names[:11] == [
+        "new",
+        "stop",
+        "status",
+        "model",
+        "usage",
+        "sessions",
+        "resume",
+        "help",
+        "approve",
+        "deny",
+        "activation",
+    ]
     assert names.count("approve") == 1 and menu[: len(BUILT_IN)] == list(BUILT_IN)
     assert menu[-2:] == [
         CommandSpec("ping", PLUGIN_DESCRIPTION),

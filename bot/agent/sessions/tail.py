@@ -159,6 +159,18 @@ def read_backlog(path: Path, key: str, base: int) -> Backlog:
     return Backlog(backwards, mark or 0, size)
 
 
+def message_count(path: Path, key: str) -> int:
+    """How many messages the file holds: the last message's number, read from the end (old format: counted)."""
+    if not path.exists():
+        return 0
+    for line in lines_backwards(path):
+        record = _parse(line, key, path)
+        if record is not None and record.get("type") == "message":
+            index = record.get("n")
+            return index + 1 if isinstance(index, int) else len(read_whole(path, key, repair=False).messages)
+    return 0
+
+
 def last_messages(path: Path, key: str, limit: int) -> list[dict[str, Any]]:
     """The file's last `limit` messages, read backwards from its end, whatever its format."""
     if not path.exists() or limit <= 0:
