@@ -196,7 +196,12 @@ class BackupError(BotError):
 
 
 class ChannelError(BotError):
-    """A chat platform call failed."""
+    """A chat platform call failed; `code` is the platform's own error code when it gave one (Slack's
+    `already_reacted`, Discord's JSON code), so callers compare codes, never an error's text."""
+
+    def __init__(self, message: str = "", code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class ChannelUnavailable(ChannelError):
@@ -205,6 +210,10 @@ class ChannelUnavailable(ChannelError):
 
 class MarkupRejected(ChannelError):
     """The platform refused the message's markup."""
+
+
+class NothingToChange(ChannelError):
+    """The platform refused an edit that would leave the message as it is: what the edit wanted is already so."""
 
 
 class ChatMoved(ChannelError):

@@ -8,8 +8,8 @@ from dataclasses import replace
 from typing import Any
 
 from bot.agent.tool_results import clip_text
-from bot.hooks.events import AfterCompaction, BeforeCompaction
 from bot.hooks.handlers import Hooks
+from bot.hooks.hook_events import AfterCompaction, BeforeCompaction
 from bot.llm.tokens import CHARS_PER_TOKEN, estimate_each
 from bot.llm.types import Provider
 from bot.usage.charge import charged_to, current_charge

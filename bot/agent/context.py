@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -13,12 +12,13 @@ from zoneinfo import ZoneInfo
 
 from bot.agent.attachments import describe_attachment
 from bot.agent.memory.files import MemoryScope, scope_for
-from bot.agent.prompt_cache import PromptCache, Stamp, stamp
 from bot.agent.room import context_text, quote_text
+from bot.agent.system_prompt_cache import Stamp, SystemPromptCache, stamp
 from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message
 from bot.bus import Attachment, InboundMessage, Trust
 from bot.files.records import FileRecord
 from bot.skills import SkillLibrary
+from bot.storage.recent import RecentMap
 from bot.tools.chat_files import ChatFiles
 
 logger = logging.getLogger(__name__)
@@ -42,8 +42,7 @@ class FileCache:
     """Reads text files, re-reading one only when its mtime or size changes; keeps the `capacity` last read."""
 
     def __init__(self, capacity: int = FILE_CACHE_SIZE) -> None:
-        self._capacity = capacity
-        self._entries: OrderedDict[Path, tuple[Stamp, str]] = OrderedDict()
+        self._entries: RecentMap[Path, tuple[Stamp, str]] = RecentMap(capacity)
 
     @property
     def cached(self) -> int:
@@ -56,15 +55,11 @@ class FileCache:
         if found is None:
             self._entries.pop(path, None)
             return ""
-        entry = self._entries.get(path)
+        entry = self._entries.get(path, fresh=True)
         if entry and entry[0] == found:
-            self._entries.move_to_end(path)
             return entry[1]
         text = path.read_text(encoding="utf-8", errors="replace")
-        self._entries[path] = (found, text)
-        self._entries.move_to_end(path)
-        if len(self._entries) > self._capacity:
-            self._entries.popitem(last=False)  # a chat's memory file not read lately: read again when it returns
+        self._entries[path] = (found, text)  # past the bound, a memory file not read lately is read again later
         return text
 
 
@@ -116,7 +111,8 @@ class ContextBuilder:
         self._zone = ZoneInfo(timezone)
         self._timezone = timezone
         self._files = FileCache()
-        self._prompts = PromptCache()
+        self._prompts = SystemPromptCache()
+        self._bootstrap = [(name, workspace / name) for name in BOOTSTRAP_FILES]
         self._skills = skills
         self._max_inbound_chars = max_inbound_chars
         self._inline_attachment_chars = inline_attachment_chars

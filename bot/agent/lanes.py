@@ -7,8 +7,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from bot.agent.commands import Command, parse_command
 from bot.bus import TRUST_ORDER, InboundMessage, Trust
+from bot.commands.catalogue import NEW, RESUME
+from bot.commands.parse import parse_command
 
 
 @dataclass
@@ -83,4 +84,4 @@ def may_join(message: InboundMessage, trust: Trust) -> bool:
 
 def is_new_session(message: InboundMessage) -> bool:
     """Whether a message switches the live session (/new, /reset, /resume N): it never merges with others."""
-    return message.kind == "user" and parse_command(message.text) in (Command.NEW, Command.RESUME)
+    return message.kind == "user" and parse_command(message.text) in (NEW, RESUME)

@@ -10,13 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from bot.agent.account import AccountCommands
-from bot.agent.budget import ContextBudget
 from bot.agent.chat_models import ChatModels
-from bot.agent.commands import Command, parse_command
+from bot.agent.commands.account import AccountCommands
+from bot.agent.commands.instant import InstantCommands
+from bot.agent.commands.model import ModelCommand
+from bot.agent.commands.session_switch import SessionSwitch
 from bot.agent.context import ContextBuilder
+from bot.agent.context_budget import ContextBudget
 from bot.agent.edits import EditDesk
-from bot.agent.instant import InstantCommands
 from bot.agent.interruption import (
     CRASHED,
     MODEL_FAILED,
@@ -29,12 +30,10 @@ from bot.agent.interruption import (
 )
 from bot.agent.lanes import Lane, is_new_session, next_batch, steering
 from bot.agent.memory.consolidation import MemoryConsolidator
-from bot.agent.model_command import ModelCommand
 from bot.agent.outbox import TurnOutbox
 from bot.agent.owner_dm import LastOwnerDM, OwnerDM
 from bot.agent.persona_turns import PersonaTurns
 from bot.agent.room import turn_trust
-from bot.agent.session_switch import SessionSwitch
 from bot.agent.session_turn import SessionTurns
 from bot.agent.sessions.session import Sessions
 from bot.agent.stream import is_silent
@@ -43,11 +42,13 @@ from bot.agent.turn_hooks import TurnHooks, TurnMark
 from bot.agent.voice_reply import VoiceReplies
 from bot.bus import ChatRef, Choice, InboundMessage, MessageBus, OutboundMessage
 from bot.chats.rules import ChatRules, ChatRulesBook
+from bot.commands.catalogue import NEW, STOP
+from bot.commands.parse import parse_command
 from bot.config.schema import AgentConfig
 from bot.errors import ProviderError, TurnTimedOut
 from bot.events import ErrorOccurred, EventBus, TurnFinished, TurnStarted
-from bot.hooks.events import Block
 from bot.hooks.handlers import Hooks
+from bot.hooks.hook_events import Block
 from bot.llm.transcription import Transcriber
 from bot.scheduler.heartbeat_ack import strip_ack
 
@@ -196,9 +197,9 @@ class AgentLoop:
             return
         self._owner_dm.note(message)
         command = parse_command(message.text) if message.kind == "user" else None
-        if command in (Command.STOP, Command.NEW):
+        if command in (STOP, NEW):
             await self._hooks.issued(message)
-        if command is Command.STOP:
+        if command is STOP:
             await self._stop_session(message)
             return
         if await self._hooks.hooks.prompts.take(message):  # a press or an answer a waiting turn needs now

@@ -182,7 +182,7 @@ class TurnRunner:
         hooks = self.registry.hooks
         if not (hooks and hooks.has("tool_result_persist")):
             return answer
-        from bot.hooks.events import Replace, ToolResultPersist
+        from bot.hooks.hook_events import Replace, ToolResultPersist
 
         event = ToolResultPersist(answer["name"], answer["content"], ctx.session_key)
         decision = await hooks.run("tool_result_persist", event)

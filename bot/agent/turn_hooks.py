@@ -8,7 +8,9 @@ from typing import Any
 
 from bot.agent.sessions.session import Session, Sessions
 from bot.bus import ChatRef, InboundMessage
-from bot.hooks.events import (
+from bot.commands.parse import invocation
+from bot.hooks.handlers import Hooks
+from bot.hooks.hook_events import (
     AgentBootstrap,
     AgentEnd,
     BeforeAgentStart,
@@ -22,7 +24,6 @@ from bot.hooks.events import (
     SessionEnd,
     SessionStart,
 )
-from bot.hooks.handlers import Hooks
 
 logger = logging.getLogger(__name__)
 
@@ -81,14 +82,11 @@ class TurnHooks:
 
     def command(self, message: InboundMessage) -> tuple[str, CommandInvoked] | None:
         """The plugin command a message invokes (`/name args`) and its event, or None when it is none."""
-        if not message.text.startswith("/") or not self.hooks.commands:
+        found = invocation(message.text) if self.hooks.commands else None
+        if found is None or found.word not in self.hooks.commands:
             return None
-        word, _, args = message.text[1:].partition(" ")
-        name = word.split("@", 1)[0].lower()
-        if name not in self.hooks.commands:
-            return None
-        return name, CommandInvoked(
-            message.chat, message.sender_id, message.trust.value, message.text, args.strip(), message.sender_name or ""
+        return found.word, CommandInvoked(
+            message.chat, message.sender_id, message.trust.value, message.text, found.args, message.sender_name or ""
         )
 
     async def bootstrap(self, message: InboundMessage, files: tuple[str, ...]) -> tuple[str, ...] | None:

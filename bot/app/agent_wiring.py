@@ -6,10 +6,10 @@ import asyncio
 import logging
 from pathlib import Path
 
-from bot.agent.account import AccountCommands
-from bot.agent.budget import BudgetedProvider, ContextBudget, ContextWindow
 from bot.agent.chat_models import ChatModels, chosen_llm
+from bot.agent.commands.account import AccountCommands
 from bot.agent.context import ContextBuilder
+from bot.agent.context_budget import BudgetedProvider, ContextBudget
 from bot.agent.loop import AgentLoop, LoopParts
 from bot.agent.memory.consolidation import MemoryConsolidator
 from bot.agent.persona_turns import PersonaTurns
@@ -28,6 +28,7 @@ from bot.config.paths import home_dir
 from bot.config.schema import Config, LLMConfig, ModelChoiceConfig
 from bot.events import EventBus
 from bot.hooks.handlers import Hooks
+from bot.llm.context_window import ContextWindow
 from bot.llm.images import ImageModel
 from bot.llm.keys import inherited_key
 from bot.llm.transcription import SpeechModel, Transcriber

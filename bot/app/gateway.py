@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.access.activation import Activations
 from bot.agent.chat_models import ChatModels
+from bot.agent.commands.activation import ActivationCommand
 from bot.app.agent_rpc import control_handlers
 from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
@@ -26,7 +27,7 @@ from bot.cluster.roles import Role
 from bot.config.paths import control_socket
 from bot.config.schema import Config
 from bot.errors import ConfigError
-from bot.hooks.events import GatewayStart, GatewayStop
+from bot.hooks.hook_events import GatewayStart, GatewayStop
 from bot.llm.types import Provider
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
@@ -93,6 +94,7 @@ def access_policies(
             agent.rules,
             activations,
             people,
+            gate_commands=ActivationCommand(activations),
         )
         for name in names
     }

@@ -16,7 +16,7 @@ def sessions(
     """List a chat's archived sessions, most recently active first, or resume one of them."""
     from zoneinfo import ZoneInfo
 
-    from bot.agent.session_switch import LISTED, archive_lines
+    from bot.agent.commands.session_switch import LISTED, archive_lines
     from bot.app.backend import stores_for
     from bot.bus import ChatRef
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bot.errors import ConfigError
-from bot.hooks.events import HOOK_EVENTS, Block, CommandInvoked, Decision, Replace
+from bot.hooks.hook_events import HOOK_EVENTS, Block, CommandInvoked, Decision, Replace
 from bot.hooks.prompts import Prompts
 
 logger = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """Hook points, their typed events and decisions, and the plugin loader."""
 
-from bot.hooks.events import (
+from bot.hooks.hook_events import (
     AfterCompaction,
     AfterToolCall,
     AgentBootstrap,

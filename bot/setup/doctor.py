@@ -105,10 +105,11 @@ async def check_context(config: Config, tool_schemas: ToolSchemas) -> Check:
     it cannot even hold the prompt and the tools)."""
     import json
 
-    from bot.agent.budget import DEFAULT_WINDOW, MIN_EXCHANGES, MIN_REPLY_RESERVE, ContextWindow
     from bot.agent.context import ContextBuilder
+    from bot.agent.context_budget import MIN_EXCHANGES, MIN_REPLY_RESERVE
     from bot.agent.memory.files import scope_for
     from bot.bus import ChatRef, InboundMessage, Trust
+    from bot.llm.context_window import DEFAULT_WINDOW, ContextWindow
     from bot.llm.tokens import CHARS_PER_TOKEN
     from bot.setup.home import bundled
     from bot.skills import SkillLibrary

@@ -155,7 +155,7 @@ class ToolRegistry:
         """Run one call; every failure becomes an error result the model can recover from."""
         started = time.perf_counter()
         if self.hooks and self.hooks.has("before_tool_call"):
-            from bot.hooks.events import BeforeToolCall, Block, Replace
+            from bot.hooks.hook_events import BeforeToolCall, Block, Replace
 
             event = BeforeToolCall(
                 call.name, dict(call.arguments), ctx.session_key, ctx.sender_id, ctx.trust.value, ctx.chat
@@ -169,7 +169,7 @@ class ToolRegistry:
                 call = replace(call, arguments=decision.value, raw_arguments=json.dumps(decision.value, default=str))
         result = await self._execute(call, ctx, started)
         if self.hooks and self.hooks.has("after_tool_call"):
-            from bot.hooks.events import AfterToolCall, Replace
+            from bot.hooks.hook_events import AfterToolCall, Replace
 
             decision = await self.hooks.run(
                 "after_tool_call",

@@ -21,6 +21,7 @@ from channels.formatting import markdown_to_telegram_html
 from channels.live_edits import EditedMessages
 from channels.liveness import Liveness
 from channels.media import MAX_MEDIA_BYTES, MediaRef, attach_media
+from channels.sent_replies import SentReplies
 from channels.streaming import LiveReply, StreamSettings
 from channels.telegram.albums import AlbumGatherer, AlbumPart, merge_album
 from channels.telegram.calls import call_bot_api
@@ -28,7 +29,6 @@ from channels.telegram.live import TelegramDraft, TelegramEdits
 from channels.telegram.menu import offer_commands
 from channels.telegram.moves import ChatMoves
 from channels.telegram.parse import UPDATE_KINDS, album_of, media_of, message_of, parse_update, replied_image
-from channels.telegram.replies import SentReplies
 from channels.telegram.send import MAX_MESSAGE_LENGTH, TelegramSender
 
 logger = logging.getLogger(__name__)
@@ -64,7 +64,7 @@ class TelegramChannel(Channel):
         self._retry = retry or RetryPolicy()
         self._streaming = StreamSettings.of(config)
         self._albums = AlbumGatherer(self._publish_album, sleep=album_sleep)
-        self._replies = SentReplies()
+        self._replies: SentReplies[tuple[str, str]] = SentReplies()
         self._moves = ChatMoves()
         self._app: Any = None
         self._sender: TelegramSender | None = None
@@ -177,10 +177,15 @@ class TelegramChannel(Channel):
             writer: Any = TelegramDraft(self._app.bot, self._call, chat)
         else:
             quote = reply_to if int(chat.chat_id) < 0 else None
-            remember = partial(self._replies.record, chat.chat_id, reply_to)
-            edits = TelegramEdits(self._app.bot, self._call, chat, remember)
+            answering = (chat.chat_id, reply_to) if reply_to else None
+            edits = TelegramEdits(self._app.bot, self._call, chat, partial(self._note_reply, answering))
             writer = EditedMessages(edits, MAX_MESSAGE_LENGTH, markdown_to_telegram_html, quote, plain=_as_html)
         return LiveReply(writer, self._streaming, self._retry)
+
+    def _note_reply(self, answering: tuple[str, str] | None, message_id: str) -> None:
+        """Remember a live reply's message as part of the answer to `answering` (chat, user message), if known."""
+        if answering is not None:
+            self._replies.add(answering, message_id)
 
     async def show_typing(self, chat: ChatRef) -> None:
         """Show "typing…" in the chat (Telegram clears it after 5 s or at the next message)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.agent.session_switch import NO_ARCHIVES, resume_number, size_text
+from bot.agent.commands.session_switch import NO_ARCHIVES, resume_number, size_text
 from tests.fakes.openai_server import FakeLLM
 from tests.harness import Harness
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.hooks.events import AgentBootstrap, AgentEnd, CommandIssued, Replace
+from bot.hooks.hook_events import AgentBootstrap, AgentEnd, CommandIssued, Replace
 from tests.fakes.openai_server import FakeLLM, Hang, Text, ToolCalls
 from tests.harness import Harness
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.agent.sessions.session import Session
+from bot.storage.private_file import PRIVATE_FILE_MODE, sync_folder
 
 logger = logging.getLogger(__name__)
 
@@ -200,6 +201,7 @@ class Rewrite:
             self.discard()
             return False
         os.replace(self.rewritten, self.path)
+        sync_folder(self.path.parent)
         return True
 
     def discard(self) -> None:
@@ -230,7 +232,9 @@ def rewrite_old_format(path: Path, key: str) -> Rewrite:
             target.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
             if index % YIELD_EVERY == 0:
                 time.sleep(0)  # hand the GIL to the event loop's thread now and then, not only every switch interval
-    os.chmod(rewritten, 0o600)
+        target.flush()
+        os.fsync(target.fileno())  # whole on disk before it is swapped in
+    os.chmod(rewritten, PRIVATE_FILE_MODE)
     return Rewrite(path, rewritten, size)
 
 

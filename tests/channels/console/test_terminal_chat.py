@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pexpect
 
-from bot.agent.commands import help_text
+from bot.agent.commands.help import help_text
+from bot.bus import Trust
 from channels.console.channel import OPENING
 from channels.console.terminal import LineBlocks, keep_line_breaks, render_markdown
 from tests.cli_process import env_for, write_config
@@ -31,10 +32,13 @@ def test_markdown_is_rendered_for_the_terminal() -> None:
 
 
 def test_each_line_stays_a_line_so_the_help_lists_one_command_a_line() -> None:
-    rendered = render_markdown(help_text("console"), width=200)
+    rendered = render_markdown(help_text("console", Trust.OWNER), width=200)
     lines = [line.strip() for line in rendered.splitlines()]
-    assert lines[0] == "Commands:" and lines[-1] == "/exit or /quit - leave the terminal chat (Ctrl-D too)"
-    assert any(line.startswith("/stop - ") for line in lines) and len(lines) == help_text("console").count("\n") + 1
+    assert lines[0] == "Commands:" and lines[-1] == "/exit (or /quit) - leave the terminal chat (Ctrl-D too)"
+    assert (
+        any(line.startswith("/stop - ") for line in lines)
+        and len(lines) == help_text("console", Trust.OWNER).count("\n") + 1
+    )
 
 
 def test_kept_line_breaks_leave_code_blocks_and_paragraph_ends_alone() -> None:
@@ -59,7 +63,7 @@ def drive(home: Path, transcript: io.StringIO) -> int:
     child.sendline("/foo")
     child.expect_exact("Unknown command, /help lists them.")
     child.sendline("/help")
-    child.expect_exact("/exit or /quit")
+    child.expect_exact("/exit (or /quit)")
     child.sendline("/status")
     child.expect_exact("Your role: owner")
     child.send(UP + UP + UP + "\r")  # history: /foo again

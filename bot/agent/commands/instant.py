@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.agent.account import AccountCommands
-from bot.agent.budget import ContextBudget
-from bot.agent.commands import GREETING, UNKNOWN_COMMAND, Command, help_text, is_unknown_command, parse_command
-from bot.agent.model_command import PROMPT_ID, ModelCommand
+from bot.agent.commands.account import AccountCommands
+from bot.agent.commands.help import GREETING, UNKNOWN_COMMAND, help_text, not_usable
+from bot.agent.commands.model import PROMPT_ID, ModelCommand
+from bot.agent.commands.session_switch import SessionSwitch
+from bot.agent.context_budget import ContextBudget
 from bot.agent.persona_turns import PersonaTurns
-from bot.agent.session_switch import SessionSwitch
 from bot.agent.sessions.session import Sessions
 from bot.agent.turn import TurnRunner
 from bot.agent.turn_hooks import TurnHooks
 from bot.bus import Choice, InboundMessage
+from bot.commands.catalogue import HELP, MODEL, NEW, PAIR, RESUME, SESSIONS, START, STATUS, USAGE, place_of
+from bot.commands.parse import invocation
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,29 +52,32 @@ class InstantCommands:
 
     async def answer(self, message: InboundMessage) -> Answer | None:
         """The answer to a user's command (not /stop or /new), or None when the message is no such command."""
-        if message.kind != "user":
+        found = invocation(message.text) if message.kind == "user" else None
+        if found is None:
             return None
-        command = parse_command(message.text)
-        if command is Command.HELP:
-            return Answer(help_text(message.chat.channel))
-        if command is Command.START:
+        command, place = found.built_in, place_of(message)
+        if command is not None and not command.usable(place, message.trust):
+            return Answer(not_usable(command, place))
+        if command is HELP:
+            return Answer(help_text(place, message.trust))
+        if command is START:
             return Answer(GREETING)
-        if command is Command.STATUS:
+        if command is STATUS:
             await self._sessions.load(message.chat.session_key)  # a session not cached is read off the event loop
             return Answer(self.status(message))
-        if command is Command.SESSIONS and self._switch is not None:
+        if command is SESSIONS and self._switch is not None:
             return Answer(await self._switch.listing(message))
-        if command is Command.MODEL and self._model is not None:
+        if command is MODEL and self._model is not None:
             text, choices = self._model.answer(message)
             return Answer(text, choices, PROMPT_ID if choices else None)
-        if command in (Command.USAGE, Command.PAIR) and self._account is not None:
-            return Answer(self._account.answer(command, message))
+        if command is USAGE and self._account is not None:
+            return Answer(self._account.usage(message))
+        if command is PAIR and self._account is not None:
+            return Answer(self._account.pair(message))
         invoked = self._hooks.command(message)
         if invoked is not None:
             return Answer(await self._hooks.hooks.answer(*invoked))
-        if is_unknown_command(message.text):
-            return Answer(UNKNOWN_COMMAND)
-        return None
+        return None if command in (NEW, RESUME) else Answer(UNKNOWN_COMMAND)  # these switch the session in the lane
 
     def status(self, message: InboundMessage) -> str:
         """/status: the model, persona, role, session length, tokens used and budget left."""

@@ -7,7 +7,6 @@ from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
 from bot.access.pairing import Pairing
-from bot.agent.commands import Command
 from bot.bus import InboundMessage, Trust
 from bot.usage.budgets import BudgetGuard
 from bot.usage.charge import charge_for, payer_of
@@ -40,10 +39,6 @@ class AccountCommands:
         self._zone = ZoneInfo(timezone)
         self._clock = clock
 
-    def answer(self, command: Command, message: InboundMessage) -> str:
-        """The reply to /usage or /pair."""
-        return self.usage(message) if command is Command.USAGE else self.pair(message)
-
     def usage(self, message: InboundMessage) -> str:
         """The sender's and the chat's use today and this month; owners also see the totals."""
         now = self._clock()
@@ -67,9 +62,7 @@ class AccountCommands:
         return self._guard.left(charge_for(message, message.chat.session_key))
 
     def pair(self, message: InboundMessage) -> str:
-        """`/pair approve CODE` or `/pair revoke ID` on the chat's own channel; admins and owners only."""
-        if not message.trust.at_least(Trust.ADMIN):
-            return "Sorry, only admins can approve or revoke pairing."
+        """`/pair approve CODE` or `/pair revoke ID` on the chat's own channel (the catalogue admits admins only)."""
         words = message.text.split()
         if len(words) != 3 or words[1].lower() not in ("approve", "revoke") or self._pairing is None:
             return PAIR_USAGE

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
+
+from bot.storage.recent import RecentMap
 
 PROMPT_CACHE_SIZE = 64  # chats active lately; another's prompt costs a few file reads to make again
 
@@ -29,13 +30,12 @@ class _Entry:
     prompt: str
 
 
-class PromptCache:
+class SystemPromptCache:
     """At most `capacity` prompts, the least recently used dropped; one is reused while its files' mtimes and sizes
     and its other inputs (the memory's share, the skills section) are unchanged: a stat per file, no reads."""
 
     def __init__(self, capacity: int = PROMPT_CACHE_SIZE) -> None:
-        self._capacity = capacity
-        self._entries: OrderedDict[Hashable, _Entry] = OrderedDict()
+        self._entries: RecentMap[Hashable, _Entry] = RecentMap(capacity)
 
     @property
     def cached(self) -> int:
@@ -47,7 +47,7 @@ class PromptCache:
         entry = self._entries.get(key)
         if entry is None or entry.inputs != inputs or tuple(map(stamp, entry.paths)) != entry.stamps:
             return None
-        self._entries.move_to_end(key)
+        self._entries.touch(key)
         return entry.prompt
 
     def put(
@@ -55,6 +55,3 @@ class PromptCache:
     ) -> None:
         """Keep a prompt made from the files at `paths` as they were at `stamps` (taken before they were read)."""
         self._entries[key] = _Entry(paths, stamps, inputs, prompt)
-        self._entries.move_to_end(key)
-        if len(self._entries) > self._capacity:
-            self._entries.popitem(last=False)

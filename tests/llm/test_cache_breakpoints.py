@@ -1,5 +1,5 @@
 from bot.agent.tool_results import clip_text, clip_tool_message
-from bot.llm.prompt_cache import mark_cache_breakpoints, takes_cache_breakpoints
+from bot.llm.cache_breakpoints import mark_cache_breakpoints, takes_cache_breakpoints
 
 
 def test_anthropic_and_openrouter_get_breakpoints_on_system_prompt_and_last_tool() -> None:

@@ -7,13 +7,14 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from bot.agent.commands import Command, parse_command
 from bot.agent.memory.consolidation import MemoryConsolidator
 from bot.agent.memory.files import scope_for
 from bot.agent.sessions.archive import ArchivedSession
 from bot.agent.sessions.session import Session, Sessions
 from bot.agent.turn_hooks import TurnHooks
 from bot.bus import InboundMessage
+from bot.commands.catalogue import RESUME
+from bot.commands.parse import parse_command
 
 LISTED = 20
 """How many archived sessions /sessions shows (the most recently active), and /resume can reach."""
@@ -73,7 +74,7 @@ class SessionSwitch:
         """/new (or /reset) and /resume N, run in the chat's lane: the reply to send."""
         key = message.chat.session_key
         await self._sessions.load(key)  # a session not cached is read off the event loop first
-        if parse_command(message.text) is not Command.RESUME:
+        if parse_command(message.text) is not RESUME:
             await self._set_aside(message, self._sessions.reset(key))
             return NEW_SESSION
         number = resume_number(message.text)

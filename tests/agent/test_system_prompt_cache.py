@@ -3,14 +3,14 @@
 import os
 from pathlib import Path
 
-from bot.agent.prompt_cache import PromptCache, stamp
+from bot.agent.system_prompt_cache import SystemPromptCache, stamp
 
 
 def test_a_prompt_is_reused_until_a_file_or_an_input_changes(tmp_path: Path) -> None:
     memory = tmp_path / "MEMORY.md"
     memory.write_text("tea")
     paths = (str(memory), str(tmp_path / "absent.md"))
-    cache = PromptCache()
+    cache = SystemPromptCache()
     cache.put("chat", paths, tuple(map(stamp, paths)), (100,), "prompt")
     assert cache.get("chat", (100,)) == "prompt"
     assert cache.get("chat", (200,)) is None
@@ -22,7 +22,7 @@ def test_a_prompt_is_reused_until_a_file_or_an_input_changes(tmp_path: Path) -> 
 
 
 def test_only_the_prompts_of_the_chats_used_lately_are_kept(tmp_path: Path) -> None:
-    cache = PromptCache(capacity=10)
+    cache = SystemPromptCache(capacity=10)
     for n in range(100):
         cache.put(n, (), (), (), f"prompt {n}")
         assert cache.get(0, ()) == "prompt 0"  # used each time: never the least recent
