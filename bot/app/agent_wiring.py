@@ -221,11 +221,8 @@ class AgentApp:
         )
         self.registry.register(SpawnTool(self.subagents))
         if config.tools.image.model:
-            self.registry.register(
-                GenerateImageTool(
-                    MeteredImages(image_model(config), self.ledger, self.guard), config.workspace, self.files
-                )
-            )
+            images = MeteredImages(image_model(config), self.ledger, self.guard)
+            self.registry.register(GenerateImageTool(images, config.workspace, self.files))
         self.mcp = MCPServers(config.mcp_servers, self.registry, workspace=config.workspace, files=self.files)
         self.loop = AgentLoop(
             self.bus, self.events, config.agent, config.workspace, self._loop_parts(), self.plugins.hooks
