@@ -29,6 +29,7 @@ from bot.agent.interruption import (
     timeout_reply,
 )
 from bot.agent.lanes import Lane, is_new_session, next_batch, steering
+from bot.agent.memory.auto_recall import AutoRecall
 from bot.agent.memory.consolidation import MemoryConsolidator
 from bot.agent.outbox import TurnOutbox
 from bot.agent.owner_dm import LastOwnerDM, OwnerDM
@@ -75,6 +76,7 @@ class LoopParts:
     rules: ChatRulesBook | None = None  # per-chat queue mode, edits and group context trust
     models: ChatModels | None = None  # `llm.models` and each chat's choice, for /model
     timezone: str = "UTC"  # the dates /sessions shows
+    recall: AutoRecall | None = None  # recalls earlier passages into each turn's prompt (and keeps the index)
     voice: VoiceReplies | None = None  # speaks replies (`voice.reply`) when a TTS model is set
 
 
@@ -122,6 +124,7 @@ class AgentLoop:
             parts.memory,
             parts.personas,
             parts.transcriber,
+            parts.recall,
         )
         self._rules = parts.rules or ChatRulesBook({}, config.queue_mode)
         self._edits = EditDesk(parts.sessions, parts.context.user_text, bus.complete_inbound)

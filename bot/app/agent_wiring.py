@@ -11,7 +11,10 @@ from bot.agent.commands.account import AccountCommands
 from bot.agent.context import ContextBuilder
 from bot.agent.context_budget import BudgetedProvider, ContextBudget
 from bot.agent.loop import AgentLoop, LoopParts
+from bot.agent.memory.auto_recall import AutoRecall
 from bot.agent.memory.consolidation import MemoryConsolidator
+from bot.agent.memory.recall_search import IndexRecall
+from bot.agent.memory.scope_index import MemoryIndexes
 from bot.agent.persona_turns import PersonaTurns
 from bot.agent.personas import Persona, PersonaRouter, personas_from
 from bot.agent.subagents import SubagentManager
@@ -204,7 +207,9 @@ class AgentApp:
         self.pairing = self.stores.pairing()
         self.rules = ChatRulesBook(config.channels.chat_sections(), config.agent.queue_mode)
         self.sessions = self.stores.sessions()
-        self.registry.register(RecallTool(self.sessions, config.timezone))
+        memory = self.memory_backend = self.stores.memory()
+        self.indexes = MemoryIndexes(memory.logs, memory.members, config.workspace, config.state_dir, config.timezone)
+        self.registry.register(RecallTool(IndexRecall(self.indexes, config.timezone), config.timezone))
         self.memory = self._memory()
         self.context = context_builder(config, self.skills, self.budget, self.files)
         budgeted = self.budgeted = SwappableProvider(BudgetedProvider(self.provider, self.budget, self.plugins.hooks))
@@ -261,13 +266,14 @@ class AgentApp:
             config.agent.memory_window,
             config.timezone,
             hooks=self.plugins.hooks,
-            locks=self.stores.scope_locks(),
+            locks=self.memory_backend.locks,
         )
 
     def _loop_parts(self) -> LoopParts:
         config = self.config
         speech = SpeechModel(config.llm) if config.llm.transcription_model else None
         models = self.chat_models = ChatModels(config.llm.models, self.stores.chat_settings())
+        self.auto_recall = AutoRecall(self.indexes, config.memory.auto_recall, config.timezone, self.rules)
         self.personas = PersonaTurns(
             self._persona_router(config), self.runner, self._persona_runner, models, self._chosen_runner
         )
@@ -285,6 +291,7 @@ class AgentApp:
             rules=self.rules,
             models=models,
             timezone=config.timezone,
+            recall=self.auto_recall,
             voice=voice_replies(config, self.ledger, self.guard, self.bus.publish_outbound, self.files),
         )
 
@@ -324,6 +331,7 @@ class AgentApp:
             self.budgeted.swap(BudgetedProvider(self.provider, self.budget, self.plugins.hooks))
         self.rules.reconfigure(config.channels.chat_sections(), config.agent.queue_mode)
         self.chat_models.reconfigure(config.llm.models)
+        self.auto_recall.configure(config.memory.auto_recall)
         self.personas.reconfigure(self._persona_router(config))
 
     def _persona_router(self, config: Config) -> PersonaRouter:
@@ -357,6 +365,7 @@ class AgentApp:
         await self.subagents.stop()
         await self.loop.stop()
         await self.memory.stop()
+        await self.indexes.stop()
         await self.mcp.stop()
         await asyncio.gather(*self._notices, return_exceptions=True)
         self.ledger.close()

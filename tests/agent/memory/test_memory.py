@@ -60,7 +60,9 @@ async def test_consolidation_after_memory_window_writes_both_files_and_advances_
     assert "message three" not in excerpt(request)
     after = chat_requests(fake)[-1]["messages"]
     assert "- Likes ducks." in after[0]["content"]
-    assert "message one" not in json.dumps(after[1:]) and "message three" in json.dumps(after[1:])
+    history, latest = json.dumps(after[1:-1]), after[-1]["content"]
+    assert "message one" not in history and "message three" in history
+    assert "[From earlier conversations" in latest and "u1: message one" in latest  # recalled, not in the history
 
 
 @pytest.mark.parametrize(
@@ -277,7 +279,6 @@ async def test_prompt_tells_owners_and_guests_how_to_search_their_own_history(
         await bot.ask("hi", chat="telegram:1", sender="1", trust=Trust.OWNER)
         await bot.ask("hi", chat="telegram:2", sender="2", trust=Trust.GUEST)
     owner, guest = (body["messages"][0]["content"] for body in fake_llm.requests)
-    assert "exec `grep -i -C1 'keyword' memory/HISTORY.md`, or read_file it" in owner
-    assert "recall('keywords'), exec `grep" in owner
-    assert "memory/chats/telegram_2/HISTORY.md" in guest and "search it with recall('keywords')" in guest
+    assert "recall('words or a question'), or exec `grep -i -C1 'keyword' memory/HISTORY.md` or read_file it" in owner
+    assert "memory/chats/telegram_2/HISTORY.md" in guest and "recall('words or a question') searches this chat" in guest
     assert "recall" in {tool["function"]["name"] for tool in fake_llm.requests[1]["tools"]}
