@@ -377,11 +377,10 @@ class AgentLoop:
         if sending is None:
             await self._bus.complete_inbound(completes)
             return
-        text = sending
         await self._bus.publish_outbound(
             OutboundMessage(
                 chat=message.chat,
-                text=text,
+                text=sending,
                 in_reply_to=message.id,
                 reply_to_platform_id=message.edit_of or message.platform_message_id,
                 kind=kind,
@@ -393,7 +392,7 @@ class AgentLoop:
             ),
             completes,
         )
-        await self._hooks.sent(message, text)
+        await self._hooks.sent(message, sending)
 
 
 def _already_said(result: TurnResult, outbox: TurnOutbox) -> bool:

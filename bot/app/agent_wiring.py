@@ -19,12 +19,11 @@ from bot.agent.persona_turns import PersonaTurns
 from bot.agent.personas import Persona, PersonaRouter, personas_from
 from bot.agent.subagents import SubagentManager
 from bot.agent.turn import TurnRunner
+from bot.app import file_tools, voice
 from bot.app.backend import stores_for
-from bot.app.file_tools import chat_files, file_tools
 from bot.app.live_provider import SwappableProvider
 from bot.app.model_stack import ModelStack, ProviderFactory
 from bot.app.stores import Stores
-from bot.app.voice import voice_replies
 from bot.bus import InboundMessage, LocalBus, MessageBus, OutboundMessage, Trust
 from bot.chats.rules import ChatRulesBook
 from bot.config.paths import home_dir
@@ -103,11 +102,7 @@ def approval_mode(config: Config) -> ApprovalMode:
 
 
 def build_registry(
-    config: Config,
-    skills: SkillLibrary,
-    hooks: Hooks | None = None,
-    rules: ProtectedPaths | None = None,
-    files: ChatFiles | None = None,
+    config: Config, skills: SkillLibrary, hooks: Hooks | None = None, rules: ProtectedPaths | None = None
 ) -> ToolRegistry:
     """The tools this bot offers, each given only its part of the config, with the guest set."""
     paths = WorkspacePaths(config.workspace, config.tools.restrict_to_workspace)
@@ -117,7 +112,7 @@ def build_registry(
     tools.append(search_tool(config.tools.web_search))
     tools.append(WebFetchTool(any_address if config.tools.web_fetch.allow_private else is_public))
     tools.append(MessageTool())
-    tools.append(SendFileTool(WorkspacePaths(config.workspace, restrict=True), files))
+    tools.append(SendFileTool(WorkspacePaths(config.workspace, restrict=True)))
     tools.append(LoadSkillTool(skills))
     return ToolRegistry(tools, role_tools(config), hooks=hooks)
 
@@ -162,9 +157,7 @@ def provider_factory(config: Config, given: Provider | None, retry: RetryPolicy 
     return make
 
 
-def context_builder(
-    config: Config, skills: SkillLibrary, budget: ContextBudget, files: ChatFiles | None = None
-) -> ContextBuilder:
+def context_builder(config: Config, skills: SkillLibrary, budget: ContextBudget, files: ChatFiles) -> ContextBuilder:
     """The system prompt and history builder, within the agent's size limits."""
     agent = config.agent
     return ContextBuilder(
@@ -202,7 +195,7 @@ class AgentApp:
         self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
         self.skills = skill_library(config)
         self.plugins = plugins_for(config)
-        self.files = chat_files(config)
+        self.files = file_tools.chat_files(config)
         self.registry = self._registry()
         self.pairing = self.stores.pairing()
         self.rules = ChatRulesBook(config.channels.chat_sections(), config.agent.queue_mode)
@@ -238,8 +231,8 @@ class AgentApp:
         """The config's tools and the plugins', with the approvals (risky exec, the bot's own rules) as a hook."""
         config = self.config
         rules = ProtectedPaths(config.workspace, config.tools.protected_paths)
-        registry = build_registry(config, self.skills, self.plugins.hooks, rules, self.files)
-        for tool in [*file_tools(config, self.files, self.ledger, self.guard), *self.plugins.tools]:
+        registry = build_registry(config, self.skills, self.plugins.hooks, rules)
+        for tool in [*file_tools.file_tools(config, self.files, self.ledger, self.guard), *self.plugins.tools]:
             registry.register(tool)
         questions = Questions()
         registry.register(AskUserTool(questions, min(config.tools.ask_timeout, 0.9 * config.agent.turn_timeout)))
@@ -292,7 +285,7 @@ class AgentApp:
             models=models,
             timezone=config.timezone,
             recall=self.auto_recall,
-            voice=voice_replies(config, self.ledger, self.guard, self.bus.publish_outbound, self.files),
+            voice=voice.voice_replies(config, self.ledger, self.guard, self.bus.publish_outbound, self.files),
         )
 
     def _runner(self, provider: Provider, registry: ToolRegistry) -> TurnRunner:

@@ -13,6 +13,8 @@ from bot.tools.chat_files import ChatFiles
 from bot.tools.documents import ListFilesTool, ReadDocumentTool
 from bot.tools.python_sandbox import PythonLimits, available_libraries, python_sandbox, sandbox_problem
 from bot.tools.run_python import RunPythonTool
+from bot.tools.send_file import SendFileTool
+from bot.tools.workspace import WorkspacePaths
 from bot.usage.budgets import BudgetGuard
 from bot.usage.ledger import Ledger
 from bot.usage.python_time import PythonTime
@@ -26,8 +28,9 @@ def chat_files(config: Config) -> ChatFiles:
 
 
 def file_tools(config: Config, files: ChatFiles, ledger: Ledger, guard: BudgetGuard | None) -> list[Tool]:
-    """list_files and read_document for every role, and run_python when it can be offered."""
-    tools: list[Tool] = [ListFilesTool(files, config.timezone), ReadDocumentTool(files)]
+    """list_files and read_document for every role, send_file taking file ids, and run_python when it can be offered."""
+    send = SendFileTool(WorkspacePaths(config.workspace, restrict=True), files)  # in place of the one without ids
+    tools: list[Tool] = [ListFilesTool(files, config.timezone), ReadDocumentTool(files), send]
     if python := python_tool(config, files, ledger, guard):
         tools.append(python)
     return tools
