@@ -11,13 +11,15 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.agent.attachments import describe_attachment
-from bot.agent.memory.files import MemoryScope
+from bot.agent.memory.files import MemoryScope, scope_for
 from bot.agent.room import context_text, quote_text
 from bot.agent.system_prompt_cache import Stamp, SystemPromptCache, stamp
 from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message, shorten_earlier_recall
-from bot.bus import InboundMessage, Trust
+from bot.bus import Attachment, InboundMessage, Trust
+from bot.files.records import FileRecord
 from bot.skills import SkillLibrary
 from bot.storage.recent import RecentMap
+from bot.tools.chat_files import ChatFiles
 
 logger = logging.getLogger(__name__)
 
@@ -96,6 +98,7 @@ class ContextBuilder:
         max_inbound_chars: int = MAX_INBOUND_CHARS,
         inline_attachment_chars: int = INLINE_ATTACHMENT_CHARS,
         memory_chars: Callable[[], int] | None = None,
+        files: ChatFiles | None = None,
     ) -> None:
         self._max_tool_result_chars = max_tool_result_chars
         self._workspace = workspace
@@ -109,6 +112,7 @@ class ContextBuilder:
         self._skills = skills
         self._max_inbound_chars = max_inbound_chars
         self._inline_attachment_chars = inline_attachment_chars
+        self._chat_files = files
 
     def build(
         self,
@@ -231,8 +235,21 @@ class ContextBuilder:
             lines.append(quote_text(message.reply_to, message.trust))
         lines.append(cap_text(message.text, self._max_inbound_chars))
         for attachment in message.attachments:
-            lines.append(describe_attachment(attachment, self._workspace, self._inline_attachment_chars))
+            record = self._record(message, attachment)
+            lines.append(describe_attachment(attachment, self._workspace, self._inline_attachment_chars, record))
         return "\n".join(line for line in lines if line)
+
+    def _record(self, message: InboundMessage, attachment: Attachment) -> FileRecord | None:
+        """The attachment's record in its chat's scope (the same one each time it is seen), when files are kept."""
+        if self._chat_files is None:
+            return None
+        directory = scope_for(self._workspace, message).directory
+        try:
+            path = Path(attachment.path)
+            return self._chat_files.register(directory, message.chat, path, attachment.name, attachment.mime_type)
+        except OSError as exc:  # the file went missing: the note describes it by path
+            logger.warning("[%s] attachment not recorded: %s", message.chat.session_key, exc)
+            return None
 
     def user_message(self, message: InboundMessage, text: str) -> dict[str, Any]:
         """The new user message, with images (its own, then the replied-to message's) inlined as image parts."""

@@ -21,6 +21,7 @@ from bot.agent.persona_turns import PersonaTurns
 from bot.agent.personas import Persona, PersonaRouter, personas_from
 from bot.agent.subagents import SubagentManager
 from bot.agent.turn import TurnRunner
+from bot.app import file_tools, voice
 from bot.app.backend import stores_for
 from bot.app.live_provider import SwappableProvider
 from bot.app.model_stack import ModelStack, ProviderFactory
@@ -44,6 +45,7 @@ from bot.setup.home import bundled
 from bot.skills import SkillLibrary
 from bot.tools.ask import AskUserTool, Questions
 from bot.tools.base import Tool, ToolRegistry
+from bot.tools.chat_files import ChatFiles
 from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
 from bot.tools.image import GenerateImageTool
 from bot.tools.launcher import exec_launcher
@@ -163,7 +165,7 @@ def provider_factory(config: Config, given: Provider | None, retry: RetryPolicy 
     return make
 
 
-def context_builder(config: Config, skills: SkillLibrary, budget: ContextBudget) -> ContextBuilder:
+def context_builder(config: Config, skills: SkillLibrary, budget: ContextBudget, files: ChatFiles) -> ContextBuilder:
     """The system prompt and history builder, within the agent's size limits."""
     agent = config.agent
     return ContextBuilder(
@@ -174,6 +176,7 @@ def context_builder(config: Config, skills: SkillLibrary, budget: ContextBudget)
         memory_chars=budget.memory_chars,
         max_inbound_chars=agent.max_inbound_chars,
         inline_attachment_chars=agent.inline_attachment_chars,
+        files=files,
     )
 
 
@@ -200,6 +203,7 @@ class AgentApp:
         self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
         self.skills = skill_library(config)
         self.plugins = plugins_for(config)
+        self.files = file_tools.chat_files(config)
         self.registry = self._registry()
         self.pairing = self.stores.pairing()
         self.rules = ChatRulesBook(config.channels.chat_sections(), config.agent.queue_mode)
@@ -209,7 +213,7 @@ class AgentApp:
         self.indexes.semantic = semantic_memory(config.memory.embeddings, self.ledger, self.guard)
         self.registry.register(RecallTool(IndexRecall(self.indexes, config.timezone), config.timezone))
         self.memory = self._memory()
-        self.context = context_builder(config, self.skills, self.budget)
+        self.context = context_builder(config, self.skills, self.budget, self.files)
         budgeted = self.budgeted = SwappableProvider(BudgetedProvider(self.provider, self.budget, self.plugins.hooks))
         self.runner = self._runner(budgeted, self.registry)
         self._notices: set[asyncio.Task[bool]] = set()
@@ -224,10 +228,9 @@ class AgentApp:
         )
         self.registry.register(SpawnTool(self.subagents))
         if config.tools.image.model:
-            self.registry.register(
-                GenerateImageTool(MeteredImages(image_model(config), self.ledger, self.guard), config.workspace)
-            )
-        self.mcp = MCPServers(config.mcp_servers, self.registry, workspace=config.workspace)
+            images = MeteredImages(image_model(config), self.ledger, self.guard)
+            self.registry.register(GenerateImageTool(images, config.workspace, self.files))
+        self.mcp = MCPServers(config.mcp_servers, self.registry, workspace=config.workspace, files=self.files)
         self.loop = AgentLoop(
             self.bus, self.events, config.agent, config.workspace, self._loop_parts(), self.plugins.hooks
         )
@@ -238,7 +241,7 @@ class AgentApp:
         config = self.config
         rules = ProtectedPaths(config.workspace, config.tools.protected_paths)
         registry = build_registry(config, self.skills, self.plugins.hooks, rules)
-        for tool in self.plugins.tools:
+        for tool in [*file_tools.file_tools(config, self.files, self.ledger, self.guard), *self.plugins.tools]:
             registry.register(tool)
         questions = Questions()
         registry.register(AskUserTool(questions, min(config.tools.ask_timeout, 0.9 * config.agent.turn_timeout)))
@@ -291,6 +294,7 @@ class AgentApp:
             models=models,
             timezone=config.timezone,
             recall=self.auto_recall,
+            voice=voice.voice_replies(config, self.ledger, self.guard, self.bus.publish_outbound, self.files),
         )
 
     def _runner(self, provider: Provider, registry: ToolRegistry) -> TurnRunner:
@@ -367,6 +371,7 @@ class AgentApp:
         await self.mcp.stop()
         await asyncio.gather(*self._notices, return_exceptions=True)
         self.ledger.close()
+        self.files.book.close()
         await self.bus.stop()
         if self._warming is not None:
             self._warming.cancel()

@@ -14,6 +14,7 @@ from bot.config.schema_channels import ChannelsConfig
 from bot.config.schema_memory import MemoryConfig
 from bot.config.schema_ops import HealthConfig, RetentionConfig, TelemetryConfig
 from bot.config.schema_tools import SERVER_NAME, MCPServerConfig, ToolsConfig
+from bot.config.schema_voice import VoiceConfig
 from bot.config.section import Section
 from bot.errors import ConfigError
 
@@ -240,6 +241,7 @@ class Config(Section):
     log_level: Literal["trace", "debug", "info", "warning", "error"] | None = None
     telemetry: TelemetryConfig = TelemetryConfig()
     retention: RetentionConfig = RetentionConfig()
+    voice: VoiceConfig = VoiceConfig()
 
     @field_validator("roles")
     @classmethod

@@ -11,7 +11,17 @@ from typing import Literal
 from bot.bus import InboundMessage, Trust
 
 Purpose = Literal[
-    "chat", "subagent", "consolidation", "heartbeat", "cron", "transcription", "compaction", "image", "embedding"
+    "chat",
+    "subagent",
+    "consolidation",
+    "heartbeat",
+    "cron",
+    "transcription",
+    "compaction",
+    "image",
+    "embedding",
+    "python",
+    "speech",
 ]
 PURPOSES: tuple[Purpose, ...] = (
     "chat",
@@ -23,6 +33,8 @@ PURPOSES: tuple[Purpose, ...] = (
     "compaction",
     "image",
     "embedding",
+    "python",
+    "speech",
 )
 BACKGROUND: frozenset[str] = frozenset({"heartbeat", "consolidation", "embedding"})
 

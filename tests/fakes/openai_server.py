@@ -163,6 +163,9 @@ class FakeLLM:
         self.embedding_headers: list[CIMultiDict[str]] = []  # and their HTTP headers
         self.embedding_failure: Error | None = None  # when set, every embeddings request gets this answer
         self.same_words: dict[str, str] = {}  # synonyms for the embeddings (`tests.fakes.embeddings.embed`)
+        self.speech = b"OggS fake opus voice"  # what /v1/audio/speech speaks
+        self.speech_requests: list[dict] = []  # the JSON bodies /v1/audio/speech received
+        self.speech_headers: list[CIMultiDict[str]] = []  # their HTTP headers (Authorization among them)
         self.reported: list[dict] = []  # the usage sent back with each answer that carried one
         self.cached_tokens = 0  # reported as usage.prompt_tokens_details.cached_tokens when set, as OpenAI does
         self._script: deque[Reply] = deque()
@@ -204,6 +207,7 @@ class FakeLLM:
         app.router.add_post("/v1/audio/transcriptions", self._transcribe)
         app.router.add_post("/v1/images/generations", self._generate_image)
         app.router.add_post("/v1/embeddings", self._embed)
+        app.router.add_post("/v1/audio/speech", self._speak)
         self._stopping.clear()
         self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
         await self._runner.setup()
@@ -272,6 +276,18 @@ class FakeLLM:
         tokens = sum(max(1, len(words(text))) for text in texts)
         usage = {"prompt_tokens": tokens, "total_tokens": tokens}
         return web.json_response({"object": "list", "data": data, "model": body["model"], "usage": usage})
+
+    async def _speak(self, request: web.Request) -> web.Response:
+        """Text to speech: a JSON body with `model`, `input` and `voice`; answers `self.speech` as audio bytes."""
+        body = await request.json()
+        if not body.get("model") or not body.get("input") or not body.get("voice"):
+            return _error_response(Error(400, "model, input and voice are required"))
+        self.speech_requests.append(body)
+        self.speech_headers.append(CIMultiDict(request.headers))
+        kind = {"opus": "audio/ogg", "mp3": "audio/mpeg", "wav": "audio/wav"}.get(
+            body.get("response_format"), "audio/mpeg"
+        )
+        return web.Response(body=self.speech, content_type=kind)
 
     async def _models(self, request: web.Request) -> web.Response:
         if self.models_status != 200:
