@@ -70,3 +70,14 @@ class Dismisses(Protocol):
 
     async def dismiss(self, chat: ChatRef, message_id: str) -> None:
         """Message `message_id` gets no answer (not served, or dropped): withdraw what waits for one."""
+
+
+InviteVerdict = Callable[[str, str | None], str | None]
+"""verdict(inviter id, inviter name): None to accept the invite; else the text it is declined with (a pairing code)."""
+
+
+@runtime_checkable
+class AdmitsInvites(Protocol):
+    """A channel the bot is invited into rooms on (Matrix): the access policy decides whom it joins."""
+
+    def gate_invites(self, verdict: InviteVerdict) -> None: ...

@@ -17,7 +17,10 @@ from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway import SLACK_OWNER
 
-pytest_plugins = ["tests.redis_server"]  # the `redis_url` fixture
+pytest_plugins = [
+    "tests.redis_server",  # the `redis_url` fixture
+    "tests.support.matrix_fixtures",  # `synapse`, `matrix_world`
+]
 
 # Before any test imports litellm (lazily, through bot.llm): otherwise it downloads the price map at import.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

@@ -32,7 +32,19 @@ def _slack(publish: Publish, config: Config, media_dir: Path, retry: RetryPolicy
     return SlackChannel(publish, config.channels.slack, media_dir, retry)
 
 
-CHAT_CHANNELS: dict[str, ChannelBuilder] = {"telegram": _telegram, "discord": _discord, "slack": _slack}
+def _matrix(publish: Publish, config: Config, media_dir: Path, retry: RetryPolicy | None) -> Channel:
+    from channels.matrix.channel import MatrixChannel
+
+    state_file = config.state_dir / "matrix" / "sync.json"
+    return MatrixChannel(publish, config.channels.matrix, media_dir, state_file, retry)
+
+
+CHAT_CHANNELS: dict[str, ChannelBuilder] = {
+    "telegram": _telegram,
+    "discord": _discord,
+    "slack": _slack,
+    "matrix": _matrix,
+}
 
 
 def enabled_channels(config: Config) -> list[str]:

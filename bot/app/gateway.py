@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from bot.access.activation import Activations
@@ -18,6 +19,7 @@ from bot.app.channel_kinds import CHAT_CHANNELS, enabled_channels
 from bot.app.command_menu import command_menu
 from bot.app.control import ControlServer
 from bot.app.health import GatewayHealth
+from bot.app.invites import invite_verdict
 from bot.app.reload import ConfigReload, ReloadReport
 from bot.app.retention import RetentionTask
 from bot.app.scheduler_leadership import SchedulerLeadership
@@ -35,6 +37,7 @@ from bot.scheduler.heartbeat import HeartbeatService
 from bot.telemetry.prometheus import PrometheusFigures
 from bot.telemetry.switch import start_telemetry
 from bot.tools.cron import CronTool
+from channels.base import AdmitsInvites
 from channels.catchup import CatchesUp
 from channels.gateway.manager import ChannelManager
 
@@ -108,6 +111,8 @@ def add_chat_channels(
         channel = CHAT_CHANNELS[name](manager.publisher(name), config, config.workspace / "inbox", retry)
         if isinstance(channel, CatchesUp):
             channel.remember_chats(stores.active_chats(name))
+        if isinstance(channel, AdmitsInvites):
+            channel.gate_invites(invite_verdict(name, partial(manager.access_of, name)))
         manager.add(channel, getattr(config.channels, name).send_concurrency)
 
 

@@ -161,7 +161,7 @@ class BudgetsConfig(Section):
         return value
 
 
-_ROUTE = re.compile(r"^(default|[a-z]+|[a-z]+:(chat|guild|team|server):[^:\s]+)$")
+_ROUTE = re.compile(r"^(default|[a-z]+|[a-z]+:(chat|guild|team|server):\S+)$")  # Matrix room ids hold colons
 
 
 class PersonaConfig(Section):

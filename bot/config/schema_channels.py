@@ -99,6 +99,22 @@ class SlackConfig(ChannelSection):
     reply_in_thread: bool = True
 
 
+class MatrixConfig(ChannelSection):
+    homeserver: str = ""  # https://matrix.example.org
+    user_id: str = ""  # @relaybot:example.org
+    access_token: SecretStr = SecretStr("")  # or password: relaybot logs in once and keeps the device's token
+    password: SecretStr = SecretStr("")
+    device_name: str = "relaybot"
+    sync_timeout: Duration = Field(default=30.0, ge=1, le=120)
+
+    @field_validator("user_id")
+    @classmethod
+    def _full_user_id(cls, value: str) -> str:
+        if value and not re.fullmatch(r"@[^:\s]+:\S+", value):
+            raise ValueError(f"{value!r} is not a Matrix user id; write @name:server, e.g. @relaybot:example.org")
+        return value
+
+
 class ApiTokenConfig(Section):
     token: SecretStr
     name: str = Field(default="me", pattern=r"^[A-Za-z0-9_.-]{1,40}$")
@@ -153,11 +169,17 @@ class ChannelsConfig(Section):
     telegram: TelegramConfig = TelegramConfig()
     discord: DiscordConfig = DiscordConfig()
     slack: SlackConfig = SlackConfig()
+    matrix: MatrixConfig = MatrixConfig()
     api: ApiConfig = ApiConfig()
 
     def chat_sections(self) -> dict[str, ChannelSection]:
         """The chat platforms' sections by channel name (the API channel has no groups or access policy)."""
-        return {"telegram": self.telegram, "discord": self.discord, "slack": self.slack}
+        return {
+            "telegram": self.telegram,
+            "discord": self.discord,
+            "slack": self.slack,
+            "matrix": self.matrix,
+        }
 
     def group_personas(self) -> list[tuple[str, str]]:
         """Every persona a group or topic rule names, with the key that names it."""

@@ -92,6 +92,10 @@ class ChannelManager:
         """Decide by these access policies from the next message on (a config reload)."""
         self._intake.access = access
 
+    def access_of(self, name: str) -> AccessPolicy | None:
+        """The access policy channel `name` is decided by now (after any reload)."""
+        return self._intake.access.get(name)
+
     def health(self) -> dict[str, ChannelHealth]:
         """Each channel's connection state, last start error and since when."""
         return self._supervisor.health()

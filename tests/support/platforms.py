@@ -14,7 +14,9 @@ from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_html import html_visible_text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.support.adapter import AdapterUnderTest, discord_adapter, slack_adapter, telegram_adapter
+from tests.support.matrix_world import MatrixWorld
 from tests.support.platform import Platform
+from tests.support.platform_matrix import Matrix
 
 
 class Telegram(Platform):
@@ -262,5 +264,11 @@ PLATFORMS: dict[str, tuple[type[Any], type[Platform]]] = {
     "telegram": (FakeTelegram, Telegram),
     "discord": (FakeDiscord, Discord),
     "slack": (FakeSlack, Slack),
+    "matrix": (MatrixWorld, Matrix),
 }
-"""Each platform's fake server and its face, by channel name."""
+"""Each platform's fake server (Matrix: a real Synapse, seen through a recording front) and its face, by name."""
+
+SERVER_FIXTURES: dict[str, tuple[str, ...]] = {
+    "matrix": ("synapse", "matrix_people"),
+}
+"""The fixtures a platform's server is made from (a real server started once per session), by channel name."""

@@ -10,13 +10,14 @@ from tests.channels.contract.gateways import gateway
 from tests.fakes.openai_server import FakeLLM
 from tests.harness import GatewayUnderTest
 from tests.support.platform import Platform
-from tests.support.platforms import PLATFORMS
+from tests.support.platforms import PLATFORMS, SERVER_FIXTURES
 
 
 @pytest_asyncio.fixture(params=sorted(PLATFORMS))
 async def platform(request: pytest.FixtureRequest) -> AsyncIterator[Platform]:
     fake_class, face = PLATFORMS[request.param]
-    async with fake_class() as fake:
+    servers = [request.getfixturevalue(name) for name in SERVER_FIXTURES.get(request.param, ())]
+    async with fake_class(*servers) as fake:
         yield face(fake)
 
 

@@ -1,0 +1,1 @@
+"""Matrix through matrix-nio: one long-polled /sync in, room events out."""
