@@ -57,10 +57,10 @@ class MatrixFront:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        if self._client is not None:
+            await self._client.close()  # first: a relayed long-poll /sync ends now, not when Synapse answers it
         if self._site is not None:
             await self._site.stop()
-        if self._client is not None:
-            await self._client.close()
 
     def fail_send(self, status: int, errcode: str, error: str, retry_after_ms: int | None = None) -> None:
         """Answer the bot's next `m.room.message` send with this error instead of relaying it."""

@@ -93,6 +93,7 @@ def homeserver_config(folder: Path, port: int, shared_secret: str) -> dict[str, 
         "rc_invites": {"per_room": _RELAXED, "per_user": _RELAXED, "per_issuer": _RELAXED},
         "rc_admin_redaction": _RELAXED,
         "rc_media_create": _RELAXED,
+        "rc_room_creation": _RELAXED,
         "rc_presence": {"per_user": _RELAXED},
     }
 
