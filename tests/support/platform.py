@@ -26,6 +26,8 @@ class Platform(ABC):
     stranger: ClassVar[str]
     forbidden: ClassVar[str]
     """How the platform words the refusal `refuse_send` makes it answer."""
+    stream_chunk_delay: ClassVar[float] = 0.02
+    """Seconds between the model's streamed pieces: a real server (Synapse) needs them slower than a fake does."""
     sdk_waits_out_rate_limits: ClassVar[bool] = False
     """Whether the platform's own library sleeps through a 429 (then the bot's injected sleep never sees it)."""
 

@@ -39,6 +39,7 @@ def matrix_adapter(world: MatrixWorld, media_dir: Path, **section: Any) -> Adapt
 class Matrix(Platform):
     name, limit, owner, stranger = "matrix", 6000, "@owner:localhost", "@stranger:localhost"
     forbidden = "M_FORBIDDEN"
+    stream_chunk_delay = 0.15  # a send through Synapse takes up to a second on a loaded machine
     fake: MatrixWorld
 
     @property

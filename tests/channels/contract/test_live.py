@@ -18,7 +18,7 @@ async def test_a_reply_grows_in_one_message_edited_in_place(
     live = {"streaming": "edit", "stream_interval": "40ms"}
     async with gateway(tmp_path, fake_llm, platform, live) as bot:
         await bot.gateway.manager.ready(platform.name)
-        fake_llm.script(Text(REPLY, chunk_delay=0.02))
+        fake_llm.script(Text(REPLY, chunk_delay=platform.stream_chunk_delay))
         delivered = asyncio.create_task(next_event(bot.gateway.agent.events, Delivered))
         platform.group("explain", platform.owner, True)
         await delivered
