@@ -133,7 +133,10 @@ def inviter_of(invite_state: list[Any], me: Me) -> tuple[str, str | None] | None
         raw = event if isinstance(event, dict) else getattr(event, "source", {})
         if raw.get("type") != "m.room.member":
             continue
-        content = raw.get("content") or {"membership": getattr(event, "membership", None), **getattr(event, "content", {})}
+        content = raw.get("content") or {
+            "membership": getattr(event, "membership", None),
+            **getattr(event, "content", {}),
+        }
         members[raw.get("state_key")] = (raw.get("sender"), content)
     sender, content = members.get(me.user_id, (None, {}))
     if content.get("membership") != "invite" or not isinstance(sender, str):

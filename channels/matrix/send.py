@@ -66,7 +66,12 @@ class MatrixSender:
     """Sends one account's outbound messages and remembers which bot events answered which user event."""
 
     def __init__(
-        self, client: Any, call: PlatformCall, retry: RetryPolicy, choices: NumberedChoices, is_direct: Callable[[str], bool]
+        self,
+        client: Any,
+        call: PlatformCall,
+        retry: RetryPolicy,
+        choices: NumberedChoices,
+        is_direct: Callable[[str], bool],
     ) -> None:
         self._client = client
         self._is_direct = is_direct
@@ -83,9 +88,7 @@ class MatrixSender:
     async def post(self, chat: ChatRef, content: dict[str, Any], txn: str | None = None) -> str:
         """Send one `m.room.message` (with `txn` a retry is the same event on the homeserver); its event id."""
         relates = content.get("m.relates_to")
-        sent = await self._call(
-            partial(self._client.room_send, chat.chat_id, "m.room.message", content, tx_id=txn)
-        )
+        sent = await self._call(partial(self._client.room_send, chat.chat_id, "m.room.message", content, tx_id=txn))
         logger.debug("[%s] sent %s%s", chat.session_key, sent.event_id, " (related)" if relates else "")
         return str(sent.event_id)
 
@@ -176,5 +179,3 @@ class MatrixSender:
             await self.post(chat, content, txn=f"{message.id}-file-{index}")
         if message.text.strip():
             await self._post_text(replace(message, files=()))
-
-

@@ -1,4 +1,4 @@
-"""Matrix end to end: the real gateway and matrix-nio against a real Synapse (started once per session), the fake model."""
+"""Matrix end to end: the real gateway and matrix-nio against a real Synapse (one per session), the fake model."""
 
 import re
 import stat
@@ -64,7 +64,12 @@ async def test_a_reply_to_the_bot_is_a_quote_and_a_thread_is_a_session_of_its_ow
         first = front.posted[0].event_id
         await owner.send(group, text("why?", **{"m.in_reply_to": {"event_id": first}}))
         await front.wait_until(lambda: len(front.posted) == 2, "the reply to the bot answered")
-        threaded = {"rel_type": "m.thread", "event_id": root, "is_falling_back": True, "m.in_reply_to": {"event_id": root}}
+        threaded = {
+            "rel_type": "m.thread",
+            "event_id": root,
+            "is_falling_back": True,
+            "m.in_reply_to": {"event_id": root},
+        }
         await owner.send(group, text("in the thread now", world.bot.user_id, **threaded))
         await front.wait_until(lambda: len(front.posted) == 3, "the thread answered")
     quoted = user_texts(fake_llm)[1]

@@ -43,6 +43,7 @@ class MatrixFront:
         self.uploads: list[str] = []
         self.seen_events: dict[str, tuple[str, dict[str, Any]]] = {}  # event id -> (room, event) synced to the bot
         self._failures: list[tuple[int, dict[str, Any]]] = []
+        self._sync_failures: list[tuple[int, dict[str, Any]]] = []
         self._again: list[str] = []
         self._waiter = RecordWaiter()
         self._site: LoopbackSite | None = None
@@ -64,10 +65,11 @@ class MatrixFront:
 
     def fail_send(self, status: int, errcode: str, error: str, retry_after_ms: int | None = None) -> None:
         """Answer the bot's next `m.room.message` send with this error instead of relaying it."""
-        body: dict[str, Any] = {"errcode": errcode, "error": error}
-        if retry_after_ms is not None:
-            body["retry_after_ms"] = retry_after_ms
-        self._failures.append((status, body))
+        self._failures.append(_error(status, errcode, error, retry_after_ms))
+
+    def fail_sync(self, status: int, errcode: str, error: str, retry_after_ms: int | None = None) -> None:
+        """Answer the bot's next /sync with this error (a homeserver down or limiting) instead of relaying it."""
+        self._sync_failures.append(_error(status, errcode, error, retry_after_ms))
 
     def deliver_again(self, event_id: str) -> None:
         """Put the (already synced) event into the bot's next sync once more."""
@@ -89,6 +91,10 @@ class MatrixFront:
         send = _SEND.search(path) if request.method == "PUT" else None
         if send and send.group(2) == "m.room.message" and self._failures:
             status, error = self._failures.pop(0)
+            await self._waiter.notify()
+            return web.json_response(error, status=status)
+        if path.endswith("/sync") and self._sync_failures:
+            status, error = self._sync_failures.pop(0)
             await self._waiter.notify()
             return web.json_response(error, status=status)
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
@@ -137,3 +143,10 @@ class MatrixFront:
             room = joined.setdefault(room_id, {"timeline": {"events": [], "limited": False}})
             room.setdefault("timeline", {"events": [], "limited": False})["events"].append(event)
         return json.dumps(data).encode()
+
+
+def _error(status: int, errcode: str, error: str, retry_after_ms: int | None) -> tuple[int, dict[str, Any]]:
+    body: dict[str, Any] = {"errcode": errcode, "error": error}
+    if retry_after_ms is not None:
+        body["retry_after_ms"] = retry_after_ms
+    return status, body

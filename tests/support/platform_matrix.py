@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from tests.support.adapter import AdapterUnderTest
 from tests.support.matrix_world import MatrixWorld
 from tests.support.platform import Platform
 
+Sleep = Callable[[float], Awaitable[None]]
 _NUMBERED = re.compile(r"^(\d+)\. (.+)$", re.MULTILINE)
 
 
@@ -29,11 +31,14 @@ def matrix_section(world: MatrixWorld, **section: Any) -> dict[str, Any]:
     }
 
 
-def matrix_adapter(world: MatrixWorld, media_dir: Path, **section: Any) -> AdapterUnderTest[MatrixChannel]:
+def matrix_adapter(
+    world: MatrixWorld, media_dir: Path, sleep: Sleep = asyncio.sleep, **section: Any
+) -> AdapterUnderTest[MatrixChannel]:
     """The Matrix channel alone (the owner on its allowlist, so it joins the owner's rooms) against the world."""
-    config = MatrixConfig.model_validate({"enabled": True, "allow_from": [Matrix.owner], **matrix_section(world, **section)})
+    keys = {"enabled": True, "allow_from": [Matrix.owner], **matrix_section(world, **section)}
+    config = MatrixConfig.model_validate(keys)
     state = media_dir.parent / "matrix-state" / "sync.json"
-    return AdapterUnderTest(lambda publish: MatrixChannel(publish, config, media_dir, state))
+    return AdapterUnderTest(lambda publish: MatrixChannel(publish, config, media_dir, state, sleep=sleep))
 
 
 class Matrix(Platform):

@@ -162,7 +162,9 @@ class Synapse:
         password = secrets.token_hex(8)
         nonce = self._request("GET", "/_synapse/admin/v1/register")["nonce"]
         mac = hmac.new(self._secret.encode(), digestmod=hashlib.sha1)
-        mac.update(b"\x00".join([nonce.encode(), localpart.encode(), password.encode(), b"admin" if admin else b"notadmin"]))
+        mac.update(
+            b"\x00".join([nonce.encode(), localpart.encode(), password.encode(), b"admin" if admin else b"notadmin"])
+        )
         body = {"nonce": nonce, "username": localpart, "password": password, "admin": admin, "mac": mac.hexdigest()}
         answer = self._request("POST", "/_synapse/admin/v1/register", body)
         return MatrixUser(answer["user_id"], password, answer["access_token"])
