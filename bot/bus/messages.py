@@ -74,7 +74,13 @@ class ChatRef:
 
     @classmethod
     def parse(cls, text: str) -> ChatRef:
-        """Read `channel:chat_id[:thread_id]`; raise ValueError when malformed."""
+        """Read `channel:chat_id[:thread_id]`; raise ValueError when malformed.
+
+        A Matrix room id holds its server name (`matrix:!abc:example.org`), and a thread there is `:$root`."""
+        channel, _, rest = text.partition(":")
+        if channel and rest.startswith("!") and ":" in rest:
+            room, _, root = rest.partition(":$")
+            return cls(channel, room, f"${root}" if root else None)
         parts = text.split(":")
         if len(parts) not in (2, 3) or not all(parts):
             raise ValueError(f"{text!r} is not a chat; use channel:chat_id such as telegram:123")

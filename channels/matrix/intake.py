@@ -56,6 +56,7 @@ class SyncIntake:
         self._choices = choices
         self._stream = stream
         self._is_direct = is_direct
+        self._encrypted_rooms: set[str] = set()  # rooms whose unreadable encrypted messages were logged
 
     async def invites(self, answer: Any) -> None:
         """Join or decline each invite the sync brought."""
@@ -69,6 +70,11 @@ class SyncIntake:
                 await self._take_event(room_id, event)
 
     async def _take_event(self, room_id: str, event: dict[str, Any]) -> None:
+        if event.get("type") == "m.room.encrypted":
+            if room_id not in self._encrypted_rooms:
+                self._encrypted_rooms.add(room_id)
+                logger.info("[matrix:%s] skipping encrypted messages: the channel reads unencrypted rooms", room_id)
+            return
         try:
             message = parse_event(room_id, event, self._me, self._is_direct(room_id))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:

@@ -110,3 +110,10 @@ def test_the_inviter_is_read_from_the_invite_state() -> None:
     ]
     assert inviter_of(state, ME) == ("@olive:example.org", "Olive")
     assert inviter_of(state[:1], ME) is None
+
+
+def test_a_matrix_session_key_reads_back_as_its_room_and_thread() -> None:
+    from bot.bus import ChatRef
+
+    for chat in (ChatRef("matrix", ROOM), ChatRef("matrix", "!r:example.org:8448", "$root")):
+        assert ChatRef.parse(chat.session_key) == chat
