@@ -8,6 +8,7 @@ from typing import Any
 from bot.access.pairing import PairingBook
 from tests.channels.contract.gateways import user_texts
 from tests.fakes.openai_server import FakeLLM
+from tests.fakes.telegram_server import FakeTelegram
 from tests.harness import GatewayUnderTest
 from tests.support.matrix_world import MatrixWorld
 from tests.support.platform_matrix import Matrix, matrix_section
@@ -119,3 +120,19 @@ async def test_a_strangers_invite_is_declined_with_a_pairing_code_and_joined_onc
         await stranger.send(room, text("hello, may I?"))
         await front.wait_until(lambda: len(front.posted) == 2, "the paired stranger answered")
     assert user_texts(fake_llm)[0].endswith("hello, may I?")
+
+
+async def test_a_homeserver_that_is_down_is_retried_while_the_other_channels_carry_on(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    down = {"enabled": True, "homeserver": "http://127.0.0.1:9", "user_id": "@bot:localhost", "access_token": "syt_x"}
+    chat = {"enabled": True, "token": telegram.token, "api_base": telegram.base_url, "streaming": "off"}
+    owners = ["telegram:42", f"matrix:{OWNER}"]
+    async with GatewayUnderTest(tmp_path, fake_llm, owners, {"telegram": chat, "matrix": down}) as bot:
+        await bot.gateway.manager.ready("telegram")
+        telegram.text("are you there?", chat_id=42, user_id=42)
+        (answer,) = await telegram.wait_for_sent(1)
+        await bot.gateway.manager.tried()
+        matrix = bot.gateway.manager.health()["matrix"]
+    assert answer["text"].endswith("are you there?")
+    assert matrix.state == "failed" and matrix.failures >= 1 and "ClientConnectorError" in (matrix.last_error or "")
