@@ -13,7 +13,7 @@ from typing import Any
 from bot.bus import ChatRef, OutboundMessage
 from bot.errors import ChannelError, ChannelUnavailable
 from bot.retry import RetryPolicy
-from channels.delivery import send_in_chunks
+from channels.delivery import chunk_progress, send_in_chunks
 from channels.formatting import markdown_to_telegram_html
 from channels.numbered import NumberedChoices
 from channels.prompt_messages import PromptMessages
@@ -139,15 +139,17 @@ class MatrixSender:
         replying = answering if message.kind == "reply" else None
         quote = replying if replying and (chat.thread_id or not self._is_direct(chat.chat_id)) else None  # DMs unquoted
         shown = replace(message, text=self._choices.shown(message))
-        count = 0
+        progress = chunk_progress.get()
+        index = progress.confirmed if progress else 0  # a resumed send goes on from the chunks delivered before
 
         async def post(text: str, as_markup: bool, first: bool) -> None:
-            nonlocal count
+            nonlocal index
             content = text_content(text, as_markup)
             if related := relation(chat, quote if first else None):
                 content["m.relates_to"] = related
-            count += 1
-            event_id = await self.post(chat, content, txn=f"{message.id}-{count}")
+            # One transaction id per chunk: a retry after an ambiguous failure is the same event on the homeserver.
+            event_id = await self.post(chat, content, txn=f"{message.id}-{index}")
+            index += 1
             if replying:
                 self.remember_reply(replying, event_id)
             if message.choices:

@@ -45,6 +45,7 @@ class MatrixFront:
         self._failures: list[tuple[int, dict[str, Any]]] = []
         self._sync_failures: list[tuple[int, dict[str, Any]]] = []
         self._again: list[str] = []
+        self._lose_answers = 0
         self._waiter = RecordWaiter()
         self._site: LoopbackSite | None = None
         self._client: ClientSession | None = None
@@ -70,6 +71,10 @@ class MatrixFront:
     def fail_sync(self, status: int, errcode: str, error: str, retry_after_ms: int | None = None) -> None:
         """Answer the bot's next /sync with this error (a homeserver down or limiting) instead of relaying it."""
         self._sync_failures.append(_error(status, errcode, error, retry_after_ms))
+
+    def lose_send_answer(self) -> None:
+        """Relay the bot's next `m.room.message` send, then drop the connection instead of answering it."""
+        self._lose_answers += 1
 
     def deliver_again(self, event_id: str) -> None:
         """Put the (already synced) event into the bot's next sync once more."""
@@ -106,6 +111,10 @@ class MatrixFront:
         if status == 200:
             answer = self._record(request, path, body, answer)
         await self._waiter.notify()
+        if send and send.group(2) == "m.room.message" and self._lose_answers:
+            self._lose_answers -= 1
+            assert request.transport is not None
+            request.transport.close()  # the homeserver has the message; the bot never hears so
         return web.Response(body=answer, status=status, headers=kept)
 
     def _record(self, request: web.Request, path: str, body: bytes, answer: bytes) -> bytes:

@@ -1,9 +1,10 @@
-"""The Matrix channel alone against a real Synapse: a homeserver that fails or limits /sync is waited out."""
+"""The Matrix channel alone against a real Synapse: a failing homeserver waited out, a lost answer sent once."""
 
 from pathlib import Path
 
 import pytest
 
+from bot.bus import ChatRef, OutboundMessage
 from bot.config.schema_channels import MatrixConfig
 from bot.errors import ChannelError
 from channels.matrix.channel import MatrixChannel
@@ -37,3 +38,15 @@ async def test_missing_credentials_name_the_config_key(tmp_path: Path) -> None:
     channel = MatrixChannel(publish, config, tmp_path, tmp_path / "sync.json")
     with pytest.raises(ChannelError, match="channels.matrix needs access_token or password"):
         await channel.start()
+
+
+async def test_a_send_whose_answer_was_lost_is_retried_as_the_same_event(
+    tmp_path: Path, matrix_world: MatrixWorld
+) -> None:
+    front = matrix_world.front
+    async with matrix_adapter(matrix_world, tmp_path / "media", RecordedSleep()) as bot:
+        front.lose_send_answer()
+        chat = ChatRef("matrix", matrix_world.group_id)
+        await bot.channel.send(OutboundMessage(chat, "exactly once, please"))
+    assert front.send_attempts() == 2
+    assert len({posted.event_id for posted in front.posted}) == 1  # Synapse knew the transaction id
