@@ -47,7 +47,7 @@ class ApiChannel(Channel):
         self._config = config
         self._events = events
         self.hub = Hub()
-        self.runs = RunBook(config.show_reasoning)
+        self.runs = RunBook(config.show_reasoning, emit=self._emit_runs)
         self.gate = Gatekeeper(
             TokenBook(config.tokens), lockout or FailureLockout(), WebSessions(), OriginPolicy(config.allowed_origins)
         )
