@@ -27,6 +27,7 @@ from bot.cluster.roles import Role
 from bot.config.paths import control_socket
 from bot.config.schema import Config
 from bot.errors import ConfigError
+from bot.events import EventBus
 from bot.hooks.hook_events import GatewayStart, GatewayStop
 from bot.llm.types import Provider
 from bot.retry import RetryPolicy
@@ -118,8 +119,10 @@ def api_channel(
     cron: CronService,
     heartbeat: HeartbeatService,
     health: GatewayHealth | None = None,
+    events: EventBus | None = None,
 ) -> ApiChannel:
-    """The API channel (WebSocket, OpenAI-compatible endpoint, web chat) with the owner's dashboard."""
+    """The API channel (WebSocket, OpenAI-compatible endpoint, web chat) with the owner's dashboard; it hears
+    `events` (the agent's by default)."""
     from bot.app.dashboard import Dashboard
     from channels.api.channel import ApiChannel
     from channels.api.transcript import HISTORY, chat_history
@@ -147,7 +150,7 @@ def api_channel(
         return chat_history(sessions.recent(key, 4 * HISTORY))
 
     return ApiChannel(
-        manager.publisher("api"), config.channels.api, agent.events, dashboard, history=history, health=health
+        manager.publisher("api"), config.channels.api, events or agent.events, dashboard, history=history, health=health
     )
 
 
@@ -201,8 +204,16 @@ class Gateway:
         self.telemetry: OtelTelemetry | None = None
         self.retention = RetentionTask(config)
         self.api: ApiChannel | None = None
+        # Split roles: workers forward their run events, a gateway's API channel hears them beside its own.
+        self.run_events = stores.run_events() if role != "all" else None
+        self.api_events = self.agent.events
+        if self.run_events is not None and role == "gateway":
+            self.api_events = EventBus()
+            self.agent.events.subscribe(self.api_events.emit)
         if config.channels.api.enabled:
-            self.api = api_channel(config, self.manager, self.agent, self.cron, self.heartbeat, self.health)
+            self.api = api_channel(
+                config, self.manager, self.agent, self.cron, self.heartbeat, self.health, self.api_events
+            )
             self.manager.add(self.api)
             self.names.append("api")
         elif config.health.port is not None:
@@ -234,6 +245,12 @@ class Gateway:
             await self.agent.start(warm=False)
         if self.relay is not None:
             await self.relay.start(listen=self.role != "gateway")
+        if self.run_events is not None:
+            await (
+                self.run_events.forward(self.agent.events)
+                if self.role == "worker"
+                else self.run_events.replay(self.api_events)
+            )
         if self.role != "worker":
             if self.leases is not None:
                 await self.leases.hold_channels(self.names, self._lost_channel)
@@ -278,6 +295,8 @@ class Gateway:
             await self.leases.release()
         if self.relay is not None:
             await self.relay.stop()
+        if self.run_events is not None:
+            await self.run_events.stop()
         await self.agent.stop()
         if self.health_server is not None:
             await self.health_server.stop()

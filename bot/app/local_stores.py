@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from bot.bus import MessageBus
     from bot.chats.settings import ChatSettingsStore
     from bot.cluster.roles import ClusterLeases
+    from bot.cluster.run_events import RunEventRelay
     from bot.events import EventBus
     from bot.plugins.allowlist import AllowList
     from bot.scheduler.cron import CronService
@@ -101,6 +102,9 @@ class LocalStores:
         from bot.scheduler.heartbeat_record import HeartbeatRecord
 
         return HeartbeatRecord()
+
+    def run_events(self) -> RunEventRelay | None:
+        return None
 
     def outcomes(self, events: EventBus) -> tuple[EventBus, OutcomeRelay | None]:
         return events, None

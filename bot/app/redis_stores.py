@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from bot.bus.redis.bus import RedisBus
     from bot.chats.settings import ChatSettingsStore
     from bot.cluster.roles import ClusterLeases
+    from bot.cluster.run_events import RunEventRelay
     from bot.events import EventBus
     from bot.plugins.allowlist import AllowList
     from bot.scheduler.cron import CronService
@@ -110,6 +111,11 @@ class RedisStores:
         from bot.scheduler.heartbeat_record import RedisHeartbeatRecord
 
         return RedisHeartbeatRecord(self.state)
+
+    def run_events(self) -> RunEventRelay | None:
+        from bot.cluster.run_events import RunEventRelay
+
+        return RunEventRelay(self.state)
 
     def outcomes(self, events: EventBus) -> tuple[EventBus, OutcomeRelay | None]:
         from bot.events import EventBus

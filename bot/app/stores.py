@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from bot.bus import MessageBus
     from bot.chats.settings import ChatSettingsStore
     from bot.cluster.roles import ClusterLeases
+    from bot.cluster.run_events import RunEventRelay
     from bot.events import EventBus
     from bot.plugins.allowlist import AllowList
     from bot.scheduler.cron import CronService
@@ -73,6 +74,9 @@ class Stores(Protocol):
 
     def heartbeat_record(self) -> HeartbeatRecord:
         """When the heartbeat last ran and what came of it."""
+
+    def run_events(self) -> RunEventRelay | None:
+        """The relay carrying workers' run events to the gateways' API channels (None in one process)."""
 
     def outcomes(self, events: EventBus) -> tuple[EventBus, OutcomeRelay | None]:
         """Where scheduled runs' outcomes arrive, and the relay carrying them across processes (None in one)."""
