@@ -184,7 +184,7 @@ class Gateway:
         for channel_class in self.agent.plugins.channels:
             self.names.append(channel_class.name)
             self.manager.add(channel_class(self.manager.publisher(channel_class.name)))
-        self.outcomes, self.relay = stores.outcomes(self.agent.events)
+        self.outcomes, self.relay, run_events = stores.relays(self.agent.events)
         self.cron = stores.cron(self.agent.bus, self.agent.events, self.outcomes)
         self.agent.registry.register(CronTool(self.cron, config.timezone))
         self.heartbeat = HeartbeatService(
@@ -205,7 +205,7 @@ class Gateway:
         self.retention = RetentionTask(config)
         self.api: ApiChannel | None = None
         # Split roles: workers forward their run events, a gateway's API channel hears them beside its own.
-        self.run_events = stores.run_events() if role != "all" else None
+        self.run_events = run_events if role != "all" else None
         self.api_events = self.agent.events
         if self.run_events is not None and role == "gateway":
             self.api_events = EventBus()

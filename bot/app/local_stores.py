@@ -103,11 +103,8 @@ class LocalStores:
 
         return HeartbeatRecord()
 
-    def run_events(self) -> RunEventRelay | None:
-        return None
-
-    def outcomes(self, events: EventBus) -> tuple[EventBus, OutcomeRelay | None]:
-        return events, None
+    def relays(self, events: EventBus) -> tuple[EventBus, OutcomeRelay | None, RunEventRelay | None]:
+        return events, None, None
 
     def cron(
         self, bus: MessageBus | None = None, events: EventBus | None = None, outcomes: EventBus | None = None

@@ -112,17 +112,13 @@ class RedisStores:
 
         return RedisHeartbeatRecord(self.state)
 
-    def run_events(self) -> RunEventRelay | None:
+    def relays(self, events: EventBus) -> tuple[EventBus, OutcomeRelay | None, RunEventRelay | None]:
         from bot.cluster.run_events import RunEventRelay
-
-        return RunEventRelay(self.state)
-
-    def outcomes(self, events: EventBus) -> tuple[EventBus, OutcomeRelay | None]:
         from bot.events import EventBus
         from bot.scheduler.outcomes import OutcomeRelay
 
         outcomes = EventBus()
-        return outcomes, OutcomeRelay(self.state, events, outcomes)
+        return outcomes, OutcomeRelay(self.state, events, outcomes), RunEventRelay(self.state)
 
     def cron(
         self, bus: MessageBus | None = None, events: EventBus | None = None, outcomes: EventBus | None = None

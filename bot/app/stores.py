@@ -75,11 +75,9 @@ class Stores(Protocol):
     def heartbeat_record(self) -> HeartbeatRecord:
         """When the heartbeat last ran and what came of it."""
 
-    def run_events(self) -> RunEventRelay | None:
-        """The relay carrying workers' run events to the gateways' API channels (None in one process)."""
-
-    def outcomes(self, events: EventBus) -> tuple[EventBus, OutcomeRelay | None]:
-        """Where scheduled runs' outcomes arrive, and the relay carrying them across processes (None in one)."""
+    def relays(self, events: EventBus) -> tuple[EventBus, OutcomeRelay | None, RunEventRelay | None]:
+        """Where scheduled runs' outcomes arrive, the relay carrying them across processes, and the one carrying
+        workers' run events to the gateways' API channels (both None in one process)."""
 
     def cron(
         self, bus: MessageBus | None = None, events: EventBus | None = None, outcomes: EventBus | None = None

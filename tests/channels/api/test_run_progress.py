@@ -73,3 +73,18 @@ async def test_a_reply_a_plugin_blocks_still_ends_its_run(tmp_path: Path, fake_l
     assert outcome["endedAt"] is not None and "reply" not in outcome
     assert events[-1]["data"]["phase"] == "error" and events[-1]["data"]["error"] == outcome["error"]
     assert not [f for f in events if f["stream"] == "assistant" and "text" in f["data"]]
+
+
+async def test_another_socket_subscribes_to_a_run_and_hears_it_to_the_end(api_bot: ApiBot, fake_llm: FakeLLM) -> None:
+    fake_llm.script(Text("Heard by both.", latency=2.0))  # time enough to subscribe before it answers
+    async with aiohttp.ClientSession() as http:
+        starter = await rpc_socket(http, api_bot)
+        watcher = await rpc_socket(http, api_bot)
+        run_id = (await starter.call("agent", message="tell us both"))["payload"]["runId"]
+        subscribed = await watcher.call("agent.subscribe", runId=run_id)
+        heard = await watcher.run_events(run_id)
+        refused = await watcher.call("agent.subscribe", runId="no-such-run")
+    assert subscribed["payload"] == {"runId": run_id, "ended": False}
+    assert heard[-1]["stream"] == "lifecycle" and heard[-1]["data"]["phase"] == "end"
+    assert "".join(f["data"].get("delta", "") for f in heard if f["stream"] == "assistant") == "Heard by both."
+    assert refused["ok"] is False and refused["error"]["status"] == 404
