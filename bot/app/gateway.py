@@ -205,7 +205,8 @@ class Gateway:
         self.retention = RetentionTask(config)
         self.api: ApiChannel | None = None
         # Split roles: workers forward their run events, a gateway's API channel hears them beside its own.
-        self.run_events = run_events if role != "all" else None
+        wanted = role == "worker" or (role == "gateway" and config.channels.api.enabled)
+        self.run_events = run_events if wanted else None
         self.api_events = self.agent.events
         if self.run_events is not None and role == "gateway":
             self.api_events = EventBus()
