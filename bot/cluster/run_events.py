@@ -20,6 +20,7 @@ from bot.cluster.redis import RedisState
 from bot.events import (
     Event,
     EventBus,
+    HeartbeatTicked,
     LLMCalled,
     ReasoningDelta,
     ReplyDropped,
@@ -56,9 +57,10 @@ FORWARDED: dict[str, type[Any]] = {
         ReplyDropped,
         SubagentSpawned,
         SubagentCompleted,
+        HeartbeatTicked,
     )
 }
-"""The events a run's watchers see, by name: what a worker forwards and a gateway replays."""
+"""The events a run's watchers (and an owner's socket, for the heartbeat) see, by name: what a worker forwards."""
 KEEP = 10_000
 """Stream entries kept (approximately): a gateway reads from the end, so only a moment's worth matters."""
 BACKLOG = 10_000

@@ -10,7 +10,7 @@ import aiohttp
 from bot.app.gateway import Gateway
 from bot.cluster.roles import Role
 from bot.cluster.run_events import decode, encode
-from bot.events import ToolUpdated, TurnFinished
+from bot.events import HeartbeatTicked, ToolUpdated, TurnFinished
 from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
 from tests.channels.api.conftest import OWNER_TOKEN, bearer, free_port
@@ -61,6 +61,6 @@ async def test_a_workers_run_events_reach_the_gateways_subscribers(
 
 
 def test_an_event_survives_its_encoding_for_the_stream() -> None:
-    update = ToolUpdated("api:me:default", "exec", "c1", "half way", "turn-1")
-    fields = encode(update)
-    assert decode(str(fields["kind"]), str(fields["body"])) == update
+    for event in (ToolUpdated("api:me:default", "exec", "c1", "half way", "turn-1"), HeartbeatTicked("quiet")):
+        fields = encode(event)
+        assert decode(str(fields["kind"]), str(fields["body"])) == event
