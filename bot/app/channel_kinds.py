@@ -32,7 +32,20 @@ def _slack(publish: Publish, config: Config, media_dir: Path, retry: RetryPolicy
     return SlackChannel(publish, config.channels.slack, media_dir, retry)
 
 
-CHAT_CHANNELS: dict[str, ChannelBuilder] = {"telegram": _telegram, "discord": _discord, "slack": _slack}
+def _whatsapp(publish: Publish, config: Config, media_dir: Path, retry: RetryPolicy | None) -> Channel:
+    from channels.whatsapp.channel import WhatsAppChannel
+
+    return WhatsAppChannel(publish, config.channels.whatsapp, media_dir, retry)
+
+
+CHAT_CHANNELS: dict[str, ChannelBuilder] = {
+    "telegram": _telegram,
+    "discord": _discord,
+    "slack": _slack,
+    "whatsapp": _whatsapp,
+}
+WEBHOOK_CHANNELS = frozenset({"whatsapp"})
+"""The channels whose platform calls the gateway over HTTP rather than being polled or connected to."""
 
 
 def enabled_channels(config: Config) -> list[str]:

@@ -183,7 +183,7 @@ async def run_checks(config: Config, gateway: dict[str, Any] | None, tool_schema
     """Every check after the config loaded, in the order a new user fixes things."""
     checks = [check_folder("workspace", config.workspace), check_folder("state", config.state_dir)]
     probes: list[Awaitable[Check | list[Check]]] = [check_model(config), check_context(config, tool_schemas)]
-    for name in ("telegram", "discord", "slack"):
+    for name in ("telegram", "discord", "slack", "whatsapp"):
         section = getattr(config.channels, name)
         if section.enabled:
             probes.append(check_channel(name, section, HTTP_TIMEOUT))

@@ -1,8 +1,8 @@
-"""What every channel does the same way, checked against all three fake platforms."""
+"""What every channel does the same way, checked against each fake platform."""
 
 import re
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_html import html_visible_text
 from tests.fakes.telegram_server import FakeTelegram
+from tests.fakes.whatsapp_server import FakeWhatsApp
 from tests.harness import GatewayUnderTest
 
 
@@ -34,6 +35,14 @@ class Platform:
     redeliver: Callable[[Any], None]
     sent: Callable[[], list[str]]
     wait_sent: Callable[[int], Any]
+    groups: bool = True  # the platform has group chats
+    overrides: dict[str, Any] = field(default_factory=dict)  # other top-level config sections it needs
+    serving: Callable[[GatewayUnderTest], None] = lambda running: None  # told once the gateway is up
+
+    def needs_groups(self) -> None:
+        """Skip the calling test on a platform without group chats."""
+        if not self.groups:
+            pytest.skip(f"{self.name} has no group chats")
 
     async def texts(self, n: int) -> list[str]:
         """The first `n` texts the bot sent, once it has sent that many."""
@@ -95,7 +104,42 @@ def slack(fake: FakeSlack) -> Platform:
     )
 
 
-FAKES = {"telegram": (FakeTelegram, telegram), "discord": (FakeDiscord, discord), "slack": (FakeSlack, slack)}
+def whatsapp(fake: FakeWhatsApp) -> Platform:
+    def serving(running: GatewayUnderTest) -> None:
+        assert running.gateway.health_server is not None
+        fake.webhook_url = f"http://127.0.0.1:{running.gateway.health_server.port}/whatsapp/webhook"
+
+    return Platform(
+        "whatsapp",
+        fake,
+        "4915100000042",
+        "4915100000077",
+        4096,
+        "",
+        {
+            "phone_number_id": fake.phone_number_id,
+            "access_token": fake.token,
+            "app_secret": fake.app_secret,
+            "verify_token": "verify",
+            "api_base": fake.api_base,
+        },
+        dm=lambda text, user: fake.push_text(text, sender=user),
+        group=lambda text, user, mention: None,
+        redeliver=lambda message: fake.push(fake.message_payload(message)),
+        sent=lambda: [s["text"]["body"] for s in fake.sent],
+        wait_sent=fake.wait_for_sent,
+        groups=False,
+        overrides={"health": {"port": 0}},
+        serving=serving,
+    )
+
+
+FAKES = {
+    "telegram": (FakeTelegram, telegram),
+    "discord": (FakeDiscord, discord),
+    "slack": (FakeSlack, slack),
+    "whatsapp": (FakeWhatsApp, whatsapp),
+}
 
 
 @pytest_asyncio.fixture(params=sorted(FAKES))
@@ -109,7 +153,8 @@ async def platform(request: pytest.FixtureRequest) -> AsyncIterator[Platform]:
 async def bot(tmp_path: Path, fake_llm: FakeLLM, platform: Platform) -> AsyncIterator[GatewayUnderTest]:
     section = {"enabled": True, **platform.section}
     owners = [f"{platform.name}:{platform.owner}"]
-    async with GatewayUnderTest(tmp_path, fake_llm, owners, {platform.name: section}) as running:
+    async with GatewayUnderTest(tmp_path, fake_llm, owners, {platform.name: section}, **platform.overrides) as running:
+        platform.serving(running)
         await running.gateway.manager.ready(platform.name)
         yield running
 
@@ -146,6 +191,7 @@ async def test_unknown_sender_gets_only_a_pairing_code_until_approved(
 
 
 async def test_groups_need_a_mention(bot: GatewayUnderTest, fake_llm: FakeLLM, platform: Platform) -> None:
+    platform.needs_groups()
     platform.group("talking among ourselves", platform.owner, False)
     platform.group("what do you think?", platform.owner, True)
     (answer,) = await platform.texts(1)
@@ -193,6 +239,7 @@ async def test_a_redelivered_message_is_answered_once(
 async def test_a_server_routed_to_a_persona_gets_its_model_and_system_text(
     tmp_path: Path, fake_llm: FakeLLM, platform: Platform
 ) -> None:
+    platform.needs_groups()
     (tmp_path / "workspace" / "personas").mkdir(parents=True)
     (tmp_path / "workspace" / "personas" / "support.md").write_text("You are the support desk.")
     section = {"enabled": True, **platform.section}
@@ -203,7 +250,9 @@ async def test_a_server_routed_to_a_persona_gets_its_model_and_system_text(
         {platform.name: section},
         personas={"support": {"model": "openai/support-model", "system": "personas/support.md"}},
         routes=[{"match": f"{platform.name}:server:{platform.server}", "persona": "support"}],
+        **platform.overrides,
     ) as running:
+        platform.serving(running)
         await running.gateway.manager.ready(platform.name)
         platform.group("help me", platform.owner, True)
         await platform.texts(1)
