@@ -8,7 +8,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CHANNELS = ROOT / "channels"
 MAX_SHARED_MODULES = 15
-PLATFORMS = ("telegram", "discord", "slack", "whatsapp", "console", "api")
+PLATFORMS = ("telegram", "discord", "slack", "whatsapp", "email", "console", "api")
 
 
 def problems() -> list[str]:

@@ -60,6 +60,7 @@ class SmtpConfig(Section):
 class EmailConfig(ChannelSection):
     imap: ImapConfig = ImapConfig()
     smtp: SmtpConfig = SmtpConfig()
+    show_tool_progress: bool = False  # a mail per tool call would flood the inbox
 
     @field_validator("allow_from", mode="before")
     @classmethod

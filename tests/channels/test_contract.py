@@ -17,6 +17,7 @@ from tests.fakes.telegram_html import html_visible_text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.fakes.whatsapp_server import FakeWhatsApp
 from tests.harness import GatewayUnderTest
+from tests.mail_servers import MailPlatform
 
 
 @dataclass
@@ -36,6 +37,7 @@ class Platform:
     sent: Callable[[], list[str]]
     wait_sent: Callable[[int], Any]
     groups: bool = True  # the platform has group chats
+    splits: bool = True  # a long reply is several messages (mail has no length limit)
     overrides: dict[str, Any] = field(default_factory=dict)  # other top-level config sections it needs
     serving: Callable[[GatewayUnderTest], None] = lambda running: None  # told once the gateway is up
 
@@ -43,6 +45,11 @@ class Platform:
         """Skip the calling test on a platform without group chats."""
         if not self.groups:
             pytest.skip(f"{self.name} has no group chats")
+
+    def needs_a_length_limit(self) -> None:
+        """Skip the calling test on a platform that sends a reply whole, however long."""
+        if not self.splits:
+            pytest.skip(f"{self.name} sends a long reply as one message")
 
     async def texts(self, n: int) -> list[str]:
         """The first `n` texts the bot sent, once it has sent that many."""
@@ -134,11 +141,31 @@ def whatsapp(fake: FakeWhatsApp) -> Platform:
     )
 
 
+def email(servers: MailPlatform) -> Platform:
+    return Platform(
+        "email",
+        servers,
+        "owner@example.org",
+        "stranger@example.org",
+        0,
+        "",
+        servers.section(),
+        dm=lambda text, user: servers.push(text, user),
+        group=lambda text, user, mention: None,
+        redeliver=servers.redeliver,
+        sent=servers.texts,
+        wait_sent=servers.sink.wait_for,
+        groups=False,
+        splits=False,
+    )
+
+
 FAKES = {
     "telegram": (FakeTelegram, telegram),
     "discord": (FakeDiscord, discord),
     "slack": (FakeSlack, slack),
     "whatsapp": (FakeWhatsApp, whatsapp),
+    "email": (MailPlatform, email),
 }
 
 
@@ -202,6 +229,7 @@ async def test_groups_need_a_mention(bot: GatewayUnderTest, fake_llm: FakeLLM, p
 async def test_long_reply_is_split_within_the_limit_with_code_intact(
     bot: GatewayUnderTest, fake_llm: FakeLLM, platform: Platform
 ) -> None:
+    platform.needs_a_length_limit()
     code = "```python\n" + "\n".join(f"value_{i} = {i}" for i in range(150)) + "\n```"
     prose = "\n\n".join(("A sentence about the code. " * 10).strip() for _ in range(8))
     fake_llm.script(Text(prose + "\n\n" + code + "\n\n" + prose))
