@@ -1,14 +1,19 @@
-"""The house's layout, where import-linter cannot see it: few shared modules in channels/, one package per platform."""
+"""The house's layout where import-linter cannot see it: few shared modules in channels/, one package per platform,
+and no class in bot/ or channels/ with more than 20 methods."""
 
 from __future__ import annotations
 
+import ast
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CHANNELS = ROOT / "channels"
 MAX_SHARED_MODULES = 15
 PLATFORMS = ("telegram", "discord", "slack", "whatsapp", "email", "console", "api")
+MAX_METHODS = 20
+ATTRIBUTES = frozenset({"property", "cached_property", "setter"})
 
 
 def problems() -> list[str]:
@@ -22,10 +27,32 @@ def problems() -> list[str]:
             found.append(f"channels/{platform}/channel.py is missing: each platform is a package with its channel.py")
         if not (ROOT / "tests" / "channels" / platform).is_dir():
             found.append(f"tests/channels/{platform}/ is missing: tests mirror the platform packages")
+    found.extend(f"{where} has {count} methods, at most {MAX_METHODS}" for where, count in crowded_classes())
     return found
 
 
+def crowded_classes() -> Iterator[tuple[str, int]]:
+    """Each class in bot/ and channels/ with more than MAX_METHODS methods (a property counts as an attribute)."""
+    for package in ("bot", "channels"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, ast.ClassDef) and (count := _methods(node)) > MAX_METHODS:
+                    yield f"{path.relative_to(ROOT)}:{node.lineno} class {node.name}", count
+
+
+def _methods(cls: ast.ClassDef) -> int:
+    functions = [item for item in cls.body if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)]
+    return sum(1 for function in functions if not ATTRIBUTES & {_name(d) for d in function.decorator_list})
+
+
+def _name(decorator: ast.expr) -> str:
+    if isinstance(decorator, ast.Attribute):
+        return decorator.attr
+    return decorator.id if isinstance(decorator, ast.Name) else ""
+
+
 if __name__ == "__main__":
-    for line in problems():
+    found = problems()
+    for line in found:
         print(line)
-    sys.exit(1 if problems() else 0)
+    sys.exit(1 if found else 0)

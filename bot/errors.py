@@ -16,6 +16,7 @@ BotError
 │   └── BudgetExceeded         a spending limit was reached; the model was not called
 ├── TurnTimedOut           a turn ran past agent.turn_timeout and was cancelled; `seconds` is the limit
 ├── ToolError              a tool could not do what was asked; the registry reports it to the model
+│   └── ToolUnavailable        it failed on something passing (network, timeout, 5xx); a read-only call is retried once
 ├── GatewayUnreachable     the running gateway did not answer on its control socket in time
 ├── BackupError            a backup archive is damaged or cannot be restored here; `path` names the archive
 ├── BusClosed              the bus takes no new inbound messages (a stop is under way)
@@ -160,6 +161,15 @@ class ToolError(BotError):
     """A tool failed in a way the model should hear about and can recover from."""
 
 
+class ToolUnavailable(ToolError):
+    """A tool failed on something passing (network, timeout, 5xx): a read-only call is tried once more."""
+
+
+def http_failure(status: int, text: str) -> ToolError:
+    """The tool error for a failed HTTP answer: passing for a 5xx, for good otherwise."""
+    return ToolUnavailable(text) if status >= 500 else ToolError(text)
+
+
 class SearchThrottled(ToolError):
     """A search provider answered 429 (or is still backing off from one); `retry_after` in seconds."""
 
@@ -182,7 +192,12 @@ class BackupError(BotError):
 
 
 class ChannelError(BotError):
-    """A chat platform call failed."""
+    """A chat platform call failed; `code` is the platform's own error code when it gave one (Slack's
+    `already_reacted`, Discord's JSON code), so callers compare codes, never an error's text."""
+
+    def __init__(self, message: str = "", code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class ChannelUnavailable(ChannelError):
@@ -195,6 +210,18 @@ class MarkupRejected(ChannelError):
 
 class WindowClosed(ChannelError):
     """The chat is outside the platform's reply window: only a pre-approved template may be sent."""
+
+
+class NothingToChange(ChannelError):
+    """The platform refused an edit that would leave the message as it is: what the edit wanted is already so."""
+
+
+class ChatMoved(ChannelError):
+    """The platform moved the chat to a new id (a Telegram group became a supergroup); sends go there from now on."""
+
+    def __init__(self, new_chat_id: str) -> None:
+        super().__init__(f"the chat moved to {new_chat_id}")
+        self.new_chat_id = new_chat_id
 
 
 class RateLimited(ChannelUnavailable):

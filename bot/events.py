@@ -14,8 +14,15 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class TurnStarted:
+    """A turn began; `turn_id` is its run id (its last message's id), `message_ids` every message it carries.
+
+    `text` is what the turn answers (its messages' texts), for telemetry that captures content.
+    """
+
     chat: ChatRef
     turn_id: str
+    message_ids: tuple[str, ...] = ()
+    text: str = ""
 
     @property
     def session_key(self) -> str:
@@ -40,11 +47,18 @@ class TurnFinished:
 
 @dataclass(frozen=True, slots=True)
 class LLMCalled:
+    """One model call ended; `turn_id` names the turn (the run) it was made for, when it was made for one.
+
+    `cached_tokens` are the prompt tokens the provider read from its cache (priced lower).
+    """
+
     session_key: str
     model: str
     prompt_tokens: int
     completion_tokens: int
     duration: float
+    turn_id: str = ""
+    cached_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +188,32 @@ class CronSkipped:
     late_seconds: float
 
 
+@dataclass(frozen=True, slots=True)
+class SubagentSpawned:
+    """A sub-agent started working on a task for the session that spawned it."""
+
+    session_key: str
+    subagent_id: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentCompleted:
+    """A sub-agent ended: `status` is finished, timed out, failed or cancelled."""
+
+    session_key: str
+    subagent_id: str
+    label: str
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatTicked:
+    """The heartbeat ran; `outcome` is what came of it (delivered, quiet, busy, off hours, nothing to do …)."""
+
+    outcome: str
+
+
 Event = (
     TurnStarted
     | TurnFinished
@@ -189,6 +229,9 @@ Event = (
     | DeliveryFailed
     | CronRan
     | CronSkipped
+    | SubagentSpawned
+    | SubagentCompleted
+    | HeartbeatTicked
 )
 Listener = Callable[[Event], None]
 

@@ -104,14 +104,20 @@ def third_party_level(level: str) -> int:
     return logging.INFO if level == "debug" else max(logging.WARNING, logging.getLevelName(level.upper()))
 
 
-def setup_logging(level: str, secrets: Iterable[str] = (), file: Path | None = None, stderr: bool = True) -> None:
-    """Log at `level` to stderr and/or a rotating `file`; libraries stay quiet; secrets never print."""
+def setup_logging(
+    level: str,
+    secrets: Iterable[str] = (),
+    file: Path | None = None,
+    stderr: bool = True,
+    file_bytes: int = FILE_BYTES,
+) -> None:
+    """Log at `level` to stderr and/or a `file` rotated at `file_bytes`; libraries stay quiet; secrets never print."""
     handlers: list[logging.Handler] = []
     if stderr:
         handlers.append(CurrentStderr())
     if file is not None:
         file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        handlers.append(RotatingLog(file, maxBytes=FILE_BYTES, backupCount=FILE_BACKUPS, encoding="utf-8"))
+        handlers.append(RotatingLog(file, maxBytes=file_bytes, backupCount=FILE_BACKUPS, encoding="utf-8"))
         file.chmod(0o600)
     redact = RedactSecrets(secrets)
     formatter = OnceFormatter(FORMAT)

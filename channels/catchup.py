@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -12,6 +11,8 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from bot.bus import ChatRef
+from bot.storage.private_file import write_private
+from bot.storage.recent import RecentMap
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +51,7 @@ class ActiveChats:
         self._window = window
         self._clock = clock
         self._limit = limit
-        self._chats: dict[str, ActiveChat] = self._load()
+        self._chats: RecentMap[str, ActiveChat] = self._load()
 
     @property
     def tracked(self) -> int:
@@ -59,10 +60,7 @@ class ActiveChats:
 
     def seen(self, chat: ChatRef, message_id: str) -> None:
         """Record `message_id` as the last one seen in `chat`, now; the chat least lately active past `limit` goes."""
-        self._chats.pop(chat.session_key, None)  # re-inserted last: the dict stays in order of activity
-        self._chats[chat.session_key] = ActiveChat(chat, message_id, self._clock())
-        while len(self._chats) > self._limit:
-            del self._chats[next(iter(self._chats))]
+        self._chats[chat.session_key] = ActiveChat(chat, message_id, self._clock())  # in order of activity
         self._save()
 
     def recent(self) -> list[ActiveChat]:
@@ -70,23 +68,24 @@ class ActiveChats:
         since = self._clock() - self._window
         return sorted((c for c in self._chats.values() if c.seen_at >= since), key=lambda c: c.seen_at)
 
-    def _load(self) -> dict[str, ActiveChat]:
+    def _load(self) -> RecentMap[str, ActiveChat]:
+        chats: RecentMap[str, ActiveChat] = RecentMap(self._limit)
         try:
             rows = json.loads(self._path.read_text())
         except FileNotFoundError:
-            return {}
+            return chats
         except (OSError, ValueError) as exc:
             logger.warning("%s is unreadable (%s); no catch-up this time", self._path, exc)
-            return {}
-        chats = {}
-        for row in sorted(rows, key=lambda row: float(row["seen_at"]))[-self._limit :]:
+            return chats
+        for row in sorted(rows, key=lambda row: float(row["seen_at"])):
             chat = ChatRef(row["channel"], row["chat_id"], row.get("thread_id"))
             chats[chat.session_key] = ActiveChat(chat, row["last_id"], float(row["seen_at"]))
         return chats
 
     def _save(self) -> None:
         since = self._clock() - self._window
-        self._chats = {key: c for key, c in self._chats.items() if c.seen_at >= since}
+        for old in [key for key, c in self._chats.items() if c.seen_at < since]:
+            self._chats.pop(old)
         rows = [
             {
                 "channel": c.chat.channel,
@@ -97,10 +96,7 @@ class ActiveChats:
             }
             for c in self._chats.values()
         ]
-        self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        temporary = self._path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(rows))
-        os.replace(temporary, self._path)
+        write_private(self._path, json.dumps(rows))
 
 
 @runtime_checkable

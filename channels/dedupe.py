@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from dataclasses import dataclass, field
+from bot.storage.recent import RecentMap
 
 RECENT_DELIVERIES = 1024  # platforms redeliver within minutes; the bus's journal dedupes for days behind this
 
 
-@dataclass
 class SeenIds:
     """A bounded memory of ids already handled, oldest forgotten first."""
 
-    capacity: int = 4096
-    _ids: OrderedDict[str, None] = field(default_factory=OrderedDict)
+    def __init__(self, capacity: int = 4096) -> None:
+        self._ids: RecentMap[str, None] = RecentMap(capacity)
 
     def __contains__(self, key: object) -> bool:
         return key in self._ids
@@ -21,9 +19,7 @@ class SeenIds:
     def add(self, key: str) -> bool:
         """Remember `key`; False when it was already there."""
         if key in self._ids:
-            self._ids.move_to_end(key)
+            self._ids.touch(key)
             return False
         self._ids[key] = None
-        if len(self._ids) > self.capacity:
-            self._ids.popitem(last=False)
         return True

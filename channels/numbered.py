@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 from bot.bus import ChatRef, Choice, OutboundMessage, Press
+from bot.storage.recent import RecentMap
 
 REMEMBERED_PROMPTS = 1000  # chats whose unanswered prompt a number still presses, the latest shown kept
 
@@ -21,16 +20,12 @@ class NumberedChoices:
     """The latest prompt with choices in each chat (of the `limit` shown last), so typing its number presses it."""
 
     def __init__(self, limit: int = REMEMBERED_PROMPTS) -> None:
-        self._limit = limit
-        self._latest: OrderedDict[str, tuple[str, tuple[Choice, ...]]] = OrderedDict()
+        self._latest: RecentMap[str, tuple[str, tuple[Choice, ...]]] = RecentMap(limit)
 
     def shown(self, message: OutboundMessage) -> str:
         """Remember the message's choices (if any) and return its text as numbered lines."""
         if message.choices and message.prompt_id:
             self._latest[message.chat.session_key] = (message.prompt_id, message.choices)
-            self._latest.move_to_end(message.chat.session_key)
-            while len(self._latest) > self._limit:
-                self._latest.popitem(last=False)
         return numbered_text(message)
 
     def press(self, chat: ChatRef, text: str) -> tuple[Press, str] | None:
@@ -39,7 +34,7 @@ class NumberedChoices:
         number = text.strip().rstrip(".")
         if latest is None or not number.isdigit() or not 1 <= int(number) <= len(latest[1]):
             return None
-        del self._latest[chat.session_key]
+        self._latest.pop(chat.session_key)
         prompt_id, choices = latest
         choice = choices[int(number) - 1]
         return Press(prompt_id, choice.id), choice.label

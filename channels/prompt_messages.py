@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import replace
 
 from bot.bus import OutboundMessage
+from bot.storage.recent import RecentMap
 
 REMEMBERED_PROMPTS = 1000
 
@@ -19,8 +19,7 @@ class PromptMessages:
     """A bounded in-memory map from (chat, prompt id) to the platform id of the message under which its buttons are."""
 
     def __init__(self, limit: int = REMEMBERED_PROMPTS) -> None:
-        self._limit = limit
-        self._shown: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._shown: RecentMap[tuple[str, str], str] = RecentMap(limit)
 
     def record(self, message: OutboundMessage, platform_id: str) -> None:
         """Note that `platform_id` carries the buttons of `message` (no-op for a message without them)."""
@@ -28,9 +27,6 @@ class PromptMessages:
             return
         key = (message.chat.session_key, message.prompt_id)
         self._shown[key] = platform_id
-        self._shown.move_to_end(key)
-        while len(self._shown) > self._limit:
-            self._shown.popitem(last=False)
 
     def resolve(self, message: OutboundMessage) -> OutboundMessage:
         """A closing message as an edit of its prompt's message when that is known (and forgotten now), else as is."""

@@ -1,4 +1,6 @@
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,3 +33,8 @@ def test_checks_run_the_import_contracts_types_lint_format_and_the_docs_build() 
     assert commands[-6:-1] == ["python .ci/layout.py", "lint-imports", "mypy", "ruff check .", "ruff format --check ."]
     assert "mkdocs build --strict" in commands[-1]
     assert "set -euo pipefail" in commands
+
+
+def test_the_tree_keeps_the_channels_layout_and_the_class_size_cap() -> None:
+    result = subprocess.run([sys.executable, ".ci/layout.py"], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout == "", result.stdout

@@ -3,7 +3,6 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from bot import logs
 from bot.cli.main import app
 from bot.logs import RedactSecrets, adopt_library_loggers, follow_lines, last_lines, setup_logging, third_party_level
 from tests.cli_process import env_for, run_cli, write_config
@@ -64,13 +63,10 @@ def test_log_file_is_private_and_tail_and_follow_read_it(tmp_path: Path) -> None
     assert next(follow_lines(path, sleep=append_on_sleep)) == "appended\n"
 
 
-def test_stderr_and_the_file_get_the_same_masked_line_and_the_file_rotates_at_its_size(
-    tmp_path: Path, capsys, monkeypatch
-) -> None:
-    monkeypatch.setattr(logs, "FILE_BYTES", 300)
+def test_stderr_and_the_file_get_the_same_masked_line_and_the_file_rotates_at_its_size(tmp_path: Path, capsys) -> None:
     path = tmp_path / "logs" / "relaybot.log"
     try:
-        setup_logging("info", secrets=["sk-abcdef"], file=path)
+        setup_logging("info", secrets=["sk-abcdef"], file=path, file_bytes=300)
         for i in range(8):
             logging.getLogger("bot.test").info("event %d with key %s", i, "sk-abcdef")
     finally:

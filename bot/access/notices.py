@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Protocol
+
+from bot.storage.recent import RecentMap
 
 MAX_REMEMBERED = 10_000  # ignored senders remembered; one forgotten is logged again when it writes again
 
@@ -17,16 +18,14 @@ class IgnoreNotices(Protocol):
 class NoticesInProcess:
     """Ignored senders logged by this process (the local backend's; Redis shares them between gateways)."""
 
-    def __init__(self) -> None:
-        self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
+    def __init__(self, remembered: int = MAX_REMEMBERED) -> None:
+        self._seen: RecentMap[tuple[str, str], None] = RecentMap(remembered)
 
     def first(self, channel: str, sender: str) -> bool:
-        """True the first time `sender` on `channel` is asked about (among the MAX_REMEMBERED asked about last)."""
+        """True the first time `sender` on `channel` is asked about (among the `remembered` asked about last)."""
         key = (channel, sender)
         if key in self._seen:
-            self._seen.move_to_end(key)
+            self._seen.touch(key)
             return False
         self._seen[key] = None
-        if len(self._seen) > MAX_REMEMBERED:
-            self._seen.popitem(last=False)
         return True

@@ -5,7 +5,6 @@ from __future__ import annotations
 import fcntl
 import json
 import logging
-import os
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -13,6 +12,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
+
+from bot.storage.private_file import write_private
 
 logger = logging.getLogger(__name__)
 
@@ -170,11 +171,7 @@ class PairingBook:
             self._cache = None
             data = self._read()
             yield data
-            temp = self._path.with_suffix(".tmp")
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(data, out, indent=1)
-            os.replace(temp, self._path)
+            write_private(self._path, json.dumps(data, indent=1))
             self._cache = None
 
 

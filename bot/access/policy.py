@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Protocol
 
-from bot.access.activation import Activations, activation_args, policy_with
+from bot.access.activation import Activations, policy_with
 from bot.access.identities import NOBODY, Identities
 from bot.access.notices import IgnoreNotices, NoticesInProcess
 from bot.access.pairing import Pairing
@@ -58,6 +59,13 @@ class Reply:
 Decision = Serve | SendPairingCode | Ignore | Overheard | Reply
 
 
+class GateCommands(Protocol):
+    """Commands answered at the gate, before a group's mention rule: a served sender's unaddressed one counts too."""
+
+    def answer(self, message: InboundMessage, role: Trust) -> str | None:
+        """The reply, or None when the message is none of these commands."""
+
+
 class AccessPolicy:
     """Decides for one channel whether a message is served, paired, or ignored."""
 
@@ -72,6 +80,7 @@ class AccessPolicy:
         rules: ChatRulesBook | None = None,
         activations: Activations | None = None,
         identities: Identities = NOBODY,
+        gate_commands: GateCommands | None = None,
     ) -> None:
         self._channel = channel
         self._owners = frozenset(owners)
@@ -83,6 +92,7 @@ class AccessPolicy:
         self._notices = notices or NoticesInProcess()
         self._rules = rules or ChatRulesBook({channel: section})
         self._activations = activations
+        self._gate_commands = gate_commands
 
     def decide(self, message: InboundMessage) -> Decision:
         """Owners, `roles:` entries, known senders (users) and open-policy strangers (guests) are served.
@@ -98,8 +108,8 @@ class AccessPolicy:
         if rules.group_policy == "off":
             return Ignore("groups are off")
         role = self.role_of(sender, rules.allow_from)
-        if self._activations is not None and (args := activation_args(message.text)) is not None and role:
-            return Reply(self._activations.answer(message.chat, False, role, args))
+        if role is not None and (reply := self._at_gate(message, role)) is not None:
+            return Reply(reply)
         activation = self._activations.of(message.chat) if self._activations else None
         policy = policy_with(rules.group_policy, activation)
         if policy == "mention" and not (message.mentioned or message.press):
@@ -123,6 +133,9 @@ class AccessPolicy:
             return Trust.USER
         return Trust.GUEST if self._section.dm_policy == "open" else None
 
+    def _at_gate(self, message: InboundMessage, role: Trust) -> str | None:
+        return self._gate_commands.answer(message, role) if self._gate_commands is not None else None
+
     def _overheard(self, message: InboundMessage, role: Trust | None, rules: ChatRules) -> Decision:
         if role is None or rules.group_history == 0 or message.edit_of or not message.text.strip():
             return Ignore("not mentioned")
@@ -145,8 +158,8 @@ class AccessPolicy:
     def _decide_direct(self, message: InboundMessage) -> Decision:
         sender = message.sender_id
         if (role := self.role_of(sender)) is not None:
-            if self._activations is not None and (args := activation_args(message.text)) is not None:
-                return Reply(self._activations.answer(message.chat, True, role, args))
+            if (reply := self._at_gate(message, role)) is not None:
+                return Reply(reply)
             return Serve(self._with_trust(message, role, None))
         if self._section.dm_policy == "allowlist":
             return self._ignore_once(sender, "not on the allowlist")

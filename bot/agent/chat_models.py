@@ -5,9 +5,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from pydantic import SecretStr
+
 from bot.bus import ChatRef
 from bot.chats.settings import ChatSettingsStore
 from bot.config.schema import LLMConfig, ModelChoiceConfig
+from bot.llm.keys import inherited_key
 
 logger = logging.getLogger(__name__)
 
@@ -20,8 +23,10 @@ def chosen_llm(base: LLMConfig, choice: ModelChoiceConfig) -> LLMConfig:
     changes: dict[str, object] = {"model": choice.name, "context_window": None}
     if choice.api_base is not None:
         changes["api_base"] = choice.api_base
-    if choice.api_key is not None:
-        changes["api_key"] = choice.api_key
+    own_key = choice.api_key.get_secret_value() if choice.api_key is not None else ""
+    changes["api_key"] = SecretStr(
+        inherited_key(own_key, choice.api_base, base.api_key.get_secret_value(), base.api_base)
+    )
     return base.model_copy(update=changes)
 
 

@@ -8,6 +8,8 @@ from dataclasses import replace
 from typing import Any
 
 from bot.agent.tool_results import clip_text
+from bot.hooks.handlers import Hooks
+from bot.hooks.hook_events import AfterCompaction, BeforeCompaction
 from bot.llm.tokens import CHARS_PER_TOKEN, estimate_each
 from bot.llm.types import Provider
 from bot.usage.charge import charged_to, current_charge
@@ -41,10 +43,14 @@ def round_starts(messages: list[dict[str, Any]], start: int) -> list[int]:
 
 
 class TurnCompactor:
-    """Shrinks the current turn of a request, in place, until it fits a token limit; the session keeps everything."""
+    """Shrinks the current turn of a request, in place, until it fits a token limit; the session keeps everything.
 
-    def __init__(self, provider: Provider) -> None:
+    Summarising rounds is a compaction: `before_compaction` and `after_compaction` hooks hear of it.
+    """
+
+    def __init__(self, provider: Provider, hooks: Hooks | None = None) -> None:
         self._provider = provider
+        self._hooks = hooks
 
     async def fit(self, messages: list[dict[str, Any]], limit: int) -> None:
         """Fit the system prompt and current turn to `limit`; the latest round is cut last, no call loses its result."""
@@ -56,7 +62,7 @@ class TurnCompactor:
         if self._shorten(messages, start, limit, until=latest):
             return
         if any(m.get("role") == "tool" for m in messages[start + 1 : latest]):  # a lone earlier summary stays
-            await self._summarise(messages, start, latest, limit)
+            await self._summarise_hooked(messages, start, latest, limit)
         self._shorten(messages, start, limit, until=len(messages))
 
     def _size(self, messages: list[dict[str, Any]], start: int) -> int:
@@ -77,6 +83,19 @@ class TurnCompactor:
             if self._size(messages, start) <= limit:
                 return True
         return self._size(messages, start) <= limit
+
+    async def _summarise_hooked(self, messages: list[dict[str, Any]], start: int, latest: int, limit: int) -> None:
+        """`_summarise`, between the compaction hooks of the turn's session (`ok` False when it failed)."""
+        if self._hooks is None:
+            await self._summarise(messages, start, latest, limit)
+            return
+        key, folded, ok = current_charge().session_key or "", latest - start - 1, False
+        await self._hooks.run("before_compaction", BeforeCompaction(key, folded))
+        try:
+            await self._summarise(messages, start, latest, limit)
+            ok = True
+        finally:
+            await self._hooks.run("after_compaction", AfterCompaction(key, folded, ok))
 
     async def _summarise(self, messages: list[dict[str, Any]], start: int, latest: int, limit: int) -> None:
         """Replace the rounds between the user's message and the latest round with one note written by the model."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -13,11 +12,12 @@ from zoneinfo import ZoneInfo
 
 from bot.agent.attachments import describe_attachment
 from bot.agent.memory.files import MemoryScope
-from bot.agent.prompt_cache import PromptCache, Stamp, stamp
 from bot.agent.room import context_text, quote_text
+from bot.agent.system_prompt_cache import Stamp, SystemPromptCache, stamp
 from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message
 from bot.bus import InboundMessage, Trust
 from bot.skills import SkillLibrary
+from bot.storage.recent import RecentMap
 
 logger = logging.getLogger(__name__)
 
@@ -40,8 +40,7 @@ class FileCache:
     """Reads text files, re-reading one only when its mtime or size changes; keeps the `capacity` last read."""
 
     def __init__(self, capacity: int = FILE_CACHE_SIZE) -> None:
-        self._capacity = capacity
-        self._entries: OrderedDict[Path, tuple[Stamp, str]] = OrderedDict()
+        self._entries: RecentMap[Path, tuple[Stamp, str]] = RecentMap(capacity)
 
     @property
     def cached(self) -> int:
@@ -54,15 +53,11 @@ class FileCache:
         if found is None:
             self._entries.pop(path, None)
             return ""
-        entry = self._entries.get(path)
+        entry = self._entries.get(path, fresh=True)
         if entry and entry[0] == found:
-            self._entries.move_to_end(path)
             return entry[1]
         text = path.read_text(encoding="utf-8", errors="replace")
-        self._entries[path] = (found, text)
-        self._entries.move_to_end(path)
-        if len(self._entries) > self._capacity:
-            self._entries.popitem(last=False)  # a chat's memory file not read lately: read again when it returns
+        self._entries[path] = (found, text)  # past the bound, a memory file not read lately is read again later
         return text
 
 
@@ -82,6 +77,15 @@ def memory_note(scope: MemoryScope, workspace: Path, trust: Trust) -> str:
         "when the user refers to something from before, search it with recall('keywords') (this chat's "
         "own history and earlier sessions only) before saying you do not know."
     )
+
+
+def _as_sent(message: dict[str, Any], limit: int) -> dict[str, Any]:
+    """A stored message as the model reads it again: a long tool result cut, the reasoning kept for people left out."""
+    if message.get("role") == "tool":
+        return clip_tool_message(message, limit)
+    if "reasoning" in message:
+        return {key: value for key, value in message.items() if key != "reasoning"}
+    return message
 
 
 class ContextBuilder:
@@ -104,7 +108,7 @@ class ContextBuilder:
         self._zone = ZoneInfo(timezone)
         self._timezone = timezone
         self._files = FileCache()
-        self._prompts = PromptCache()
+        self._prompts = SystemPromptCache()
         self._bootstrap = [(name, workspace / name) for name in BOOTSTRAP_FILES]
         self._skills = skills
         self._max_inbound_chars = max_inbound_chars
@@ -117,39 +121,64 @@ class ContextBuilder:
         history: list[dict[str, Any]],
         user_text: str,
         persona_file: Path | None = None,
+        bootstrap: tuple[str, ...] | None = None,
     ) -> list[dict[str, Any]]:
         """System prompt, then history (long tool results cut), then the new user message."""
         limit = self._max_tool_result_chars
-        messages = [{"role": "system", "content": self.system_prompt(message, scope, persona_file)}]
-        messages += [m if m.get("role") != "tool" else clip_tool_message(m, limit) for m in history]
+        messages = [{"role": "system", "content": self.system_prompt(message, scope, persona_file, bootstrap)}]
+        messages += [_as_sent(m, limit) for m in history]
         messages.append(self.user_message(message, user_text))
         return messages
 
-    def system_prompt(self, message: InboundMessage, scope: MemoryScope, persona_file: Path | None = None) -> str:
+    def bootstrap_files(self, scope: MemoryScope) -> tuple[str, ...]:
+        """The workspace files a scope's system prompt carries by default (USER.md only in the main scope)."""
+        return tuple(name for name in BOOTSTRAP_FILES if scope.is_main or name not in OWNER_ONLY_FILES)
+
+    def system_prompt(
+        self,
+        message: InboundMessage,
+        scope: MemoryScope,
+        persona_file: Path | None = None,
+        bootstrap: tuple[str, ...] | None = None,
+    ) -> str:
         """Identity, workspace, bootstrap files (the persona's after SOUL.md), the scope's memory and the skills.
 
         Byte-stable between turns so providers can reuse a cached prefix: the time goes in each user message.
         Made again only when one of its files, the memory's share of the window or the skills changed.
+        `bootstrap` names the workspace files to carry instead of the scope's defaults (an agent_bootstrap hook's).
         """
-        key = (scope, message.trust, persona_file)
+        names = self.bootstrap_files(scope) if bootstrap is None else bootstrap
+        key = (scope, message.trust, persona_file, names)
         limit = self._memory_chars() if self._memory_chars else None
         inputs = (limit, self._skills.prompt() if self._skills else "")
         prompt = self._prompts.get(key, inputs)
         if prompt is None:
-            paths = self._prompt_files(scope, persona_file)
+            paths = self._prompt_files(names, scope, persona_file)
             stamps = tuple(map(stamp, paths))
-            prompt = self._assemble(message, scope, persona_file, limit, inputs[1])
+            prompt = self._assemble(message, scope, names, persona_file, (limit, inputs[1]))
             self._prompts.put(key, paths, stamps, inputs, prompt)
         return prompt
 
-    def _prompt_files(self, scope: MemoryScope, persona_file: Path | None) -> tuple[str, ...]:
+    def _bootstrap_paths(self, names: tuple[str, ...]) -> list[tuple[str, Path]]:
+        """Each named file with its path; a name reaching outside the workspace is left out."""
+        root = self._workspace.resolve()
+        paths = [(name, self._workspace / name) for name in names]
+        return [(name, path) for name, path in paths if path.resolve().is_relative_to(root)]
+
+    def _prompt_files(self, names: tuple[str, ...], scope: MemoryScope, persona_file: Path | None) -> tuple[str, ...]:
         """The files a scope's prompt is made from."""
-        files = [path for name, path in self._bootstrap if scope.is_main or name not in OWNER_ONLY_FILES]
+        files = [path for _, path in self._bootstrap_paths(names)]
         return tuple(str(path) for path in (*files, *([persona_file] if persona_file else []), scope.memory_file))
 
     def _assemble(
-        self, message: InboundMessage, scope: MemoryScope, persona_file: Path | None, limit: int | None, skills: str
+        self,
+        message: InboundMessage,
+        scope: MemoryScope,
+        names: tuple[str, ...],
+        persona_file: Path | None,
+        extras: tuple[int | None, str],
     ) -> str:
+        limit, skills = extras
         sections = [
             "You are relaybot, a personal AI assistant that talks with people in chat apps. "
             "Answer in the chat's language, briefly, in Markdown that reads well on a phone.",
@@ -157,9 +186,7 @@ class ContextBuilder:
             f"Workspace: {self._workspace} (file tools take paths relative to it).",
             memory_note(scope, self._workspace, message.trust),
         ]
-        for name, path in self._bootstrap:
-            if name in OWNER_ONLY_FILES and not scope.is_main:
-                continue
+        for name, path in self._bootstrap_paths(names):
             text = self._files.read(path).strip()
             if text:
                 sections.append(f"## {name}\n\n{text}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 
@@ -11,6 +10,7 @@ from bot.agent.lanes import Lane
 from bot.agent.sessions.session import Sessions
 from bot.bus import InboundMessage
 from bot.config.schema_channels import OnEdit
+from bot.storage.recent import RecentMap
 
 logger = logging.getLogger(__name__)
 
@@ -38,8 +38,7 @@ class EditDesk:
         self._sessions = sessions
         self._user_text = user_text
         self._complete = complete
-        self._taken: OrderedDict[str, None] = OrderedDict()
-        self._remembered = remembered
+        self._taken: RecentMap[str, None] = RecentMap(remembered)
 
     def taken(self, batch: Sequence[InboundMessage]) -> frozenset[str]:
         """Note that a turn takes these messages; returns the platform ids an edit may name to reach them."""
@@ -47,9 +46,6 @@ class EditDesk:
         for pid in ids:
             key = f"{batch[-1].chat.session_key}/{pid}"
             self._taken[key] = None
-            self._taken.move_to_end(key)
-        while len(self._taken) > self._remembered:
-            self._taken.popitem(last=False)
         return ids
 
     def steering_text(self, edit: InboundMessage, running: frozenset[str]) -> str:

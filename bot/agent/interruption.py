@@ -1,4 +1,4 @@
-"""Turns that end early: the time bound, and closing the tool calls they left without a result."""
+"""Turns that end early: the time bound, how a failed model call ended them, and closing the calls they left open."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from bot.errors import TurnTimedOut
+from bot.errors import BudgetExceeded, ProviderAuthError, ProviderError, TurnTimedOut
 
 T = TypeVar("T")
 
@@ -15,6 +15,13 @@ SHUT_DOWN = "Not finished: cancelled because the bot was shutting down."
 CRASHED = "Not finished: the turn crashed before this call completed."
 MODEL_FAILED = "Not finished: the model call failed before this call completed."
 RESTARTED = "Not finished: the bot stopped (crash or restart) before this call completed."
+
+
+def provider_outcome(exc: ProviderError) -> str:
+    """How a turn whose model call failed ended: `budget exceeded`, `key refused` (401/403) or `provider error`."""
+    if isinstance(exc, BudgetExceeded):
+        return "budget exceeded"
+    return "key refused" if isinstance(exc, ProviderAuthError) else "provider error"
 
 
 def timed_out(seconds: float) -> str:

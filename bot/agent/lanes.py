@@ -7,8 +7,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from bot.agent.commands import Command, parse_command
 from bot.bus import TRUST_ORDER, InboundMessage, Trust
+from bot.commands.catalogue import NEW, RESUME
+from bot.commands.parse import parse_command
 
 
 @dataclass
@@ -82,5 +83,5 @@ def may_join(message: InboundMessage, trust: Trust) -> bool:
 
 
 def is_new_session(message: InboundMessage) -> bool:
-    """Whether a message is /new, which never merges with others."""
-    return message.kind == "user" and parse_command(message.text) is Command.NEW
+    """Whether a message switches the live session (/new, /reset, /resume N): it never merges with others."""
+    return message.kind == "user" and parse_command(message.text) in (NEW, RESUME)

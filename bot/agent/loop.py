@@ -10,26 +10,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from bot.agent.account import AccountCommands
-from bot.agent.budget import ContextBudget
 from bot.agent.chat_models import ChatModels
-from bot.agent.commands import Command, parse_command
+from bot.agent.commands.account import AccountCommands
+from bot.agent.commands.instant import InstantCommands
+from bot.agent.commands.model import ModelCommand
+from bot.agent.commands.session_switch import SessionSwitch
 from bot.agent.context import ContextBuilder
+from bot.agent.context_budget import ContextBudget
 from bot.agent.edits import EditDesk
-from bot.agent.instant import InstantCommands
 from bot.agent.interruption import (
     CRASHED,
     MODEL_FAILED,
     SHUT_DOWN,
     STOPPED,
     bounded,
+    provider_outcome,
     timed_out,
     timeout_reply,
 )
 from bot.agent.lanes import Lane, is_new_session, next_batch, steering
 from bot.agent.memory.consolidation import MemoryConsolidator
-from bot.agent.memory.files import scope_for
-from bot.agent.model_command import ModelCommand
 from bot.agent.outbox import TurnOutbox
 from bot.agent.owner_dm import LastOwnerDM, OwnerDM
 from bot.agent.persona_turns import PersonaTurns
@@ -38,14 +38,16 @@ from bot.agent.session_turn import SessionTurns
 from bot.agent.sessions.session import Sessions
 from bot.agent.stream import is_silent
 from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
-from bot.agent.turn_hooks import TurnHooks
+from bot.agent.turn_hooks import TurnHooks, TurnMark
 from bot.bus import ChatRef, Choice, InboundMessage, MessageBus, OutboundMessage
 from bot.chats.rules import ChatRules, ChatRulesBook
+from bot.commands.catalogue import NEW, STOP
+from bot.commands.parse import parse_command
 from bot.config.schema import AgentConfig
-from bot.errors import BudgetExceeded, ProviderAuthError, ProviderError, TurnTimedOut
+from bot.errors import ProviderError, TurnTimedOut
 from bot.events import ErrorOccurred, EventBus, TurnFinished, TurnStarted
-from bot.hooks.events import Block
 from bot.hooks.handlers import Hooks
+from bot.hooks.hook_events import Block
 from bot.llm.transcription import Transcriber
 from bot.scheduler.heartbeat_ack import strip_ack
 
@@ -71,6 +73,7 @@ class LoopParts:
     on_stop: Callable[[str], int] | None = None  # cancels a session's background helpers; returns how many
     rules: ChatRulesBook | None = None  # per-chat queue mode, edits and group context trust
     models: ChatModels | None = None  # `llm.models` and each chat's choice, for /model
+    timezone: str = "UTC"  # the dates /sessions shows
 
 
 class AgentLoop:
@@ -90,14 +93,20 @@ class AgentLoop:
         self._context = parts.context
         self._events = events
         self._config = config
-        self._workspace = workspace
-        self._memory = parts.memory
         self._on_stop = parts.on_stop
         self._owner_dm: OwnerDM = parts.owner_dm or LastOwnerDM()
         self._hooks = TurnHooks(hooks or Hooks())
         self._hooks.hooks.prompts.notify_with(bus.publish_outbound)
+        self._switch = SessionSwitch(parts.sessions, self._hooks, workspace, parts.memory, parts.timezone)
         self._commands = InstantCommands(
-            parts.sessions, parts.runner, self._hooks, parts.personas, parts.account, parts.budget, self._models(parts)
+            parts.sessions,
+            parts.runner,
+            self._hooks,
+            parts.personas,
+            parts.account,
+            parts.budget,
+            self._models(parts),
+            self._switch,
         )
         self._turns = SessionTurns(
             parts.runner,
@@ -185,7 +194,9 @@ class AgentLoop:
             return
         self._owner_dm.note(message)
         command = parse_command(message.text) if message.kind == "user" else None
-        if command is Command.STOP:
+        if command in (STOP, NEW):
+            await self._hooks.issued(message)
+        if command is STOP:
             await self._stop_session(message)
             return
         if await self._hooks.hooks.prompts.take(message):  # a press or an answer a waiting turn needs now
@@ -243,15 +254,13 @@ class AgentLoop:
         message = batch[-1]
         key = message.chat.session_key
         ids = [m.id for m in batch]
-        if is_new_session(message):
-            await self._sessions.load(key)  # a session not cached is read off the event loop first
-            closed = self._reset(message)
-            await self._hooks.session_ended(key, message.chat, closed)
-            await self._reply(message, "Started a new conversation.", completes=ids)
+        if is_new_session(message):  # /new, /reset, /resume N: the live session changes between turns
+            await self._reply(message, await self._switch.switch(message), completes=ids)
             return
         await self._bus.begin_inbound(ids)
+        mark = TurnMark.of(await self._sessions.load(key))  # agent_end reports what the turn added to the session
         started = time.perf_counter()
-        self._events.emit(TurnStarted(message.chat, message.id))
+        self._events.emit(TurnStarted(message.chat, message.id, tuple(ids), "\n\n".join(m.text for m in batch)))
         outbox = TurnOutbox(message.chat, self._bus.publish_outbound)
         outcome = "answered"
         iterations = 0
@@ -285,6 +294,9 @@ class AgentLoop:
             self._turns.close_unfinished(key, STOPPED if lane.stopped else SHUT_DOWN)
             # Stopped by the user: handled. Stopped by a shutdown: the next start runs it again.
             await (self._bus.complete_inbound(ids) if lane.stopped else self._bus.release_inbound(ids))
+            await self._hooks.ended(
+                message, "stopped" if lane.stopped else "shut down", None, mark.since(self._sessions)
+            )
             raise
         except TurnTimedOut as exc:
             outcome = "timed out"
@@ -310,7 +322,7 @@ class AgentLoop:
                 TurnFinished(message.chat, message.id, outcome, iterations, duration, replied=reply is not None)
             )
             logger.info("[%s] turn %s in %.2fs (%s)", key, outcome, duration, message.id)
-        await self._hooks.ended(key, message, outcome, reply)
+        await self._hooks.ended(message, outcome, reply, mark.since(self._sessions))
         if reply is not None:
             await self._reply(message, reply, kind, completes=ids, finalises=message.id if message.stream else None)
         else:
@@ -323,13 +335,6 @@ class AgentLoop:
             follow = await self._edits.answered(edit, lane, self._rules_of(edit).on_edit)
             if follow is not None:
                 lane.pending.append(follow)
-
-    def _reset(self, message: InboundMessage) -> int:
-        """Archive the session (its memory is consolidated in the background); returns how many messages it held."""
-        old = self._sessions.reset(message.chat.session_key)
-        if self._memory and old.messages:
-            self._memory.archive(old, scope_for(self._workspace, message))
-        return len(old.messages)
 
     async def _stop_session(self, message: InboundMessage) -> None:
         key = message.chat.session_key
@@ -386,10 +391,3 @@ class AgentLoop:
 def _already_said(result: TurnResult, outbox: TurnOutbox) -> bool:
     """The dedupe rule: after `message` wrote to this chat, a final reply that is empty or repeats it is dropped."""
     return outbox.spoke and (result.text == EMPTY_REPLY or outbox.repeats(result.text))
-
-
-def provider_outcome(exc: ProviderError) -> str:
-    """How a turn whose model call failed ended: `budget exceeded`, `key refused` (401/403) or `provider error`."""
-    if isinstance(exc, BudgetExceeded):
-        return "budget exceeded"
-    return "key refused" if isinstance(exc, ProviderAuthError) else "provider error"

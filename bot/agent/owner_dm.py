@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Protocol
 
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.cluster.redis import RedisState
+from bot.storage.private_file import write_private
 
 logger = logging.getLogger(__name__)
 
@@ -64,12 +64,7 @@ class LastOwnerDM:
 
     @staticmethod
     def _save(path: Path, chat: ChatRef) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_suffix(".tmp")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(asdict(chat), out)
-        os.replace(temp, path)
+        write_private(path, json.dumps(asdict(chat)))
 
 
 class RedisOwnerDM:

@@ -6,8 +6,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import SecretStr
+
 from bot.bus import InboundMessage
 from bot.config.schema import LLMConfig, PersonaConfig, ReasoningEffort, RouteConfig
+from bot.llm.keys import inherited_key
 
 _SERVER_WORDS = ("guild", "team", "server")
 
@@ -25,12 +28,16 @@ class Persona:
     temperature: float | None = None
     streaming: bool | None = None
     reasoning_effort: ReasoningEffort | None = None
+    api_key: str | None = None
 
     def llm_config(self, base: LLMConfig) -> LLMConfig:
-        """`base` with this persona's model and sampling; same provider settings unless it names its api_base."""
+        """`base` with this persona's model and sampling; same provider settings unless it names its api_base (then
+        only its own key goes there)."""
+        key = inherited_key(self.api_key or "", self.api_base, base.api_key.get_secret_value(), base.api_base)
         changes = {
             "model": self.model,
             "api_base": self.api_base,
+            "api_key": SecretStr(key),
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
             "reasoning_effort": self.reasoning_effort,
@@ -51,6 +58,7 @@ def personas_from(config: Mapping[str, PersonaConfig], workspace: Path) -> dict[
             section.temperature,
             section.streaming,
             section.reasoning_effort,
+            section.api_key.get_secret_value() if section.api_key is not None else None,
         )
         for name, section in config.items()
     }

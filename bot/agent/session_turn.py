@@ -96,13 +96,15 @@ class SessionTurns:
         self.close_unfinished(session.key, RESTARTED, session)
         scope = scope_for(self._workspace, message)
         text = "\n\n".join(self._context.user_text(m) for m in batch)
-        history = session.history(self._memory_window)
+        history = _client_history(message) or session.history(self._memory_window)
         ids = [m.id for m in batch]
         again = self._sessions.has_inbound(session, ids)
         if again:
             logger.info("[%s] running %s again after a restart", session.key, message.id)
             history = _before_last_user(history, text)
-        messages = self._context.build(message, scope, history, text, persona.system_file if persona else None)
+        bootstrap = await self._hooks.bootstrap(message, self._context.bootstrap_files(scope))
+        persona_file = persona.system_file if persona else None
+        messages = self._context.build(message, scope, history, text, persona_file, bootstrap)
         messages = await self._hooks.starting(session.key, message, text, messages, first=not session.messages)
         if not again:
             self._sessions.append(session, [{"role": "user", "content": text}], inbound_ids=ids)
@@ -151,6 +153,12 @@ class SessionTurns:
 def _trusted(message: InboundMessage, trust: Trust) -> InboundMessage:
     """The message acting with `trust` (itself when it already does)."""
     return message if message.trust is trust else replace(message, trust=trust)
+
+
+def _client_history(message: InboundMessage) -> list[dict[str, Any]]:
+    """A stateless call's own conversation, its system messages first (they follow the system prompt)."""
+    said = [earlier.as_message() for earlier in message.conversation]
+    return [m for m in said if m["role"] == "system"] + [m for m in said if m["role"] != "system"]
 
 
 def _before_last_user(history: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from bot.agent.turn import TurnRunner
 from bot.bus import InboundMessage
 from bot.bus.contract import Inbox
 from bot.errors import ProviderError
-from bot.events import EventBus
+from bot.events import EventBus, SubagentCompleted, SubagentSpawned
 from bot.llm.types import Provider
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.usage.charge import charged_to, current_charge
@@ -22,7 +22,8 @@ from bot.usage.charge import charged_to, current_charge
 logger = logging.getLogger(__name__)
 
 SUBAGENT_ITERATIONS = 15
-EXCLUDED_TOOLS = frozenset({"message", "spawn", "cron"})
+EXCLUDED_TOOLS = frozenset({"message", "spawn", "cron", "ask_user", "send_file", "generate_image"})
+"""Tools that reach the chat or start more background work: a sub-agent works alone and only reports back."""
 SUBAGENT_PROMPT = (
     "You are a background sub-agent of relaybot. You work alone on one task for the main agent, "
     "who will relay your result to the user. Use your tools as needed, do not ask questions, and "
@@ -79,6 +80,7 @@ class SubagentManager:
         self._running[agent.id] = agent
         agent.task.add_done_callback(lambda _: self._running.pop(agent.id, None))
         logger.info("[%s] sub-agent %s (%s) started", origin.session_key, agent.id, label)
+        self._events.emit(SubagentSpawned(origin.session_key, agent.id, label))
         return agent.id
 
     def cancel_for(self, session_key: str) -> int:
@@ -107,6 +109,7 @@ class SubagentManager:
                     status, body = "finished", await self._work(agent, task, origin)
         except asyncio.CancelledError:
             logger.info("[%s] sub-agent %s cancelled", origin.session_key, agent.id)
+            self._events.emit(SubagentCompleted(origin.session_key, agent.id, agent.label, "cancelled"))
             raise
         except TimeoutError:
             status, body = "timed out", f"No result within {self._timeout:.0f}s."
@@ -116,6 +119,7 @@ class SubagentManager:
             logger.exception("[%s] sub-agent %s crashed", origin.session_key, agent.id)
             status, body = "failed", "It stopped on an internal error."
         logger.info("[%s] sub-agent %s %s", origin.session_key, agent.id, status)
+        self._events.emit(SubagentCompleted(origin.session_key, agent.id, agent.label, status))
         await self._bus.publish_inbound(
             InboundMessage(
                 origin.chat,

@@ -101,6 +101,8 @@ class TurnRunner:
                     response.usage.prompt_tokens,
                     response.usage.completion_tokens,
                     time.perf_counter() - started,
+                    ctx.turn_id,
+                    response.usage.cached_tokens,
                 )
             )
             if on_usage:
@@ -113,6 +115,8 @@ class TurnRunner:
                 final: dict[str, Any] = {"role": "assistant", "content": text}
                 if response.incomplete:
                     final["incomplete"] = True
+                if response.reasoning:
+                    final["reasoning"] = response.reasoning  # kept with the reply; never sent back to the model
                 messages.append(final)
                 record([final])
                 return TurnResult(text, iteration, incomplete=response.incomplete)
@@ -178,7 +182,7 @@ class TurnRunner:
         hooks = self.registry.hooks
         if not (hooks and hooks.has("tool_result_persist")):
             return answer
-        from bot.hooks.events import Replace, ToolResultPersist
+        from bot.hooks.hook_events import Replace, ToolResultPersist
 
         event = ToolResultPersist(answer["name"], answer["content"], ctx.session_key)
         decision = await hooks.run("tool_result_persist", event)

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
+from bot.agent.sessions.session import Session, Sessions
 from bot.bus import ChatRef, InboundMessage
-from bot.hooks.events import (
+from bot.commands.parse import invocation
+from bot.hooks.handlers import Hooks
+from bot.hooks.hook_events import (
+    AgentBootstrap,
     AgentEnd,
     BeforeAgentStart,
     Block,
     CommandInvoked,
+    CommandIssued,
     MessageReceived,
     MessageSending,
     MessageSent,
@@ -19,9 +24,35 @@ from bot.hooks.events import (
     SessionEnd,
     SessionStart,
 )
-from bot.hooks.handlers import Hooks
 
 logger = logging.getLogger(__name__)
+
+
+TurnAdded = tuple[tuple[dict[str, Any], ...], tuple[int, int]]
+"""The messages a turn added to its session, and its prompt and completion tokens."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnMark:
+    """Where a session stood when a turn began: `agent_end` reports what came after."""
+
+    key: str
+    total: int
+    prompt_tokens: int
+    completion_tokens: int
+
+    @classmethod
+    def of(cls, session: Session) -> TurnMark:
+        """The mark of a session now."""
+        return cls(session.key, session.total, session.prompt_tokens, session.completion_tokens)
+
+    def since(self, sessions: Sessions) -> TurnAdded:
+        """What the session gained since the mark (nothing once /new replaced it)."""
+        session = sessions.get(self.key)
+        if session.total < self.total:
+            return (), (0, 0)
+        added = tuple(session.messages[max(0, self.total - session.base) :])
+        return added, (session.prompt_tokens - self.prompt_tokens, session.completion_tokens - self.completion_tokens)
 
 
 class TurnHooks:
@@ -42,17 +73,31 @@ class TurnHooks:
             return replace(message, text=str(decision.value))
         return message
 
+    async def issued(self, message: InboundMessage) -> None:
+        """`command`: /new, /reset or /stop arrived (hooks hear it before it acts, /stop before any turn ends)."""
+        if self.hooks.has("command"):
+            word = message.text[1:].split(maxsplit=1)[0].split("@", 1)[0].lower()
+            event = CommandIssued(message.chat, message.sender_id, message.trust.value, word)
+            await self.hooks.run("command", event)
+
     def command(self, message: InboundMessage) -> tuple[str, CommandInvoked] | None:
         """The plugin command a message invokes (`/name args`) and its event, or None when it is none."""
-        if not message.text.startswith("/") or not self.hooks.commands:
+        found = invocation(message.text) if self.hooks.commands else None
+        if found is None or found.word not in self.hooks.commands:
             return None
-        word, _, args = message.text[1:].partition(" ")
-        name = word.split("@", 1)[0].lower()
-        if name not in self.hooks.commands:
-            return None
-        return name, CommandInvoked(
-            message.chat, message.sender_id, message.trust.value, message.text, args.strip(), message.sender_name or ""
+        return found.word, CommandInvoked(
+            message.chat, message.sender_id, message.trust.value, message.text, found.args, message.sender_name or ""
         )
+
+    async def bootstrap(self, message: InboundMessage, files: tuple[str, ...]) -> tuple[str, ...] | None:
+        """`agent_bootstrap`: the workspace files a hook chose for the system prompt, or None to keep the defaults."""
+        if not self.hooks.has("agent_bootstrap"):
+            return None
+        event = AgentBootstrap(message.chat.session_key, message.chat, message.trust.value, files)
+        decision = await self.hooks.run("agent_bootstrap", event)
+        if not isinstance(decision, Replace) or not isinstance(decision.value, list | tuple):
+            return None
+        return tuple(str(name) for name in decision.value)
 
     async def starting(
         self, session_key: str, message: InboundMessage, text: str, messages: list[dict[str, Any]], first: bool
@@ -70,10 +115,14 @@ class TurnHooks:
             messages[0] = {**messages[0], "content": str(decision.value)}
         return messages
 
-    async def ended(self, session_key: str, message: InboundMessage, outcome: str, reply: str | None) -> None:
-        """`agent_end`, with the turn's outcome and the reply it is about to send (None when it sends none)."""
+    async def ended(self, message: InboundMessage, outcome: str, reply: str | None, added: TurnAdded) -> None:
+        """`agent_end`: the turn's outcome, the reply it is about to send (None when it sends none), what it added."""
         if self.hooks.has("agent_end"):
-            await self.hooks.run("agent_end", AgentEnd(session_key, message.chat, message.sender_id, outcome, reply))
+            messages, (prompt, completion) = added
+            event = AgentEnd(
+                message.chat.session_key, message.chat, message.sender_id, outcome, reply, messages, prompt, completion
+            )
+            await self.hooks.run("agent_end", event)
 
     async def session_ended(self, session_key: str, chat: ChatRef, closed: int) -> None:
         """`session_end`: /new archived a session that held `closed` messages."""

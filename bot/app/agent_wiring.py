@@ -6,10 +6,10 @@ import asyncio
 import logging
 from pathlib import Path
 
-from bot.agent.account import AccountCommands
-from bot.agent.budget import BudgetedProvider, ContextBudget, ContextWindow
 from bot.agent.chat_models import ChatModels, chosen_llm
+from bot.agent.commands.account import AccountCommands
 from bot.agent.context import ContextBuilder
+from bot.agent.context_budget import BudgetedProvider, ContextBudget
 from bot.agent.loop import AgentLoop, LoopParts
 from bot.agent.memory.consolidation import MemoryConsolidator
 from bot.agent.persona_turns import PersonaTurns
@@ -26,7 +26,9 @@ from bot.config.paths import home_dir
 from bot.config.schema import Config, LLMConfig, ModelChoiceConfig
 from bot.events import EventBus
 from bot.hooks.handlers import Hooks
+from bot.llm.context_window import ContextWindow
 from bot.llm.images import ImageModel
+from bot.llm.keys import inherited_key
 from bot.llm.transcription import SpeechModel, Transcriber
 from bot.llm.types import Provider, Warmable
 from bot.plugins.approvals import ApprovalMode, ExecApprovals
@@ -117,11 +119,13 @@ def role_tools(config: Config) -> dict[Trust, list[str]]:
 
 
 def image_model(config: Config) -> ImageModel:
-    """`tools.image`'s model, with the llm section's API base and key where it sets none."""
-    image = config.tools.image
-    api_key = image.api_key.get_secret_value() or config.llm.api_key.get_secret_value()
-    api_base = image.api_base or config.llm.api_base
-    return ImageModel(image.model, api_base, api_key, image.size, image.quality, image.timeout)
+    """`tools.image`'s model, with the llm section's API base where it sets none, and its key where the base is
+    the llm's (see `bot.llm.keys` for the environment)."""
+    image, llm = config.tools.image, config.llm
+    api_base = image.api_base or llm.api_base
+    own_key = image.api_key.get_secret_value()
+    key = inherited_key(own_key, image.api_base, llm.api_key.get_secret_value(), llm.api_base)
+    return ImageModel(image.model, api_base, key, image.size, image.quality, image.timeout)
 
 
 def plugins_for(config: Config) -> Plugins:
@@ -192,7 +196,7 @@ class AgentApp:
         self.registry.register(RecallTool(self.sessions, config.timezone))
         self.memory = self._memory()
         self.context = context_builder(config, self.skills, self.budget)
-        budgeted = self.budgeted = SwappableProvider(BudgetedProvider(self.provider, self.budget))
+        budgeted = self.budgeted = SwappableProvider(BudgetedProvider(self.provider, self.budget, self.plugins.hooks))
         self.runner = self._runner(budgeted, self.registry)
         self._notices: set[asyncio.Task[bool]] = set()
         self.subagents = SubagentManager(
@@ -270,6 +274,7 @@ class AgentApp:
             on_stop=self.subagents.cancel_for,
             rules=self.rules,
             models=models,
+            timezone=config.timezone,
         )
 
     def _runner(self, provider: Provider, registry: ToolRegistry) -> TurnRunner:
@@ -289,7 +294,8 @@ class AgentApp:
         return self._model_parts(persona.llm_config(self.config.llm), persona.tools)
 
     def _model_parts(self, llm: LLMConfig, tools: tuple[str, ...] | None) -> tuple[Provider, ToolRegistry]:
-        provider = BudgetedProvider(self.models.provider(llm), ContextBudget(ContextWindow(llm), llm.max_tokens))
+        budget = ContextBudget(ContextWindow(llm), llm.max_tokens)
+        provider = BudgetedProvider(self.models.provider(llm), budget, self.plugins.hooks)
         registry = self.registry.only(tools) if tools is not None else self.registry
         return provider, registry
 
@@ -304,7 +310,7 @@ class AgentApp:
         self.registry.set_roles(role_tools(config))
         if config.llm != previous.llm:
             self.provider.swap(self.models.provider(config.llm))
-            self.budgeted.swap(BudgetedProvider(self.provider, self.budget))
+            self.budgeted.swap(BudgetedProvider(self.provider, self.budget, self.plugins.hooks))
         self.rules.reconfigure(config.channels.chat_sections(), config.agent.queue_mode)
         self.chat_models.reconfigure(config.llm.models)
         self.personas.reconfigure(self._persona_router(config))

@@ -1,33 +1,34 @@
-"""The native command menu every chat channel offers: the built-in commands and the plugins'."""
+"""The native command menu every chat channel offers: the catalogue's built-in commands, then the plugins'."""
 
 from __future__ import annotations
 
 import inspect
 
+from bot.commands.catalogue import BuiltIn, in_menus, reserved_words
 from bot.hooks.handlers import Hooks
 from channels.base import CommandSpec
 
-BUILT_IN = (
-    CommandSpec("new", "Start a fresh conversation"),
-    CommandSpec("stop", "Stop what I'm doing"),
-    CommandSpec("status", "Model, persona, role, tokens and budget"),
-    CommandSpec("model", "Show or switch this chat's model"),
-    CommandSpec("usage", "Tokens and cost today and this month"),
-    CommandSpec("help", "What I can do"),
-    CommandSpec("approve", "Approve a waiting command: /approve CODE"),
-    CommandSpec("deny", "Refuse a waiting command: /deny CODE"),
-    CommandSpec("activation", "Groups: answer on mention or always", "groups"),
-)
-"""The built-in commands, in menu order; approve and deny stay listed even where nothing is waiting."""
 PLUGIN_DESCRIPTION = "A plugin's command"
+
+
+def menu_entry(command: BuiltIn) -> CommandSpec:
+    """A built-in command as a menu line, offered in the kinds of chat it applies to."""
+    if "group" not in command.places:
+        return CommandSpec(command.name, command.summary, "private")
+    return CommandSpec(command.name, command.summary, "all" if "direct" in command.places else "groups")
+
+
+def built_in_menu() -> list[CommandSpec]:
+    """The built-in commands a platform's menu offers, in catalogue order."""
+    return [menu_entry(command) for command in in_menus()]
 
 
 def command_menu(hooks: Hooks) -> list[CommandSpec]:
     """The built-in commands, then each plugin command (described by its handler's docstring's first line)."""
-    menu = list(BUILT_IN)
-    known = {spec.name for spec in menu}
+    menu = built_in_menu()
+    reserved = reserved_words()  # approvals answer /approve and /deny through the hooks; they are listed once
     for name, handler in sorted(hooks.commands.items()):
-        if name in known:
+        if name in reserved:
             continue
         doc = (inspect.getdoc(handler) or PLUGIN_DESCRIPTION).splitlines()[0]
         menu.append(CommandSpec(name, doc[:100]))

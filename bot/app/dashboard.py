@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import asdict
@@ -65,11 +66,12 @@ class Dashboard:
         self._clock = clock
         self._chat_model = chat_model
 
-    def snapshot(self) -> dict[str, Any]:
-        """Everything the page shows, as JSON data."""
+    async def snapshot(self) -> dict[str, Any]:
+        """Everything the page shows, as JSON data; the session files are read in a worker thread."""
         since = self._clock() - USAGE_DAYS * 86400
+        summaries = await asyncio.to_thread(self._sessions, since)
         tokens = {group.key: group.tokens for group in self._ledger.grouped("chat", since)}
-        sessions = [{**s, "tokens": tokens.get(s["key"], 0)} for s in self._sessions(since)]
+        sessions = [{**s, "tokens": tokens.get(s["key"], 0)} for s in summaries]
         recent = sorted(sessions, key=lambda s: -s["last_activity"])[:RECENT_SESSIONS]
         return {
             "channels": self._channel_rows(),

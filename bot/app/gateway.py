@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from bot.access.activation import Activations
 from bot.agent.chat_models import ChatModels
+from bot.agent.commands.activation import ActivationCommand
+from bot.app.agent_rpc import control_handlers
 from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
 from bot.app.channel_kinds import CHAT_CHANNELS, WEBHOOK_CHANNELS, enabled_channels
@@ -20,12 +22,13 @@ from bot.app.health import GatewayHealth
 from bot.app.reload import ConfigReload, ReloadReport
 from bot.app.retention import RetentionTask
 from bot.app.scheduler_leadership import SchedulerLeadership
+from bot.app.session_ops import session_handlers
 from bot.app.stores import Stores
 from bot.cluster.roles import Role
 from bot.config.paths import control_socket
 from bot.config.schema import Config
 from bot.errors import ConfigError
-from bot.hooks.events import GatewayStart, GatewayStop
+from bot.hooks.hook_events import GatewayStart, GatewayStop
 from bot.llm.types import Provider
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
@@ -33,7 +36,7 @@ from bot.scheduler.heartbeat import HeartbeatService
 from bot.telemetry.prometheus import PrometheusFigures
 from bot.telemetry.switch import start_telemetry
 from bot.tools.cron import CronTool
-from channels.base import Channel, ServesWebhook
+from channels.base import ServesWebhook
 from channels.catchup import CatchesUp
 from channels.gateway.manager import ChannelManager
 
@@ -43,6 +46,7 @@ if TYPE_CHECKING:
     from bot.access.notices import IgnoreNotices
     from bot.access.policy import AccessPolicy
     from bot.telemetry.otel import OtelTelemetry
+    from channels.api.channel import ApiChannel
     from channels.health_http import HealthServer
 
 logger = logging.getLogger(__name__)
@@ -94,6 +98,7 @@ def access_policies(
             agent.rules,
             activations,
             people,
+            gate_commands=ActivationCommand(activations),
         )
         for name in names
     }
@@ -134,7 +139,7 @@ def api_channel(
     heartbeat: HeartbeatService,
     health: GatewayHealth | None = None,
     webhooks: Sequence[web.RouteDef] = (),
-) -> Channel:
+) -> ApiChannel:
     """The API channel (WebSocket, OpenAI-compatible endpoint, web chat) with the owner's dashboard."""
     from bot.app.dashboard import Dashboard
     from channels.api.channel import ApiChannel
@@ -223,9 +228,10 @@ class Gateway:
         self.health_server: HealthServer | None = None
         self.telemetry: OtelTelemetry | None = None
         self.retention = RetentionTask(config)
+        self.api: ApiChannel | None = None
         if config.channels.api.enabled:
-            api = api_channel(config, self.manager, self.agent, self.cron, self.heartbeat, self.health, webhooks)
-            self.manager.add(api)
+            self.api = api_channel(config, self.manager, self.agent, self.cron, self.heartbeat, self.health, webhooks)
+            self.manager.add(self.api)
             self.names.append("api")
         elif config.health.port is not None:
             from channels.health_http import HealthServer
@@ -238,6 +244,8 @@ class Gateway:
             "cron.run": self._cron_run,
             "status": self._status,
             "reload": self._reload,
+            **control_handlers(self.api),
+            **session_handlers(self.agent.bus.publish_inbound),
         }
         self.control = ControlServer(control_socket(config), handlers)
         self.scheduler = SchedulerLeadership(

@@ -56,7 +56,7 @@ class GatewayHealth:
             return True, "hosted provider (not probed)"
         now = self._clock()
         if self._model is None or now - self._model[0] > MODEL_PROBE_EVERY:
-            from bot.setup.doctor import check_model
+            from bot.setup.model_check import check_model
 
             check = await check_model(self._config)
             self._model = (now, check.status == "ok", check.detail)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.app.control import send_control
 from bot.app.gateway_lock import GatewayLock
-from bot.app.stores import Reply
+from bot.app.scheduler_line import ControlSocketLine, SchedulerLine
+from bot.app.stores import StoresStatus
 from bot.config.paths import control_socket, gateway_lock_path, journal_path, sessions_dir
 from bot.config.schema import Config
 
@@ -122,20 +122,15 @@ class LocalStores:
     def process_lock(self) -> GatewayLock | None:
         return GatewayLock(gateway_lock_path(self._config))
 
-    def cron_changed(self) -> bool:
-        return send_control(control_socket(self._config), {"op": "cron.changed"}) is not None
+    def scheduler_line(self) -> SchedulerLine:
+        return ControlSocketLine(control_socket(self._config))
 
-    def run_cron_job(self, job_id: str, channels: list[str], timeout: float) -> Reply | None:
-        return send_control(control_socket(self._config), {"op": "cron.run", "id": job_id}, timeout)
-
-    def describe_sessions(self) -> str:
-        sessions = sessions_dir(self._config)
-        return f"{len(list(sessions.glob('*.jsonl'))) if sessions.exists() else 0} sessions"
-
-    def describe_delivery(self) -> list[str]:
+    def describe(self) -> StoresStatus:
         from bot.bus.journal import describe_journal
 
-        return [f"delivery:  {describe_journal(journal_path(self._config))}"]
+        sessions = sessions_dir(self._config)
+        count = len(list(sessions.glob("*.jsonl"))) if sessions.exists() else 0
+        return StoresStatus(f"{count} sessions", [f"delivery:  {describe_journal(journal_path(self._config))}"])
 
     async def aclose(self) -> None:
         """Nothing to close: each store opens its files as it goes."""

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from bot.app.stores import Reply
+from bot.app.redis_scheduler_line import ClusterLine
+from bot.app.scheduler_line import SchedulerLine
+from bot.app.stores import StoresStatus
 from bot.cluster.redis import RedisState
 from bot.config.schema import Config
 
@@ -142,56 +144,25 @@ class RedisStores:
     def process_lock(self) -> GatewayLock | None:
         return None  # processes share Redis, not this home's lock
 
-    def cron_changed(self) -> bool:
-        """The redis job store tells its leader itself; this says whether there is one."""
-        from bot.scheduler.cluster_run import scheduler_leader
+    def scheduler_line(self) -> SchedulerLine:
+        return ClusterLine(self.state, self.bus, self.cron)
 
-        try:
-            return scheduler_leader(self.state) is not None
-        finally:
-            self.state.client.close()
-
-    def run_cron_job(self, job_id: str, channels: list[str], timeout: float) -> Reply | None:
-        return asyncio.run(self._run_cron_job(job_id, channels, timeout))
-
-    async def _run_cron_job(self, job_id: str, channels: list[str], timeout: float) -> Reply | None:
-        from bot.events import EventBus
-        from bot.scheduler.cluster_run import run_in_cluster, scheduler_leader
-        from bot.scheduler.outcomes import OutcomeRelay
-
-        try:
-            if scheduler_leader(self.state) is None:
-                return None
-            events, outcomes = EventBus(), EventBus()
-            relay = OutcomeRelay(self.state, events, outcomes)
-            bus = self.bus()
-            try:
-                cron = self.cron(bus, events, outcomes)
-                return await asyncio.wait_for(run_in_cluster(cron, relay, channels, job_id), timeout)
-            finally:
-                await bus.stop()
-        except TimeoutError:
-            return {"ok": False, "error": f"no outcome within {timeout:.0f}s"}
-        finally:
-            await self.state.aclose()
-
-    def describe_sessions(self) -> str:
-        return "sessions in redis"
-
-    def describe_delivery(self) -> list[str]:
-        return [f"bus:       redis at {self.state.url}", *(f"  {line}" for line in self._cluster_lines())]
-
-    def _cluster_lines(self) -> list[str]:
-        """The cluster view from Redis, or one line saying why it cannot be read."""
-        from redis.exceptions import RedisError
-
-        from bot.bus.redis.bus import RedisBus
-        from bot.cluster.status import describe_cluster
-
-        try:
-            return asyncio.run(describe_cluster(RedisBus(self.state.url, prefix=self.state.prefix, consumer="status")))
-        except (RedisError, OSError) as exc:
-            return [f"cannot reach redis: {exc}"]
+    def describe(self) -> StoresStatus:
+        lines = [f"bus:       redis at {self.state.url}", *(f"  {line}" for line in _cluster_lines(self.state))]
+        return StoresStatus("sessions in redis", lines)
 
     async def aclose(self) -> None:
         await self.state.aclose()
+
+
+def _cluster_lines(state: RedisState) -> list[str]:
+    """The cluster view from Redis, or one line saying why it cannot be read."""
+    from redis.exceptions import RedisError
+
+    from bot.bus.redis.bus import RedisBus
+    from bot.cluster.status import describe_cluster
+
+    try:
+        return asyncio.run(describe_cluster(RedisBus(state.url, prefix=state.prefix, consumer="status")))
+    except (RedisError, OSError) as exc:
+        return [f"cannot reach redis: {exc}"]

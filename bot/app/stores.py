@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from bot.access.flood import RateLimit
@@ -12,6 +13,7 @@ if TYPE_CHECKING:
     from bot.agent.owner_dm import OwnerDM
     from bot.agent.sessions.session import Sessions
     from bot.app.gateway_lock import GatewayLock
+    from bot.app.scheduler_line import SchedulerLine
     from bot.bus import MessageBus
     from bot.chats.settings import ChatSettingsStore
     from bot.cluster.roles import ClusterLeases
@@ -23,7 +25,14 @@ if TYPE_CHECKING:
     from bot.usage.ledger import Ledger
     from channels.catchup import RecentChats
 
-Reply = dict[str, Any]
+
+@dataclass(frozen=True)
+class StoresStatus:
+    """`relaybot status`'s view of the stores: where the sessions are, and lines on the bus (the journal's
+    backlog, or the cluster as Redis sees it)."""
+
+    sessions: str
+    delivery: list[str]
 
 
 class Stores(Protocol):
@@ -81,23 +90,11 @@ class Stores(Protocol):
     def process_lock(self) -> GatewayLock | None:
         """The lock that keeps one gateway per home; None where processes share Redis instead of a home."""
 
-    def cron_changed(self) -> bool:
-        """Tell whoever runs the scheduler that the jobs changed; False when nobody runs it.
+    def scheduler_line(self) -> SchedulerLine:
+        """The way to whoever runs the scheduler, for CLI commands: the gateway's control socket, or Redis."""
 
-        Raises GatewayUnreachable when the gateway is there but does not answer.
-        """
-
-    def run_cron_job(self, job_id: str, channels: list[str], timeout: float) -> Reply | None:
-        """Fire a job now where the scheduler runs and wait up to `timeout` for its outcome; None when nobody runs it.
-
-        `channels` are those a target may be on; raises GatewayUnreachable when the gateway does not answer.
-        """
-
-    def describe_sessions(self) -> str:
-        """Where the sessions are, for `relaybot status`."""
-
-    def describe_delivery(self) -> list[str]:
-        """`relaybot status`'s lines on the bus: the journal's backlog, or the cluster as Redis sees it."""
+    def describe(self) -> StoresStatus:
+        """What `relaybot status` says about the stores."""
 
     async def aclose(self) -> None:
         """Close the connections the stores opened."""

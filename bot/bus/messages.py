@@ -132,6 +132,18 @@ class Choice:
 
 
 @dataclass(frozen=True, slots=True)
+class EarlierMessage:
+    """One message of a conversation a client keeps itself (the OpenAI-compatible endpoint's stateless calls)."""
+
+    role: Literal["system", "user", "assistant"]
+    text: str
+
+    def as_message(self) -> dict[str, str]:
+        """The message as the model reads it."""
+        return {"role": self.role, "content": self.text}
+
+
+@dataclass(frozen=True, slots=True)
 class InboundMessage:
     """A message for the agent: from a user, or a system message aimed at a chat; `origin` says which source sent it."""
 
@@ -154,6 +166,7 @@ class InboundMessage:
     context: tuple[GroupLine, ...] = ()  # group messages since the bot last spoke, brought by a mention
     edit_of: str | None = None  # the platform id of the user's message this edit replaces
     press: Press | None = None  # a button press; `text` holds the choice's label
+    conversation: tuple[EarlierMessage, ...] = ()  # a client's own history: the turn reads it, not the session's
     id: str = field(default_factory=new_id)
     created_at: float = field(default_factory=time.time)
 
@@ -191,7 +204,9 @@ class OutboundMessage:
     private_to: str | None = None
 
 
-_RECORDS = frozenset({ChatRef, Attachment, Quote, GroupLine, Press, Choice, InboundMessage, OutboundMessage})
+_RECORDS = frozenset(
+    {ChatRef, Attachment, Quote, GroupLine, Press, Choice, EarlierMessage, InboundMessage, OutboundMessage}
+)
 
 
 def _plain(value: Any) -> Any:
@@ -229,6 +244,7 @@ def inbound_from_json(text: str) -> InboundMessage:
     )
     if press := data.get("press"):
         data["press"] = Press(**press)
+    data["conversation"] = tuple(EarlierMessage(**said) for said in data.get("conversation", ()))
     return InboundMessage(**data)
 
 

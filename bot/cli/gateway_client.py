@@ -49,7 +49,7 @@ def cron_changed(config: Config) -> bool:
     from bot.errors import GatewayUnreachable
 
     try:
-        return stores_for(config).cron_changed()
+        return stores_for(config).scheduler_line().jobs_changed()
     except GatewayUnreachable as exc:
         raise unreachable(exc) from None
 
@@ -62,6 +62,6 @@ def run_cron_job(config: Config, job_id: str) -> dict[str, Any] | None:
 
     channels = [*enabled_channels(config), *(["api"] if config.channels.api.enabled else [])]
     try:
-        return stores_for(config).run_cron_job(job_id, channels, CRON_RUN_TIMEOUT)
+        return stores_for(config).scheduler_line().run_now(job_id, channels, CRON_RUN_TIMEOUT)
     except GatewayUnreachable as exc:
         raise unreachable(exc) from None

@@ -23,10 +23,10 @@ def status(ctx: typer.Context) -> None:
     from bot.setup.gateway_status import describe_channel, describe_uptime
 
     options: Options = ctx.obj
-    stores = stores_for(config)
+    stores = stores_for(config).describe()
     typer.echo(f"config:    {options.config}")
     typer.echo(f"workspace: {config.workspace}")
-    typer.echo(f"state:     {config.state_dir} ({stores.describe_sessions()})")
+    typer.echo(f"state:     {config.state_dir} ({stores.sessions})")
     typer.echo(f"sizes:     {state_sizes(config)}")
     typer.echo(f"model:     {config.llm.model}" + (f" at {config.llm.api_base}" if config.llm.api_base else ""))
     reply = ask_gateway(config, {"op": "status"})
@@ -37,7 +37,7 @@ def status(ctx: typer.Context) -> None:
     for name in CHAT_CHANNELS:
         enabled = getattr(config.channels, name).enabled
         typer.echo(f"{name + ':':<10} {describe_channel(enabled, health.get(name), reply is not None)}")
-    for line in stores.describe_delivery():
+    for line in stores.delivery:
         typer.echo(line)
     typer.echo(f"exec:      {_exec_status(config)}")
     for name, server in config.mcp_servers.items():

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from bot.cli import approvals, backup, cron, inspect, manifests, pairing, serve, setup
+from bot.cli import agent, approvals, backup, cron, inspect, manifests, pairing, serve, sessions, setup
 from bot.cli.options import Options
 
 app = typer.Typer(
@@ -30,7 +30,11 @@ def _version(value: bool) -> None:
 def options(
     ctx: typer.Context,
     config: Path | None = typer.Option(
-        None, "--config", "-c", help="Config file (default: $RELAYBOT_CONFIG or ~/.relaybot/config.yaml)."
+        None,
+        "--config",
+        "-c",
+        help="Config file (default: $RELAYBOT_CONFIG, else config.yaml in $RELAYBOT_HOME, which is ~/.relaybot "
+        "unless set).",
     ),
     log_level: str | None = typer.Option(
         None, "--log-level", help="trace, debug, info, warning or error (trace also shows libraries' debug lines)."
@@ -53,6 +57,8 @@ for command in (
     serve.chat,
     serve.run,
     serve.reload,
+    agent.agent,
+    sessions.sessions,
     inspect.status,
     setup.doctor,
     inspect.logs,

@@ -14,8 +14,8 @@ def slack_manifest(
     """Print the Slack app manifest (YAML): scopes, events, slash commands, interactivity and Socket Mode."""
     import yaml
 
+    from bot.app.command_menu import built_in_menu
     from channels.base import CommandSpec
-    from channels.slack.manifest import RELAYBOT_COMMANDS
     from channels.slack.manifest import slack_manifest as manifest
 
     extra = []
@@ -25,4 +25,4 @@ def slack_manifest(
         if not word:
             raise typer.BadParameter(f"{item!r} names no command", param_hint="--command")
         extra.append(CommandSpec(word, description.strip() or f"The {word} command"))
-    typer.echo(yaml.safe_dump(manifest(name, [*RELAYBOT_COMMANDS, *extra]), sort_keys=False, allow_unicode=True))
+    typer.echo(yaml.safe_dump(manifest(name, [*built_in_menu(), *extra]), sort_keys=False, allow_unicode=True))

@@ -29,6 +29,7 @@ def init(
     from bot.config.paths import home_dir
     from bot.errors import ConfigError
     from bot.setup.home import InitReport, add_new_keys, init_config, init_workspace
+    from bot.setup.init_wizard import next_step
     from bot.setup.webtoken import chat_url, write_api_token
 
     options: Options = ctx.obj
@@ -53,20 +54,19 @@ def init(
         typer.echo(f"created {path}")
     for path in report.kept:
         typer.echo(f"kept    {path} (already there)")
-    if token and config:
+    if token and config and config.channels.api.enabled:
         api = config.channels.api
-        typer.echo(f"\nWeb chat (once channels.api.enabled is true): {chat_url(api.host, api.port)}")
+        typer.echo(f"\nWeb chat: {chat_url(api.host, api.port)}")
         typer.echo(f"Paste this token into its login form (keep it secret; it is in {options.config}):\n  {token}")
     if report.added_keys:
         typer.echo(f"added to {options.config}, commented out with their defaults: {', '.join(report.added_keys)}")
+    checks = None
     if config and not existed and not non_interactive and sys.stdin.isatty():
         typer.echo("\nChecking the setup (`relaybot doctor` runs these again):")
-        for check in _run_checks(config):
+        checks = _run_checks(config)
+        for check in checks:
             typer.echo(check.line())
-    typer.echo(
-        f"\nNext: check llm.model (and llm.api_key, or export OPENAI_API_KEY) in {options.config},\n"
-        "run `relaybot doctor`, talk to the bot with `relaybot chat`, then connect a chat app and `relaybot run`."
-    )
+    typer.echo(f"\n{next_step(options.config, checks)}")
 
 
 def _ask_for_settings(config_file: Path) -> None:

@@ -20,7 +20,8 @@ ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
 
 
 class ModelChoiceConfig(Section):
-    """A model a chat may switch to with `/model <alias>`; `api_base` and `api_key` default to `llm`'s."""
+    """A model a chat may switch to with `/model <alias>`; `api_base` defaults to `llm`'s, and `api_key` too
+    unless `api_base` is set."""
 
     name: str
     alias: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,30}$")
@@ -166,6 +167,7 @@ class PersonaConfig(Section):
 
     model: str | None = None
     api_base: str | None = None
+    api_key: SecretStr | None = None
     system: str | None = None
     tools: list[str] | None = None
     max_tokens: int | None = Field(default=None, gt=0)

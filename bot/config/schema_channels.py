@@ -110,6 +110,7 @@ class ApiConfig(Section):
     allow_remote: bool = False
     tokens: list[ApiTokenConfig] = []
     allowed_origins: list[str] = []
+    show_reasoning: bool = False
 
     @field_validator("allowed_origins")
     @classmethod

@@ -39,7 +39,7 @@ class WebSearchConfig(Section):
     """Which search provider answers web_search; `auto`: the first configured one, else DuckDuckGo (no key)."""
 
     provider: Literal["auto", "brave", "tavily", "searxng", "duckduckgo"] = "auto"
-    api_key: SecretStr = SecretStr("")  # Brave's
+    api_key: SecretStr = SecretStr("")  # Brave's under auto; the named provider's (Brave or Tavily) otherwise
     api_base: str = "https://api.search.brave.com/res/v1"
     tavily_api_key: SecretStr = SecretStr("")
     tavily_api_base: str = "https://api.tavily.com"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bot.errors import ConfigError
-from bot.hooks.events import HOOK_EVENTS, Block, CommandInvoked, Decision, Replace
+from bot.hooks.hook_events import HOOK_EVENTS, Block, CommandInvoked, Decision, Replace
 from bot.hooks.prompts import Prompts
 
 logger = logging.getLogger(__name__)
@@ -27,6 +27,7 @@ ACCEPTED: dict[str, tuple[type[Block] | type[Replace], ...]] = {
     "message_sending": (Block, Replace),
     "before_tool_call": (Block, Replace),
     "before_agent_start": (Replace,),
+    "agent_bootstrap": (Replace,),
     "after_tool_call": (Replace,),
     "tool_result_persist": (Replace,),
 }

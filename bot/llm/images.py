@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from bot.errors import ProviderError
+from bot.llm.keys import call_key
 from bot.llm.litellm_loader import import_litellm
 from bot.llm.prices import image_cost
 
@@ -32,7 +33,8 @@ class ImageMaker(Protocol):
 
 
 class ImageModel:
-    """litellm's `aimage_generation` with one model, size and quality; base64 answers preferred, URLs fetched."""
+    """litellm's `aimage_generation` with one model, size and quality; base64 answers preferred, URLs fetched; the
+    key from the environment only as `bot.llm.keys` allows."""
 
     def __init__(
         self,
@@ -45,7 +47,7 @@ class ImageModel:
     ) -> None:
         self.model = model
         self._api_base = api_base
-        self._api_key = api_key
+        self._api_key = call_key(model, api_key, api_base)
         self._size = size
         self._quality = quality
         self._timeout = timeout

@@ -16,9 +16,8 @@ from bot.llm.failures import (
     retry_after,
     socket_failure,
 )
+from bot.llm.keys import call_key
 from bot.llm.litellm_loader import import_litellm
-
-PLACEHOLDER_KEY = "no-key"
 
 
 class RefusedTwice(Exception):
@@ -34,16 +33,13 @@ def answered(answer: Any) -> Any:
 
 
 def resolve_key(litellm: Any, config: LLMConfig) -> tuple[str | None, list[str]]:
-    """The key to send, and the variables to name when a hosted provider has none (then the call fails at once)."""
-    key = config.api_key.get_secret_value()
-    if key:
+    """The key to send (see `bot.llm.keys`; None lets litellm read the provider's variable), and the variables to
+    name when a hosted provider has none (then the call fails at once)."""
+    key = call_key(config.model, config.api_key.get_secret_value(), config.api_base)
+    if key is not None:
         return key, []
-    missing = [name for name in litellm.validate_environment(config.model)["missing_keys"] if name.endswith("_API_KEY")]
-    if not missing:
-        return None, []
-    if config.api_base:
-        return PLACEHOLDER_KEY, []  # a local OpenAI-compatible server needs no key, but the client insists on one
-    return None, missing
+    missing = litellm.validate_environment(config.model)["missing_keys"]
+    return None, [name for name in missing if name.endswith("_API_KEY")]
 
 
 def failure_evidence(exc: BaseException) -> Evidence:

@@ -31,6 +31,7 @@ from bot.llm.failures import (
     says_overflow,
     socket_failure,
 )
+from bot.llm.keys import environment_allowed
 from bot.llm.model_params import openai_body, request_headers
 from bot.llm.sse import EventReader
 from bot.net.proxy import proxy_for
@@ -43,7 +44,6 @@ logger = logging.getLogger(__name__)
 
 PREFIX = "openai/"
 KEY_VARIABLE = "OPENAI_API_KEY"
-PLACEHOLDER_KEY = "no-key"
 # The keys of litellm's request that are part of the wire body; the rest steer litellm itself.
 DONE_GRACE = 5.0  # seconds the end of a streamed body may take after its [DONE] before the connection is closed
 _BODY_KEYS = ("messages", "max_tokens", "temperature", "reasoning_effort", "tools", "stream", "stream_options")
@@ -119,12 +119,14 @@ def fast_path_for(config: LLMConfig) -> OpenAICompatible | None:
 
 
 def openai_key(config: LLMConfig) -> tuple[str | None, list[str]]:
-    """The key to send and the variables to name when none is set, as litellm resolves them for `openai/…`."""
-    key = config.api_key.get_secret_value() or os.environ.get(KEY_VARIABLE, "")
-    if key:
+    """The key to send and the variables to name when none is set: `llm.api_key`, else `OPENAI_API_KEY` where
+    `bot.llm.keys` allows it; to any other `api_base` nothing (no Authorization header)."""
+    if key := config.api_key.get_secret_value():
         return key, []
-    if config.api_base:
-        return PLACEHOLDER_KEY, []  # a local server needs no key; litellm sends a placeholder too
+    if not environment_allowed(config.model, config.api_base):
+        return None, []
+    if key := os.environ.get(KEY_VARIABLE, ""):
+        return key, []
     return None, [KEY_VARIABLE]
 
 

@@ -16,13 +16,13 @@ from typing import Any
 from bot.config.schema import LLMConfig
 from bot.errors import MissingApiKey, ProviderError
 from bot.llm import litellm_transport, openai_http
+from bot.llm.cache_breakpoints import mark_cache_breakpoints, takes_cache_breakpoints
 from bot.llm.failures import Evidence, StreamCut, classify, retry_delay, to_provider_error
 from bot.llm.idle_timeout import IdleTimeout
 from bot.llm.litellm_loader import import_litellm
 from bot.llm.model_params import request_params
 from bot.llm.prices import call_cost, price_table
-from bot.llm.prompt_cache import mark_cache_breakpoints, takes_cache_breakpoints
-from bot.llm.reasoning import ThinkFilter, ignore, reasoning_handler, reasoning_of, strip_think
+from bot.llm.reasoning import ThinkFilter, ignore, reasoning_handler, reasoning_of, strip_think, think_text
 from bot.llm.stream_chunks import usage_of
 from bot.llm.stream_fold import StreamFold
 from bot.llm.types import (
@@ -197,7 +197,9 @@ class ModelProvider:
         usage = usage_of(getattr(response, "usage", None))
         logger.debug("llm answered in %.1f ms", (time.perf_counter() - started) * 1000)
         content = strip_think(message.content or "")
-        return self._finished(content, calls, choice.finish_reason or "stop", usage, emit if content else None)
+        thought = "\n\n".join(part for part in (reasoning_of(message), think_text(message.content or "")) if part)
+        answer = self._finished(content, calls, choice.finish_reason or "stop", usage, emit if content else None)
+        return replace(answer, reasoning=thought) if thought else answer
 
     async def _stream(self, request: dict[str, Any], emit: DeltaHandler, reasoning: DeltaHandler) -> LLMResponse:
         """Stream one answer; `llm.timeout` bounds the wait for the first chunk and between chunks, not the whole."""
@@ -208,7 +210,13 @@ class ModelProvider:
             shown = True
             emit(text)
 
-        fold = StreamFold(show, reasoning)
+        thoughts: list[str] = []
+
+        def think(text: str) -> None:
+            thoughts.append(text)
+            reasoning(text)
+
+        fold = StreamFold(show, think)
         async with IdleTimeout(self._config.timeout) as idle:
             stream = await self._acompletion(**request, stream=True, stream_options={"include_usage": True})
             if stream is None:
@@ -233,8 +241,9 @@ class ModelProvider:
                 len(content),
             )
             emit(f"\n\n{CUT_NOTE}")
-            return LLMResponse(f"{content}\n\n{CUT_NOTE}", (), "cut", fold.usage)
-        return self._finished(content, fold.calls(), fold.finish_reason, fold.usage, emit if shown else None)
+            return LLMResponse(f"{content}\n\n{CUT_NOTE}", (), "cut", fold.usage, "".join(thoughts))
+        answer = self._finished(content, fold.calls(), fold.finish_reason, fold.usage, emit if shown else None)
+        return replace(answer, reasoning="".join(thoughts)) if thoughts else answer
 
     def _finished(
         self,

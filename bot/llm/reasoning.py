@@ -14,6 +14,14 @@ def strip_think(text: str) -> str:
     return _THINK_BLOCK.sub("", text).strip() if "<think>" in text else text
 
 
+def think_text(text: str) -> str:
+    """The text inside `<think>…</think>` blocks (an unclosed one runs to the end), blocks apart by a blank line."""
+    if "<think>" not in text:
+        return ""
+    blocks = (match.group(0).removeprefix("<think>").removesuffix("</think>") for match in _THINK_BLOCK.finditer(text))
+    return "\n\n".join(block.strip() for block in blocks if block.strip())
+
+
 def ignore(text: str) -> None:
     """Reasoning nobody asked for."""
 

@@ -9,6 +9,7 @@ from typing import Protocol
 
 from bot.bus import Attachment, InboundMessage
 from bot.config.schema import LLMConfig
+from bot.llm.keys import call_key, inherited_key
 from bot.llm.litellm_loader import import_litellm
 
 logger = logging.getLogger(__name__)
@@ -47,14 +48,17 @@ class SpeechToText(Protocol):
 
 
 class SpeechModel:
-    """Speech to text with `llm.transcription_model` through litellm; its API base and key default to the llm ones."""
+    """Speech to text with `llm.transcription_model` through litellm; its API base defaults to `llm.api_base`, its
+    key to `llm.api_key` where the base does (see `bot.llm.keys` for the environment)."""
 
     def __init__(self, config: LLMConfig) -> None:
         if not config.transcription_model:
             raise ValueError("llm.transcription_model is not set")
         self.model = config.transcription_model
         self._api_base = config.transcription_api_base or config.api_base
-        self._api_key = config.transcription_api_key.get_secret_value() or config.api_key.get_secret_value()
+        own_key = config.transcription_api_key.get_secret_value()
+        key = inherited_key(own_key, config.transcription_api_base, config.api_key.get_secret_value(), config.api_base)
+        self._api_key = call_key(self.model, key, self._api_base)
         self._timeout = config.timeout
 
     async def transcribe(self, path: Path) -> Transcript:

@@ -87,6 +87,7 @@ class LLMResponse:
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: str = "stop"
     usage: Usage = field(default_factory=Usage)
+    reasoning: str = ""  # the model's reasoning for this answer (reasoning fields, `<think>` blocks), shown or not
 
     @property
     def incomplete(self) -> bool:

@@ -1,14 +1,16 @@
 """Hook points, their typed events and decisions, and the plugin loader."""
 
-from bot.hooks.events import (
+from bot.hooks.hook_events import (
     AfterCompaction,
     AfterToolCall,
+    AgentBootstrap,
     AgentEnd,
     BeforeAgentStart,
     BeforeCompaction,
     BeforeToolCall,
     Block,
     CommandInvoked,
+    CommandIssued,
     Decision,
     GatewayStart,
     GatewayStop,
@@ -24,12 +26,14 @@ from bot.hooks.events import (
 __all__ = [
     "AfterCompaction",
     "AfterToolCall",
+    "AgentBootstrap",
     "AgentEnd",
     "BeforeAgentStart",
     "BeforeCompaction",
     "BeforeToolCall",
     "Block",
     "CommandInvoked",
+    "CommandIssued",
     "Decision",
     "GatewayStart",
     "GatewayStop",

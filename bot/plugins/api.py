@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bot.bus import InboundMessage
+from bot.commands.catalogue import reserved_words
 from bot.errors import ConfigError
-from bot.hooks.events import CommandInvoked
 from bot.hooks.handlers import Handler, Hooks, OnError
+from bot.hooks.hook_events import CommandInvoked
 from bot.tools.base import Tool
 
 
@@ -55,9 +56,15 @@ class PluginApi:
         self._record.hooks.append(hook_name)
 
     def command(self, name: str, handler: Callable[[CommandInvoked], Any]) -> None:
-        """Answer `/name` with the handler's returned text, without a model call."""
-        self._hooks.command(name, handler)
-        self._record.commands.append(name.lstrip("/"))
+        """Answer `/name` with the handler's returned text, without a model call; a built-in's name is refused."""
+        word = name.lstrip("/").lower()
+        if word in reserved_words():
+            plugin = self._record.plugin
+            raise ConfigError(
+                f"plugin {plugin!r}: /{word} is a built-in command; give the command another name", "plugins"
+            )
+        self._hooks.command(word, handler)
+        self._record.commands.append(word)
 
     def tool(self, tool: Tool) -> None:
         """Offer a tool to the model, like the built-ins."""

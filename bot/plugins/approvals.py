@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Literal
 
 from bot.bus import ChatRef, Choice, InboundMessage, OutboundMessage, Trust
-from bot.hooks.events import BeforeToolCall, Block, CommandInvoked
 from bot.hooks.handlers import Hooks
+from bot.hooks.hook_events import BeforeToolCall, Block, CommandInvoked
 from bot.plugins.allowlist import AllowList
 from bot.plugins.danger import danger
 from bot.tools.protected import ProtectedPaths

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from bot.bus import ChatRef, InboundMessage, MessageBus, OutboundMessage, Trust
 from bot.cancelling import cancel_and_wait
-from bot.events import CronRan, CronSkipped, Delivered, DeliveryFailed, Event, EventBus
+from bot.events import CronRan, CronSkipped, Delivered, DeliveryFailed, EventBus
+from bot.scheduler.deliveries import DeliveryWaiters
 from bot.scheduler.limits import Action, check_job
 from bot.scheduler.run_log import RunHistory, RunLog, RunRecord
 from bot.scheduler.schedules import Schedule, ScheduleError, zone_named
@@ -99,7 +100,7 @@ class CronService:
             from bot.scheduler.redis_cron import JobChanges, RedisRunLog, RunClaims
 
             self._runs, self._claims, self._changes = RedisRunLog(shared), RunClaims(shared), JobChanges(shared)
-        self._waiters: dict[str, asyncio.Future[tuple[bool, str | None]]] = {}
+        self._deliveries = DeliveryWaiters()
         self._due: dict[str, datetime] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._unsubscribe: Callable[[], None] = lambda: None
@@ -130,7 +131,7 @@ class CronService:
         """The scheduler with its store open, paused until `lead`: a turn may add a job before this process leads."""
         if not self._scheduler.running:
             self._scheduler.start(paused=True)
-            self._unsubscribe = self._outcomes.subscribe(self._on_event, Delivered, DeliveryFailed)
+            self._unsubscribe = self._outcomes.subscribe(self._deliveries.on_event, Delivered, DeliveryFailed)
         return self._scheduler
 
     async def start(self, paused: bool = False) -> None:
@@ -291,7 +292,7 @@ class CronService:
                 logger.warning("[%s] cron job %s runs late (due %s)", payload.target, job_id, local.isoformat())
             message = OutboundMessage(chat, text, kind="notice", id=run_id)
             key = message.id
-            waiter = self._expect(key)
+            waiter = self._deliveries.expect(key)
             accepted = await self._bus.publish_outbound(message)
         else:
             inbound = InboundMessage(
@@ -306,12 +307,12 @@ class CronService:
                 id=run_id,
             )
             key = inbound.id
-            waiter = self._expect(key)
+            waiter = self._deliveries.expect(key)
             accepted = await self._bus.publish_inbound(inbound)
         if due is not None and self._claims is not None:
             self._claims.release(job_id, due)
         if not accepted:
-            self._waiters.pop(key, None)
+            self._deliveries.forget(key)
             logger.info("[%s] cron job %s: this run was already journaled; not run again", payload.target, job_id)
             return RunRecord(job_id, ran_at, ok=True, delivered=False)
         try:
@@ -319,33 +320,13 @@ class CronService:
         except TimeoutError:
             delivered, error = False, f"no delivery within {DELIVERY_TIMEOUT:.0f}s"
         finally:
-            self._waiters.pop(key, None)
+            self._deliveries.forget(key)
         record = RunRecord(job_id, ran_at, ok=error is None, delivered=delivered, error=error)
         self._runs.append(record)
         self._events.emit(CronRan(job_id, payload.target, record.ok, delivered, error))
         outcome = "delivered" if delivered else f"failed: {error}"
         logger.info("[%s] cron job %s ran (%s)", payload.target, job_id, outcome)
         return record
-
-    def _expect(self, key: str) -> asyncio.Future[tuple[bool, str | None]]:
-        future: asyncio.Future[tuple[bool, str | None]] = asyncio.get_running_loop().create_future()
-        self._waiters[key] = future
-        return future
-
-    def _on_event(self, event: Event) -> None:
-        if isinstance(event, Delivered):
-            result: tuple[bool, str | None] = (
-                True,
-                "the agent answered with an error" if event.kind == "error" else None,
-            )
-        elif isinstance(event, DeliveryFailed):
-            result = (False, event.error)
-        else:
-            return
-        for key in (event.message_id, event.in_reply_to):
-            future = self._waiters.get(key or "")
-            if future and not future.done():
-                future.set_result(result)
 
     def _on_missed(self, event: Any) -> None:
         late = datetime.now(event.scheduled_run_time.tzinfo) - event.scheduled_run_time

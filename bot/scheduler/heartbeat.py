@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 from bot.bus import ChatRef, InboundMessage, Trust, new_id
 from bot.cancelling import cancel_and_wait
 from bot.config.schema import HeartbeatConfig
-from bot.events import Delivered, DeliveryFailed, Event, EventBus, LLMCalled, TurnFinished
+from bot.events import Delivered, DeliveryFailed, Event, EventBus, HeartbeatTicked, LLMCalled, TurnFinished
 from bot.scheduler.heartbeat_ack import HEARTBEAT_OK
 from bot.scheduler.heartbeat_record import HeartbeatRecord
 
@@ -150,6 +150,7 @@ class HeartbeatService:
         self._count_refusal(outcome)
         self._record.save(self._clock(), outcome.value)
         logger.info("heartbeat: %s", outcome.value)
+        self._events.emit(HeartbeatTicked(outcome.value))
         return outcome
 
     def _count_refusal(self, outcome: Outcome) -> None:

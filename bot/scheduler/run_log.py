@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Protocol
 
+from bot.storage.private_file import write_private
+
 
 @dataclass(frozen=True, slots=True)
 class RunRecord:
@@ -66,7 +68,5 @@ class RunLog:
             if not old:
                 kept.append(line + "\n")
         if dropped:
-            partial = self._path.with_name(self._path.name + ".partial")
-            partial.write_text("".join(kept), encoding="utf-8")
-            partial.replace(self._path)
+            write_private(self._path, "".join(kept))
         return dropped

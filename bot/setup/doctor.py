@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from bot.config.schema import Config
 from bot.config.schema_tools import MCPServerConfig
-from bot.llm.openai_endpoint import server_base
 from bot.setup.check import Check
 from bot.setup.credentials import check_channel
+from bot.setup.model_check import check_model
 
 if TYPE_CHECKING:
     from bot.skills import SkillLibrary
@@ -86,60 +86,23 @@ def check_gateway(status: dict[str, Any] | None) -> Check:
     return Check("gateway", "ok", describe_uptime(status))
 
 
-async def check_model(config: Config) -> Check:
-    """The model answers: the server's /v1/models when one is named (api_base, OPENAI_BASE_URL), else a tiny request."""
-    llm = config.llm
-    if base := server_base(llm):
-        return await _check_models_endpoint(config, base)
-    from bot.errors import ProviderError
-    from bot.llm.provider import ModelProvider
-    from bot.retry import RetryPolicy
-
-    provider = ModelProvider(llm.model_copy(update={"max_tokens": 1}), RetryPolicy(attempts=1))
-    try:
-        await provider.chat([{"role": "user", "content": "ping"}])
-    except ProviderError as exc:
-        return Check("model", "fail", f"{llm.model} did not answer: {exc}", "check llm.model and llm.api_key")
-    return Check("model", "ok", f"{llm.model} answers")
-
-
-async def _check_models_endpoint(config: Config, base: str) -> Check:
-    import aiohttp
-
-    llm = config.llm
-    url = base.rstrip("/") + "/models"
-    headers = {}
-    if key := llm.api_key.get_secret_value():
-        headers["Authorization"] = f"Bearer {key}"
-    try:
-        async with (
-            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=HTTP_TIMEOUT)) as http,
-            http.get(url, headers=headers) as response,
-        ):
-            status = response.status
-    except (aiohttp.ClientError, TimeoutError) as exc:
-        return Check("model", "fail", f"cannot reach {url} ({type(exc).__name__})", "start the model server")
-    if status in (401, 403):
-        return Check("model", "fail", f"{url} refused the key ({status})", "set llm.api_key")
-    if status != 200:
-        return Check("model", "fail", f"{url} answered {status}", "check llm.api_base (or OPENAI_BASE_URL)")
-    return Check("model", "ok", f"{llm.model} at {base} answers")
-
-
 async def check_context(config: Config, tool_schemas: ToolSchemas) -> Check:
     """Whether the window leaves room for the last exchanges after the system prompt, tools and reply reserve (✗ when
     it cannot even hold the prompt and the tools)."""
     import json
 
-    from bot.agent.budget import MIN_EXCHANGES, MIN_REPLY_RESERVE, ContextWindow
     from bot.agent.context import ContextBuilder
+    from bot.agent.context_budget import MIN_EXCHANGES, MIN_REPLY_RESERVE
     from bot.agent.memory.files import scope_for
     from bot.bus import ChatRef, InboundMessage, Trust
+    from bot.llm.context_window import DEFAULT_WINDOW, ContextWindow
     from bot.llm.tokens import CHARS_PER_TOKEN
     from bot.setup.home import bundled
     from bot.skills import SkillLibrary
 
-    window = await ContextWindow(config.llm).size()
+    measured = await ContextWindow(config.llm).measured()
+    window = measured or DEFAULT_WINDOW
+    said = f"{window:,} tokens" if measured else f"unknown (neither the server nor litellm says it), {window:,} assumed"
     skills = SkillLibrary([bundled("skills"), config.workspace / "skills"])
     message = InboundMessage(ChatRef("console", "local"), "owner", "", trust=Trust.OWNER)
     prompt = ContextBuilder(config.workspace, config.timezone, skills=skills).system_prompt(
@@ -152,11 +115,13 @@ async def check_context(config: Config, tool_schemas: ToolSchemas) -> Check:
         return Check(
             "context window",
             "fail",
-            f"{window:,} tokens, but the system prompt and tools alone take about {fixed:,}: every message would fail",
+            f"{said}, but the system prompt and tools alone take about {fixed:,}: every message would fail",
             "set llm.context_window to the model's real window, or use a model with a larger one",
         )
     room = window - reserve - fixed
-    text = f"{window:,} tokens; the system prompt and tools take about {fixed:,}, leaving {max(room, 0):,} for history"
+    text = f"{said}; the system prompt and tools take about {fixed:,}, leaving {max(room, 0):,} for history"
+    if not measured:
+        return Check("context window", "warn", text, "set llm.context_window to the model's real window")
     if room < MIN_EXCHANGES * EXCHANGE_TOKENS:
         return Check(
             "context window",

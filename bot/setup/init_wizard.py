@@ -1,11 +1,14 @@
-"""`relaybot init` on a terminal: ask for the model, its key or server, and the channels, then write them."""
+"""`relaybot init` on a terminal: ask for the model, its key or server, and the channels, write them, and say
+what to do next."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 from bot.config.text_editor import KeyPath, set_value
+from bot.setup.check import Check
 
 Ask = Callable[[str, str, bool], str]
 Confirm = Callable[[str], bool]
@@ -28,8 +31,7 @@ def ask_settings(ask: Ask, confirm: Confirm) -> dict[KeyPath, str]:
         key = ask("API key (empty if the server needs none)", "", True)
     else:
         key = ask("API key (empty to take it from the provider's variable, such as OPENAI_API_KEY)", "", True)
-    if key:
-        settings[("llm", "api_key")] = json.dumps(key)
+    settings[("llm", "api_key")] = json.dumps(key)  # written even when empty: no variable is sent to the server
     for channel, tokens in CHANNEL_TOKENS.items():
         if not confirm(f"Enable {channel}?"):
             continue
@@ -37,6 +39,8 @@ def ask_settings(ask: Ask, confirm: Confirm) -> dict[KeyPath, str]:
         for name, question in tokens:
             if value := ask(question, "", True):
                 settings[("channels", channel, name)] = json.dumps(value)
+    if confirm("Enable the web chat (and API) on this machine?"):
+        settings[("channels", "api", "enabled")] = "true"
     return settings
 
 
@@ -45,3 +49,20 @@ def apply_settings(text: str, settings: dict[KeyPath, str]) -> str:
     for path, value in settings.items():
         text = set_value(text, path, value)
     return text
+
+
+def next_step(config_file: Path, checks: list[Check] | None) -> str:
+    """init's last words: the fix for the first ✗ its checks found, else how to go on (what to set when none ran)."""
+    if checks is None:
+        return (
+            f"Next: check llm.model (and llm.api_key, or the provider's variable such as OPENAI_API_KEY) in "
+            f"{config_file},\nrun `relaybot doctor`, talk to the bot with `relaybot chat`, then connect a chat app "
+            "and `relaybot run`."
+        )
+    failed = next((check for check in checks if check.status == "fail"), None)
+    if failed is None:
+        return (
+            "Next: talk to the bot with `relaybot chat`, then connect a chat app (the README links a page for each) "
+            "and `relaybot run`."
+        )
+    return f"Next ({failed.name}): {failed.fix}.\nThe config is {config_file}; `relaybot doctor` checks again."

@@ -16,4 +16,4 @@ class CallCosts:
         """USD for `call`, or None when the model has no price."""
         if self._table is None:
             self._table = price_table()
-        return call_cost(call.model, call.prompt_tokens, call.completion_tokens, 0, self._table)
+        return call_cost(call.model, call.prompt_tokens, call.completion_tokens, call.cached_tokens, self._table)

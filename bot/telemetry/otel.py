@@ -6,6 +6,7 @@ Imported only when `telemetry.otlp_endpoint` (or OTEL_EXPORTER_OTLP_ENDPOINT) is
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from typing import TYPE_CHECKING, Any
@@ -129,6 +130,8 @@ class OtelTelemetry:
                 "relaybot.channel": event.chat.channel,
             },
         )
+        if self._capture and event.text:
+            span.set_attribute("gen_ai.input.messages", _messages("user", event.text))
         self._turns[event.session_key] = span
         self._replies[event.session_key] = []
         # The event is emitted in the turn's own task: the trace id stays with that task's log lines.
@@ -146,7 +149,7 @@ class OtelTelemetry:
         span.set_attribute("relaybot.outcome", event.outcome)
         span.set_attribute("relaybot.iterations", event.iterations)
         if self._capture and reply:
-            span.set_attribute("gen_ai.output.messages", reply[:CONTENT_LIMIT])
+            span.set_attribute("gen_ai.output.messages", _messages("assistant", reply))
         if event.outcome not in ("answered", "silent", "answered by message"):
             span.set_status(Status(StatusCode.ERROR, event.outcome))
         span.end()
@@ -171,6 +174,7 @@ class OtelTelemetry:
                 **labels,
                 "gen_ai.usage.input_tokens": event.prompt_tokens,
                 "gen_ai.usage.output_tokens": event.completion_tokens,
+                "gen_ai.usage.cache_read.input_tokens": event.cached_tokens,
                 "relaybot.cost_usd": cost if cost is not None else 0.0,
             },
         )
@@ -234,3 +238,10 @@ class _Instruments:
         meter.create_observable_gauge("relaybot.inbox.depth", gauge("inbound_pending"))
         meter.create_observable_gauge("relaybot.outbox.backlog", gauge("outbound_pending"))
         meter.create_observable_gauge("relaybot.ambiguous_sends", gauge("ambiguous_sends"))
+
+
+def _messages(role: str, text: str) -> str:
+    """One message in the GenAI conventions' JSON form (role and text parts), its text cut to CONTENT_LIMIT."""
+    return json.dumps(
+        [{"role": role, "parts": [{"type": "text", "content": text[:CONTENT_LIMIT]}]}], ensure_ascii=False
+    )

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from bot.bus import ChatRef, OutboundMessage, Trust
-from bot.errors import ToolError
+from bot.errors import ToolError, ToolUnavailable
 from bot.llm.types import ToolCall
 
 if TYPE_CHECKING:
@@ -155,7 +155,7 @@ class ToolRegistry:
         """Run one call; every failure becomes an error result the model can recover from."""
         started = time.perf_counter()
         if self.hooks and self.hooks.has("before_tool_call"):
-            from bot.hooks.events import BeforeToolCall, Block, Replace
+            from bot.hooks.hook_events import BeforeToolCall, Block, Replace
 
             event = BeforeToolCall(
                 call.name, dict(call.arguments), ctx.session_key, ctx.sender_id, ctx.trust.value, ctx.chat
@@ -169,7 +169,7 @@ class ToolRegistry:
                 call = replace(call, arguments=decision.value, raw_arguments=json.dumps(decision.value, default=str))
         result = await self._execute(call, ctx, started)
         if self.hooks and self.hooks.has("after_tool_call"):
-            from bot.hooks.events import AfterToolCall, Replace
+            from bot.hooks.hook_events import AfterToolCall, Replace
 
             decision = await self.hooks.run(
                 "after_tool_call",
@@ -189,7 +189,7 @@ class ToolRegistry:
 
     async def _execute(self, call: ToolCall, ctx: ToolContext, started: float) -> ToolResult:
         try:
-            content = await self._run(call, ctx)
+            content = await self._run_again_if_passing(call, ctx)
         except ToolError as exc:
             logger.info("[%s] tool %s refused: %s", ctx.session_key, call.name, exc)
             return ToolResult(call.id, call.name, f"Error: {exc}", is_error=True)
@@ -198,6 +198,17 @@ class ToolRegistry:
             return ToolResult(call.id, call.name, f"Error: the {call.name} tool failed unexpectedly.", is_error=True)
         logger.debug("[%s] tool %s ran in %.1f ms", ctx.session_key, call.name, (time.perf_counter() - started) * 1000)
         return ToolResult(call.id, call.name, content if content and content.strip() else EMPTY_OUTPUT)
+
+    async def _run_again_if_passing(self, call: ToolCall, ctx: ToolContext) -> str:
+        """`_run`; a read-only tool that failed on something passing is tried once more, a side-effecting one never."""
+        try:
+            return await self._run(call, ctx)
+        except ToolUnavailable as exc:
+            tool = self._tools.get(call.name)
+            if tool is None or not tool.read_only:
+                raise
+            logger.info("[%s] tool %s failed (%s); trying it once more", ctx.session_key, call.name, exc)
+            return await self._run(call, ctx)
 
     async def _run(self, call: ToolCall, ctx: ToolContext) -> str:
         tool = self._tools.get(call.name)

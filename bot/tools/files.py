@@ -6,12 +6,12 @@ import asyncio
 import mimetypes
 import os
 import stat
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from bot.errors import ToolError
+from bot.storage.private_file import write_private
 from bot.tools.base import Tool, ToolContext
 from bot.tools.workspace import WorkspacePaths
 
@@ -84,19 +84,8 @@ def read_exactly(path: Path) -> str:
 
 def write_atomically(path: Path, text: str) -> None:
     """Write through a temporary file in the same folder and rename it over `path`: all or nothing."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else NEW_FILE_MODE
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        os.unlink(temp)
-        raise
+    write_private(path, text, mode)
 
 
 class _FileTool(Tool):

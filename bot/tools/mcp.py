@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from bot.bus import Trust
 from bot.config.schema_tools import MCPServerConfig
-from bot.errors import ToolError
+from bot.errors import ToolError, ToolUnavailable
 from bot.tools.base import Tool, ToolContext, ToolRegistry
 from bot.tools.mcp_media import Media, deliver, media_of
 
@@ -196,7 +196,9 @@ class MCPServer:
             async with asyncio.timeout(self.config.timeout):
                 result = await session.call_tool(tool, args)
         except TimeoutError:
-            raise ToolError(f"the {self.name} MCP server did not answer within {self.config.timeout:g}s.") from None
+            raise ToolUnavailable(
+                f"the {self.name} MCP server did not answer within {self.config.timeout:g}s."
+            ) from None
         except Exception as exc:
             logger.warning("MCP server %s failed calling %s: %r", self.name, tool, exc)
             if self.config.url is not None:

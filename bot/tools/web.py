@@ -6,7 +6,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from bot.errors import ToolError
+from bot.errors import ToolError, ToolUnavailable, http_failure
 from bot.tools.base import Tool, ToolContext
 from bot.tools.netguard import AddressPolicy, BlockedAddress, check_literal
 
@@ -70,9 +70,11 @@ class WebFetchTool(Tool):
         except aiohttp.ClientConnectorError as exc:
             if isinstance(exc.os_error, BlockedAddress):
                 raise _refusal(url, exc.os_error) from exc
-            raise ToolError(f"could not connect to {url.host} ({exc.os_error.strerror or exc.os_error}).") from exc
+            raise ToolUnavailable(
+                f"could not connect to {url.host} ({exc.os_error.strerror or exc.os_error})."
+            ) from exc
         except (aiohttp.ClientError, TimeoutError) as exc:
-            raise ToolError(f"fetching {url} failed ({type(exc).__name__}).") from exc
+            raise ToolUnavailable(f"fetching {url} failed ({type(exc).__name__}).") from exc
         return await page.render(args.get("max_chars", DEFAULT_CHARS))
 
     async def _follow(self, session: aiohttp.ClientSession, url: URL) -> _Page:
@@ -85,7 +87,7 @@ class WebFetchTool(Tool):
                     url = _web_url(location, base=url)
                     continue
                 if response.status >= 400:
-                    raise ToolError(f"{url} answered HTTP {response.status}.")
+                    raise http_failure(response.status, f"{url} answered HTTP {response.status}.")
                 body, cut = await _read_capped(response)
                 return _Page(url, response.content_type, response.charset, body, cut)
         raise ToolError(f"too many redirects (more than {MAX_REDIRECTS}); the last one pointed to {url}.")

@@ -13,7 +13,7 @@ from channels.api.pages import STATIC
 class AdminBackend(Protocol):
     """What the core offers the dashboard: a snapshot, and actions run by the same code as the CLI."""
 
-    def snapshot(self) -> dict[str, Any]: ...
+    async def snapshot(self) -> dict[str, Any]: ...
 
     async def act(self, request: dict[str, Any]) -> dict[str, Any]: ...
 
@@ -26,7 +26,7 @@ def add_routes(app: web.Application, gate: Gatekeeper, backend: AdminBackend) ->
 
     async def state(request: web.Request) -> web.Response:
         gate.check(request, owner_only=True)
-        return web.json_response(backend.snapshot())
+        return web.json_response(await backend.snapshot())
 
     async def action(request: web.Request) -> web.Response:
         gate.check_change(request, owner_only=True)

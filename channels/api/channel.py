@@ -8,16 +8,18 @@ from typing import ClassVar
 
 from aiohttp import web
 
-from bot.bus import ChatRef, InboundMessage, OutboundMessage, new_id
+from bot.bus import ChatRef, EarlierMessage, InboundMessage, OutboundMessage, new_id
 from bot.config.schema_channels import ApiConfig
-from bot.events import CronSkipped, Event, EventBus, TurnFinished
-from channels.api import admin, front_door, login, openai_compat, pages, ws
+from bot.events import CronSkipped, Event, EventBus, HeartbeatTicked, TurnFinished
+from channels.api import admin, agent_http, front_door, login, openai_compat, pages, ws
 from channels.api.admin import AdminBackend
 from channels.api.auth import Caller, FailureLockout, TokenBook
 from channels.api.frames import Frame, event_frame, message_frame
 from channels.api.gate import Gatekeeper
-from channels.api.hub import CHANNEL, Hub
+from channels.api.hub import CHANNEL, OWNERS, Hub
 from channels.api.origins import OriginPolicy
+from channels.api.rpc import Watch
+from channels.api.runs import Run, RunBook, run_topic
 from channels.api.web_sessions import WebSessions
 from channels.base import Channel, Publish
 from channels.health_http import HealthProbe, add_health_routes
@@ -47,6 +49,7 @@ class ApiChannel(Channel):
         self._config = config
         self._events = events
         self.hub = Hub()
+        self.runs = RunBook(config.show_reasoning)
         self.gate = Gatekeeper(
             TokenBook(config.tokens), lockout or FailureLockout(), WebSessions(), OriginPolicy(config.allowed_origins)
         )
@@ -68,6 +71,7 @@ class ApiChannel(Channel):
         login.add_routes(app, self.gate)
         ws.add_routes(app, self)
         openai_compat.add_routes(app, self)
+        agent_http.add_routes(app, self)
         pages.add_routes(app, self)
         if self._admin is not None:
             admin.add_routes(app, self.gate, self._admin)
@@ -98,6 +102,42 @@ class ApiChannel(Channel):
             frame["choices"] = [{"id": choice.id, "label": choice.label} for choice in message.choices]
             frame["prompt_id"] = message.prompt_id
         self.hub.emit(key, frame)
+        self._emit_runs(self.runs.replied(message))
+
+    async def start_run(
+        self,
+        caller: Caller,
+        chat: ChatRef,
+        text: str,
+        idempotency_key: str | None = None,
+        watch: Watch = None,
+        conversation: tuple[EarlierMessage, ...] = (),
+    ) -> Run:
+        """Start a run in the caller's session with the caller's role; a known idempotency key returns its run.
+
+        `watch` is called with the run before it is published, so a watcher misses none of its events;
+        a `conversation` replaces the session's history for this one turn.
+        """
+        known = self.runs.known(caller.name, idempotency_key)
+        if known is not None:
+            if watch is not None:
+                watch(known)
+            return known
+        message = InboundMessage(
+            chat,
+            f"api:{caller.name}",
+            text,
+            caller.trust,
+            caller.name,
+            stream=True,
+            platform_message_id=new_id(),
+            conversation=conversation,
+        )
+        run = self.runs.add(message.id, caller.name, chat.session_key, idempotency_key)
+        if watch is not None:
+            watch(run)
+        await self._publish(message)
+        return run
 
     async def submit(self, caller: Caller, chat: ChatRef, text: str, client_id: str | None = None) -> str:
         """Publish a caller's text (a number answers the latest choices); returns the client id the reply will name."""
@@ -117,6 +157,7 @@ class ApiChannel(Channel):
             platform_message_id=client_id,
         )
         self._client_ids[message.id] = client_id
+        self.runs.add(message.id, caller.name, chat.session_key)  # every turn is a run the caller may wait for
         await self._publish(message)
         return client_id
 
@@ -125,7 +166,10 @@ class ApiChannel(Channel):
         return self._history(key)
 
     def _on_event(self, event: Event) -> None:
-        if isinstance(event, CronSkipped):  # the one event that belongs to no session
+        if isinstance(event, CronSkipped):
+            return
+        if isinstance(event, HeartbeatTicked):  # belongs to no session: every owner's connection hears it
+            self.hub.emit(OWNERS, {"type": "heartbeat", "outcome": event.outcome})
             return
         key = event.session_key
         if not key.startswith(f"{CHANNEL}:"):
@@ -135,5 +179,10 @@ class ApiChannel(Channel):
         frame = event_frame(event, client_id)
         if frame is not None:
             self.hub.emit(key, frame)
+        self._emit_runs(self.runs.observe(event))
         if isinstance(event, TurnFinished) and not event.replied:
             self._client_ids.pop(turn_id, None)
+
+    def _emit_runs(self, frames: list[tuple[Run, Frame]]) -> None:
+        for run, frame in frames:
+            self.hub.emit(run_topic(run.id), frame)

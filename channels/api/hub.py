@@ -12,6 +12,8 @@ from channels.api.frames import Frame
 from channels.api.gate import Gatekeeper
 
 CHANNEL = "api"
+OWNERS = "owners"
+"""The topic every owner's WebSocket watches: what belongs to no session, such as heartbeat ticks."""
 
 
 def session_chat(caller: Caller, session: str | None) -> ChatRef:
@@ -25,9 +27,9 @@ class Hub:
     def __init__(self) -> None:
         self._watchers: dict[str, set[asyncio.Queue[Frame]]] = defaultdict(set)
 
-    def watch(self, key: str) -> asyncio.Queue[Frame]:
-        """A queue receiving every frame of session `key` from now on."""
-        queue: asyncio.Queue[Frame] = asyncio.Queue()
+    def watch(self, key: str, queue: asyncio.Queue[Frame] | None = None) -> asyncio.Queue[Frame]:
+        """A queue (`queue`, or a fresh one) receiving every frame of `key` (a session, a run) from now on."""
+        queue = asyncio.Queue() if queue is None else queue
         self._watchers[key].add(queue)
         return queue
 

@@ -11,30 +11,17 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.bus import ChatRef, new_id
-from channels.api.auth import Caller
+from bot.bus import new_id
 from channels.api.frames import Frame
-from channels.api.hub import ApiSessions, session_chat
+from channels.api.hub import session_chat
+from channels.api.openai_request import parse_completion
+from channels.api.rpc import RunChannel
+from channels.api.runs import Run, run_topic
 
 MODEL = "relaybot"
 
 
-def last_user_text(body: Any) -> str:
-    """The text of the last user message of a chat completion request; raise HTTPBadRequest when there is none."""
-    messages = body.get("messages") if isinstance(body, dict) else None
-    for message in reversed(messages if isinstance(messages, list) else []):
-        if isinstance(message, dict) and message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, list):
-                parts = [p for p in content if isinstance(p, dict) and p.get("type") == "text"]
-                content = "\n".join(str(p.get("text", "")) for p in parts)
-            if isinstance(content, str) and content.strip():
-                return content
-    error = {"message": "messages needs a user message with text", "type": "invalid_request_error"}
-    raise web.HTTPBadRequest(text=json.dumps({"error": error}), content_type="application/json")
-
-
-def add_routes(app: web.Application, channel: ApiSessions) -> None:
+def add_routes(app: web.Application, channel: RunChannel) -> None:
     """Mount /v1/models and /v1/chat/completions."""
     locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
 
@@ -50,84 +37,99 @@ def add_routes(app: web.Application, channel: ApiSessions) -> None:
             body = await request.json()
         except ValueError:
             body = None
-        text = last_user_text(body)
-        chat = session_chat(caller, body.get("user") if isinstance(body.get("user"), str) else None)
-        async with locks[chat.session_key]:  # one request per session at a time: every reply finds its request
-            frames = _turn_frames(channel, caller, chat, text)
-            if body.get("stream"):
-                return await _stream(request, frames)
-            return await _complete(frames)
+        asked = parse_completion(body)
+        chat = session_chat(caller, asked.session)
+        async with locks[chat.session_key]:  # one request per session at a time: never two in one turn
+            frames: asyncio.Queue[Frame] = asyncio.Queue()
+
+            def watch(run: Run) -> None:
+                channel.hub.watch(run_topic(run.id), frames)
+
+            run = await channel.start_run(caller, chat, asked.text, watch=watch, conversation=asked.conversation)
+            try:
+                if asked.stream:
+                    return await _stream(request, run, _run_frames(frames), asked.include_usage)
+                return await _complete(run, _run_frames(frames))
+            finally:
+                channel.hub.unwatch(run_topic(run.id), frames)
 
     app.router.add_get("/v1/models", models)
     app.router.add_post("/v1/chat/completions", completions)
 
 
-async def _turn_frames(channel: ApiSessions, caller: Caller, chat: ChatRef, text: str) -> AsyncIterator[Frame]:
-    """The frames of one turn, up to and including its reply (or the end of a turn that sent none)."""
-    key = chat.session_key
-    queue = channel.hub.watch(key)
-    try:
-        client_id = await channel.submit(caller, chat, text, f"http-{new_id()}")
-        while True:
-            frame = await queue.get()
-            yield frame
-            if frame.get("reply_to") == client_id and (
-                frame["type"] in ("message", "error") or (frame["type"] == "status" and frame.get("replied") is False)
-            ):
-                return
-    finally:
-        channel.hub.unwatch(key, queue)
+async def _run_frames(queue: asyncio.Queue[Frame]) -> AsyncIterator[Frame]:
+    """A run's event frames up to and including its lifecycle end."""
+    while True:
+        frame = await queue.get()
+        yield frame
+        if frame["stream"] == "lifecycle" and frame["data"]["phase"] in ("end", "error"):
+            return
 
 
-def _envelope(completion_id: str, kind: str, choice: dict[str, Any]) -> dict[str, Any]:
-    return {"id": completion_id, "object": kind, "created": int(time.time()), "model": MODEL, "choices": [choice]}
+def _envelope(completion_id: str, kind: str, choices: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"id": completion_id, "object": kind, "created": int(time.time()), "model": MODEL, "choices": choices}
 
 
 def _error(message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": "server_error"}}
 
 
-async def _complete(frames: AsyncIterator[Frame]) -> web.Response:
-    reply = ""
-    async for frame in frames:
-        if frame["type"] == "error":
-            return web.json_response(_error(frame["message"]), status=502)
-        if frame["type"] == "message":
-            reply = frame["text"]
+def _usage(run: Run) -> dict[str, int]:
+    """The tokens of every model call the run made."""
+    total = run.prompt_tokens + run.completion_tokens
+    return {"prompt_tokens": run.prompt_tokens, "completion_tokens": run.completion_tokens, "total_tokens": total}
+
+
+def finish_reason(run: Run) -> str:
+    """The model's reason for ending the run's last call; tools run inside relaybot, so a turn cut there is `length`."""
+    reason = run.finish_reason or "stop"
+    return "length" if reason == "tool_calls" else reason
+
+
+async def _complete(run: Run, frames: AsyncIterator[Frame]) -> web.Response:
+    async for _ in frames:
+        pass
+    if run.status == "error":
+        return web.json_response(_error(run.reply or run.error or "the run failed"), status=502)
+    message = {"role": "assistant", "content": run.reply or ""}
     completion = _envelope(
         f"chatcmpl-{new_id()}",
         "chat.completion",
-        {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"},
+        [{"index": 0, "message": message, "finish_reason": finish_reason(run)}],
     )
-    completion["usage"] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+    completion["usage"] = _usage(run)
     return web.json_response(completion)
 
 
-async def _stream(request: web.Request, frames: AsyncIterator[Frame]) -> web.StreamResponse:
+async def _stream(
+    request: web.Request, run: Run, frames: AsyncIterator[Frame], include_usage: bool
+) -> web.StreamResponse:
     """SSE in the OpenAI chunk format; text that was not streamed (a notice, a reply after tools) comes at the end."""
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
     await response.prepare(request)
     completion_id = f"chatcmpl-{new_id()}"
 
-    async def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> None:
-        payload = _envelope(
-            completion_id, "chat.completion.chunk", {"index": 0, "delta": delta, "finish_reason": finish_reason}
-        )
+    async def send(payload: dict[str, Any]) -> None:
         await response.write(f"data: {json.dumps(payload)}\n\n".encode())
 
+    async def chunk(delta: dict[str, Any], reason: str | None = None) -> None:
+        choice = {"index": 0, "delta": delta, "finish_reason": reason}
+        await send(_envelope(completion_id, "chat.completion.chunk", [choice]))
+
     await chunk({"role": "assistant", "content": ""})
-    streamed = ""  # the text of the latest model call, which the final reply repeats
+    streamed = ""  # every delta of the run; the final reply is its last call's text
     async for frame in frames:
-        if frame["type"] == "stream_start":
-            streamed = ""
-        elif frame["type"] == "stream_chunk":
-            streamed += frame["text"]
-            await chunk({"content": frame["text"]})
-        elif frame["type"] == "message" and frame["text"].strip() != streamed.strip():
-            await chunk({"content": frame["text"] if not streamed else f"\n\n{frame['text']}"})
-        elif frame["type"] == "error":
-            await response.write(f"data: {json.dumps(_error(frame['message']))}\n\n".encode())
-    await chunk({}, "stop")
+        data = frame["data"]
+        if frame["stream"] == "assistant" and "delta" in data:
+            streamed += data["delta"]
+            await chunk({"content": data["delta"]})
+        elif "text" in data and run.status == "ok" and not streamed.strip().endswith(data["text"].strip()):
+            await chunk({"content": data["text"] if not streamed else f"\n\n{data['text']}"})
+    if run.status == "error":
+        await send(_error(run.reply or run.error or "the run failed"))
+    await chunk({}, finish_reason(run))
+    if include_usage:
+        await send(_envelope(completion_id, "chat.completion.chunk", []) | {"usage": _usage(run)})
     await response.write(b"data: [DONE]\n\n")
     await response.write_eof()
     return response

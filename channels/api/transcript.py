@@ -1,4 +1,4 @@
-"""A session's stored messages as the web chat shows them: the user's words and the bot's replies."""
+"""A session's stored messages as the web chat shows them: the user's words, the bot's replies and their reasoning."""
 
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ _HEADER = re.compile(r"^\[(?:system message for )?\S+ (?:DM|group) [^\n]* · \d{
 
 
 def chat_history(messages: list[dict[str, Any]], limit: int = HISTORY) -> list[Frame]:
-    """The last `limit` user texts and final replies, oldest first; tool calls, results and system turns left out."""
+    """The last `limit` user texts and final replies (with any reasoning kept beside them), oldest first.
+
+    Tool calls, results and system turns are left out.
+    """
     shown: list[Frame] = []
     for message in messages:
         content = message.get("content")
@@ -24,5 +27,6 @@ def chat_history(messages: list[dict[str, Any]], limit: int = HISTORY) -> list[F
             if text:
                 shown.append({"role": "user", "text": text})
         elif message.get("role") == "assistant" and not message.get("tool_calls") and content.strip():
-            shown.append({"role": "bot", "text": content})
+            reasoning = message.get("reasoning")
+            shown.append({"role": "bot", "text": content, **({"reasoning": reasoning} if reasoning else {})})
     return shown[-limit:]

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from bot.storage.recent import RecentMap
 from channels.api.auth import Caller
 
 COOKIE = "relaybot_session"
@@ -38,14 +39,13 @@ class WebSessions:
     def __init__(self, clock: Callable[[], float] = time.time, make_id: Callable[[], str] | None = None) -> None:
         self._clock = clock
         self._make_id = make_id or (lambda: secrets.token_urlsafe(32))
-        self._sessions: dict[str, WebSession] = {}
+        self._sessions: RecentMap[str, WebSession] = RecentMap(MAX_SESSIONS)
 
     def open(self, caller: Caller) -> WebSession:
         """A new session for a caller; the oldest one goes when MAX_SESSIONS are live."""
         now = self._clock()
-        self._sessions = {k: s for k, s in self._sessions.items() if s.expires > now}
-        while len(self._sessions) >= MAX_SESSIONS:
-            del self._sessions[next(iter(self._sessions))]
+        for expired in [key for key, session in self._sessions.items() if session.expires <= now]:
+            self._sessions.pop(expired)
         session = WebSession(self._make_id(), caller, self._make_id(), now + LIFETIME)
         self._sessions[session.id] = session
         return session

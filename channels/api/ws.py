@@ -1,4 +1,4 @@
-"""WebSocket /ws: authenticated by Bearer header, session cookie or first frame; text in, stream events out."""
+"""WebSocket /ws: authenticated by Bearer header, session cookie or first frame; text and calls in, events out."""
 
 from __future__ import annotations
 
@@ -11,14 +11,15 @@ from aiohttp import WSCloseCode, WSMsgType, web
 from channels.api.auth import Caller
 from channels.api.frames import Frame
 from channels.api.gate import Gatekeeper, bearer_token
-from channels.api.hub import ApiSessions, session_chat
+from channels.api.hub import session_chat
+from channels.api.rpc import MAX_TEXT, RunChannel
 from channels.api.web_sessions import COOKIE
+from channels.api.ws_calls import WsCalls
 
-MAX_TEXT = 32_000
 AUTH_WAIT = 10.0
 
 
-def add_routes(app: web.Application, channel: ApiSessions) -> None:
+def add_routes(app: web.Application, channel: RunChannel) -> None:
     """Mount /ws."""
 
     async def handle(request: web.Request) -> web.WebSocketResponse:
@@ -59,11 +60,9 @@ async def _first_frame_caller(gate: Gatekeeper, request: web.Request, socket: we
 
 
 class _Connection:
-    """One client: follows one session at a time and forwards its frames."""
+    """One client: follows one session at a time and forwards its frames, and the runs it started or watches."""
 
-    def __init__(
-        self, channel: ApiSessions, caller: Caller, socket: web.WebSocketResponse, session: str | None
-    ) -> None:
+    def __init__(self, channel: RunChannel, caller: Caller, socket: web.WebSocketResponse, session: str | None) -> None:
         self._channel = channel
         self._caller = caller
         self._socket = socket
@@ -73,13 +72,15 @@ class _Connection:
     async def serve(self) -> None:
         """Read client frames until it disconnects, forwarding session frames meanwhile."""
         self._writer = self._start_writer()
+        calls = WsCalls(self._channel, self._caller, self._socket)
         try:
             await self._send_status()
             async for raw in self._socket:
                 if raw.type is not WSMsgType.TEXT:
                     break
-                await self._handle(raw.data)
+                await self._handle(raw.data, calls)
         finally:
+            await calls.close()
             await self._stop_writer()
             self._channel.hub.unwatch(self._chat.session_key, self._queue)
 
@@ -103,14 +104,16 @@ class _Connection:
             {"type": "status", "state": "connected", "session": self._chat.thread_id, "history": history}
         )
 
-    async def _handle(self, data: str) -> None:
+    async def _handle(self, data: str, calls: WsCalls) -> None:
         try:
             frame: Frame = json.loads(data)
             kind = frame["type"]
         except (ValueError, KeyError, TypeError):
             await self._socket.send_json({"type": "error", "message": "frames are JSON objects with a type"})
             return
-        if kind == "message":
+        if kind == "req":
+            calls.call(frame)
+        elif kind == "message":
             await self._message(frame)
         elif kind == "stop":
             await self._channel.submit(self._caller, self._chat, "/stop")

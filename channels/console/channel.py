@@ -10,13 +10,15 @@ from pathlib import Path
 from typing import ClassVar, TextIO
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
+from bot.commands.catalogue import CONSOLE_CHANNEL, EXIT
+from bot.commands.parse import parse_command
 from bot.events import Event, EventBus, ReasoningDelta, StreamDelta, TurnFinished
 from channels.base import Channel, Publish
 from channels.console.terminal import LineBlocks, prompt_lines, render_markdown
 from channels.numbered import NumberedChoices
 
-CONSOLE_CHAT = ChatRef("console", "local")
-EXIT_COMMANDS = frozenset({"/exit", "/quit"})
+CONSOLE_CHAT = ChatRef(CONSOLE_CHANNEL, "local")
+OPENING = "Write a message and press Enter; /help lists the commands, /exit or Ctrl-D leaves."
 DIM, RESET = "\x1b[2m", "\x1b[0m"
 
 
@@ -86,7 +88,7 @@ class ConsoleChannel(Channel):
         """Chat until end of input (Ctrl-D), /exit or /quit; on a terminal, typing goes on while a reply streams."""
         if not self._interactive:
             async for line in _piped_lines(self._out, prompt):
-                if line is None or line.strip() in EXIT_COMMANDS:
+                if line is None or parse_command(line.strip()) is EXIT:
                     await asyncio.gather(*self._waiting.values())  # turns still waiting on a question end first
                     self._out.write("\n")
                     return
@@ -98,8 +100,9 @@ class ConsoleChannel(Channel):
         history = self._history_file or Path.home() / ".relaybot_history"
         with patch_stdout(raw=True):
             self._out = sys.stdout
+            self._out.write(OPENING + "\n")
             async for line in prompt_lines(history, prompt):
-                if line is None or line.strip() in EXIT_COMMANDS:
+                if line is None or parse_command(line.strip()) is EXIT:
                     return
                 if line.strip():
                     # The reply is not awaited: the prompt stays live, so /stop reaches the running turn at once.

@@ -9,10 +9,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 _TRAILING_SPACES = re.compile(r" +\n")
+HARD_BREAK = "  "  # Markdown's line break that is ignored where a block ends (a backslash would be shown there)
 
 
 def render_markdown(text: str, width: int | None = None) -> str:
-    """Markdown as terminal text with ANSI styles (rich); blank text stays a blank line."""
+    """Markdown as terminal text with ANSI styles (rich), each line break kept as chat apps keep it; blank text
+    stays a blank line."""
     if not text.strip():
         return text if text.endswith("\n") else text + "\n"
     from rich.console import Console
@@ -20,9 +22,23 @@ def render_markdown(text: str, width: int | None = None) -> str:
 
     buffer = io.StringIO()
     columns = width or shutil.get_terminal_size((100, 24)).columns
-    Console(file=buffer, force_terminal=True, width=columns, color_system="standard").print(Markdown(text))
+    markdown = Markdown(keep_line_breaks(text))
+    Console(file=buffer, force_terminal=True, width=columns, color_system="standard").print(markdown)
     # Rendered a few lines at a time: no spacing before a piece, and no padding that wraps when the window narrows.
     return _TRAILING_SPACES.sub("\n", buffer.getvalue()).lstrip("\n")
+
+
+def keep_line_breaks(text: str) -> str:
+    """Markdown whose single line breaks stay breaks (Markdown joins such lines into one paragraph, so a list of
+    lines like /help's ran together); code fences are left as they are."""
+    lines = text.split("\n")
+    in_fence = False
+    for index, line in enumerate(lines[:-1]):
+        if line.lstrip().startswith("```"):
+            in_fence = not in_fence
+        elif not in_fence and line.strip():
+            lines[index] = line + HARD_BREAK
+    return "\n".join(lines)
 
 
 class LineBlocks:

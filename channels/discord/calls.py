@@ -25,7 +25,8 @@ def translate_error(exc: BaseException) -> ChannelError:
         if exc.status == 429:
             return RateLimited(float(exc.response.headers.get("Retry-After") or 1))
         detail = f"Discord answered {exc.status} (code {exc.code}): {exc.text}"
-        return ChannelUnavailable(detail) if exc.status >= 500 else ChannelError(detail)
+        code = str(exc.code)
+        return ChannelUnavailable(detail, code=code) if exc.status >= 500 else ChannelError(detail, code=code)
     if isinstance(exc, discord.ConnectionClosed):
         return ChannelError(f"Discord closed the gateway ({exc.code}: {exc.reason})")
     if isinstance(exc, discord.GatewayNotFound | OSError | aiohttp.ClientError):

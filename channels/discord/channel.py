@@ -19,9 +19,10 @@ from channels.discord.calls import call_discord, translate_error
 from channels.discord.components import command_payloads, same_commands
 from channels.discord.inbound import DiscordInbound
 from channels.discord.live import DiscordEdits
-from channels.discord.replies import OpenInteractions, SentReplies
+from channels.discord.replies import OpenInteractions
 from channels.discord.send import MAX_MESSAGE_LENGTH, DiscordSender, as_discord_markdown
 from channels.live_edits import EditedMessages, balance_fences
+from channels.sent_replies import SentReplies
 from channels.streaming import LiveReply, StreamSettings
 
 logger = logging.getLogger(__name__)
@@ -62,7 +63,7 @@ class DiscordChannel(Channel):
         self._gateway: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
         self._interactions = OpenInteractions()
-        self._replies = SentReplies()
+        self._replies: SentReplies[str] = SentReplies()
         self._inbound = DiscordInbound(publish, media_dir, self._interactions, self._streaming.mode != "off")
 
     def remember_chats(self, chats: RecentChats) -> None:

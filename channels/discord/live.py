@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from channels.discord.replies import SentReplies
+from channels.sent_replies import SentReplies
 from channels.streaming import PlatformCall
 
 
@@ -16,7 +16,7 @@ class DiscordEdits:
     """
 
     def __init__(
-        self, target: Any, call: PlatformCall, replies: SentReplies | None = None, answering: str | None = None
+        self, target: Any, call: PlatformCall, replies: SentReplies[str] | None = None, answering: str | None = None
     ) -> None:
         self._target = target
         self._call = call

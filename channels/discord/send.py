@@ -14,9 +14,10 @@ from bot.errors import ChannelError, ChannelUnavailable
 from bot.retry import RetryPolicy
 from channels.delivery import chunk_progress, send_in_chunks
 from channels.discord.components import choice_view
-from channels.discord.replies import OpenInteraction, OpenInteractions, SentReplies
+from channels.discord.replies import OpenInteraction, OpenInteractions
 from channels.formatting import split_for_platform
 from channels.prompt_messages import PromptMessages
+from channels.sent_replies import SentReplies
 from channels.streaming import PlatformCall
 
 logger = logging.getLogger(__name__)
@@ -39,7 +40,12 @@ class DiscordSender:
     """Delivers OutboundMessages for one client; buttons go on the last chunk, replies are remembered for revisions."""
 
     def __init__(
-        self, client: Any, call: PlatformCall, retry: RetryPolicy, interactions: OpenInteractions, replies: SentReplies
+        self,
+        client: Any,
+        call: PlatformCall,
+        retry: RetryPolicy,
+        interactions: OpenInteractions,
+        replies: SentReplies[str],
     ) -> None:
         self._client = client
         self._call = call

@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict, deque
+from collections import deque
 from dataclasses import replace
 
 from bot.bus import ChatRef, GroupLine, InboundMessage
+from bot.commands.catalogue import NEW
+from bot.commands.parse import invocation
+from bot.storage.recent import RecentMap
 
 logger = logging.getLogger(__name__)
 
 MAX_CHATS = 10_000
-NEW_CONVERSATION = frozenset({"/new", "/reset"})  # the agent's /new and its alias: the buffer goes with the session
 
 
 class GroupContext:
     """Per-chat bounded buffers (lines and characters); never written to disk, lost on restart by design."""
 
     def __init__(self, max_chats: int = MAX_CHATS) -> None:
-        self._chats: OrderedDict[str, deque[GroupLine]] = OrderedDict()
-        self._max_chats = max_chats
+        self._chats: RecentMap[str, deque[GroupLine]] = RecentMap(max_chats)
 
     def keep(self, message: InboundMessage, line: GroupLine, limit: int, chars: int) -> None:
         """Add a line overheard from `message`, dropping the oldest past `limit` lines or `chars` characters."""
@@ -33,23 +34,21 @@ class GroupContext:
         while len(lines) > limit or sum(len(kept.text) for kept in lines) > chars:
             lines.popleft()
         self._chats[key] = lines
-        while len(self._chats) > self._max_chats:
-            self._chats.popitem(last=False)
 
     def served(self, message: InboundMessage) -> InboundMessage:
         """A served message: a group mention carries the buffer (which empties), /new clears it."""
         if message.is_direct or message.kind != "user" or message.edit_of or message.press:
             return message
         key = heard_at(message)
-        first = message.text.split(maxsplit=1)[0].split("@", 1)[0].lower() if message.text.strip() else ""
-        if first in NEW_CONVERSATION:
+        command = invocation(message.text)
+        if command is not None and command.built_in is NEW:  # the buffer goes with the session
             self._chats.pop(key, None)
             return message
-        if first.startswith("/") or key not in self._chats:
+        if command is not None or key not in self._chats:
             return message  # other commands leave the buffer for the next real question
         # The platform may have read the room itself (a Slack thread's earlier replies): a line is shown once.
         own = {(line.sender_id, line.text) for line in message.context}
-        lines = tuple(line for line in self._chats.pop(key) if (line.sender_id, line.text) not in own)
+        lines = tuple(line for line in self._chats.pop(key) or () if (line.sender_id, line.text) not in own)
         logger.info("[%s] mention brings %d overheard group messages as context", key, len(lines))
         return replace(message, context=tuple(sorted(message.context + lines, key=lambda line: line.at)))
 

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from bot.bus import ChatRef, InboundMessage
 from bot.events import Delivered, DeliveryFailed, TurnFinished, TurnStarted
+from bot.storage.recent import RecentMap
 from channels.base import Channel, ReactionStatus, Reacts
 
 logger = logging.getLogger(__name__)
@@ -44,7 +45,8 @@ class Reactions:
         self._spawn = spawn
         self._waiting: dict[str, list[_Mark]] = {}  # session key -> messages seen, not yet in a turn
         self._running: dict[str, list[_Mark]] = {}  # turn id -> the messages it answers
-        self._answering: dict[str, tuple[Reacts, list[_Mark], ReactionStatus]] = {}  # turn id -> marks due on delivery
+        # turn id -> marks due on delivery
+        self._answering: RecentMap[str, tuple[Reacts, list[_Mark], ReactionStatus]] = RecentMap(MAX_TRACKED)
 
     def accepted(self, channel: Channel, message: InboundMessage) -> None:
         """A user's message passed the gate: mark it seen under `ack` and `status`."""
@@ -72,8 +74,6 @@ class Reactions:
         status: ReactionStatus = "failed" if event.outcome in FAILED_OUTCOMES else "done"
         if event.replied:
             self._answering[event.turn_id] = (channel, marks, status)
-            while len(self._answering) > MAX_TRACKED:
-                del self._answering[next(iter(self._answering))]
             return
         for mark in marks:
             self._react(channel, mark, status)

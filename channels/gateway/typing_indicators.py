@@ -18,9 +18,12 @@ ShowTyping = Callable[[], Awaitable[None]]
 
 
 class TypingIndicators:
-    """One indicator per session: a timer until TYPING_DELAY, then a task refreshing it; a quick turn costs no task."""
+    """One indicator per session: a timer until the delay, then a task refreshing it; a quick turn costs no task."""
 
-    def __init__(self) -> None:
+    def __init__(self, delay: float = TYPING_DELAY, refresh: float = TYPING_REFRESH) -> None:
+        """`delay`: how long a turn runs before typing shows; `refresh`: how often it is shown again."""
+        self._delay = delay
+        self._refresh_every = refresh
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._tasks: dict[str, tuple[asyncio.Task[None], asyncio.Event]] = {}
         self._stopping: set[asyncio.Task[None]] = set()
@@ -29,9 +32,9 @@ class TypingIndicators:
         return key in self._timers or key in self._tasks
 
     def start(self, key: str, show: ShowTyping) -> None:
-        """Show typing in session `key` from TYPING_DELAY on, unless it already shows."""
+        """Show typing in session `key` once the delay has passed, unless it already shows."""
         if key not in self:
-            self._timers[key] = asyncio.get_running_loop().call_later(TYPING_DELAY, self._begin, key, show)
+            self._timers[key] = asyncio.get_running_loop().call_later(self._delay, self._begin, key, show)
 
     def stop(self, key: str) -> None:
         """The session's turn ended or its reply went out: no more typing there."""
@@ -61,5 +64,5 @@ class TypingIndicators:
             except Exception as exc:
                 logger.debug("[%s] typing indicator failed: %s", key, exc)
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(TYPING_REFRESH):
+                async with asyncio.timeout(self._refresh_every):
                     await stop.wait()

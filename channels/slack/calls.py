@@ -15,7 +15,7 @@ TRANSIENT_ERRORS = frozenset({"internal_error", "service_unavailable", "request_
 
 
 async def call_slack(make: Callable[[], Awaitable[T]]) -> T:
-    """Run one Web API call; Slack's error code becomes the ChannelError's message."""
+    """Run one Web API call; Slack's error code becomes the ChannelError's message and its `code`."""
     import aiohttp
     from slack_sdk.errors import SlackApiError
 
@@ -37,5 +37,5 @@ def _translate(exc: SlackApiError) -> ChannelError:
         # Slack limits each method per workspace: every chat waits.
         return RateLimited(float(response.headers.get("Retry-After", 1)), whole_bot=True)
     if response.status_code >= 500 or error in TRANSIENT_ERRORS:
-        return ChannelUnavailable(error)
-    return ChannelError(error)
+        return ChannelUnavailable(error, code=error)
+    return ChannelError(error, code=error)

@@ -6,7 +6,6 @@ import asyncio
 import json
 import logging
 import re
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from functools import partial
@@ -18,6 +17,7 @@ from bot.bus import Attachment, ChatRef, InboundMessage, OutboundMessage
 from bot.config.schema_channels import SlackConfig
 from bot.errors import BusClosed, ChannelError, ChannelUnavailable
 from bot.retry import RetryPolicy
+from bot.storage.recent import RecentMap
 from channels.base import Channel, Publish, ReactionStatus
 from channels.catchup import CATCH_UP_LIMIT, ActiveChat, RecentChats
 from channels.dedupe import SeenIds
@@ -72,7 +72,7 @@ class SlackChannel(Channel):
         self._http: aiohttp.ClientSession | None = None
         self._bot_user_id = ""
         self._bot_threads = SeenIds()
-        self._names: OrderedDict[str, str] = OrderedDict()  # the senders seen most lately, at most NAMES_KEPT
+        self._names: RecentMap[str, str] = RecentMap(NAMES_KEPT)  # the senders seen most lately
         self._hello = asyncio.Event()
         self._connections = 0
         self._disconnect_reason: str | None = None
@@ -282,7 +282,7 @@ class SlackChannel(Channel):
     async def _sender_name(self, user_id: str) -> str | None:
         """The user's display name from users.info, cached; None when Slack will not say."""
         if user_id in self._names:
-            self._names.move_to_end(user_id)
+            self._names.touch(user_id)
         else:
             try:
                 answer = await call_slack(partial(self._client.users_info, user=user_id))
@@ -292,8 +292,6 @@ class SlackChannel(Channel):
             user = answer["user"]
             profile = user.get("profile") or {}
             self._names[user_id] = profile.get("display_name") or user.get("real_name") or user.get("name") or ""
-            if len(self._names) > NAMES_KEPT:
-                self._names.popitem(last=False)
         return self._names[user_id] or None
 
     async def _save_image(self, channel: str, media: MediaRef) -> Attachment | None:

@@ -23,22 +23,10 @@ BOT_SCOPES = (
 )
 BOT_EVENTS = ("app_mention", "message.channels", "message.groups", "message.im")
 
-RELAYBOT_COMMANDS = (
-    CommandSpec("new", "Start a fresh conversation"),
-    CommandSpec("stop", "Stop what the bot is doing"),
-    CommandSpec("status", "Your role, model, persona, conversation and budget"),
-    CommandSpec("model", "Show or switch this chat's model"),
-    CommandSpec("usage", "Tokens and cost today and this month"),
-    CommandSpec("help", "The commands"),
-    CommandSpec("approve", "Approve a pending action by its code"),
-    CommandSpec("deny", "Deny a pending action by its code"),
-    CommandSpec("activation", "In a channel: answer on mention or always", "groups"),
-)
-"""relaybot's own commands; plugin commands are added with `relaybot slack-manifest --command`."""
 
-
-def slack_manifest(name: str, commands: Sequence[CommandSpec] = RELAYBOT_COMMANDS) -> dict[str, Any]:
-    """The manifest for an app called `name` (api.slack.com/apps → Create New App → From an app manifest)."""
+def slack_manifest(name: str, commands: Sequence[CommandSpec]) -> dict[str, Any]:
+    """The manifest for an app called `name` offering `commands` (the catalogue's, then plugins'), to paste at
+    api.slack.com/apps → Create New App → From an app manifest."""
     return {
         "display_information": {"name": name, "description": "A self-hosted AI assistant"},
         "features": {

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -15,13 +14,14 @@ from bot.retry import RetryPolicy
 from channels.delivery import send_in_chunks
 from channels.formatting import markdown_to_slack_mrkdwn
 from channels.prompt_messages import PromptMessages
+from channels.sent_replies import SentReplies
 from channels.slack.buttons import SECTION_LIMIT, choice_blocks
 from channels.streaming import PlatformCall
 
 logger = logging.getLogger(__name__)
 
 MAX_MESSAGE_LENGTH = 3900  # Slack accepts 40,000 but advises at most 4,000 characters per message
-REPLIES_KEPT = 2048
+REPLIES_KEPT = 2048  # Slack's replies are kept longer: a channel's threads run many answers at once
 
 
 def split_id(platform_id: str) -> tuple[str, str]:
@@ -37,15 +37,12 @@ class SlackSender:
         self._client = client
         self._call = call
         self._retry = retry
-        self._replies: OrderedDict[str, list[str]] = OrderedDict()
+        self._replies: SentReplies[str] = SentReplies(REPLIES_KEPT)
         self._prompts = PromptMessages()
 
     def remember_reply(self, user_message: str, bot_message: str) -> None:
         """Note that `bot_message` (`channel:ts`) is part of the reply to `user_message`; the oldest are forgotten."""
-        self._replies.setdefault(user_message, []).append(bot_message)
-        self._replies.move_to_end(user_message)
-        while len(self._replies) > REPLIES_KEPT:
-            self._replies.popitem(last=False)
+        self._replies.add(user_message, bot_message)
 
     async def send(self, message: OutboundMessage) -> None:
         """Privately, in place of an earlier message, as an upload, or as new messages, in that order of preference."""
@@ -64,7 +61,7 @@ class SlackSender:
         if message.edit_of:
             return [message.edit_of]
         if message.revises_reply_to:
-            return list(self._replies.get(message.revises_reply_to, ()))
+            return self._replies.of(message.revises_reply_to)
         return []
 
     async def _replace(self, targets: list[str], message: OutboundMessage) -> bool:
@@ -90,7 +87,7 @@ class SlackSender:
             except ChannelError as exc:
                 logger.info("[%s] could not delete %s: %s", message.chat.session_key, extra, exc)
         if message.revises_reply_to:
-            self._replies[message.revises_reply_to] = targets[:1]
+            self._replies.replace(message.revises_reply_to, targets[:1])
         return True
 
     async def _post(self, message: OutboundMessage) -> None:

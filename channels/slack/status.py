@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 from bot.bus import ChatRef
 from bot.errors import ChannelError
+from bot.storage.recent import RecentMap
 from channels.base import ReactionStatus
 from channels.slack.send import split_id
 from channels.streaming import PlatformCall
@@ -33,8 +33,8 @@ class SlackStatus:
         self._call = call
         self._clock = clock
         self._status_refused = False
-        self._status_set: OrderedDict[str, tuple[float, str]] = OrderedDict()  # key -> (when, thread_ts)
-        self._last_asked: OrderedDict[str, str] = OrderedDict()
+        self._status_set: RecentMap[str, tuple[float, str]] = RecentMap(THREADS_KEPT)  # key -> (when, thread_ts)
+        self._last_asked: RecentMap[str, str] = RecentMap(THREADS_KEPT)
 
     async def react(self, chat: ChatRef, message_id: str, status: ReactionStatus) -> None:
         """👀 when seen; then ✅ or ❌ in its place; a refused reaction is logged, never raised."""
@@ -52,15 +52,12 @@ class SlackStatus:
         try:
             await self._call(lambda: getattr(self._client, method)(channel=channel, timestamp=ts, name=name))
         except ChannelError as exc:
-            if str(exc) not in ("already_reacted", "no_reaction"):
+            if exc.code not in ("already_reacted", "no_reaction"):
                 raise
 
     def asked(self, chat: ChatRef, message_ts: str) -> None:
         """Note the latest user message of a DM: a live reply there, and so the status, threads under it."""
         self._last_asked[chat.session_key] = message_ts
-        self._last_asked.move_to_end(chat.session_key)
-        while len(self._last_asked) > THREADS_KEPT:
-            self._last_asked.popitem(last=False)
 
     async def replied(self, chat: ChatRef, posted_in: str | None) -> None:
         """A message went to `chat`, in thread `posted_in`: Slack clears a status there; one elsewhere we clear."""
@@ -93,12 +90,9 @@ class SlackStatus:
                 )
             )
         except ChannelError as exc:
-            if str(exc) in NO_STATUS_ERRORS:
+            if exc.code in NO_STATUS_ERRORS:
                 self._status_refused = True
                 logger.info("slack: no thinking status (%s); give the app the chat:write scope", exc)
                 return
             raise
         self._status_set[key] = (now, thread_ts)
-        self._status_set.move_to_end(key)
-        while len(self._status_set) > THREADS_KEPT:
-            self._status_set.popitem(last=False)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 from bot.bus import Attachment, GroupLine, Quote
 from bot.cancelling import cancel_and_wait
 from bot.errors import ChannelError
+from bot.storage.recent import RecentMap
 from channels.media import MediaRef
 from channels.slack.parse import files_of, without_mention
 from channels.streaming import PlatformCall
@@ -81,7 +81,7 @@ class ThreadReader:
         self._bot_user_id = bot_user_id
         self._name_of = name_of
         self._save_image = save_image
-        self._reads: OrderedDict[str, tuple[str, asyncio.Task[ThreadStart]]] = OrderedDict()
+        self._reads: RecentMap[str, tuple[str, asyncio.Task[ThreadStart]]] = RecentMap(THREADS_KEPT)
 
     async def first_mention(self, channel: str, thread_ts: str, mention_ts: str) -> ThreadStart:
         """The thread's start for the mention `mention_ts`; the same for its twin event, empty for a later mention."""
@@ -89,15 +89,13 @@ class ThreadReader:
         if key not in self._reads:
             task = asyncio.create_task(self._read(channel, thread_ts, mention_ts), name=f"slack-thread:{key}")
             self._reads[key] = (mention_ts, task)
-            while len(self._reads) > THREADS_KEPT:
-                self._reads.popitem(last=False)
         first_ts, read = self._reads[key]
         return await asyncio.shield(read) if first_ts == mention_ts else ThreadStart()
 
     async def close(self) -> None:
         """Cancel the reads still running and wait for them."""
         await cancel_and_wait(*(read for _, read in self._reads.values()))
-        self._reads.clear()
+        self._reads = RecentMap(THREADS_KEPT)
 
     async def _read(self, channel: str, thread_ts: str, mention_ts: str) -> ThreadStart:
         client = self._client

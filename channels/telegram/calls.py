@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from bot.errors import ChannelError, ChannelUnavailable, DeliveryAmbiguous, MarkupRejected, RateLimited
+from bot.errors import (
+    ChannelError,
+    ChannelUnavailable,
+    ChatMoved,
+    DeliveryAmbiguous,
+    MarkupRejected,
+    NothingToChange,
+    RateLimited,
+)
 
 T = TypeVar("T")
 
@@ -19,10 +27,10 @@ async def call_bot_api(make: Callable[[], Awaitable[T]]) -> T:
     except error.RetryAfter as exc:
         wait = exc.retry_after
         raise RateLimited(wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)) from exc
+    except error.ChatMigrated as exc:
+        raise ChatMoved(str(exc.new_chat_id)) from exc
     except error.BadRequest as exc:
-        if "can't parse entities" in exc.message.lower() or "unsupported start tag" in exc.message.lower():
-            raise MarkupRejected(exc.message) from exc
-        raise ChannelError(exc.message) from exc
+        raise _bad_request(exc.message) from exc
     except error.NetworkError as exc:
         if _request_was_written(exc):
             raise DeliveryAmbiguous(f"{exc.message}; Telegram may have received it") from exc
@@ -31,9 +39,14 @@ async def call_bot_api(make: Callable[[], Awaitable[T]]) -> T:
         raise ChannelError(exc.message) from exc
 
 
-def not_modified(exc: ChannelError) -> bool:
-    """Whether Telegram refused an edit because it would change nothing, which is the edit's goal reached."""
-    return "message is not modified" in str(exc).lower()
+def _bad_request(message: str) -> ChannelError:
+    """A 400 by its kind: the Bot API tells its kinds apart only in the description, so they are told apart here."""
+    said = message.lower()
+    if "can't parse entities" in said or "unsupported start tag" in said:
+        return MarkupRejected(message)
+    if "message is not modified" in said:
+        return NothingToChange(message)
+    return ChannelError(message)
 
 
 def _request_was_written(exc: Exception) -> bool:

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeVar
 from bot.bus import Attachment, ChatRef, InboundMessage, OutboundMessage
 from bot.cancelling import cancel_and_wait
 from bot.config.schema_channels import TelegramConfig
-from bot.errors import BusClosed, ChannelError, ChannelUnavailable
+from bot.errors import BusClosed, ChannelError, ChannelUnavailable, ChatMoved
 from bot.net.tls import client_context
 from bot.retry import RetryPolicy
 from channels.base import Channel, CommandSpec, Publish, ReactionStatus
@@ -21,13 +21,14 @@ from channels.formatting import markdown_to_telegram_html
 from channels.live_edits import EditedMessages
 from channels.liveness import Liveness
 from channels.media import MAX_MEDIA_BYTES, MediaRef, attach_media
+from channels.sent_replies import SentReplies
 from channels.streaming import LiveReply, StreamSettings
 from channels.telegram.albums import AlbumGatherer, AlbumPart, merge_album
 from channels.telegram.calls import call_bot_api
 from channels.telegram.live import TelegramDraft, TelegramEdits
 from channels.telegram.menu import offer_commands
+from channels.telegram.moves import ChatMoves
 from channels.telegram.parse import UPDATE_KINDS, album_of, media_of, message_of, parse_update, replied_image
-from channels.telegram.replies import SentReplies
 from channels.telegram.send import MAX_MESSAGE_LENGTH, TelegramSender
 
 logger = logging.getLogger(__name__)
@@ -63,7 +64,8 @@ class TelegramChannel(Channel):
         self._retry = retry or RetryPolicy()
         self._streaming = StreamSettings.of(config)
         self._albums = AlbumGatherer(self._publish_album, sleep=album_sleep)
-        self._replies = SentReplies()
+        self._replies: SentReplies[tuple[str, str]] = SentReplies()
+        self._moves = ChatMoves()
         self._app: Any = None
         self._sender: TelegramSender | None = None
         self._poller: asyncio.Task[None] | None = None
@@ -155,12 +157,19 @@ class TelegramChannel(Channel):
                 offset = update["update_id"] + 1
 
     async def send(self, message: OutboundMessage) -> None:
+        """Send to the chat where it is now; a chat Telegram moved since is followed and the message sent there."""
         if self._sender is None:
             raise ChannelUnavailable("telegram is not connected")
-        await self._sender.send(message)
+        sender, chat = self._sender, self._moves.follow(message.chat)
+        try:
+            await sender.send(replace(message, chat=chat))
+        except ChatMoved as moved:
+            self._moves.record(chat.chat_id, moved.new_chat_id)
+            await sender.send(replace(message, chat=self._moves.follow(chat)))
 
     def live_reply(self, chat: ChatRef, reply_to: str | None, recipient: str | None) -> LiveReply | None:
         """A draft bubble in private chats (`streaming: auto`), else an edited message; None when off."""
+        chat = self._moves.follow(chat)
         mode = self._streaming.mode
         if mode == "off":
             return None
@@ -168,13 +177,19 @@ class TelegramChannel(Channel):
             writer: Any = TelegramDraft(self._app.bot, self._call, chat)
         else:
             quote = reply_to if int(chat.chat_id) < 0 else None
-            remember = partial(self._replies.record, chat.chat_id, reply_to)
-            edits = TelegramEdits(self._app.bot, self._call, chat, remember)
+            answering = (chat.chat_id, reply_to) if reply_to else None
+            edits = TelegramEdits(self._app.bot, self._call, chat, partial(self._note_reply, answering))
             writer = EditedMessages(edits, MAX_MESSAGE_LENGTH, markdown_to_telegram_html, quote, plain=_as_html)
         return LiveReply(writer, self._streaming, self._retry)
 
+    def _note_reply(self, answering: tuple[str, str] | None, message_id: str) -> None:
+        """Remember a live reply's message as part of the answer to `answering` (chat, user message), if known."""
+        if answering is not None:
+            self._replies.add(answering, message_id)
+
     async def show_typing(self, chat: ChatRef) -> None:
         """Show "typing…" in the chat (Telegram clears it after 5 s or at the next message)."""
+        chat = self._moves.follow(chat)
         thread = int(chat.thread_id) if chat.thread_id else None
         await self._call(
             lambda: self._app.bot.send_chat_action(chat_id=int(chat.chat_id), action="typing", message_thread_id=thread)
@@ -182,6 +197,7 @@ class TelegramChannel(Channel):
 
     async def react(self, chat: ChatRef, message_id: str, status: ReactionStatus) -> None:
         """Mark a user's message 👀 (seen), 👍 (done) or 👎 (failed); a failure is logged, never raised."""
+        chat = self._moves.follow(chat)
         number = message_id.split("@")[0]
         if not number.isdigit():
             return  # a button press has no message of its own to mark
@@ -201,6 +217,8 @@ class TelegramChannel(Channel):
         """Parse, download media, publish (journaled on return); a failure is logged, only BusClosed is raised."""
         if query := raw.get("callback_query"):
             await self._answer_press(query)
+        if (notice := message_of(raw)) and "migrate_to_chat_id" in notice:
+            self._moves.record(str(notice["chat"]["id"]), str(notice["migrate_to_chat_id"]))
         message = parse_update(raw, self._bot_id, self._bot_username, self._group_menu)
         if message is None:
             return

@@ -5,10 +5,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from bot.errors import ChannelError, ChannelUnavailable, MarkupRejected
+from bot.errors import ChannelError, ChannelUnavailable, MarkupRejected, NothingToChange
 from channels.formatting import markdown_to_telegram_html
 from channels.streaming import PlatformCall
-from channels.telegram.calls import not_modified
 
 logger = logging.getLogger(__name__)
 
@@ -16,7 +15,7 @@ logger = logging.getLogger(__name__)
 async def edit_message(bot: Any, call: PlatformCall, chat_id: int, message_id: int, text: str, keyboard: Any) -> bool:
     """Show `text` (Markdown) and `keyboard` (None removes the buttons) in the message; False when it cannot be edited.
 
-    "message is not modified" counts as done; transient failures raise ChannelUnavailable for the caller to retry.
+    An edit that changes nothing counts as done; transient failures raise ChannelUnavailable for the caller to retry.
     """
 
     async def edit(body: str, parse_mode: str | None) -> None:
@@ -34,9 +33,9 @@ async def edit_message(bot: Any, call: PlatformCall, chat_id: int, message_id: i
             await edit(text, None)
     except ChannelUnavailable:
         raise
+    except NothingToChange:
+        return True
     except ChannelError as exc:
-        if not_modified(exc):
-            return True
         logger.info("telegram: message %s in %s cannot be edited (%s)", message_id, chat_id, exc)
         return False
     return True

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Callable
 from typing import Any
 
 from bot.bus import ChatRef
-from bot.errors import ChannelError
+from bot.errors import NothingToChange
 from channels.streaming import PlatformCall
-from channels.telegram.calls import not_modified
 
 DRAFT_LIMIT = 4096
 _draft_ids = itertools.count(1)
@@ -74,7 +74,7 @@ class TelegramEdits:
         return str(sent.message_id)
 
     async def edit_text(self, message_id: str, text: str, markup: bool) -> None:
-        try:
+        with contextlib.suppress(NothingToChange):  # the message already reads so
             await self._call(
                 lambda: self._bot.edit_message_text(
                     chat_id=self._chat_id,
@@ -83,9 +83,6 @@ class TelegramEdits:
                     parse_mode="HTML" if markup else None,
                 )
             )
-        except ChannelError as exc:
-            if not not_modified(exc):
-                raise
 
     async def delete(self, message_id: str) -> None:
         await self._call(lambda: self._bot.delete_message(chat_id=self._chat_id, message_id=int(message_id)))

@@ -14,11 +14,11 @@ from bot.retry import RetryPolicy
 from channels.delivery import send_in_chunks
 from channels.formatting import markdown_to_telegram_html, split_for_platform
 from channels.prompt_messages import PromptMessages
+from channels.sent_replies import SentReplies
 from channels.streaming import PlatformCall
 from channels.telegram.buttons import inline_keyboard
 from channels.telegram.edit import edit_message
 from channels.telegram.files import group_upload, upload_groups
-from channels.telegram.replies import SentReplies
 
 if TYPE_CHECKING:
     from channels.telegram.http import RawBotApi
@@ -32,7 +32,9 @@ logger = logging.getLogger(__name__)
 class TelegramSender:
     """Delivers outbound messages through one bot; remembers which reply answered which user message."""
 
-    def __init__(self, bot: Any, api: RawBotApi, call: PlatformCall, retry: RetryPolicy, replies: SentReplies) -> None:
+    def __init__(
+        self, bot: Any, api: RawBotApi, call: PlatformCall, retry: RetryPolicy, replies: SentReplies[tuple[str, str]]
+    ) -> None:
         self._bot = bot
         self._api = api
         self._call = call
@@ -68,8 +70,8 @@ class TelegramSender:
                 "reply_markup": keyboard if single else None,
             }
             sent = await self._call(lambda: self._api("sendMessage", fields))
-            if message.kind == "reply":
-                self._replies.record(message.chat.chat_id, message.reply_to_platform_id, str(sent["message_id"]))
+            if message.kind == "reply" and message.reply_to_platform_id:
+                self._replies.add((message.chat.chat_id, message.reply_to_platform_id), str(sent["message_id"]))
             last_id[:] = [sent["message_id"]]
 
         await send_in_chunks(message, MAX_MESSAGE_LENGTH, markdown_to_telegram_html, post, self._retry)
@@ -95,7 +97,7 @@ class TelegramSender:
     async def _revise(self, message: OutboundMessage, user_message_id: str) -> bool:
         """Replace the bot's earlier answer to a user's message in place; False when that answer is not known."""
         chat_id = message.chat.chat_id
-        ids = self._replies.of(chat_id, user_message_id)
+        ids = self._replies.of((chat_id, user_message_id))
         pages = split_for_platform(message.text, MAX_MESSAGE_LENGTH)
         if not ids or message.files or len(pages) > len(ids):
             return False
@@ -104,7 +106,7 @@ class TelegramSender:
                 return False
         for extra in ids[len(pages) :]:
             await _quietly(partial(self._call, partial(self._bot.delete_message, int(chat_id), int(extra))))
-        self._replies.replace(chat_id, user_message_id, ids[: len(pages)])
+        self._replies.replace((chat_id, user_message_id), ids[: len(pages)])
         return True
 
     async def _send_files(self, message: OutboundMessage) -> None:

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
-from bot.access import activation
 from bot.access.activation import Activations
-from bot.bus import ChatRef, Trust
+from bot.bus import ChatRef
 from bot.chats.settings import ChatSettings
 
 
@@ -30,10 +27,9 @@ def group(n: int) -> ChatRef:
     return ChatRef("telegram", str(-1000 - n))
 
 
-def test_the_cache_forgets_the_group_read_least_lately_beyond_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(activation, "MAX_CACHED", 3)
+def test_the_cache_forgets_the_group_read_least_lately_beyond_its_bound() -> None:
     store = CountingSettings()
-    activations = Activations(store, clock=lambda: 0.0)
+    activations = Activations(store, clock=lambda: 0.0, max_cached=3)
     for n in range(5):
         activations.of(group(n))
     activations.of(group(4))  # still cached
@@ -42,13 +38,12 @@ def test_the_cache_forgets_the_group_read_least_lately_beyond_its_bound(monkeypa
     assert len(store.reads) == 6
 
 
-def test_a_group_read_again_stays_cached_while_others_come_and_go(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(activation, "MAX_CACHED", 2)
+def test_a_group_read_again_stays_cached_while_others_come_and_go() -> None:
     store = CountingSettings()
-    activations = Activations(store, clock=lambda: 0.0)
+    activations = Activations(store, clock=lambda: 0.0, max_cached=2)
     activations.of(group(0))
     for n in range(1, 6):
-        activations.answer(group(0), False, Trust.ADMIN, ["always"])  # refreshed, so never the oldest
+        activations.choose(group(0), "always")  # refreshed, so never the oldest
         activations.of(group(n))
     assert activations.of(group(0)) == "always"
     assert store.reads.count(store.reads[0]) == 1

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
-from bot.access import notices
 from bot.access.notices import NoticesInProcess
 
 
@@ -15,9 +12,8 @@ def test_a_sender_is_noticed_once() -> None:
     assert seen.first("discord", "7")
 
 
-def test_the_sender_noticed_least_lately_is_forgotten_beyond_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(notices, "MAX_REMEMBERED", 3)
-    seen = NoticesInProcess()
+def test_the_sender_noticed_least_lately_is_forgotten_beyond_the_bound() -> None:
+    seen = NoticesInProcess(remembered=3)
     for sender in "abcd":
         seen.first("telegram", sender)
     assert not seen.first("telegram", "d")

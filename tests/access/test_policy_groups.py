@@ -6,6 +6,7 @@ from typing import Any
 from bot.access.activation import Activations
 from bot.access.pairing import PairingBook
 from bot.access.policy import AccessPolicy, Ignore, Overheard, Reply, Serve
+from bot.agent.commands.activation import ActivationCommand
 from bot.bus import ChatRef, GroupLine, InboundMessage, Quote, Trust
 from bot.chats.rules import ChatRulesBook
 from bot.chats.settings import LocalChatSettings
@@ -23,6 +24,7 @@ class Clock:
 def make_policy(tmp_path: Path, clock: Clock | None = None, **section: Any) -> AccessPolicy:
     config = TelegramConfig.model_validate(section)
     settings = LocalChatSettings(tmp_path / "chat_settings.db")
+    activations = Activations(settings, clock or Clock())
     return AccessPolicy(
         "telegram",
         ["telegram:1"],
@@ -30,7 +32,8 @@ def make_policy(tmp_path: Path, clock: Clock | None = None, **section: Any) -> A
         PairingBook(tmp_path / "pairing.json"),
         {"telegram:2": Trust.ADMIN},
         rules=ChatRulesBook({"telegram": config}),
-        activations=Activations(settings, clock or Clock()),
+        activations=activations,
+        gate_commands=ActivationCommand(activations),
     )
 
 

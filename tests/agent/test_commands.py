@@ -1,16 +1,8 @@
 from pathlib import Path
 
-from bot.agent.commands import is_unknown_command
+from bot.bus import Trust
 from tests.fakes.openai_server import FakeLLM
 from tests.harness import Harness
-
-
-def test_command_shaped_words_are_told_apart_from_paths_and_text() -> None:
-    assert is_unknown_command("/foo")
-    assert is_unknown_command("/foo@mybot with words")
-    assert not is_unknown_command("/help")
-    assert not is_unknown_command("/usr/bin/env is where it lives")
-    assert not is_unknown_command("hello /foo")
 
 
 async def test_unknown_command_is_answered_without_the_model(tmp_path: Path, fake_llm: FakeLLM) -> None:
@@ -23,5 +15,25 @@ async def test_help_lists_exit_and_quit_in_the_terminal_only(tmp_path: Path, fak
     async with Harness(tmp_path, fake_llm) as bot:
         console = await bot.ask("/help", chat="console:local")
         telegram = await bot.ask("/help", chat="telegram:1")
-    assert "/exit" in console and "/quit" in console
-    assert "/exit" not in telegram and "/stop" in telegram
+    assert "/exit (or /quit)" in console and "/activation" not in console and "/pair" not in console
+    assert "/exit" not in telegram and "/stop" in telegram and "/pair approve CODE" in telegram
+
+
+async def test_help_shows_a_user_only_the_commands_a_user_may_use(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    async with Harness(tmp_path, fake_llm) as bot:
+        text = await bot.ask("/help", chat="telegram:-5", is_direct=False, sender="u2", trust=Trust.USER)
+    assert text.splitlines()[1] == "/new (or /reset) - start a fresh conversation (what matters is kept in memory)"
+    assert "/status" in text and "/pair" not in text and "/approve" not in text and "/activation" not in text
+
+
+async def test_a_command_below_the_senders_role_is_refused_without_the_model(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    async with Harness(tmp_path, fake_llm) as bot:
+        answer = await bot.ask("/pair approve ABC", chat="telegram:1", sender="u2", trust=Trust.USER)
+    assert answer == "Sorry, only admins can use /pair."
+    assert fake_llm.requests == []
+
+
+async def test_a_command_for_another_kind_of_chat_says_so(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    async with Harness(tmp_path, fake_llm) as bot:
+        answer = await bot.ask("/pair approve ABC", chat="console:local")
+    assert answer == "/pair does not apply in this chat; /help lists the commands that do."

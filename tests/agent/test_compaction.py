@@ -10,10 +10,13 @@ from typing import Any
 from bot.agent.compaction import TurnCompactor, tokens_of
 from bot.agent.sessions.safe_history import pair_safe
 from bot.errors import PromptTooLarge
+from bot.hooks.handlers import Hooks
+from bot.hooks.hook_events import AfterCompaction, BeforeCompaction
 from bot.llm.tokens import estimate_tokens, estimate_tool_tokens
 from bot.llm.types import LLMResponse
 from bot.tools.base import Tool, ToolContext
-from tests.agent.test_budget import OVERFLOW, assert_tool_pairs_whole
+from bot.usage.charge import Charge, charged_to
+from tests.agent.test_context_budget import OVERFLOW, assert_tool_pairs_whole
 from tests.fakes.openai_server import FakeLLM, Reply, Text, ToolCalls
 from tests.harness import Harness
 
@@ -119,15 +122,31 @@ async def test_a_window_too_small_for_the_bot_itself_blames_the_config_not_the_u
     assert "llm.context_window" in warning and "1,500 tokens" in warning
 
 
-async def test_a_short_message_the_server_finds_too_large_blames_the_prompt(
+async def test_a_short_message_the_server_finds_too_large_blames_the_configured_window(
     tmp_path: Path, fake_llm: FakeLLM, caplog
 ) -> None:
     fake_llm.script(OVERFLOW)
-    async with Harness(tmp_path, fake_llm) as bot:
+    async with Harness(tmp_path, fake_llm, llm={"context_window": 32_000}) as bot:
         with caplog.at_level(logging.WARNING):
             reply = await bot.reply_to(await bot.send("hi"))
     assert reply.text == PromptTooLarge.user_message
-    assert any("llm.context_window" in r.getMessage() for r in caplog.records)
+    [warning] = [r.getMessage() for r in caplog.records if "relaybot's own system prompt" in r.getMessage()]
+    assert warning.startswith(
+        "the model server refused the request as too long for its context window, although the config "
+        "(llm.context_window) claims 32,000 tokens"
+    )
+    assert "Set llm.context_window to the window the server really has" in warning and "cannot hold" not in warning
+
+
+async def test_a_short_message_refused_with_a_discovered_window_says_what_relaybot_took_it_as(
+    tmp_path: Path, fake_llm: FakeLLM, caplog
+) -> None:
+    fake_llm.context_length = 32_768
+    fake_llm.script(OVERFLOW)
+    async with Harness(tmp_path, fake_llm) as bot:
+        with caplog.at_level(logging.WARNING):
+            await bot.reply_to(await bot.send("hi"))
+    assert any("although relaybot took the window as 32,768 tokens" in r.getMessage() for r in caplog.records)
 
 
 class Notes:
@@ -173,3 +192,13 @@ async def test_summarising_replaces_old_rounds_once_and_keeps_the_latest_round_p
     assert_tool_pairs_whole(messages)
     await TurnCompactor(notes).fit(messages, limit=1000)  # only the latest round is left to cut: no second summary
     assert notes.asked == 1 and tokens_of(messages) <= 1000
+
+
+async def test_summarising_a_turn_runs_the_compaction_hooks_of_its_session() -> None:
+    hooks, heard = Hooks(), []
+    hooks.on("before_compaction", heard.append)
+    hooks.on("after_compaction", heard.append)
+    notes, messages = Notes(), research_turn(rounds=6, size=6000)
+    with charged_to(Charge("chat", "telegram:5")):
+        await TurnCompactor(notes, hooks).fit(messages, limit=2500)
+    assert heard == [BeforeCompaction("telegram:5", 10), AfterCompaction("telegram:5", 10, True)]

@@ -83,3 +83,14 @@ async def test_threads_follow_their_chats_model_unless_they_choose_their_own(tmp
         await bot.ask("hello", chat="slack:C1:2.0")
         await bot.ask("hello", chat="slack:C1:3.0")
     assert [r["model"] for r in fake.requests] == ["big-model", "fake-model", "small-model"]
+
+
+async def test_a_model_at_its_own_server_does_not_get_the_llm_key(tmp_path: Path) -> None:
+    async with FakeLLM() as main, FakeLLM() as other:
+        offered = [{"name": "openai/other-model", "alias": "other", "api_base": other.base_url}]
+        llm = {"models": offered, "model": "openai/fake-model", "api_base": main.base_url, "api_key": "sk-main"}
+        async with Harness(tmp_path, main, llm=llm) as bot:
+            await bot.ask("/model other")
+            other.script(Text("hi from the other server"))
+            assert await bot.ask("hello") == "hi from the other server"
+    assert [auth for path, auth in other.authorizations if path.endswith("/chat/completions")] == [None]

@@ -37,6 +37,15 @@ def test_a_persona_overrides_model_and_sampling_but_keeps_the_provider_settings(
     assert (llm.model, llm.api_base, llm.temperature, llm.max_tokens) == ("openai/b", base.api_base, 0.1, 4096)
 
 
+def test_a_persona_at_its_own_server_gets_its_own_key_never_the_llm_one() -> None:
+    base = LLMConfig(model="openai/a", api_base="http://127.0.0.1:1/v1", api_key="sk-llm")
+    assert Persona("p", model="openai/b").llm_config(base).api_key.get_secret_value() == "sk-llm"
+    elsewhere = Persona("p", api_base="http://127.0.0.1:2/v1").llm_config(base)
+    assert (elsewhere.api_base, elsewhere.api_key.get_secret_value()) == ("http://127.0.0.1:2/v1", "")
+    named = Persona("p", api_base="http://127.0.0.1:2/v1", api_key="sk-p").llm_config(base)
+    assert named.api_key.get_secret_value() == "sk-p"
+
+
 def test_routes_must_name_a_known_persona_and_a_valid_match(tmp_path: Path) -> None:
     base = {"workspace": tmp_path, "state_dir": tmp_path}
     with pytest.raises(ConfigError, match=r"routes\[0\]\.persona.*unknown persona 'x'"):

@@ -1,6 +1,8 @@
 import asyncio
 from pathlib import Path
 
+from bot.agent.subagents import SUBAGENT_ITERATIONS
+from bot.events import SubagentCompleted, SubagentSpawned
 from tests.fakes.openai_server import FakeLLM, Hang, Reply, Text, ToolCalls
 from tests.harness import Harness
 
@@ -36,7 +38,10 @@ async def test_spawned_result_is_announced_in_the_origin_chat(tmp_path: Path) ->
     assert announced.text == "Done: The capital of Australia is Canberra."
     sub_request = next(body for body in fake.requests if is_subagent(body))
     assert sub_request["messages"][1]["content"] == "Find the capital of Australia"
-    assert not {"message", "spawn", "cron"} & set(tool_names(sub_request))
+    chat_reaching = {"message", "spawn", "cron", "ask_user", "send_file", "generate_image"}
+    main_request = next(body for body in fake.requests if not is_subagent(body))
+    assert {"message", "spawn", "ask_user", "send_file"} <= set(tool_names(main_request))
+    assert not chat_reaching & set(tool_names(sub_request))
 
 
 async def test_stop_cancels_running_subagents(tmp_path: Path) -> None:
@@ -70,3 +75,30 @@ async def test_a_personas_subagent_keeps_its_model_and_tool_subset(tmp_path: Pat
     assert tool_names(sub_request) == ["web_fetch"]
     main_request = next(body for body in fake.requests if not is_subagent(body))
     assert sorted(tool_names(main_request)) == ["spawn", "web_fetch"]
+
+
+async def test_a_subagent_stops_at_15_model_calls_and_reports_back(tmp_path: Path) -> None:
+    def busy_subagent(body: dict) -> Reply:
+        if is_subagent(body):  # a new folder each time, so no call repeats
+            return ToolCalls((("list_dir", {"path": f"folder-{len(body['messages'])}"}),))
+        last = body["messages"][-1]
+        if "[background task" in str(last["content"]):
+            lines = str(last["content"]).splitlines()
+            return Text("Relayed: " + next(line for line in lines if line.startswith("[background task")))
+        return script(body)
+
+    async with FakeLLM(default=busy_subagent) as fake, Harness(tmp_path, fake) as bot:
+        seen: list[object] = []
+        bot.app.events.subscribe(seen.append, SubagentSpawned, SubagentCompleted)
+        await bot.send("dig into everything", chat="telegram:42")
+        relayed = await bot.wait_for(lambda out: out.text.startswith("Relayed:"))
+    assert SUBAGENT_ITERATIONS == 15
+    assert sum(is_subagent(body) for body in fake.requests) == 15
+    assert relayed.chat.session_key == "telegram:42" and relayed.text.endswith("'capital' finished]")
+    report = next(b for b in fake.requests if "[background task" in str(b["messages"][-1]["content"]))
+    assert report["messages"][-1]["role"] == "user" and "15" in report["messages"][-1]["content"]
+    (spawned,), (completed,) = (
+        [e for e in seen if isinstance(e, kind)] for kind in (SubagentSpawned, SubagentCompleted)
+    )
+    assert (spawned.session_key, spawned.label) == ("telegram:42", "capital")
+    assert (completed.subagent_id, completed.status) == (spawned.subagent_id, "finished")

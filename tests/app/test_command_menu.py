@@ -1,8 +1,8 @@
-"""The native command menu: the built-in commands in order, then each plugin command with its docstring."""
+"""The native command menu: the catalogue's built-in commands in order, then each plugin command with its docstring."""
 
-from bot.app.command_menu import BUILT_IN, PLUGIN_DESCRIPTION, command_menu
-from bot.hooks.events import CommandInvoked
+from bot.app.command_menu import PLUGIN_DESCRIPTION, built_in_menu, command_menu
 from bot.hooks.handlers import Hooks
+from bot.hooks.hook_events import CommandInvoked
 from channels.base import CommandSpec
 
 
@@ -21,10 +21,29 @@ def test_the_menu_lists_built_in_commands_then_plugin_commands() -> None:
     hooks.command("approve", lambda event: "built in, listed once")
     menu = command_menu(hooks)
     names = [spec.name for spec in menu]
-    assert names[:9] == ["new", "stop", "status", "model", "usage", "help", "approve", "deny", "activation"]
-    assert names.count("approve") == 1 and menu[: len(BUILT_IN)] == list(BUILT_IN)
+    expected = [
+        "new",
+        "stop",
+        "status",
+        "model",
+        "usage",
+        "sessions",
+        "resume",
+        "help",
+        "approve",
+        "deny",
+        "activation",
+        "pair",
+    ]
+    assert names[: len(expected)] == expected
+    assert names.count("approve") == 1 and menu[: len(expected)] == built_in_menu()
     assert menu[-2:] == [
         CommandSpec("ping", PLUGIN_DESCRIPTION),
         CommandSpec("weather", "Today's weather where you are."),
     ]
-    assert next(spec for spec in menu if spec.name == "activation").scope == "groups"
+
+
+def test_each_built_in_is_offered_in_the_chats_it_applies_to() -> None:
+    scopes = {spec.name: spec.scope for spec in built_in_menu()}
+    assert scopes["activation"] == "groups" and scopes["pair"] == "all" and scopes["new"] == "all"
+    assert "start" not in scopes and "exit" not in scopes

@@ -30,7 +30,7 @@ from bot.config.schema import Config
 from bot.llm.types import LLMResponse, Usage
 from channels.base import Channel
 from channels.gateway.manager import ChannelManager
-from channels.telegram.replies import SentReplies
+from channels.sent_replies import SentReplies
 
 BOUND = 50  # each count bound on the path, lowered from 1,000-1,024 so a few hundred chats fill them all
 FILLED = 300  # chats before the first snapshot
@@ -60,7 +60,7 @@ class RememberingChannel(Channel):
     name: ClassVar[str] = "telegram"
 
     def __init__(self) -> None:
-        self.replies = SentReplies(BOUND)
+        self.replies: SentReplies[tuple[str, str]] = SentReplies(BOUND)
         self.waiting: dict[str, asyncio.Future[None]] = {}
         self._sent = 0
 
@@ -72,7 +72,8 @@ class RememberingChannel(Channel):
 
     async def send(self, message: OutboundMessage) -> None:
         self._sent += 1
-        self.replies.record(message.chat.chat_id, message.reply_to_platform_id, str(self._sent))
+        if message.reply_to_platform_id:
+            self.replies.add((message.chat.chat_id, message.reply_to_platform_id), str(self._sent))
         if (waiter := self.waiting.pop(message.chat.chat_id, None)) is not None:
             waiter.set_result(None)
 
@@ -124,14 +125,13 @@ def gateway_config(tmp_path: Path) -> Config:
 async def test_the_gateway_path_keeps_nothing_per_chat_once_its_bounded_memories_are_full(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("channels.gateway.manager.RECENT_DELIVERIES", BOUND)
     monkeypatch.setattr("bot.agent.loop.EditDesk", partial(EditDesk, remembered=BOUND))
     config = gateway_config(tmp_path)
     stores = stores_for(config)
     app = AgentApp(config, InstantModel(), stores.bus(), stores=stores)
     access = access_policies(config, app, ["telegram"], stores.ignore_notices(), Activations(stores.chat_settings()))
     rate_limit = SenderRateLimit(config.access.rate_limit, clock=SecondClock())
-    manager = ChannelManager(app.bus, app.events, access, rate_limit=rate_limit)
+    manager = ChannelManager(app.bus, app.events, access, rate_limit=rate_limit, remembered=BOUND)
     channel = RememberingChannel()
     manager.add(channel)
     await app.start()

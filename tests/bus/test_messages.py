@@ -5,7 +5,18 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
-from bot.bus import Attachment, ChatRef, Choice, GroupLine, InboundMessage, OutboundMessage, Press, Quote, Trust
+from bot.bus import (
+    Attachment,
+    ChatRef,
+    Choice,
+    EarlierMessage,
+    GroupLine,
+    InboundMessage,
+    OutboundMessage,
+    Press,
+    Quote,
+    Trust,
+)
 from bot.bus.messages import inbound_from_json, inbound_to_json, outbound_from_json, outbound_to_json
 
 
@@ -46,6 +57,7 @@ def test_a_reply_with_its_quote_group_context_and_press_round_trips() -> None:
         context=(GroupLine("8", "Cy", "earlier", 1700000000.0, Trust.GUEST),),
         edit_of="54",
         press=Press("K7Q", "allow_once", "60"),
+        conversation=(EarlierMessage("system", "be brief"), EarlierMessage("assistant", "hello")),
     )
     text = inbound_to_json(message)
     assert json.loads(text) == json.loads(json.dumps(asdict(message)))

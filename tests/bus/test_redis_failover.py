@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 from bot.bus import ChatRef, InboundMessage
 from bot.bus.redis.bus import RedisBus
 from bot.bus.redis.inbox import DEAD_CHECKS_PER_LEASE
@@ -45,6 +47,7 @@ async def test_a_dead_workers_messages_are_claimed_within_its_lease_and_a_check(
         await bus.stop()
 
 
+@pytest.mark.slow
 async def test_a_worker_stalled_for_half_its_lease_keeps_its_messages(redis_url: str) -> None:
     stalled = PausableBus(redis_url, consumer="stalled", block=0.02, lease=LEASE, claim_idle=60.0)
     gateway, _ = await hold_three(redis_url, stalled)

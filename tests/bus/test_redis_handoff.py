@@ -179,8 +179,9 @@ async def test_a_message_steered_from_another_worker_joins_the_running_turn(clus
         await fake.wait_for_requests(1)
         steered = await cluster.send_to_b("actually, the other folder")
         assert (await cluster.reply_to(first)).text == "Using the other folder."
-        await asyncio.sleep(0.1)
-        assert len(fake.requests) == 2
+        barrier = await cluster.send("barrier")  # the session's next turn: a turn of the steered message came first
+        await cluster.reply_to(barrier)
+        assert len(fake.requests) == 3 and fake.requests[2]["messages"][-1]["content"].endswith("barrier")
         assert fake.requests[1]["messages"][-1]["content"].endswith("actually, the other folder")
         assert not [out for out in cluster.outbox if out.in_reply_to == steered.id]
 

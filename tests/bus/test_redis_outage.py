@@ -83,22 +83,30 @@ async def test_stop_ends_the_readers_even_when_a_redis_call_swallows_the_cancel(
     await bus.start()
     real = bus._scope.read_group  # where each reader waits: its blocking read
     swallowed: list[str] = []
+    reading: set[str] = set()  # the readers inside their blocking read right now
+    both_reading = asyncio.Event()
 
     async def swallowing(*args: Any, **options: Any) -> Any:
         """What asyncio.wait_for does on Python 3.11 when a cancel meets a finished send (CPython gh-86296)."""
+        group = str(args[1])
         call = asyncio.ensure_future(real(*args, **options))
+        reading.add(group)
+        if len(reading) == 2:
+            both_reading.set()
         try:
             return await asyncio.shield(call)
         except asyncio.CancelledError:
             if len(swallowed) == 2:
                 call.cancel()
                 raise
-            swallowed.append(str(args[1]))
+            swallowed.append(group)
             return await call  # the command's result, as if the cancel had never come
+        finally:
+            reading.discard(group)
 
     bus._scope.read_group = swallowing  # type: ignore[method-assign]
     readers = [asyncio.create_task(bus.consume_inbound()), asyncio.create_task(bus.consume_outbound())]
-    await asyncio.sleep(0.2)
+    await asyncio.wait_for(both_reading.wait(), 5)
     await asyncio.wait_for(bus.stop(), 2)
     assert len(swallowed) == 2, "both readers swallowed the first cancel, and still ended"
     for reader in readers:

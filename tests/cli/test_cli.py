@@ -70,6 +70,12 @@ def test_relaybot_config_variable_selects_the_file(tmp_path: Path) -> None:
     assert result.exit_code == 0 and "openai/from-env-var" in result.output
 
 
+def test_help_for_the_config_option_names_both_variables() -> None:
+    result = CliRunner().invoke(app, ["--help"], terminal_width=200)
+    [line] = [line for line in result.output.splitlines() if "--config" in line]
+    assert "$RELAYBOT_CONFIG" in line and "$RELAYBOT_HOME" in line
+
+
 async def test_chat_message_answers_once_end_to_end(tmp_path: Path, fake_llm: FakeLLM) -> None:
     write_config(tmp_path, fake_llm)
     code, out, err = await run_cli(tmp_path, "chat", "-m", "hello from the cli")

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from bot.cancelling import cancel_and_wait
 from bot.cluster.leases import Lease
 
 TTL = 1.0  # wide, so a holder on a loaded machine still renews well inside it (0.3 s did not leave room)
 
 
+@pytest.mark.slow
 async def test_a_standby_waits_while_the_holder_renews_and_takes_over_when_it_dies(redis_url: str) -> None:
     import redis.asyncio as aioredis
 

@@ -19,6 +19,7 @@ from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM
 from tests.harness import make_config
+from tests.polling import until
 
 SETTINGS = {
     "heartbeat": {"enabled": False},
@@ -67,7 +68,11 @@ async def test_a_worker_process_killed_mid_burst_loses_nothing(
             await gateway.mark_sent(reply.id)
             replies[reply.in_reply_to or ""] += 1
     assert time.monotonic() - killed < 10, "the dead worker's messages went to the survivor once its lease lapsed"
-    await asyncio.sleep(0.5)
+
+    async def all_run() -> bool:  # no inbound left to run: no reply can come after this
+        return (await gateway.stats()).inbound_pending == 0
+
+    await until(all_run, 10)
     assert (await gateway.stats()).outbound_pending == 0, "no second reply to anything"
     assert set(replies.values()) == {1}
     await survivor.stop()

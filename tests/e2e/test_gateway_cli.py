@@ -68,7 +68,7 @@ async def test_cron_run_for_a_disabled_channel_fails_at_once_in_one_line(
 async def test_status_shows_a_rejected_token_as_failed_after_one_error_line(
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="channels.gateway.manager")
+    caplog.set_level(logging.INFO, logger="channels.gateway.supervisor")
     async with TelegramBot(tmp_path, fake_llm, telegram, {"token": "999:REVOKED-TOKEN"}) as running:
         await until(lambda: running.gateway.manager.health()["telegram"].failures >= 3, 10, interval=0.05)
         assert running.gateway.manager.health()["telegram"].state == "failed"

@@ -148,6 +148,9 @@ class FakeLLM:
         self.context_length = context_length  # reported in /v1/models when set, as vLLM-style servers do
         self.requests: list[dict] = []
         self.headers: list[CIMultiDict[str]] = []  # the HTTP headers of each chat request, names in any case
+        self.authorizations: list[tuple[str, str | None]] = []  # every request's path and Authorization header
+        self.models_status = 200  # another status makes /v1/models answer it, as servers without the list do
+        self.required_key: str | None = None  # when set, any request without `Bearer <key>` is refused with 401
         self.refuse_streaming = 0
         self.disconnects = 0  # requests whose client closed the connection while the answer was still open
         self.transcript = "transcribed words"
@@ -189,7 +192,7 @@ class FakeLLM:
 
     async def start(self, port: int = 0) -> None:
         """Bind 127.0.0.1 (port 0 picks a free one) and start serving."""
-        app = web.Application()
+        app = web.Application(middlewares=[self._note_authorization])
         app.router.add_post("/v1/chat/completions", self._watched_chat)
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/audio/transcriptions", self._transcribe)
@@ -214,6 +217,15 @@ class FakeLLM:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
 
+    @web.middleware
+    async def _note_authorization(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        """Note each request's Authorization header; refuse it (401) when `required_key` is set and not sent."""
+        self.authorizations.append((request.path, request.headers.get("Authorization")))
+        if self.required_key and request.headers.get("Authorization") != f"Bearer {self.required_key}":
+            return _error_response(Error(401))
+        response: web.StreamResponse = await handler(request)
+        return response
+
     async def _transcribe(self, request: web.Request) -> web.Response:
         """Speech to text: multipart `file` and `model`; answers `{"text": self.transcript}`."""
         form = await request.post()
@@ -233,6 +245,8 @@ class FakeLLM:
         return web.json_response({"created": int(time.time()), "data": [picture]})
 
     async def _models(self, request: web.Request) -> web.Response:
+        if self.models_status != 200:
+            return web.json_response({"detail": "Not Found"}, status=self.models_status)
         model: dict[str, Any] = {"id": MODEL_ID, "object": "model", "owned_by": "fake"}
         if self.context_length is not None:
             model["context_length"] = self.context_length

@@ -70,15 +70,20 @@ _NOT_MODIFIED = (
 class ApiError(Exception):
     """A Telegram error answer: {"ok": false, "error_code", "description", "parameters"}."""
 
-    def __init__(self, status: int, description: str, retry_after: int | None = None) -> None:
+    def __init__(
+        self, status: int, description: str, retry_after: int | None = None, migrate_to_chat_id: int | None = None
+    ) -> None:
         super().__init__(description)
-        self.status, self.description, self.retry_after = status, description, retry_after
+        self.status, self.description = status, description
+        self.retry_after, self.migrate_to_chat_id = retry_after, migrate_to_chat_id
 
     def response(self) -> web.Response:
         """The JSON answer real Telegram gives for this error."""
         body: dict[str, Any] = {"ok": False, "error_code": self.status, "description": self.description}
         if self.retry_after is not None:
             body["parameters"] = {"retry_after": self.retry_after}
+        if self.migrate_to_chat_id is not None:
+            body["parameters"] = {"migrate_to_chat_id": self.migrate_to_chat_id}
         return web.json_response(body, status=self.status)
 
 
@@ -113,6 +118,14 @@ class _StoredFile:
     unique_id: str
     path: str
     content: bytes
+
+
+def _chat_number(chat_id: Any) -> int | None:
+    """A chat id as sent, JSON number or form string, as a number; None for a username or none at all."""
+    try:
+        return int(chat_id)
+    except (TypeError, ValueError):
+        return None
 
 
 async def _decode_fields(request: web.Request) -> dict[str, Any]:
@@ -161,6 +174,7 @@ class FakeTelegram:
         self._messages: dict[tuple[Any, int], dict] = {}
         self._sources: dict[tuple[Any, int], tuple] = {}  # what the bot sent, to spot no-op edits
         self._failures: dict[str, deque[ApiError]] = {}
+        self._moved: dict[int, int] = {}  # group id -> the supergroup it became
         self.delivered: list[int] = []  # update ids handed out by getUpdates, redeliveries included
         self.faults: Counter[str] = Counter()  # chaos faults injected, by kind
         self._held: dict[str, asyncio.Event] = {}
@@ -371,6 +385,19 @@ class FakeTelegram:
         errors = self._failures.setdefault(method.lower(), deque())
         errors.extend(ApiError(status, description, retry_after) for _ in range(times))
 
+    def migrate(self, group_id: int, supergroup_id: int, *, notice: bool = True) -> dict | None:
+        """Upgrade a group to a supergroup as Telegram does: the old id refuses every call with migrate_to_chat_id;
+        with `notice` the group also gets the service message saying where it went (returned; a bot that was down
+        misses it)."""
+        self._moved[group_id] = supergroup_id
+        group = self._chats.get(group_id) or payloads.bare_chat(group_id)
+        self._chats[supergroup_id] = {**group, "id": supergroup_id, "type": "supergroup"}
+        if notice:
+            number, user = self._next_message_id(), payloads.user(42, "Ann", "ann")
+            moved = {"message_id": number, "from": user, "date": 0, "chat": group, "migrate_to_chat_id": supergroup_id}
+            return self.push({"message": moved})
+        return None
+
     def hold(self, method: str) -> None:
         """Keep calls of `method` waiting, unanswered and unprocessed, until `release`."""
         self._held.setdefault(method.lower(), asyncio.Event())
@@ -435,6 +462,8 @@ class FakeTelegram:
     async def _answer(self, method: str, fields: dict) -> Any:
         if self._failures.get(method):
             raise self._failures[method].popleft()
+        if (moved := self._moved.get(_chat_number(fields.get("chat_id")))) is not None:
+            raise ApiError(400, "Bad Request: group chat was upgraded to a supergroup chat", migrate_to_chat_id=moved)
         handler = self._methods.get(method)
         if handler is None:
             raise ApiError(404, "Not Found")

@@ -144,13 +144,15 @@ def test_cost_is_computed_from_usage_and_the_price_table() -> None:
     assert call_cost("openai/fake-model", 1000, 100, 0) is None
 
 
-def test_the_key_is_resolved_as_litellm_does(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_key_is_the_configs_else_openais_variable_on_openais_host_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     assert openai_key(LLMConfig(model="openai/gpt-4o-mini", api_key="sk-set")) == ("sk-set", [])
     assert openai_key(LLMConfig(model="openai/gpt-4o-mini")) == (None, ["OPENAI_API_KEY"])
-    assert openai_key(LLMConfig(model="openai/local", api_base="http://127.0.0.1:1/v1")) == ("no-key", [])
+    assert openai_key(LLMConfig(model="openai/local", api_base="http://127.0.0.1:1/v1")) == (None, [])
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
     assert openai_key(LLMConfig(model="openai/gpt-4o-mini")) == ("sk-env", [])
+    assert openai_key(LLMConfig(model="openai/gpt-4o", api_base="https://api.openai.com/v1")) == ("sk-env", [])
+    assert openai_key(LLMConfig(model="openai/local", api_base="http://127.0.0.1:1/v1")) == (None, [])
 
 
 def test_a_priced_model_reports_the_cost_of_its_usage() -> None:

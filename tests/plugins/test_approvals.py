@@ -40,7 +40,7 @@ async def test_dangerous_command_waits_and_runs_after_approve(tmp_path: Path) ->
 async def test_deny_refuses_the_command_and_the_model_is_told(tmp_path: Path) -> None:
     async with FakeLLM() as fake, Harness(tmp_path, fake, tools=EXEC_OFF_SANDBOX) as bot:
         message, code = await ask_for_rm(bot, fake)
-        assert "Only the bot's owners" in await bot.ask(f"/deny {code}", chat="test:2", sender="g", trust=Trust.GUEST)
+        assert "Only the bot's owners" in await bot.ask(f"/deny {code}", chat="test:2", sender="a", trust=Trust.ADMIN)
         assert await bot.ask(f"/deny {code.lower()}") == "Denied: `rm -r junk`."
         await bot.reply_to(message)
     assert (bot.config.workspace / "junk").exists()

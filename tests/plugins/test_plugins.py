@@ -15,6 +15,7 @@ from bot.bus.journal import Journal
 from bot.cli.main import app
 from bot.config.loader import load_config
 from bot.config.paths import journal_path
+from bot.errors import ConfigError
 from bot.hooks.handlers import Hooks
 from bot.plugins import BeforeToolCall, Block, Replace
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
@@ -116,6 +117,20 @@ async def test_plugin_command_answers_without_a_model_call(tmp_path: Path) -> No
         assert await bot.ask("/ping") == "pong"
         assert await bot.ask("/ping@relaybot hello", sender="g", trust=Trust.GUEST) == "pong hello"
     assert fake.requests == []
+
+
+def test_a_plugin_command_named_like_a_built_in_is_refused_at_load_naming_the_plugin(tmp_path: Path) -> None:
+    plugin_file(tmp_path, "clash.py", "def register(api):\n    api.command('/Status', lambda event: 'mine')\n")
+    (tmp_path / "config.yaml").write_text("plugins: [./clash.py]\n")
+    with pytest.raises(ConfigError, match=r"plugin './clash.py': /status is a built-in command"):
+        plugins_for(load_config(tmp_path / "config.yaml", env={}))
+
+
+def test_a_plugin_command_may_not_take_a_built_in_alias_either(tmp_path: Path) -> None:
+    plugin_file(tmp_path, "clash.py", "def register(api):\n    api.command('reset', lambda event: 'mine')\n")
+    (tmp_path / "config.yaml").write_text("plugins: [./clash.py]\n")
+    with pytest.raises(ConfigError, match=r"plugin './clash.py': /reset is a built-in command"):
+        plugins_for(load_config(tmp_path / "config.yaml", env={}))
 
 
 async def test_plugin_paths_are_relative_to_the_config_folder(tmp_path: Path) -> None:

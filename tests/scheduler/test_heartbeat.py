@@ -7,7 +7,7 @@ import pytest
 
 from bot.bus import ChatRef, InboundMessage
 from bot.config.schema import HeartbeatConfig
-from bot.events import EventBus
+from bot.events import EventBus, HeartbeatTicked
 from bot.scheduler.heartbeat import HeartbeatService, Outcome, actionable, within_hours
 from bot.scheduler.heartbeat_ack import strip_ack
 from bot.setup.home import bundled
@@ -92,6 +92,17 @@ async def test_no_owner_chat_from_the_callable_means_no_target(tmp_path: Path) -
     bus = JournaledBus()
     assert await standalone(tmp_path, bus, None).tick() is Outcome.NO_TARGET
     assert bus.published == []
+
+
+async def test_every_tick_is_an_event_with_its_outcome(tmp_path: Path) -> None:
+    events, ticks = EventBus(), []
+    events.subscribe(ticks.append, HeartbeatTicked)
+    (tmp_path / "HEARTBEAT.md").write_text("- check the backups")
+    heartbeat = HeartbeatService(
+        HeartbeatConfig(), tmp_path, "UTC", lambda: None, bool, JournaledBus().publish_inbound, events
+    )
+    await heartbeat.tick()
+    assert ticks == [HeartbeatTicked(Outcome.NO_TARGET.value)]
 
 
 async def test_a_chat_the_callable_calls_busy_is_skipped(tmp_path: Path) -> None:

@@ -5,13 +5,14 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from bot.cli.main import app
 from bot.setup.doctor import check_sandbox
 from tests.cli_process import env_for
 from tests.fakes.discord_server import FakeDiscord
-from tests.fakes.openai_server import FakeLLM
+from tests.fakes.openai_server import Error, FakeLLM
 from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import FakeTelegram
 
@@ -102,6 +103,40 @@ async def test_a_window_too_small_for_the_prompt_and_tools_fails_naming_the_key_
     row = line(output, "context window")
     assert row.startswith("✗ context window: 1,500 tokens, but the system prompt and tools alone take about ")
     assert "every message would fail" in row and "set llm.context_window" in row
+
+
+@pytest.mark.parametrize("status", [404, 405, 501])
+async def test_a_server_without_a_model_list_is_asked_for_a_chat_answer_and_its_window_is_unknown(
+    tmp_path: Path, fake_llm: FakeLLM, status: int
+) -> None:
+    fake_llm.models_status = status
+    write(tmp_path, f"llm:\n  model: openai/fake-model\n  api_base: {fake_llm.base_url}\n")
+    code, output = await doctor(tmp_path)
+    assert code == 0, output
+    assert line(output, "model").startswith(f"✓ model: openai/fake-model at {fake_llm.base_url} answers"), output
+    assert [r["max_tokens"] for r in fake_llm.requests] == [1]
+    window = line(output, "context window")
+    assert window.startswith("⚠ context window: unknown (neither the server nor litellm says it), 8,192 assumed")
+    assert window.endswith("→ set llm.context_window to the model's real window")
+
+
+async def test_a_model_the_list_does_not_name_is_asked_for_a_chat_answer(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    write(tmp_path, f"llm:\n  model: openai/fake-model\n  api_base: {fake_llm.base_url}\n")
+    assert (await doctor(tmp_path))[0] == 0
+    assert fake_llm.requests == []  # listed as fake-model: the list is enough
+    write(tmp_path, f"llm:\n  model: openai/llama3\n  api_base: {fake_llm.base_url}\n")
+    code, output = await doctor(tmp_path)
+    assert code == 0 and line(output, "model").startswith("✓ model: openai/llama3 at "), output
+    assert [r["max_tokens"] for r in fake_llm.requests] == [1]
+
+
+async def test_a_server_without_a_model_list_that_refuses_the_chat_fails(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.models_status = 404
+    fake_llm.script(Error(404))
+    write(tmp_path, f"llm:\n  model: openai/no-such-model\n  api_base: {fake_llm.base_url}\n")
+    code, output = await doctor(tmp_path)
+    assert code == 1
+    assert line(output, "model").startswith("✗ model: openai/no-such-model did not answer"), output
 
 
 def test_a_broken_config_is_the_only_line(tmp_path: Path) -> None:

@@ -10,10 +10,13 @@ from typer.testing import CliRunner
 
 from bot.cli.main import app
 from bot.config.loader import load_config
+from bot.config.schema import Config
+from bot.setup.check import Check
 from bot.setup.home import bundled
-from bot.setup.init_wizard import apply_settings, ask_settings
+from bot.setup.init_wizard import apply_settings, ask_settings, next_step
+from bot.setup.model_check import check_model
 from tests.cli_process import env_for
-from tests.fakes.openai_server import FakeLLM
+from tests.fakes.openai_server import Error, FakeLLM
 
 OLD_CONFIG = """\
 # my own notes
@@ -58,13 +61,13 @@ def test_answers_are_written_into_the_example_with_its_comments() -> None:
 
     data = yaml.safe_load(text)
     assert data["llm"]["model"] == "ollama/llama3" and data["llm"]["api_base"] == "http://127.0.0.1:11434/v1"
-    assert data["llm"]["api_key"] == "${OPENAI_API_KEY:-}"
+    assert data["llm"]["api_key"] == ""  # no variable: a key in the shell must not reach the server
     assert data["channels"]["telegram"] == {**data["channels"]["telegram"], "enabled": True, "token": 'tok"en:1'}
-    assert data["channels"]["discord"]["enabled"] is False
+    assert data["channels"]["discord"]["enabled"] is False and data["channels"]["api"]["enabled"] is False
 
 
-def answer_init(home: Path, base_url: str, transcript: io.StringIO) -> int:
-    env = {**env_for(home), "PROMPT_TOOLKIT_NO_CPR": "1", "TERM": "xterm"}
+def answer_init(home: Path, base_url: str, transcript: io.StringIO, env_key: str = "") -> int:
+    env = {**env_for(home), "PROMPT_TOOLKIT_NO_CPR": "1", "TERM": "xterm", "OPENAI_API_KEY": env_key}
     child = pexpect.spawn(sys.executable, ["-m", "bot", "init"], env=env, encoding="utf-8", timeout=60)
     child.logfile_read = transcript
     child.expect_exact("Model")
@@ -76,19 +79,56 @@ def answer_init(home: Path, base_url: str, transcript: io.StringIO) -> int:
     for name in ("telegram", "discord", "slack"):
         child.expect_exact(f"Enable {name}?")
         child.sendline("n")
+    child.expect_exact("Enable the web chat")
+    child.sendline("y")
     child.expect(pexpect.EOF)
     child.close()
     return child.exitstatus
 
 
 async def test_init_on_a_terminal_asks_then_runs_the_checks(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.models_status = 404  # a chat-only server: init still passes, and says the window is unknown
     transcript = io.StringIO()
-    status = await asyncio.wait_for(asyncio.to_thread(answer_init, tmp_path, fake_llm.base_url, transcript), 90)
+    run = asyncio.to_thread(answer_init, tmp_path, fake_llm.base_url, transcript, "sk-in-the-shell")
+    status = await asyncio.wait_for(run, 90)
     output = transcript.getvalue()
     assert status == 0, output
     config = load_config(tmp_path / "config.yaml")
     assert config.llm.model == "openai/fake-model" and config.llm.api_base == fake_llm.base_url
+    assert config.channels.api.enabled
     assert "✓ model: openai/fake-model" in output and "✓ workspace" in output
+    assert "⚠ context window: unknown" in output and "llm.context_window" in output
+    assert "Web chat: http://127.0.0.1:18790/" in output and "login form" in output
+    assert "Next: talk to the bot with `relaybot chat`" in output
+    assert {auth for _, auth in fake_llm.authorizations} == {None}  # the shell's key stayed home
+
+
+async def checked(home: Path, fake: FakeLLM, model: str = "openai/fake-model", key: str = "") -> Check:
+    """The model check init runs, for a config with this server, model and key."""
+    llm = {"model": model, "api_base": fake.base_url, "api_key": key}
+    return await check_model(Config.model_validate({"workspace": home, "state_dir": home, "llm": llm}))
+
+
+async def test_init_names_the_next_step_for_the_failure_at_hand(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    file = tmp_path / "config.yaml"
+    fine = await checked(tmp_path, fake_llm)
+    assert next_step(file, [fine]).startswith("Next: talk to the bot with `relaybot chat`")
+    async with FakeLLM() as gone:
+        pass  # stopped: nothing listens at its address any more
+    unreachable = await checked(tmp_path, gone)
+    assert next_step(file, [fine, unreachable]).startswith(
+        "Next (model): start the model server, or correct llm.api_base.\nThe config is "
+    )
+    fake_llm.script(Error(404))
+    unknown = await checked(tmp_path, fake_llm, "openai/no-such-model")
+    assert next_step(file, [unknown]).startswith("Next (model): check llm.model: the server does not know that model.")
+    fake_llm.required_key = "sk-right"
+    assert next_step(file, [await checked(tmp_path, fake_llm)]).startswith(
+        "Next (model): the server wants a key: set llm.api_key."
+    )
+    refused = await checked(tmp_path, fake_llm, key="sk-wrong")
+    assert next_step(file, [refused]).startswith("Next (model): set llm.api_key to a key the server accepts.")
+    assert next_step(file, None).startswith("Next: check llm.model (and llm.api_key")
 
 
 def test_non_interactive_init_asks_nothing(tmp_path: Path) -> None:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
 import pytest
 
 from bot.config.schema_ops import TelemetryConfig
+from bot.events import LLMCalled
+from bot.llm.prices import call_cost
+from bot.telemetry.costs import CallCosts
 from bot.telemetry.otel import OtelTelemetry
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.fakes.otlp_collector import FakeCollector
@@ -42,7 +46,7 @@ async def test_a_turn_is_one_trace_with_a_span_per_model_and_tool_call(tmp_path:
     assert chat["attributes"]["gen_ai.usage.output_tokens"] > 0
     assert "relaybot.cost_usd" in chat["attributes"]
     assert turn["resource"]["service.name"] == "relaybot"
-    assert "secret plan" not in str(collector.spans)
+    assert "secret plan" not in str(collector.spans) and "write it down" not in str(collector.spans)
     assert {"relaybot.turns", "gen_ai.client.operation.duration", "relaybot.inbox.depth"} <= set(collector.metrics)
 
 
@@ -50,6 +54,17 @@ async def test_message_text_is_exported_only_when_capture_content_is_on(tmp_path
     collector = await run_turn_with_a_tool(tmp_path, fake_llm, capture=True)
     (tool,) = [span for span in collector.spans if span["name"] == "execute_tool write_file"]
     assert "secret plan" in tool["attributes"]["gen_ai.tool.call.arguments"]
+    (turn,) = [span for span in collector.spans if span["name"] == "invoke_agent relaybot"]
+    asked = json.loads(turn["attributes"]["gen_ai.input.messages"])
+    assert asked == [{"role": "user", "parts": [{"type": "text", "content": "write it down"}]}]
+
+
+def test_telemetry_costs_count_cached_tokens_as_the_ledger_does() -> None:
+    cached = LLMCalled("telegram:1", "gpt-4o", 1000, 100, 0.5, cached_tokens=800)
+    plain = LLMCalled("telegram:1", "gpt-4o", 1000, 100, 0.5)
+    costs = CallCosts()
+    assert costs.of(cached) == call_cost("gpt-4o", 1000, 100, 800)
+    assert costs.of(cached) < costs.of(plain)  # type: ignore[operator]
 
 
 async def test_log_lines_inside_a_turn_carry_its_trace_id(

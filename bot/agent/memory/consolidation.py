@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.agent.budget import ContextBudget
+from bot.agent.context_budget import ContextBudget
 from bot.agent.memory.files import (
     MEMORY_CAP_CHARS,
     SAVE_MEMORY_INSTRUCTIONS,
@@ -24,8 +24,8 @@ from bot.agent.memory.files import (
 from bot.agent.memory.locks import ScopeLocks
 from bot.agent.sessions.session import Session, Sessions
 from bot.errors import BudgetExceeded, ProviderError
-from bot.hooks.events import AfterCompaction, BeforeCompaction
 from bot.hooks.handlers import Hooks
+from bot.hooks.hook_events import AfterCompaction, BeforeCompaction
 from bot.llm.tokens import CHARS_PER_TOKEN
 from bot.llm.types import LLMResponse, Provider
 from bot.usage.charge import Charge, charged_to

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +12,7 @@ from typing import Any
 from bot.agent.turn import tool_call_message
 from bot.bus import InboundMessage, Trust
 from bot.llm.types import LLMResponse
+from bot.storage.private_file import write_private
 
 MAIN_SCOPE_CHANNELS = frozenset({"console"})
 SAVE_MEMORY = "save_memory"
@@ -55,23 +54,7 @@ class MemoryScope:
 
     def replace_memory(self, text: str) -> None:
         """Replace MEMORY.md atomically: a synced temp file renamed over the old one."""
-        self.directory.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=".MEMORY.", suffix=".tmp", dir=self.directory)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(text.encode())
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp, self.memory_file)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp)
-            raise
-        directory = os.open(self.directory, os.O_RDONLY)
-        try:
-            os.fsync(directory)  # make the rename itself durable
-        finally:
-            os.close(directory)
+        write_private(self.memory_file, text)
 
 
 def scope_for(workspace: Path, message: InboundMessage) -> MemoryScope:

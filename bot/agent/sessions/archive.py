@@ -1,14 +1,45 @@
-"""Reading back a chat's archived sessions (what /new set aside) as plain dated messages, for recall."""
+"""Reading back a chat's archived sessions (what /new set aside): dated messages for recall, summaries for /sessions."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
 ARCHIVED_SUFFIX = ".archived.jsonl"
+FIRST_WORDS = 60
+
+
+@dataclass(frozen=True, slots=True)
+class ArchivedSession:
+    """A session /new set aside: its id in the store, when it was last active, how it began, how large it is."""
+
+    id: str
+    last_active: float
+    first_words: str
+    messages: int
+    size: int
+
+
+def summarise(archive_id: str, records: list[dict[str, Any]], size: int, last_active: float) -> ArchivedSession:
+    """An archived session's summary from its records; `last_active` stands in when no message has a time."""
+    said = text_messages(records)
+    asked = next((text for _, role, text in said if role == "user"), "")
+    when = max((at for at, _, _ in said), default=0.0) or last_active
+    count = sum(1 for record in records if record.get("type", "message") == "message")
+    return ArchivedSession(archive_id, when, first_words(asked), count, size)
+
+
+def first_words(text: str) -> str:
+    """The start of a user's message, without the header line relaybot adds (`[telegram DM 42 · …]`)."""
+    lines = text.splitlines()
+    if lines and lines[0].startswith("[") and lines[0].endswith("]"):
+        lines = lines[1:]
+    words = " ".join(" ".join(lines).split())
+    return words if len(words) <= FIRST_WORDS else words[: FIRST_WORDS - 1] + "…"
 
 
 def belongs_to(session_key: str, chat_key: str) -> bool:
@@ -40,6 +71,11 @@ def archived_file_messages(directory: Path, chat_key: str) -> list[tuple[float, 
         if belongs_to(key, chat_key):
             found += text_messages(_records(path))
     return found
+
+
+def records_of(path: Path) -> Iterable[dict[str, Any]]:
+    """The records of a session file; a torn line is skipped."""
+    return _records(path)
 
 
 def _records(path: Path) -> Iterable[dict[str, Any]]:

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from bot.agent.sessions.archive import belongs_to, text_messages
+from bot.agent.sessions.archive import ArchivedSession, belongs_to, summarise, text_messages
 from bot.agent.sessions.cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_TAIL, SessionCache
 from bot.agent.sessions.session import Session
 from bot.bus import new_id
@@ -78,6 +78,17 @@ redis.call('ZREM', KEYS[5], ARGV[2])
 return 1
 """
 
+# KEYS: archived meta, archived log, live meta, live log, index. ARGV: new generation, session key, now.
+# Makes an archive the live session (the live one was archived just before); 0 when the archive is gone.
+_RESUME = """
+if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+redis.call('RENAME', KEYS[2], KEYS[4])
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('RENAME', KEYS[1], KEYS[3]) else redis.call('DEL', KEYS[3]) end
+redis.call('HSET', KEYS[3], 'gen', ARGV[1])
+redis.call('ZADD', KEYS[5], ARGV[3], ARGV[2])
+return 1
+"""
+
 
 @dataclass
 class RedisSession(Session):
@@ -106,6 +117,7 @@ class RedisSessionStore(SessionCache):
         self._usage_script = shared.script(_USAGE)
         self._consolidated_script = shared.script(_CONSOLIDATED)
         self._reset_script = shared.script(_RESET)
+        self._resume_script = shared.script(_RESUME)
 
     def get(self, key: str) -> Session:
         """The session, its cached copy brought up to date (or its tail read) in one round trip."""
@@ -238,6 +250,39 @@ class RedisSessionStore(SessionCache):
             if belongs_to(archive.rsplit(".", 2)[0], chat_key):
                 found += text_messages(json.loads(raw) for raw in client.lrange(name, 0, -1))
         return found
+
+    def archives(self, key: str) -> list[ArchivedSession]:
+        """The session's archives (each read whole: call it off the event loop), most recently active first."""
+        client = self._shared.client
+        prefix, suffix = self._shared.key("session-archive", key + "."), ":log"
+        found = []
+        for name in client.scan_iter(match=self._shared.key("session-archive", _glob_escaped(key) + ".*", "log")):
+            name = name.decode() if isinstance(name, bytes) else str(name)
+            archive_id = name.removeprefix(prefix).removesuffix(suffix)
+            if archive_id.count(".") != 1:  # a thread's archive, or another chat whose id continues this one's
+                continue
+            raw = client.lrange(name, 0, -1)
+            updated = client.hget(self._shared.key("session-archive", key + "." + archive_id, "meta"), "updated")
+            records = [json.loads(r) for r in raw]
+            found.append(summarise(archive_id, records, sum(len(r) for r in raw), float(updated or 0)))
+        return sorted(found, key=lambda archive: archive.last_active, reverse=True)
+
+    def resume(self, key: str, archive_id: str) -> Session:
+        """Rename the archive's keys back to the live ones, after archiving the live session."""
+        archive = f"{key}.{archive_id}"
+        meta, log = (self._shared.key("session-archive", archive, part) for part in ("meta", "log"))
+        if archive_id.count(".") != 1 or not self._shared.client.exists(log):
+            raise KeyError(archive_id)
+        old = self.reset(key)
+        live = self._new(key)
+        if not self._resume_script(
+            keys=[meta, log, live.meta_key, live.log_key, self._index], args=[new_id(), key, time.time()]
+        ):
+            raise KeyError(archive_id)  # another process resumed it meanwhile
+        cached = self._lookup(key)
+        if cached is not None:
+            self._forget(cached)
+        return old
 
     def summaries(self, since: float) -> list[dict[str, Any]]:
         """Each live session active since `since`: key, last activity and message count."""

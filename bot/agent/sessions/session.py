@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from bot.agent.sessions.archive import ArchivedSession
 from bot.agent.sessions.safe_history import SafeHistory
 
 
@@ -74,3 +75,11 @@ class Sessions(Protocol):
     def summaries(self, since: float) -> list[dict[str, Any]]: ...
 
     def archived_messages(self, chat_key: str) -> list[tuple[float, str, str]]: ...
+
+    def archives(self, key: str) -> list[ArchivedSession]:
+        """The session's archives (not its threads'), most recently active first."""
+        ...
+
+    def resume(self, key: str, archive_id: str) -> Session:
+        """Make an archive the live session again, archiving the live one; return that one; KeyError when unknown."""
+        ...

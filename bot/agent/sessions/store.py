@@ -3,23 +3,34 @@
 from __future__ import annotations
 
 import asyncio
+import glob
+import itertools
 import json
 import logging
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
-from bot.agent.sessions.archive import archived_file_messages
+from bot.agent.sessions.archive import (
+    ARCHIVED_SUFFIX,
+    ArchivedSession,
+    archived_file_messages,
+    records_of,
+    summarise,
+)
 from bot.agent.sessions.cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_TAIL, SessionCache
 from bot.agent.sessions.session import Session
-from bot.agent.sessions.tail import last_messages, read_backlog, read_tail, read_tail_rewriting
+from bot.agent.sessions.tail import last_messages, message_count, read_backlog, read_tail, read_tail_rewriting
 
 __all__ = ["Session", "SessionStore"]
 
 logger = logging.getLogger(__name__)
 
+_ARCHIVE_ID = re.compile(r"\d{8}T\d{6}(-\d+)?")
+"""When /new archived a session file (local time), with a number when two came within one second."""
 _json_line = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # made once, not per record
 
 
@@ -143,7 +154,12 @@ class SessionStore(SessionCache):
         old = self.get(key)
         path = self._file(old)
         if path.exists():
-            archived = path.with_name(f"{path.stem}.{time.strftime('%Y%m%dT%H%M%S')}.archived.jsonl")
+            stamp = time.strftime("%Y%m%dT%H%M%S")
+            archived = path.with_name(f"{path.stem}.{stamp}{ARCHIVED_SUFFIX}")
+            for again in itertools.count(2):  # never over an archive made within the same second
+                if not archived.exists():
+                    break
+                archived = path.with_name(f"{path.stem}.{stamp}-{again}{ARCHIVED_SUFFIX}")
             os.replace(path, archived)
             old.path = archived
         self._remember(Session(key=key, path=self._path(key)))
@@ -153,21 +169,38 @@ class SessionStore(SessionCache):
         """The text messages of the chat's archived sessions (its threads' too), for recall."""
         return archived_file_messages(self._directory, chat_key)
 
+    def archives(self, key: str) -> list[ArchivedSession]:
+        """The session's archived files (read whole: call it off the event loop), most recently active first."""
+        prefix = quote(key, safe="") + "."
+        found = []
+        for path in self._directory.glob(glob.escape(prefix) + "*" + ARCHIVED_SUFFIX):
+            archive_id = path.name.removeprefix(prefix).removesuffix(ARCHIVED_SUFFIX)
+            if _ARCHIVE_ID.fullmatch(archive_id):
+                found.append(summarise(archive_id, list(records_of(path)), path.stat().st_size, path.stat().st_mtime))
+        return sorted(found, key=lambda archive: archive.last_active, reverse=True)
+
+    def resume(self, key: str, archive_id: str) -> Session:
+        """Move the archive's file back in place of the live one, which is archived first."""
+        archived = self._directory / f"{quote(key, safe='')}.{archive_id}{ARCHIVED_SUFFIX}"
+        if not _ARCHIVE_ID.fullmatch(archive_id) or not archived.exists():
+            raise KeyError(archive_id)
+        taken = archived.with_name(archived.name + ".resuming")  # out of the way of the archive reset makes
+        os.replace(archived, taken)
+        old = self.reset(key)
+        os.replace(taken, self._path(key))
+        fresh = self._lookup(key)  # the empty session reset cached: the next read finds the resumed file
+        if fresh is not None:
+            self._forget(fresh)
+        return old
+
     def summaries(self, since: float) -> list[dict[str, Any]]:
-        """Each live session file touched since `since`: key, last activity and message count."""
+        """Each live session file touched since `since`: key, last activity and message count (from its end)."""
         found = []
         for path in self._directory.glob("*.jsonl"):
-            if path.name.endswith(".archived.jsonl") or path.stat().st_mtime < since:
+            if path.name.endswith(ARCHIVED_SUFFIX) or path.stat().st_mtime < since:
                 continue
-            messages = 0
-            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                messages += record.get("type") == "message"
             key = unquote(path.name.removesuffix(".jsonl"))
-            found.append({"key": key, "last_activity": path.stat().st_mtime, "messages": messages})
+            found.append({"key": key, "last_activity": path.stat().st_mtime, "messages": message_count(path, key)})
         return found
 
     def _path(self, key: str) -> Path:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.agent.sessions.session import Session
+from bot.storage.private_file import PRIVATE_FILE_MODE, sync_folder
 
 logger = logging.getLogger(__name__)
 
@@ -159,6 +160,18 @@ def read_backlog(path: Path, key: str, base: int) -> Backlog:
     return Backlog(backwards, mark or 0, size)
 
 
+def message_count(path: Path, key: str) -> int:
+    """How many messages the file holds: the last message's number, read from the end (old format: counted)."""
+    if not path.exists():
+        return 0
+    for line in lines_backwards(path):
+        record = _parse(line, key, path)
+        if record is not None and record.get("type") == "message":
+            index = record.get("n")
+            return index + 1 if isinstance(index, int) else len(read_whole(path, key, repair=False).messages)
+    return 0
+
+
 def last_messages(path: Path, key: str, limit: int) -> list[dict[str, Any]]:
     """The file's last `limit` messages, read backwards from its end, whatever its format."""
     if not path.exists() or limit <= 0:
@@ -188,6 +201,7 @@ class Rewrite:
             self.discard()
             return False
         os.replace(self.rewritten, self.path)
+        sync_folder(self.path.parent)
         return True
 
     def discard(self) -> None:
@@ -218,7 +232,9 @@ def rewrite_old_format(path: Path, key: str) -> Rewrite:
             target.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
             if index % YIELD_EVERY == 0:
                 time.sleep(0)  # hand the GIL to the event loop's thread now and then, not only every switch interval
-    os.chmod(rewritten, 0o600)
+        target.flush()
+        os.fsync(target.fileno())  # whole on disk before it is swapped in
+    os.chmod(rewritten, PRIVATE_FILE_MODE)
     return Rewrite(path, rewritten, size)
 
 

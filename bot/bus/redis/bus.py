@@ -3,14 +3,13 @@
 The inbox (inbox.py) carries messages to the workers, one session's turns in order across them; each
 channel's outbox (outbox.py) carries replies to the gateway holding that channel. Replies have ids
 derived from the inbound id, so a reply written twice is journaled once. This facade keeps both
-contracts on one object, owns the readers and supervises them through an outage.
+contracts on one object and owns the readers (readers.py supervises them through an outage).
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from bot.bus.contract import BusStats
@@ -19,16 +18,13 @@ from bot.bus.redis.backlog import StreamBacklog, stream_backlog
 from bot.bus.redis.connection import TIMEOUT, StreamScope, default_consumer
 from bot.bus.redis.inbox import DEAD_CHECKS_PER_LEASE, WORKERS, RedisInbox
 from bot.bus.redis.outbox import ChannelOutboxes
-from bot.cancelling import cancel_and_wait
+from bot.bus.redis.readers import Readers
 from bot.errors import BusClosed
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-logger = logging.getLogger(__name__)
-
 MAX_BLOCK_MS = 1000  # a reader wakes at least this often to renew and claim, and to notice a stop
-OUTAGE_BACKOFF = (0.1, 0.5, 1.0, 2.0, 5.0)
 
 
 class RedisBus:
@@ -51,12 +47,8 @@ class RedisBus:
         idle_block_ms = max(min(block_ms * 5, lease_ms // DEAD_CHECKS_PER_LEASE, MAX_BLOCK_MS, int(timeout * 500)), 1)
         self._inbox = RedisInbox(self._scope, lease_ms, claim_idle_ms, block_ms, idle_block_ms, self.publish_outbound)
         self._outboxes = ChannelOutboxes(self._scope, claim_idle_ms, idle_block_ms, block_ms)
-        self._closing = False
         self._intake_closed = False
-        self._tasks: list[asyncio.Task[None]] = []
-        self._reading_inbound = False
-        self._reading_outbound = False
-        self._reading: set[str] = set()  # readers past their first round
+        self._readers = Readers(partial(create_groups, self._inbox, self._outboxes))
 
     @property
     def consumer(self) -> str:
@@ -75,15 +67,10 @@ class RedisBus:
     async def start(self) -> None:
         if self._scope.is_open:
             return
-        self._closing = False
         self._scope.open()
         self._inbox.open()
         self._outboxes.open()
-        await self._create_groups()
-
-    async def _create_groups(self) -> None:
-        await self._inbox.create_group()
-        await self._outboxes.create_groups()
+        await create_groups(self._inbox, self._outboxes)
 
     def deliver_for(self, channels: Sequence[str]) -> None:
         """Deliver the replies of these channels only (the ones whose receiver lease this gateway holds).
@@ -93,11 +80,7 @@ class RedisBus:
         self._outboxes.deliver_for(channels)
 
     async def stop(self) -> None:
-        self._closing = True  # the readers end at their next round even if a cancel is swallowed
-        await cancel_and_wait(*self._tasks)
-        self._tasks.clear()
-        self._reading_inbound = self._reading_outbound = False
-        self._reading.clear()
+        await self._readers.stop()
         await self._inbox.close()
         await self._scope.close()
 
@@ -111,11 +94,9 @@ class RedisBus:
         return await self._inbox.publish(message)
 
     async def consume_inbound(self) -> InboundMessage:
-        if not self._reading_inbound:
-            self._reading_inbound = True
+        if self._readers.begin("inbound"):
             await self.start()
-            reader = self._supervised("inbound", self._inbox.read_round)
-            self._tasks.append(asyncio.create_task(reader, name="redis-bus:inbound"))
+            self._readers.run("inbound", self._inbox.read_round)
         return await self._inbox.queue.get()
 
     async def begin_inbound(self, message_ids: Sequence[str]) -> None:
@@ -135,11 +116,9 @@ class RedisBus:
         return fresh
 
     async def consume_outbound(self) -> OutboundMessage:
-        if not self._reading_outbound:
-            self._reading_outbound = True
+        if self._readers.begin("outbound"):
             await self.start()
-            reader = self._supervised("outbound", self._outboxes.read_round)
-            self._tasks.append(asyncio.create_task(reader, name="redis-bus:outbound"))
+            self._readers.run("outbound", self._outboxes.read_round)
         return await self._outboxes.queue.get()
 
     async def chunks_sent(self, message_id: str) -> int:
@@ -177,31 +156,8 @@ class RedisBus:
             ambiguous_sends=ambiguous,
         )
 
-    async def _supervised(self, what: str, read_round: Callable[[bool], Awaitable[None]]) -> None:
-        """Run a reader's rounds until stop; an outage is logged and retried with backoff, never a silent end."""
-        from redis.exceptions import RedisError
 
-        failures = 0
-        while not self._closing:
-            try:
-                await read_round(failures > 0 or what not in self._reading)
-            except RedisError as exc:
-                delay = OUTAGE_BACKOFF[min(failures, len(OUTAGE_BACKOFF) - 1)]
-                failures += 1
-                log = logger.error if failures == 1 else logger.info
-                log(
-                    "redis bus: the %s reader failed (%s: %s); retry %d in %.1fs",
-                    what,
-                    type(exc).__name__,
-                    exc,
-                    failures,
-                    delay,
-                )
-                if "NOGROUP" in str(exc):
-                    await self._create_groups()  # the server lost its data: start over with empty streams
-                await asyncio.sleep(delay)
-                continue
-            self._reading.add(what)
-            if failures:
-                logger.warning("redis bus: the %s reader is back after %d failed attempts", what, failures)
-                failures = 0
+async def create_groups(inbox: RedisInbox, outboxes: ChannelOutboxes) -> None:
+    """Make sure every stream has its consumer group (idempotent; again after the server lost its data)."""
+    await inbox.create_group()
+    await outboxes.create_groups()

@@ -13,12 +13,16 @@ MISSING_BRAVE_KEY = (
     "(https://brave.com/search/api/) in tools.web_search.api_key of the config, "
     "or in the BRAVE_API_KEY environment variable, and then a restart."
 )
-MISSING_TAVILY_KEY = "web search is not configured. The owner needs a Tavily key in tools.web_search.tavily_api_key."
+MISSING_TAVILY_KEY = (
+    "web search is not configured. The owner needs a Tavily key in tools.web_search.api_key (or tavily_api_key)."
+)
 
 
 def providers_for(config: WebSearchConfig) -> list[SearchProvider]:
     """`auto`: every provider with a key or URL (Brave, Tavily, SearXNG), then DuckDuckGo; else the one named."""
     brave_key, tavily_key = config.api_key.get_secret_value(), config.tavily_api_key.get_secret_value()
+    if config.provider == "tavily" and not tavily_key:  # `api_key` beside a named provider is that provider's key
+        brave_key, tavily_key = "", brave_key
     timeout = config.timeout
     known: dict[str, SearchProvider | None] = {
         "brave": BraveSearch(brave_key, config.api_base, timeout) if brave_key else None,

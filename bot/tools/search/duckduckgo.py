@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from bot.errors import SearchThrottled, ToolError
+from bot.errors import SearchThrottled, ToolUnavailable, http_failure
 from bot.tools.search.provider import SearchHit, retry_after
 
 if TYPE_CHECKING:
@@ -36,11 +36,11 @@ class DuckDuckGoSearch:
         try:
             response = engine.http_client.request("POST", self._url, data=payload)
         except DDGSException as exc:
-            raise ToolError(f"could not get an answer from DuckDuckGo ({type(exc).__name__}).") from exc
+            raise ToolUnavailable(f"could not get an answer from DuckDuckGo ({type(exc).__name__}).") from exc
         if response.status_code in THROTTLED:
             raise SearchThrottled(self.name, retry_after(_headers(response)) or 0.0)
         if response.status_code != 200:
-            raise ToolError(f"DuckDuckGo answered HTTP {response.status_code}.")
+            raise http_failure(response.status_code, f"DuckDuckGo answered HTTP {response.status_code}.")
         results = engine.post_extract_results(engine.extract_results(response.text))
         return [SearchHit(r.title, r.href, r.body) for r in results[:count] if r.href]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.errors import ToolError
+from bot.errors import ToolError, http_failure
 from bot.tools.search.provider import SearchHit, call_json, plain
 
 
@@ -24,7 +24,7 @@ class BraveSearch:
             self.name, "GET", self._url, self._timeout, params={"q": query, "count": count}, headers=headers
         )
         if answer.status != 200:
-            raise ToolError(_brave_failure(answer.status, answer.body))
+            raise http_failure(answer.status, _brave_failure(answer.status, answer.body))
         results = ((answer.body or {}).get("web") or {}).get("results") or []
         return [SearchHit(plain(r.get("title")), str(r.get("url", "")), plain(r.get("description"))) for r in results]
 
@@ -56,7 +56,7 @@ class TavilySearch:
         if answer.status in (401, 403):
             raise ToolError("Tavily refused the key; the owner needs to check tools.web_search.tavily_api_key.")
         if answer.status != 200:
-            raise ToolError(f"Tavily answered HTTP {answer.status}.")
+            raise http_failure(answer.status, f"Tavily answered HTTP {answer.status}.")
         results = (answer.body or {}).get("results") or []
         return [SearchHit(plain(r.get("title")), str(r.get("url", "")), plain(r.get("content"))) for r in results]
 
@@ -76,6 +76,6 @@ class SearxngSearch:
         if answer.status == 403:
             raise ToolError("the SearXNG instance refused the JSON format; enable `json` in its search.formats.")
         if answer.status != 200 or not isinstance(answer.body, dict):
-            raise ToolError(f"the SearXNG instance answered HTTP {answer.status}.")
+            raise http_failure(answer.status, f"the SearXNG instance answered HTTP {answer.status}.")
         results = answer.body.get("results") or []
         return [SearchHit(plain(r.get("title")), str(r.get("url", "")), plain(r.get("content"))) for r in results]

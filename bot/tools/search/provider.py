@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from bot.errors import SearchThrottled, ToolError
+from bot.errors import SearchThrottled, ToolUnavailable
 
 _TAG = re.compile(r"<[^>]+>")
 
@@ -22,7 +22,7 @@ class SearchHit:
 
 
 class SearchProvider(Protocol):
-    """A search backend; raises SearchThrottled on 429 and ToolError on other failures."""
+    """A search backend; raises SearchThrottled on 429, ToolUnavailable on passing failures, else ToolError."""
 
     name: str
 
@@ -51,7 +51,7 @@ class JsonAnswer:
 
 
 async def call_json(provider: str, method: str, url: str, timeout: float, **request: Any) -> JsonAnswer:
-    """One HTTP call to a provider; 429 raises SearchThrottled, a failed connection ToolError."""
+    """One HTTP call to a provider; 429 raises SearchThrottled, a failed connection ToolUnavailable."""
     import aiohttp  # loaded on the first search, not at start-up
 
     try:
@@ -67,4 +67,4 @@ async def call_json(provider: str, method: str, url: str, timeout: float, **requ
                 body = None
             return JsonAnswer(response.status, body)
     except (aiohttp.ClientError, TimeoutError) as exc:
-        raise ToolError(f"could not get an answer from {provider} search ({type(exc).__name__}).") from exc
+        raise ToolUnavailable(f"could not get an answer from {provider} search ({type(exc).__name__}).") from exc

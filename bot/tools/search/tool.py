@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,8 @@ logger = logging.getLogger(__name__)
 
 FIRST_BACKOFF = 30.0
 MAX_BACKOFF = 900.0
+SHORT_WAIT = 5.0
+"""A 429 asking to wait at most this many seconds is waited out within the call, then asked again once."""
 
 
 @dataclass(slots=True)
@@ -40,11 +43,16 @@ class WebSearchTool(Tool):
     }
 
     def __init__(
-        self, providers: Sequence[SearchProvider], missing: str = "", clock: Callable[[], float] = time.monotonic
+        self,
+        providers: Sequence[SearchProvider],
+        missing: str = "",
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._providers = list(providers)
         self._missing = missing
         self._clock = clock
+        self._sleep = sleep
         self._backoff = {provider.name: _Backoff() for provider in self._providers}
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
@@ -59,7 +67,7 @@ class WebSearchTool(Tool):
                 throttled = SearchThrottled(provider.name, state.until - now)
                 continue
             try:
-                hits = await provider.search(query, count)
+                hits = await self._ask(provider, query, count)
             except SearchThrottled as exc:
                 throttled = self._throttled(ctx, provider.name, state, exc.retry_after)
                 continue
@@ -67,6 +75,16 @@ class WebSearchTool(Tool):
             return render(query, hits[:count])
         assert throttled is not None  # every provider was skipped or throttled
         raise throttled
+
+    async def _ask(self, provider: SearchProvider, query: str, count: int) -> list[SearchHit]:
+        """The provider's hits; a 429 asking for a short wait is waited out, then the provider is asked once more."""
+        try:
+            return await provider.search(query, count)
+        except SearchThrottled as exc:
+            if not 0 < exc.retry_after <= SHORT_WAIT:
+                raise
+            await self._sleep(exc.retry_after)
+            return await provider.search(query, count)
 
     def _throttled(self, ctx: ToolContext, name: str, state: _Backoff, asked: float) -> SearchThrottled:
         """Back `name` off: as long as it asked, else 30s doubling per 429 in a row, at most 15 minutes."""

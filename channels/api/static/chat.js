@@ -25,6 +25,19 @@
     return node;
   }
 
+  // The model's reasoning, folded above the reply it led to: one click opens it.
+  function folded(node, text) {
+    const details = document.createElement("details");
+    details.className = "reasoning";
+    const summary = document.createElement("summary");
+    summary.textContent = "Reasoning";
+    const body = document.createElement("div");
+    body.textContent = text;
+    details.append(summary, body);
+    node.prepend(details);
+    return body;
+  }
+
   function liveBubble() {
     if (!live) {
       const node = bubble("bot live", "");
@@ -48,7 +61,10 @@
         if (frame.state === "connected") {
           log.textContent = "";
           live = null;
-          for (const item of frame.history || []) bubble(item.role === "user" ? "user" : "bot", item.text);
+          for (const item of frame.history || []) {
+            const node = bubble(item.role === "user" ? "user" : "bot", item.text);
+            if (item.reasoning) folded(node, item.reasoning);
+          }
         } else {
           setWorking(frame.state === "working");
         }
@@ -62,6 +78,12 @@
         current.text += frame.text;
         current.body.innerHTML = window.renderMarkdown(current.text);
         scroll();
+        break;
+      }
+      case "reasoning": {
+        const current = liveBubble();
+        if (!current.reasoning) current.reasoning = folded(current.node, "");
+        current.reasoning.textContent += frame.text;
         break;
       }
       case "tool_call": {

@@ -8,6 +8,7 @@ from pathlib import Path
 from bot.agent.memory.files import MemoryScope
 from bot.agent.memory.locks import RedisScopeLocks, ScopeLocks
 from bot.cluster.redis import RedisState
+from tests.support.lock_attempts import lock_attempts, tried_since
 
 
 def scopes(workspace: Path) -> tuple[MemoryScope, MemoryScope]:
@@ -53,8 +54,9 @@ async def test_a_waiting_writer_enters_once_the_holder_releases(redis_url: str, 
 
     task = asyncio.create_task(holder())
     await asyncio.wait_for(entered.wait(), 5)
+    tries = await lock_attempts(first)
     waiter = asyncio.create_task(_enter(RedisScopeLocks(second, tmp_path, wait=5), main, order))
-    await asyncio.sleep(0.15)
+    await tried_since(first, tries)
     assert order == ["first in"]
     release.set()
     await asyncio.gather(task, waiter)

@@ -13,6 +13,7 @@ from bot.agent.memory.locks import RedisScopeLocks
 from bot.agent.sessions.redis_store import RedisSessionStore
 from bot.cluster.redis import RedisState
 from bot.llm.types import LLMResponse, ToolCall
+from tests.support.lock_attempts import lock_attempts, tried_since
 
 ENTRY = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d\] (.+)$", re.MULTILINE)
 
@@ -63,8 +64,11 @@ async def test_two_workers_consolidating_one_session_write_each_chunk_once(redis
     session_b = store_b.get("console:me")  # the next turn, on B, before A's consolidation ends
     store_b.append(session_b, [{"role": "user", "content": "q3"}, {"role": "assistant", "content": "a3"}])
     assert session_b.consolidated == 0
+    server = RedisState(redis_url)  # the server's own count of SETs, which every lock attempt is
+    tries = await lock_attempts(server)
     memory_b.after_turn(session_b, scope)  # B wants the same chunk: it waits for A's lock
-    await asyncio.sleep(0.1)
+    await tried_since(server, tries)
+    await server.aclose()
     assert model.requests == 1
     model.gate.set()
     await memory_a.idle()

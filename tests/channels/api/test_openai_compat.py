@@ -76,3 +76,71 @@ async def test_wrong_token_is_refused(api_bot: ApiBot, clients) -> None:
 async def test_request_without_user_message_is_a_bad_request(api_bot: ApiBot, clients) -> None:
     with pytest.raises(openai.BadRequestError):
         await clients(api_bot).chat.completions.create(model="relaybot", messages=[{"role": "system", "content": "x"}])
+
+
+async def test_usage_counts_every_model_call_of_the_run(api_bot: ApiBot, fake_llm, clients) -> None:
+    fake_llm.script(ToolCalls((("list_dir", {"path": "."}),)), Text("Two calls made."))
+    completion = await clients(api_bot).chat.completions.create(
+        model="relaybot", messages=[{"role": "user", "content": "look"}]
+    )
+    assert len(fake_llm.reported) == 2 and completion.usage is not None
+    assert completion.usage.prompt_tokens == sum(u["prompt_tokens"] for u in fake_llm.reported) > 0
+    assert completion.usage.completion_tokens == sum(u["completion_tokens"] for u in fake_llm.reported) > 0
+    assert completion.usage.total_tokens == completion.usage.prompt_tokens + completion.usage.completion_tokens
+
+
+async def test_finish_reason_is_the_models(api_bot: ApiBot, fake_llm, clients) -> None:
+    fake_llm.script(Text("A reply the model had to cut", finish_reason="length"))
+    completion = await clients(api_bot).chat.completions.create(
+        model="relaybot", messages=[{"role": "user", "content": "go on"}]
+    )
+    assert completion.choices[0].finish_reason == "length"
+
+
+async def test_a_stream_ends_with_the_models_finish_reason_and_usage(api_bot: ApiBot, fake_llm, clients) -> None:
+    fake_llm.script(Text("Streamed and counted.", finish_reason="length"))
+    stream = await clients(api_bot).chat.completions.create(
+        model="relaybot",
+        messages=[{"role": "user", "content": "go"}],
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    chunks = [chunk async for chunk in stream]
+    reasons = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
+    assert reasons == ["length"]
+    assert (
+        chunks[-1].usage is not None
+        and chunks[-1].usage.completion_tokens == fake_llm.reported[-1]["completion_tokens"]
+    )
+
+
+async def test_a_clients_own_conversation_is_honoured_statelessly(api_bot: ApiBot, fake_llm, clients) -> None:
+    api = clients(api_bot)
+    conversation = [
+        {"role": "system", "content": "Answer like a pirate."},
+        {"role": "user", "content": "What is 2+2?"},
+        {"role": "assistant", "content": "Four, matey."},
+        {"role": "user", "content": "And 3+3?"},
+    ]
+    await api.chat.completions.create(model="relaybot", messages=conversation)
+    sent = fake_llm.requests[-1]["messages"]
+    assert [(m["role"], m["content"]) for m in sent[1:4]] == [(m["role"], m["content"]) for m in conversation[:3]]
+    assert sent[4]["content"].endswith("And 3+3?") and len(sent) == 5
+    await api.chat.completions.create(
+        model="relaybot", messages=[{"role": "system", "content": "Be terse."}, {"role": "user", "content": "Hi"}]
+    )
+    again = fake_llm.requests[-1]["messages"]
+    assert [m["content"] for m in again[1:-1]] == ["Be terse."]  # nothing of the first call comes back
+
+
+async def test_with_user_the_session_keeps_the_history(api_bot: ApiBot, fake_llm, clients) -> None:
+    api = clients(api_bot)
+    await api.chat.completions.create(model="relaybot", messages=[{"role": "user", "content": "one"}], user="bo")
+    await api.chat.completions.create(
+        model="relaybot",
+        messages=[{"role": "system", "content": "ignored"}, {"role": "user", "content": "two"}],
+        user="bo",
+    )
+    sent = [m["content"] for m in fake_llm.requests[-1]["messages"][1:]]
+    assert sent[0].endswith("one") and sent[1] == "echo: " + sent[0] and sent[-1].endswith("two")
+    assert "ignored" not in sent

@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pexpect
 
-from channels.console.terminal import LineBlocks, render_markdown
+from bot.agent.commands.help import help_text
+from bot.bus import Trust
+from channels.console.channel import OPENING
+from channels.console.terminal import LineBlocks, keep_line_breaks, render_markdown
 from tests.cli_process import env_for, write_config
 from tests.fakes.openai_server import FakeLLM, Text
 
@@ -28,12 +31,30 @@ def test_markdown_is_rendered_for_the_terminal() -> None:
     assert "\x1b[1mbold" in rendered
 
 
+def test_each_line_stays_a_line_so_the_help_lists_one_command_a_line() -> None:
+    rendered = render_markdown(help_text("console", Trust.OWNER), width=200)
+    lines = [line.strip() for line in rendered.splitlines()]
+    assert lines[0] == "Commands:" and lines[-1] == "/exit (or /quit) - leave the terminal chat (Ctrl-D too)"
+    assert (
+        any(line.startswith("/stop - ") for line in lines)
+        and len(lines) == help_text("console", Trust.OWNER).count("\n") + 1
+    )
+
+
+def test_kept_line_breaks_leave_code_blocks_and_paragraph_ends_alone() -> None:
+    text = "Model: x\nPersona: default\n\n```\na = 1\nb = 2\n```\nend"
+    assert keep_line_breaks(text) == "Model: x  \nPersona: default  \n\n```\na = 1\nb = 2\n```\nend"
+    plain = [line.strip() for line in render_markdown(text, width=80).splitlines()]
+    assert plain[:2] == ["Model: x", "Persona: default"] and "\\" not in "".join(plain)
+
+
 def drive(home: Path, transcript: io.StringIO) -> int:
     env = {**env_for(home), "PROMPT_TOOLKIT_NO_CPR": "1", "TERM": "xterm"}
     child = pexpect.spawn(
         sys.executable, ["-m", "bot", "chat"], env=env, encoding="utf-8", timeout=30, dimensions=(40, 120)
     )
     child.logfile_read = transcript
+    child.expect_exact(OPENING)
     child.expect_exact("you>")
     child.sendline("tell me a long story")
     child.expect_exact("line 3")
@@ -42,8 +63,10 @@ def drive(home: Path, transcript: io.StringIO) -> int:
     child.sendline("/foo")
     child.expect_exact("Unknown command, /help lists them.")
     child.sendline("/help")
-    child.expect_exact("/exit or /quit")
-    child.send(UP + UP + "\r")  # history: /foo again
+    child.expect_exact("/exit (or /quit)")
+    child.sendline("/status")
+    child.expect_exact("Your role: owner")
+    child.send(UP + UP + UP + "\r")  # history: /foo again
     child.expect_exact("Unknown command, /help lists them.")
     child.sendline("show me markdown")
     child.expect_exact("and")
@@ -63,6 +86,9 @@ async def test_terminal_chat_stays_live_while_a_reply_streams(tmp_path: Path, fa
     assert status == 0, output
     assert "line 199" not in output
     assert "**bold**" not in output and "\x1b[1mbold" in output
+    lines = output.splitlines()
+    assert not any("/new (or /reset)" in line and "/stop - " in line for line in lines)  # a list, not a paragraph
+    assert not any("Model: " in line and "Persona: " in line for line in lines)
     assert len(fake_llm.requests) == 2
     history = (tmp_path / "state" / "chat_history").read_text()
     assert "/foo" in history and "tell me a long story" in history

@@ -1,4 +1,3 @@
-import asyncio
 import json
 import logging
 import re
@@ -17,7 +16,7 @@ from channels.discord.channel import DiscordChannel
 from tests.fakes.discord_server import TEXT_LIMIT, FakeDiscord
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.gateway import OWNER, DiscordBot
-from tests.support.discord_adapter import RunningAdapter
+from tests.support.adapter import discord_adapter
 
 STRANGER = 77
 
@@ -140,25 +139,6 @@ async def test_image_reaches_the_model_as_an_image(bot: DiscordBot, fake_llm: Fa
     assert saved == sorted([f"{image['id']}.png", f"{document['id']}.pdf"])
 
 
-async def test_rate_limit_is_waited_out_and_delivers_once(
-    bot: DiscordBot, fake_llm: FakeLLM, discord: FakeDiscord
-) -> None:
-    discord.fail("send_message", status=429, retry_after=0.05)
-    discord.dm("hello", user_id=OWNER)
-    await discord.wait_for_sent(1)
-    assert len(discord.sent) == 1
-    assert sum(1 for call in discord.calls if call[0] == "POST" and call[1].endswith("/messages")) == 2
-
-
-async def test_server_error_is_retried_and_delivers_once(
-    bot: DiscordBot, fake_llm: FakeLLM, discord: FakeDiscord
-) -> None:
-    discord.fail("send_message", status=503)
-    discord.dm("hello", user_id=OWNER)
-    await discord.wait_for_sent(1)
-    assert len(discord.sent) == 1 and len(bot.sleep.waits) == 1
-
-
 async def test_bots_are_ignored(bot: DiscordBot, fake_llm: FakeLLM, discord: FakeDiscord) -> None:
     discord.dm("beep", user_id=555, bot=True)
     discord.dm("barrier", user_id=OWNER)
@@ -213,6 +193,14 @@ async def first_exchange(tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord
         await discord.wait_for_sent(1)
 
 
+async def barrier(discord: FakeDiscord) -> None:
+    """The owner writes once more and is answered: whatever catch-up put in the chat before was answered first."""
+    sent = len(discord.sent)
+    discord.dm("barrier", user_id=OWNER)
+    await discord.wait_for_sent(sent + 1)
+    assert len(discord.sent) == sent + 1 and discord.sent[-1]["content"].endswith("barrier")
+
+
 async def test_a_dm_sent_while_the_bot_was_down_is_answered_once_after_start(
     tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord
 ) -> None:
@@ -222,10 +210,10 @@ async def test_a_dm_sent_while_the_bot_was_down_is_answered_once_after_start(
     async with DiscordBot(tmp_path, fake_llm, discord) as running:
         await running.gateway.manager.ready("discord")
         first, second = await discord.wait_for_sent(2)
-        await asyncio.sleep(0.2)
+        assert last_user_text(fake_llm).endswith("while you were away")
+        await barrier(discord)
     assert second["content"] == "caught up" and second["message_reference"]["message_id"] == int(missed["id"])
-    assert len(discord.sent) == 2 and len(fake_llm.requests) == 2
-    assert last_user_text(fake_llm).endswith("while you were away")
+    assert len(fake_llm.requests) == 3
 
 
 async def test_catch_up_skips_a_message_already_journaled(
@@ -238,9 +226,9 @@ async def test_catch_up_skips_a_message_already_journaled(
     active.write_text(json.dumps([{**row, "last_id": "1"} for row in rows]))
     async with DiscordBot(tmp_path, fake_llm, discord) as running:
         await running.gateway.manager.ready("discord")
-        await asyncio.sleep(0.2)
-    assert ("GET", f"channels/{rows[0]['chat_id']}/messages") in discord.calls
-    assert len(discord.sent) == 1 and len(fake_llm.requests) == 1
+        await discord.wait_for_call(f"channels/{rows[0]['chat_id']}/messages")
+        await barrier(discord)
+    assert len(fake_llm.requests) == 2  # the first exchange and the barrier: the journaled message is not run again
 
 
 MENU = (
@@ -251,7 +239,7 @@ MENU = (
 
 
 async def test_commands_are_registered_globally_once(tmp_path: Path, discord: FakeDiscord) -> None:
-    async with RunningAdapter(discord, tmp_path) as running:
+    async with discord_adapter(discord, tmp_path) as running:
         assert isinstance(running.channel, OffersCommands) and isinstance(running.channel, Reacts)
         await running.channel.set_commands(MENU)
         await running.channel.set_commands(MENU)  # unchanged: nothing to send
@@ -263,7 +251,7 @@ async def test_commands_are_registered_globally_once(tmp_path: Path, discord: Fa
 
 
 async def test_commands_go_to_the_configured_guilds(tmp_path: Path, discord: FakeDiscord) -> None:
-    async with RunningAdapter(discord, tmp_path, command_guilds=[discord.guild_id]) as running:
+    async with discord_adapter(discord, tmp_path, command_guilds=[discord.guild_id]) as running:
         await running.channel.set_commands(MENU)
     assert discord.interactions.command_puts == [discord.guild_id]
     assert [c["name"] for c in discord.interactions.commands[discord.guild_id]] == ["new", "activation"]

@@ -9,19 +9,19 @@ from bot.bus import OutboundMessage, Press
 from bot.bus.messages import ChatRef, Choice
 from tests.fakes.discord_interactions import ACK_DEADLINE
 from tests.fakes.discord_server import FakeDiscord
-from tests.support.discord_adapter import RunningAdapter
+from tests.support.adapter import AdapterUnderTest, discord_adapter
 
 OWNER, OTHER = 42, 43
 
 
 @pytest_asyncio.fixture
-async def bot(tmp_path: Path, discord: FakeDiscord) -> AsyncIterator[RunningAdapter]:
-    async with RunningAdapter(discord, tmp_path) as running:
+async def bot(tmp_path: Path, discord: FakeDiscord) -> AsyncIterator[AdapterUnderTest]:
+    async with discord_adapter(discord, tmp_path) as running:
         yield running
 
 
 async def test_a_guild_message_without_a_mention_is_published_unmentioned(
-    bot: RunningAdapter, discord: FakeDiscord
+    bot: AdapterUnderTest, discord: FakeDiscord
 ) -> None:
     discord.guild_message("lunch at noon?", user_id=OTHER)
     message = await bot.next()
@@ -30,7 +30,7 @@ async def test_a_guild_message_without_a_mention_is_published_unmentioned(
 
 
 async def test_a_reply_carries_the_replied_to_message_and_its_image(
-    bot: RunningAdapter, discord: FakeDiscord, tmp_path: Path
+    bot: AdapterUnderTest, discord: FakeDiscord, tmp_path: Path
 ) -> None:
     photo = discord.attachment("chart.png", b"\x89PNG chart", "image/png")
     shown = discord.guild_message("look at this " + "x" * 1200, user_id=OTHER, attachments=[photo])
@@ -46,7 +46,7 @@ async def test_a_reply_carries_the_replied_to_message_and_its_image(
     assert Path(quote.image.path).is_relative_to(tmp_path) and quote.image.kind == "image"
 
 
-async def test_a_reply_the_gateway_did_not_resolve_is_fetched(bot: RunningAdapter, discord: FakeDiscord) -> None:
+async def test_a_reply_the_gateway_did_not_resolve_is_fetched(bot: AdapterUnderTest, discord: FakeDiscord) -> None:
     await bot.channel.send(OutboundMessage(ChatRef("discord", str(discord.channel_id)), "It is sunny."))
     (answer,) = await discord.wait_for_sent(1)
     discord.guild_message("and tomorrow?", user_id=OWNER, reply_to=answer, resolve_reply=False)
@@ -56,17 +56,19 @@ async def test_a_reply_the_gateway_did_not_resolve_is_fetched(bot: RunningAdapte
     assert message.mentioned  # a reply to the bot is addressed to it
 
 
-async def test_several_attachments_are_one_message_with_all_of_them(bot: RunningAdapter, discord: FakeDiscord) -> None:
+async def test_several_attachments_are_one_message_with_all_of_them(
+    bot: AdapterUnderTest, discord: FakeDiscord
+) -> None:
     files = [discord.attachment(f"page{i}.png", f"page {i}".encode(), "image/png") for i in range(3)]
     discord.dm("compare these", user_id=OWNER, attachments=files)
     message = await bot.next()
     assert message.text == "compare these" and [a.kind for a in message.attachments] == ["image"] * 3
     assert [Path(a.path).read_bytes() for a in message.attachments] == [b"page 0", b"page 1", b"page 2"]
-    assert bot.published.empty()
+    assert bot.nothing_more()
 
 
 async def test_an_edit_is_published_as_an_edit_of_the_original_never_as_a_new_message(
-    bot: RunningAdapter, discord: FakeDiscord
+    bot: AdapterUnderTest, discord: FakeDiscord
 ) -> None:
     original = discord.dm("meet at 5", user_id=OWNER)
     first = await bot.next()
@@ -80,7 +82,7 @@ async def test_an_edit_is_published_as_an_edit_of_the_original_never_as_a_new_me
     assert len(ids) == 3 and edited.platform_message_id.startswith(f"{original['id']}@")
 
 
-async def test_an_update_nobody_made_is_not_an_edit(bot: RunningAdapter, discord: FakeDiscord) -> None:
+async def test_an_update_nobody_made_is_not_an_edit(bot: AdapterUnderTest, discord: FakeDiscord) -> None:
     original = discord.dm("see https://example.org", user_id=OWNER)
     await bot.next()
     discord.dispatch("MESSAGE_UPDATE", {**original, "embeds": []})  # Discord resolved a link preview
@@ -89,7 +91,7 @@ async def test_an_update_nobody_made_is_not_an_edit(bot: RunningAdapter, discord
 
 
 async def test_a_slash_command_is_deferred_in_time_and_published_as_its_text(
-    bot: RunningAdapter, discord: FakeDiscord
+    bot: AdapterUnderTest, discord: FakeDiscord
 ) -> None:
     interaction = discord.command("model", "fast", user_id=OWNER)
     message = await bot.next()
@@ -100,14 +102,14 @@ async def test_a_slash_command_is_deferred_in_time_and_published_as_its_text(
     assert message.chat == ChatRef("discord", str(discord.channel_id))
 
 
-async def test_a_slash_command_in_a_dm_is_direct(bot: RunningAdapter, discord: FakeDiscord) -> None:
+async def test_a_slash_command_in_a_dm_is_direct(bot: AdapterUnderTest, discord: FakeDiscord) -> None:
     discord.command("new", user_id=OWNER, dm=True)
     message = await bot.next()
     assert message.text == "/new" and message.is_direct and message.server_id is None
 
 
 async def test_a_button_press_is_acknowledged_as_a_deferred_update_and_published_as_a_press(
-    bot: RunningAdapter, discord: FakeDiscord
+    bot: AdapterUnderTest, discord: FakeDiscord
 ) -> None:
     chat = ChatRef("discord", str(discord.channel_id))
     choices = (Choice("once", "Allow once", "primary"), Choice("deny", "Deny", "danger"))

@@ -1,6 +1,6 @@
 from types import SimpleNamespace
 
-from channels.discord.replies import TOKEN_LIFETIME, OpenInteractions, SentReplies
+from channels.discord.replies import TOKEN_LIFETIME, OpenInteractions
 
 
 class Clock:
@@ -27,16 +27,3 @@ def test_open_interactions_are_bounded() -> None:
     for interaction_id in range(3):
         open_.add(SimpleNamespace(id=interaction_id), "discord:5", "42", None, is_command=True)
     assert open_.get("0") is None and open_.get("2") is not None
-
-
-def test_sent_replies_remember_the_latest_user_messages() -> None:
-    replies = SentReplies(limit=2)
-    replies.add("u1", "b1")
-    replies.add("u1", "b2")
-    replies.add("u2", "b3")
-    replies.discard("u1", "b2")
-    assert replies.of("u1") == ["b1"]
-    replies.add("u3", "b4")
-    assert replies.of("u1") == [] and replies.of("u3") == ["b4"]
-    replies.replace("u3", ["b5"])
-    assert replies.of("u3") == ["b5"]

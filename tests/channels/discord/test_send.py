@@ -8,15 +8,15 @@ import pytest_asyncio
 from bot.bus import OutboundMessage
 from bot.bus.messages import ChatRef, Choice
 from tests.fakes.discord_server import TEXT_LIMIT, FakeDiscord
-from tests.support.discord_adapter import RunningAdapter
+from tests.support.adapter import AdapterUnderTest, discord_adapter
 
 OWNER, OTHER = 42, 43
 CHOICES = (Choice("once", "Allow once", "primary"), Choice("always", "Allow always"), Choice("deny", "Deny", "danger"))
 
 
 @pytest_asyncio.fixture
-async def bot(tmp_path: Path, discord: FakeDiscord) -> AsyncIterator[RunningAdapter]:
-    async with RunningAdapter(discord, tmp_path) as running:
+async def bot(tmp_path: Path, discord: FakeDiscord) -> AsyncIterator[AdapterUnderTest]:
+    async with discord_adapter(discord, tmp_path) as running:
         yield running
 
 
@@ -28,13 +28,13 @@ def buttons(message: dict) -> list[tuple[str, str, int]]:
     return [(b["custom_id"], b["label"], b["style"]) for row in message["components"] for b in row["components"]]
 
 
-async def prompt(bot: RunningAdapter, discord: FakeDiscord) -> dict:
+async def prompt(bot: AdapterUnderTest, discord: FakeDiscord) -> dict:
     """The bot asks with three buttons; the message as Discord stored it."""
     await bot.channel.send(OutboundMessage(in_channel(discord), "Run `ls`?", choices=CHOICES, prompt_id="K7Q"))
     return (await discord.wait_for_sent(1))[0]
 
 
-async def test_choices_are_buttons_under_the_last_chunk(bot: RunningAdapter, discord: FakeDiscord) -> None:
+async def test_choices_are_buttons_under_the_last_chunk(bot: AdapterUnderTest, discord: FakeDiscord) -> None:
     text = "\n\n".join(["word " * 300] * 2).strip()
     await bot.channel.send(OutboundMessage(in_channel(discord), text, choices=CHOICES, prompt_id="K7Q"))
     first, last = await discord.wait_for_sent(2)
@@ -43,7 +43,7 @@ async def test_choices_are_buttons_under_the_last_chunk(bot: RunningAdapter, dis
 
 
 async def test_a_decided_prompt_is_edited_through_the_press_and_loses_its_buttons(
-    bot: RunningAdapter, discord: FakeDiscord
+    bot: AdapterUnderTest, discord: FakeDiscord
 ) -> None:
     shown = await prompt(bot, discord)
     discord.press(shown, "K7Q:once", user_id=OWNER)
@@ -58,7 +58,7 @@ async def test_a_decided_prompt_is_edited_through_the_press_and_loses_its_button
     assert len(discord.sent) == 1 and not discord.edits
 
 
-async def test_edit_of_without_a_press_edits_the_channel_message(bot: RunningAdapter, discord: FakeDiscord) -> None:
+async def test_edit_of_without_a_press_edits_the_channel_message(bot: AdapterUnderTest, discord: FakeDiscord) -> None:
     shown = await prompt(bot, discord)
     await bot.channel.send(OutboundMessage(in_channel(discord), "Timed out.", edit_of=shown["id"]))
     (edit,) = discord.edits
@@ -66,7 +66,7 @@ async def test_edit_of_without_a_press_edits_the_channel_message(bot: RunningAda
 
 
 async def test_a_prompt_closed_without_a_press_is_edited_in_place_without_its_buttons(
-    bot: RunningAdapter, discord: FakeDiscord
+    bot: AdapterUnderTest, discord: FakeDiscord
 ) -> None:
     shown = await prompt(bot, discord)
     await bot.channel.send(OutboundMessage(in_channel(discord), "Run `ls`?\nTimed out, not run.", prompt_id="K7Q"))
@@ -76,20 +76,20 @@ async def test_a_prompt_closed_without_a_press_is_edited_in_place_without_its_bu
 
 
 async def test_closing_a_prompt_the_adapter_does_not_know_sends_the_text_anew(
-    bot: RunningAdapter, discord: FakeDiscord
+    bot: AdapterUnderTest, discord: FakeDiscord
 ) -> None:
     await bot.channel.send(OutboundMessage(in_channel(discord), "Timed out, not run.", prompt_id="ZZZ"))
     (sent,) = await discord.wait_for_sent(1)
     assert sent["content"] == "Timed out, not run." and not discord.edits
 
 
-async def test_edit_of_a_message_that_is_gone_is_sent_anew(bot: RunningAdapter, discord: FakeDiscord) -> None:
+async def test_edit_of_a_message_that_is_gone_is_sent_anew(bot: AdapterUnderTest, discord: FakeDiscord) -> None:
     await bot.channel.send(OutboundMessage(in_channel(discord), "Denied.", edit_of="123456"))
     (sent,) = await discord.wait_for_sent(1)
     assert sent["content"] == "Denied." and not discord.edits
 
 
-async def test_a_private_notice_goes_to_the_presser_alone(bot: RunningAdapter, discord: FakeDiscord) -> None:
+async def test_a_private_notice_goes_to_the_presser_alone(bot: AdapterUnderTest, discord: FakeDiscord) -> None:
     shown = await prompt(bot, discord)
     discord.press(shown, "K7Q:deny", user_id=OTHER)
     await bot.next()
@@ -101,7 +101,7 @@ async def test_a_private_notice_goes_to_the_presser_alone(bot: RunningAdapter, d
 
 
 async def test_a_private_notice_without_an_interaction_is_a_normal_message(
-    bot: RunningAdapter, discord: FakeDiscord
+    bot: AdapterUnderTest, discord: FakeDiscord
 ) -> None:
     notice = OutboundMessage(in_channel(discord), "Only owners can do that.", kind="notice", private_to=str(OTHER))
     await bot.channel.send(notice)
@@ -110,7 +110,7 @@ async def test_a_private_notice_without_an_interaction_is_a_normal_message(
 
 
 async def test_a_command_is_answered_in_its_deferred_response_then_in_follow_ups(
-    bot: RunningAdapter, discord: FakeDiscord
+    bot: AdapterUnderTest, discord: FakeDiscord
 ) -> None:
     discord.command("status", user_id=OWNER)
     command = await bot.next()
@@ -125,7 +125,9 @@ async def test_a_command_is_answered_in_its_deferred_response_then_in_follow_ups
     assert not followup["ephemeral"] and not discord.sent
 
 
-async def test_a_revised_answer_replaces_the_earlier_reply_in_place(bot: RunningAdapter, discord: FakeDiscord) -> None:
+async def test_a_revised_answer_replaces_the_earlier_reply_in_place(
+    bot: AdapterUnderTest, discord: FakeDiscord
+) -> None:
     asked = discord.guild_message("how far is the moon?", user_id=OWNER, mention_bot=True)
     await bot.next()
     chat = in_channel(discord)
@@ -139,13 +141,13 @@ async def test_a_revised_answer_replaces_the_earlier_reply_in_place(bot: Running
     assert len(discord.sent) == 2
 
 
-async def test_a_revision_of_an_unknown_reply_is_sent_anew(bot: RunningAdapter, discord: FakeDiscord) -> None:
+async def test_a_revision_of_an_unknown_reply_is_sent_anew(bot: AdapterUnderTest, discord: FakeDiscord) -> None:
     await bot.channel.send(OutboundMessage(in_channel(discord), "Again: 42.", revises_reply_to="987654"))
     (sent,) = await discord.wait_for_sent(1)
     assert sent["content"] == "Again: 42." and not discord.edits
 
 
-async def test_reactions_mark_seen_then_done_or_failed(bot: RunningAdapter, discord: FakeDiscord) -> None:
+async def test_reactions_mark_seen_then_done_or_failed(bot: AdapterUnderTest, discord: FakeDiscord) -> None:
     done = discord.guild_message("one", user_id=OWNER, mention_bot=True)
     failed = discord.guild_message("two", user_id=OWNER, mention_bot=True)
     chat = in_channel(discord)
@@ -163,7 +165,7 @@ async def test_reactions_mark_seen_then_done_or_failed(bot: RunningAdapter, disc
     ]
 
 
-async def test_a_command_has_no_message_to_react_to(bot: RunningAdapter, discord: FakeDiscord) -> None:
+async def test_a_command_has_no_message_to_react_to(bot: AdapterUnderTest, discord: FakeDiscord) -> None:
     discord.command("help", user_id=OWNER)
     command = await bot.next()
     await bot.channel.react(command.chat, command.platform_message_id, "seen")

@@ -13,7 +13,7 @@ from tests.fakes.discord_server import TEXT_LIMIT, FakeDiscord
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.gateway import OWNER, DiscordBot
 from tests.harness import next_event
-from tests.support.discord_adapter import RunningAdapter
+from tests.support.adapter import discord_adapter
 
 REPLY = "Here is the code:\n\n```python\n" + "\n".join(f"value_{i} = {i}" for i in range(12)) + "\n```\n\nThat's all."
 
@@ -42,8 +42,11 @@ async def test_reply_is_edited_in_place_with_balanced_fences(
     assert all(fences_balanced(call["content"]) for call in [posted, *discord.edits])
     assert discord.edits[-1]["content"] == REPLY
     settled = len(discord.edits)
-    await asyncio.sleep(0.15)
-    assert len(discord.edits) == settled and len(discord.sent) == 1
+    fake_llm.script(Text(REPLY, chunk_delay=0.015))  # a whole streamed turn more: an edit still due would come by now
+    done = asyncio.create_task(next_event(bot.gateway.agent.events, Delivered))
+    discord.guild_message("and again", user_id=OWNER, mention_bot=True)
+    await done
+    assert len([edit for edit in discord.edits if edit["id"] == posted["id"]]) == settled and len(discord.sent) == 2
 
 
 async def test_long_reply_continues_in_a_second_message(
@@ -75,7 +78,7 @@ async def test_rate_limited_edit_is_retried_and_the_reply_completes(
 
 
 async def test_a_revised_answer_replaces_the_live_reply_in_place(tmp_path: Path, discord: FakeDiscord) -> None:
-    async with RunningAdapter(discord, tmp_path, stream_interval="40ms") as adapter:
+    async with discord_adapter(discord, tmp_path, stream_interval="40ms") as adapter:
         asked = discord.guild_message("show me code", user_id=OWNER, mention_bot=True)
         await adapter.next()
         chat = ChatRef("discord", str(discord.channel_id))

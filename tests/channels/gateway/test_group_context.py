@@ -6,6 +6,7 @@ from typing import Any
 from bot.access.activation import Activations
 from bot.access.pairing import PairingBook
 from bot.access.policy import AccessPolicy
+from bot.agent.commands.activation import ActivationCommand
 from bot.bus import ChatRef, GroupLine, InboundMessage, LocalBus, Trust
 from bot.chats.rules import ChatRulesBook
 from bot.chats.settings import LocalChatSettings
@@ -72,13 +73,15 @@ def test_a_mention_takes_the_buffer_and_new_clears_it() -> None:
 
 def manager(tmp_path: Path, **section: Any) -> tuple[ChannelManager, LocalBus]:
     config = TelegramConfig.model_validate({"allow_from": ["5", "6"], **section})
+    activations = Activations(LocalChatSettings(tmp_path / "settings.db"))
     policy = AccessPolicy(
         "telegram",
         ["telegram:1"],
         config,
         PairingBook(tmp_path / "pairing.json"),
         rules=ChatRulesBook({"telegram": config}),
-        activations=Activations(LocalChatSettings(tmp_path / "settings.db")),
+        activations=activations,
+        gate_commands=ActivationCommand(activations),
     )
     bus = LocalBus()
     return ChannelManager(bus, access={"telegram": policy}), bus

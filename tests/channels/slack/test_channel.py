@@ -3,7 +3,9 @@ import json
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
+import pytest
 import pytest_asyncio
 
 from bot.access.pairing import PairingBook
@@ -185,13 +187,37 @@ async def test_bot_token_is_only_sent_to_slack(tmp_path: Path, slack: FakeSlack)
     assert message.attachments == () and message.text == "look\n[an image was sent but could not be downloaded]"
 
 
-async def test_an_event_is_acked_only_once_it_is_journaled(bot: SlackBot, fake_llm: FakeLLM, slack: FakeSlack) -> None:
-    bot.gateway.agent.bus.close_intake()  # as during a stop: the journal refuses the message
+async def test_an_event_is_acked_only_once_it_is_journaled(
+    bot: SlackBot, fake_llm: FakeLLM, slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bus = bot.gateway.agent.bus
+    bus.close_intake()  # as during a stop: the journal refuses the message
+    refused = asyncio.Event()
+    publish = bus.publish_inbound
+
+    async def publish_noted(message: InboundMessage) -> None:
+        try:
+            await publish(message)
+        finally:
+            refused.set()
+
+    monkeypatch.setattr(bus, "publish_inbound", publish_noted)
     slack.dm("during shutdown", user=OWNER)
-    await slack.wait_for_call("auth.test")
-    await asyncio.sleep(0.3)
+    await refused.wait()
     assert slack.acks == [] and fake_llm.requests == []
     assert await slack.retry_unacked() == 1  # Slack keeps it and delivers it again
+
+
+async def barrier(slack: FakeSlack, **where: Any) -> None:
+    """The owner writes once more (a DM, or where `where` says) and is answered: whatever catch-up put in that
+    conversation before was answered first."""
+    posted = len(slack.posted)
+    if where:
+        slack.channel_message("barrier", user=OWNER, **where)
+    else:
+        slack.dm("barrier", user=OWNER)
+    await slack.wait_for_posted(posted + 1)
+    assert len(slack.posted) == posted + 1 and slack.posted[-1]["text"].endswith("barrier")
 
 
 async def test_messages_sent_while_the_bot_was_down_are_answered_once_after_start(
@@ -209,9 +235,10 @@ async def test_messages_sent_while_the_bot_was_down_are_answered_once_after_star
     fake_llm.script(Text("caught up"), Text("caught up in thread"))
     async with SlackBot(tmp_path, fake_llm, slack):
         posted = await slack.wait_for_posted(5)
-        await asyncio.sleep(0.2)
-    assert len(slack.posted) == 5 and len(fake_llm.requests) == 5
-    texts = {last_user_text(fake_llm, -1), last_user_text(fake_llm, -2)}
+        await barrier(slack, channel=CHANNEL, mention=True, thread_ts=started["ts"])
+        await barrier(slack)
+    assert len(fake_llm.requests) == 7
+    texts = {last_user_text(fake_llm, -3), last_user_text(fake_llm, -4)}  # before the two barriers
     assert any(t.endswith("while you were away") for t in texts)
     assert any(t.endswith("thread reply meanwhile") for t in texts)
     assert {p["channel"] for p in posted[3:]} == {"D0001", CHANNEL}
@@ -228,6 +255,6 @@ async def test_catch_up_skips_a_slack_message_already_journaled(
     rows = json.loads(active.read_text())
     active.write_text(json.dumps([{**row, "last_id": "0"} for row in rows]))
     async with SlackBot(tmp_path, fake_llm, slack):
-        await asyncio.sleep(0.2)
-    assert any(method == "conversations.history" for method, _ in slack.calls)
-    assert len(slack.posted) == 1 and len(fake_llm.requests) == 1
+        await slack.wait_for_call("conversations.history")
+        await barrier(slack)
+    assert len(fake_llm.requests) == 2  # the first exchange and the barrier: the journaled message is not run again

@@ -4,7 +4,7 @@ from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.slack_server import FakeSlack
 from tests.gateway import SLACK_OWNER as OWNER
 from tests.gateway import SlackBot
-from tests.support.slack_under_test import SlackUnderTest
+from tests.support.adapter import slack_adapter
 
 CHANNEL = "C0GENERAL"
 
@@ -22,14 +22,14 @@ async def test_a_slash_command_is_acked_at_once_and_runs_as_the_command(
 
 
 async def test_a_renamed_command_arrives_under_its_relaybot_name(tmp_path: Path, slack: FakeSlack) -> None:
-    async with SlackUnderTest(tmp_path, slack) as bot:
+    async with slack_adapter(slack, tmp_path / "media") as bot:
         slack.slash_command("/relaybot-status", "now", user=OWNER, channel=CHANNEL)
         message = await bot.next()
     assert (message.text, message.chat.session_key, message.is_direct) == ("/status now", f"slack:{CHANNEL}", False)
 
 
 async def test_an_edit_arrives_as_an_edit_of_the_original(tmp_path: Path, slack: FakeSlack) -> None:
-    async with SlackUnderTest(tmp_path, slack) as bot:
+    async with slack_adapter(slack, tmp_path / "media") as bot:
         original = slack.dm("what is 2+3?", user=OWNER)
         first = await bot.next()
         slack.edit(original, "what is 2+4?")
@@ -42,7 +42,7 @@ async def test_an_edit_arrives_as_an_edit_of_the_original(tmp_path: Path, slack:
 async def test_channel_messages_without_a_mention_are_published_as_not_mentioned(
     tmp_path: Path, slack: FakeSlack
 ) -> None:
-    async with SlackUnderTest(tmp_path, slack) as bot:
+    async with slack_adapter(slack, tmp_path / "media") as bot:
         slack.channel_message("lunch at noon", channel=CHANNEL, user=OWNER)
         chatter = await bot.next()
         slack.channel_message("what did I say?", channel=CHANNEL, user=OWNER, mention=True)

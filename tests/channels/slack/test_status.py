@@ -5,19 +5,19 @@ import pytest_asyncio
 
 from bot.bus import ChatRef, OutboundMessage
 from tests.fakes.slack_server import FakeSlack
-from tests.support.slack_under_test import SlackUnderTest
+from tests.support.adapter import AdapterUnderTest, slack_adapter
 
 THREAD = ChatRef("slack", "C0GENERAL", "100.000001")
 DM = ChatRef("slack", "D0001")
 
 
 @pytest_asyncio.fixture
-async def bot(tmp_path: Path, slack: FakeSlack) -> AsyncIterator[SlackUnderTest]:
-    async with SlackUnderTest(tmp_path, slack, streaming="auto") as running:
+async def bot(tmp_path: Path, slack: FakeSlack) -> AsyncIterator[AdapterUnderTest]:
+    async with slack_adapter(slack, tmp_path / "media", streaming="auto") as running:
         yield running
 
 
-async def test_reactions_say_seen_then_done_or_failed(bot: SlackUnderTest, slack: FakeSlack) -> None:
+async def test_reactions_say_seen_then_done_or_failed(bot: AdapterUnderTest, slack: FakeSlack) -> None:
     await bot.channel.react(THREAD, "C0GENERAL:100.000002", "seen")
     await bot.channel.react(THREAD, "C0GENERAL:100.000003", "seen")
     assert slack.reactions[("C0GENERAL", "100.000002")] == ["eyes"]
@@ -31,14 +31,14 @@ async def test_reactions_say_seen_then_done_or_failed(bot: SlackUnderTest, slack
     assert not any(fields["channel"] != "C0GENERAL" for method, fields in slack.calls if method.startswith("reac"))
 
 
-async def test_a_refused_reaction_is_not_an_error(bot: SlackUnderTest, slack: FakeSlack) -> None:
+async def test_a_refused_reaction_is_not_an_error(bot: AdapterUnderTest, slack: FakeSlack) -> None:
     slack.scopes = {"chat:write"}
     await bot.channel.react(THREAD, "C0GENERAL:100.000002", "seen")
     assert slack.reactions == {}
 
 
 async def test_thinking_status_shows_in_a_thread_once_until_the_bot_posts(
-    bot: SlackUnderTest, slack: FakeSlack
+    bot: AdapterUnderTest, slack: FakeSlack
 ) -> None:
     await bot.channel.show_typing(THREAD)
     await bot.channel.show_typing(THREAD)  # the manager refreshes every few seconds; Slack keeps it two minutes
@@ -49,7 +49,7 @@ async def test_thinking_status_shows_in_a_thread_once_until_the_bot_posts(
 
 
 async def test_in_a_dm_the_status_threads_under_the_message_being_answered(
-    bot: SlackUnderTest, slack: FakeSlack
+    bot: AdapterUnderTest, slack: FakeSlack
 ) -> None:
     await bot.channel.show_typing(DM)
     assert slack.statuses == []  # nothing asked yet: no thread to show it in
@@ -59,7 +59,7 @@ async def test_in_a_dm_the_status_threads_under_the_message_being_answered(
     assert [(s["channel_id"], s["thread_ts"]) for s in slack.statuses] == [("D0001", asked["ts"])]
 
 
-async def test_without_the_scope_the_status_is_tried_once(bot: SlackUnderTest, slack: FakeSlack) -> None:
+async def test_without_the_scope_the_status_is_tried_once(bot: AdapterUnderTest, slack: FakeSlack) -> None:
     slack.scopes = {"reactions:write"}
     await bot.channel.show_typing(THREAD)
     await bot.channel.show_typing(ChatRef("slack", "C0GENERAL", "100.000009"))
@@ -67,7 +67,7 @@ async def test_without_the_scope_the_status_is_tried_once(bot: SlackUnderTest, s
 
 
 async def test_with_dm_replies_in_the_conversation_no_status_is_set_there(tmp_path: Path, slack: FakeSlack) -> None:
-    async with SlackUnderTest(tmp_path, slack, streaming="edit") as bot:
+    async with slack_adapter(slack, tmp_path / "media", streaming="edit") as bot:
         slack.dm("hello", user="U0OWNER")
         await bot.next()
         await bot.channel.show_typing(DM)
@@ -75,7 +75,7 @@ async def test_with_dm_replies_in_the_conversation_no_status_is_set_there(tmp_pa
 
 
 async def test_a_dm_reply_posted_in_the_conversation_clears_the_status_under_the_question(
-    bot: SlackUnderTest, slack: FakeSlack
+    bot: AdapterUnderTest, slack: FakeSlack
 ) -> None:
     asked = slack.dm("hello", user="U0OWNER")
     await bot.next()

@@ -6,7 +6,7 @@ from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.slack_server import FakeSlack
 from tests.gateway import SLACK_OWNER as OWNER
 from tests.gateway import SlackBot
-from tests.support.slack_under_test import SlackUnderTest
+from tests.support.adapter import slack_adapter
 
 CHANNEL = "C0GENERAL"
 BOT = "UBOT"
@@ -38,7 +38,7 @@ async def test_first_mention_in_an_unseen_thread_brings_its_parent_and_replies(
     slack.users.update({"U0BEA": "Bea Smith", OWNER: "Olive Owner"})
     parent = slack.channel_message("shall we ship friday?", channel=CHANNEL, user="U0BEA")
     slack.message_while_offline("I think so", user=OWNER, channel=CHANNEL, thread_ts=parent["ts"])
-    async with SlackUnderTest(tmp_path, slack) as bot:
+    async with slack_adapter(slack, tmp_path / "media") as bot:
         await bot.next()  # the parent, not mentioning the bot
         slack.channel_message("what do you say?", channel=CHANNEL, user=OWNER, thread_ts=parent["ts"], mention=True)
         mention, twin = await bot.next(), await bot.next()  # app_mention and message of one post
@@ -55,7 +55,7 @@ async def test_first_mention_in_an_unseen_thread_brings_its_parent_and_replies(
 
 async def test_a_thread_the_bot_answered_in_is_not_read_again(tmp_path: Path, slack: FakeSlack) -> None:
     parent = slack.channel_message("question", channel=CHANNEL, user=OWNER, mention=True)
-    async with SlackUnderTest(tmp_path, slack) as bot:
+    async with slack_adapter(slack, tmp_path / "media") as bot:
         await bot.next()
         await bot.channel.send(OutboundMessage(ChatRef("slack", CHANNEL, parent["ts"]), "answer"))
         slack.channel_message("more", channel=CHANNEL, user=OWNER, thread_ts=parent["ts"], mention=True)
@@ -80,7 +80,7 @@ async def test_threads_the_bot_answered_in_are_followed_after_a_restart(
 
 async def test_an_image_in_the_thread_parent_comes_with_the_quote(tmp_path: Path, slack: FakeSlack) -> None:
     parent = slack.file_share(b"\x89PNG chart", "chart.png", "image/png", text="the chart", channel=CHANNEL)
-    async with SlackUnderTest(tmp_path, slack) as bot:
+    async with slack_adapter(slack, tmp_path / "media") as bot:
         await bot.next()
         slack.channel_message("what does it show?", channel=CHANNEL, user=OWNER, thread_ts=parent["ts"], mention=True)
         mention = await bot.next()

@@ -91,19 +91,6 @@ async def test_rejected_html_is_resent_as_plain_text(
     assert sent["text"] == "**bold** answer" and sent.get("parse_mode") is None
 
 
-async def test_rate_limit_is_honoured_and_delivers_once(
-    bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
-) -> None:
-    telegram.fail("sendMessage", status=429, retry_after=3)
-    telegram.text("first", chat_id=OWNER, user_id=OWNER)
-    await telegram.wait_for_sent(1)
-    telegram.text("second", chat_id=OWNER, user_id=OWNER)
-    sent = await telegram.wait_for_sent(2)
-    assert [s["text"].splitlines()[-1] for s in sent] == ["first", "second"]
-    assert len(telegram.sent) == 2
-    assert bot.sleep.waits == [3.0]
-
-
 async def test_photo_reaches_the_model_as_an_image(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
     telegram.photo(b"\xff\xd8\xff\xe0fake jpeg bytes", caption="what is this?", chat_id=OWNER, user_id=OWNER)
     await telegram.wait_for_sent(1)

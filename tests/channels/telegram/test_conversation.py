@@ -9,6 +9,7 @@ import pytest_asyncio
 from bot.config.schema_channels import TelegramConfig
 from channels.telegram.channel import TelegramChannel
 from tests.fakes.telegram_server import FakeTelegram
+from tests.support.adapter import AdapterUnderTest
 from tests.support.publishing import Published
 
 GROUP = -1001
@@ -26,26 +27,27 @@ class AlbumWindow:
 
 
 @pytest_asyncio.fixture
-async def published() -> Published:
-    return Published()
-
-
-@pytest_asyncio.fixture
 async def window() -> AlbumWindow:
     return AlbumWindow()
 
 
 @pytest_asyncio.fixture
-async def channel(
-    tmp_path: Path, telegram: FakeTelegram, published: Published, window: AlbumWindow
-) -> AsyncIterator[TelegramChannel]:
+async def adapter(
+    tmp_path: Path, telegram: FakeTelegram, window: AlbumWindow
+) -> AsyncIterator[AdapterUnderTest[TelegramChannel]]:
     section = TelegramConfig(enabled=True, token=telegram.token, api_base=telegram.base_url)
-    running = TelegramChannel(published, section, tmp_path, album_sleep=window)
-    await running.start()
-    try:
-        yield running
-    finally:
-        await running.stop()
+    async with AdapterUnderTest(lambda publish: TelegramChannel(publish, section, tmp_path, album_sleep=window)) as bot:
+        yield bot
+
+
+@pytest_asyncio.fixture
+def channel(adapter: AdapterUnderTest[TelegramChannel]) -> TelegramChannel:
+    return adapter.channel
+
+
+@pytest_asyncio.fixture
+def published(adapter: AdapterUnderTest[TelegramChannel]) -> Published:
+    return adapter.published
 
 
 async def test_polling_asks_for_edits_and_button_presses(channel: TelegramChannel, telegram: FakeTelegram) -> None:
@@ -101,9 +103,10 @@ async def test_an_album_is_one_message_with_every_image_and_caption(
 
 
 async def test_open_albums_are_published_when_the_channel_stops(
-    tmp_path: Path, telegram: FakeTelegram, published: Published, window: AlbumWindow
+    tmp_path: Path, telegram: FakeTelegram, window: AlbumWindow
 ) -> None:
     section = TelegramConfig(enabled=True, token=telegram.token, api_base=telegram.base_url)
+    published = Published()
     channel = TelegramChannel(published, section, tmp_path, album_sleep=window)
     await channel.start()
     await telegram.wait_for_call("getUpdates")

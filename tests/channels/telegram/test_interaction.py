@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest_asyncio
 
 from bot.bus import ChatRef, Choice, OutboundMessage, Press
-from bot.config.schema_channels import TelegramConfig
 from channels.base import CommandSpec
 from channels.telegram.channel import TelegramChannel
 from tests.fakes.telegram_server import FakeTelegram
+from tests.support.adapter import AdapterUnderTest, telegram_adapter
 from tests.support.publishing import Published
 
 GROUP = -1001
@@ -18,19 +18,19 @@ APPROVAL = (Choice("once", "Allow once", "primary"), Choice("always", "Allow alw
 
 
 @pytest_asyncio.fixture
-async def published() -> Published:
-    return Published()
+async def adapter(tmp_path: Path, telegram: FakeTelegram) -> AsyncIterator[AdapterUnderTest[TelegramChannel]]:
+    async with telegram_adapter(telegram, tmp_path) as bot:
+        yield bot
 
 
 @pytest_asyncio.fixture
-async def channel(tmp_path: Path, telegram: FakeTelegram, published: Published) -> AsyncIterator[TelegramChannel]:
-    section = TelegramConfig(enabled=True, token=telegram.token, api_base=telegram.base_url)
-    running = TelegramChannel(published, section, tmp_path)
-    await running.start()
-    try:
-        yield running
-    finally:
-        await running.stop()
+def channel(adapter: AdapterUnderTest[TelegramChannel]) -> TelegramChannel:
+    return adapter.channel
+
+
+@pytest_asyncio.fixture
+def published(adapter: AdapterUnderTest[TelegramChannel]) -> Published:
+    return adapter.published
 
 
 def prompt(text: str = "Run `ls -la`?", **fields: object) -> OutboundMessage:

@@ -35,6 +35,14 @@ async def delivered(bot: TelegramBot) -> Delivered:
     return await next_event(bot.gateway.agent.events, Delivered)
 
 
+async def next_turn_delivered(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
+    """A whole streamed turn more in the group: any edit still due on the earlier reply would have come by now."""
+    fake_llm.script(Text(REPLY, chunk_delay=0.02))
+    done = asyncio.create_task(delivered(bot))
+    ask_in_group(telegram, "and again")
+    await done
+
+
 async def test_private_chat_shows_growing_drafts_then_one_message(
     bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
 ) -> None:
@@ -65,8 +73,8 @@ async def test_group_reply_is_edited_in_place_and_never_after_the_final_text(
     final = telegram.edits[-1]
     assert final["text"] == markdown_to_telegram_html(REPLY) and final["parse_mode"] == "HTML"
     settled = len(telegram.edits)
-    await asyncio.sleep(0.15)
-    assert len(telegram.edits) == settled and len(telegram.sent) == 1
+    await next_turn_delivered(bot, fake_llm, telegram)
+    assert len([e for e in telegram.edits if e["message_id"] == posted["message_id"]]) == settled
     assert telegram.drafts == []
 
 
@@ -175,10 +183,13 @@ async def test_stop_sent_while_a_reply_streams_ends_the_stream_and_the_turn(
     (stopped,) = await telegram.wait_for_sent(1)
     assert stopped["text"] == "Stopped."
     assert (await finished).outcome == "cancelled"
-    drafts = len(telegram.drafts)
-    await asyncio.sleep(0.2)  # the model would still be streaming had the turn not been cancelled
-    assert len(telegram.drafts) == drafts and all(len(d["text"]) < len(REPLY * 4) for d in telegram.drafts)
-    assert [s["text"] for s in telegram.sent] == ["Stopped."] and telegram.edits == []
+    drafts, stopped_drafts = len(telegram.drafts), {d["draft_id"] for d in telegram.drafts}
+    fake_llm.script(Text("next"))
+    telegram.text("barrier", chat_id=OWNER, user_id=OWNER)  # a whole turn later, the stopped one is still quiet
+    await telegram.wait_for_sent(2)
+    assert all(len(d["text"]) < len(REPLY * 4) for d in telegram.drafts)
+    assert len([d for d in telegram.drafts if d["draft_id"] in stopped_drafts]) == drafts
+    assert [s["text"] for s in telegram.sent] == ["Stopped.", "next"] and telegram.edits == []
 
 
 async def test_a_final_text_equal_to_the_last_live_edit_is_neither_edited_again_nor_doubled(

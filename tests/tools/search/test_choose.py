@@ -5,7 +5,7 @@ from bot.config.schema_tools import WebSearchConfig
 from bot.errors import ToolError
 from bot.tools.base import ToolContext
 from bot.tools.search.choose import providers_for, search_tool
-from tests.fakes.search_servers import FakeDuckDuckGo, FakeSearxng
+from tests.fakes.search_servers import TAVILY_KEY, FakeDuckDuckGo, FakeSearxng, FakeTavily
 
 
 def names(**config: object) -> list[str]:
@@ -24,6 +24,13 @@ def test_auto_puts_configured_providers_before_duckduckgo() -> None:
 def test_a_named_provider_is_the_only_one() -> None:
     assert names(provider="duckduckgo", api_key="b") == ["DuckDuckGo"]
     assert names(provider="tavily", tavily_api_key="t") == ["Tavily"]
+
+
+async def test_a_key_beside_a_named_provider_is_that_providers_key(ctx: ToolContext) -> None:
+    async with FakeTavily([("Otters", "https://o.org", "Otters hold hands.")]) as tavily:
+        config = WebSearchConfig(provider="tavily", api_key=TAVILY_KEY, tavily_api_base=tavily.base_url)
+        text = await search_tool(config).run({"query": "otters"}, ctx)
+    assert "1. Otters" in text and tavily.queries == ["otters"]
 
 
 def test_searxng_without_a_url_is_a_config_error_naming_the_key() -> None:

@@ -88,3 +88,26 @@ async def test_other_failures_are_not_hidden_behind_the_next_provider(ctx: ToolC
 async def test_without_providers_the_tool_says_what_to_configure(ctx: ToolContext) -> None:
     with pytest.raises(ToolError, match="needs a key"):
         await WebSearchTool([], "needs a key").run({"query": "q"}, ctx)
+
+
+async def test_a_short_retry_after_is_waited_out_within_the_call(ctx: ToolContext) -> None:
+    waited: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waited.append(seconds)
+
+    only = Scripted("A", SearchThrottled("A", 5), [DUCK])
+    assert "1. Duck" in await WebSearchTool([only], sleep=sleep).run({"query": "q"}, ctx)
+    assert waited == [5] and only.asked == 2
+
+
+async def test_a_long_retry_after_is_not_waited_for(ctx: ToolContext) -> None:
+    waited: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waited.append(seconds)
+
+    only = Scripted("A", SearchThrottled("A", 6), [DUCK])
+    with pytest.raises(SearchThrottled):
+        await WebSearchTool([only], sleep=sleep).run({"query": "q"}, ctx)
+    assert waited == [] and only.asked == 1

@@ -1,0 +1,42 @@
+"""`relaybot agent` on the control socket: the API channel's agent RPC, called as the owner of the machine."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from bot.app.control import Handler
+from bot.bus import Trust
+
+if TYPE_CHECKING:
+    from channels.api.auth import Caller
+    from channels.api.rpc import RunStarter
+
+CLI_NAME = "cli"
+"""The caller name of runs started from the command line: their sessions are `api:cli:<session>`."""
+NO_API = "relaybot agent runs through the API channel; set channels.api.enabled: true and restart"
+Call = Callable[["RunStarter", "Caller", dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+def control_handlers(runs: RunStarter | None) -> dict[str, Handler]:
+    """The `agent` and `agent.wait` ops; both refuse in one line when the API channel is off."""
+    from channels.api import rpc
+
+    return {"agent": _handler(runs, rpc.start), "agent.wait": _handler(runs, rpc.wait)}
+
+
+def _handler(runs: RunStarter | None, call: Call) -> Handler:
+    from channels.api.auth import Caller
+    from channels.api.rpc import RpcError
+
+    owner = Caller(CLI_NAME, Trust.OWNER, is_owner=True)
+
+    async def handle(request: dict[str, Any]) -> dict[str, Any]:
+        if runs is None:
+            return {"ok": False, "error": NO_API}
+        try:
+            return {"ok": True, **await call(runs, owner, request)}
+        except RpcError as error:
+            return {"ok": False, "error": error.message}
+
+    return handle

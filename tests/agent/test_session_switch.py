@@ -1,0 +1,36 @@
+"""/sessions lists a chat's archived conversations; /resume N brings one back and archives the live one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.agent.commands.session_switch import NO_ARCHIVES, resume_number, size_text
+from tests.fakes.openai_server import FakeLLM
+from tests.harness import Harness
+
+
+async def test_sessions_lists_and_resume_brings_a_conversation_back(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    async with Harness(tmp_path, fake_llm) as bot:
+        assert await bot.ask("/sessions") == NO_ARCHIVES
+        await bot.ask("pancakes please")
+        await bot.ask("/new")
+        await bot.ask("waffles please")
+        await bot.ask("/reset")
+        await bot.ask("something live")
+        listing = (await bot.ask("/sessions")).splitlines()
+        assert listing[0].startswith("Archived sessions")
+        assert listing[1].startswith("1. ") and " · 2 messages, " in listing[1] and " B · " in listing[1]
+        assert listing[1].endswith("waffles please") and listing[2].endswith("pancakes please")
+        assert await bot.ask("/resume 2") == "Resumed the session of 'pancakes please' (2 messages)."
+        await bot.ask("and syrup?")
+        asked = [m["content"] for m in fake_llm.requests[-1]["messages"][1:]]
+        assert asked[0].endswith("pancakes please") and asked[-1].endswith("and syrup?")
+        assert not any("something live" in text for text in asked)
+        after = await bot.ask("/sessions")
+        assert "something live" in after and "waffles please" in after and "pancakes" not in after
+        assert await bot.ask("/resume 7") == "Which one? /sessions lists them; then /resume N."
+
+
+def test_resume_reads_its_number_and_sizes_read_well() -> None:
+    assert [resume_number(t) for t in ("/resume 2", "/resume", "/resume two", "/resume 1 2")] == [2, None, None, None]
+    assert [size_text(n) for n in (812, 14 * 1024, int(2.3 * 1024 * 1024))] == ["812 B", "14 KB", "2.3 MB"]
