@@ -1,6 +1,7 @@
 """The email channel's connections: polling without IDLE, a dropped IMAP connection, refused logins."""
 
 import asyncio
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -102,7 +103,10 @@ async def test_a_refused_smtp_login_is_a_channel_error_not_retried(
 
 async def test_an_smtp_server_that_is_down_is_retried(dovecot: Dovecot, smtp_sink: SmtpSink, tmp_path: Path) -> None:
     config = email_config(dovecot, smtp_sink)
-    config = config.model_copy(update={"smtp": config.smtp.model_copy(update={"port": 9})})
+    with socket.socket() as unused:  # a port nothing listens on: connections are refused at once
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    config = config.model_copy(update={"smtp": config.smtp.model_copy(update={"port": port})})
     sleep = RecordedSleep()
     channel = EmailChannel(Inbox().publish, config, tmp_path, RetryPolicy(attempts=3, sleep=sleep))
     await channel.start()
