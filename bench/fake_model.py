@@ -11,15 +11,20 @@ import signal
 
 from rig import ROOT  # noqa: F401  (puts the repository on sys.path)
 
-from tests.fakes.openai_server import FakeLLM, Reply, ToolCalls, echo
+from bot.agent.memory.recollection import RECALL_END
+from tests.fakes.openai_server import FakeLLM, Reply, Text, ToolCalls, echo
 
 
 def answer(body: dict) -> Reply:
-    """A save_memory call for consolidation requests, an echo for everything else."""
+    """A save_memory call for consolidation requests, an echo for everything else (of the message only, as a model
+    answers it: passages recalled before it are not echoed, so the reply is as long with auto-recall as without)."""
     if any(tool["function"]["name"] == "save_memory" for tool in body.get("tools") or []):
         entry = {"history_entry": "Talked about the week's plans.", "memory_update": "# Memory\n\n- Plans a trip."}
         return ToolCalls((("save_memory", entry),))
-    return echo(body)
+    reply = echo(body)
+    if isinstance(reply, Text) and RECALL_END in reply.content:
+        return Text("echo: " + reply.content.partition(RECALL_END)[2].strip())
+    return reply
 
 
 async def serve(latency: float) -> None:

@@ -16,7 +16,8 @@ BotError
 │   └── BudgetExceeded         a spending limit was reached; the model was not called
 ├── TurnTimedOut           a turn ran past agent.turn_timeout and was cancelled; `seconds` is the limit
 ├── ToolError              a tool could not do what was asked; the registry reports it to the model
-│   └── ToolUnavailable        it failed on something passing (network, timeout, 5xx); a read-only call is retried once
+│   ├── ToolUnavailable        it failed on something passing (network, timeout, 5xx); a read-only call is retried once
+│   └── UnreadableDocument     a document cannot be read (damaged, locked, too large, a zip bomb); one line why
 ├── GatewayUnreachable     the running gateway did not answer on its control socket in time
 ├── BackupError            a backup archive is damaged or cannot be restored here; `path` names the archive
 ├── BusClosed              the bus takes no new inbound messages (a stop is under way)
@@ -177,6 +178,10 @@ class SearchThrottled(ToolError):
         super().__init__(f"{provider} search is rate limited; try again in about {retry_after:.0f}s.")
         self.provider = provider
         self.retry_after = retry_after
+
+
+class UnreadableDocument(ToolError):
+    """A document that cannot be read safely or at all; the message is one line the model can pass on."""
 
 
 class GatewayUnreachable(BotError):

@@ -65,7 +65,7 @@ async def attach_media(
             logger.warning("[%s] could not download %s: %s", message.chat.session_key, item.unique_id, exc)
             notes.append(f"[{_a(item.kind)} was sent but could not be downloaded]")
             continue
-        attachments.append(Attachment(str(target), item.mime_type, item.kind))
+        attachments.append(Attachment(str(target), item.mime_type, item.kind, item.name))
     text = "\n".join([message.text, *notes]).strip()
     return replace(message, text=text, attachments=message.attachments + tuple(attachments))
 

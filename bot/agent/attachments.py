@@ -7,6 +7,7 @@ import mimetypes
 from pathlib import Path
 
 from bot.bus import Attachment
+from bot.files.records import FileRecord
 
 logger = logging.getLogger(__name__)
 
@@ -48,15 +49,24 @@ def is_pdf(attachment: Attachment) -> bool:
     return attachment.mime_type.lower().startswith("application/pdf") or attachment.path.lower().endswith(".pdf")
 
 
-def describe_attachment(attachment: Attachment, workspace: Path, limit: int) -> str:
-    """The note the model reads for one attachment; text-like files and PDFs carry their text up to `limit`."""
+def describe_attachment(attachment: Attachment, workspace: Path, limit: int, record: FileRecord | None = None) -> str:
+    """The note the model reads for one attachment; text-like files and PDFs carry their text up to `limit`.
+
+    With its `record`, the note names the file by its id, which read_document and run_python take.
+    """
     shown = _shown_path(Path(attachment.path), workspace)
+    if record is not None:
+        shown = f"{record.id} {record.name}"
     if attachment.kind != "file":
         return f"[attached {attachment.kind}: {shown} ({attachment.mime_type})]"
     text = _text_of(attachment, limit)
     if text is None:
-        return f"[attached file: {shown} ({attachment.mime_type}); the owner's file tools can open it]"
-    cut = f"\n[the rest is cut: only the first {limit:,} characters are shown]" if len(text) > limit else ""
+        how = "read_document reads documents by file_id" if record else "the owner's file tools can open it"
+        return f"[attached file: {shown} ({attachment.mime_type}); {how}]"
+    cut = ""
+    if len(text) > limit:
+        more = f"; read_document(file_id={record.id!r}) reads on in parts" if record else ""
+        cut = f"\n[the rest is cut: only the first {limit:,} characters are shown{more}]"
     return f"[attached file {shown} ({attachment.mime_type}), its text follows]\n{text[:limit]}{cut}\n[end of {shown}]"
 
 

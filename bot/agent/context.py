@@ -11,13 +11,15 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.agent.attachments import describe_attachment
-from bot.agent.memory.files import MemoryScope
+from bot.agent.memory.files import MemoryScope, scope_for
 from bot.agent.room import context_text, quote_text
 from bot.agent.system_prompt_cache import Stamp, SystemPromptCache, stamp
-from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message
-from bot.bus import InboundMessage, Trust
+from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message, shorten_earlier_recall
+from bot.bus import Attachment, InboundMessage, Trust
+from bot.files.records import FileRecord
 from bot.skills import SkillLibrary
 from bot.storage.recent import RecentMap
+from bot.tools.chat_files import ChatFiles
 
 logger = logging.getLogger(__name__)
 
@@ -62,27 +64,23 @@ class FileCache:
 
 
 def memory_note(scope: MemoryScope, workspace: Path, trust: Trust) -> str:
-    """Where this chat's memory lives, and how the model can search its history with the tools it has."""
+    """Where this chat's memory lives, and how the model can search its past with the tools it has."""
     memory, history = (path.relative_to(workspace) for path in (scope.memory_file, scope.history_file))
     note = (
-        f"Long-term memory of this chat is in {memory} (shown below when it has content). {history} is an "
-        "append-only log with one timestamped summary per past conversation; "
+        f"Long-term memory of this chat is in {memory} (shown below when it has content); {history} logs one "
+        "dated summary per past conversation. Earlier passages may be recalled before the user's message. "
+        "When the user refers to something from before, search before saying you do not know: "
     )
     if trust is Trust.OWNER:
-        return note + (
-            "when the user refers to something from before, search it before saying you do not know: "
-            f"recall('keywords'), exec `grep -i -C1 'keyword' {history}`, or read_file it."
-        )
-    return note + (
-        "when the user refers to something from before, search it with recall('keywords') (this chat's "
-        "own history and earlier sessions only) before saying you do not know."
-    )
+        return note + f"recall('words or a question'), or exec `grep -i -C1 'keyword' {history}` or read_file it."
+    return note + "recall('words or a question') searches this chat's own past."
 
 
 def _as_sent(message: dict[str, Any], limit: int) -> dict[str, Any]:
-    """A stored message as the model reads it again: a long tool result cut, the reasoning kept for people left out."""
+    """A stored message as the model reads it again: a long tool result cut (an earlier recall result shortened),
+    the reasoning kept for people left out."""
     if message.get("role") == "tool":
-        return clip_tool_message(message, limit)
+        return clip_tool_message(shorten_earlier_recall(message), limit)
     if "reasoning" in message:
         return {key: value for key, value in message.items() if key != "reasoning"}
     return message
@@ -100,6 +98,7 @@ class ContextBuilder:
         max_inbound_chars: int = MAX_INBOUND_CHARS,
         inline_attachment_chars: int = INLINE_ATTACHMENT_CHARS,
         memory_chars: Callable[[], int] | None = None,
+        files: ChatFiles | None = None,
     ) -> None:
         self._max_tool_result_chars = max_tool_result_chars
         self._workspace = workspace
@@ -113,6 +112,7 @@ class ContextBuilder:
         self._skills = skills
         self._max_inbound_chars = max_inbound_chars
         self._inline_attachment_chars = inline_attachment_chars
+        self._chat_files = files
 
     def build(
         self,
@@ -123,7 +123,8 @@ class ContextBuilder:
         persona_file: Path | None = None,
         bootstrap: tuple[str, ...] | None = None,
     ) -> list[dict[str, Any]]:
-        """System prompt, then history (long tool results cut), then the new user message."""
+        """System prompt, then history (long tool results cut, earlier recall results shortened), then the new
+        user message."""
         limit = self._max_tool_result_chars
         messages = [{"role": "system", "content": self.system_prompt(message, scope, persona_file, bootstrap)}]
         messages += [_as_sent(m, limit) for m in history]
@@ -234,8 +235,21 @@ class ContextBuilder:
             lines.append(quote_text(message.reply_to, message.trust))
         lines.append(cap_text(message.text, self._max_inbound_chars))
         for attachment in message.attachments:
-            lines.append(describe_attachment(attachment, self._workspace, self._inline_attachment_chars))
+            record = self._record(message, attachment)
+            lines.append(describe_attachment(attachment, self._workspace, self._inline_attachment_chars, record))
         return "\n".join(line for line in lines if line)
+
+    def _record(self, message: InboundMessage, attachment: Attachment) -> FileRecord | None:
+        """The attachment's record in its chat's scope (the same one each time it is seen), when files are kept."""
+        if self._chat_files is None:
+            return None
+        directory = scope_for(self._workspace, message).directory
+        try:
+            path = Path(attachment.path)
+            return self._chat_files.register(directory, message.chat, path, attachment.name, attachment.mime_type)
+        except OSError as exc:  # the file went missing: the note describes it by path
+            logger.warning("[%s] attachment not recorded: %s", message.chat.session_key, exc)
+            return None
 
     def user_message(self, message: InboundMessage, text: str) -> dict[str, Any]:
         """The new user message, with images (its own, then the replied-to message's) inlined as image parts."""

@@ -29,6 +29,7 @@ from bot.agent.interruption import (
     timeout_reply,
 )
 from bot.agent.lanes import Lane, is_new_session, next_batch, steering
+from bot.agent.memory.auto_recall import AutoRecall
 from bot.agent.memory.consolidation import MemoryConsolidator
 from bot.agent.outbox import TurnOutbox
 from bot.agent.owner_dm import LastOwnerDM, OwnerDM
@@ -39,6 +40,7 @@ from bot.agent.sessions.session import Sessions
 from bot.agent.stream import is_silent
 from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
 from bot.agent.turn_hooks import TurnHooks, TurnMark
+from bot.agent.voice_reply import VoiceReplies
 from bot.bus import ChatRef, Choice, InboundMessage, MessageBus, OutboundMessage
 from bot.chats.rules import ChatRules, ChatRulesBook
 from bot.commands.catalogue import NEW, STOP
@@ -74,6 +76,8 @@ class LoopParts:
     rules: ChatRulesBook | None = None  # per-chat queue mode, edits and group context trust
     models: ChatModels | None = None  # `llm.models` and each chat's choice, for /model
     timezone: str = "UTC"  # the dates /sessions shows
+    recall: AutoRecall | None = None  # recalls earlier passages into each turn's prompt (and keeps the index)
+    voice: VoiceReplies | None = None  # speaks replies (`voice.reply`) when a TTS model is set
 
 
 class AgentLoop:
@@ -94,6 +98,7 @@ class AgentLoop:
         self._events = events
         self._config = config
         self._on_stop = parts.on_stop
+        self._voice = parts.voice
         self._owner_dm: OwnerDM = parts.owner_dm or LastOwnerDM()
         self._hooks = TurnHooks(hooks or Hooks())
         self._hooks.hooks.prompts.notify_with(bus.publish_outbound)
@@ -119,6 +124,7 @@ class AgentLoop:
             parts.memory,
             parts.personas,
             parts.transcriber,
+            parts.recall,
         )
         self._rules = parts.rules or ChatRulesBook({}, config.queue_mode)
         self._edits = EditDesk(parts.sessions, parts.context.user_text, bus.complete_inbound)
@@ -325,6 +331,8 @@ class AgentLoop:
         await self._hooks.ended(message, outcome, reply, mark.since(self._sessions))
         if reply is not None:
             await self._reply(message, reply, kind, completes=ids, finalises=message.id if message.stream else None)
+            if self._voice is not None and kind == "reply":
+                await self._voice.reply(batch, reply)
         else:
             await self._bus.complete_inbound(ids)
 
@@ -369,11 +377,10 @@ class AgentLoop:
         if sending is None:
             await self._bus.complete_inbound(completes)
             return
-        text = sending
         await self._bus.publish_outbound(
             OutboundMessage(
                 chat=message.chat,
-                text=text,
+                text=sending,
                 in_reply_to=message.id,
                 reply_to_platform_id=message.edit_of or message.platform_message_id,
                 kind=kind,
@@ -385,7 +392,7 @@ class AgentLoop:
             ),
             completes,
         )
-        await self._hooks.sent(message, text)
+        await self._hooks.sent(message, sending)
 
 
 def _already_said(result: TurnResult, outbox: TurnOutbox) -> bool:

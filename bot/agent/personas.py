@@ -17,7 +17,7 @@ _SERVER_WORDS = ("guild", "team", "server")
 
 @dataclass(frozen=True, slots=True)
 class Persona:
-    """A named persona: model settings, a system file added after SOUL.md, an optional tool subset, streaming."""
+    """A named persona: model settings, a system file added after SOUL.md, a tool subset, streaming, auto-recall."""
 
     name: str
     model: str | None = None
@@ -29,6 +29,7 @@ class Persona:
     streaming: bool | None = None
     reasoning_effort: ReasoningEffort | None = None
     api_key: str | None = None
+    auto_recall: bool | None = None
 
     def llm_config(self, base: LLMConfig) -> LLMConfig:
         """`base` with this persona's model and sampling; same provider settings unless it names its api_base (then
@@ -59,6 +60,7 @@ def personas_from(config: Mapping[str, PersonaConfig], workspace: Path) -> dict[
             section.streaming,
             section.reasoning_effort,
             section.api_key.get_secret_value() if section.api_key is not None else None,
+            section.auto_recall,
         )
         for name, section in config.items()
     }

@@ -10,6 +10,7 @@ from typing import Any
 
 from bot.agent.context import ContextBuilder
 from bot.agent.interruption import RESTARTED, closing_results
+from bot.agent.memory.auto_recall import AutoRecall, with_recalled
 from bot.agent.memory.consolidation import MemoryConsolidator
 from bot.agent.memory.files import scope_for
 from bot.agent.outbox import TurnOutbox
@@ -44,6 +45,7 @@ class SessionTurns:
         memory: MemoryConsolidator | None = None,
         personas: PersonaTurns | None = None,
         transcriber: Transcriber | None = None,
+        recall: AutoRecall | None = None,
     ) -> None:
         self._runner = runner
         self._sessions = sessions
@@ -55,6 +57,7 @@ class SessionTurns:
         self._memory = memory
         self._personas = personas
         self._transcriber = transcriber
+        self._recall = recall
 
     async def run(
         self,
@@ -102,9 +105,16 @@ class SessionTurns:
         if again:
             logger.info("[%s] running %s again after a restart", session.key, message.id)
             history = _before_last_user(history, text)
+        shown_from = session.total - len(history)
         bootstrap = await self._hooks.bootstrap(message, self._context.bootstrap_files(scope))
         persona_file = persona.system_file if persona else None
         messages = self._context.build(message, scope, history, text, persona_file, bootstrap)
+        recalling = self._recall is not None and self._recall.wanted(message, persona)
+        if self._recall is not None and recalling:
+            asked = "\n".join(m.text for m in batch)
+            window = self._memory_window
+            if block := await self._recall.block(scope.directory, message.chat, asked, shown_from, window):
+                messages[-1] = with_recalled(messages[-1], block)
         messages = await self._hooks.starting(session.key, message, text, messages, first=not session.messages)
         if not again:
             self._sessions.append(session, [{"role": "user", "content": text}], inbound_ids=ids)
@@ -118,6 +128,7 @@ class SessionTurns:
             persona.name if persona else None,
             person=message.person,
             memory_dir=scope.directory,
+            shown_from=shown_from,
         )
 
         # A call's usage is written with the message it produced (the runner records one right after), in one write.
@@ -145,6 +156,8 @@ class SessionTurns:
         finally:
             for prompt_tokens, completion_tokens in unwritten:  # a call whose message was never recorded
                 self._sessions.record_usage(session, prompt_tokens, completion_tokens)
+            if self._recall is not None and not recalling:  # else the next turn's recall indexes what this one saved
+                self._recall.saved(scope.directory, session.key)
         if self._memory:
             self._memory.after_turn(session, scope)
         return result

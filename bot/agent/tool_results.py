@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 DEFAULT_TOOL_RESULT_CHARS = 16_000
+EARLIER_RECALL_CHARS = 1200  # a recall result of an earlier turn, as the prompt's history shows it
 
 
 def clip_text(text: str, limit: int) -> str:
@@ -24,3 +25,16 @@ def clip_tool_message(message: dict[str, Any], limit: int) -> dict[str, Any]:
     if message.get("role") != "tool" or not isinstance(content, str) or len(content) <= limit:
         return message
     return {**message, "content": clip_text(content, limit)}
+
+
+def shorten_earlier_recall(message: dict[str, Any]) -> dict[str, Any]:
+    """A recall result from an earlier turn cut to EARLIER_RECALL_CHARS at a line or word end; others unchanged."""
+    content = message.get("content")
+    if message.get("name") != "recall" or not isinstance(content, str) or len(content) <= EARLIER_RECALL_CHARS:
+        return message
+    head = content[:EARLIER_RECALL_CHARS]
+    at = head.rfind("\n")
+    if at < EARLIER_RECALL_CHARS // 2:
+        at = head.rfind(" ")  # no line end late enough: a word end
+    kept = head[:at] if at >= EARLIER_RECALL_CHARS // 2 else head
+    return {**message, "content": f"{kept.rstrip()} […recall result shortened; search again for more]"}

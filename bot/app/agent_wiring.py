@@ -11,11 +11,17 @@ from bot.agent.commands.account import AccountCommands
 from bot.agent.context import ContextBuilder
 from bot.agent.context_budget import BudgetedProvider, ContextBudget
 from bot.agent.loop import AgentLoop, LoopParts
+from bot.agent.memory.auto_recall import AutoRecall
 from bot.agent.memory.consolidation import MemoryConsolidator
+from bot.agent.memory.file_writes import MemoryFileGuard
+from bot.agent.memory.recall_search import IndexRecall
+from bot.agent.memory.scope_index import MemoryIndexes
+from bot.agent.memory.semantic import semantic_memory
 from bot.agent.persona_turns import PersonaTurns
 from bot.agent.personas import Persona, PersonaRouter, personas_from
 from bot.agent.subagents import SubagentManager
 from bot.agent.turn import TurnRunner
+from bot.app import file_tools, voice
 from bot.app.backend import stores_for
 from bot.app.live_provider import SwappableProvider
 from bot.app.model_stack import ModelStack, ProviderFactory
@@ -39,6 +45,7 @@ from bot.setup.home import bundled
 from bot.skills import SkillLibrary
 from bot.tools.ask import AskUserTool, Questions
 from bot.tools.base import Tool, ToolRegistry
+from bot.tools.chat_files import ChatFiles
 from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
 from bot.tools.image import GenerateImageTool
 from bot.tools.launcher import exec_launcher
@@ -101,7 +108,13 @@ def build_registry(
 ) -> ToolRegistry:
     """The tools this bot offers, each given only its part of the config, with the guest set."""
     paths = WorkspacePaths(config.workspace, config.tools.restrict_to_workspace)
-    tools: list[Tool] = [ReadFileTool(paths), WriteFileTool(paths), EditFileTool(paths), ListDirTool(paths)]
+    memory = MemoryFileGuard(config.workspace / "memory", config.timezone)
+    tools: list[Tool] = [
+        ReadFileTool(paths),
+        WriteFileTool(paths, memory),
+        EditFileTool(paths, memory),
+        ListDirTool(paths),
+    ]
     if config.tools.exec.enabled:
         tools.append(exec_tool(config, rules or ProtectedPaths(config.workspace, config.tools.protected_paths)))
     tools.append(search_tool(config.tools.web_search))
@@ -152,7 +165,7 @@ def provider_factory(config: Config, given: Provider | None, retry: RetryPolicy 
     return make
 
 
-def context_builder(config: Config, skills: SkillLibrary, budget: ContextBudget) -> ContextBuilder:
+def context_builder(config: Config, skills: SkillLibrary, budget: ContextBudget, files: ChatFiles) -> ContextBuilder:
     """The system prompt and history builder, within the agent's size limits."""
     agent = config.agent
     return ContextBuilder(
@@ -163,6 +176,7 @@ def context_builder(config: Config, skills: SkillLibrary, budget: ContextBudget)
         memory_chars=budget.memory_chars,
         max_inbound_chars=agent.max_inbound_chars,
         inline_attachment_chars=agent.inline_attachment_chars,
+        files=files,
     )
 
 
@@ -189,13 +203,17 @@ class AgentApp:
         self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
         self.skills = skill_library(config)
         self.plugins = plugins_for(config)
+        self.files = file_tools.chat_files(config)
         self.registry = self._registry()
         self.pairing = self.stores.pairing()
         self.rules = ChatRulesBook(config.channels.chat_sections(), config.agent.queue_mode)
         self.sessions = self.stores.sessions()
-        self.registry.register(RecallTool(self.sessions, config.timezone))
+        memory = self.memory_backend = self.stores.memory()
+        self.indexes = MemoryIndexes(memory.logs, memory.members, config.workspace, config.state_dir, config.timezone)
+        self.indexes.semantic = semantic_memory(config.memory.embeddings, self.ledger, self.guard)
+        self.registry.register(RecallTool(IndexRecall(self.indexes, config.timezone), config.timezone))
         self.memory = self._memory()
-        self.context = context_builder(config, self.skills, self.budget)
+        self.context = context_builder(config, self.skills, self.budget, self.files)
         budgeted = self.budgeted = SwappableProvider(BudgetedProvider(self.provider, self.budget, self.plugins.hooks))
         self.runner = self._runner(budgeted, self.registry)
         self._notices: set[asyncio.Task[bool]] = set()
@@ -210,10 +228,9 @@ class AgentApp:
         )
         self.registry.register(SpawnTool(self.subagents))
         if config.tools.image.model:
-            self.registry.register(
-                GenerateImageTool(MeteredImages(image_model(config), self.ledger, self.guard), config.workspace)
-            )
-        self.mcp = MCPServers(config.mcp_servers, self.registry, workspace=config.workspace)
+            images = MeteredImages(image_model(config), self.ledger, self.guard)
+            self.registry.register(GenerateImageTool(images, config.workspace, self.files))
+        self.mcp = MCPServers(config.mcp_servers, self.registry, workspace=config.workspace, files=self.files)
         self.loop = AgentLoop(
             self.bus, self.events, config.agent, config.workspace, self._loop_parts(), self.plugins.hooks
         )
@@ -224,7 +241,7 @@ class AgentApp:
         config = self.config
         rules = ProtectedPaths(config.workspace, config.tools.protected_paths)
         registry = build_registry(config, self.skills, self.plugins.hooks, rules)
-        for tool in self.plugins.tools:
+        for tool in [*file_tools.file_tools(config, self.files, self.ledger, self.guard), *self.plugins.tools]:
             registry.register(tool)
         questions = Questions()
         registry.register(AskUserTool(questions, min(config.tools.ask_timeout, 0.9 * config.agent.turn_timeout)))
@@ -251,13 +268,14 @@ class AgentApp:
             config.agent.memory_window,
             config.timezone,
             hooks=self.plugins.hooks,
-            locks=self.stores.scope_locks(),
+            locks=self.memory_backend.locks,
         )
 
     def _loop_parts(self) -> LoopParts:
         config = self.config
         speech = SpeechModel(config.llm) if config.llm.transcription_model else None
         models = self.chat_models = ChatModels(config.llm.models, self.stores.chat_settings())
+        self.auto_recall = AutoRecall(self.indexes, config.memory.auto_recall, config.timezone, self.rules)
         self.personas = PersonaTurns(
             self._persona_router(config), self.runner, self._persona_runner, models, self._chosen_runner
         )
@@ -275,6 +293,8 @@ class AgentApp:
             rules=self.rules,
             models=models,
             timezone=config.timezone,
+            recall=self.auto_recall,
+            voice=voice.voice_replies(config, self.ledger, self.guard, self.bus.publish_outbound, self.files),
         )
 
     def _runner(self, provider: Provider, registry: ToolRegistry) -> TurnRunner:
@@ -313,6 +333,7 @@ class AgentApp:
             self.budgeted.swap(BudgetedProvider(self.provider, self.budget, self.plugins.hooks))
         self.rules.reconfigure(config.channels.chat_sections(), config.agent.queue_mode)
         self.chat_models.reconfigure(config.llm.models)
+        self.auto_recall.configure(config.memory.auto_recall)
         self.personas.reconfigure(self._persona_router(config))
 
     def _persona_router(self, config: Config) -> PersonaRouter:
@@ -346,9 +367,11 @@ class AgentApp:
         await self.subagents.stop()
         await self.loop.stop()
         await self.memory.stop()
+        await self.indexes.stop()
         await self.mcp.stop()
         await asyncio.gather(*self._notices, return_exceptions=True)
         self.ledger.close()
+        self.files.book.close()
         await self.bus.stop()
         if self._warming is not None:
             self._warming.cancel()

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from bot.access.flood import RateLimit
     from bot.access.notices import IgnoreNotices
     from bot.access.pairing import Pairing
-    from bot.agent.memory.locks import ScopeLocks
+    from bot.agent.memory.backend import MemoryBackend
     from bot.agent.owner_dm import OwnerDM
     from bot.agent.sessions.session import Sessions
     from bot.bus import MessageBus
@@ -58,10 +58,14 @@ class LocalStores:
 
         return LastOwnerDM(self._config.state_dir / "owner_dm.json")
 
-    def scope_locks(self) -> ScopeLocks:
+    def memory(self) -> MemoryBackend:
+        from bot.agent.memory.backend import MemoryBackend
         from bot.agent.memory.locks import ScopeLocks
+        from bot.agent.memory.members import FileMembers
+        from bot.agent.sessions.logs import FileLogs
 
-        return ScopeLocks()
+        state = self._config.state_dir
+        return MemoryBackend(ScopeLocks(), FileLogs(sessions_dir(self._config)), FileMembers(state / "memory_scopes"))
 
     def pairing(self) -> Pairing:
         from bot.access.pairing import PairingBook

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from bot.access.flood import RateLimit
     from bot.access.notices import IgnoreNotices
     from bot.access.pairing import Pairing
-    from bot.agent.memory.locks import ScopeLocks
+    from bot.agent.memory.backend import MemoryBackend
     from bot.agent.owner_dm import OwnerDM
     from bot.agent.sessions.session import Sessions
     from bot.app.gateway_lock import GatewayLock
@@ -67,10 +67,14 @@ class RedisStores:
 
         return RedisOwnerDM(self.state)
 
-    def scope_locks(self) -> ScopeLocks:
+    def memory(self) -> MemoryBackend:
+        from bot.agent.memory.backend import MemoryBackend
         from bot.agent.memory.locks import RedisScopeLocks
+        from bot.agent.memory.redis_members import RedisMembers
+        from bot.agent.sessions.redis_logs import RedisLogs
 
-        return RedisScopeLocks(self.state, self._config.workspace)
+        locks = RedisScopeLocks(self.state, self._config.workspace)
+        return MemoryBackend(locks, RedisLogs(self.state), RedisMembers(self.state))
 
     def pairing(self) -> Pairing:
         from bot.access.redis_pairing import RedisPairingBook

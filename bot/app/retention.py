@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from bot.config.paths import journal_path, sessions_dir
+from bot.config.paths import files_path, journal_path, sessions_dir
 from bot.config.schema import Config
 
 logger = logging.getLogger(__name__)
@@ -27,6 +27,7 @@ class Pruned:
     ledger: int = 0
     journal: int = 0
     run_logs: int = 0
+    files: int = 0
 
 
 def ledger_cutoff(now: float, keep: float, timezone: str) -> float:
@@ -50,7 +51,21 @@ def prune_state(config: Config, now: float) -> Pruned:
         ledger=prune_ledger(state / "usage.db", ledger_cutoff(now, keep.ledger, config.timezone)) if keep.ledger else 0,
         journal=prune_journal(journal_path(config), now - keep.journal),
         run_logs=RunLog(state / "cron_runs.jsonl").prune(now - keep.run_logs) if keep.run_logs else 0,
+        files=_prune_files(config, now - keep.files) if keep.files else 0,
     )
+
+
+def _prune_files(config: Config, before: float) -> int:
+    """The chats' files recorded before `before`, records and files both."""
+    from bot.files.records import FileBook
+
+    if not files_path(config).exists():
+        return 0
+    book = FileBook(files_path(config), config.workspace)
+    try:
+        return book.prune(before)
+    finally:
+        book.close()
 
 
 def prune_shared(config: Config, now: float) -> Pruned:
@@ -67,7 +82,7 @@ def prune_shared(config: Config, now: float) -> Pruned:
         sessions, calls = prune_redis(state, config.retention, cutoff, now)
     finally:
         state.client.close()
-    return Pruned(pruned.sessions + sessions, pruned.ledger + calls, pruned.journal, pruned.run_logs)
+    return Pruned(pruned.sessions + sessions, pruned.ledger + calls, pruned.journal, pruned.run_logs, pruned.files)
 
 
 class RetentionTask:
@@ -98,11 +113,13 @@ class RetentionTask:
             try:
                 pruned = await asyncio.to_thread(prune_shared, self._config, self._clock())
                 logger.info(
-                    "retention: pruned %d archived sessions, %d ledger rows, %d journal rows, %d run log entries",
+                    "retention: pruned %d archived sessions, %d ledger rows, %d journal rows, %d run log entries, "
+                    "%d files",
                     pruned.sessions,
                     pruned.ledger,
                     pruned.journal,
                     pruned.run_logs,
+                    pruned.files,
                 )
             except Exception:
                 logger.exception("retention: pruning failed; trying again in a day")

@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from bot.access.flood import RateLimit
     from bot.access.notices import IgnoreNotices
     from bot.access.pairing import Pairing
-    from bot.agent.memory.locks import ScopeLocks
+    from bot.agent.memory.backend import MemoryBackend
     from bot.agent.owner_dm import OwnerDM
     from bot.agent.sessions.session import Sessions
     from bot.app.gateway_lock import GatewayLock
@@ -49,8 +49,9 @@ class Stores(Protocol):
     def owner_dm(self) -> OwnerDM:
         """The chat the owner last wrote from directly."""
 
-    def scope_locks(self) -> ScopeLocks:
-        """Locks that keep one consolidation per memory scope at a time."""
+    def memory(self) -> MemoryBackend:
+        """Memory's parts: scope locks (one consolidation per scope at a time), the session logs the search indexes
+        read, and which sessions feed each scope (kept for good: the indexes are caches, this is not)."""
 
     def pairing(self) -> Pairing:
         """Pending pairing codes and approved senders."""

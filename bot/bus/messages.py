@@ -78,11 +78,12 @@ class ChatRef:
 
 @dataclass(frozen=True, slots=True)
 class Attachment:
-    """A file that came with a message, already saved locally."""
+    """A file that came with a message, already saved locally; `name` is the name its sender gave it."""
 
     path: str
     mime_type: str
     kind: Literal["image", "file", "voice"] = "file"
+    name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

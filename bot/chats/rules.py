@@ -16,7 +16,7 @@ from bot.config.schema_channels import (
     QueueMode,
 )
 
-_OVERRIDES = ("group_policy", "allow_from", "persona", "queue_mode", "group_history")
+_OVERRIDES = ("group_policy", "allow_from", "persona", "queue_mode", "group_history", "auto_recall")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +31,7 @@ class ChatRules:
     group_history_chars: int = 4000
     group_history_trust: GroupHistoryTrust = "lowest"
     on_edit: OnEdit = "note"
+    auto_recall: bool | None = None  # None: as the persona and memory.auto_recall say
 
 
 class ChatRulesBook:
@@ -74,6 +75,7 @@ def _channel_rules(section: ChannelSection, queue_mode: QueueMode) -> ChatRules:
         group_history_chars=section.group_history_chars,
         group_history_trust=section.group_history_trust,
         on_edit=section.on_edit,
+        auto_recall=section.auto_recall,
     )
 
 

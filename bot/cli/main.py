@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from bot.cli import agent, approvals, backup, cron, inspect, manifests, pairing, serve, sessions, setup
+from bot.cli import agent, approvals, backup, cron, inspect, manifests, memory, pairing, serve, sessions, setup
 from bot.cli.options import Options
 
 app = typer.Typer(
@@ -71,6 +71,7 @@ app.add_typer(pairing.app, name="pairing")
 app.add_typer(cron.app, name="cron")
 app.add_typer(backup.app, name="backup")
 app.add_typer(approvals.app, name="approvals")
+app.add_typer(memory.app, name="memory")
 
 
 def main() -> None:

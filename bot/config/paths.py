@@ -42,3 +42,8 @@ def gateway_lock_path(config: Config) -> Path:
 def sessions_dir(config: Config) -> Path:
     """The session logs on the local backend, one JSONL file each."""
     return config.state_dir / "sessions"
+
+
+def files_path(config: Config) -> Path:
+    """The records of every chat's files (ids, names, types, sizes, dates)."""
+    return config.state_dir / "files.db"

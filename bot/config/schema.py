@@ -11,8 +11,10 @@ from pydantic import BaseModel, Field, PrivateAttr, SecretStr, ValidationInfo, f
 from bot.bus import Trust
 from bot.config.durations import Duration
 from bot.config.schema_apps import ChannelsConfig
+from bot.config.schema_memory import MemoryConfig
 from bot.config.schema_ops import HealthConfig, RetentionConfig, TelemetryConfig
 from bot.config.schema_tools import SERVER_NAME, MCPServerConfig, ToolsConfig
+from bot.config.schema_voice import VoiceConfig
 from bot.config.section import Section
 from bot.errors import ConfigError
 
@@ -174,6 +176,7 @@ class PersonaConfig(Section):
     temperature: float | None = Field(default=None, ge=0, le=2)
     reasoning_effort: ReasoningEffort | None = None
     streaming: bool | None = None
+    auto_recall: bool | None = None  # None: as the chat's rules and memory.auto_recall say
 
 
 class RouteConfig(Section):
@@ -221,6 +224,7 @@ class Config(Section):
     identities: dict[str, list[str]] = {}  # person -> accounts (channel:user_id): one role, budget and DM memory
     llm: LLMConfig = LLMConfig()
     agent: AgentConfig = AgentConfig()
+    memory: MemoryConfig = MemoryConfig()
     channels: ChannelsConfig = ChannelsConfig()
     tools: ToolsConfig = ToolsConfig()
     access: AccessConfig = AccessConfig()
@@ -237,6 +241,7 @@ class Config(Section):
     log_level: Literal["trace", "debug", "info", "warning", "error"] | None = None
     telemetry: TelemetryConfig = TelemetryConfig()
     retention: RetentionConfig = RetentionConfig()
+    voice: VoiceConfig = VoiceConfig()
 
     @field_validator("roles")
     @classmethod

@@ -30,6 +30,7 @@ class GroupRules(Section):
     persona: str | None = None
     queue_mode: QueueMode | None = None
     group_history: int | None = Field(default=None, ge=0)
+    auto_recall: bool | None = None
 
     @field_validator("allow_from", mode="before")
     @classmethod
@@ -55,6 +56,7 @@ class ChannelSection(Section):
     group_policy: GroupPolicy = "mention"
     groups: dict[str, GroupSection] = {}
     queue_mode: QueueMode | None = None
+    auto_recall: bool | None = None  # None: memory.auto_recall.enabled
     group_history: int = Field(default=20, ge=0)
     group_history_chars: int = Field(default=4000, gt=0)
     group_history_trust: GroupHistoryTrust = "lowest"

@@ -32,3 +32,4 @@ class RetentionConfig(Section):
     ledger: Duration | None = Field(default=400 * DAY, gt=0)
     journal: Duration = Field(default=7 * DAY, gt=0)
     run_logs: Duration | None = Field(default=90 * DAY, gt=0)
+    files: Duration | None = Field(default=90 * DAY, gt=0)  # what chats sent and what was made for them

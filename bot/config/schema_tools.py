@@ -65,12 +65,32 @@ class ImageConfig(Section):
     timeout: Duration = Field(default=120.0, gt=0)
 
 
+class PythonSecondsConfig(Section):
+    """run_python seconds each role may use a day (0: none, null: no limit); one ledger row per run."""
+
+    guest: float | None = Field(default=0.0, ge=0)
+    user: float | None = Field(default=900.0, ge=0)
+    admin: float | None = Field(default=3600.0, ge=0)
+    owner: float | None = Field(default=None, ge=0)
+
+
+class PythonConfig(Section):
+    """run_python: Python in the bubblewrap sandbox, never without it; the limits of one run."""
+
+    enabled: bool = True
+    timeout: Duration = Field(default=30.0, gt=0, le=3600)
+    memory_mb: int = Field(default=512, ge=64)
+    processes: int = Field(default=32, ge=1)
+    disk_mb: int = Field(default=100, ge=1)
+    daily_seconds: PythonSecondsConfig = PythonSecondsConfig()
+
+
 class WebFetchConfig(Section):
     allow_private: bool = False
 
 
 GUEST_TOOLS = ["web_search", "web_fetch", "load_skill"]
-USER_TOOLS = [*GUEST_TOOLS, "cron", "spawn", "send_file"]
+USER_TOOLS = [*GUEST_TOOLS, "cron", "spawn", "send_file", "run_python"]
 ADMIN_TOOLS = [*USER_TOOLS, "read_file", "write_file", "edit_file", "list_dir", "generate_image"]
 
 
@@ -87,6 +107,7 @@ class ToolsConfig(Section):
     protected_paths: list[str] = ["SOUL.md", "AGENTS.md", "USER.md", "TOOLS.md", "HEARTBEAT.md", "skills/"]
     by_role: ToolsByRole = ToolsByRole()
     exec: ExecConfig = ExecConfig()
+    python: PythonConfig = PythonConfig()
     web_search: WebSearchConfig = WebSearchConfig()
     web_fetch: WebFetchConfig = WebFetchConfig()
     ask_timeout: Duration = Field(default=600.0, gt=0)

@@ -79,6 +79,20 @@ def check_sandbox(config: Config, describe: Callable[[Config], tuple[bool, str]]
     )
 
 
+def check_python(config: Config, problem: Callable[[], str | None] | None = None) -> Check:
+    """run_python: ⚠ when bubblewrap cannot run here, since then the tool is not offered at all."""
+    if not config.tools.python.enabled:
+        return Check("run_python", "ok", "run_python is disabled")
+    if problem is None:
+        from bot.tools.python_sandbox import sandbox_problem
+
+        problem = sandbox_problem
+    found = problem()
+    if found is None:
+        return Check("run_python", "ok", "runs in the bubblewrap sandbox (no network, limits on time and memory)")
+    return Check("run_python", "warn", found, "install bubblewrap (Debian: apt-get install bubblewrap)")
+
+
 def check_gateway(status: dict[str, Any] | None) -> Check:
     """Whether a gateway is running (information only)."""
     from bot.setup.gateway_status import describe_uptime
@@ -155,5 +169,5 @@ async def run_checks(config: Config, gateway: dict[str, Any] | None, tool_schema
     probes += [check_mcp(name, server) for name, server in config.mcp_servers.items()]
     for outcome in await asyncio.gather(*probes):
         checks.extend(outcome if isinstance(outcome, list) else [outcome])
-    checks += [check_sandbox(config), check_gateway(gateway), check_disk(config.state_dir)]
+    checks += [check_sandbox(config), check_python(config), check_gateway(gateway), check_disk(config.state_dir)]
     return checks

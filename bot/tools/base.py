@@ -36,6 +36,7 @@ class ToolContext:
     persona: str | None = None  # the persona the turn speaks as: what it spawns inherits its model and tools
     person: str | None = None  # the sender's person (`identities`): who their cron jobs are charged to
     memory_dir: Path | None = None  # the chat's memory scope folder: what recall searches
+    shown_from: int | None = None  # the session's messages from this number on are in the prompt already
 
     @property
     def session_key(self) -> str:

@@ -22,6 +22,13 @@ LIST_LIMIT = 500
 NEW_FILE_MODE = 0o600  # the workspace is private, like everything under the relaybot home
 
 T = TypeVar("T")
+WriteCheck = Callable[[Path, str, ToolContext], str]
+"""Looks at a write before it happens (real path, new text, who asks), on a thread: the text to write, or ToolError."""
+
+
+def unchecked(path: Path, text: str, ctx: ToolContext) -> str:
+    """Every write goes through as it is."""
+    return text
 
 
 def human_size(size: int) -> str:
@@ -91,8 +98,9 @@ def write_atomically(path: Path, text: str) -> None:
 class _FileTool(Tool):
     """A tool that works on workspace paths."""
 
-    def __init__(self, paths: WorkspacePaths) -> None:
+    def __init__(self, paths: WorkspacePaths, check: WriteCheck = unchecked) -> None:
         self._paths = paths
+        self._check = check
 
     def _existing_file(self, raw: str) -> tuple[Path, str]:
         path = self._paths.resolve(raw)
@@ -165,7 +173,7 @@ class WriteFileTool(_FileTool):
         shown = self._paths.display(path)
         if path.is_dir():
             raise ToolError(f"{shown} is a folder; give a file path.")
-        content = args["content"]
+        content = await self._io(shown, self._check, path, args["content"], ctx)
         await self._io(shown, write_atomically, path, content)
         return f"Wrote {human_size(len(content.encode('utf-8')))} to {shown}."
 
@@ -202,7 +210,8 @@ class EditFileTool(_FileTool):
                 f"old_text occurs {count} times in {shown}; nothing was changed. "
                 "Include more surrounding text so it matches exactly once."
             )
-        await self._io(shown, write_atomically, path, text.replace(old, args["new_text"], 1))
+        changed = await self._io(shown, self._check, path, text.replace(old, args["new_text"], 1), ctx)
+        await self._io(shown, write_atomically, path, changed)
         return f"Edited {shown}."
 
 

@@ -9,6 +9,7 @@ from bot.bus import OutboundMessage
 from bot.errors import BudgetExceeded, ProviderError, ToolError
 from bot.llm.images import EXTENSIONS, ImageMaker
 from bot.tools.base import Tool, ToolContext
+from bot.tools.chat_files import ChatFiles
 from bot.tools.outbox_files import outbox_attachment, save_to_outbox
 from bot.tools.send_file import UPLOAD_LIMITS
 
@@ -30,9 +31,10 @@ class GenerateImageTool(Tool):
         "required": ["prompt"],
     }
 
-    def __init__(self, images: ImageMaker, workspace: Path) -> None:
+    def __init__(self, images: ImageMaker, workspace: Path, files: ChatFiles | None = None) -> None:
         self._images = images
         self._workspace = workspace
+        self._files = files
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
         try:
@@ -43,7 +45,9 @@ class GenerateImageTool(Tool):
             raise ToolError(f"the image model could not draw it: {exc}") from exc
         suffix = EXTENSIONS.get(image.mime_type, ".png")
         path = save_to_outbox(self._workspace, ctx.chat, "image", suffix, image.data)
-        shown = path.relative_to(self._workspace)
+        shown = str(path.relative_to(self._workspace))
+        if self._files is not None:  # a record of the chat's, like every file made for it
+            shown += f", file_id {(await self._files.made(ctx, path)).id}"
         if ctx.chat.channel not in UPLOAD_LIMITS:
             return f"Drew the picture and saved it as {shown}; this chat cannot show pictures, so tell the user where."
         attachment = outbox_attachment(path, image.mime_type)

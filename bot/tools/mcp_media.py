@@ -12,6 +12,7 @@ from typing import Any
 
 from bot.bus import OutboundMessage
 from bot.tools.base import ToolContext
+from bot.tools.chat_files import ChatFiles
 from bot.tools.outbox_files import outbox_attachment, save_to_outbox
 from bot.tools.send_file import UPLOAD_LIMITS
 
@@ -46,18 +47,24 @@ def media_of(result: Any) -> list[Media]:
     return found
 
 
-async def deliver(media: list[Media], workspace: Path, ctx: ToolContext, server: str) -> str:
-    """Save each file in the chat's outbox and send them in one message; a note for the model says where they are."""
+async def deliver(
+    media: list[Media], workspace: Path, ctx: ToolContext, server: str, files: ChatFiles | None = None
+) -> str:
+    """Save each file in the chat's outbox (a record of the chat's, with `files`) and send them in one message; a note
+    for the model says where they are."""
     paths = []
     for item in media[:MAX_FILES]:
         suffix = mimetypes.guess_extension(item.mime_type) or ""
         stem = re.sub(r"[^\w.-]", "_", f"{server}-{item.name}")[:60]
         paths.append(save_to_outbox(workspace, ctx.chat, stem, "" if stem.endswith(suffix) else suffix, item.data))
     shown = ", ".join(str(path.relative_to(workspace)) for path in paths)
+    if files is not None:
+        ids = [(await files.made(ctx, path, item.name)).id for path, item in zip(paths, media, strict=False)]
+        shown += f" (file ids {', '.join(ids)})"
     if ctx.chat.channel not in UPLOAD_LIMITS:
         return f"[the tool returned {len(paths)} file(s), saved as {shown}; this chat cannot show files]"
-    files = tuple(outbox_attachment(path, item.mime_type) for path, item in zip(paths, media, strict=False))
-    await ctx.send(OutboundMessage(ctx.chat, "", in_reply_to=ctx.turn_id, kind="progress", files=files))
+    attachments = tuple(outbox_attachment(path, item.mime_type) for path, item in zip(paths, media, strict=False))
+    await ctx.send(OutboundMessage(ctx.chat, "", in_reply_to=ctx.turn_id, kind="progress", files=attachments))
     return f"[the tool returned {len(paths)} file(s), sent to this chat and saved as {shown}]"
 
 

@@ -1,10 +1,7 @@
-"""The recall tool: a ranked keyword search of the current chat's own memory scope, and nothing else."""
+"""The recall tool: a ranked search of the current chat's own memory scope, and nothing else."""
 
 from __future__ import annotations
 
-import asyncio
-import re
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -12,79 +9,90 @@ from zoneinfo import ZoneInfo
 
 from bot.errors import ToolError
 from bot.tools.base import Tool, ToolContext
-from bot.tools.recall_index import Found, Passage, best_passages
-
-_ENTRY = re.compile(r"^\[(\d{4}-\d{2}-\d{2})[^\]]*\]\s*", re.MULTILINE)
-EXCHANGE_CHARS = 4000
 
 
-class SessionArchive(Protocol):
-    """Archived (reset with /new) sessions of one chat, as (timestamp, role, text) messages in order."""
+class MemorySearch(Protocol):
+    """The memory index as the recall tool searches it."""
 
-    def archived_messages(self, chat_key: str) -> list[tuple[float, str, str]]: ...
+    def searchable(self, query: str) -> bool:
+        """Whether the query has words to search for (not only question and stop words)."""
+
+    async def recall(
+        self,
+        directory: Path,
+        query: str,
+        session_key: str,
+        shown_from: int | None,
+        since: float | None,
+        until: float | None,
+    ) -> list[str]:
+        """The best passages of the scope folder for `query`, each with its date and who spoke, best first;
+        the session's messages from `shown_from` on (already in the prompt) left out."""
 
 
 class RecallTool(Tool):
-    """Searches HISTORY.md and the chat's archived sessions; never another chat's memory."""
+    """Searches every message, summary and fact of this chat's memory scope; never another chat's memory."""
 
     name = "recall"
     read_only = True
     for_everyone = True
     description = (
-        "Search this chat's own long-term history (summaries of past conversations and earlier sessions) "
-        "for keywords. Returns the five best matches with their dates. Use it when the user refers to "
-        "something from before that is not in the conversation."
+        "Search this chat's own memory: every earlier message (also those no longer in the conversation), "
+        "summaries and saved facts. Returns the five best passages with their dates."
     )
     parameters = {
         "type": "object",
-        "properties": {"query": {"type": "string", "minLength": 1, "description": "Keywords to look for."}},
+        "properties": {
+            "query": {"type": "string", "description": "What to look for, in words."},
+            "since": {
+                "type": "string",
+                "format": "date",
+                "description": "Only passages from this day on (YYYY-MM-DD).",
+            },
+            "until": {"type": "string", "format": "date", "description": "Only passages up to this day (YYYY-MM-DD)."},
+        },
         "required": ["query"],
     }
 
-    def __init__(self, archive: SessionArchive | None, timezone: str = "UTC") -> None:
-        self._archive = archive
+    def __init__(self, memory: MemorySearch, timezone: str = "UTC") -> None:
+        self._memory = memory
         self._zone = ZoneInfo(timezone)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
         if ctx.memory_dir is None:
             raise ToolError("this conversation has no long-term memory to search.")
-        query = str(args["query"])
-        found = await asyncio.to_thread(self._search, ctx.memory_dir, ctx.chat.channel, ctx.chat.chat_id, query)
+        query = str(args["query"]).strip()
+        since = self._day(args.get("since"), "since")
+        until = self._day(args.get("until"), "until")
+        if since is not None and until is not None and since > until:
+            raise ToolError("`since` is after `until`.")
+        if not self._memory.searchable(query):
+            return (
+                f"{query!r} has no words to search for: only question and common words. Name what to look "
+                "for: a person, place, thing or topic."
+            )
+        found = await self._memory.recall(
+            ctx.memory_dir,
+            query,
+            ctx.session_key,
+            ctx.shown_from,
+            since,
+            until + 86400.0 if until is not None else None,
+        )
         if not found:
-            return f"Nothing in this chat's history matches {query!r}."
-        lines = [f"Best matches in this chat's history for {query!r}:"]
-        lines += [f"{n}. {hit.date} ({hit.source}): {hit.excerpt}" for n, hit in enumerate(found, 1)]
+            return (
+                f"Nothing in this chat's memory matches {query!r}. Search with the words the user would have "
+                "used (names, places, things), not only question words."
+            )
+        lines = [f"Best matches in this chat's memory for {query!r}:"]
+        lines += [f"{n}. {text}" for n, text in enumerate(found, 1)]
         return "\n".join(lines)
 
-    def _search(self, directory: Path, channel: str, chat_id: str, query: str) -> list[Found]:
-        passages = [*history_passages(directory / "HISTORY.md")]
-        if self._archive is not None:
-            messages = self._archive.archived_messages(f"{channel}:{chat_id}")
-            passages += exchange_passages(messages, self._zone)
-        return best_passages(passages, query)
-
-
-def history_passages(path: Path) -> Iterator[Passage]:
-    """Each dated entry of a HISTORY.md (`[YYYY-MM-DD HH:MM] text`), as a passage."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return
-    starts = list(_ENTRY.finditer(text))
-    for index, start in enumerate(starts):
-        end = starts[index + 1].start() if index + 1 < len(starts) else len(text)
-        yield Passage(start.group(1), "history", text[start.end() : end].strip())
-
-
-def exchange_passages(messages: list[tuple[float, str, str]], zone: ZoneInfo) -> Iterator[Passage]:
-    """Each user message with the replies up to the next one, dated by the user message."""
-    when: float | None = None
-    parts: list[str] = []
-    for ts, role, text in [*messages, (0.0, "user", "")]:
-        if role == "user":
-            if when is not None and parts:
-                day = datetime.fromtimestamp(when, zone).strftime("%Y-%m-%d")
-                yield Passage(day, "earlier session", "\n".join(parts)[:EXCHANGE_CHARS])
-            when, parts = ts, []
-        if text:
-            parts.append(f"{role}: {text}")
+    def _day(self, value: Any, name: str) -> float | None:
+        if value in (None, ""):
+            return None
+        try:
+            day = datetime.strptime(str(value), "%Y-%m-%d").replace(tzinfo=self._zone)
+        except ValueError:
+            raise ToolError(f"`{name}` must be a date such as 2026-03-05, not {value!r}.") from None
+        return day.timestamp()

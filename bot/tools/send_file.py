@@ -9,6 +9,7 @@ from typing import Any, Literal
 from bot.bus import Attachment, ChatRef, OutboundMessage, Trust
 from bot.errors import ToolError
 from bot.tools.base import Tool, ToolContext
+from bot.tools.chat_files import ChatFiles
 from bot.tools.workspace import WorkspacePaths
 
 CHAT_FOLDERS = ("inbox", "outbox")
@@ -50,30 +51,44 @@ class SendFileTool(Tool):
                 "description": f"Several paths, sent together (a Telegram album; one message elsewhere); "
                 f"at most {MAX_FILES}.",
             },
+            "file_ids": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "minItems": 1,
+                "maxItems": MAX_FILES,
+                "description": "This chat's files by file_id (list_files shows them), sent together.",
+            },
             "caption": {"type": "string", "description": "A short text sent with the file(s)."},
         },
     }
 
-    def __init__(self, paths: WorkspacePaths) -> None:
+    def __init__(self, paths: WorkspacePaths, chat_files: ChatFiles | None = None) -> None:
         self._paths = paths
+        self._chat_files = chat_files
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
         asked = [*([args["path"]] if args.get("path") else []), *(args.get("paths") or [])]
-        if not asked:
-            raise ToolError("give path (one file) or paths (several files) relative to the workspace.")
-        if len(asked) > MAX_FILES:
+        ids = list(dict.fromkeys(args.get("file_ids") or []))
+        if not asked and not ids:
+            raise ToolError("give path or paths (relative to the workspace), or file_ids of this chat's files.")
+        if len(asked) + len(ids) > MAX_FILES:
             raise ToolError(f"at most {MAX_FILES} files go in one send_file call; send the rest in another.")
+        if ids and self._chat_files is None:
+            raise ToolError("files cannot be sent by file_id here; give their paths.")
+        # a file id is the chat's own by its record: it needs no folder check
+        owned = [str((await self._chat_files.get(ctx, file_id)).path) for file_id in ids] if self._chat_files else []
         files = [self._checked(text, ctx) for text in dict.fromkeys(asked)]
+        files += [self._checked(text, ctx, owned=True) for text in owned]
         caption = str(args.get("caption") or "")
         attachments = tuple(attachment for attachment, _, _ in files)
         await ctx.send(OutboundMessage(ctx.chat, caption, in_reply_to=ctx.turn_id, kind="progress", files=attachments))
         return "Sent " + ", ".join(f"{shown} ({size:,} bytes)" for _, shown, size in files) + " to this chat."
 
-    def _checked(self, text: str, ctx: ToolContext) -> tuple[Attachment, str, int]:
+    def _checked(self, text: str, ctx: ToolContext, owned: bool = False) -> tuple[Attachment, str, int]:
         """The file at `text` as an attachment, with its shown path and size, once every check has passed."""
         path = self._paths.resolve(text)
         shown = self._paths.display(path)
-        if not ctx.trust.at_least(Trust.ADMIN) and not self._belongs_to(path, ctx.chat):
+        if not owned and not ctx.trust.at_least(Trust.ADMIN) and not self._belongs_to(path, ctx.chat):
             raise ToolError(
                 f"{shown} does not belong to this chat; for this sender only the chat's own files can be sent: "
                 + " and ".join(f"{name}/{ctx.chat.folder}/" for name in CHAT_FOLDERS)

@@ -10,7 +10,19 @@ from typing import Literal
 
 from bot.bus import InboundMessage, Trust
 
-Purpose = Literal["chat", "subagent", "consolidation", "heartbeat", "cron", "transcription", "compaction", "image"]
+Purpose = Literal[
+    "chat",
+    "subagent",
+    "consolidation",
+    "heartbeat",
+    "cron",
+    "transcription",
+    "compaction",
+    "image",
+    "embedding",
+    "python",
+    "speech",
+]
 PURPOSES: tuple[Purpose, ...] = (
     "chat",
     "subagent",
@@ -20,8 +32,11 @@ PURPOSES: tuple[Purpose, ...] = (
     "transcription",
     "compaction",
     "image",
+    "embedding",
+    "python",
+    "speech",
 )
-BACKGROUND: frozenset[str] = frozenset({"heartbeat", "consolidation"})
+BACKGROUND: frozenset[str] = frozenset({"heartbeat", "consolidation", "embedding"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +50,7 @@ class Charge:
 
     @property
     def is_background(self) -> bool:
-        """Work charged to no sender (heartbeat, consolidation)."""
+        """Work charged to no sender (heartbeat, consolidation, embedding the memory index)."""
         return self.sender is None and self.purpose in BACKGROUND
 
 

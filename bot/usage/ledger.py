@@ -10,6 +10,8 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any, Protocol
 
+from bot.usage.charge import BACKGROUND
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (
     id INTEGER PRIMARY KEY,
@@ -114,7 +116,7 @@ class UsageLedger:
             where.append("session_key = ?")
             args.append(session_key)
         if background:
-            where.append("sender IS NULL AND purpose IN ('heartbeat', 'consolidation')")
+            where.append(f"sender IS NULL AND purpose IN ({', '.join(repr(p) for p in sorted(BACKGROUND))})")
         row = self._query(f"{_SUMS} FROM calls WHERE {' AND '.join(where)}", args)[0]
         return Totals(None, *row)
 

@@ -25,16 +25,25 @@ class MeteredCalls:
         self._clock = clock
 
     async def run(
-        self, purpose: Purpose, model: str, call: Callable[[], Awaitable[T]], cost_of: Callable[[T], float | None]
+        self,
+        purpose: Purpose,
+        model: str,
+        call: Callable[[], Awaitable[T]],
+        cost_of: Callable[[T], float | None],
+        tokens_of: Callable[[T], int] | None = None,
     ) -> T:
-        """Await `call`; BudgetExceeded before it when the sender's budget is used up; its outcome is recorded."""
+        """Await `call`; BudgetExceeded before it when the sender's budget is used up; its outcome is recorded.
+
+        `tokens_of` reads the input tokens the provider counted, where it counts them (embeddings).
+        """
         charge = replace(current_charge(), purpose=purpose)
         if self._guard is not None:
             self._guard.check(charge)
-        started, outcome, cost = time.perf_counter(), "ok", None
+        started, outcome, cost, tokens = time.perf_counter(), "ok", None, 0
         try:
             result = await call()
             cost = cost_of(result)
+            tokens = tokens_of(result) if tokens_of is not None else 0
             return result
         except BaseException as exc:
             outcome = type(exc).__name__
@@ -47,11 +56,11 @@ class MeteredCalls:
                     sender=charge.sender,
                     purpose=purpose,
                     model=model,
-                    prompt_tokens=0,
+                    prompt_tokens=tokens,
                     completion_tokens=0,
                     cached_tokens=0,
                     cost_usd=cost,
-                    estimated=True,
+                    estimated=tokens_of is None,
                     latency=time.perf_counter() - started,
                     outcome=outcome,
                 )

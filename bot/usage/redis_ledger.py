@@ -10,10 +10,10 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.cluster.redis import RedisState, zset_members
+from bot.usage.charge import BACKGROUND
 from bot.usage.ledger import GROUPS, CallRecord, Totals
 from bot.usage.periods import day_start, next_day
 
-BACKGROUND_PURPOSES = ("heartbeat", "consolidation")
 METRICS = ("calls", "in", "out", "cost", "priced")  # priced: calls with a known cost, so "unknown" stays apart from 0
 EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 COLUMNS = tuple(field.name for field in fields(CallRecord))  # a record's JSON: its fields' values in this order
@@ -53,7 +53,7 @@ def month_number(day: date) -> int:
 def scopes(call: CallRecord) -> list[str]:
     """The counter scopes a call adds to: everything, its sender, chat, model, purpose, and background work."""
     found = ["all", *(f"{column}={json.dumps(getattr(call, column))}" for column in GROUPS.values())]
-    if call.sender is None and call.purpose in BACKGROUND_PURPOSES:
+    if call.sender is None and call.purpose in BACKGROUND:
         found.append("background")
     return found
 
@@ -122,7 +122,7 @@ class RedisUsageLedger:
             return (
                 (sender is None or call.sender == sender)
                 and (session_key is None or call.session_key == session_key)
-                and (not background or (call.sender is None and call.purpose in BACKGROUND_PURPOSES))
+                and (not background or (call.sender is None and call.purpose in BACKGROUND))
             )
 
         sums = _Sums()

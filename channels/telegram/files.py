@@ -1,4 +1,4 @@
-"""Files to Telegram: one as a photo or document, several as albums (sendMediaGroup, 2-10 of a kind)."""
+"""Files to Telegram: one as a photo, voice note or document, several as albums (sendMediaGroup, 2-10 of a kind)."""
 
 from __future__ import annotations
 
@@ -16,15 +16,15 @@ def upload_groups(files: Sequence[Attachment]) -> list[list[Attachment]]:
     albums mix neither), at most ten to a group."""
     groups: list[list[Attachment]] = []
     for kind in ("image", "file"):
-        same = [file for file in files if (file.kind == "image") == (kind == "image")]
+        same = [file for file in files if file.kind != "voice" and (file.kind == "image") == (kind == "image")]
         groups += [same[start : start + ALBUM_MAX] for start in range(0, len(same), ALBUM_MAX)]
-    return groups
+    return groups + [[file] for file in files if file.kind == "voice"]  # no album holds voice notes
 
 
 def group_upload(
     bot: Any, group: Sequence[Attachment], chat_id: int, caption: str | None, thread: int | None
 ) -> Callable[[], Awaitable[Any]]:
-    """The call that sends one group: sendPhoto or sendDocument for one file, sendMediaGroup for 2-10."""
+    """The call that sends one group: sendPhoto, sendVoice or sendDocument for one file, sendMediaGroup for 2-10."""
     from telegram import InputMediaDocument, InputMediaPhoto
 
     common: dict[str, Any] = {"chat_id": chat_id, "message_thread_id": thread}
@@ -33,6 +33,8 @@ def group_upload(
         path = Path(file.path)
         if file.kind == "image":
             return lambda: bot.send_photo(photo=path.read_bytes(), caption=caption, **common)
+        if file.kind == "voice":
+            return lambda: bot.send_voice(voice=path.read_bytes(), caption=caption, **common)
         return lambda: bot.send_document(document=path.read_bytes(), filename=path.name, caption=caption, **common)
 
     def media() -> list[Any]:

@@ -20,7 +20,7 @@ from tests.agent.test_context_budget import OVERFLOW, assert_tool_pairs_whole
 from tests.fakes.openai_server import FakeLLM, Reply, Text, ToolCalls
 from tests.harness import Harness
 
-WINDOW = 8192
+WINDOW = 6400  # with web_fetch alone: old rounds must be cut, then summarised, to fit
 PAGES = 6
 PAGE_CHARS = 12_000
 
@@ -36,6 +36,16 @@ class BigPages(Tool):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
         url = args["url"]
         return f"BEGIN {url} " + "lorem ipsum " * (PAGE_CHARS // 12) + f" END {url}"
+
+
+def researching(tmp_path: Path, fake: FakeLLM) -> Harness:
+    """The bot of the research tests, offering web_fetch alone: the window arithmetic holds whatever tools the
+    bot gains."""
+    bot = Harness(tmp_path, fake, extra_tools=[BigPages()], llm={"context_window": WINDOW})
+    for name in bot.app.registry.names():
+        if name != BigPages.name:
+            bot.app.registry.unregister(name)
+    return bot
 
 
 def is_summary(request: dict) -> bool:
@@ -68,7 +78,7 @@ async def test_a_research_turn_larger_than_the_window_finishes_with_its_requests
 ) -> None:
     async with (
         FakeLLM(default=researcher()) as fake,
-        Harness(tmp_path, fake, extra_tools=[BigPages()], llm={"context_window": WINDOW}) as bot,
+        researching(tmp_path, fake) as bot,
     ):
         assert await bot.ask("research lorem ipsum for me") == "Here is what I found."
         rows = bot.app.ledger.calls()
@@ -95,7 +105,7 @@ async def test_a_research_turn_larger_than_the_window_finishes_with_its_requests
 async def test_the_turn_after_a_compacted_one_reads_the_session_not_the_compacted_request(tmp_path: Path) -> None:
     async with (
         FakeLLM(default=researcher()) as fake,
-        Harness(tmp_path, fake, extra_tools=[BigPages()], llm={"context_window": WINDOW}) as bot,
+        researching(tmp_path, fake) as bot,
     ):
         await bot.ask("research lorem ipsum for me")
         session = bot.app.sessions.get("test:1")

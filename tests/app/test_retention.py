@@ -79,3 +79,20 @@ def test_null_keeps_a_kind_forever(tmp_path: Path) -> None:
     os.utime(sessions / "a.1.archived.jsonl", (0, 0))
     assert prune_state(cfg, NOW).sessions == 0
     assert (sessions / "a.1.archived.jsonl").exists()
+
+
+def test_files_past_their_age_go_with_their_records(tmp_path: Path) -> None:
+    from bot.files.records import FileBook
+
+    cfg = config(tmp_path, files="30d")
+    inbox = tmp_path / "w" / "inbox"
+    inbox.mkdir(parents=True)
+    (inbox / "old.pdf").write_bytes(b"%PDF")
+    (inbox / "new.pdf").write_bytes(b"%PDF")
+    stamps = iter([NOW - 40 * DAY, NOW - 5 * DAY])
+    book = FileBook(tmp_path / "s" / "files.db", tmp_path / "w", clock=lambda: next(stamps))
+    old, new = book.register("memory", inbox / "old.pdf"), book.register("memory", inbox / "new.pdf")
+    book.close()
+    assert prune_state(cfg, NOW).files == 1
+    assert not old.path.exists() and new.path.exists()
+    assert [r.id for r in FileBook(tmp_path / "s" / "files.db", tmp_path / "w").listing("memory")] == [new.id]

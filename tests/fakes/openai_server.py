@@ -18,6 +18,7 @@ from typing import Any, Literal
 from aiohttp import web
 from multidict import CIMultiDict
 
+from tests.fakes.embeddings import embed, encoded, words
 from tests.fakes.openai_refusals import refusal
 
 MODEL_ID = "fake-model"
@@ -129,7 +130,8 @@ def _pieces(text: str, size: int = _CHUNK_CHARS) -> list[str]:
 
 
 class FakeLLM:
-    """An aiohttp server on 127.0.0.1 answering /v1/chat/completions from a script, then `default`.
+    """An aiohttp server on 127.0.0.1 answering /v1/chat/completions from a script, then `default`; also
+    transcriptions, images and embeddings (`tests.fakes.embeddings`).
 
     It refuses what OpenAI refuses (`max_tokens` or a temperature but 1 for reasoning models, …), and with
     `refuse_streaming` (a status: 400 as OpenAI answers an unverified organisation, or 422) every streamed call.
@@ -157,6 +159,13 @@ class FakeLLM:
         self.transcriptions: list[dict] = []  # what /v1/audio/transcriptions received
         self.image = PNG_PIXEL  # what /v1/images/generations draws (as b64_json)
         self.image_requests: list[dict] = []  # the JSON bodies /v1/images/generations received
+        self.embedding_requests: list[dict] = []  # the JSON bodies /v1/embeddings received
+        self.embedding_headers: list[CIMultiDict[str]] = []  # and their HTTP headers
+        self.embedding_failure: Error | None = None  # when set, every embeddings request gets this answer
+        self.same_words: dict[str, str] = {}  # synonyms for the embeddings (`tests.fakes.embeddings.embed`)
+        self.speech = b"OggS fake opus voice"  # what /v1/audio/speech speaks
+        self.speech_requests: list[dict] = []  # the JSON bodies /v1/audio/speech received
+        self.speech_headers: list[CIMultiDict[str]] = []  # their HTTP headers (Authorization among them)
         self.reported: list[dict] = []  # the usage sent back with each answer that carried one
         self.cached_tokens = 0  # reported as usage.prompt_tokens_details.cached_tokens when set, as OpenAI does
         self._script: deque[Reply] = deque()
@@ -197,6 +206,8 @@ class FakeLLM:
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/audio/transcriptions", self._transcribe)
         app.router.add_post("/v1/images/generations", self._generate_image)
+        app.router.add_post("/v1/embeddings", self._embed)
+        app.router.add_post("/v1/audio/speech", self._speak)
         self._stopping.clear()
         self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
         await self._runner.setup()
@@ -243,6 +254,40 @@ class FakeLLM:
         self.image_requests.append(body)
         picture = {"b64_json": base64.b64encode(self.image).decode(), "revised_prompt": body["prompt"]}
         return web.json_response({"created": int(time.time()), "data": [picture]})
+
+    async def _embed(self, request: web.Request) -> web.Response:
+        """Embeddings: `model` and `input` (a string or a list of them); one hashed bag-of-words vector per input."""
+        body = await request.json()
+        texts = [body["input"]] if isinstance(body.get("input"), str) else body.get("input")
+        if not body.get("model") or not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            return _error_response(Error(400, "model and input (a string or a list of strings) are required"))
+        self.embedding_requests.append(body)
+        self.embedding_headers.append(CIMultiDict(request.headers))
+        if self.embedding_failure is not None:
+            return _error_response(self.embedding_failure)
+        data = [
+            {
+                "object": "embedding",
+                "index": i,
+                "embedding": encoded(embed(text, self.same_words), body.get("encoding_format")),
+            }
+            for i, text in enumerate(texts)
+        ]
+        tokens = sum(max(1, len(words(text))) for text in texts)
+        usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+        return web.json_response({"object": "list", "data": data, "model": body["model"], "usage": usage})
+
+    async def _speak(self, request: web.Request) -> web.Response:
+        """Text to speech: a JSON body with `model`, `input` and `voice`; answers `self.speech` as audio bytes."""
+        body = await request.json()
+        if not body.get("model") or not body.get("input") or not body.get("voice"):
+            return _error_response(Error(400, "model, input and voice are required"))
+        self.speech_requests.append(body)
+        self.speech_headers.append(CIMultiDict(request.headers))
+        kind = {"opus": "audio/ogg", "mp3": "audio/mpeg", "wav": "audio/wav"}.get(
+            body.get("response_format"), "audio/mpeg"
+        )
+        return web.Response(body=self.speech, content_type=kind)
 
     async def _models(self, request: web.Request) -> web.Response:
         if self.models_status != 200:

@@ -206,6 +206,7 @@ class FakeTelegram:
             "editmessagereplymarkup": self._edit_reply_markup,
             "sendphoto": lambda f: self._send_media("photo", f),
             "senddocument": lambda f: self._send_media("document", f),
+            "sendvoice": lambda f: self._send_media("voice", f),
             "sendmediagroup": self._send_media_group,
         }
 
@@ -577,6 +578,8 @@ class FakeTelegram:
         extra: dict[str, Any] = {kind: [payloads.photo_size(stored, 1280, 960)] if kind == "photo" else stored}
         if isinstance(media, Upload) and kind == "document":
             extra[kind] = payloads.document(stored, media.filename, media.content_type)
+        if kind == "voice":
+            extra[kind] = payloads.voice(stored, int(fields.get("duration") or 1))
         if fields.get("caption"):
             extra["caption"] = _visible(fields, "caption", CAPTION_LIMIT, "", "message caption is too long")
         return self._record_sent(fields, self._bot_message(chat, fields, extra))

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bot.cli.main import app
-from bot.setup.doctor import check_sandbox
+from bot.setup.doctor import check_python, check_sandbox
 from tests.cli_process import env_for
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import Error, FakeLLM
@@ -208,3 +208,14 @@ async def test_doctor_says_when_telegram_privacy_mode_is_off(
     assert line(output, "telegram privacy mode") == (
         "✓ telegram privacy mode: off: the bot reads every group message (for group context)"
     )
+
+
+def test_run_python_without_bubblewrap_is_a_warning_that_it_is_not_offered(tmp_path: Path) -> None:
+    from bot.config.schema import Config
+
+    config = Config.model_validate({"workspace": tmp_path / "w", "state_dir": tmp_path / "s"})
+    missing = check_python(
+        config, lambda: "bwrap is not installed (Debian package bubblewrap), so run_python is not offered"
+    )
+    assert missing.status == "warn" and "run_python is not offered" in missing.detail
+    assert check_python(config, lambda: None).status == "ok"

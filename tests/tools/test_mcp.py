@@ -2,6 +2,7 @@
 
 import asyncio
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -167,3 +168,4 @@ async def test_pictures_and_resources_a_tool_returns_reach_the_chat_as_files(tmp
     assert Path(table.path).parent == bot.config.workspace / "outbox" / "telegram" / "5"
     (answer,) = tool_answers(fake.requests[1])
     assert answer.startswith("Here is the chart.\n[the tool returned 2 file(s), sent to this chat and saved as outbox/")
+    assert re.search(r"\(file ids f_[0-9a-f]{8}, f_[0-9a-f]{8}\)\]$", answer)

@@ -1,4 +1,7 @@
-import re
+"""The recall tool: asks the memory index of the chat's own scope, with dates, and answers every query clearly."""
+
+from __future__ import annotations
+
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,63 +14,73 @@ from bot.tools.recall import RecallTool
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.harness import Harness
 
-HISTORY = """# History
-
-[2026-03-01 09:15] Talked about the Lisbon trip; booked the hotel near Alfama.
-
-[2026-03-04 18:02] Planned a birthday dinner for Mia; picked a Thai place.
-"""
+MARCH_5 = 1772668800.0  # 2026-03-05 00:00 UTC
 
 
-class Archive:
-    def __init__(self, messages: dict[str, list[tuple[float, str, str]]]) -> None:
-        self.messages = messages
-        self.asked: list[str] = []
+class Memory:
+    """A memory index that answers with fixed passages and keeps what it was asked."""
 
-    def archived_messages(self, chat_key: str) -> list[tuple[float, str, str]]:
-        self.asked.append(chat_key)
-        return self.messages.get(chat_key, [])
+    def __init__(self, found: list[str]) -> None:
+        self.found = found
+        self.asked: list[tuple[Path, str, str, int | None, float | None, float | None]] = []
 
+    def searchable(self, query: str) -> bool:
+        return query not in ("", "what was it?")
 
-@pytest.fixture
-def scope(tmp_path: Path) -> Path:
-    tmp_path.joinpath("HISTORY.md").write_text(HISTORY)
-    return tmp_path
-
-
-async def test_history_entries_are_found_with_their_dates(scope: Path, ctx: ToolContext) -> None:
-    text = await RecallTool(None).run({"query": "lisbon hotel"}, replace(ctx, memory_dir=scope))
-    assert (
-        text.splitlines()[1] == "1. 2026-03-01 (history): Talked about the Lisbon trip; booked the hotel near Alfama."
-    )
-    assert "Mia" not in text
-
-
-async def test_archived_sessions_of_this_chat_are_searched_as_exchanges(scope: Path, ctx: ToolContext) -> None:
-    march_5 = 1772712000.0  # 2026-03-05 12:00 UTC
-    archive = Archive({"test:1": [(march_5, "user", "what was the wifi password?"), (march_5, "assistant", "hunter2")]})
-    text = await RecallTool(archive, "UTC").run({"query": "wifi"}, replace(ctx, memory_dir=scope))
-    assert archive.asked == ["test:1"]
-    assert "1. 2026-03-05 (earlier session): user: what was the wifi password?\nassistant: hunter2" in text
+    async def recall(
+        self,
+        directory: Path,
+        query: str,
+        session_key: str,
+        shown_from: int | None,
+        since: float | None,
+        until: float | None,
+    ) -> list[str]:
+        self.asked.append((directory, query, session_key, shown_from, since, until))
+        return self.found
 
 
-async def test_at_most_five_matches_best_first(tmp_path: Path, ctx: ToolContext) -> None:
-    entries = [f"[2026-01-{n:02d} 10:00] tea with Sam, day {n}." for n in range(1, 10)]
-    entries.append("[2026-02-01 10:00] tea tea tea: the great tea tasting.")
-    tmp_path.joinpath("HISTORY.md").write_text("# History\n\n" + "\n\n".join(entries))
-    text = await RecallTool(None).run({"query": "tea"}, replace(ctx, memory_dir=tmp_path))
-    numbered = [line for line in text.splitlines() if re.match(r"\d\. ", line)]
-    assert len(numbered) == 5 and numbered[0].startswith("1. 2026-02-01")
+async def test_the_best_passages_are_numbered_with_the_scope_session_and_prompt_window_passed_on(
+    tmp_path: Path, ctx: ToolContext
+) -> None:
+    memory = Memory(["2026-03-05 (Thu), Ann: the wifi password is hunter2", "memory fact: likes tea"])
+    text = await RecallTool(memory).run({"query": "wifi"}, replace(ctx, memory_dir=tmp_path, shown_from=40))
+    assert text.splitlines() == [
+        "Best matches in this chat's memory for 'wifi':",
+        "1. 2026-03-05 (Thu), Ann: the wifi password is hunter2",
+        "2. memory fact: likes tea",
+    ]
+    assert memory.asked == [(tmp_path, "wifi", "test:1", 40, None, None)]
 
 
-async def test_nothing_found_says_so(scope: Path, ctx: ToolContext) -> None:
-    text = await RecallTool(None).run({"query": "zebra"}, replace(ctx, memory_dir=scope))
-    assert text == "Nothing in this chat's history matches 'zebra'."
+async def test_since_and_until_are_whole_days_in_the_timezone(tmp_path: Path, ctx: ToolContext) -> None:
+    memory = Memory(["x"])
+    args = {"query": "wifi", "since": "2026-03-05", "until": "2026-03-05"}
+    await RecallTool(memory, "UTC").run(args, replace(ctx, memory_dir=tmp_path))
+    assert memory.asked[0][4:] == (MARCH_5, MARCH_5 + 86400)
+    with pytest.raises(ToolError, match="must be a date"):
+        await RecallTool(memory).run({"query": "wifi", "since": "last week"}, replace(ctx, memory_dir=tmp_path))
+    with pytest.raises(ToolError, match="after"):
+        args = {"query": "wifi", "since": "2026-03-06", "until": "2026-03-05"}
+        await RecallTool(memory).run(args, replace(ctx, memory_dir=tmp_path))
+
+
+async def test_an_empty_or_stop_word_query_gets_a_clear_answer(tmp_path: Path, ctx: ToolContext) -> None:
+    memory = Memory(["never shown"])
+    for query in ("", "what was it?"):
+        text = await RecallTool(memory).run({"query": query}, replace(ctx, memory_dir=tmp_path))
+        assert "has no words to search for" in text
+    assert memory.asked == []
+
+
+async def test_nothing_found_says_so(tmp_path: Path, ctx: ToolContext) -> None:
+    text = await RecallTool(Memory([])).run({"query": "zebra"}, replace(ctx, memory_dir=tmp_path))
+    assert text.startswith("Nothing in this chat's memory matches 'zebra'.")
 
 
 async def test_without_a_memory_scope_recall_refuses(ctx: ToolContext) -> None:
     with pytest.raises(ToolError, match="no long-term memory"):
-        await RecallTool(None).run({"query": "x"}, ctx)
+        await RecallTool(Memory([])).run({"query": "x"}, ctx)
 
 
 async def test_a_guest_recalls_its_own_chat_history_and_never_another_chats(tmp_path: Path, fake_llm: FakeLLM) -> None:
@@ -77,6 +90,7 @@ async def test_a_guest_recalls_its_own_chat_history_and_never_another_chats(tmp_
         (chats / folder / "HISTORY.md").write_text(f"# History\n\n[2026-04-01 10:00] Talked about {entry}.\n")
     fake_llm.script(ToolCalls((("recall", {"query": "bicycle"}),)), Text("Blue."))
     async with Harness(tmp_path, fake_llm) as bot:
-        assert await bot.ask("which bike?", chat="telegram:2", sender="2", trust=Trust.GUEST) == "Blue."
+        assert await bot.ask("which bicycle?", chat="telegram:2", sender="2", trust=Trust.GUEST) == "Blue."
     result = next(m["content"] for m in fake_llm.requests[1]["messages"] if m["role"] == "tool")
-    assert "blue bicycle" in result and "red" not in result
+    assert "2026-04-01 (Wed), conversation summary: Talked about the blue bicycle." in result
+    assert "red bicycle" not in str(fake_llm.requests)

@@ -219,7 +219,7 @@ async def test_guest_searches_and_fetches_through_the_agent_loop(
         async with Harness(tmp_path, fake_llm, tools=tools) as bot:
             assert await bot.ask("ducks?", chat="telegram:5", sender="5", trust=Trust.GUEST) == "Ducks paddle."
     shown = {tool["function"]["name"] for tool in fake_llm.requests[0]["tools"]}
-    assert shown == {"web_search", "web_fetch", "load_skill", "ask_user", "recall"}
+    assert shown == {"web_search", "web_fetch", "load_skill", "ask_user", "recall", "list_files", "read_document"}
     results = [m["content"] for m in fake_llm.requests[2]["messages"] if m["role"] == "tool"]
     assert pages.url("/article") in results[0]
     assert "Ducks are waterbirds." in results[1] and results[1].startswith("<<untrusted web content")

@@ -17,11 +17,11 @@ from bot.agent.memory.files import (
     SAVE_MEMORY_TOOL,
     MemoryScope,
     MemoryUpdate,
-    condense_request,
-    grows_past_cap,
+    follow_up_request,
     parse_update,
 )
 from bot.agent.memory.locks import ScopeLocks
+from bot.agent.memory.review import Reviewed, Source, problems, settle
 from bot.agent.sessions.session import Session, Sessions
 from bot.errors import BudgetExceeded, ProviderError
 from bot.hooks.handlers import Hooks
@@ -211,42 +211,60 @@ class MemoryConsolidator:
             if chunk is None:
                 return False
             end, transcript = chunk[0] + base, chunk[1]
-            update = await self._ask(session.key, current, transcript)
+            stamp = datetime.fromtimestamp(self._clock(), self._zone)
+            source = Source(session.key, f"{stamp:%Y-%m-%d}")
+            update = await self._ask(session.key, current, transcript, source)
             if update is None:
                 return False
             if scope.read_memory() != current:
                 logger.info("[%s] MEMORY.md changed during consolidation; trying again later", session.key)
                 return False
-            stamp = datetime.fromtimestamp(self._clock(), self._zone)
-            await asyncio.to_thread(scope.append_history, f"[{stamp:%Y-%m-%d %H:%M}] {update.history_entry}")
-            if update.memory is not None and update.memory != current.strip():
-                await asyncio.to_thread(scope.replace_memory, update.memory + "\n")
+            await self._write(session.key, scope, current, settle(update, current, source), f"{stamp:%Y-%m-%d %H:%M}")
             self._sessions.mark_consolidated(session, end)
             logger.info("[%s] consolidated messages %d-%d into %s", session.key, start, end, scope.directory)
             return True
 
-    async def _ask(self, key: str, current: str, transcript: str) -> MemoryUpdate | None:
-        """Ask the model for an update; an oversized MEMORY.md is sent back once to be condensed."""
+    async def _write(self, key: str, scope: MemoryScope, current: str, reviewed: Reviewed, stamp: str) -> None:
+        """Append the history entry and replace MEMORY.md; facts moved out for the cap go to HISTORY.md, logged."""
+        update = reviewed.update
+        if reviewed.removed:
+            logger.warning("[%s] memory update: %d injection or secret parts left out", key, reviewed.removed)
+        await asyncio.to_thread(scope.append_history, f"[{stamp}] {update.history_entry}")
+        if reviewed.moved:
+            logger.warning(
+                "[%s] MEMORY.md over %d characters: %d oldest facts moved to HISTORY.md",
+                key,
+                MEMORY_CAP_CHARS,
+                len(reviewed.moved),
+            )
+            moved = " | ".join(reviewed.moved)
+            await asyncio.to_thread(scope.append_history, f"[{stamp}] Facts moved out of MEMORY.md: {moved}")
+        if update.memory is not None and update.memory != current.strip():
+            await asyncio.to_thread(scope.replace_memory, update.memory + "\n")
+
+    async def _ask(self, key: str, current: str, transcript: str, source: Source) -> MemoryUpdate | None:
+        """Ask the model for an update; one that cannot be saved as it is goes back once, saying why."""
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": SAVE_MEMORY_INSTRUCTIONS},
             {
                 "role": "user",
                 "content": f"## Current MEMORY.md\n\n{current.strip() or '(empty)'}\n\n"
-                f"## Conversation excerpt\n\n{transcript}",
+                f"## Conversation excerpt (chat {source.chat}, {source.day})\n\n{transcript}",
             },
         ]
         first = await self._request(key, messages)
         if first is None:
             return None
         update, response = first
-        if not grows_past_cap(update, current):
+        wrong = problems(update, current, source)
+        if not wrong:
             return update
-        messages.extend(condense_request(response, len(update.memory or "")))
+        messages.extend(follow_up_request(response, wrong))
         second = await self._request(key, messages)
-        if second is None or second[0].memory is None:
+        if second is None:
             return update
-        if grows_past_cap(second[0], current):
-            logger.warning("[%s] MEMORY.md stays above %d characters after condensing", key, MEMORY_CAP_CHARS)
+        if rest := problems(second[0], current, source):
+            logger.info("[%s] memory update still needs fixing after one retry: %s", key, "; ".join(rest))
         return second[0]
 
     async def _request(self, key: str, messages: list[dict[str, Any]]) -> tuple[MemoryUpdate, LLMResponse] | None:

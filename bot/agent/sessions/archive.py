@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote
 
 ARCHIVED_SUFFIX = ".archived.jsonl"
 FIRST_WORDS = 60
@@ -42,11 +41,6 @@ def first_words(text: str) -> str:
     return words if len(words) <= FIRST_WORDS else words[: FIRST_WORDS - 1] + "…"
 
 
-def belongs_to(session_key: str, chat_key: str) -> bool:
-    """Whether a session (the chat itself or one of its threads) belongs to `channel:chat_id`."""
-    return session_key == chat_key or session_key.startswith(chat_key + ":")
-
-
 def text_messages(records: Iterable[dict[str, Any]]) -> list[tuple[float, str, str]]:
     """(timestamp, role, text) of the user and assistant messages with text among session records.
 
@@ -60,16 +54,6 @@ def text_messages(records: Iterable[dict[str, Any]]) -> list[tuple[float, str, s
         content = message.get("content")
         if isinstance(content, str) and content.strip():
             found.append((float(record.get("ts") or 0.0), str(message["role"]), content))
-    return found
-
-
-def archived_file_messages(directory: Path, chat_key: str) -> list[tuple[float, str, str]]:
-    """The messages of every archived session file of the chat and its threads, oldest archive first."""
-    found: list[tuple[float, str, str]] = []
-    for path in sorted(directory.glob(quote(chat_key, safe="") + "*" + ARCHIVED_SUFFIX)):
-        key = unquote(path.name.removesuffix(ARCHIVED_SUFFIX).rsplit(".", 1)[0])
-        if belongs_to(key, chat_key):
-            found += text_messages(_records(path))
     return found
 
 

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from bot.agent.sessions.archive import ArchivedSession, belongs_to, summarise, text_messages
+from bot.agent.sessions.archive import ArchivedSession, summarise
 from bot.agent.sessions.cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_TAIL, SessionCache
 from bot.agent.sessions.session import Session
 from bot.bus import new_id
@@ -238,25 +238,12 @@ class RedisSessionStore(SessionCache):
         self._remember(self._new(key, gen))
         return old
 
-    def archived_messages(self, chat_key: str) -> list[tuple[float, str, str]]:
-        """The text messages of the chat's archived sessions (its threads' too), for recall."""
-        client = self._shared.client
-        pattern = self._shared.key("session-archive", _glob_escaped(chat_key) + "*", "log")
-        prefix, suffix = self._shared.key("session-archive", ""), ":log"
-        found: list[tuple[float, str, str]] = []
-        for name in sorted(client.scan_iter(match=pattern, count=500)):
-            name = name.decode() if isinstance(name, bytes) else str(name)
-            archive = name.removeprefix(prefix).removesuffix(suffix)
-            if belongs_to(archive.rsplit(".", 2)[0], chat_key):
-                found += text_messages(json.loads(raw) for raw in client.lrange(name, 0, -1))
-        return found
-
     def archives(self, key: str) -> list[ArchivedSession]:
         """The session's archives (each read whole: call it off the event loop), most recently active first."""
         client = self._shared.client
         prefix, suffix = self._shared.key("session-archive", key + "."), ":log"
         found = []
-        for name in client.scan_iter(match=self._shared.key("session-archive", _glob_escaped(key) + ".*", "log")):
+        for name in client.scan_iter(match=self._shared.key("session-archive", glob_escaped(key) + ".*", "log")):
             name = name.decode() if isinstance(name, bytes) else str(name)
             archive_id = name.removeprefix(prefix).removesuffix(suffix)
             if archive_id.count(".") != 1:  # a thread's archive, or another chat whose id continues this one's
@@ -316,6 +303,6 @@ class RedisSessionStore(SessionCache):
             session.inbound_ids.update(record.get("inbound", ()))
 
 
-def _glob_escaped(text: str) -> str:
+def glob_escaped(text: str) -> str:
     """`text` with Redis glob characters escaped, for a SCAN MATCH pattern."""
     return "".join("\\" + char if char in "*?[]\\" else char for char in text)

@@ -17,7 +17,6 @@ from urllib.parse import quote, unquote
 from bot.agent.sessions.archive import (
     ARCHIVED_SUFFIX,
     ArchivedSession,
-    archived_file_messages,
     records_of,
     summarise,
 )
@@ -164,10 +163,6 @@ class SessionStore(SessionCache):
             old.path = archived
         self._remember(Session(key=key, path=self._path(key)))
         return old
-
-    def archived_messages(self, chat_key: str) -> list[tuple[float, str, str]]:
-        """The text messages of the chat's archived sessions (its threads' too), for recall."""
-        return archived_file_messages(self._directory, chat_key)
 
     def archives(self, key: str) -> list[ArchivedSession]:
         """The session's archived files (read whole: call it off the event loop), most recently active first."""

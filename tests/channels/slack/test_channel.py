@@ -139,7 +139,7 @@ async def test_shared_image_reaches_the_model(bot: SlackBot, fake_llm: FakeLLM, 
     content = fake_llm.requests[0]["messages"][-1]["content"]
     assert "what is this?" in content[0]["text"]
     assert content[1]["image_url"]["url"].startswith("data:image/png;base64,")
-    assert "report.pdf" not in last_user_text(fake_llm, 0) and "F0002.pdf (application/pdf)" in last_user_text(
+    assert "report.pdf" not in last_user_text(fake_llm, 0) and "report.pdf (application/pdf)" in last_user_text(
         fake_llm, 1
     )
     assert sorted(p.name for p in (bot.config.workspace / "inbox" / "slack" / "D0001").iterdir()) == [

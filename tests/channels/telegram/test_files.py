@@ -12,3 +12,9 @@ def test_photos_and_documents_go_in_separate_groups_of_at_most_ten_in_order() ->
 def test_one_file_is_a_group_of_one() -> None:
     only = Attachment("/a.pdf", "application/pdf", "file")
     assert upload_groups([only]) == [[only]]
+
+
+def test_voice_notes_go_one_by_one_after_the_albums() -> None:
+    voice = Attachment("/reply.ogg", "audio/ogg", "voice")
+    document = Attachment("/a.pdf", "application/pdf", "file")
+    assert upload_groups([voice, document]) == [[document], [voice]]

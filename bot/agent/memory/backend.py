@@ -1,0 +1,18 @@
+"""What long-term memory needs from the backend the stores chose: files in this home, or Redis shared by processes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.agent.memory.locks import ScopeLocks
+from bot.agent.memory.members import ScopeMembers
+from bot.agent.sessions.logs import SessionLogs
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryBackend:
+    """One writer per scope (consolidation), the session logs the indexes read, and each scope's session list."""
+
+    locks: ScopeLocks
+    logs: SessionLogs
+    members: ScopeMembers

@@ -1,0 +1,110 @@
+"""Bringing a scope's index up to date with its sources: every session log it lists, HISTORY.md and MEMORY.md.
+
+Each source is read from where the index last stopped, so a catch-up costs what was saved since.
+Runs in a worker thread, under the scope's lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from bot.agent.memory.index import MemoryIndex
+from bot.agent.memory.passages import exchange_parts, history_entries, memory_facts
+from bot.agent.sessions.logs import Cursor, SessionLogs
+
+logger = logging.getLogger(__name__)
+
+ARCHIVES_READ = "~archives-read"  # a row noting a session's archived logs were read
+BATCH = 1000  # log entries per transaction: a huge log is indexed in slices, a search waits at most one
+
+
+def catch_up_sessions(index: MemoryIndex, logs: SessionLogs, keys: list[str]) -> int:
+    """Index what the sessions' logs gained since the last catch-up; how many messages were read."""
+    heads = logs.live_heads(keys)
+    read = 0
+    for key in keys:
+        known = index.cursors(key)
+        if not known:  # a session new to this index: its archived logs first
+            for log in logs.archived(key):
+                read += _read_log(index, logs, key, Cursor(log), live=False)
+            marker = Cursor(ARCHIVES_READ)  # so they are not looked for again
+            index.add_exchanges(key, [], marker, marker, live=False)
+            known = index.cursors(key)
+        head = heads.get(key)
+        old_live = next((cursor for cursor, live in known.values() if live), None)
+        if old_live is not None and (head is None or head.log != old_live.log):
+            read += _read_log(index, logs, key, old_live, live=False)  # its rest, now archived
+            index.mark_archived(key, old_live.log)
+            for log in logs.archived(key):  # others archived meanwhile, with nothing read of them
+                if log not in known and log != old_live.log:
+                    read += _read_log(index, logs, key, Cursor(log), live=False)
+            current = head.log if head is not None else None
+            for log, (cursor, live) in known.items():  # an archive /resume took back is gone from the archives
+                if not live and log not in (ARCHIVES_READ, old_live.log, current):
+                    read += _read_log(index, logs, key, cursor, live=False)
+        if head is None:
+            continue
+        cursor = known[head.log][0] if head.log in known else Cursor(head.log)
+        if head.log not in known or head.offset > cursor.offset:
+            read += _read_log(index, logs, key, cursor, live=True)
+    return read
+
+
+def _read_log(index: MemoryIndex, logs: SessionLogs, key: str, cursor: Cursor, live: bool) -> int:
+    read = 0
+    while True:
+        batch = logs.read(key, cursor, BATCH)
+        if batch.gone:
+            index.drop_log(key, cursor.log)  # the index holds what the logs hold, no more
+            return read
+        if (batch.cursor != cursor or live) and not index.add_exchanges(
+            key, exchange_parts(batch.entries), cursor, batch.cursor, live
+        ):
+            return read  # another process is indexing this log: the next catch-up starts where it got
+        read += len(batch.entries)
+        if batch.done or batch.cursor == cursor:
+            return read
+        cursor = batch.cursor
+        time.sleep(0)  # between slices, let the event loop's thread have the GIL
+
+
+def catch_up_history(index: MemoryIndex, path: Path, zone: ZoneInfo) -> None:
+    """Index HISTORY.md's new entries; all of them again when the file was replaced or cut."""
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        if was := index.mark("history"):
+            index.add_entries((), "history", was, "", replace="entry")
+        return
+    was = index.mark("history")
+    inode, _, offset = was.partition(":")
+    start = int(offset) if inode == str(found.st_ino) and offset and int(offset) <= found.st_size else 0
+    if start == found.st_size and inode == str(found.st_ino):
+        return
+    with path.open("rb") as handle:
+        handle.seek(start)
+        data = handle.read()
+    end = start + len(data)
+    text = data.decode("utf-8", errors="replace")
+    mark = f"{found.st_ino}:{end}"
+    index.add_entries(history_entries(text, zone), "history", was, mark, replace="entry" if start == 0 else None)
+
+
+def catch_up_memory(index: MemoryIndex, path: Path) -> None:
+    """Index MEMORY.md's facts again when the file changed (it is rewritten whole)."""
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        if was := index.mark("memory"):
+            index.add_entries((), "memory", was, "", replace="fact")
+        return
+    mark = f"{found.st_mtime_ns}:{found.st_size}:{found.st_ino}"
+    was = index.mark("memory")
+    if was == mark:
+        return
+    text = path.read_text(encoding="utf-8", errors="replace")
+    index.add_entries(memory_facts(text, found.st_mtime), "memory", was, mark, replace="fact")

@@ -1,0 +1,63 @@
+"""Words that mean the same to a search: a light stem (allergic, allergy → aller), irregular verb forms
+(saw → see) and a few everyday synonyms (film → movie), so a question in other words still finds its passage."""
+
+from __future__ import annotations
+
+import re
+
+ROOT_CHARS = 5
+_SUFFIXES: tuple[str, ...] = ("ations", "ation", "ings", "ing", "ions", "ion", "ments", "ment", "edly", "ies")
+_SUFFIXES += ("ied", "ed", "es", "ic", "ly", "s", "y")  # longest first: the first that fits is cut
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+_IRREGULAR = """
+see saw seen|go went gone goes|eat ate eaten|buy bought|get got gotten|make made|take took taken|give gave given
+meet met|run ran|pay paid|leave left|find found|send sent|bring brought|write wrote written|fly flew flown
+drive drove driven|swim swam swum|sell sold|think thought|feel felt|keep kept|lend lent|lose lost|spend spent
+begin began begun|choose chose chosen|speak spoke spoken|wear wore worn|win won|teach taught|catch caught
+"""
+_SYNONYMS = """
+film movie cinema|present gift|boss manager supervisor|job work profession career occupation|doctor dr physician
+wifi network wireless|shop store|flat apartment|kid child son daughter|mum mom mother|dad father
+holiday vacation trip|photo picture|phone mobile|code combination password pin|appointment booking
+hike hiking trail walk route|quote price cost expensive|repair fix|gig concert show|sofa couch
+neighbour neighbor|colour color|favourite favorite|ill sick|car vehicle|house home|lake pond
+"""
+
+
+def root(word: str) -> str:
+    """A word's light stem, at most ROOT_CHARS letters: what its inflections and derivations share; a word with
+    digits (a code, a number, an id) stays whole."""
+    word = word.lower()
+    if not word.isalpha():
+        return word
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return word[:ROOT_CHARS]
+
+
+def _groups(table: str) -> dict[str, tuple[str, ...]]:
+    found: dict[str, tuple[str, ...]] = {}
+    for group in table.replace("\n", "|").split("|"):
+        words = tuple(group.split())
+        for word in words:
+            found[word] = tuple(dict.fromkeys((*found.get(word, ()), *words)))
+    return found
+
+
+IRREGULAR = _groups(_IRREGULAR)
+SYNONYMS = _groups(_SYNONYMS)
+
+
+def variants(word: str) -> tuple[str, ...]:
+    """The word and the words that stand for it: its irregular forms and its synonyms."""
+    return tuple(dict.fromkeys((word, *IRREGULAR.get(word, ()), *SYNONYMS.get(word, ()))))
+
+
+def roots_of(text: str) -> set[str]:
+    """The roots of every word of a text."""
+    return {root(word) for word in set(_WORD.findall(text.lower()))}

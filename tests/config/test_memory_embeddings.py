@@ -1,0 +1,42 @@
+"""`memory.embeddings`: off unless set, keys read as other secrets, bad values named."""
+
+from pathlib import Path
+
+import pytest
+
+from bot.config.loader import load_config
+from bot.errors import ConfigError
+from bot.setup.home import bundled
+
+
+def test_embeddings_are_off_by_default_and_read_with_their_defaults(tmp_path: Path) -> None:
+    assert load_config(bundled("config.example.yaml"), env={}).memory.embeddings is None
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        "memory:\n  embeddings:\n    model: nomic-embed-text\n    api_base: http://127.0.0.1:11434/v1\n"
+        '    api_key: "${EMBED_KEY}"\n    timeout: 10s\n'
+    )
+    embeddings = load_config(path, env={"EMBED_KEY": "local-secret"}).memory.embeddings
+    assert embeddings is not None
+    assert (embeddings.model, embeddings.batch_size, embeddings.min_similarity, embeddings.timeout) == (
+        "nomic-embed-text",
+        64,
+        0.3,
+        10.0,
+    )
+    assert embeddings.api_key.get_secret_value() == "local-secret" and "local-secret" not in repr(embeddings)
+
+
+@pytest.mark.parametrize(
+    ("section", "named"),
+    [
+        ("{model: ''}", "memory.embeddings.model"),
+        ("{model: m, batch: 3}", "memory.embeddings.batch"),
+        ("{model: m, min_similarity: 2}", "memory.embeddings.min_similarity"),
+    ],
+)
+def test_a_bad_embeddings_value_names_its_key(tmp_path: Path, section: str, named: str) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(f"memory:\n  embeddings: {section}\n")
+    with pytest.raises(ConfigError, match=named.replace(".", r"\.")):
+        load_config(path, env={})
