@@ -204,7 +204,7 @@ class SmtpSink:
             self.user,
             self.password,
         )
-        return AuthResult(success=ok)
+        return AuthResult(success=ok, handled=False)  # False: the server itself answers 535 on a refusal
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         """aiosmtpd's hook: keep the mail, wake the waiters."""
