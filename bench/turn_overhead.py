@@ -1,6 +1,6 @@
 """Per-message overhead against the raw-HTTP floor, and 20 chats at once with the default config.
 
-Run from the repository root: python bench/turn_overhead.py [--rounds 200] [--only gateway]
+Run from the repository root: python bench/turn_overhead.py [--rounds 200] [--only gateway] [--auto-recall off]
 
 The fake model runs in its own process with 0 s latency. Phase 0 is the whole gateway: a real
 `relaybot run` process made by `relaybot init` (default config: streaming on, Telegram only, the
@@ -121,7 +121,7 @@ async def gateway_round(telegram: TimedTelegram, n: int, gateway: RelaybotProces
     return arrived - started, cpu
 
 
-async def whole_gateway(home: Path, rounds: int, body: dict[str, Any]) -> None:
+async def whole_gateway(home: Path, rounds: int, body: dict[str, Any], auto_recall: bool) -> None:
     """Phase 0: `relaybot run` (default config, streaming on) against the floor of three calls, interleaved."""
     import aiohttp
 
@@ -129,7 +129,9 @@ async def whole_gateway(home: Path, rounds: int, body: dict[str, Any]) -> None:
         async with TimedTelegram() as telegram, TimedTelegram() as bare, aiohttp.ClientSession() as session:
             config_file = init_home(home / "gateway")
             section = {"enabled": True, "token": telegram.token, "api_base": telegram.base_url}
-            write_config(config_file, fake.base_url, owners=["telegram:42"], channels={"telegram": section})
+            memory = {"auto_recall": {"enabled": auto_recall}}
+            owners = ["telegram:42"]
+            write_config(config_file, fake.base_url, owners=owners, channels={"telegram": section}, memory=memory)
             gateway = RelaybotProcess(home / "gateway", config_file)
             data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
             client = asyncio.create_task(three_calls(session, bare, fake.base_url + "/chat/completions", data))
@@ -152,7 +154,8 @@ async def whole_gateway(home: Path, rounds: int, body: dict[str, Any]) -> None:
             finally:
                 client.cancel()
                 gateway.stop()
-    print(f"0. {rounds} owner DMs through `relaybot run` (default config, streaming on), 0 s model ({load_average()})")
+    recall = "on" if auto_recall else "off"
+    print(f"0. {rounds} owner DMs through `relaybot run` (auto-recall {recall}), 0 s model ({load_average()})")
     print(f"   three-call floor (poll, model, send): {summary(floor)}")
     print(f"   relaybot, push to reply:             {summary(times)}")
     mean, median = statistics.mean(times) / statistics.mean(floor), statistics.median(times) / statistics.median(floor)
@@ -267,12 +270,12 @@ async def skills_cost(home: Path, rounds: int) -> None:
         print(f"   {count:>3} extra skills: system prompt {build:6.1f} µs median, turn {summary(turns[count])}")
 
 
-async def main(rounds: int, only: str | None) -> None:
+async def main(rounds: int, only: str | None, auto_recall: bool) -> None:
     logging.basicConfig(level=logging.ERROR)
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         body = await interleaved(home, 20 if only == "gateway" else rounds)
-        await whole_gateway(home, rounds, body)
+        await whole_gateway(home, rounds, body, auto_recall)
         if only != "gateway":
             await concurrency(home)
             await skills_cost(home, rounds)
@@ -282,5 +285,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=200, help="interleaved rounds")
     parser.add_argument("--only", choices=["gateway"], help="only the whole-gateway phase (after a short warm-up)")
+    recall_help = "memory.auto_recall.enabled in phase 0"
+    parser.add_argument("--auto-recall", choices=["on", "off"], default="on", help=recall_help)
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.rounds, arguments.only))
+    asyncio.run(main(arguments.rounds, arguments.only, arguments.auto_recall == "on"))

@@ -23,12 +23,12 @@ from bot.agent.subagents import SubagentManager
 from bot.agent.turn import TurnRunner
 from bot.app import file_tools, voice
 from bot.app.backend import stores_for
+from bot.app.folders import prepare_folders
 from bot.app.live_provider import SwappableProvider
 from bot.app.model_stack import ModelStack, ProviderFactory
 from bot.app.stores import Stores
 from bot.bus import InboundMessage, LocalBus, MessageBus, OutboundMessage, Trust
 from bot.chats.rules import ChatRulesBook
-from bot.config.paths import home_dir
 from bot.config.schema import Config, LLMConfig, ModelChoiceConfig
 from bot.events import EventBus
 from bot.hooks.handlers import Hooks
@@ -40,7 +40,6 @@ from bot.llm.types import Provider, Warmable
 from bot.plugins.approvals import ApprovalMode, ExecApprovals
 from bot.plugins.loader import Plugins, load_plugins
 from bot.retry import RetryPolicy
-from bot.setup.filemodes import keep_private
 from bot.setup.home import bundled
 from bot.skills import SkillLibrary
 from bot.tools.ask import AskUserTool, Questions
@@ -67,21 +66,6 @@ from bot.usage.metered_images import MeteredImages
 from bot.usage.metered_speech import MeteredSpeech
 
 logger = logging.getLogger(__name__)
-
-
-def private_roots(config: Config) -> list[Path]:
-    """What relaybot keeps private: the workspace, the state, and the relaybot home when the config lives there."""
-    roots = [config.workspace, config.state_dir]
-    if config.source is not None and config.source.parent == home_dir().resolve():
-        roots.append(config.source.parent)
-    return roots
-
-
-def prepare_folders(config: Config) -> None:
-    """Create the workspace and the state folder, and keep what relaybot owns private."""
-    config.workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
-    config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    keep_private(private_roots(config))
 
 
 def exec_tool(config: Config, rules: ProtectedPaths) -> ExecTool:

@@ -50,11 +50,16 @@ def lowest_trust(messages: Iterable[InboundMessage]) -> Trust:
 
 @dataclass(frozen=True, slots=True)
 class ChatRef:
-    """Where a message belongs: a platform, a chat and optionally a thread in it."""
+    """Where a message belongs: a platform, a chat and optionally a thread in it.
+
+    `account` names which of the platform's bots the chat talks to (`channels.<platform>.accounts`); None is the
+    platform's one default bot. It is not part of the session key: the agent a chat is bound to keeps sessions apart.
+    """
 
     channel: str
     chat_id: str
     thread_id: str | None = None
+    account: str | None = None
 
     @property
     def session_key(self) -> str:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from bot.bus import InboundMessage, Trust
 
@@ -23,19 +23,7 @@ Purpose = Literal[
     "python",
     "speech",
 ]
-PURPOSES: tuple[Purpose, ...] = (
-    "chat",
-    "subagent",
-    "consolidation",
-    "heartbeat",
-    "cron",
-    "transcription",
-    "compaction",
-    "image",
-    "embedding",
-    "python",
-    "speech",
-)
+PURPOSES: tuple[Purpose, ...] = get_args(Purpose)
 BACKGROUND: frozenset[str] = frozenset({"heartbeat", "consolidation", "embedding"})
 
 

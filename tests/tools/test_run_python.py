@@ -1,7 +1,6 @@
 """run_python in the real bubblewrap: files in and out; the limits stop forks, loops, full disks and network."""
 
 import asyncio
-import shutil
 from pathlib import Path
 
 import pytest
@@ -142,9 +141,6 @@ async def test_another_chats_file_id_is_no_such_file(tmp_path: Path) -> None:
         await chat.run("print(open('other.txt').read())", files=[record.id])
 
 
-@pytest.mark.skipif(
-    shutil.which("bwrap") is None or "matplotlib" not in available_libraries(), reason="needs matplotlib"
-)
 async def test_a_plot_comes_back_as_a_png(tmp_path: Path) -> None:
     chat = Chat(tmp_path, quick(seconds=30.0, memory_mb=512))
     code = "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [3, 1, 2])\nplt.savefig('plot.png')\n"
