@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import getpass
 import imaplib
+import itertools
 import os
 import pwd
 import shutil
@@ -13,7 +14,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 from pathlib import Path
@@ -33,28 +34,25 @@ def _free_port() -> int:
 
 
 @dataclass
-class Dovecot:
-    """A running Dovecot with one mailbox, `BOT_ADDRESS`; mail is put in its INBOX with `deliver`."""
+class DovecotServer:
+    """A running Dovecot; each `mailbox()` is a fresh, empty account on it, so tests share one server."""
 
     port: int
     process: subprocess.Popen[bytes]
     root: Path
-    user: str = BOT_ADDRESS
-    password: str = PASSWORD
+    accounts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     @classmethod
-    def start(cls, extra: str = "") -> Dovecot:
+    def start(cls, extra: str = "") -> DovecotServer:
         """Start one in a fresh temp dir (`extra` appended to its config); skip when Dovecot is not installed."""
         binary = shutil.which("dovecot") or ("/usr/sbin/dovecot" if Path("/usr/sbin/dovecot").exists() else None)
         if binary is None:
-            pytest.skip("dovecot is not installed (Debian: dovecot-imapd)")
+            pytest.skip("dovecot is not installed (Debian: dovecot-imapd; .ci/run installs it)")
         root = Path(tempfile.mkdtemp(prefix="relaybot-dovecot-"))
         root.chmod(0o755)  # the mail processes run as another user
         for folder in ("run", "state", "mail"):
             (root / folder).mkdir()
             (root / folder).chmod(0o755)  # explicit modes: the process's umask may be 077 (relaybot's own)
-        (root / "passwd").write_text(f"{BOT_ADDRESS}:{{PLAIN}}{PASSWORD}\n")
-        (root / "passwd").chmod(0o644)
         port = _free_port()
         (root / "dovecot.conf").write_text(_config(root, port) + extra)
         process = subprocess.Popen([binary, "-F", "-c", str(root / "dovecot.conf")], stderr=subprocess.PIPE)
@@ -79,11 +77,24 @@ class Dovecot:
                     raise RuntimeError(f"dovecot did not start: {error!r}") from None
                 time.sleep(0.02)
 
+    def mailbox(self) -> Dovecot:
+        """A new account with an empty INBOX (every user name logs in with `PASSWORD`, its mail folder made at once)."""
+        return Dovecot(self.port, f"bot-{next(self.accounts)}@relay.test")
+
     def stop(self) -> None:
         """Stop the server and remove its files."""
         self.process.terminate()
         self.process.wait(10)
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+@dataclass
+class Dovecot:
+    """One account's mailbox on a running Dovecot; mail is put in its INBOX with `deliver`."""
+
+    port: int
+    user: str
+    password: str = PASSWORD
 
     def _session(self) -> imaplib.IMAP4:
         client = imaplib.IMAP4("127.0.0.1", self.port)
@@ -118,6 +129,14 @@ class Dovecot:
         """How many mails carry \\Seen."""
         return sum("\\Seen" in line for line in await self.flags())
 
+    async def wait_seen(self, count: int, timeout: float = 10.0) -> None:
+        """Return once `count` mails carry \\Seen (the flag is set after the publish, on the bot's own schedule)."""
+        deadline = time.monotonic() + timeout
+        while (seen := await self.seen_count()) < count:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"after {timeout}s only {seen} of {count} mails seen")
+            await asyncio.sleep(0.05)  # polling a server we cannot subscribe to, with a deadline
+
 
 def _config(root: Path, port: int) -> str:
     if os.getuid() == 0:  # as root, mail processes run as the userdb's user: nobody owns the mail
@@ -135,12 +154,13 @@ instance_name = relaybot-test-{port}
 listen = 127.0.0.1
 ssl = no
 disable_plaintext_auth = no
+auth_failure_delay = 0
 protocols = imap
 log_path = {root}/dovecot.log
 mail_location = maildir:{root}/mail/%n
 passdb {{
-  driver = passwd-file
-  args = scheme=PLAIN username_format=%u {root}/passwd
+  driver = static
+  args = password={PASSWORD}
 }}
 userdb {{
   driver = static
@@ -162,10 +182,25 @@ service anvil {{
 """
 
 
+@pytest.fixture(scope="session")
+def dovecot_server() -> Iterator[DovecotServer]:
+    """One Dovecot IMAP server for the whole run (stopping one takes a second)."""
+    server = DovecotServer.start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture
-def dovecot() -> Iterator[Dovecot]:
-    """A fresh Dovecot IMAP server for one test, stopped after it."""
-    server = Dovecot.start()
+def dovecot(dovecot_server: DovecotServer) -> Dovecot:
+    """A fresh, empty mailbox for one test."""
+    return dovecot_server.mailbox()
+
+
+@pytest.fixture(scope="session")
+def plain_dovecot_server() -> Iterator[DovecotServer]:
+    """A second Dovecot, without IDLE. Tests of refused logins use it: after one, Dovecot makes every login from
+    127.0.0.1 wait seconds (its auth penalty), which must not slow the other tests."""
+    server = DovecotServer.start("imap_capability = IMAP4rev1 LITERAL+ UIDPLUS\n")
     yield server
     server.stop()
 
@@ -230,16 +265,21 @@ async def smtp_sink() -> AsyncIterator[SmtpSink]:
 
 
 class MailPlatform:
-    """Dovecot and an SMTP sink together: users write with `push` (in order); the bot's mail lands in `sink`."""
+    """A mailbox on Dovecot and an SMTP sink together: users write with `push` (in order); the bot's mail lands in
+    `sink`."""
 
-    def __init__(self) -> None:
+    fixtures = ("dovecot_server",)
+    """What the contract suite hands the constructor: the shared Dovecot."""
+
+    def __init__(self, server: DovecotServer) -> None:
         self.sink = SmtpSink(BOT_ADDRESS, "smtp-pw")
+        self.server = server
         self.dovecot: Dovecot | None = None
         self._queue: asyncio.Queue[bytes] = asyncio.Queue()
         self._pusher: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> MailPlatform:
-        self.dovecot = Dovecot.start()  # blocks the loop a second, before anything runs on it
+        self.dovecot = self.server.mailbox()
         await self.sink.__aenter__()
         self._pusher = asyncio.create_task(self._push_in_order())
         return self
@@ -249,13 +289,12 @@ class MailPlatform:
             self._pusher.cancel()
             await asyncio.gather(self._pusher, return_exceptions=True)
         await self.sink.__aexit__()
-        if self.dovecot is not None:
-            await asyncio.to_thread(self.dovecot.stop)
 
     def section(self) -> dict[str, Any]:
         """The `channels.email` section for these servers."""
         assert self.dovecot is not None
-        imap = {"host": "127.0.0.1", "port": self.dovecot.port, "user": BOT_ADDRESS, "password": PASSWORD, "tls": False}
+        imap = {"host": "127.0.0.1", "port": self.dovecot.port, "user": self.dovecot.user, "password": PASSWORD}
+        imap["tls"] = False
         smtp = {"host": "127.0.0.1", "port": self.sink.port, "user": BOT_ADDRESS, "password": "smtp-pw", "tls": "off"}
         return {"imap": imap, "smtp": {**smtp, "from": BOT_ADDRESS}}
 

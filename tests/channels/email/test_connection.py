@@ -2,21 +2,19 @@
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 from pydantic import SecretStr
 
-from bot.bus import ChatRef, OutboundMessage
+from bot.bus import ChatRef, InboundMessage, OutboundMessage
 from bot.errors import ChannelError
 from bot.retry import RetryPolicy
 from channels.email.channel import EmailChannel
 from channels.email.mailbox import Mailbox
 from tests.channels.email.test_channel import ANN, Inbox, email_config, mail
 from tests.harness import RecordedSleep
-from tests.mail_servers import Dovecot, SmtpSink
+from tests.mail_servers import Dovecot, DovecotServer, SmtpSink
 
 
 class PollTicks:
@@ -32,11 +30,9 @@ class PollTicks:
         self.tick.clear()
 
 
-@pytest_asyncio.fixture
-async def no_idle_dovecot() -> AsyncIterator[Dovecot]:
-    server = Dovecot.start("imap_capability = IMAP4rev1 LITERAL+ UIDPLUS\n")
-    yield server
-    server.stop()
+@pytest.fixture
+def no_idle_dovecot(plain_dovecot_server: DovecotServer) -> Dovecot:
+    return plain_dovecot_server.mailbox()
 
 
 async def test_without_idle_the_folder_is_polled_every_poll_interval(
@@ -77,8 +73,8 @@ async def test_a_dropped_imap_connection_is_reopened_with_backoff(
         await channel.stop()
 
 
-async def test_a_refused_imap_login_fails_start(dovecot: Dovecot, smtp_sink: SmtpSink, tmp_path: Path) -> None:
-    config = email_config(dovecot, smtp_sink)
+async def test_a_refused_imap_login_fails_start(no_idle_dovecot: Dovecot, smtp_sink: SmtpSink, tmp_path: Path) -> None:
+    config = email_config(no_idle_dovecot, smtp_sink)
     config = config.model_copy(update={"imap": config.imap.model_copy(update={"password": SecretStr("wrong")})})
     channel = EmailChannel(Inbox().publish, config, tmp_path)
     with pytest.raises(ChannelError, match="IMAP login refused"):
@@ -114,5 +110,25 @@ async def test_an_smtp_server_that_is_down_is_retried(dovecot: Dovecot, smtp_sin
         with pytest.raises(ChannelError, match="SMTP"):
             await channel.send(OutboundMessage(ChatRef("email", ANN), "hello"))
         assert len(sleep.waits) == 2
+    finally:
+        await channel.stop()
+
+
+async def test_a_mail_that_arrives_while_another_is_taken_is_read_without_waiting_for_a_third(
+    dovecot: Dovecot, smtp_sink: SmtpSink, tmp_path: Path
+) -> None:
+    inbox = Inbox()
+
+    async def publish(message: InboundMessage) -> None:
+        await inbox.publish(message)
+        if message.text.endswith("first"):
+            await dovecot.deliver(mail("second"))  # in the INBOX before the first is marked seen
+
+    channel = EmailChannel(publish, email_config(dovecot, smtp_sink), tmp_path, RetryPolicy(sleep=RecordedSleep()))
+    await channel.start()
+    try:
+        await dovecot.deliver(mail("first"))
+        first, second = await inbox.wait_for(2)
+        assert first.text.endswith("first") and second.text.endswith("second")
     finally:
         await channel.stop()

@@ -9,14 +9,16 @@ import pytest_asyncio
 from bot.access.pairing import PairingBook
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.harness import GatewayUnderTest
-from tests.mail_servers import MailPlatform
+from tests.mail_servers import DovecotServer, MailPlatform
 
 OWNER, STRANGER = "owner@example.org", "stranger@example.org"
 
 
 @pytest_asyncio.fixture
-async def bot(tmp_path: Path, fake_llm: FakeLLM) -> AsyncIterator[tuple[GatewayUnderTest, MailPlatform]]:
-    async with MailPlatform() as servers:
+async def bot(
+    tmp_path: Path, fake_llm: FakeLLM, dovecot_server: DovecotServer
+) -> AsyncIterator[tuple[GatewayUnderTest, MailPlatform]]:
+    async with MailPlatform(dovecot_server) as servers:
         channels = {"email": {"enabled": True, **servers.section()}}
         async with GatewayUnderTest(tmp_path, fake_llm, [f"email:{OWNER}"], channels) as running:
             await running.gateway.manager.ready("email")
