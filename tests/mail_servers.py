@@ -13,10 +13,12 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from email import message_from_bytes, policy
 from email.message import EmailMessage
+from email.utils import make_msgid
 from pathlib import Path
 from typing import Any
 
@@ -212,6 +214,8 @@ class SmtpSink:
         self.user, self.password = user, password
         self.received: list[EmailMessage] = []
         self.envelopes: list[tuple[str, list[str]]] = []
+        self.failures: deque[str] = deque()  # answers to the next DATA commands instead of 250, e.g. "451 4.3.0 …"
+        self.attempts = 0  # DATA commands, refused or not
         self._arrived = asyncio.Condition()
         self._server: asyncio.AbstractServer | None = None
         self.port = 0
@@ -245,6 +249,10 @@ class SmtpSink:
         """aiosmtpd's hook: keep the mail, wake the waiters."""
         mail = message_from_bytes(envelope.content, policy=policy.default)
         async with self._arrived:
+            self.attempts += 1
+            self._arrived.notify_all()
+            if self.failures:
+                return self.failures.popleft()
             self.envelopes.append((envelope.mail_from, list(envelope.rcpt_tos)))
             self.received.append(mail)  # type: ignore[arg-type]
             self._arrived.notify_all()
@@ -252,9 +260,16 @@ class SmtpSink:
 
     async def wait_for(self, count: int, timeout: float = 15.0) -> list[EmailMessage]:
         """Wait until `count` mails arrived; return them all."""
-        async with asyncio.timeout(timeout), self._arrived:
-            await self._arrived.wait_for(lambda: len(self.received) >= count)
+        await self.wait_until(lambda: len(self.received) >= count, f"{count} mails", timeout)
         return self.received
+
+    async def wait_until(self, check: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
+        """Wait until `check()` holds, re-checked whenever a mail is offered."""
+        try:
+            async with asyncio.timeout(timeout), self._arrived:
+                await self._arrived.wait_for(check)
+        except TimeoutError:
+            raise TimeoutError(f"after {timeout}s not yet {what} ({len(self.received)} mails)") from None
 
 
 @pytest_asyncio.fixture
@@ -262,6 +277,12 @@ async def smtp_sink() -> AsyncIterator[SmtpSink]:
     """A started SMTP server that keeps what it receives."""
     async with SmtpSink(BOT_ADDRESS, "smtp-pw") as sink:
         yield sink
+
+
+def text_of(mail: EmailMessage) -> str:
+    """A mail's plain-text body as its reader sees it."""
+    body = mail.get_body(("plain",))
+    return str(body.get_content()).replace("\r\n", "\n").strip() if body is not None else ""
 
 
 class MailPlatform:
@@ -300,13 +321,28 @@ class MailPlatform:
 
     def push(self, text: str, sender: str, subject: str = "Hello") -> bytes:
         """A new mail from `sender`, queued for delivery; returns its bytes (to deliver again)."""
+        return self.push_mail(self.new_mail(text, sender, subject))
+
+    def new_mail(self, text: str, sender: str, subject: str = "Hello") -> EmailMessage:
+        """A mail from `sender` to the bot, not yet sent."""
         mail = EmailMessage()
         mail["From"], mail["To"], mail["Subject"] = sender, BOT_ADDRESS, subject
-        mail["Message-ID"] = f"<{time.monotonic_ns()}.{self._queue.qsize()}@example.org>"
+        mail["Message-ID"] = make_msgid(domain="example.org")
         mail.set_content(text)
+        return mail
+
+    def push_mail(self, mail: EmailMessage) -> bytes:
+        """Queue `mail` for delivery; returns its bytes."""
         raw = mail.as_bytes()
         self.redeliver(raw)
         return raw
+
+    def reply_to(self, sent: EmailMessage, text: str, sender: str) -> bytes:
+        """`sender` answers the bot's mail `sent` in its thread (Re: subject, In-Reply-To, References), queued."""
+        mail = self.new_mail(text, sender, f"Re: {sent['Subject']}")
+        mail["In-Reply-To"] = sent["Message-ID"]
+        mail["References"] = " ".join(filter(None, [sent.get("References"), sent["Message-ID"]]))
+        return self.push_mail(mail)
 
     def redeliver(self, raw: bytes) -> None:
         """Queue the same mail again (a second copy in the INBOX)."""
@@ -314,7 +350,7 @@ class MailPlatform:
 
     def texts(self) -> list[str]:
         """The text of each mail the bot sent, in order."""
-        return [str(mail.get_content()).replace("\r\n", "\n").strip() for mail in self.sink.received]
+        return [text_of(mail) for mail in self.sink.received]
 
     async def _push_in_order(self) -> None:
         assert self.dovecot is not None

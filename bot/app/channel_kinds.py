@@ -41,7 +41,7 @@ def _whatsapp(publish: Publish, config: Config, media_dir: Path, retry: RetryPol
 def _email(publish: Publish, config: Config, media_dir: Path, retry: RetryPolicy | None) -> Channel:
     from channels.email.channel import EmailChannel
 
-    return EmailChannel(publish, config.channels.email, media_dir, retry)
+    return EmailChannel(publish, config.channels.email, media_dir, config.state_dir / "email", retry)
 
 
 CHAT_CHANNELS: dict[str, ChannelBuilder] = {

@@ -7,6 +7,7 @@ import hashlib
 import logging
 import re
 from dataclasses import replace
+from email.utils import make_msgid
 from functools import partial
 from pathlib import Path
 from typing import ClassVar
@@ -16,9 +17,10 @@ from bot.cancelling import cancel_and_wait
 from bot.config.schema_apps import EmailConfig
 from bot.errors import BusClosed, ChannelError, ChannelUnavailable
 from bot.retry import RetryPolicy
+from bot.storage.private_file import write_private
 from channels.base import Channel, Publish
 from channels.email.mailbox import Mailbox
-from channels.email.parse import CHANNEL, Mail, MailFile, automated_reason, parse_mail, read_mail
+from channels.email.parse import CHANNEL, Mail, MailFile, automated_reason, parse_mail, read_mail, thread_key
 from channels.email.send import compose, send_mail
 from channels.email.threads import ThreadBook
 from channels.media import MAX_MEDIA_BYTES, kind_of
@@ -39,6 +41,7 @@ class EmailChannel(Channel):
         publish: Publish,
         config: EmailConfig,
         media_dir: Path,
+        state_dir: Path,
         retry: RetryPolicy | None = None,
         mailbox: Mailbox | None = None,
     ) -> None:
@@ -47,7 +50,7 @@ class EmailChannel(Channel):
         self._media_dir = media_dir
         self._retry = retry or RetryPolicy()
         self._mailbox = mailbox or Mailbox(config.imap)
-        self._threads = ThreadBook(media_dir / CHANNEL / ".threads")
+        self._threads = ThreadBook(state_dir / "threads")
         self._choices = NumberedChoices()
         self._own = (config.smtp.sender or config.imap.user).lower()
         self._failed: set[str] = set()  # UIDs whose handling crashed: skipped until a restart, never marked seen
@@ -74,14 +77,20 @@ class EmailChannel(Channel):
         await self._mailbox.close()
 
     async def send(self, message: OutboundMessage) -> None:
-        """One mail per message, in the thread of the chat when it has one."""
+        """One mail per message, in the thread of the chat when it has one; else it starts a thread, which the
+        user's reply continues (a typed number there presses its choices)."""
         chat = message.chat
         thread = self._threads.get(chat.thread_id) if chat.thread_id else None
-        mail = compose(message, self._config.smtp.sender, thread, self._choices)
+        message_id = make_msgid(domain=self._config.smtp.sender.rpartition("@")[2] or None)
+        if thread is None:
+            message = replace(message, chat=replace(chat, thread_id=thread_key(message_id)))
+        mail = compose(message, self._config.smtp.sender, thread, self._choices, message_id)
         what = f"[{chat.session_key}] send {message.id}"
         await self._retry.run(partial(send_mail, mail, self._config.smtp), what, (ChannelUnavailable,))
-        if chat.thread_id:
-            self._threads.sent(chat.thread_id, str(mail["Message-ID"]))
+        if thread is None:
+            self._threads.started(str(mail["Subject"]), message_id)
+        else:
+            self._threads.sent(str(chat.thread_id), message_id)
 
     async def _read(self) -> None:
         """Take every unseen mail, then wait for more; a lost connection is reopened with backoff."""
@@ -167,8 +176,7 @@ class EmailChannel(Channel):
 
     @staticmethod
     def _save(folder: Path, mail: Mail, file: MailFile) -> Attachment:
-        folder.mkdir(parents=True, exist_ok=True)
         stem = hashlib.sha256(mail.message_id.encode() + file.name.encode()).hexdigest()[:12]
         target = folder / f"{stem}-{_UNSAFE_IN_NAME.sub('_', Path(file.name).name)}"
-        target.write_bytes(file.data)
-        return Attachment(str(target), file.mime_type, kind_of(file.mime_type))
+        write_private(target, file.data)
+        return Attachment(str(target), file.mime_type, kind_of(file.mime_type), file.name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import mimetypes
 from email.message import EmailMessage
-from email.utils import formatdate, make_msgid
+from email.utils import formatdate
 from pathlib import Path
 
 from bot.bus import OutboundMessage
@@ -18,11 +18,11 @@ SMTP_TIMEOUT = 60.0
 
 
 def compose(
-    message: OutboundMessage, sender: str, thread: Thread | None, choices: NumberedChoices, display_name: str = ""
+    message: OutboundMessage, sender: str, thread: Thread | None, choices: NumberedChoices, message_id: str
 ) -> EmailMessage:
     """The mail for `message`: a reply in `thread` when known, a new thread otherwise; marked as not to be answered."""
     mail = EmailMessage()
-    mail["From"] = f"{display_name} <{sender}>" if display_name else sender
+    mail["From"] = sender
     mail["To"] = message.chat.chat_id
     if thread is not None:
         mail["Subject"] = reply_subject(thread.subject)
@@ -31,7 +31,7 @@ def compose(
         mail["References"] = " ".join(thread.references)
     else:
         mail["Subject"] = _first_line(message.text)
-    mail["Message-ID"] = make_msgid(domain=sender.rpartition("@")[2] or None)
+    mail["Message-ID"] = message_id
     mail["Date"] = formatdate(localtime=True)
     # Out-of-office replies and other robots must not answer us (RFC 3834), nor we them.
     mail["Auto-Submitted"] = "auto-replied"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from bot.storage.private_file import write_private
 from channels.email.parse import Mail, thread_key
 
 logger = logging.getLogger(__name__)
@@ -44,13 +44,13 @@ class ThreadBook:
         chain = mail.references if known is None else (*known.references, *mail.references)
         unique = tuple(dict.fromkeys(chain))
         kept = unique if len(unique) <= REFERENCES_KEPT else (unique[0], *unique[-(REFERENCES_KEPT - 1) :])
-        thread = Thread(known.subject if known and known.subject else mail.subject, kept)
-        self._remember(key, thread)
-        self._folder.mkdir(parents=True, exist_ok=True)
-        target = self._folder / f"{key}.json"
-        temporary = target.with_suffix(".tmp")
-        temporary.write_text(json.dumps(asdict(thread)))
-        os.replace(temporary, target)
+        self._save(key, Thread(known.subject if known and known.subject else mail.subject, kept))
+        return key
+
+    def started(self, subject: str, message_id: str) -> str:
+        """Record a thread the bot started with its mail `message_id`; returns the thread's session id."""
+        key = thread_key(message_id)
+        self._save(key, Thread(subject, (message_id,)))
         return key
 
     def sent(self, key: str, message_id: str) -> None:
@@ -75,6 +75,10 @@ class ThreadBook:
             return None
         self._remember(key, thread)
         return thread
+
+    def _save(self, key: str, thread: Thread) -> None:
+        self._remember(key, thread)
+        write_private(self._folder / f"{key}.json", json.dumps(asdict(thread)))
 
     def _remember(self, key: str, thread: Thread) -> None:
         self._cache[key] = thread

@@ -17,7 +17,7 @@ from bot.bus import ChatRef, InboundMessage, OutboundMessage, Quote
 from bot.config.schema_apps import WhatsAppConfig
 from bot.errors import BusClosed, ChannelError
 from bot.retry import RetryPolicy
-from channels.base import Channel, Publish
+from channels.base import Channel, Publish, ReactionStatus
 from channels.dedupe import RECENT_DELIVERIES, SeenIds
 from channels.media import MediaRef, attach_media, download_capped
 from channels.whatsapp.calls import GraphApi
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+REACTIONS: dict[ReactionStatus, str] = {"seen": "👀", "done": "👍", "failed": "👎"}
 TEXTS_KEPT = 2048  # recent messages whose text a quote of them can show
 MALFORMED_KINDS = 64  # distinct reasons remembered, so each is a warning only once
 MEDIA_HOSTS = (".fbsbx.com", ".facebook.com", ".fbcdn.net", ".whatsapp.net")
@@ -103,6 +104,20 @@ class WhatsAppChannel(Channel):
             await self._graph.message(payload)
         except ChannelError as exc:
             logger.debug("[%s] read receipt failed: %s", chat.session_key, exc)
+
+    async def react(self, chat: ChatRef, message_id: str, status: ReactionStatus) -> None:
+        """Mark a user's message 👀 (seen), 👍 (done) or 👎 (failed); a new reaction replaces the bot's last one."""
+        if self._graph is None or not message_id.startswith("wamid."):
+            return  # not started, or not one of the user's messages
+        payload = {
+            "to": chat.chat_id,
+            "type": "reaction",
+            "reaction": {"message_id": message_id, "emoji": REACTIONS[status]},
+        }
+        try:
+            await self._graph.message(payload)
+        except ChannelError as exc:
+            logger.info("[%s] reaction %s on %s failed: %s", chat.session_key, status, message_id, exc)
 
     async def _verify(self, request: web.Request) -> web.Response:
         """Meta's subscription check: echo `hub.challenge` when `hub.verify_token` matches."""

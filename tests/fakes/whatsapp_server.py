@@ -10,6 +10,7 @@ import itertools
 import json
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -33,8 +34,10 @@ class FakeWhatsApp:
 
     def __init__(self, phone_number_id: str = "1055", token: str = "EAAtest", app_secret: str = "s3cret") -> None:
         self.phone_number_id, self.token, self.app_secret = phone_number_id, token, app_secret
-        self.sent: list[dict[str, Any]] = []  # accepted POST /messages bodies, reads excluded
+        self.sent: list[dict[str, Any]] = []  # accepted POST /messages bodies, reads and reactions excluded
         self.reads: list[dict[str, Any]] = []
+        self.reactions: list[tuple[str, str]] = []  # (the user's message id, emoji; "" takes it back), in order
+        self.attempts = 0  # POST /messages that would create a message, refused or not
         self.uploads: dict[str, tuple[bytes, str, str]] = {}  # media id -> bytes, mime type, file name
         self.closed_windows: set[str] = set()  # wa_ids whose 24-hour window has passed
         self.failures: deque[web.Response] = deque()  # answers for the next POST /messages calls
@@ -110,8 +113,28 @@ class FakeWhatsApp:
         await self.deliver(self.message_payload(message))
         return message
 
+    def document(self, data: bytes, filename: str, mime_type: str, sender: str = "4915100000001") -> dict[str, Any]:
+        """A user's file: stored in the media store, then queued for delivery by id; returns the message entry."""
+        media_id = f"in-media-{next(self._ids)}"
+        self.uploads[media_id] = (data, mime_type, filename)
+        part = {
+            "id": media_id,
+            "mime_type": mime_type,
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "filename": filename,
+        }
+        message = self.new_message(sender, "document", part)
+        self.push(self.message_payload(message))
+        return message
+
     async def press(self, sent: dict[str, Any], index: int, sender: str = "4915100000001") -> dict[str, Any]:
-        """A user's tap on button (or list row) `index` of an interactive message the bot sent."""
+        """A user's tap on button (or list row) `index` of an interactive message the bot sent, delivered."""
+        message = self.tap(sent, index, sender)
+        await self.deliver(self.message_payload(message))
+        return message
+
+    def tap(self, sent: dict[str, Any], index: int, sender: str = "4915100000001") -> dict[str, Any]:
+        """The `messages[]` entry of a tap on button (or list row) `index` of an interactive message the bot sent."""
         interactive = sent["interactive"]
         if interactive["type"] == "button":
             reply = interactive["action"]["buttons"][index]["reply"]
@@ -119,9 +142,7 @@ class FakeWhatsApp:
         else:
             row = interactive["action"]["sections"][0]["rows"][index]
             part = {"type": "list_reply", "list_reply": {"id": row["id"], "title": row["title"]}}
-        message = self.new_message(sender, "interactive", part, context=sent["_id"])
-        await self.deliver(self.message_payload(message))
-        return message
+        return self.new_message(sender, "interactive", part, context=sent["_id"])
 
     def push_text(self, body: str, sender: str = "4915100000001") -> dict[str, Any]:
         """A user's text message, queued for delivery in order without waiting; returns the message entry."""
@@ -154,6 +175,10 @@ class FakeWhatsApp:
         """Wait until the bot has sent `count` messages; return them all."""
         await self._waiter.wait_until(lambda: len(self.sent) >= count, timeout, lambda: f"{len(self.sent)} sent")
         return self.sent
+
+    async def wait_until(self, check: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
+        """Wait until `check()` holds, re-checked whenever the fake records a call."""
+        await self._waiter.wait_until(check, timeout, lambda: f"not yet {what}")
 
     async def wait_for_reads(self, count: int, timeout: float = 10.0) -> None:
         """Wait until the bot has marked `count` messages read."""
@@ -206,6 +231,14 @@ class FakeWhatsApp:
             self.reads.append(body)
             await self._waiter.notify()
             return web.json_response({"success": True})
+        if body.get("type") == "reaction":
+            self.reactions.append((body["reaction"]["message_id"], body["reaction"]["emoji"]))
+            await self._waiter.notify()
+            return web.json_response(
+                {"messaging_product": "whatsapp", "messages": [{"id": f"wamid.r{next(self._ids)}"}]}
+            )
+        self.attempts += 1
+        await self._waiter.notify()
         if self.failures:
             return self.failures.popleft()
         if problem := _invalid(body):

@@ -82,7 +82,11 @@ async def inbox() -> Inbox:
 @pytest_asyncio.fixture
 async def channel(dovecot: Dovecot, smtp_sink: SmtpSink, inbox: Inbox, tmp_path: Path) -> AsyncIterator[EmailChannel]:
     running = EmailChannel(
-        inbox.publish, email_config(dovecot, smtp_sink), tmp_path, RetryPolicy(sleep=RecordedSleep())
+        inbox.publish,
+        email_config(dovecot, smtp_sink),
+        tmp_path,
+        tmp_path / "state",
+        RetryPolicy(sleep=RecordedSleep()),
     )
     await running.start()
     yield running
@@ -99,7 +103,9 @@ async def test_a_mail_becomes_a_message_and_is_seen_only_after_the_publish(
         await journaled.wait()  # the inbox's write is still under way
         await inbox.publish(message)
 
-    channel = EmailChannel(publish, email_config(dovecot, smtp_sink), tmp_path, RetryPolicy(sleep=RecordedSleep()))
+    channel = EmailChannel(
+        publish, email_config(dovecot, smtp_sink), tmp_path, tmp_path / "state", RetryPolicy(sleep=RecordedSleep())
+    )
     await channel.start()
     try:
         first = mail("Can you book the train?")
@@ -203,7 +209,7 @@ async def test_a_mail_not_taken_is_read_again_after_a_restart(
 ) -> None:
     config = email_config(dovecot, smtp_sink)
     inbox.closed = True  # the bus refuses: as if the process stopped before the journal write
-    first = EmailChannel(inbox.publish, config, tmp_path)
+    first = EmailChannel(inbox.publish, config, tmp_path, tmp_path / "state")
     await first.start()
     await dovecot.deliver(mail("Do not lose me"))
     assert first._reader is not None
@@ -211,7 +217,7 @@ async def test_a_mail_not_taken_is_read_again_after_a_restart(
     await first.stop()
     assert await dovecot.seen_count() == 0
     inbox.closed = False
-    second = EmailChannel(inbox.publish, config, tmp_path)
+    second = EmailChannel(inbox.publish, config, tmp_path, tmp_path / "state")
     await second.start()
     try:
         (message,) = await inbox.wait_for(1)

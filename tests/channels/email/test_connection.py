@@ -41,7 +41,9 @@ async def test_without_idle_the_folder_is_polled_every_poll_interval(
     inbox, ticks = Inbox(), PollTicks()
     config = email_config(no_idle_dovecot, smtp_sink)
     config = config.model_copy(update={"imap": config.imap.model_copy(update={"poll_interval": 7.0})})
-    channel = EmailChannel(inbox.publish, config, tmp_path, mailbox=Mailbox(config.imap, poll=ticks))
+    channel = EmailChannel(
+        inbox.publish, config, tmp_path, tmp_path / "state", mailbox=Mailbox(config.imap, poll=ticks)
+    )
     await channel.start()
     try:
         await no_idle_dovecot.deliver(mail("polled"))
@@ -58,7 +60,9 @@ async def test_a_dropped_imap_connection_is_reopened_with_backoff(
     inbox, sleep = Inbox(), RecordedSleep()
     config = email_config(dovecot, smtp_sink)
     mailbox = Mailbox(config.imap)
-    channel = EmailChannel(inbox.publish, config, tmp_path, RetryPolicy(sleep=sleep), mailbox=mailbox)
+    channel = EmailChannel(
+        inbox.publish, config, tmp_path, tmp_path / "state", RetryPolicy(sleep=sleep), mailbox=mailbox
+    )
     await channel.start()
     try:
         await dovecot.deliver(mail("before"))
@@ -76,7 +80,7 @@ async def test_a_dropped_imap_connection_is_reopened_with_backoff(
 async def test_a_refused_imap_login_fails_start(no_idle_dovecot: Dovecot, smtp_sink: SmtpSink, tmp_path: Path) -> None:
     config = email_config(no_idle_dovecot, smtp_sink)
     config = config.model_copy(update={"imap": config.imap.model_copy(update={"password": SecretStr("wrong")})})
-    channel = EmailChannel(Inbox().publish, config, tmp_path)
+    channel = EmailChannel(Inbox().publish, config, tmp_path, tmp_path / "state")
     with pytest.raises(ChannelError, match="IMAP login refused"):
         await channel.start()
 
@@ -87,7 +91,7 @@ async def test_a_refused_smtp_login_is_a_channel_error_not_retried(
     config = email_config(dovecot, smtp_sink)
     config = config.model_copy(update={"smtp": config.smtp.model_copy(update={"password": SecretStr("wrong")})})
     sleep = RecordedSleep()
-    channel = EmailChannel(Inbox().publish, config, tmp_path, RetryPolicy(sleep=sleep))
+    channel = EmailChannel(Inbox().publish, config, tmp_path, tmp_path / "state", RetryPolicy(sleep=sleep))
     await channel.start()
     try:
         with pytest.raises(ChannelError, match="SMTP login refused"):
@@ -104,7 +108,7 @@ async def test_an_smtp_server_that_is_down_is_retried(dovecot: Dovecot, smtp_sin
         port = unused.getsockname()[1]
     config = config.model_copy(update={"smtp": config.smtp.model_copy(update={"port": port})})
     sleep = RecordedSleep()
-    channel = EmailChannel(Inbox().publish, config, tmp_path, RetryPolicy(attempts=3, sleep=sleep))
+    channel = EmailChannel(Inbox().publish, config, tmp_path, tmp_path / "state", RetryPolicy(attempts=3, sleep=sleep))
     await channel.start()
     try:
         with pytest.raises(ChannelError, match="SMTP"):
@@ -124,7 +128,9 @@ async def test_a_mail_that_arrives_while_another_is_taken_is_read_without_waitin
         if message.text.endswith("first"):
             await dovecot.deliver(mail("second"))  # in the INBOX before the first is marked seen
 
-    channel = EmailChannel(publish, email_config(dovecot, smtp_sink), tmp_path, RetryPolicy(sleep=RecordedSleep()))
+    channel = EmailChannel(
+        publish, email_config(dovecot, smtp_sink), tmp_path, tmp_path / "state", RetryPolicy(sleep=RecordedSleep())
+    )
     await channel.start()
     try:
         await dovecot.deliver(mail("first"))
