@@ -8,7 +8,7 @@ import pytest
 from pydantic import SecretStr
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
-from bot.errors import ChannelError
+from bot.errors import ChannelError, ChannelUnavailable
 from bot.retry import RetryPolicy
 from channels.email.channel import EmailChannel
 from channels.email.mailbox import Mailbox
@@ -138,3 +138,11 @@ async def test_a_mail_that_arrives_while_another_is_taken_is_read_without_waitin
         assert first.text.endswith("first") and second.text.endswith("second")
     finally:
         await channel.stop()
+
+
+async def test_a_mailbox_whose_reconnect_failed_reports_the_server_unavailable(
+    dovecot: Dovecot, smtp_sink: SmtpSink
+) -> None:
+    mailbox = Mailbox(email_config(dovecot, smtp_sink).imap)  # never opened, as after a failed reconnect
+    with pytest.raises(ChannelUnavailable, match="not connected"):
+        await mailbox.unseen()

@@ -60,3 +60,16 @@ async def test_a_mail_delivered_twice_is_answered_once(
     servers.push("next", OWNER)
     await servers.sink.wait_for(2)
     assert servers.texts()[1].endswith("next") and len(fake_llm.requests) == 2
+
+
+async def test_an_allowed_address_is_answered_without_pairing_in_any_case(
+    tmp_path: Path, fake_llm: FakeLLM, dovecot_server: DovecotServer
+) -> None:
+    async with MailPlatform(dovecot_server) as servers:
+        section = {"enabled": True, **servers.section(), "allow_from": ["Friend@Example.org"]}
+        async with GatewayUnderTest(tmp_path, fake_llm, [f"email:{OWNER}"], {"email": section}) as running:
+            await running.gateway.manager.ready("email")
+            fake_llm.script(Text("Hello, friend."))
+            servers.push("hi there", "Friend <FRIEND@example.org>")
+            await servers.sink.wait_for(1)
+    assert servers.texts() == ["Hello, friend."] and servers.sink.envelopes[0][1] == ["friend@example.org"]

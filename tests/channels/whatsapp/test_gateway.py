@@ -1,4 +1,5 @@
-"""WhatsApp in a running gateway: the webhook on the health listener, the model answers, pairing, redelivery."""
+"""WhatsApp in a running gateway: the webhook on the health listener, the model answers, pairing, redelivery, a
+flood limited."""
 
 import re
 from collections.abc import AsyncIterator
@@ -10,6 +11,7 @@ from bot.access.pairing import PairingBook
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.whatsapp_server import FakeWhatsApp
 from tests.harness import GatewayUnderTest
+from tests.support.apps import whatsapp_section
 
 OWNER, STRANGER = "4915100000042", "4915100000077"
 
@@ -17,15 +19,7 @@ OWNER, STRANGER = "4915100000042", "4915100000077"
 @pytest_asyncio.fixture
 async def bot(tmp_path: Path, fake_llm: FakeLLM) -> AsyncIterator[tuple[GatewayUnderTest, FakeWhatsApp]]:
     async with FakeWhatsApp() as fake:
-        section = {
-            "enabled": True,
-            "phone_number_id": fake.phone_number_id,
-            "access_token": fake.token,
-            "app_secret": fake.app_secret,
-            "verify_token": "verify",
-            "api_base": fake.api_base,
-        }
-        channels = {"whatsapp": section}
+        channels = {"whatsapp": {**whatsapp_section(fake), "enabled": True}}
         async with GatewayUnderTest(tmp_path, fake_llm, [f"whatsapp:{OWNER}"], channels, health={"port": 0}) as running:
             assert running.gateway.health_server is not None
             fake.webhook_url = f"http://127.0.0.1:{running.gateway.health_server.port}/whatsapp/webhook"
@@ -71,3 +65,26 @@ async def test_a_redelivered_webhook_is_answered_once(
     fake.push_text("next", sender=OWNER)
     await fake.wait_for_sent(2)
     assert texts(fake)[1].endswith("next") and len(fake_llm.requests) == 2
+
+
+async def test_a_webhook_flood_from_one_sender_is_limited_like_any_other(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    async with FakeWhatsApp() as fake:
+        section = {**whatsapp_section(fake), "enabled": True, "dm_policy": "open"}
+        async with GatewayUnderTest(
+            tmp_path,
+            fake_llm,
+            [f"whatsapp:{OWNER}"],
+            {"whatsapp": section},
+            health={"port": 0},
+            access={"rate_limit": 2},
+        ) as running:
+            assert running.gateway.health_server is not None
+            fake.webhook_url = f"http://127.0.0.1:{running.gateway.health_server.port}/whatsapp/webhook"
+            await running.gateway.manager.ready("whatsapp")
+            for word in ("one", "two", "three", "four", "five"):
+                fake.push_text(word, sender=STRANGER)
+            fake.push_text("barrier", sender=OWNER)
+            await fake.wait_until(lambda: any(t.endswith("barrier") for t in texts(fake)), "the barrier answered")
+    asked = " ".join(str(request["messages"][-1]["content"]) for request in fake_llm.requests)
+    assert "one" in asked and "two" in asked and not any(word in asked for word in ("three", "four", "five"))
+    assert sum("more than 2 messages a minute" in text for text in texts(fake)) == 1
