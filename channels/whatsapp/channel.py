@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -54,7 +53,6 @@ class WhatsAppChannel(Channel):
         self._texts: OrderedDict[str, tuple[str, bool, str | None]] = OrderedDict()  # id -> text, from bot, author
         self._latest: OrderedDict[str, str] = OrderedDict()  # chat -> the user's latest message id
         self._malformed: set[str] = set()
-        self._downloads: set[asyncio.Task[None]] = set()
 
     def webhook_routes(self) -> Sequence[web.RouteDef]:
         """The GET verification handshake and the signed POST of events, at `webhook_path`."""
@@ -80,10 +78,6 @@ class WhatsAppChannel(Channel):
         logger.info("whatsapp: sending as %s", number.get("display_phone_number") or config.phone_number_id)
 
     async def stop(self) -> None:
-        downloads, self._downloads = list(self._downloads), set()
-        for task in downloads:
-            task.cancel()
-        await asyncio.gather(*downloads, return_exceptions=True)
         http, self._http = self._http, None
         self._graph = self._sender = None
         if http is not None:
@@ -128,7 +122,7 @@ class WhatsAppChannel(Channel):
         return web.Response(text=challenge, content_type="text/plain")
 
     async def _receive(self, request: web.Request) -> web.Response:
-        """A POST of events: signature first, then each new message journaled; 200 fast, media fetched after."""
+        """A POST of events: signature first, then each new message (files downloaded) journaled, then the 200."""
         body = await request.read()
         if not signature_ok(
             self._config.app_secret.get_secret_value(), body, request.headers.get("X-Hub-Signature-256")
@@ -152,9 +146,11 @@ class WhatsAppChannel(Channel):
         return web.Response(text="ok")
 
     async def _take(self, incoming: Incoming) -> None:
+        """Publish one message, its files downloaded first, before the webhook is answered: a crash before the 200
+        means Meta delivers it again. Its id counts as seen only once it is published."""
         message = incoming.message
         message_id = message.platform_message_id or ""
-        if not self._seen.add(message_id):
+        if message_id in self._seen:
             logger.info("[%s] duplicate delivery of %s dropped", message.chat.session_key, message_id)
             return
         self._remember(message_id, message.text, False, message.sender_name)
@@ -163,20 +159,10 @@ class WhatsAppChannel(Channel):
         while len(self._latest) > TEXTS_KEPT:
             self._latest.popitem(last=False)
         message = self._quoted(message)
-        if not incoming.media:
-            await self._publish(message)
-            return
-        task = asyncio.create_task(self._publish_with_media(message, incoming.media), name=f"whatsapp:{message_id}")
-        self._downloads.add(task)
-        task.add_done_callback(self._downloads.discard)
-
-    async def _publish_with_media(self, message: InboundMessage, media: tuple[MediaRef, ...]) -> None:
-        try:
-            await self._publish(await attach_media(message, media, self._media_dir, self._fetch))
-        except BusClosed:
-            logger.warning("[%s] stopping; message %s with media not taken", message.chat.session_key, message.id)
-        except Exception:
-            logger.exception("[%s] could not take message %s", message.chat.session_key, message.platform_message_id)
+        if incoming.media:
+            message = await attach_media(message, incoming.media, self._media_dir, self._fetch)
+        await self._publish(message)
+        self._seen.add(message_id)
 
     async def _fetch(self, media: MediaRef, target: Path) -> None:
         """GET /{media_id} for a short-lived URL, then the bytes with the token (only to Meta's or api_base's hosts)."""

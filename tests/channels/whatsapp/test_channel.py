@@ -11,7 +11,7 @@ from aiohttp import ClientSession, web
 
 from bot.bus import Attachment, ChatRef, Choice, InboundMessage, OutboundMessage, Press
 from bot.config.schema_apps import WhatsAppConfig
-from bot.errors import ChannelError, WindowClosed
+from bot.errors import BusClosed, ChannelError, WindowClosed
 from bot.retry import RetryPolicy
 from channels.whatsapp.channel import WhatsAppChannel
 from tests.fakes.loopback import LoopbackSite
@@ -29,8 +29,11 @@ class Running:
         self.channel, self.url, self.sleep = channel, url, sleep
         self.published: list[InboundMessage] = []
         self.arrived = asyncio.Condition()
+        self.closed = False  # the bus refuses, as while the gateway stops
 
     async def publish(self, message: InboundMessage) -> None:
+        if self.closed:
+            raise BusClosed("stopping")
         async with self.arrived:
             self.published.append(message)
             self.arrived.notify_all()
@@ -219,3 +222,12 @@ async def test_a_refused_token_fails_start(fake: FakeWhatsApp, tmp_path: Path) -
 
 async def bot_publish(message: InboundMessage) -> None:
     raise AssertionError("nothing is published before start")
+
+
+async def test_a_message_not_journaled_is_taken_when_meta_delivers_it_again(bot: Running, fake: FakeWhatsApp) -> None:
+    bot.closed = True
+    message = fake.new_message(USER, "text", {"body": "keep me"})
+    assert await fake.deliver(fake.message_payload(message)) == 503  # Meta keeps it and delivers it again
+    bot.closed = False
+    assert await fake.deliver(fake.message_payload(message)) == 200
+    assert [m.text for m in bot.published] == ["keep me"]
