@@ -1,4 +1,32 @@
-"""A fake WhatsApp Cloud API (Graph API on aiohttp, 127.0.0.1) that also signs and POSTs webhooks to the bot."""
+"""A fake WhatsApp Cloud API (Graph API on aiohttp, 127.0.0.1) that also signs and POSTs webhooks to the bot.
+
+The wire format it speaks, checked against Meta's Cloud API reference and pywa 4.5's models:
+
+- Point the channel with `api_base: http://127.0.0.1:P/v21.0`; every call carries `Authorization: Bearer
+  <token>`, and a wrong token is `401 {"error": {"message", "type": "OAuthException", "code": 190,
+  "fbtrace_id"}}`. Errors share that shape: 400 code 100 (bad parameter, an unknown node), 131009 (a value
+  out of range: text over 4,096 characters, more than 3 buttons or a title over 20, more than 10 list rows
+  or a row title over 24, an interactive body over 1,024), 131047 (outside the 24-hour window: only
+  `type: "template"` goes). `failures` queues any other answer for the next message send, e.g. 400 code
+  131056 (pair rate limit, no Retry-After), 500 code 131000, 400 code 131026 (undeliverable).
+- `GET /v21.0/{phone_number_id}` → `{"id", "display_phone_number", "verified_name"}` (what doctor asks).
+- `POST /v21.0/{phone_number_id}/messages`, JSON with `messaging_product: "whatsapp"`, `to` (wa_id), `type`
+  (`text` `{"body", "preview_url"}`, `image|document|audio|video` `{"id", "caption"?, "filename"?}`,
+  `interactive` `{"type": "button"|"list", "body": {"text"}, "action": …}`, `template`, `reaction`
+  `{"message_id", "emoji"}`; `"emoji": ""` takes a reaction back) and `context: {"message_id"}` to quote →
+  `{"messaging_product", "contacts": [{"input", "wa_id"}], "messages": [{"id": "wamid.…"}]}`. A read receipt
+  is `{"messaging_product", "status": "read", "message_id", "typing_indicator"?: {"type": "text"}}` →
+  `{"success": true}`.
+- `POST /v21.0/{phone_number_id}/media`, multipart `file`, `type`, `messaging_product` → `{"id"}`;
+  `GET /v21.0/{media_id}` → `{"url", "mime_type", "sha256", "file_size", "id"}`; the `url` answers only with
+  the same Bearer header.
+- Webhooks: POST of `{"object": "whatsapp_business_account", "entry": [{"id", "changes": [{"field":
+  "messages", "value": {"messaging_product", "metadata": {"display_phone_number", "phone_number_id"},
+  "contacts": [{"profile": {"name"}, "wa_id"}], "messages": [{"from", "id", "timestamp", "type", <type>: …,
+  "context"?: {"from", "id"}}]}}]}]}`, signed `X-Hub-Signature-256: sha256=<hex HMAC-SHA256(app secret, raw
+  body)>`. A tap arrives as `type: "interactive"` with `button_reply {id, title}` or `list_reply {id, title}`
+  and the tapped message's id in `context`. Meta delivers a body again until it gets a 200.
+"""
 
 from __future__ import annotations
 
