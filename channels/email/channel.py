@@ -19,10 +19,11 @@ from bot.errors import BusClosed, ChannelError, ChannelUnavailable
 from bot.retry import RetryPolicy
 from bot.storage.private_file import write_private
 from channels.base import Channel, Publish
-from channels.email.mailbox import Mailbox
+from channels.email.mailbox import IDLE_RENEW, IMAP_TIMEOUT, Mailbox
 from channels.email.parse import CHANNEL, Mail, MailFile, automated_reason, parse_mail, read_mail, thread_key
 from channels.email.send import compose, send_mail
 from channels.email.threads import ThreadBook
+from channels.liveness import Liveness
 from channels.media import MAX_MEDIA_BYTES, kind_of
 from channels.numbered import NumberedChoices
 
@@ -54,6 +55,8 @@ class EmailChannel(Channel):
         self._choices = NumberedChoices()
         self._own = (config.smtp.sender or config.imap.user).lower()
         self._failed: set[str] = set()  # UIDs whose handling crashed: skipped until a restart, never marked seen
+        # A search runs at least every IDLE renewal or poll interval; the watchdog restarts a reader quiet for longer.
+        self.liveness = Liveness(max(IDLE_RENEW, config.imap.poll_interval) + IMAP_TIMEOUT)
         self._reader: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -93,24 +96,34 @@ class EmailChannel(Channel):
             self._threads.sent(str(chat.thread_id), message_id)
 
     async def _read(self) -> None:
-        """Take every unseen mail, then wait for more; a lost connection is reopened with backoff."""
+        """Take every unseen mail, then wait for more; a lost connection, a refused command or a crash is met by
+        reconnecting with backoff, so the reader never ends before the channel stops."""
         failures = 0
         while True:
             try:
                 for uid in await self._mailbox.unseen():
+                    self.liveness.beat()
                     if uid not in self._failed:
                         await self._take(uid)
+                self.liveness.beat()
                 failures = 0
                 await self._mailbox.wait_for_mail()
+                continue
             except BusClosed:
                 return  # stopping: what is not marked seen is read again after the restart
             except ChannelUnavailable as exc:
-                failures += 1
-                delay = self._retry.delay(min(failures, 10))
-                logger.warning("email: IMAP connection lost (%s); reconnecting in %.0fs", exc, delay)
-                await self._mailbox.close()
-                await self._retry.sleep(delay)
-                await self._reopen()
+                problem = f"IMAP connection lost ({exc})"
+            except ChannelError as exc:
+                problem = f"IMAP refused a command ({exc})"
+            except Exception:  # the reader is this channel's supervised task: it logs and carries on
+                logger.exception("email: the IMAP reader failed")
+                problem = "the IMAP reader failed"
+            failures += 1
+            delay = self._retry.delay(min(failures, 10))
+            logger.warning("email: %s; reconnecting in %.0fs", problem, delay)
+            await self._mailbox.close()
+            await self._retry.sleep(delay)
+            await self._reopen()
 
     async def _reopen(self) -> None:
         try:

@@ -12,6 +12,7 @@ from bot.errors import ChannelError, ChannelUnavailable
 from bot.retry import RetryPolicy
 from channels.email.channel import EmailChannel
 from channels.email.mailbox import Mailbox
+from channels.liveness import ReportsLiveness
 from tests.channels.email.test_channel import ANN, Inbox, email_config, mail
 from tests.harness import RecordedSleep
 from tests.mail_servers import Dovecot, DovecotServer, SmtpSink
@@ -146,3 +147,34 @@ async def test_a_mailbox_whose_reconnect_failed_reports_the_server_unavailable(
     mailbox = Mailbox(email_config(dovecot, smtp_sink).imap)  # never opened, as after a failed reconnect
     with pytest.raises(ChannelUnavailable, match="not connected"):
         await mailbox.unseen()
+
+
+class RefusingOnce(Mailbox):
+    """The real mailbox, except that its first search is refused, as a server in trouble answers NO."""
+
+    refused = False
+
+    async def unseen(self) -> list[str]:
+        if not self.refused:
+            self.refused = True
+            raise ChannelError("IMAP search refused: [SERVERBUG] try again")
+        return await super().unseen()
+
+
+async def test_a_refused_command_is_met_by_reconnecting_and_the_reader_carries_on(
+    dovecot: Dovecot, smtp_sink: SmtpSink, tmp_path: Path
+) -> None:
+    inbox, sleep = Inbox(), RecordedSleep()
+    config = email_config(dovecot, smtp_sink)
+    channel = EmailChannel(
+        inbox.publish, config, tmp_path, tmp_path / "state", RetryPolicy(sleep=sleep), mailbox=RefusingOnce(config.imap)
+    )
+    assert isinstance(channel, ReportsLiveness)
+    await channel.start()
+    try:
+        await dovecot.deliver(mail("still read"))
+        (message,) = await inbox.wait_for(1)
+        assert message.text.endswith("still read") and len(sleep.waits) == 1
+        assert channel.liveness.age() < channel.liveness.timeout
+    finally:
+        await channel.stop()
