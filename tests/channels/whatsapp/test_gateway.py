@@ -31,7 +31,7 @@ def texts(fake: FakeWhatsApp) -> list[str]:
     return [sent["text"]["body"] for sent in fake.sent]
 
 
-async def test_owner_message_is_answered_by_the_model_as_a_quoted_reply(
+async def test_owner_message_is_read_and_answered_by_the_model_as_a_quoted_reply(
     bot: tuple[GatewayUnderTest, FakeWhatsApp], fake_llm: FakeLLM
 ) -> None:
     _, fake = bot
@@ -39,6 +39,8 @@ async def test_owner_message_is_answered_by_the_model_as_a_quoted_reply(
     incoming = fake.push_text("good morning", sender=OWNER)
     (sent,) = await fake.wait_for_sent(1)
     assert sent["text"]["body"] == "Good morning!" and sent["context"] == {"message_id": incoming["id"]}
+    await fake.wait_for_reads(1)  # the read receipt (blue ticks) went out while the turn ran
+    assert fake.reads[0]["message_id"] == incoming["id"]
 
 
 async def test_stranger_gets_a_pairing_code_until_approved(
