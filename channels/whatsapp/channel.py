@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -13,6 +14,7 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Quote
+from bot.cancelling import cancel_and_wait
 from bot.config.schema_apps import WhatsAppConfig
 from bot.errors import BusClosed, ChannelError
 from bot.retry import RetryPolicy
@@ -53,6 +55,7 @@ class WhatsAppChannel(Channel):
         self._texts: OrderedDict[str, tuple[str, bool, str | None]] = OrderedDict()  # id -> text, from bot, author
         self._latest: OrderedDict[str, str] = OrderedDict()  # chat -> the user's latest message id
         self._malformed: set[str] = set()
+        self._receipts: set[asyncio.Task[None]] = set()
 
     def webhook_routes(self) -> Sequence[web.RouteDef]:
         """The GET verification handshake and the signed POST of events, at `webhook_path`."""
@@ -78,6 +81,7 @@ class WhatsAppChannel(Channel):
         logger.info("whatsapp: sending as %s", number.get("display_phone_number") or config.phone_number_id)
 
     async def stop(self) -> None:
+        await cancel_and_wait(*self._receipts)
         http, self._http = self._http, None
         self._graph = self._sender = None
         if http is not None:
@@ -89,7 +93,7 @@ class WhatsAppChannel(Channel):
         await self._sender.send(message)
 
     async def show_typing(self, chat: ChatRef) -> None:
-        """Mark the user's latest message read (blue ticks) and show "typing…" for up to 25 s or until the reply."""
+        """Show "typing…" under the user's latest message for up to 25 s or until the reply (it marks it read too)."""
         latest = self._latest.get(chat.chat_id)
         if self._graph is None or latest is None:
             return
@@ -163,6 +167,18 @@ class WhatsAppChannel(Channel):
             message = await attach_media(message, incoming.media, self._media_dir, self._fetch)
         await self._publish(message)
         self._seen.add(message_id)
+        receipt = asyncio.create_task(self._mark_read(message.chat, message_id), name=f"whatsapp-read:{message_id}")
+        self._receipts.add(receipt)
+        receipt.add_done_callback(self._receipts.discard)
+
+    async def _mark_read(self, chat: ChatRef, message_id: str) -> None:
+        """The read receipt (blue ticks) for a message the inbox has; sent after the webhook's answer."""
+        if self._graph is None:
+            return
+        try:
+            await self._graph.message({"status": "read", "message_id": message_id})
+        except ChannelError as exc:
+            logger.debug("[%s] read receipt for %s failed: %s", chat.session_key, message_id, exc)
 
     async def _fetch(self, media: MediaRef, target: Path) -> None:
         """GET /{media_id} for a short-lived URL, then the bytes with the token (only to Meta's or api_base's hosts)."""

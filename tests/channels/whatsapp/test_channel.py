@@ -124,11 +124,13 @@ async def test_malformed_bodies_are_answered_200_and_warned_about_once(
     assert len(warnings) == 1 and bot.published == []
 
 
-async def test_reply_is_quoted_and_typing_marks_the_message_read(bot: Running, fake: FakeWhatsApp) -> None:
+async def test_a_message_is_marked_read_typing_shows_and_the_reply_quotes_it(bot: Running, fake: FakeWhatsApp) -> None:
     incoming = await fake.text("question")
+    await fake.wait_for_reads(1)  # the read receipt, once the message is in the inbox
+    assert fake.reads[0] == {"messaging_product": "whatsapp", "status": "read", "message_id": incoming["id"]}
     await bot.channel.show_typing(CHAT)
-    await fake.wait_for_reads(1)
-    assert fake.reads[0]["message_id"] == incoming["id"] and fake.reads[0]["typing_indicator"] == {"type": "text"}
+    await fake.wait_for_reads(2)
+    assert fake.reads[1]["message_id"] == incoming["id"] and fake.reads[1]["typing_indicator"] == {"type": "text"}
     await bot.channel.send(OutboundMessage(CHAT, "**answer**", reply_to_platform_id=incoming["id"]))
     (sent,) = await fake.wait_for_sent(1)
     assert sent["text"]["body"] == "*answer*" and sent["context"] == {"message_id": incoming["id"]}
