@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from bot.access.activation import Activations
@@ -14,7 +15,7 @@ from bot.agent.commands.activation import ActivationCommand
 from bot.app.agent_rpc import control_handlers
 from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
-from bot.app.channel_kinds import CHAT_CHANNELS, enabled_channels
+from bot.app.channel_kinds import CHAT_CHANNELS, WEBHOOK_CHANNELS, enabled_channels
 from bot.app.command_menu import command_menu
 from bot.app.control import ControlServer
 from bot.app.health import GatewayHealth
@@ -36,10 +37,13 @@ from bot.scheduler.heartbeat import HeartbeatService
 from bot.telemetry.prometheus import PrometheusFigures
 from bot.telemetry.switch import start_telemetry
 from bot.tools.cron import CronTool
+from channels.base import ServesWebhook
 from channels.catchup import CatchesUp
 from channels.gateway.manager import ChannelManager
 
 if TYPE_CHECKING:
+    from aiohttp import web
+
     from bot.access.notices import IgnoreNotices
     from bot.access.policy import AccessPolicy
     from bot.telemetry.otel import OtelTelemetry
@@ -103,13 +107,29 @@ def access_policies(
 
 def add_chat_channels(
     manager: ChannelManager, config: Config, names: list[str], stores: Stores, retry: RetryPolicy | None
-) -> None:
-    """Build each enabled chat channel; those that catch up note their active chats in the stores."""
+) -> list[web.RouteDef]:
+    """Build each enabled chat channel (those that catch up note their active chats); return their webhook routes."""
+    routes: list[web.RouteDef] = []
     for name in names:
         channel = CHAT_CHANNELS[name](manager.publisher(name), config, config.workspace / "inbox", retry)
         if isinstance(channel, CatchesUp):
             channel.remember_chats(stores.active_chats(name))
+        if isinstance(channel, ServesWebhook):
+            routes.extend(channel.webhook_routes())
         manager.add(channel, getattr(config.channels, name).send_concurrency)
+    return routes
+
+
+def check_webhooks_served(config: Config, names: list[str]) -> None:
+    """A channel its platform calls over HTTP needs the gateway's HTTP server: the API channel or `health.port`."""
+    if config.channels.api.enabled or config.health.port is not None:
+        return
+    for name in names:
+        if name in WEBHOOK_CHANNELS:
+            raise ConfigError(
+                "its webhook is served on the gateway's HTTP server: enable channels.api or set health.port",
+                f"channels.{name}",
+            )
 
 
 def api_channel(
@@ -120,6 +140,7 @@ def api_channel(
     heartbeat: HeartbeatService,
     health: GatewayHealth | None = None,
     events: EventBus | None = None,
+    webhooks: Sequence[web.RouteDef] = (),
 ) -> ApiChannel:
     """The API channel (WebSocket, OpenAI-compatible endpoint, web chat) with the owner's dashboard; it hears
     `events` (the agent's by default)."""
@@ -150,7 +171,13 @@ def api_channel(
         return chat_history(sessions.recent(key, 4 * HISTORY))
 
     return ApiChannel(
-        manager.publisher("api"), config.channels.api, events or agent.events, dashboard, history=history, health=health
+        manager.publisher("api"),
+        config.channels.api,
+        events or agent.events,
+        dashboard,
+        history=history,
+        health=health,
+        webhooks=webhooks,
     )
 
 
@@ -180,7 +207,8 @@ class Gateway:
         self.manager = channel_manager(
             config, self.agent, self.names, stores, start_retry, channel_retry, self._notices, self._activations
         )
-        add_chat_channels(self.manager, config, self.names, stores, channel_retry)
+        check_webhooks_served(config, self.names)
+        webhooks = add_chat_channels(self.manager, config, self.names, stores, channel_retry)
         for channel_class in self.agent.plugins.channels:
             self.names.append(channel_class.name)
             self.manager.add(channel_class(self.manager.publisher(channel_class.name)))
@@ -213,14 +241,14 @@ class Gateway:
             self.agent.events.subscribe(self.api_events.emit)
         if config.channels.api.enabled:
             self.api = api_channel(
-                config, self.manager, self.agent, self.cron, self.heartbeat, self.health, self.api_events
+                config, self.manager, self.agent, self.cron, self.heartbeat, self.health, self.api_events, webhooks
             )
             self.manager.add(self.api)
             self.names.append("api")
         elif config.health.port is not None:
             from channels.health_http import HealthServer
 
-            self.health_server = HealthServer(config.health.host, config.health.port, self.health)
+            self.health_server = HealthServer(config.health.host, config.health.port, self.health, webhooks)
         self.lost_lease = asyncio.Event()
         self.reloader = ConfigReload(config, self._apply_config)
         handlers = {
