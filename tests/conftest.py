@@ -18,7 +18,8 @@ from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway import SLACK_OWNER
 
 pytest_plugins = [
-    "tests.redis_server",  # the `redis_url` fixture
+    "tests.redis_server",  # `redis_url`
+    "tests.mail_servers",  # `dovecot`, `smtp_sink`
     "tests.support.matrix_fixtures",  # `synapse`, `matrix_world`
 ]
 

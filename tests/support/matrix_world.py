@@ -83,6 +83,8 @@ class UserClient:
 class MatrixWorld:
     """`async with MatrixWorld(synapse, (owner, stranger))`: everything one test's Matrix needs, torn down after."""
 
+    fixtures = ("synapse", "matrix_people")  # the session's Synapse and people, for the contract suite
+
     def __init__(self, synapse: Synapse, people: tuple[MatrixUser, MatrixUser]) -> None:
         owner, stranger = people
         self.synapse = synapse

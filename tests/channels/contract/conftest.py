@@ -10,14 +10,15 @@ from tests.channels.contract.gateways import gateway
 from tests.fakes.openai_server import FakeLLM
 from tests.harness import GatewayUnderTest
 from tests.support.platform import Platform
-from tests.support.platforms import PLATFORMS, SERVER_FIXTURES
+from tests.support.platforms import PLATFORMS
 
 
 @pytest_asyncio.fixture(params=sorted(PLATFORMS))
 async def platform(request: pytest.FixtureRequest) -> AsyncIterator[Platform]:
     fake_class, face = PLATFORMS[request.param]
-    servers = [request.getfixturevalue(name) for name in SERVER_FIXTURES.get(request.param, ())]
-    async with fake_class(*servers) as fake:
+    # A fake built on a real server takes it from a session fixture (`fixtures`): one Dovecot for the run.
+    shared = [request.getfixturevalue(name) for name in getattr(fake_class, "fixtures", ())]
+    async with fake_class(*shared) as fake:
         yield face(fake)
 
 
