@@ -37,8 +37,8 @@ async def cli(config: Path, *args: str) -> tuple[int, str]:
     ("args", "problem"),
     [
         (
-            ["--to", "matrix:1", "--every", "1h"],
-            "no channel 'matrix'; channels are telegram, discord, slack, whatsapp, email",
+            ["--to", "irc:1", "--every", "1h"],
+            "no channel 'irc'; channels are telegram, discord, slack, matrix, whatsapp, email",
         ),
         (["--to", "discord:1", "--every", "1h"], "channel discord is not enabled"),
         (["--to", "telegram:1", "--every", "5"], "'5' has no unit"),
