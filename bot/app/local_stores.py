@@ -65,7 +65,8 @@ class LocalStores:
         from bot.agent.sessions.logs import FileLogs
 
         state = self._config.state_dir
-        return MemoryBackend(ScopeLocks(), FileLogs(sessions_dir(self._config)), FileMembers(state / "memory_scopes"))
+        logs, members = FileLogs(sessions_dir(self._config)), FileMembers(state / "memory_scopes")
+        return MemoryBackend(ScopeLocks(), logs, members, local=True)
 
     def pairing(self) -> Pairing:
         from bot.access.pairing import PairingBook

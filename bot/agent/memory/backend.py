@@ -11,8 +11,10 @@ from bot.agent.sessions.logs import SessionLogs
 
 @dataclass(frozen=True, slots=True)
 class MemoryBackend:
-    """One writer per scope (consolidation), the session logs the indexes read, and each scope's session list."""
+    """One writer per scope (consolidation), the session logs the indexes read, and each scope's session list;
+    `local` when those are this machine's files (reading them never waits on the network)."""
 
     locks: ScopeLocks
     logs: SessionLogs
     members: ScopeMembers
+    local: bool

@@ -19,11 +19,14 @@ from bot.agent.sessions.logs import Cursor, SessionLogs
 logger = logging.getLogger(__name__)
 
 ARCHIVES_READ = "~archives-read"  # a row noting a session's archived logs were read
+Shown = tuple[str, int] | None  # (session, n): the prompt shows that session's live log from message n on
 BATCH = 1000  # log entries per transaction: a huge log is indexed in slices, a search waits at most one
 
 
-def catch_up_sessions(index: MemoryIndex, logs: SessionLogs, keys: list[str]) -> int:
-    """Index what the sessions' logs gained since the last catch-up; how many messages were read."""
+def catch_up_sessions(index: MemoryIndex, logs: SessionLogs, keys: list[str], shown: Shown = None) -> int:
+    """Index what the sessions' logs gained since the last catch-up; how many messages were read. With `shown`
+    (session, n), that session's live log is left for later when all it gained is from message n on (what the
+    prompt shows, which a search leaves out anyway)."""
     heads = logs.live_heads(keys)
     read = 0
     for key in keys:
@@ -49,9 +52,30 @@ def catch_up_sessions(index: MemoryIndex, logs: SessionLogs, keys: list[str]) ->
         if head is None:
             continue
         cursor = known[head.log][0] if head.log in known else Cursor(head.log)
-        if head.log not in known or head.offset > cursor.offset:
+        if head.log not in known or _unread(key, cursor, head, shown):
             read += _read_log(index, logs, key, cursor, live=True)
     return read
+
+
+def caught_up(
+    index: MemoryIndex, logs: SessionLogs, keys: list[str], history: Path, memory: Path, shown: Shown = None
+) -> bool:
+    """Whether a catch-up would read nothing now (so a search can go without one): a few stats and lookups."""
+    heads = logs.live_heads(keys)
+    for key in keys:
+        known = index.cursors(key)
+        head = heads.get(key)
+        live = next((cursor for cursor, is_live in known.values() if is_live), None)
+        if not known or (live is not None and (head is None or head.log != live.log)):
+            return False
+        if head is not None and (head.log not in known or _unread(key, known[head.log][0], head, shown)):
+            return False
+    return index.mark("history") == _history_mark(history) and index.mark("memory") == _memory_mark(memory)
+
+
+def _unread(key: str, cursor: Cursor, head: Cursor, shown: Shown) -> bool:
+    """Whether the live log has messages the index lacks, beyond those the prompt shows."""
+    return head.offset > cursor.offset and not (shown is not None and shown[0] == key and cursor.count >= shown[1])
 
 
 def _read_log(index: MemoryIndex, logs: SessionLogs, key: str, cursor: Cursor, live: bool) -> int:
@@ -74,37 +98,48 @@ def _read_log(index: MemoryIndex, logs: SessionLogs, key: str, cursor: Cursor, l
 
 def catch_up_history(index: MemoryIndex, path: Path, zone: ZoneInfo) -> None:
     """Index HISTORY.md's new entries; all of them again when the file was replaced or cut."""
-    try:
-        found = os.stat(path)
-    except FileNotFoundError:
-        if was := index.mark("history"):
-            index.add_entries((), "history", was, "", replace="entry")
+    was, mark = index.mark("history"), _history_mark(path)
+    if was == mark:
         return
-    was = index.mark("history")
-    inode, _, offset = was.partition(":")
-    start = int(offset) if inode == str(found.st_ino) and offset and int(offset) <= found.st_size else 0
-    if start == found.st_size and inode == str(found.st_ino):
+    if not mark:  # the file is gone
+        index.add_entries((), "history", was, "", replace="entry")
         return
+    inode, _, size = mark.partition(":")
+    old_inode, _, offset = was.partition(":")
+    start = int(offset) if old_inode == inode and offset and int(offset) <= int(size) else 0
     with path.open("rb") as handle:
         handle.seek(start)
         data = handle.read()
-    end = start + len(data)
     text = data.decode("utf-8", errors="replace")
-    mark = f"{found.st_ino}:{end}"
+    mark = f"{inode}:{start + len(data)}"
     index.add_entries(history_entries(text, zone), "history", was, mark, replace="entry" if start == 0 else None)
 
 
 def catch_up_memory(index: MemoryIndex, path: Path) -> None:
     """Index MEMORY.md's facts again when the file changed (it is rewritten whole)."""
+    was, mark = index.mark("memory"), _memory_mark(path)
+    if was == mark:
+        return
+    if not mark:  # the file is gone
+        index.add_entries((), "memory", was, "", replace="fact")
+        return
+    text = path.read_text(encoding="utf-8", errors="replace")
+    index.add_entries(memory_facts(text, int(mark.split(":")[0]) / 1e9), "memory", was, mark, replace="fact")
+
+
+def _history_mark(path: Path) -> str:
+    """The mark HISTORY.md has once indexed as it is now (inode and size; "" when there is none)."""
     try:
         found = os.stat(path)
     except FileNotFoundError:
-        if was := index.mark("memory"):
-            index.add_entries((), "memory", was, "", replace="fact")
-        return
-    mark = f"{found.st_mtime_ns}:{found.st_size}:{found.st_ino}"
-    was = index.mark("memory")
-    if was == mark:
-        return
-    text = path.read_text(encoding="utf-8", errors="replace")
-    index.add_entries(memory_facts(text, found.st_mtime), "memory", was, mark, replace="fact")
+        return ""
+    return f"{found.st_ino}:{found.st_size}"
+
+
+def _memory_mark(path: Path) -> str:
+    """The mark MEMORY.md has once indexed as it is now ("" when there is none)."""
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return ""
+    return f"{found.st_mtime_ns}:{found.st_size}:{found.st_ino}"
