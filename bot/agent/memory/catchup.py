@@ -28,6 +28,9 @@ def catch_up_sessions(index: MemoryIndex, logs: SessionLogs, keys: list[str], sh
     (session, n), that session's live log is left for later when all it gained is from message n on (what the
     prompt shows, which a search leaves out anyway)."""
     heads = logs.live_heads(keys)
+    if (stamp := logs.pruned()) != (was := index.mark("pruned")):
+        _drop_pruned(index, logs, keys, heads)
+        index.add_entries((), "pruned", was, stamp)
     read = 0
     for key in keys:
         known = index.cursors(key)
@@ -57,6 +60,16 @@ def catch_up_sessions(index: MemoryIndex, logs: SessionLogs, keys: list[str], sh
     return read
 
 
+def _drop_pruned(index: MemoryIndex, logs: SessionLogs, keys: list[str], heads: dict[str, Cursor]) -> None:
+    """Forget the logs retention deleted: those neither live nor among the sessions' archives any more."""
+    for key in keys:
+        kept = set(logs.archived(key))
+        head = heads.get(key)
+        for log in index.cursors(key):
+            if log != ARCHIVES_READ and log not in kept and (head is None or log != head.log):
+                index.drop_log(key, log)
+
+
 def caught_up(
     index: MemoryIndex, logs: SessionLogs, keys: list[str], history: Path, memory: Path, shown: Shown = None
 ) -> bool:
@@ -70,7 +83,8 @@ def caught_up(
             return False
         if head is not None and (head.log not in known or _unread(key, known[head.log][0], head, shown)):
             return False
-    return index.mark("history") == _history_mark(history) and index.mark("memory") == _memory_mark(memory)
+    sources = (index.mark("pruned"), index.mark("history"), index.mark("memory"))
+    return sources == (logs.pruned(), _history_mark(history), _memory_mark(memory))
 
 
 def _unread(key: str, cursor: Cursor, head: Cursor, shown: Shown) -> bool:
