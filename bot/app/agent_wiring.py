@@ -194,8 +194,9 @@ class AgentApp:
         self.sessions = self.stores.sessions()
         memory = self.memory_backend = self.stores.memory()
         quick = QUICK_SEARCH if memory.local else 0.0
+        folders = (config.workspace, config.state_dir)
         self.indexes = MemoryIndexes(
-            memory.logs, memory.members, config.workspace, config.state_dir, config.timezone, quick=quick
+            memory.logs, memory.members, *folders, config.timezone, quick=quick, bulk=memory.bulk
         )
         self.indexes.semantic = semantic_memory(config.memory.embeddings, self.ledger, self.guard)
         self.registry.register(RecallTool(IndexRecall(self.indexes, config.timezone), config.timezone))

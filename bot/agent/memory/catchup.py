@@ -10,6 +10,7 @@ import logging
 import os
 import time
 from pathlib import Path
+from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from bot.agent.memory.index import MemoryIndex
@@ -19,15 +20,31 @@ from bot.agent.sessions.logs import Cursor, SessionLogs
 logger = logging.getLogger(__name__)
 
 ARCHIVES_READ = "~archives-read"  # a row noting a session's archived logs were read
+
+
+class Bulk(Protocol):
+    """Indexes a big backlog of one log elsewhere (another process), waiting for it; `threshold` bytes make one big."""
+
+    threshold: int
+
+    def __call__(self, index: Path, key: str, log: str, live: bool) -> None: ...
+
+
 Shown = tuple[str, int] | None  # (session, n): the prompt shows that session's live log from message n on
 BATCH = 1000  # log entries per transaction: a huge log is indexed in slices, a search waits at most one
 
 
-def catch_up_sessions(index: MemoryIndex, logs: SessionLogs, keys: list[str], shown: Shown = None) -> int:
+def catch_up_sessions(
+    index: MemoryIndex, logs: SessionLogs, keys: list[str], shown: Shown = None, bulk: Bulk | None = None
+) -> int:
     """Index what the sessions' logs gained since the last catch-up; how many messages were read. With `shown`
     (session, n), that session's live log is left for later when all it gained is from message n on (what the
     prompt shows, which a search leaves out anyway)."""
     heads = logs.live_heads(keys)
+
+    def _read(cursor: Cursor, live: bool) -> int:
+        return read_log(index, logs, key, cursor, live, bulk)
+
     if (stamp := logs.pruned()) != (was := index.mark("pruned")):
         _drop_pruned(index, logs, keys, heads)
         index.add_entries((), "pruned", was, stamp)
@@ -36,27 +53,27 @@ def catch_up_sessions(index: MemoryIndex, logs: SessionLogs, keys: list[str], sh
         known = index.cursors(key)
         if not known:  # a session new to this index: its archived logs first
             for log in logs.archived(key):
-                read += _read_log(index, logs, key, Cursor(log), live=False)
+                read += _read(Cursor(log), live=False)
             marker = Cursor(ARCHIVES_READ)  # so they are not looked for again
             index.add_exchanges(key, [], marker, marker, live=False)
             known = index.cursors(key)
         head = heads.get(key)
         old_live = next((cursor for cursor, live in known.values() if live), None)
         if old_live is not None and (head is None or head.log != old_live.log):
-            read += _read_log(index, logs, key, old_live, live=False)  # its rest, now archived
+            read += _read(old_live, live=False)  # its rest, now archived
             index.mark_archived(key, old_live.log)
             for log in logs.archived(key):  # others archived meanwhile, with nothing read of them
                 if log not in known and log != old_live.log:
-                    read += _read_log(index, logs, key, Cursor(log), live=False)
+                    read += _read(Cursor(log), live=False)
             current = head.log if head is not None else None
             for log, (cursor, live) in known.items():  # an archive /resume took back is gone from the archives
                 if not live and log not in (ARCHIVES_READ, old_live.log, current):
-                    read += _read_log(index, logs, key, cursor, live=False)
+                    read += _read(cursor, live=False)
         if head is None:
             continue
         cursor = known[head.log][0] if head.log in known else Cursor(head.log)
         if head.log not in known or _unread(key, cursor, head, shown):
-            read += _read_log(index, logs, key, cursor, live=True)
+            read += _read(cursor, live=True)
     return read
 
 
@@ -92,7 +109,14 @@ def _unread(key: str, cursor: Cursor, head: Cursor, shown: Shown) -> bool:
     return head.offset > cursor.offset and not (shown is not None and shown[0] == key and cursor.count >= shown[1])
 
 
-def _read_log(index: MemoryIndex, logs: SessionLogs, key: str, cursor: Cursor, live: bool) -> int:
+def read_log(
+    index: MemoryIndex, logs: SessionLogs, key: str, cursor: Cursor, live: bool, bulk: Bulk | None = None
+) -> int:
+    """Index one log from `cursor` on, in slices (a big backlog in `bulk`'s child process first); messages read."""
+    if bulk is not None and logs.backlog(key, cursor) >= bulk.threshold:
+        bulk(index.path, key, cursor.log, live)
+        index.refresh()  # the child wrote from another connection
+        cursor = index.cursors(key).get(cursor.log, (cursor, live))[0]
     read = 0
     while True:
         batch = logs.read(key, cursor, BATCH)

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TypeVar
 from zoneinfo import ZoneInfo
 
+from bot.agent.memory.catchup import Bulk, catch_up_history, catch_up_memory, catch_up_sessions, caught_up
 from bot.agent.memory.catchup import Shown as Seen
-from bot.agent.memory.catchup import catch_up_history, catch_up_memory, catch_up_sessions, caught_up
 from bot.agent.memory.index import IndexUnusable, MemoryIndex, damaged
 from bot.agent.memory.members import ScopeMembers
 from bot.agent.memory.query import parse_query
@@ -64,9 +64,11 @@ class MemoryIndexes:
         max_open: int = MAX_OPEN,
         save_delay: float = SAVE_DELAY,
         quick: float = 0.0,
+        bulk: Bulk | None = None,
     ) -> None:
         """`quick`: a scope whose last search took less (in seconds) is searched on the caller's thread when its
-        index needs no catch-up; 0 always searches in a worker thread (as where the logs are across a network)."""
+        index needs no catch-up; 0 always searches in a worker thread (as where the logs are across a network).
+        `bulk` indexes a big backlog in another process."""
         self._logs = logs
         self._members = members
         self._workspace = workspace
@@ -79,6 +81,7 @@ class MemoryIndexes:
         self._pending: dict[Path, asyncio.Task[None] | asyncio.TimerHandle] = {}
         self._delay = save_delay
         self._quick = quick
+        self._bulk = bulk
         self._names: dict[Path, str] = {}  # scope folder -> name (resolving a path costs a few stats)
         self._listed: OrderedDict[tuple[Path, str], None] = OrderedDict()  # (scope, session) known to be listed
         self.rankers: list[Ranker] = []  # further ranked lists fused with the keyword one
@@ -307,7 +310,7 @@ class MemoryIndexes:
     def _catch_up(self, directory: Path, found: _Open, shown: tuple[str, int] | None = None) -> None:
         started = time.perf_counter()
         members = self._members.members(self.scope_name(directory))
-        read = catch_up_sessions(found.index, self._logs, members, shown)
+        read = catch_up_sessions(found.index, self._logs, members, shown, self._bulk)
         catch_up_history(found.index, found.history, self._zone)
         catch_up_memory(found.index, found.memory)
         if read > 1000:

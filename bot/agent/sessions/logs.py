@@ -62,6 +62,9 @@ class SessionLogs(Protocol):
     def pruned(self) -> str:
         """A stamp that changes whenever retention deletes archived logs ("" before it ever has)."""
 
+    def backlog(self, key: str, since: Cursor) -> int:
+        """About how many bytes of the log lie after `since` (0 where the store cannot tell)."""
+
 
 class FileLogs:
     """The local store's files: the live `KEY.jsonl` and its `KEY.<time>.archived.jsonl`; identity is the inode."""
@@ -112,6 +115,13 @@ class FileLogs:
                 count += 1
         cursor = Cursor(since.log, since.offset + used, count)
         return LogRead(entries, cursor, done=len(entries) < limit and len(data) < READ_CHUNK)
+
+    def backlog(self, key: str, since: Cursor) -> int:
+        path = self._find(key, since.log)
+        try:
+            return max(0, os.stat(path).st_size - since.offset) if path is not None else 0
+        except FileNotFoundError:
+            return 0
 
     def pruned(self) -> str:
         try:
