@@ -1,5 +1,6 @@
 """Indexing a big backlog of one local session log in a child process at low CPU priority: the gateway's event loop
-then shares neither its GIL nor its share of the CPU with the work (a thread stalled it for 100-300 ms under load).
+then shares neither its GIL nor its share of the CPU with the work (a thread stalled it for 100-400 ms under load).
+The child gets a session of its own, so a scheduler that groups processes by session weighs it apart.
 
 Run as `python -m bot.agent.memory.bulk INDEX SESSIONS KEY LOG live|archived`; it indexes the log from where the
 index stopped, in the same transactions a catch-up uses, so a process indexing beside it loses nothing.
@@ -29,7 +30,9 @@ class ChildIndexer:
     def __call__(self, index: Path, key: str, log: str, live: bool) -> None:
         command = [sys.executable, "-m", __name__, str(index), str(self._sessions), key, log]
         command.append("live" if live else "archived")
-        done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            command, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False, start_new_session=True
+        )
         if done.returncode:
             tail = done.stderr.strip().splitlines()[-1:] or ["no output"]
             logger.error("[%s] indexing a big session log in a child process failed: %s", key, tail[0])
