@@ -13,7 +13,8 @@ the tool's five passages, and for the prompt when the block (1,500 tokens) shows
 answer. At each `--scale` count of messages (the corpus plus chatter), the 300 questions are timed through
 MemoryIndexes.search (its catch-up check included), the index's disk use read, and the first indexing
 of the whole session file timed with the event loop's longest stall beside it. Last, one 50 MB session file
-is indexed from scratch, the event loop's longest stall timed meanwhile.
+is indexed from scratch, the event loop's longest stall timed meanwhile. As in the gateway, a backlog of over
+4 MB is indexed by a child process (bot/agent/memory/bulk.py).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from rig import load_average
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bot.agent.memory.bulk import ChildIndexer  # noqa: E402
 from bot.agent.memory.members import FileMembers  # noqa: E402
 from bot.agent.memory.recollection import recalled_block  # noqa: E402
 from bot.agent.memory.scope_index import MemoryIndexes  # noqa: E402
@@ -129,7 +131,13 @@ async def at_scale(corpus: Corpus, messages: int, root: Path) -> dict[str, float
     total = write_sessions(root / "sessions", corpus, chatter)
     size = sum(path.stat().st_size for path in (root / "sessions").iterdir())
     indexes = MemoryIndexes(
-        FileLogs(root / "sessions"), lists(root), root / "ws", root / "state", ZONE, clock=corpus.end.timestamp
+        FileLogs(root / "sessions"),
+        lists(root),
+        root / "ws",
+        root / "state",
+        ZONE,
+        clock=corpus.end.timestamp,
+        bulk=ChildIndexer(root / "sessions"),
     )
     scope = root / "ws" / "memory"
     stall = 0.0
@@ -186,7 +194,7 @@ async def big_file(root: Path, megabytes: int) -> tuple[float, float, int]:
             record = {"type": "message", "ts": 1.7e9 + n, "n": n, "message": {"role": role, "content": content}}
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
             n += 1
-    indexes = MemoryIndexes(FileLogs(folder), lists(root), root / "ws", root / "state", ZONE)
+    indexes = MemoryIndexes(FileLogs(folder), lists(root), root / "ws", root / "state", ZONE, bulk=ChildIndexer(folder))
     stall = 0.0
     indexing = True
 

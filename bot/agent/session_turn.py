@@ -156,8 +156,8 @@ class SessionTurns:
         finally:
             for prompt_tokens, completion_tokens in unwritten:  # a call whose message was never recorded
                 self._sessions.record_usage(session, prompt_tokens, completion_tokens)
-            if self._recall is not None and not recalling:  # else the next turn's recall indexes what this one saved
-                self._recall.saved(scope.directory, session.key)
+            if self._recall is not None and not recalling:  # else a later search indexes what this one saved, at
+                self._recall.saved(scope.directory, session.key)  # the latest once it has left the prompt
         if self._memory:
             self._memory.after_turn(session, scope)
         return result

@@ -15,7 +15,7 @@ from bot.agent.memory.auto_recall import AutoRecall
 from bot.agent.memory.consolidation import MemoryConsolidator
 from bot.agent.memory.file_writes import MemoryFileGuard
 from bot.agent.memory.recall_search import IndexRecall
-from bot.agent.memory.scope_index import MemoryIndexes
+from bot.agent.memory.scope_index import QUICK_SEARCH, MemoryIndexes
 from bot.agent.memory.semantic import semantic_memory
 from bot.agent.persona_turns import PersonaTurns
 from bot.agent.personas import Persona, PersonaRouter, personas_from
@@ -193,7 +193,11 @@ class AgentApp:
         self.rules = ChatRulesBook(config.channels.chat_sections(), config.agent.queue_mode)
         self.sessions = self.stores.sessions()
         memory = self.memory_backend = self.stores.memory()
-        self.indexes = MemoryIndexes(memory.logs, memory.members, config.workspace, config.state_dir, config.timezone)
+        quick = QUICK_SEARCH if memory.local else 0.0
+        folders = (config.workspace, config.state_dir)
+        self.indexes = MemoryIndexes(
+            memory.logs, memory.members, *folders, config.timezone, quick=quick, bulk=memory.bulk
+        )
         self.indexes.semantic = semantic_memory(config.memory.embeddings, self.ledger, self.guard)
         self.registry.register(RecallTool(IndexRecall(self.indexes, config.timezone), config.timezone))
         self.memory = self._memory()

@@ -61,12 +61,14 @@ class LocalStores:
 
     def memory(self) -> MemoryBackend:
         from bot.agent.memory.backend import MemoryBackend
+        from bot.agent.memory.bulk import ChildIndexer
         from bot.agent.memory.locks import ScopeLocks
         from bot.agent.memory.members import FileMembers
         from bot.agent.sessions.logs import FileLogs
 
         state = self._config.state_dir
-        return MemoryBackend(ScopeLocks(), FileLogs(sessions_dir(self._config)), FileMembers(state / "memory_scopes"))
+        logs, members = FileLogs(sessions_dir(self._config)), FileMembers(state / "memory_scopes")
+        return MemoryBackend(ScopeLocks(), logs, members, local=True, bulk=ChildIndexer(sessions_dir(self._config)))
 
     def pairing(self) -> Pairing:
         from bot.access.pairing import PairingBook

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import time
 
+from bot.agent.sessions.redis_logs import PRUNED_KEY
 from bot.cluster.redis import RedisState
 from bot.config.schema_ops import RetentionConfig
 
@@ -33,4 +34,6 @@ def prune_redis(state: RedisState, keep: RetentionConfig, ledger_before: float, 
             if archived_at < now - keep.sessions:
                 client.delete(meta, state.key("session-archive", archive, "log"))
                 sessions += 1
+    if sessions:
+        client.incr(state.key(PRUNED_KEY))
     return sessions, calls

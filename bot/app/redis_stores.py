@@ -75,7 +75,7 @@ class RedisStores:
         from bot.agent.sessions.redis_logs import RedisLogs
 
         locks = RedisScopeLocks(self.state, self._config.workspace)
-        return MemoryBackend(locks, RedisLogs(self.state), RedisMembers(self.state))
+        return MemoryBackend(locks, RedisLogs(self.state), RedisMembers(self.state), local=False)
 
     def pairing(self) -> Pairing:
         from bot.access.redis_pairing import RedisPairingBook

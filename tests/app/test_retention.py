@@ -64,7 +64,8 @@ def test_old_state_of_each_kind_is_pruned_and_the_rest_kept(tmp_path: Path) -> N
     pruned = prune_state(cfg, NOW)
 
     assert (pruned.sessions, pruned.ledger, pruned.journal, pruned.run_logs) == (1, 2, 1, 1)
-    assert sorted(p.name for p in sessions.iterdir()) == ["a.jsonl", "b.20261110T000000.archived.jsonl"]
+    kept = ["a.jsonl", "b.20261110T000000.archived.jsonl"]
+    assert sorted(p.name for p in sessions.iterdir()) == [".pruned", *kept]  # the stamp tells memory indexes
     assert [c.ts for c in ledger.calls()] == [NOW - 15 * DAY]
     assert [json.loads(line)["ran_at"] for line in runs.read_text().splitlines()] == [NOW - 5 * DAY]
     ledger.close()

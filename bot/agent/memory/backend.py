@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.agent.memory.catchup import Bulk
 from bot.agent.memory.locks import ScopeLocks
 from bot.agent.memory.members import ScopeMembers
 from bot.agent.sessions.logs import SessionLogs
@@ -11,8 +12,12 @@ from bot.agent.sessions.logs import SessionLogs
 
 @dataclass(frozen=True, slots=True)
 class MemoryBackend:
-    """One writer per scope (consolidation), the session logs the indexes read, and each scope's session list."""
+    """One writer per scope (consolidation), the session logs the indexes read, and each scope's session list;
+    `local` when those are this machine's files (reading them never waits on the network); `bulk` indexes a big
+    backlog in another process."""
 
     locks: ScopeLocks
     logs: SessionLogs
     members: ScopeMembers
+    local: bool
+    bulk: Bulk | None = None

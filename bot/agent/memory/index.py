@@ -1,7 +1,8 @@
 """One memory scope's search index: an SQLite file of passages with an FTS5 (porter-stemmed) index over them.
 
 The index is a cache of the session logs, HISTORY.md and MEMORY.md: it records how far it has read
-each of them, and can be deleted at any time. Not thread-safe: its owner serialises calls.
+each of them, and can be deleted at any time. Not thread-safe: its owner serialises calls. Those read marks are
+kept in memory too (a search checks them all); `refresh()` drops them when another connection wrote.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ class MemoryIndex:
     def __init__(self, db: sqlite3.Connection, path: Path) -> None:
         self._db = db
         self.path = path
+        self._kept = _ReadMarks(db)
 
     @classmethod
     def open(cls, path: Path) -> MemoryIndex:
@@ -91,18 +93,27 @@ class MemoryIndex:
     def close(self) -> None:
         self._db.close()
 
+    def refresh(self) -> None:
+        """Start a use of the index: read marks kept in memory are dropped if another connection wrote since."""
+        version = self._db.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._kept.version:
+            self._kept.version = version
+            self._kept.forget()
+
     def cursors(self, session: str) -> dict[str, tuple[Cursor, bool]]:
         """Each known log of the session: how far it was read, and whether it is the live one."""
-        rows = self._db.execute("SELECT log, offset, count, live FROM logs WHERE session = ?", (session,))
-        return {log: (Cursor(log, offset, count), bool(live)) for log, offset, count, live in rows}
+        return dict(self._kept.logs().get(session, {}))
 
     def live_logs(self, chat: str) -> list[tuple[str, str, int]]:
         """(session, live log, messages read) of the session `chat` and of its threads (`chat:…`)."""
-        rows = self._db.execute(
-            "SELECT session, log, count FROM logs WHERE live = 1 AND (session = ? OR substr(session, 1, ?) = ?)",
-            (chat, len(chat) + 1, chat + ":"),
-        )
-        return [(session, log, count) for session, log, count in rows]
+        thread = chat + ":"
+        return [
+            (session, log, cursor.count)
+            for session, logs in self._kept.logs().items()
+            if session == chat or session.startswith(thread)
+            for log, (cursor, live) in logs.items()
+            if live
+        ]
 
     def add_exchanges(
         self, session: str, parts: Sequence[ExchangePart], start: Cursor, end: Cursor, live: bool
@@ -110,7 +121,7 @@ class MemoryIndex:
         """Store exchanges read from one log between two cursors, with the new cursor, in one transaction; False
         (and nothing stored) when the log's stored cursor is no longer `start`: another process got there first."""
         db = self._db
-        with _transaction(db):
+        with _transaction(self._db, self._kept):
             row = db.execute(
                 "SELECT offset, open_id FROM logs WHERE session = ? AND log = ?", (session, end.log)
             ).fetchone()
@@ -133,12 +144,12 @@ class MemoryIndex:
 
     def mark_archived(self, session: str, log: str) -> None:
         """Note that a log is no longer the session's live one."""
-        with _transaction(self._db):
+        with _transaction(self._db, self._kept):
             self._db.execute("UPDATE logs SET live = 0 WHERE session = ? AND log = ?", (session, log))
 
     def drop_log(self, session: str, log: str) -> None:
         """Forget a log that no longer exists, with its passages."""
-        with _transaction(self._db):
+        with _transaction(self._db, self._kept):
             rows = self._db.execute(
                 "SELECT id, asked, answered FROM passages WHERE session = ? AND log = ?", (session, log)
             ).fetchall()
@@ -149,16 +160,16 @@ class MemoryIndex:
 
     def mark(self, name: str) -> str:
         """A source's read mark (HISTORY.md's offset, MEMORY.md's stamp); "" when none."""
-        row = self._db.execute("SELECT value FROM marks WHERE name = ?", (name,)).fetchone()
-        return row[0] if row else ""
+        return self._kept.marks().get(name, "")
 
     def add_entries(
         self, passages: Iterable[Passage], mark: str, was: str, value: str, replace: str | None = None
     ) -> None:
         """Store passages and a source's new mark in one transaction, if its mark is still `was` (else another
         process stored them); `replace` drops that kind's passages first."""
-        with _transaction(self._db):
-            if self.mark(mark) != was:
+        with _transaction(self._db, self._kept):
+            row = self._db.execute("SELECT value FROM marks WHERE name = ?", (mark,)).fetchone()
+            if (row[0] if row else "") != was:
                 return
             if replace is not None:
                 rows = self._db.execute("SELECT id, asked, answered FROM passages WHERE kind = ?", (replace,))
@@ -220,21 +231,18 @@ class MemoryIndex:
 
     def clear(self) -> None:
         """Forget every passage and read mark, so the next catch-up reads every source again."""
-        with _transaction(self._db):
+        with _transaction(self._db, self._kept):
             for table in ("passages", "logs", "marks"):
                 self._db.execute(f"DELETE FROM {table}")
             self._db.execute("INSERT INTO passage_text (passage_text) VALUES ('delete-all')")
 
-    def matching(self, expressions: Sequence[str]) -> list[int]:
-        """How many passages match each FTS5 expression, in one statement."""
-        if not expressions:
-            return []
+    def matching(self, expressions: Sequence[str]) -> tuple[list[int], int]:
+        """How many passages match each FTS5 expression, and the highest passage id (about how many there are), in
+        one statement."""
         count = "(SELECT count(*) FROM passage_text WHERE passage_text MATCH ?)"
-        return list(self._db.execute(f"SELECT {', '.join([count] * len(expressions))}", expressions).fetchone())
-
-    def last_id(self) -> int:
-        """The highest passage id: about how many passages there are, at no cost."""
-        return int(self._db.execute("SELECT coalesce(max(id), 0) FROM passages").fetchone()[0])
+        columns = [count] * len(expressions) + ["(SELECT coalesce(max(id), 0) FROM passages)"]
+        *counts, last = self._db.execute(f"SELECT {', '.join(columns)}", expressions).fetchone()
+        return counts, int(last)
 
     def size(self) -> int:
         """How many passages the index holds."""
@@ -267,13 +275,45 @@ class MemoryIndex:
         )
 
 
+class _ReadMarks:
+    """The logs table and the marks as last read, kept until a write (or another connection's) changes them."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+        self._logs: dict[str, dict[str, tuple[Cursor, bool]]] | None = None
+        self._marks: dict[str, str] | None = None
+        self.version = -1  # the connection's data_version when they were read
+
+    def logs(self) -> dict[str, dict[str, tuple[Cursor, bool]]]:
+        """Each session's logs: how far each was read, and whether it is the live one."""
+        if self._logs is None:
+            self._logs = {}
+            for session, log, offset, count, live in self._db.execute(
+                "SELECT session, log, offset, count, live FROM logs"
+            ):
+                self._logs.setdefault(session, {})[log] = (Cursor(log, offset, count), bool(live))
+        return self._logs
+
+    def marks(self) -> dict[str, str]:
+        """Each source's read mark."""
+        if self._marks is None:
+            self._marks = dict(self._db.execute("SELECT name, value FROM marks").fetchall())
+        return self._marks
+
+    def forget(self) -> None:
+        self._logs = None
+        self._marks = None
+
+
 @contextmanager
-def _transaction(db: sqlite3.Connection) -> Iterator[None]:
-    """BEGIN IMMEDIATE … COMMIT, rolled back on an exception."""
+def _transaction(db: sqlite3.Connection, kept: _ReadMarks) -> Iterator[None]:
+    """BEGIN IMMEDIATE … COMMIT, rolled back on an exception; what was kept of the read marks is read again after."""
     db.execute("BEGIN IMMEDIATE")
     try:
         yield
     except BaseException:
         db.execute("ROLLBACK")
         raise
+    finally:
+        kept.forget()
     db.execute("COMMIT")

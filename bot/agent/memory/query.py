@@ -48,7 +48,10 @@ SEASONS = {"spring": (3, 5), "summer": (6, 8), "autumn": (9, 11), "fall": (9, 11
 _UNITS = {"day": 1, "days": 1, "week": 7, "weeks": 7, "month": 30, "months": 30, "year": 365, "years": 365}
 _RELATIVE = re.compile(r"\b(?:(\d+|a|an|one|two|three|four|few|couple of) )?(day|week|month|year)s? ago\b")
 _LAST = re.compile(r"\blast (week|month|year|spring|summer|autumn|fall|winter)\b")
-_NEAR = {"today": 0, "tonight": 0, "yesterday": 1, "this week": 7, "this month": 31}  # days back it reaches
+_NEAR = {
+    re.compile(rf"\b{phrase}\b"): (phrase, days)  # days back it reaches
+    for phrase, days in {"today": 0, "tonight": 0, "yesterday": 1, "this week": 7, "this month": 31}.items()
+}
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "few": 3, "couple of": 2}
 
 
@@ -116,8 +119,8 @@ def _window(text: str, now: datetime) -> tuple[float | None, float | None, froze
             return _season(unit, now, this_year=False) + (frozenset(("last", unit)),)
         days = _UNITS[unit]
         return (now - timedelta(days=2 * days)).timestamp(), now.timestamp(), frozenset(("last", unit))
-    for phrase, days in _NEAR.items():
-        if re.search(rf"\b{phrase}\b", text):
+    for near, (phrase, days) in _NEAR.items():
+        if near.search(text):
             start = (now - timedelta(days=days)).replace(hour=0, minute=0, second=0, microsecond=0)
             return start.timestamp(), now.timestamp() + 1, frozenset(phrase.split())
     for word in _WORD.findall(text):

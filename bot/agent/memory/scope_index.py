@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import sqlite3
 import threading
 import time
@@ -16,7 +17,8 @@ from pathlib import Path
 from typing import TypeVar
 from zoneinfo import ZoneInfo
 
-from bot.agent.memory.catchup import catch_up_history, catch_up_memory, catch_up_sessions
+from bot.agent.memory.catchup import Bulk, catch_up_history, catch_up_memory, catch_up_sessions, caught_up
+from bot.agent.memory.catchup import Shown as Seen
 from bot.agent.memory.index import IndexUnusable, MemoryIndex, damaged
 from bot.agent.memory.members import ScopeMembers
 from bot.agent.memory.query import parse_query
@@ -30,17 +32,22 @@ INDEX_FILE = "index.sqlite3"
 MAX_OPEN = 32
 MAX_LISTED = 128  # sessions remembered as listed in their scope (a forgotten one is looked up again)
 SAVE_DELAY = 1.0  # seconds from a turn's end to indexing what it saved, so a burst of turns shares one catch-up
+QUICK_SEARCH = 0.002  # seconds: a scope searched faster is searched on the event loop (a thread hop costs more)
 T = TypeVar("T")
 
 
 @dataclass
 class _Open:
-    """An open index with the lock that serialises its use and the sessions known to be listed for it."""
+    """An open index with the lock that serialises its use, the scope's files it indexes and the sessions known to be
+    listed for it."""
 
     index: MemoryIndex
+    history: Path
+    memory: Path
     lock: threading.Lock = field(default_factory=threading.Lock)
     members: set[str] = field(default_factory=set)
     closed: bool = False
+    took: float = math.inf  # seconds the last search took
 
 
 class MemoryIndexes:
@@ -56,7 +63,12 @@ class MemoryIndexes:
         clock: Callable[[], float] = time.time,
         max_open: int = MAX_OPEN,
         save_delay: float = SAVE_DELAY,
+        quick: float = 0.0,
+        bulk: Bulk | None = None,
     ) -> None:
+        """`quick`: a scope whose last search took less (in seconds) is searched on the caller's thread when its
+        index needs no catch-up; 0 always searches in a worker thread (as where the logs are across a network).
+        `bulk` indexes a big backlog in another process."""
         self._logs = logs
         self._members = members
         self._workspace = workspace
@@ -68,16 +80,21 @@ class MemoryIndexes:
         self._opening = threading.Lock()
         self._pending: dict[Path, asyncio.Task[None] | asyncio.TimerHandle] = {}
         self._delay = save_delay
+        self._quick = quick
+        self._bulk = bulk
+        self._names: dict[Path, str] = {}  # scope folder -> name (resolving a path costs a few stats)
         self._listed: OrderedDict[tuple[Path, str], None] = OrderedDict()  # (scope, session) known to be listed
         self.rankers: list[Ranker] = []  # further ranked lists fused with the keyword one
         self.semantic: SemanticMemory | None = None  # vectors, when memory.embeddings names a model
 
     def scope_name(self, directory: Path) -> str:
         """A scope folder's name: its path relative to the workspace, the same on every machine."""
-        try:
-            return directory.resolve().relative_to(self._workspace.resolve()).as_posix()
-        except ValueError:
-            return Path("outside", *directory.resolve().parts[1:]).as_posix()
+        name = self._names.get(directory)
+        if name is None:
+            name = self._names[directory] = _scope_name(directory, self._workspace)
+            if len(self._names) > MAX_LISTED:
+                self._names.pop(next(iter(self._names)))
+        return name
 
     def path_for(self, directory: Path) -> Path:
         """Where a scope folder's index lives."""
@@ -100,17 +117,49 @@ class MemoryIndexes:
             return []
         now = self._clock()
         rankers = [*self.rankers, *await self._vector_rankers(text)]
+        seen = (shown.session, shown.start) if shown is not None else None
+
+        def ranked(found: _Open) -> list[Hit]:
+            started = time.perf_counter()
+            hits = best_hits(found.index, query, limit, now, since, until, shown, rankers)
+            found.took = time.perf_counter() - started
+            return hits
 
         def run(found: _Open) -> list[Hit]:
             if join is not None:
                 self._join(directory, found, join)
-            self._catch_up(directory, found)
-            return best_hits(found.index, query, limit, now, since, until, shown, rankers)
+            self._catch_up(directory, found, seen)
+            return ranked(found)
 
-        hits = await asyncio.to_thread(self._using, directory, run)
+        hits = self._search_here(directory, join, seen, ranked)
+        if hits is None:
+            hits = await asyncio.to_thread(self._using, directory, run)
         if self.semantic is not None:
             self.semantic.index_changed(self.path_for(directory))  # embed what the catch-up added
         return hits
+
+    def _search_here(
+        self, directory: Path, join: str | None, seen: Seen, ranked: Callable[[_Open], list[Hit]]
+    ) -> list[Hit] | None:
+        """The search run on this thread when the scope's last one was quick, its index free and caught up; None
+        when it is for a worker thread (which catches up first, and rebuilds a damaged index)."""
+        found = self._open.get(directory)
+        if found is None or found.took >= self._quick or not found.lock.acquire(blocking=False):
+            return None
+        try:
+            if found.closed or (join is not None and join not in found.members):
+                return None
+            found.index.refresh()
+            keys = self._members.members(self.scope_name(directory))
+            if not caught_up(found.index, self._logs, keys, found.history, found.memory, seen):
+                return None
+            if join is not None:
+                self._note_listed(directory, join)
+            return ranked(found)
+        except (sqlite3.DatabaseError, IndexUnusable):
+            return None
+        finally:
+            found.lock.release()
 
     async def join(self, directory: Path, key: str) -> None:
         """List session `key` for the scope (once) and bring the index up to date."""
@@ -189,6 +238,7 @@ class MemoryIndexes:
             with found.lock:
                 if found.closed:  # evicted meanwhile: open it again
                     return self._using(directory, work)
+                found.index.refresh()
                 return work(found)
         except (sqlite3.DatabaseError, IndexUnusable) as exc:
             if not damaged(exc):
@@ -197,6 +247,7 @@ class MemoryIndexes:
             self._drop(directory)
             found = self._get(directory)
             with found.lock:
+                found.index.refresh()
                 return work(found)
 
     def _get(self, directory: Path, warn_missing: bool = True) -> _Open:
@@ -214,7 +265,7 @@ class MemoryIndexes:
                 logger.warning("memory index %s cannot be used (%s): rebuilding it", path, exc)
                 _delete(path)
                 index = MemoryIndex.open(path)
-            found = self._open[directory] = _Open(index)
+            found = self._open[directory] = _Open(index, directory / "HISTORY.md", directory / "MEMORY.md")
             while len(self._open) > self._max_open:
                 _, oldest = self._open.popitem(last=False)
                 with oldest.lock:
@@ -232,11 +283,14 @@ class MemoryIndexes:
                 found.closed = True
         _delete(self.path_for(directory))
 
-    def _join(self, directory: Path, found: _Open, key: str) -> None:
+    def _note_listed(self, directory: Path, key: str) -> None:
         self._listed[directory, key] = None
         self._listed.move_to_end((directory, key))
         if len(self._listed) > MAX_LISTED:
             self._listed.popitem(last=False)
+
+    def _join(self, directory: Path, found: _Open, key: str) -> None:
+        self._note_listed(directory, key)
         if key in found.members:
             return
         scope = self.scope_name(directory)
@@ -253,13 +307,21 @@ class MemoryIndexes:
             self._members.members(self.scope_name(directory))
         )
 
-    def _catch_up(self, directory: Path, found: _Open) -> None:
+    def _catch_up(self, directory: Path, found: _Open, shown: tuple[str, int] | None = None) -> None:
         started = time.perf_counter()
-        read = catch_up_sessions(found.index, self._logs, self._members.members(self.scope_name(directory)))
-        catch_up_history(found.index, directory / "HISTORY.md", self._zone)
-        catch_up_memory(found.index, directory / "MEMORY.md")
+        members = self._members.members(self.scope_name(directory))
+        read = catch_up_sessions(found.index, self._logs, members, shown, self._bulk)
+        catch_up_history(found.index, found.history, self._zone)
+        catch_up_memory(found.index, found.memory)
         if read > 1000:
             logger.info("indexed %d messages of %s in %.1fs", read, directory, time.perf_counter() - started)
+
+
+def _scope_name(directory: Path, workspace: Path) -> str:
+    try:
+        return directory.resolve().relative_to(workspace.resolve()).as_posix()
+    except ValueError:
+        return Path("outside", *directory.resolve().parts[1:]).as_posix()
 
 
 def _delete(path: Path) -> None:

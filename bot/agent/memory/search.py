@@ -59,8 +59,8 @@ def keyword_ranking(
     passage covers, lifted a little for recent ones and those in the question's period."""
     if not query.words:
         return []
-    total = index.last_id()
-    counts = dict(zip(query.words, index.matching([concept_expression(w) for w in query.words]), strict=True))
+    matching, total = index.matching([concept_expression(w) for w in query.words])
+    counts = dict(zip(query.words, matching, strict=True))
     query = _without_common(query, counts, total)
     found = index.keyword(query.expression, max(limit, CANDIDATES), since, until, leave_out)
     weights = [_idf(counts[word], total) * (NAME_WEIGHT if word in query.names else 1.0) for word in query.words]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 ARCHIVED_SUFFIX = ".archived.jsonl"
+PRUNED_STAMP = ".pruned"  # rewritten in the sessions folder whenever retention deletes archives (indexes then look)
 FIRST_WORDS = 60
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
 
-from bot.agent.sessions.archive import ARCHIVED_SUFFIX
+from bot.agent.sessions.archive import ARCHIVED_SUFFIX, PRUNED_STAMP
 
 READ_CHUNK = 2 * 1024 * 1024
 
@@ -59,6 +59,12 @@ class SessionLogs(Protocol):
     def read(self, key: str, since: Cursor, limit: int) -> LogRead:
         """Up to about `limit` entries of the log `since.log` after `since`; none, and `gone`, when it is gone."""
 
+    def pruned(self) -> str:
+        """A stamp that changes whenever retention deletes archived logs ("" before it ever has)."""
+
+    def backlog(self, key: str, since: Cursor) -> int:
+        """About how many bytes of the log lie after `since` (0 where the store cannot tell)."""
+
 
 class FileLogs:
     """The local store's files: the live `KEY.jsonl` and its `KEY.<time>.archived.jsonl`; identity is the inode."""
@@ -66,6 +72,7 @@ class FileLogs:
     def __init__(self, directory: Path) -> None:
         self._directory = directory
         self._folder = str(directory)  # joined as a string: a stat per session and search, kept cheap
+        self._stamp = os.path.join(self._folder, PRUNED_STAMP)
 
     def live_heads(self, keys: list[str]) -> dict[str, Cursor]:
         heads = {}
@@ -108,6 +115,20 @@ class FileLogs:
                 count += 1
         cursor = Cursor(since.log, since.offset + used, count)
         return LogRead(entries, cursor, done=len(entries) < limit and len(data) < READ_CHUNK)
+
+    def backlog(self, key: str, since: Cursor) -> int:
+        path = self._find(key, since.log)
+        try:
+            return max(0, os.stat(path).st_size - since.offset) if path is not None else 0
+        except FileNotFoundError:
+            return 0
+
+    def pruned(self) -> str:
+        try:
+            found = os.stat(self._stamp)
+        except FileNotFoundError:
+            return ""
+        return f"{found.st_mtime_ns}:{found.st_size}:{found.st_ino}"
 
     def _live_name(self, key: str) -> str:
         return os.path.join(self._folder, quote(key, safe="") + ".jsonl")

@@ -12,6 +12,8 @@ from bot.agent.sessions.logs import Cursor, LogEntry, LogRead
 from bot.agent.sessions.redis_store import glob_escaped
 from bot.cluster.redis import RedisState
 
+PRUNED_KEY = "session-archive-pruned"  # counted up whenever retention deletes archives (indexes then look)
+
 
 class RedisLogs:
     """The redis store's session lists, read with LRANGE from a message number on."""
@@ -45,6 +47,12 @@ class RedisLogs:
             entries.append(LogEntry(n, float(record.get("ts") or 0.0), record["message"]))
         cursor = Cursor(since.log, since.offset + len(raw), since.count + len(raw))
         return LogRead(entries, cursor, done=len(raw) < limit)
+
+    def backlog(self, key: str, since: Cursor) -> int:
+        return 0  # read over the network: a thread waits on it without holding the GIL
+
+    def pruned(self) -> str:
+        return _text(self._shared.client.get(self._shared.key(PRUNED_KEY)))
 
     def _log_key(self, key: str, gen: str) -> str | None:
         """The list holding generation `gen` of the session: the live one, or its archive."""

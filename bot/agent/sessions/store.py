@@ -16,6 +16,7 @@ from urllib.parse import quote, unquote
 
 from bot.agent.sessions.archive import (
     ARCHIVED_SUFFIX,
+    PRUNED_STAMP,
     ArchivedSession,
     records_of,
     summarise,
@@ -23,6 +24,7 @@ from bot.agent.sessions.archive import (
 from bot.agent.sessions.cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_TAIL, SessionCache
 from bot.agent.sessions.session import Session
 from bot.agent.sessions.tail import last_messages, message_count, read_backlog, read_tail, read_tail_rewriting
+from bot.storage.private_file import write_private
 
 __all__ = ["Session", "SessionStore"]
 
@@ -223,10 +225,13 @@ def _encoded(records: list[dict[str, Any]]) -> bytes:
 
 
 def prune_archived(directory: Path, before: float) -> int:
-    """Delete the session files archived (by /new) and untouched since before `before`; how many."""
+    """Delete the session files archived (by /new) and untouched since before `before`, then stamp the folder so the
+    memory indexes drop them; how many."""
     removed = 0
     for path in directory.glob("*.archived.jsonl") if directory.exists() else ():
         if path.stat().st_mtime < before:
             path.unlink(missing_ok=True)
             removed += 1
+    if removed:
+        write_private(directory / PRUNED_STAMP, f"{time.time()!r} {removed}\n")
     return removed
