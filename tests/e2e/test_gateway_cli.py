@@ -17,7 +17,7 @@ from tests.cli_process import env_for
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway import TelegramBot
-from tests.polling import until
+from tests.support.polling import until
 
 
 def config_for(bot: TelegramBot, path: Path) -> Path:

@@ -26,7 +26,7 @@ from bot.scheduler.schedules import Schedule
 from tests.cluster_node import OWNER, cluster_node
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
-from tests.polling import until
+from tests.support.polling import until
 
 CHAT = ChatRef("telegram", str(OWNER))
 PREFIX = "t"

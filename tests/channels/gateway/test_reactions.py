@@ -10,7 +10,7 @@ from bot.retry import RetryPolicy
 from channels.base import Channel, CommandSpec, ReactionStatus
 from channels.gateway.manager import ChannelManager
 from channels.gateway.reactions import ReactionMode
-from tests.polling import until
+from tests.support.polling import until
 
 GROUP = ChatRef("fake", "g1")
 DM = ChatRef("fake", "d1")
