@@ -26,7 +26,7 @@ def built_in_menu() -> list[CommandSpec]:
 def command_menu(hooks: Hooks) -> list[CommandSpec]:
     """The built-in commands, then each plugin command (described by its handler's docstring's first line)."""
     menu = built_in_menu()
-    reserved = reserved_words()  # approvals answer /approve and /deny through the hooks; they are listed once
+    reserved = reserved_words()  # a handler under a built-in name (only the plugin api refuses one) is listed once
     for name, handler in sorted(hooks.commands.items()):
         if name in reserved:
             continue
