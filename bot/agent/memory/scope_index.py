@@ -8,7 +8,6 @@ import logging
 import sqlite3
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -23,6 +22,7 @@ from bot.agent.memory.query import parse_query
 from bot.agent.memory.search import Hit, Ranker, Shown, best_hits
 from bot.agent.memory.semantic import SemanticMemory
 from bot.agent.sessions.logs import SessionLogs
+from bot.storage.recent import RecentMap
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +41,12 @@ class _Open:
     lock: threading.Lock = field(default_factory=threading.Lock)
     members: set[str] = field(default_factory=set)
     closed: bool = False
+
+    def close(self) -> None:
+        """Close the index once nobody uses it; a later use opens it again."""
+        with self.lock:
+            self.index.close()
+            self.closed = True
 
 
 class MemoryIndexes:
@@ -63,12 +69,11 @@ class MemoryIndexes:
         self._root = state_dir / "memory_index"
         self._zone = ZoneInfo(timezone)
         self._clock = clock
-        self._max_open = max_open
-        self._open: OrderedDict[Path, _Open] = OrderedDict()
+        self._open: RecentMap[Path, _Open] = RecentMap(max_open, on_evict=lambda _, oldest: oldest.close())
         self._opening = threading.Lock()
         self._pending: dict[Path, asyncio.Task[None] | asyncio.TimerHandle] = {}
         self._delay = save_delay
-        self._listed: OrderedDict[tuple[Path, str], None] = OrderedDict()  # (scope, session) known to be listed
+        self._listed: RecentMap[tuple[Path, str], None] = RecentMap(MAX_LISTED)  # (scope, session) known listed
         self.rankers: list[Ranker] = []  # further ranked lists fused with the keyword one
         self.semantic: SemanticMemory | None = None  # vectors, when memory.embeddings names a model
 
@@ -178,8 +183,7 @@ class MemoryIndexes:
             await self.semantic.stop()
         with self._opening:
             for found in self._open.values():
-                with found.lock:
-                    found.index.close()
+                found.close()
             self._open.clear()
 
     def _using(self, directory: Path, work: Callable[[_Open], T], warn_missing: bool = True) -> T:
@@ -201,9 +205,8 @@ class MemoryIndexes:
 
     def _get(self, directory: Path, warn_missing: bool = True) -> _Open:
         with self._opening:
-            found = self._open.get(directory)
+            found = self._open.get(directory, fresh=True)
             if found is not None:
-                self._open.move_to_end(directory)
                 return found
             path = self.path_for(directory)
             if warn_missing and not path.exists() and self._has_sources(directory):
@@ -214,12 +217,7 @@ class MemoryIndexes:
                 logger.warning("memory index %s cannot be used (%s): rebuilding it", path, exc)
                 _delete(path)
                 index = MemoryIndex.open(path)
-            found = self._open[directory] = _Open(index)
-            while len(self._open) > self._max_open:
-                _, oldest = self._open.popitem(last=False)
-                with oldest.lock:
-                    oldest.index.close()
-                    oldest.closed = True
+            found = self._open[directory] = _Open(index)  # the least recently used index past `max_open` is closed
             return found
 
     def _drop(self, directory: Path) -> None:
@@ -227,16 +225,11 @@ class MemoryIndexes:
         with self._opening:
             found = self._open.pop(directory, None)
         if found is not None:
-            with found.lock:
-                found.index.close()
-                found.closed = True
+            found.close()
         _delete(self.path_for(directory))
 
     def _join(self, directory: Path, found: _Open, key: str) -> None:
         self._listed[directory, key] = None
-        self._listed.move_to_end((directory, key))
-        if len(self._listed) > MAX_LISTED:
-            self._listed.popitem(last=False)
         if key in found.members:
             return
         scope = self.scope_name(directory)

@@ -137,3 +137,19 @@ async def test_the_command_menu_is_handed_over_once_the_channel_has_started() ->
     manager, _, _ = await running(channel, None)
     await until(lambda: channel.menus == [list(MENU)], timeout=5)
     await manager.stop()
+
+
+async def test_marks_waiting_for_a_turn_are_bounded_and_the_least_recent_chats_go_first() -> None:
+    from channels.gateway.reactions import Reactions
+
+    channel, spawned = ReactingChannel(), []
+    reactions = Reactions({"fake": "status"}, lambda work, name: spawned.append(work), tracked=2)
+    other = ChatRef("fake", "g2")
+    for chat, platform_id in ((GROUP, "1"), (GROUP, "2"), (other, "3")):
+        reactions.accepted(channel, message(chat, platform_id))
+    for chat, turn in ((GROUP, "t1"), (other, "t2")):
+        reactions.turn_started(TurnStarted(chat, turn))
+        reactions.turn_finished(channel, TurnFinished(chat, turn, "ok", 1, 0.1, replied=False))
+    for work in spawned:
+        await work
+    assert [r for r in channel.reactions if r[2] == "done"] == [("g2", "3", "done")]  # g1's two marks were dropped
