@@ -42,14 +42,17 @@ class ReactingChannel(Channel):
             raise ConnectionError("reactions are down")
         self.reactions.append((chat.chat_id, message_id, status))
 
-    async def set_commands(self, commands: Sequence[CommandSpec]) -> None:
+    async def set_commands(self, commands: Sequence[CommandSpec], privileged: Sequence[str] = ()) -> None:
         self.menus.append(list(commands))
+        self.privileged = list(privileged)
 
 
 async def running(channel: ReactingChannel, mode: ReactionMode | None) -> tuple[ChannelManager, LocalBus, EventBus]:
     bus, events = LocalBus(), EventBus()
     retry = RetryPolicy(base_delay=0.01, max_delay=0.02)
-    manager = ChannelManager(bus, events, start_retry=retry, reactions={"fake": mode}, commands=MENU)
+    manager = ChannelManager(
+        bus, events, start_retry=retry, reactions={"fake": mode}, commands=MENU, menu_users={"fake": ["u1"]}
+    )
     manager.add(channel)
     await manager.start()
     await manager.ready("fake")
@@ -136,6 +139,7 @@ async def test_the_command_menu_is_handed_over_once_the_channel_has_started() ->
     channel = ReactingChannel()
     manager, _, _ = await running(channel, None)
     await until(lambda: channel.menus == [list(MENU)], timeout=5)
+    assert channel.privileged == ["u1"]  # the channel's owners and admins, whose chats list privileged commands
     await manager.stop()
 
 
