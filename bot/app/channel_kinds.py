@@ -32,7 +32,27 @@ def _slack(publish: Publish, config: Config, media_dir: Path, retry: RetryPolicy
     return SlackChannel(publish, config.channels.slack, media_dir, retry)
 
 
-CHAT_CHANNELS: dict[str, ChannelBuilder] = {"telegram": _telegram, "discord": _discord, "slack": _slack}
+def _whatsapp(publish: Publish, config: Config, media_dir: Path, retry: RetryPolicy | None) -> Channel:
+    from channels.whatsapp.channel import WhatsAppChannel
+
+    return WhatsAppChannel(publish, config.channels.whatsapp, media_dir, retry)
+
+
+def _email(publish: Publish, config: Config, media_dir: Path, retry: RetryPolicy | None) -> Channel:
+    from channels.email.channel import EmailChannel
+
+    return EmailChannel(publish, config.channels.email, media_dir, config.state_dir / "email", retry)
+
+
+CHAT_CHANNELS: dict[str, ChannelBuilder] = {
+    "telegram": _telegram,
+    "discord": _discord,
+    "slack": _slack,
+    "whatsapp": _whatsapp,
+    "email": _email,
+}
+WEBHOOK_CHANNELS = frozenset({"whatsapp"})
+"""The channels whose platform calls the gateway over HTTP rather than being polled or connected to."""
 
 
 def enabled_channels(config: Config) -> list[str]:

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from bot.access.activation import Activations
@@ -14,7 +15,7 @@ from bot.agent.commands.activation import ActivationCommand
 from bot.app.agent_rpc import control_handlers
 from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
-from bot.app.channel_kinds import CHAT_CHANNELS, enabled_channels
+from bot.app.channel_kinds import CHAT_CHANNELS, WEBHOOK_CHANNELS, enabled_channels
 from bot.app.command_menu import command_menu, menu_users
 from bot.app.control import ControlServer
 from bot.app.health import GatewayHealth
@@ -27,6 +28,7 @@ from bot.cluster.roles import Role
 from bot.config.paths import control_socket
 from bot.config.schema import Config
 from bot.errors import ConfigError
+from bot.events import EventBus
 from bot.hooks.hook_events import GatewayStart, GatewayStop
 from bot.llm.types import Provider
 from bot.retry import RetryPolicy
@@ -35,10 +37,13 @@ from bot.scheduler.heartbeat import HeartbeatService
 from bot.telemetry.prometheus import PrometheusFigures
 from bot.telemetry.switch import start_telemetry
 from bot.tools.cron import CronTool
+from channels.base import ServesWebhook
 from channels.catchup import CatchesUp
 from channels.gateway.manager import ChannelManager
 
 if TYPE_CHECKING:
+    from aiohttp import web
+
     from bot.access.notices import IgnoreNotices
     from bot.access.policy import AccessPolicy
     from bot.telemetry.otel import OtelTelemetry
@@ -103,13 +108,29 @@ def access_policies(
 
 def add_chat_channels(
     manager: ChannelManager, config: Config, names: list[str], stores: Stores, retry: RetryPolicy | None
-) -> None:
-    """Build each enabled chat channel; those that catch up note their active chats in the stores."""
+) -> list[web.RouteDef]:
+    """Build each enabled chat channel (those that catch up note their active chats); return their webhook routes."""
+    routes: list[web.RouteDef] = []
     for name in names:
         channel = CHAT_CHANNELS[name](manager.publisher(name), config, config.workspace / "inbox", retry)
         if isinstance(channel, CatchesUp):
             channel.remember_chats(stores.active_chats(name))
+        if isinstance(channel, ServesWebhook):
+            routes.extend(channel.webhook_routes())
         manager.add(channel, getattr(config.channels, name).send_concurrency)
+    return routes
+
+
+def check_webhooks_served(config: Config, names: list[str]) -> None:
+    """A channel its platform calls over HTTP needs the gateway's HTTP server: the API channel or `health.port`."""
+    if config.channels.api.enabled or config.health.port is not None:
+        return
+    for name in names:
+        if name in WEBHOOK_CHANNELS:
+            raise ConfigError(
+                "its webhook is served on the gateway's HTTP server: enable channels.api or set health.port",
+                f"channels.{name}",
+            )
 
 
 def api_channel(
@@ -119,8 +140,11 @@ def api_channel(
     cron: CronService,
     heartbeat: HeartbeatService,
     health: GatewayHealth | None = None,
+    events: EventBus | None = None,
+    webhooks: Sequence[web.RouteDef] = (),
 ) -> ApiChannel:
-    """The API channel (WebSocket, OpenAI-compatible endpoint, web chat) with the owner's dashboard."""
+    """The API channel (WebSocket, OpenAI-compatible endpoint, web chat) with the owner's dashboard; it hears
+    `events` (the agent's by default)."""
     from bot.app.dashboard import Dashboard
     from channels.api.channel import ApiChannel
     from channels.api.transcript import HISTORY, chat_history
@@ -148,7 +172,13 @@ def api_channel(
         return chat_history(sessions.recent(key, 4 * HISTORY))
 
     return ApiChannel(
-        manager.publisher("api"), config.channels.api, agent.events, dashboard, history=history, health=health
+        manager.publisher("api"),
+        config.channels.api,
+        events or agent.events,
+        dashboard,
+        history=history,
+        health=health,
+        webhooks=webhooks,
     )
 
 
@@ -178,11 +208,12 @@ class Gateway:
         self.manager = channel_manager(
             config, self.agent, self.names, stores, start_retry, channel_retry, self._notices, self._activations
         )
-        add_chat_channels(self.manager, config, self.names, stores, channel_retry)
+        check_webhooks_served(config, self.names)
+        webhooks = add_chat_channels(self.manager, config, self.names, stores, channel_retry)
         for channel_class in self.agent.plugins.channels:
             self.names.append(channel_class.name)
             self.manager.add(channel_class(self.manager.publisher(channel_class.name)))
-        self.outcomes, self.relay = stores.outcomes(self.agent.events)
+        self.outcomes, self.relay, run_events = stores.relays(self.agent.events)
         self.cron = stores.cron(self.agent.bus, self.agent.events, self.outcomes)
         self.agent.registry.register(CronTool(self.cron, config.timezone))
         self.heartbeat = HeartbeatService(
@@ -202,14 +233,23 @@ class Gateway:
         self.telemetry: OtelTelemetry | None = None
         self.retention = RetentionTask(config)
         self.api: ApiChannel | None = None
+        # Split roles: workers forward their run events, a gateway's API channel hears them beside its own.
+        wanted = role == "worker" or (role == "gateway" and config.channels.api.enabled)
+        self.run_events = run_events if wanted else None
+        self.api_events = self.agent.events
+        if self.run_events is not None and role == "gateway":
+            self.api_events = EventBus()
+            self.agent.events.subscribe(self.api_events.emit)
         if config.channels.api.enabled:
-            self.api = api_channel(config, self.manager, self.agent, self.cron, self.heartbeat, self.health)
+            self.api = api_channel(
+                config, self.manager, self.agent, self.cron, self.heartbeat, self.health, self.api_events, webhooks
+            )
             self.manager.add(self.api)
             self.names.append("api")
         elif config.health.port is not None:
             from channels.health_http import HealthServer
 
-            self.health_server = HealthServer(config.health.host, config.health.port, self.health)
+            self.health_server = HealthServer(config.health.host, config.health.port, self.health, webhooks)
         self.lost_lease = asyncio.Event()
         self.reloader = ConfigReload(config, self._apply_config)
         handlers = {
@@ -235,6 +275,12 @@ class Gateway:
             await self.agent.start(warm=False)
         if self.relay is not None:
             await self.relay.start(listen=self.role != "gateway")
+        if self.run_events is not None:
+            await (
+                self.run_events.forward(self.agent.events)
+                if self.role == "worker"
+                else self.run_events.replay(self.api_events)
+            )
         if self.role != "worker":
             if self.leases is not None:
                 await self.leases.hold_channels(self.names, self._lost_channel)
@@ -279,6 +325,8 @@ class Gateway:
             await self.leases.release()
         if self.relay is not None:
             await self.relay.stop()
+        if self.run_events is not None:
+            await self.run_events.stop()
         await self.agent.stop()
         if self.health_server is not None:
             await self.health_server.stop()

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field, PrivateAttr, SecretStr, ValidationInfo, f
 
 from bot.bus import Trust
 from bot.config.durations import Duration
-from bot.config.schema_channels import ChannelsConfig
+from bot.config.schema_apps import ChannelsConfig
 from bot.config.schema_memory import MemoryConfig
 from bot.config.schema_ops import HealthConfig, RetentionConfig, TelemetryConfig
 from bot.config.schema_tools import SERVER_NAME, MCPServerConfig, ToolsConfig

@@ -147,29 +147,3 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-class ChannelsConfig(Section):
-    telegram: TelegramConfig = TelegramConfig()
-    discord: DiscordConfig = DiscordConfig()
-    slack: SlackConfig = SlackConfig()
-    api: ApiConfig = ApiConfig()
-
-    def chat_sections(self) -> dict[str, ChannelSection]:
-        """The chat platforms' sections by channel name (the API channel has no groups or access policy)."""
-        return {"telegram": self.telegram, "discord": self.discord, "slack": self.slack}
-
-    def group_personas(self) -> list[tuple[str, str]]:
-        """Every persona a group or topic rule names, with the key that names it."""
-        named: list[tuple[str, str]] = []
-        for channel, section in self.chat_sections().items():
-            for group_id, group in section.groups.items():
-                where = f"channels.{channel}.groups.{group_id}"
-                if group.persona:
-                    named.append((f"{where}.persona", group.persona))
-                named.extend(
-                    (f"{where}.topics.{topic_id}.persona", topic.persona)
-                    for topic_id, topic in group.topics.items()
-                    if topic.persona
-                )
-        return named
