@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, runtime_checkable
 
-from bot.bus import ChatRef, InboundMessage, OutboundMessage
+from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -53,18 +53,27 @@ class Reacts(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class CommandSpec:
-    """One command for a platform's native menu: its name (no slash), a short description, where it is offered."""
+    """One command for a platform's native menu: its name (no slash), a short description, where it is offered,
+    and the lowest role that may use it (a menu shows `privileged` commands only to those who may)."""
 
     name: str
     description: str
     scope: Literal["all", "private", "groups"] = "all"
+    role: Trust = Trust.GUEST
+
+    @property
+    def privileged(self) -> bool:
+        """Whether only admins and owners may use it."""
+        return self.role.at_least(Trust.ADMIN)
 
 
 @runtime_checkable
 class OffersCommands(Protocol):
     """A channel with a native command menu (Telegram's menu, Discord application commands, Slack slash commands)."""
 
-    async def set_commands(self, commands: Sequence[CommandSpec]) -> None: ...
+    async def set_commands(self, commands: Sequence[CommandSpec], privileged: Sequence[str] = ()) -> None:
+        """Offer `commands`; the privileged ones only where the platform can scope a menu: to the chats of the
+        `privileged` user ids (this platform's owners and admins), or to its own server administrators."""
 
 
 @runtime_checkable

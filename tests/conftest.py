@@ -87,17 +87,16 @@ def _guard_native_clients(monkeypatch: pytest.MonkeyPatch) -> None:
     """HTTP clients written in Rust (ddgs's primp) never call Python's socket: check their URL before they go."""
     from urllib.parse import urlsplit
 
-    from bot.tools.search.duckduckgo import DuckDuckGoSearch
+    from ddgs.http_client import HttpClient
 
-    real_search = DuckDuckGoSearch._search
+    real_request = HttpClient.request
 
-    def search(self: DuckDuckGoSearch, query: str, count: int) -> Any:
-        host = urlsplit(self._url).hostname
-        if not _is_loopback_host(host):
-            raise _refuse(self._url)
-        return real_search(self, query, count)
+    def request(self: HttpClient, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        if not _is_loopback_host(urlsplit(url).hostname):
+            raise _refuse(url)
+        return real_request(self, method, url, *args, **kwargs)
 
-    monkeypatch.setattr(DuckDuckGoSearch, "_search", search)
+    monkeypatch.setattr(HttpClient, "request", request)
 
 
 @pytest_asyncio.fixture

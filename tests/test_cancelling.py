@@ -14,7 +14,7 @@ async def test_a_task_that_swallows_a_cancel_is_cancelled_again_until_it_ends() 
         nonlocal swallowed
         while True:
             try:
-                await asyncio.sleep(10)
+                await asyncio.Event().wait()  # never set: only a cancel ends the wait
             except asyncio.CancelledError:
                 if swallowed:
                     raise

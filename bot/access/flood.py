@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from enum import Enum
 from typing import Protocol
 
 from bot.bus import InboundMessage, Trust
+from bot.storage.recent import RecentMap
 
 WINDOW = 60.0
 
@@ -48,14 +49,14 @@ class SenderRateLimit:
     def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic) -> None:
         self.per_minute = per_minute
         self._clock = clock
-        self._seen: OrderedDict[str, tuple[float, ...]] = OrderedDict()
+        self._seen: RecentMap[str, tuple[float, ...]] = RecentMap(sys.maxsize)  # bounded by the window, not a count
         self._noticed: dict[str, float] = {}
         self._swept = clock()
 
     @property
     def tracked(self) -> int:
         """How many senders the limiter holds state for."""
-        return len(self._seen.keys() | self._noticed.keys())
+        return len(self._noticed.keys() | set(self._seen))
 
     def check(self, message: InboundMessage) -> Verdict:
         """Pass owners and senders within the limit; past it drop, notifying at most once a minute."""
@@ -66,11 +67,9 @@ class SenderRateLimit:
         key = f"{message.chat.channel}:{message.sender_id}"
         times = tuple(at for at in self._seen.get(key, ()) if now - at < WINDOW)
         if len(times) < self.per_minute:
-            self._seen.pop(key, None)
             self._seen[key] = (*times, now)  # to the end: the last counted message is the newest
             self._noticed.pop(key, None)
             return Verdict.PASS
-        self._seen[key] = times  # in place: its last counted message is unchanged
         last = self._noticed.get(key)
         if last is not None and now - last < WINDOW:
             return Verdict.DROP
@@ -79,11 +78,7 @@ class SenderRateLimit:
 
     def _forget(self, now: float) -> None:
         """Drop the senders whose last counted message is a window old; notices older than a window, once a window."""
-        while self._seen:
-            key, times = next(iter(self._seen.items()))
-            if now - times[-1] < WINDOW:
-                break
-            del self._seen[key]
+        self._seen.expire(lambda times: now - times[-1] >= WINDOW)
         if now - self._swept >= WINDOW:
             self._swept = now
             for key in [key for key, noticed in self._noticed.items() if now - noticed >= WINDOW]:

@@ -5,18 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from bot.agent.chat_models import ChatModels
-from bot.agent.commands.account import AccountCommands
-from bot.agent.commands.instant import InstantCommands
-from bot.agent.commands.model import ModelCommand
 from bot.agent.commands.session_switch import SessionSwitch
-from bot.agent.context import ContextBuilder
-from bot.agent.context_budget import ContextBudget
 from bot.agent.edits import EditDesk
 from bot.agent.interruption import (
     CRASHED,
@@ -29,18 +22,14 @@ from bot.agent.interruption import (
     timeout_reply,
 )
 from bot.agent.lanes import Lane, is_new_session, next_batch, steering
-from bot.agent.memory.auto_recall import AutoRecall
-from bot.agent.memory.consolidation import MemoryConsolidator
+from bot.agent.loop_parts import LoopParts, instant_commands
 from bot.agent.outbox import TurnOutbox
 from bot.agent.owner_dm import LastOwnerDM, OwnerDM
-from bot.agent.persona_turns import PersonaTurns
 from bot.agent.room import turn_trust
 from bot.agent.session_turn import SessionTurns
-from bot.agent.sessions.session import Sessions
 from bot.agent.stream import is_silent
-from bot.agent.turn import EMPTY_REPLY, TurnResult, TurnRunner
+from bot.agent.turn import EMPTY_REPLY, TurnResult
 from bot.agent.turn_hooks import TurnHooks, TurnMark
-from bot.agent.voice_reply import VoiceReplies
 from bot.bus import ChatRef, Choice, InboundMessage, MessageBus, OutboundMessage
 from bot.chats.rules import ChatRules, ChatRulesBook
 from bot.commands.catalogue import NEW, STOP
@@ -50,34 +39,12 @@ from bot.errors import ProviderError, TurnTimedOut
 from bot.events import ErrorOccurred, EventBus, TurnFinished, TurnStarted
 from bot.hooks.handlers import Hooks
 from bot.hooks.hook_events import Block
-from bot.llm.transcription import Transcriber
 from bot.scheduler.heartbeat_ack import strip_ack
 
 logger = logging.getLogger(__name__)
 
 ReplyKind = Literal["reply", "error"]
 CRASH_REPLY = "Sorry, something went wrong on my side while answering. Please try again."
-
-
-@dataclass(frozen=True, slots=True)
-class LoopParts:
-    """The collaborators a loop's turns and instant commands use, built by the composition root."""
-
-    runner: TurnRunner
-    sessions: Sessions
-    context: ContextBuilder
-    memory: MemoryConsolidator | None = None
-    personas: PersonaTurns | None = None
-    account: AccountCommands | None = None
-    budget: ContextBudget | None = None
-    transcriber: Transcriber | None = None
-    owner_dm: OwnerDM | None = None
-    on_stop: Callable[[str], int] | None = None  # cancels a session's background helpers; returns how many
-    rules: ChatRulesBook | None = None  # per-chat queue mode, edits and group context trust
-    models: ChatModels | None = None  # `llm.models` and each chat's choice, for /model
-    timezone: str = "UTC"  # the dates /sessions shows
-    recall: AutoRecall | None = None  # recalls earlier passages into each turn's prompt (and keeps the index)
-    voice: VoiceReplies | None = None  # speaks replies (`voice.reply`) when a TTS model is set
 
 
 class AgentLoop:
@@ -103,16 +70,7 @@ class AgentLoop:
         self._hooks = TurnHooks(hooks or Hooks(), events)
         self._hooks.hooks.prompts.notify_with(bus.publish_outbound)
         self._switch = SessionSwitch(parts.sessions, self._hooks, workspace, parts.memory, parts.timezone)
-        self._commands = InstantCommands(
-            parts.sessions,
-            parts.runner,
-            self._hooks,
-            parts.personas,
-            parts.account,
-            parts.budget,
-            self._models(parts),
-            self._switch,
-        )
+        self._commands = instant_commands(parts, self._hooks, self._switch, bus.publish_outbound)
         self._turns = SessionTurns(
             parts.runner,
             parts.sessions,
@@ -127,23 +85,10 @@ class AgentLoop:
             parts.recall,
         )
         self._rules = parts.rules or ChatRulesBook({}, config.queue_mode)
-        self._edits = EditDesk(parts.sessions, parts.context.user_text, bus.complete_inbound)
+        self._edits = EditDesk(parts.sessions, parts.context.user_text, bus.complete_inbound, parts.edits_remembered)
         self._slots = asyncio.Semaphore(config.max_concurrent_turns)
         self._lanes: dict[str, Lane] = {}
         self._dispatcher: asyncio.Task[None] | None = None
-
-    def _models(self, parts: LoopParts) -> ModelCommand | None:
-        """/model and its picker's presses, when the chat settings are at hand."""
-        if parts.models is None:
-            return None
-        personas = parts.personas
-
-        def configured(message: InboundMessage) -> str:
-            return (personas.configured(message)[1] if personas else parts.runner).provider.model
-
-        command = ModelCommand(parts.models, configured, self._bus.publish_outbound)
-        self._hooks.hooks.prompts.on(command.pressed)
-        return command
 
     async def start(self) -> None:
         """Begin consuming inbound messages."""

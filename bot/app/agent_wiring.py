@@ -10,7 +10,9 @@ from bot.agent.chat_models import ChatModels, chosen_llm
 from bot.agent.commands.account import AccountCommands
 from bot.agent.context import ContextBuilder
 from bot.agent.context_budget import BudgetedProvider, ContextBudget
-from bot.agent.loop import AgentLoop, LoopParts
+from bot.agent.edits import REMEMBERED as EDITS_REMEMBERED
+from bot.agent.loop import AgentLoop
+from bot.agent.loop_parts import LoopParts
 from bot.agent.memory.auto_recall import AutoRecall
 from bot.agent.memory.consolidation import MemoryConsolidator
 from bot.agent.memory.file_writes import MemoryFileGuard
@@ -174,8 +176,10 @@ class AgentApp:
         bus: MessageBus | None = None,
         retry: RetryPolicy | None = None,
         stores: Stores | None = None,
+        edits_remembered: int = EDITS_REMEMBERED,
     ) -> None:
         self.config = config
+        self._edits_remembered = edits_remembered  # messages of recent turns an edit may still reach
         self.stores = stores or stores_for(config)
         self.bus: MessageBus = bus or LocalBus()
         self.events = EventBus()
@@ -235,7 +239,7 @@ class AgentApp:
         registry.register(AskUserTool(questions, min(config.tools.ask_timeout, 0.9 * config.agent.turn_timeout)))
         self.plugins.hooks.prompts.on(questions.take)
         wait = min(config.tools.exec.approval_timeout, config.agent.turn_timeout)
-        approvals = ExecApprovals(
+        self.approvals = approvals = ExecApprovals(
             approval_mode(config),
             config.workspace,
             self.bus.publish_outbound,
@@ -283,6 +287,8 @@ class AgentApp:
             timezone=config.timezone,
             recall=self.auto_recall,
             voice=voice.voice_replies(config, self.ledger, self.guard, self.bus.publish_outbound, self.files),
+            approvals=self.approvals,
+            edits_remembered=self._edits_remembered,
         )
 
     def _runner(self, provider: Provider, registry: ToolRegistry) -> TurnRunner:

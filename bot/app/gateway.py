@@ -17,7 +17,7 @@ from bot.app.agent_rpc import control_handlers
 from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
 from bot.app.channel_kinds import CHAT_CHANNELS, WEBHOOK_CHANNELS, enabled_channels
-from bot.app.command_menu import command_menu
+from bot.app.command_menu import command_menu, menu_users
 from bot.app.control import ControlServer
 from bot.app.health import GatewayHealth
 from bot.app.invites import invite_verdict
@@ -79,6 +79,7 @@ def channel_manager(
         send_retry=send_retry,
         reactions=reactions,
         commands=command_menu(agent.plugins.hooks),
+        menu_users={name: menu_users(config, name) for name in names},
     )
 
 

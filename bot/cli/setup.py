@@ -72,6 +72,7 @@ def init(
 def _ask_for_settings(config_file: Path) -> None:
     """Ask for the model, its key or server, and the channels; write the answers into the new config."""
     from bot.setup.init_wizard import apply_settings, ask_settings
+    from bot.storage.private_file import write_private
 
     def ask(question: str, default: str, hidden: bool) -> str:
         return str(typer.prompt(question, default=default, hide_input=hidden, show_default=bool(default))).strip()
@@ -81,7 +82,7 @@ def _ask_for_settings(config_file: Path) -> None:
 
     typer.echo(f"Setting up {config_file} (Enter keeps the default; every answer can be changed there later).")
     settings = ask_settings(ask, confirm)
-    config_file.write_text(apply_settings(config_file.read_text(encoding="utf-8"), settings), encoding="utf-8")
+    write_private(config_file, apply_settings(config_file.read_text(encoding="utf-8"), settings))
 
 
 def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print the checks as JSON.")) -> None:

@@ -7,10 +7,13 @@ from typing import TYPE_CHECKING, Any
 from bot.bus.redis.connection import as_text
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import redis
     import redis.asyncio
     from redis.typing import EncodableT, ZSetRangeResponse
 
+    from bot.bus.redis.wire import SyncWire
     from bot.cluster.sends import StoreScript, StoreSends
     from bot.config.schema import Config
 
@@ -41,9 +44,17 @@ def zset_scored(reply: ZSetRangeResponse) -> list[tuple[str, float]]:
 class RedisState:
     """Lazily made sync and asyncio clients and a wire for one Redis URL; `key()` names a key under the bot's prefix."""
 
-    def __init__(self, url: str, prefix: str = "relaybot") -> None:
+    def __init__(
+        self,
+        url: str,
+        prefix: str = "relaybot",
+        timeout: float = TIMEOUT,
+        wire: Callable[[str, float], SyncWire] | None = None,
+    ) -> None:
         self.url = url
         self.prefix = prefix
+        self.timeout = timeout
+        self._wire = wire  # makes the stores' wire (url, timeout); None: the SyncWire itself
         self._sync: redis.Redis | None = None
         self._async: redis.asyncio.Redis | None = None
         self._sends: StoreSends | None = None
@@ -64,7 +75,7 @@ class RedisState:
             import redis
 
             self._sync = redis.Redis.from_url(
-                self.url, decode_responses=True, socket_timeout=TIMEOUT, socket_connect_timeout=TIMEOUT
+                self.url, decode_responses=True, socket_timeout=self.timeout, socket_connect_timeout=self.timeout
             )
         return self._sync
 
@@ -75,7 +86,7 @@ class RedisState:
             from bot.bus.redis.wire import SyncWire
             from bot.cluster.sends import StoreSends
 
-            self._sends = StoreSends(SyncWire(self.url, TIMEOUT), self._client)
+            self._sends = StoreSends((self._wire or SyncWire)(self.url, self.timeout), self._client)
         return self._sends
 
     def script(self, source: str) -> StoreScript:
@@ -105,7 +116,7 @@ class RedisState:
             import redis.asyncio as aioredis
 
             self._async = aioredis.from_url(
-                self.url, decode_responses=True, socket_timeout=TIMEOUT, socket_connect_timeout=TIMEOUT
+                self.url, decode_responses=True, socket_timeout=self.timeout, socket_connect_timeout=self.timeout
             )
         return self._async
 

@@ -1,4 +1,6 @@
-"""Exec approvals, built as a before_tool_call hook: risky commands wait for an owner's button or /approve."""
+"""Exec approvals, built as a before_tool_call hook: risky commands wait for an owner's button or /approve.
+
+/approve and /deny are answered in bot/agent/commands/approval.py, through `decide`."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from typing import Literal
 
 from bot.bus import ChatRef, Choice, InboundMessage, OutboundMessage, Trust
 from bot.hooks.handlers import Hooks
-from bot.hooks.hook_events import BeforeToolCall, Block, CommandInvoked
+from bot.hooks.hook_events import BeforeToolCall, Block
 from bot.plugins.allowlist import AllowList
 from bot.plugins.danger import danger
 from bot.tools.protected import ProtectedPaths
@@ -74,13 +76,11 @@ class ExecApprovals:
         self._pending: dict[str, _Pending] = {}
 
     def install(self, hooks: Hooks) -> None:
-        """Register the hook, the buttons' prompt handler and the /approve and /deny commands (never queued)."""
+        """Register the hook and the buttons' prompt handler."""
         if self._mode == "off" and not self._protected:
             return
         hooks.on("before_tool_call", self.check, timeout=None, plugin="approvals")
         hooks.prompts.on(self.pressed)
-        hooks.command("approve", self.approve)
-        hooks.command("deny", self.deny)
 
     async def check(self, event: BeforeToolCall) -> Block | None:
         """Let the call go on, or wait for a decision and block it unless allowed."""
@@ -170,7 +170,7 @@ class ExecApprovals:
                 message.sender_id,
             )
             await self._publish(
-                OutboundMessage(chat, f"Not yours: {self._who_decides()}", kind="notice", private_to=message.sender_id)
+                OutboundMessage(chat, f"Not yours: {self.who_decides()}", kind="notice", private_to=message.sender_id)
             )
             return True
         verdict: Verdict = press.choice_id if press.choice_id in DECIDED else "deny"  # type: ignore[assignment]
@@ -181,30 +181,27 @@ class ExecApprovals:
         await self._publish(OutboundMessage(chat, decided, kind="notice", edit_of=press.prompt_message_id))
         return True
 
-    async def approve(self, event: CommandInvoked) -> str:
-        """`/approve CODE` (or `/approve CODE always`): run the waiting command."""
-        always = event.args.split()[1:2] == ["always"]
-        return self._decide(event, "always" if always else "once")
+    def may_decide(self, role: Trust) -> bool:
+        """Whether a sender of `role` may approve or deny (`approvals.by`)."""
+        return role.at_least(self._lowest)
 
-    async def deny(self, event: CommandInvoked) -> str:
-        """`/deny CODE`: refuse the waiting command."""
-        return self._decide(event, "deny")
-
-    def _who_decides(self) -> str:
+    def who_decides(self) -> str:
+        """Who may approve or deny, as a sentence."""
         who = "owners" if self._lowest is Trust.OWNER else "owners and admins"
         return f"only the bot's {who} can approve or deny commands."
 
-    def _decide(self, event: CommandInvoked, verdict: Verdict) -> str:
-        if not Trust(event.role).at_least(self._lowest):
-            return self._who_decides().capitalize()
-        code = (event.args.split() or [""])[0].upper()
-        pending = self._pending.get(code)
+    def waiting(self) -> list[str]:
+        """The codes of the commands waiting for a decision."""
+        return [code for code, pending in self._pending.items() if not pending.decided.done()]
+
+    def decide(self, code: str, verdict: Verdict, by: str) -> str | None:
+        """Decide the command waiting under `code` (typed by `by`): its subject, or None when none waits there."""
+        pending = self._pending.get(code.upper())
         if pending is None or pending.decided.done():
-            waiting = ", ".join(self._pending) or "none"
-            return f"No command is waiting for {code or 'that code'} (waiting: {waiting})."
-        pending.typed_by = event.sender_name or event.sender_id
+            return None
+        pending.typed_by = by
         pending.decided.set_result(verdict)
-        return f"{TYPED[verdict]}: `{pending.subject}`."
+        return pending.subject
 
     def _new_code(self) -> str:
         while (code := "".join(self._choose(CODE_ALPHABET) for _ in range(CODE_LENGTH))) in self._pending:

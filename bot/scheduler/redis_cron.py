@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.bus.redis.connection import as_text
-from bot.cluster.redis import TIMEOUT, RedisState
+from bot.cluster.redis import RedisState
 from bot.scheduler.run_log import RunRecord
 
 logger = logging.getLogger(__name__)
@@ -27,8 +27,8 @@ def redis_job_store(state: RedisState) -> Any:
     return RedisJobStore(
         jobs_key=state.key("cron", "jobs"),
         run_times_key=state.key("cron", "run_times"),
-        socket_timeout=TIMEOUT,
-        socket_connect_timeout=TIMEOUT,
+        socket_timeout=state.timeout,
+        socket_connect_timeout=state.timeout,
         **parse_url(state.url),
     )
 

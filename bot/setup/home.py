@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from bot.storage.private_file import write_private
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # bot/
 
@@ -52,8 +52,7 @@ def add_new_keys(config_file: Path, report: InitReport) -> None:
     if not added:
         return
     header = f"# Added by `relaybot init` ({__version__}): keys new in this version, commented out with their defaults."
-    with config_file.open("a", encoding="utf-8") as out:
-        out.write(("" if text.endswith("\n") else "\n") + f"\n{header}\n{block}\n")
+    write_private(config_file, text + ("" if text.endswith("\n") else "\n") + f"\n{header}\n{block}\n")
     report.added_keys.extend(added)
 
 
@@ -70,8 +69,5 @@ def _copy_new(source: Path, target: Path, report: InitReport, mode: int = 0o600)
     if target.exists():
         report.kept.append(target)
         return
-    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    with os.fdopen(fd, "wb") as out, source.open("rb") as src:
-        shutil.copyfileobj(src, out)
+    write_private(target, source.read_bytes(), mode)
     report.created.append(target)

@@ -6,6 +6,8 @@ import secrets
 from collections.abc import Callable
 from pathlib import Path
 
+from bot.storage.private_file import write_private
+
 PLACEHOLDER = '"${RELAYBOT_API_TOKEN:-}"'
 
 
@@ -15,7 +17,7 @@ def write_api_token(config_file: Path, make_token: Callable[[], str] = lambda: s
     if PLACEHOLDER not in text:
         return None
     token = make_token()
-    config_file.write_text(text.replace(PLACEHOLDER, f'"{token}"', 1))
+    write_private(config_file, text.replace(PLACEHOLDER, f'"{token}"', 1))
     return token
 
 

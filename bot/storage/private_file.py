@@ -16,7 +16,10 @@ def write_private(path: Path, data: str | bytes, mode: int = PRIVATE_FILE_MODE) 
 
     A reader sees the old content or the new, never a torn file; after a crash the new content is either all
     there or not at all. The file gets `mode` (0600 unless a caller keeps a file's own mode), a new folder 0700.
+    A `path` that is a symbolic link (a config kept in a dotfiles repository) is written at its target; the link stays.
     """
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_FOLDER_MODE)
     payload = data.encode() if isinstance(data, str) else data
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

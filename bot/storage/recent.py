@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar, overload
 
 K = TypeVar("K")
@@ -15,19 +16,67 @@ class RecentMap(Generic[K, V]):
     """At most `capacity` items; setting one makes it the newest, and past the bound the oldest goes.
 
     Reading with `get` leaves the order alone; `touch` (or `get(key, fresh=True)`) marks an item used, for
-    least-recently-used caches."""
+    least-recently-used caches. With `weight`, the items' weights also stay within `max_weight` (the newest
+    item is kept even when it alone is heavier); `reweigh` is told when a value's weight changed in place.
+    `on_evict` hears of each item the bounds push out (to close a file, say); `expire` drops stale oldest items."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(
+        self,
+        capacity: int,
+        *,
+        weight: Callable[[V], int] | None = None,
+        max_weight: float = math.inf,
+        on_evict: Callable[[K, V], None] | None = None,
+    ) -> None:
         if capacity < 1:
             raise ValueError(f"a RecentMap holds at least one item, not {capacity}")
         self.capacity = capacity
+        self.max_weight = max_weight
+        self._weigh = weight
+        self._on_evict = on_evict
         self._items: OrderedDict[K, V] = OrderedDict()
+        self._weights: dict[K, int] = {}
+        self.total_weight = 0  # the items' weights, as last weighed
 
     def __setitem__(self, key: K, value: V) -> None:
         self._items[key] = value
         self._items.move_to_end(key)
-        while len(self._items) > self.capacity:
-            self._items.popitem(last=False)
+        self._weighed(key, value)
+        self._trim(key)
+
+    def reweigh(self, key: K) -> None:
+        """The item's value changed weight in place: weigh it again, and keep the bounds (never dropping `key`)."""
+        if key in self._items:
+            self._weighed(key, self._items[key])
+            self._trim(key)
+
+    def expire(self, stale: Callable[[V], bool]) -> int:
+        """Drop items from the oldest on while `stale` holds for them (items kept in order of age); how many."""
+        dropped = 0
+        while self._items:
+            key, value = next(iter(self._items.items()))
+            if not stale(value):
+                break
+            self.pop(key)
+            dropped += 1
+        return dropped
+
+    def _weighed(self, key: K, value: V) -> None:
+        if self._weigh is not None:
+            new = self._weigh(value)
+            self.total_weight += new - self._weights.get(key, 0)
+            self._weights[key] = new
+
+    def _trim(self, keep: K) -> None:
+        while len(self._items) > 1 and (len(self._items) > self.capacity or self.total_weight > self.max_weight):
+            oldest = next(iter(self._items))
+            if oldest == keep:
+                self._items.move_to_end(keep)
+                oldest = next(iter(self._items))
+            value = self._items.pop(oldest)
+            self.total_weight -= self._weights.pop(oldest, 0)
+            if self._on_evict is not None:
+                self._on_evict(oldest, value)
 
     def __getitem__(self, key: K) -> V:
         return self._items[key]
@@ -61,8 +110,15 @@ class RecentMap(Generic[K, V]):
             self._items.move_to_end(key)
 
     def pop(self, key: K, default: V | None = None) -> V | None:
-        """Remove an item and return its value, or `default` when absent."""
+        """Remove an item and return its value, or `default` when absent (`on_evict` is not called)."""
+        self.total_weight -= self._weights.pop(key, 0)
         return self._items.pop(key, default)
+
+    def clear(self) -> None:
+        """Remove every item (`on_evict` is not called)."""
+        self._items.clear()
+        self._weights.clear()
+        self.total_weight = 0
 
     def values(self) -> Iterator[V]:
         """The values, oldest first."""

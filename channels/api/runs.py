@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -23,6 +22,7 @@ from bot.events import (
     TurnFinished,
     TurnStarted,
 )
+from bot.storage.recent import RecentMap
 from channels.api.frames import Frame
 
 KEEP_RUNS = 1000
@@ -102,8 +102,8 @@ class RunBook:
         self._emit = emit
         self._hold = hold
         self._held: dict[str, tuple[OutboundMessage, asyncio.TimerHandle]] = {}
-        self._runs: OrderedDict[str, Run] = OrderedDict()
-        self._keys: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._runs: RecentMap[str, Run] = RecentMap(KEEP_RUNS)
+        self._keys: RecentMap[tuple[str, str], str] = RecentMap(KEEP_RUNS)
         self._turns: dict[str, list[Run]] = {}
 
     def _now(self) -> int:
@@ -125,10 +125,6 @@ class RunBook:
         self._runs[run_id] = run
         if idempotency_key:
             self._keys[(owner, idempotency_key)] = run_id
-        while len(self._runs) > KEEP_RUNS:
-            self._runs.popitem(last=False)
-        while len(self._keys) > KEEP_RUNS:
-            self._keys.popitem(last=False)
         return run
 
     async def wait(self, run: Run, timeout: float) -> dict[str, Any]:

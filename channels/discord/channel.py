@@ -145,7 +145,7 @@ class DiscordChannel(Channel):
         if self._sender is not None:
             await self._sender.withdraw(message_id)
 
-    async def set_commands(self, commands: Sequence[CommandSpec]) -> None:
+    async def set_commands(self, commands: Sequence[CommandSpec], privileged: Sequence[str] = ()) -> None:
         """Register the slash commands globally, or in each of `command_guilds` (instant there); skip when unchanged.
 
         With `command_guilds`, global commands from before are removed: a server would list both.

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
-from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bot.storage.private_file import write_private
+from bot.storage.recent import RecentMap
 from channels.email.parse import Mail, thread_key
 
 logger = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ class ThreadBook:
 
     def __init__(self, folder: Path) -> None:
         self._folder = folder
-        self._cache: OrderedDict[str, Thread] = OrderedDict()
+        self._cache: RecentMap[str, Thread] = RecentMap(THREADS_CACHED)
 
     def note(self, mail: Mail) -> str:
         """Record a mail in its thread; returns the thread's session id."""
@@ -61,9 +61,9 @@ class ThreadBook:
 
     def get(self, key: str) -> Thread | None:
         """The thread, from the cache or its file; None when it was never seen (or its file is unreadable)."""
-        if key in self._cache:
-            self._cache.move_to_end(key)
-            return self._cache[key]
+        cached = self._cache.get(key, fresh=True)
+        if cached is not None:
+            return cached
         path = self._folder / f"{key}.json"
         try:
             data = json.loads(path.read_text())
@@ -82,6 +82,3 @@ class ThreadBook:
 
     def _remember(self, key: str, thread: Thread) -> None:
         self._cache[key] = thread
-        self._cache.move_to_end(key)
-        while len(self._cache) > THREADS_CACHED:
-            self._cache.popitem(last=False)

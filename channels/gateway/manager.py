@@ -42,14 +42,15 @@ class ChannelManager:
         reactions: Mapping[str, ReactionMode | None] | None = None,
         commands: Sequence[CommandSpec] = (),
         remembered: int = RECENT_DELIVERIES,
+        menu_users: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
-        """`reactions` is each channel's `reactions` setting; `commands` the native command menu; `remembered`
-        bounds the inbound ids kept to drop redeliveries."""
+        """`reactions` is each channel's `reactions` setting; `commands` the native command menu, its privileged
+        commands shown to each channel's `menu_users`; `remembered` bounds the inbound ids kept to drop redeliveries."""
         self._bus = bus
         self._events = events or EventBus()
         self._send_retry = send_retry
         self._tasks = OwnedTasks()
-        self._supervisor = Supervisor(self._tasks.spawn, start_retry, clock, commands)
+        self._supervisor = Supervisor(self._tasks.spawn, start_retry, clock, commands, menu_users)
         self._presence = Presence(self._supervisor.slots, reactions or {}, self._tasks.spawn)
         self._intake = Intake(
             bus, self._supervisor.slots, self._tasks.spawn, self._presence.accepted, rate_limit, remembered

@@ -10,12 +10,13 @@ from channels.base import Channel, CommandSpec, OffersCommands
 logger = logging.getLogger(__name__)
 
 
-async def offer_commands(channel: Channel, commands: Sequence[CommandSpec]) -> None:
-    """Give the channel its command menu; a failure is logged, the channel keeps working without one."""
+async def offer_commands(channel: Channel, commands: Sequence[CommandSpec], privileged: Sequence[str] = ()) -> None:
+    """Give the channel its command menu (`privileged`: its owners' and admins' user ids); a failure is logged, the
+    channel keeps working without one."""
     if not commands or not isinstance(channel, OffersCommands):
         return
     try:
-        await channel.set_commands(commands)
+        await channel.set_commands(commands, privileged)
     except Exception as exc:
         logger.warning("%s: could not set the command menu: %s", channel.name, exc)
     else:

@@ -40,13 +40,14 @@ def default_mode(message: InboundMessage) -> ReactionMode:
 class Reactions:
     """Puts each channel's `reactions` mode into effect; a reaction that fails is logged and never touches the reply."""
 
-    def __init__(self, modes: Mapping[str, ReactionMode | None], spawn: Spawn) -> None:
+    def __init__(self, modes: Mapping[str, ReactionMode | None], spawn: Spawn, tracked: int = MAX_TRACKED) -> None:
         self._modes = modes
         self._spawn = spawn
-        self._waiting: dict[str, list[_Mark]] = {}  # session key -> messages seen, not yet in a turn
+        # session key -> messages seen, not yet in a turn; past `tracked` marks the least recent chat's are dropped
+        self._waiting: RecentMap[str, list[_Mark]] = RecentMap(tracked, weight=len, max_weight=tracked)
         self._running: dict[str, list[_Mark]] = {}  # turn id -> the messages it answers
         # turn id -> marks due on delivery
-        self._answering: RecentMap[str, tuple[Reacts, list[_Mark], ReactionStatus]] = RecentMap(MAX_TRACKED)
+        self._answering: RecentMap[str, tuple[Reacts, list[_Mark], ReactionStatus]] = RecentMap(tracked)
 
     def accepted(self, channel: Channel, message: InboundMessage) -> None:
         """A user's message passed the gate: mark it seen under `ack` and `status`."""
@@ -57,8 +58,12 @@ class Reactions:
         mark = _Mark(message.chat, message.platform_message_id)
         self._react(channel, mark, "seen")
         if mode == "status":
-            self._waiting.setdefault(message.chat.session_key, []).append(mark)
-            self._forget_oldest()
+            key, marks = message.chat.session_key, self._waiting.get(message.chat.session_key)
+            if marks is None:
+                self._waiting[key] = [mark]
+            else:
+                marks.append(mark)
+                self._waiting.reweigh(key)
 
     def turn_started(self, event: TurnStarted) -> None:
         """The turn answers every message seen in its chat so far."""
@@ -91,13 +96,6 @@ class Reactions:
 
     def _react(self, channel: Reacts, mark: _Mark, status: ReactionStatus) -> None:
         self._spawn(_safely(channel, mark, status), f"react:{mark.chat.session_key}")
-
-    def _forget_oldest(self) -> None:
-        while sum(len(marks) for marks in self._waiting.values()) > MAX_TRACKED:
-            oldest = next(iter(self._waiting))
-            self._waiting[oldest].pop(0)
-            if not self._waiting[oldest]:
-                del self._waiting[oldest]
 
 
 async def _safely(channel: Reacts, mark: _Mark, status: ReactionStatus) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,13 +42,16 @@ class Supervisor:
         start_retry: RetryPolicy | None = None,
         clock: Callable[[], float] = time.time,
         commands: Sequence[CommandSpec] = (),
+        menu_users: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
-        """`spawn` runs background work; `commands` is the native command menu offered once a channel starts."""
+        """`spawn` runs background work; `commands` is the native command menu offered once a channel starts,
+        its privileged commands to each channel's `menu_users` (owners' and admins' user ids)."""
         self.slots: dict[str, Slot] = {}
         self._spawn = spawn
         self._start_retry = start_retry or RetryPolicy(base_delay=2.0, max_delay=START_RETRY_CAP)
         self._clock = clock
         self._commands = commands
+        self._menu_users = menu_users or {}
         self._health: dict[str, ChannelHealth] = {}
 
     def start(self) -> None:
@@ -117,5 +120,6 @@ class Supervisor:
             logger.info("%s: connected", name)
             slot.ready.set()
             slot.tried.set()
-            self._spawn(offer_commands(slot.channel, self._commands), f"commands:{name}")
+            menu = offer_commands(slot.channel, self._commands, self._menu_users.get(name, ()))
+            self._spawn(menu, f"commands:{name}")
             return

@@ -208,10 +208,10 @@ class TelegramChannel(Channel):
         except ChannelError as exc:
             logger.info("[%s] reaction %s on %s failed: %s", chat.session_key, status, message_id, exc)
 
-    async def set_commands(self, commands: Sequence[CommandSpec]) -> None:
-        """The command menus for private chats and groups, sent only when they differ from Telegram's."""
+    async def set_commands(self, commands: Sequence[CommandSpec], privileged: Sequence[str] = ()) -> None:
+        """The command menus for private chats, groups and the privileged, sent only when they differ."""
         self._group_menu = frozenset(c.name.lower() for c in commands if c.scope in ("all", "groups"))
-        await offer_commands(self._app.bot, self._call, commands)
+        await offer_commands(self._app.bot, self._call, commands, privileged)
 
     async def _on_update(self, raw: dict[str, Any]) -> None:
         """Parse, download media, publish (journaled on return); a failure is logged, only BusClosed is raised."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -18,6 +17,7 @@ from bot.cancelling import cancel_and_wait
 from bot.config.schema_apps import WhatsAppConfig
 from bot.errors import BusClosed, ChannelError
 from bot.retry import RetryPolicy
+from bot.storage.recent import RecentMap
 from channels.base import Channel, Publish, ReactionStatus
 from channels.dedupe import RECENT_DELIVERIES, SeenIds
 from channels.media import MediaRef, attach_media, download_capped
@@ -52,8 +52,8 @@ class WhatsAppChannel(Channel):
         self._graph: GraphApi | None = None
         self._sender: WhatsAppSender | None = None
         self._seen = SeenIds(RECENT_DELIVERIES)
-        self._texts: OrderedDict[str, tuple[str, bool, str | None]] = OrderedDict()  # id -> text, from bot, author
-        self._latest: OrderedDict[str, str] = OrderedDict()  # chat -> the user's latest message id
+        self._texts: RecentMap[str, tuple[str, bool, str | None]] = RecentMap(TEXTS_KEPT)  # id -> text, bot?, author
+        self._latest: RecentMap[str, str] = RecentMap(TEXTS_KEPT)  # chat -> the user's latest message id
         self._malformed: set[str] = set()
         self._receipts: set[asyncio.Task[None]] = set()
 
@@ -159,9 +159,6 @@ class WhatsAppChannel(Channel):
             return
         self._remember(message_id, message.text, False, message.sender_name)
         self._latest[message.chat.chat_id] = message_id
-        self._latest.move_to_end(message.chat.chat_id)
-        while len(self._latest) > TEXTS_KEPT:
-            self._latest.popitem(last=False)
         message = self._quoted(message)
         if incoming.media:
             message = await attach_media(message, incoming.media, self._media_dir, self._fetch)
@@ -204,8 +201,6 @@ class WhatsAppChannel(Channel):
 
     def _remember(self, message_id: str, text: str, from_bot: bool, author: str | None) -> None:
         self._texts[message_id] = (text, from_bot, author)
-        while len(self._texts) > TEXTS_KEPT:
-            self._texts.popitem(last=False)
 
     def _log_malformed(self, reason: str) -> None:
         """The first body malformed in a way is a warning; the same way again only a debug line."""

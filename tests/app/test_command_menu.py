@@ -1,6 +1,10 @@
 """The native command menu: the catalogue's built-in commands in order, then each plugin command with its docstring."""
 
-from bot.app.command_menu import PLUGIN_DESCRIPTION, built_in_menu, command_menu
+from pathlib import Path
+
+from bot.app.command_menu import PLUGIN_DESCRIPTION, built_in_menu, command_menu, menu_users
+from bot.bus import Trust
+from bot.config.schema import Config
 from bot.hooks.handlers import Hooks
 from bot.hooks.hook_events import CommandInvoked
 from channels.base import CommandSpec
@@ -47,3 +51,21 @@ def test_each_built_in_is_offered_in_the_chats_it_applies_to() -> None:
     scopes = {spec.name: spec.scope for spec in built_in_menu()}
     assert scopes["activation"] == "groups" and scopes["pair"] == "all" and scopes["new"] == "all"
     assert "start" not in scopes and "exit" not in scopes
+
+
+def test_menus_are_scoped_by_the_lowest_role_and_offered_to_each_channels_owners_and_admins(tmp_path: Path) -> None:
+    menu = {spec.name: spec for spec in built_in_menu()}
+    assert menu["approve"].privileged and menu["pair"].privileged and menu["activation"].role is Trust.ADMIN
+    assert not menu["new"].privileged and not menu["help"].privileged
+    config = Config.model_validate(
+        {
+            "workspace": tmp_path / "workspace",
+            "state_dir": tmp_path / "state",
+            "llm": {"model": "openai/x"},
+            "owners": ["telegram:1", "ann"],
+            "identities": {"ann": ["telegram:2", "discord:20"], "bob": ["telegram:3"]},
+            "roles": {"bob": "admin", "telegram:4": "user", "discord:5": "admin"},
+        }
+    )
+    assert menu_users(config, "telegram") == ("1", "2", "3")
+    assert menu_users(config, "discord") == ("20", "5")

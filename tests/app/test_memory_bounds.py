@@ -15,15 +15,11 @@ import asyncio
 import gc
 import itertools
 import tracemalloc
-from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
-import pytest
-
 from bot.access.activation import Activations
 from bot.access.flood import SenderRateLimit
-from bot.agent.edits import EditDesk
 from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
 from bot.app.gateway import access_policies
@@ -125,13 +121,10 @@ def gateway_config(tmp_path: Path) -> Config:
     )
 
 
-async def test_the_gateway_path_keeps_nothing_per_chat_once_its_bounded_memories_are_full(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr("bot.agent.loop.EditDesk", partial(EditDesk, remembered=BOUND))
+async def test_the_gateway_path_keeps_nothing_per_chat_once_its_bounded_memories_are_full(tmp_path: Path) -> None:
     config = gateway_config(tmp_path)
     stores = stores_for(config)
-    app = AgentApp(config, InstantModel(), stores.bus(), stores=stores)
+    app = AgentApp(config, InstantModel(), stores.bus(), stores=stores, edits_remembered=BOUND)
     access = access_policies(config, app, ["telegram"], stores.ignore_notices(), Activations(stores.chat_settings()))
     rate_limit = SenderRateLimit(config.access.rate_limit, clock=SecondClock())
     manager = ChannelManager(app.bus, app.events, access, rate_limit=rate_limit, remembered=BOUND)

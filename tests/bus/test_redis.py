@@ -10,7 +10,7 @@ import pytest
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
 from bot.bus.redis.bus import RedisBus
-from tests.polling import until
+from tests.support.polling import until
 
 CHATS = [ChatRef("telegram", str(100 + n)) for n in range(20)]
 

@@ -20,7 +20,7 @@ from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM, Hang, Text, ToolCalls
 from tests.harness import RepliesCollector, make_config
-from tests.polling import until
+from tests.support.polling import until
 
 CHAT = ChatRef("test", "1")
 TIMING: dict[str, float] = {"lease": 2.0, "claim_idle": 3.0, "block": 0.02}

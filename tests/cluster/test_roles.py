@@ -18,7 +18,7 @@ from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.harness import make_config
-from tests.polling import until
+from tests.support.polling import until
 
 OWNER = 42
 

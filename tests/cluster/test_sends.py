@@ -25,10 +25,9 @@ class CountingWire(SyncWire):
 
 
 @pytest.fixture
-def state(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> RedisState:
-    monkeypatch.setattr("bot.bus.redis.wire.SyncWire", CountingWire)
+def state(redis_url: str) -> RedisState:
     CountingWire.trips = 0
-    return RedisState(redis_url, "t")
+    return RedisState(redis_url, "t", wire=CountingWire)
 
 
 async def test_deferred_writes_go_out_with_the_next_command_in_one_round_trip_in_order(state: RedisState) -> None:

@@ -9,7 +9,7 @@ from tests.cli_process import run_cli
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway_process import GatewayProcess
-from tests.polling import until
+from tests.support.polling import until
 
 OWNER = 42
 STRANGER = 77

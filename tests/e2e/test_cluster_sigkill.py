@@ -19,7 +19,7 @@ from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM
 from tests.harness import make_config
-from tests.polling import until
+from tests.support.polling import until
 
 SETTINGS = {
     "heartbeat": {"enabled": False},

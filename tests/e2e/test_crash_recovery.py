@@ -15,7 +15,7 @@ from tests.cli_process import env_for
 from tests.fakes.openai_server import FakeLLM, Hang, Text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway_process import GatewayProcess
-from tests.polling import until
+from tests.support.polling import until
 
 OWNER = 42
 

@@ -226,6 +226,9 @@ async def test_application_commands_are_registered_at_start_globally_or_instead_
         await discord.wait_until(lambda: discord.interactions.command_puts == [None], "global commands")
         global_names = {c["name"] for c in discord.interactions.commands[None]}
     assert {"new", "stop", "status", "model", "usage", "help", "approve", "deny", "activation"} <= global_names
+    permissions = {c["name"]: c["default_member_permissions"] for c in discord.interactions.commands[None]}
+    assert permissions["approve"] == permissions["activation"] == "0"  # in servers, for administrators only
+    assert permissions["new"] is None and permissions["help"] is None
     async with running(tmp_path, fake_llm, discord, {"command_guilds": [discord.guild_id]}):
         await discord.wait_until(lambda: len(discord.interactions.command_puts) == 3, "guild commands, globals gone")
     assert discord.interactions.command_puts == [None, discord.guild_id, None]

@@ -11,7 +11,7 @@ import pytest
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway import OWNER, TelegramBot
-from tests.polling import until
+from tests.support.polling import until
 
 
 async def get(port: int, path: str) -> tuple[int, str]:

@@ -266,10 +266,12 @@ async def test_status_reactions_mark_a_message_seen_then_answered(opened: Opener
     assert [s for s in seen if s in ("👀", "👍", "sendMessage")] == ["👀", "sendMessage", "👍"]
 
 
-async def test_the_command_menus_are_set_at_start_for_private_chats_and_groups(opened: Opener) -> None:
+async def test_the_command_menus_are_set_at_start_for_private_chats_groups_and_the_privileged(opened: Opener) -> None:
     room = await opened()
-    scopes = ("all_private_chats", "all_group_chats")
-    await room.telegram.wait_until(lambda: set(scopes) <= room.telegram.menus.keys(), "both menus")
-    private, groups = ([c["command"] for c in room.telegram.menus[scope]] for scope in scopes)
-    assert {"model", "new"} <= set(private) and "activation" not in private
-    assert {"model", "new", "activation"} <= set(groups)
+    scopes = ("all_private_chats", "all_group_chats", "all_chat_administrators", f"chat:{OWNER}")
+    await room.telegram.wait_until(lambda: set(scopes) <= room.telegram.menus.keys(), "every menu")
+    private, groups, administrators, owners = ([c["command"] for c in room.telegram.menus[s]] for s in scopes)
+    assert {"model", "new"} <= set(private) and not {"activation", "approve", "pair"} & set(private)
+    assert {"model", "new"} <= set(groups) and "activation" not in groups
+    assert {"model", "new", "activation", "approve"} <= set(administrators)
+    assert {"model", "new", "approve", "deny", "pair"} <= set(owners) and "activation" not in owners

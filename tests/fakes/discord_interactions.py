@@ -126,7 +126,14 @@ class InteractionDesk:
     def put_commands(self, guild_id: int | None, body: list[dict]) -> list[dict]:
         """PUT …/commands: replace the registered commands, giving each an id."""
         registered = [
-            {**command, "id": str(next(self.ids)), "application_id": self.bot["id"], "version": "1"} for command in body
+            {
+                **command,
+                "id": str(next(self.ids)),
+                "application_id": self.bot["id"],
+                "version": "1",
+                "default_member_permissions": _permissions(command.get("default_member_permissions")),
+            }
+            for command in body
         ]
         self.commands[guild_id] = registered
         self.command_puts.append(guild_id)
@@ -151,3 +158,8 @@ class InteractionDesk:
         message.update(flags=flags, webhook_id=self.bot["id"], application_id=self.bot["id"])
         self.messages[int(message["id"])] = message
         return message
+
+
+def _permissions(value: object) -> str | None:
+    """`default_member_permissions` as Discord answers it: a permission bit set as a string, or null."""
+    return None if value is None else str(value)

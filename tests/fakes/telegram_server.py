@@ -791,9 +791,11 @@ def _set_markup(message: dict, markup: Any) -> None:
 
 
 def _scope_of(fields: dict) -> str:
-    """The BotCommandScope type a menu call names; "default" when none."""
+    """The BotCommandScope a menu call names: its type, with `:chat_id` for one chat's; "default" when none."""
     scope = fields.get("scope")
-    return str(scope.get("type")) if isinstance(scope, dict) else "default"
+    if not isinstance(scope, dict):
+        return "default"
+    return f"{scope['type']}:{scope['chat_id']}" if "chat_id" in scope else str(scope.get("type"))
 
 
 def _is_from(message: dict, user_id: int) -> bool:

@@ -151,7 +151,7 @@ async def test_a_stream_whose_body_ends_after_its_done_keeps_its_connection_for_
 
     from bot.llm.openai_http import OpenAICompatible
     from tests.fakes.loopback import LoopbackSite
-    from tests.polling import until
+    from tests.support.polling import until
 
     peers: list[object] = []
     gate = asyncio.Event()

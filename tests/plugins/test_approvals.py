@@ -1,5 +1,6 @@
 """Exec approvals: a dangerous command waits for the owner's /approve or /deny, and a timeout refuses it."""
 
+import os
 import re
 from pathlib import Path
 
@@ -86,7 +87,11 @@ def test_dangerous_patterns(tmp_path: Path) -> None:
 async def test_without_a_sandbox_every_command_waits_for_approval_until_the_owner_switches_it_off(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("bot.tools.sandbox.bwrap_problem", lambda bwrap: "user namespaces are switched off")
+    found_first = tmp_path / "bin"  # a bwrap that fails as it does where user namespaces are switched off
+    found_first.mkdir()
+    (found_first / "bwrap").write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+    (found_first / "bwrap").chmod(0o700)
+    monkeypatch.setenv("PATH", f"{found_first}{os.pathsep}{os.environ['PATH']}")
     async with FakeLLM() as fake, Harness(tmp_path, fake, tools={"exec": {"sandbox": "auto"}}) as bot:
         fake.script(ToolCalls((("exec", {"command": "echo hi > note.txt"}),)), Text("Written."))
         message = await bot.send("write a note")

@@ -144,7 +144,7 @@ async def test_plugin_paths_are_relative_to_the_config_folder(tmp_path: Path) ->
 
 async def test_a_slow_hook_blocks_unless_its_plugin_allows_and_replace_changes_arguments() -> None:
     async def slow(event: BeforeToolCall) -> Block:
-        await asyncio.sleep(5)
+        await asyncio.Event().wait()  # never set: the hook answers only after its timeout
         return Block("too late")
 
     event = BeforeToolCall("write_file", {"path": "x"}, "t:1", "u", "owner")

@@ -14,7 +14,6 @@ from bot.app.redis_stores import RedisStores
 from bot.bus import ChatRef, OutboundMessage
 from bot.bus.redis.bus import RedisBus
 from bot.cancelling import cancel_and_wait
-from bot.cluster import redis as redis_state
 from bot.cluster.redis import RedisState
 from bot.config.schema import HeartbeatConfig
 from bot.events import EventBus
@@ -26,7 +25,7 @@ from bot.scheduler.schedules import Schedule
 from tests.cluster_node import OWNER, cluster_node
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
-from tests.polling import until
+from tests.support.polling import until
 
 CHAT = ChatRef("telegram", str(OWNER))
 PREFIX = "t"
@@ -76,16 +75,13 @@ async def test_a_run_claimed_by_a_dead_leader_is_published_once_by_the_next(
 
 
 @pytest.mark.slow
-async def test_a_job_added_in_another_process_wakes_the_leader(
-    tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(redis_state, "TIMEOUT", 0.2)  # the leader idles past the shared clients' socket timeout
-    state = RedisState(redis_url, PREFIX)
+async def test_a_job_added_in_another_process_wakes_the_leader(tmp_path: Path, redis_url: str) -> None:
+    state = RedisState(redis_url, PREFIX, timeout=0.2)  # the leader idles past the shared clients' socket timeout
     bus = RedisBus(redis_url, prefix=PREFIX)
     leader = CronService(tmp_path / "leader", "UTC", 600, bus=bus, shared=state)
     await leader.start()  # no jobs yet: apscheduler sleeps until told
     await asyncio.sleep(0.4)
-    other = RedisState(redis_url, PREFIX)
+    other = RedisState(redis_url, PREFIX, timeout=0.2)
     worker = CronService(tmp_path / "worker", "UTC", 600, shared=other)
     await worker.start(paused=True)
     at = (datetime.now(UTC) + timedelta(seconds=0.4)).isoformat()

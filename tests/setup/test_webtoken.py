@@ -31,3 +31,17 @@ def test_two_inits_make_different_tokens(tmp_path: Path) -> None:
         CliRunner().invoke(app, ["init"], env=env_for(home))
         tokens.append(load_config(home / "config.yaml", env={}).channels.api.tokens[0].token.get_secret_value())
     assert tokens[0] != tokens[1]
+
+
+def test_init_writes_a_symlinked_config_at_its_target_and_keeps_the_link(tmp_path: Path) -> None:
+    target = tmp_path / "dotfiles" / "relaybot.yaml"  # not there yet: init makes it, through the link
+    target.parent.mkdir()
+    (tmp_path / "home").mkdir()
+    link = tmp_path / "home" / "config.yaml"
+    link.symlink_to(target)
+    result = CliRunner().invoke(app, ["init"], env=env_for(tmp_path / "home"))
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink() and link.resolve() == target
+    assert target.stat().st_mode & 0o777 == 0o600
+    [token] = [t.token.get_secret_value() for t in load_config(target, env={}).channels.api.tokens]
+    assert len(token) >= 40

@@ -57,3 +57,15 @@ def test_the_file_and_its_folder_are_synced(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setattr(private_file.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd)))
     write_private(tmp_path / "x.json", "{}")
     assert len(synced) == 2  # the temporary file before the rename, the folder after it
+
+
+def test_a_file_that_is_a_symlink_is_written_at_its_target_and_the_link_stays(tmp_path: Path) -> None:
+    target = tmp_path / "dotfiles" / "relaybot.yaml"
+    target.parent.mkdir()
+    target.write_text("old")
+    link = tmp_path / "config.yaml"
+    link.symlink_to(target)
+    write_private(link, "new")
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text() == "new" and mode_of(target) == 0o600
+    assert sorted(os.listdir(tmp_path)) == ["config.yaml", "dotfiles"]

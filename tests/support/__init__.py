@@ -1,1 +1,1 @@
-"""What tests share: adapter harnesses, publish recorders."""
+"""What tests share: adapter harnesses, publish recorders, bounded polling, virtual time."""

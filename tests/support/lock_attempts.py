@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.cluster.redis import RedisState
-from tests.polling import until
+from tests.support.polling import until
 
 
 async def lock_attempts(state: RedisState) -> int:

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from bot.tools.base import ToolRegistry
 from bot.tools.mcp import MCPServer, probe
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.harness import Harness
+from tests.support.polling import accepts, until
 
 REPO = Path(__file__).resolve().parents[2]
 STDIO = {"command": sys.executable, "args": ["-m", "tests.fakes.mcp_server"], "cwd": str(REPO)}
@@ -122,15 +124,7 @@ async def http_server() -> AsyncIterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        async with asyncio.timeout(30):
-            while True:
-                try:
-                    _, writer = await asyncio.open_connection("127.0.0.1", port)
-                except OSError:
-                    await asyncio.sleep(0.1)
-                    continue
-                writer.close()
-                break
+        await until(partial(accepts, port), 30, interval=0.1)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         child.terminate()

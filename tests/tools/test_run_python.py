@@ -16,7 +16,7 @@ from bot.tools.run_python import RunPythonTool
 from bot.usage.charge import Charge, charged_to
 from bot.usage.ledger import UsageLedger
 from bot.usage.python_time import PythonTime
-from tests.polling import until
+from tests.support.polling import until
 
 pytestmark = pytest.mark.skipif(
     python_sandbox(PythonLimits()) is None, reason="bubblewrap is not installed or cannot run here"

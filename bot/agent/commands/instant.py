@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.agent.commands.account import AccountCommands
+from bot.agent.commands.approval import approval_answer
 from bot.agent.commands.help import GREETING, UNKNOWN_COMMAND, help_text, not_usable
 from bot.agent.commands.model import PROMPT_ID, ModelCommand
 from bot.agent.commands.session_switch import SessionSwitch
@@ -14,8 +15,22 @@ from bot.agent.sessions.session import Sessions
 from bot.agent.turn import TurnRunner
 from bot.agent.turn_hooks import TurnHooks
 from bot.bus import Choice, InboundMessage
-from bot.commands.catalogue import HELP, MODEL, NEW, PAIR, RESUME, SESSIONS, START, STATUS, USAGE, place_of
+from bot.commands.catalogue import (
+    APPROVE,
+    DENY,
+    HELP,
+    MODEL,
+    NEW,
+    PAIR,
+    RESUME,
+    SESSIONS,
+    START,
+    STATUS,
+    USAGE,
+    place_of,
+)
 from bot.commands.parse import invocation
+from bot.plugins.approvals import ExecApprovals
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +43,7 @@ class Answer:
 
 
 class InstantCommands:
-    """Answers /help, /start, /status, /usage, /pair, /model, /sessions, plugin and unknown commands at once."""
+    """Answers /help, /start, /status, /usage, /pair, /model, /sessions, /approve, /deny, plugin and unknown ones."""
 
     def __init__(
         self,
@@ -40,6 +55,7 @@ class InstantCommands:
         budget: ContextBudget | None = None,
         model: ModelCommand | None = None,
         switch: SessionSwitch | None = None,
+        approvals: ExecApprovals | None = None,
     ) -> None:
         self._sessions = sessions
         self._runner = runner
@@ -49,6 +65,7 @@ class InstantCommands:
         self._budget = budget
         self._model = model
         self._switch = switch
+        self._approvals = approvals
 
     async def answer(self, message: InboundMessage) -> Answer | None:
         """The answer to a user's command (not /stop or /new), or None when the message is no such command."""
@@ -74,6 +91,8 @@ class InstantCommands:
             return Answer(self._account.usage(message))
         if command is PAIR and self._account is not None:
             return Answer(self._account.pair(message))
+        if command in (APPROVE, DENY) and self._approvals is not None:
+            return Answer(approval_answer(self._approvals, message, found.args, deny=command is DENY))
         invoked = self._hooks.command(message)
         if invoked is not None:
             return Answer(await self._hooks.hooks.answer(*invoked))

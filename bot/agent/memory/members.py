@@ -8,9 +8,10 @@ every machine; the local store keeps one list per scope under `state_dir/memory_
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
 from pathlib import Path
 from typing import Protocol
+
+from bot.storage.recent import RecentMap
 
 LIST_FILE = "sessions.txt"
 CACHED_LISTS = 32  # the lists of the scopes active lately, read again only when they change
@@ -34,7 +35,7 @@ class FileMembers:
 
     def __init__(self, root: Path) -> None:
         self._root = root
-        self._read: OrderedDict[str, tuple[int, int, list[str]]] = OrderedDict()  # path -> mtime, size, keys
+        self._read: RecentMap[str, tuple[int, int, list[str]]] = RecentMap(CACHED_LISTS)  # path -> mtime, size, keys
 
     def members(self, scope: str) -> list[str]:
         path = os.path.join(self._root, scope, LIST_FILE)
@@ -42,9 +43,8 @@ class FileMembers:
             found = os.stat(path)
         except FileNotFoundError:
             return []
-        cached = self._read.get(path)
+        cached = self._read.get(path, fresh=True)
         if cached is not None and cached[:2] == (found.st_mtime_ns, found.st_size):
-            self._read.move_to_end(path)
             return list(cached[2])
         fd = os.open(path, os.O_RDONLY)
         try:
@@ -53,8 +53,6 @@ class FileMembers:
             os.close(fd)
         keys = [line.strip() for line in data.decode("utf-8", errors="replace").splitlines() if line.strip()]
         self._read[path] = (found.st_mtime_ns, found.st_size, keys)
-        if len(self._read) > CACHED_LISTS:
-            self._read.popitem(last=False)
         return list(keys)
 
     def add(self, scope: str, key: str) -> None:

@@ -9,7 +9,6 @@ import math
 import sqlite3
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,6 +24,7 @@ from bot.agent.memory.query import parse_query
 from bot.agent.memory.search import Hit, Ranker, Shown, best_hits
 from bot.agent.memory.semantic import SemanticMemory
 from bot.agent.sessions.logs import SessionLogs
+from bot.storage.recent import RecentMap
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +48,12 @@ class _Open:
     members: set[str] = field(default_factory=set)
     closed: bool = False
     took: float = math.inf  # seconds the last search took
+
+    def close(self) -> None:
+        """Close the index once nobody uses it; a later use opens it again."""
+        with self.lock:
+            self.index.close()
+            self.closed = True
 
 
 class MemoryIndexes:
@@ -75,15 +81,14 @@ class MemoryIndexes:
         self._root = state_dir / "memory_index"
         self._zone = ZoneInfo(timezone)
         self._clock = clock
-        self._max_open = max_open
-        self._open: OrderedDict[Path, _Open] = OrderedDict()
+        self._open: RecentMap[Path, _Open] = RecentMap(max_open, on_evict=lambda _, oldest: oldest.close())
         self._opening = threading.Lock()
         self._pending: dict[Path, asyncio.Task[None] | asyncio.TimerHandle] = {}
         self._delay = save_delay
         self._quick = quick
         self._bulk = bulk
-        self._names: dict[Path, str] = {}  # scope folder -> name (resolving a path costs a few stats)
-        self._listed: OrderedDict[tuple[Path, str], None] = OrderedDict()  # (scope, session) known to be listed
+        self._names: RecentMap[Path, str] = RecentMap(MAX_LISTED)  # scope folder -> name (resolving costs stats)
+        self._listed: RecentMap[tuple[Path, str], None] = RecentMap(MAX_LISTED)  # (scope, session) known listed
         self.rankers: list[Ranker] = []  # further ranked lists fused with the keyword one
         self.semantic: SemanticMemory | None = None  # vectors, when memory.embeddings names a model
 
@@ -92,8 +97,6 @@ class MemoryIndexes:
         name = self._names.get(directory)
         if name is None:
             name = self._names[directory] = _scope_name(directory, self._workspace)
-            if len(self._names) > MAX_LISTED:
-                self._names.pop(next(iter(self._names)))
         return name
 
     def path_for(self, directory: Path) -> Path:
@@ -227,8 +230,7 @@ class MemoryIndexes:
             await self.semantic.stop()
         with self._opening:
             for found in self._open.values():
-                with found.lock:
-                    found.index.close()
+                found.close()
             self._open.clear()
 
     def _using(self, directory: Path, work: Callable[[_Open], T], warn_missing: bool = True) -> T:
@@ -252,9 +254,8 @@ class MemoryIndexes:
 
     def _get(self, directory: Path, warn_missing: bool = True) -> _Open:
         with self._opening:
-            found = self._open.get(directory)
+            found = self._open.get(directory, fresh=True)
             if found is not None:
-                self._open.move_to_end(directory)
                 return found
             path = self.path_for(directory)
             if warn_missing and not path.exists() and self._has_sources(directory):
@@ -265,12 +266,8 @@ class MemoryIndexes:
                 logger.warning("memory index %s cannot be used (%s): rebuilding it", path, exc)
                 _delete(path)
                 index = MemoryIndex.open(path)
+            # the least recently used index past `max_open` is closed
             found = self._open[directory] = _Open(index, directory / "HISTORY.md", directory / "MEMORY.md")
-            while len(self._open) > self._max_open:
-                _, oldest = self._open.popitem(last=False)
-                with oldest.lock:
-                    oldest.index.close()
-                    oldest.closed = True
             return found
 
     def _drop(self, directory: Path) -> None:
@@ -278,16 +275,11 @@ class MemoryIndexes:
         with self._opening:
             found = self._open.pop(directory, None)
         if found is not None:
-            with found.lock:
-                found.index.close()
-                found.closed = True
+            found.close()
         _delete(self.path_for(directory))
 
     def _note_listed(self, directory: Path, key: str) -> None:
         self._listed[directory, key] = None
-        self._listed.move_to_end((directory, key))
-        if len(self._listed) > MAX_LISTED:
-            self._listed.popitem(last=False)
 
     def _join(self, directory: Path, found: _Open, key: str) -> None:
         self._note_listed(directory, key)

@@ -10,7 +10,6 @@ import asyncio
 import logging
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from bot.agent.memory.vectors import PassageVectors
 from bot.config.schema_embeddings import EmbeddingsConfig
 from bot.errors import BudgetExceeded, ProviderError
 from bot.llm.embeddings import Embedder, EmbeddingModel
+from bot.storage.recent import RecentMap
 from bot.usage.budgets import BudgetGuard
 from bot.usage.charge import Charge, charged_to
 from bot.usage.ledger import Ledger
@@ -49,8 +49,7 @@ class SemanticMemory:
         self._batch = batch_size
         self._floor = min_similarity
         self._clock = clock
-        self._max_open = max_open
-        self._stores: OrderedDict[Path, PassageVectors] = OrderedDict()
+        self._stores: RecentMap[Path, PassageVectors] = RecentMap(max_open, on_evict=lambda _, store: store.close())
         self._opening = threading.Lock()  # searches open stores from worker threads
         self._tasks: dict[Path, asyncio.Task[None]] = {}
         self._again: set[Path] = set()  # indexes that changed while their embedding ran
@@ -99,12 +98,9 @@ class SemanticMemory:
     def vectors(self, path: Path) -> PassageVectors:
         """The vector store of the index at `path` (a few are kept open, the least used closed)."""
         with self._opening:
-            store = self._stores.get(path)
+            store = self._stores.get(path, fresh=True)
             if store is None:
                 store = self._stores[path] = PassageVectors(path, self._embedder.model)
-                while len(self._stores) > self._max_open:
-                    self._stores.popitem(last=False)[1].close()
-            self._stores.move_to_end(path)
             return store
 
     async def idle(self) -> None:

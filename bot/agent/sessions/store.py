@@ -10,6 +10,7 @@ import logging
 import os
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
@@ -23,7 +24,14 @@ from bot.agent.sessions.archive import (
 )
 from bot.agent.sessions.cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_TAIL, SessionCache
 from bot.agent.sessions.session import Session
-from bot.agent.sessions.tail import last_messages, message_count, read_backlog, read_tail, read_tail_rewriting
+from bot.agent.sessions.tail import (
+    Rewrite,
+    last_messages,
+    message_count,
+    read_backlog,
+    read_tail,
+    read_tail_rewriting,
+)
 from bot.storage.private_file import write_private
 
 __all__ = ["Session", "SessionStore"]
@@ -47,9 +55,11 @@ class SessionStore(SessionCache):
         tail: int = DEFAULT_TAIL,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        read: Callable[[Path, str, int], tuple[Session, Rewrite | None]] = read_tail_rewriting,
     ) -> None:
         super().__init__(tail, max_sessions, max_bytes)
         self._directory = directory
+        self._read = read  # how `load` reads a tail in its worker thread
         directory.mkdir(parents=True, exist_ok=True)
 
     def get(self, key: str) -> Session:
@@ -67,7 +77,7 @@ class SessionStore(SessionCache):
         if session is not None:
             return session
         path = self._path(key)
-        found, rewrite = await asyncio.to_thread(read_tail_rewriting, path, key, self._tail)
+        found, rewrite = await asyncio.to_thread(self._read, path, key, self._tail)
         current = self._lookup(key)
         if current is not None:  # a synchronous `get` read it meanwhile, and may have appended to it since
             if rewrite is not None:

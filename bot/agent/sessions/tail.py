@@ -238,13 +238,13 @@ def rewrite_old_format(path: Path, key: str) -> Rewrite:
     return Rewrite(path, rewritten, size)
 
 
-def lines_backwards(path: Path) -> Iterator[bytes]:
-    """The file's non-empty lines, last first, read in blocks from the end."""
+def lines_backwards(path: Path, block_size: int = BLOCK) -> Iterator[bytes]:
+    """The file's non-empty lines, last first, read in blocks of `block_size` bytes from the end."""
     with open(path, "rb") as handle:
         position = handle.seek(0, os.SEEK_END)
         carry = b""
         while position > 0:
-            step = min(BLOCK, position)
+            step = min(block_size, position)
             position -= step
             handle.seek(position)
             block = handle.read(step) + carry

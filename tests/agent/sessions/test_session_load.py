@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.agent.sessions import tail as session_tail
+from bot.agent.sessions.session import Session
 from bot.agent.sessions.store import SessionStore
 from tests.fakes.openai_server import FakeLLM
 from tests.harness import Harness
@@ -26,26 +27,24 @@ def old_format_chat(path: Path, messages: int) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-async def test_a_100k_message_old_format_chat_is_read_in_a_worker_thread(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_a_100k_message_old_format_chat_is_read_in_a_worker_thread(tmp_path: Path) -> None:
     old_format_chat(tmp_path / "t%3A1.jsonl", MESSAGES)
     readers: list[threading.Thread] = []
-    rewrite = session_tail.rewrite_old_format
 
-    def recorded(path: Path, key: str) -> session_tail.Rewrite:
+    def recorded(path: Path, key: str, tail: int) -> tuple[Session, session_tail.Rewrite | None]:
         readers.append(threading.current_thread())
-        return rewrite(path, key)
+        found, rewrite = session_tail.read_tail_rewriting(path, key, tail)
+        assert rewrite is not None  # the old format was rewritten here, in the reading thread
+        return found, rewrite
 
-    monkeypatch.setattr(session_tail, "rewrite_old_format", recorded)
-    store = SessionStore(tmp_path, tail=10)
+    store = SessionStore(tmp_path, tail=10, read=recorded)
     longest_stall = 0.0
 
     async def tick() -> None:
         nonlocal longest_stall
         while True:
             before = time.perf_counter()
-            await asyncio.sleep(0.001)
+            await asyncio.sleep(0.001)  # a probe, not a wait: the gap between two ticks is what is measured
             longest_stall = max(longest_stall, time.perf_counter() - before)
 
     ticker = asyncio.create_task(tick())
@@ -98,16 +97,15 @@ def test_a_rewrite_is_dropped_when_the_file_grew_after_it_was_read(tmp_path: Pat
 
 
 def test_recent_messages_of_an_old_format_chat_are_read_from_its_end(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    old_format_chat(tmp_path / "t%3A1.jsonl", 20_000)
-
-    def whole(*args: object, **kwargs: object) -> None:
-        raise AssertionError("read whole")
-
-    monkeypatch.setattr(session_tail, "read_whole", whole)
+    path = tmp_path / "t%3A1.jsonl"
+    old_format_chat(path, 20_000)
+    with path.open("r+b") as handle:  # a whole read would log this line; a read from the end never reaches it
+        handle.write(b"garbage that is not JSON")
     recent = SessionStore(tmp_path).recent("t:1", 3)
     assert [m["content"] for m in recent] == ["m19997", "m19998", "m19999"]
+    assert "unreadable line" not in caplog.text
 
 
 @pytest.mark.parametrize(("command", "answer"), [("/status", "Session: 1,000 messages"), ("/new", "new conversation")])

@@ -5,8 +5,6 @@ from pathlib import Path
 
 import pytest
 
-from bot.agent.sessions import store as session_store
-from bot.agent.sessions import tail as session_tail
 from bot.agent.sessions.store import SessionStore
 from bot.agent.sessions.tail import lines_backwards, read_tail, read_whole
 
@@ -50,36 +48,29 @@ async def test_the_unconsolidated_backlog_is_read_back_when_needed(tmp_path: Pat
 
 
 async def test_the_backlog_is_read_back_from_the_end_to_the_mark_only(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     store = marked(tmp_path, 60, 5)
     with store.get("t:1").path.open("r+b") as handle:  # lines before the mark are never parsed
         handle.write(b"garbage that is not JSON")
-
-    def whole(*args: object, **kwargs: object) -> None:
-        raise AssertionError("read whole")
-
-    monkeypatch.setattr(session_tail, "read_whole", whole)
     reloaded = SessionStore(tmp_path, tail=10)
     session = reloaded.get("t:1")
     await reloaded.load_unconsolidated(session)
     assert session.consolidated == 60 and session.base == 60 and session.total == 110
     assert [m["content"] for m in session.messages[:2]] == ["q30", "a30"]
+    assert "unreadable line" not in caplog.text  # the garbage at the start was never reached
 
 
 async def test_no_backlog_is_read_when_the_tail_starts_after_the_mark(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     marked(tmp_path, 95, 2)
     reloaded = SessionStore(tmp_path, tail=10)
     session = reloaded.get("t:1")
-
-    def backlog(*args: object) -> None:
-        raise AssertionError("read the backlog")
-
-    monkeypatch.setattr(session_store, "read_backlog", backlog)
+    session.path.write_bytes(b"not JSON\n" * 3)  # a read of the file from here on would log these lines
     await reloaded.load_unconsolidated(session)
     assert (session.consolidated, session.base, session.total) == (95, 94, 104)
+    assert "unreadable line" not in caplog.text
 
 
 def test_a_torn_last_line_is_cut_off_before_the_tail_is_read(tmp_path: Path) -> None:
@@ -112,11 +103,10 @@ def test_files_of_the_old_format_are_read_whole(tmp_path: Path) -> None:
     assert session.total == 5 and session.consolidated == 2 and session.prompt_tokens == 7
 
 
-def test_lines_backwards_crosses_block_boundaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("bot.agent.sessions.tail.BLOCK", 7)
+def test_lines_backwards_crosses_block_boundaries(tmp_path: Path) -> None:
     path = tmp_path / "f"
     path.write_bytes(b"first line\n\nsecond\nthe third line is long\n")
-    assert list(lines_backwards(path)) == [b"the third line is long", b"second", b"first line"]
+    assert list(lines_backwards(path, block_size=7)) == [b"the third line is long", b"second", b"first line"]
 
 
 def test_cache_evicts_least_recently_used_by_count(tmp_path: Path) -> None:

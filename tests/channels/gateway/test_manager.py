@@ -155,7 +155,7 @@ async def test_a_message_that_gets_no_answer_is_dismissed_and_one_that_does_is_n
     from bot.access.pairing import PairingBook
     from bot.access.policy import AccessPolicy
     from bot.config.schema_channels import ChannelSection
-    from tests.polling import until
+    from tests.support.polling import until
 
     channel = DismissingChannel("memory")
     bus = LocalBus()

@@ -10,7 +10,7 @@ from bot.retry import RetryPolicy
 from channels.base import Channel, CommandSpec, ReactionStatus
 from channels.gateway.manager import ChannelManager
 from channels.gateway.reactions import ReactionMode
-from tests.polling import until
+from tests.support.polling import until
 
 GROUP = ChatRef("fake", "g1")
 DM = ChatRef("fake", "d1")
@@ -42,14 +42,17 @@ class ReactingChannel(Channel):
             raise ConnectionError("reactions are down")
         self.reactions.append((chat.chat_id, message_id, status))
 
-    async def set_commands(self, commands: Sequence[CommandSpec]) -> None:
+    async def set_commands(self, commands: Sequence[CommandSpec], privileged: Sequence[str] = ()) -> None:
         self.menus.append(list(commands))
+        self.privileged = list(privileged)
 
 
 async def running(channel: ReactingChannel, mode: ReactionMode | None) -> tuple[ChannelManager, LocalBus, EventBus]:
     bus, events = LocalBus(), EventBus()
     retry = RetryPolicy(base_delay=0.01, max_delay=0.02)
-    manager = ChannelManager(bus, events, start_retry=retry, reactions={"fake": mode}, commands=MENU)
+    manager = ChannelManager(
+        bus, events, start_retry=retry, reactions={"fake": mode}, commands=MENU, menu_users={"fake": ["u1"]}
+    )
     manager.add(channel)
     await manager.start()
     await manager.ready("fake")
@@ -136,4 +139,21 @@ async def test_the_command_menu_is_handed_over_once_the_channel_has_started() ->
     channel = ReactingChannel()
     manager, _, _ = await running(channel, None)
     await until(lambda: channel.menus == [list(MENU)], timeout=5)
+    assert channel.privileged == ["u1"]  # the channel's owners and admins, whose chats list privileged commands
     await manager.stop()
+
+
+async def test_marks_waiting_for_a_turn_are_bounded_and_the_least_recent_chats_go_first() -> None:
+    from channels.gateway.reactions import Reactions
+
+    channel, spawned = ReactingChannel(), []
+    reactions = Reactions({"fake": "status"}, lambda work, name: spawned.append(work), tracked=2)
+    other = ChatRef("fake", "g2")
+    for chat, platform_id in ((GROUP, "1"), (GROUP, "2"), (other, "3")):
+        reactions.accepted(channel, message(chat, platform_id))
+    for chat, turn in ((GROUP, "t1"), (other, "t2")):
+        reactions.turn_started(TurnStarted(chat, turn))
+        reactions.turn_finished(channel, TurnFinished(chat, turn, "ok", 1, 0.1, replied=False))
+    for work in spawned:
+        await work
+    assert [r for r in channel.reactions if r[2] == "done"] == [("g2", "3", "done")]  # g1's two marks were dropped

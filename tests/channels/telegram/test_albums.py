@@ -3,7 +3,7 @@ import asyncio
 from bot.bus import ChatRef, InboundMessage, Quote
 from channels.media import MediaRef
 from channels.telegram.albums import AlbumGatherer, AlbumPart, merge_album
-from tests.polling import until
+from tests.support.polling import until
 
 CHAT = ChatRef("telegram", "-100")
 

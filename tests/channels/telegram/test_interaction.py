@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest_asyncio
 
-from bot.bus import ChatRef, Choice, OutboundMessage, Press
+from bot.bus import ChatRef, Choice, OutboundMessage, Press, Trust
 from channels.base import CommandSpec
 from channels.telegram.channel import TelegramChannel
 from tests.fakes.telegram_server import FakeTelegram
@@ -165,6 +165,26 @@ async def test_command_menus_are_set_per_scope_and_only_when_they_changed(
     assert len(telegram.menu_updates) == 2
     await channel.set_commands([*commands, CommandSpec("model", "Choose the model", "private")])
     assert [u["scope"] for u in telegram.menu_updates] == ["all_private_chats", "all_group_chats", "all_private_chats"]
+
+
+async def test_privileged_commands_are_listed_only_in_owners_chats_and_for_group_administrators(
+    channel: TelegramChannel, telegram: FakeTelegram
+) -> None:
+    commands = [
+        CommandSpec("new", "Start a new conversation"),
+        CommandSpec("approve", "Approve a waiting command", role=Trust.ADMIN),
+        CommandSpec("activation", "Answer every message or only mentions", "groups", Trust.ADMIN),
+    ]
+    await channel.set_commands(commands, privileged=["42", "someone@elsewhere"])
+    names = {scope: [c["command"] for c in menu] for scope, menu in telegram.menus.items()}
+    assert names == {
+        "all_private_chats": ["new"],
+        "all_group_chats": ["new"],
+        "all_chat_administrators": ["new", "approve", "activation"],
+        "chat:42": ["new", "approve"],  # the owner's private chat; an id that is no Telegram user gets none
+    }
+    await channel.set_commands(commands, privileged=["42"])
+    assert len(telegram.menu_updates) == 4  # unchanged: nothing sent again
 
 
 async def test_every_press_is_answered_even_one_on_a_button_not_ours(

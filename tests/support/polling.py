@@ -15,3 +15,14 @@ async def until(check: Callable[[], bool | Awaitable[bool]], timeout: float, int
             if await result if inspect.isawaitable(result) else result:
                 return
             await asyncio.sleep(interval)
+
+
+async def accepts(port: int) -> bool:
+    """Whether a server listens on 127.0.0.1:`port` (a check for `until` while a child process starts)."""
+    try:
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+    except OSError:
+        return False
+    writer.close()
+    await writer.wait_closed()
+    return True
