@@ -6,11 +6,13 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from bot.access.activation import Activations
 from bot.agent.chat_models import ChatModels
 from bot.agent.commands.activation import ActivationCommand
+from bot.app.agent_roster import AgentRoster
 from bot.app.agent_rpc import control_handlers
 from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
@@ -40,7 +42,9 @@ from channels.gateway.manager import ChannelManager
 
 if TYPE_CHECKING:
     from bot.access.notices import IgnoreNotices
+    from bot.access.pairing import Pairing
     from bot.access.policy import AccessPolicy
+    from bot.bus import InboundMessage
     from bot.telemetry.otel import OtelTelemetry
     from channels.api.channel import ApiChannel
     from channels.health_http import HealthServer
@@ -59,9 +63,10 @@ def channel_manager(
     send_retry: RetryPolicy | None,
     notices: IgnoreNotices,
     activations: Activations,
+    roster: AgentRoster,
 ) -> ChannelManager:
     """The manager, with each chat channel's access policy and the sender rate limit."""
-    access = access_policies(config, agent, names, notices, activations)
+    access = access_policies(config, agent, names, notices, activations, roster.pairing_for)
     reactions = {name: getattr(config.channels, name).reactions for name in names if name in CHAT_CHANNELS}
     return ChannelManager(
         agent.bus,
@@ -76,7 +81,12 @@ def channel_manager(
 
 
 def access_policies(
-    config: Config, agent: AgentApp, names: list[str], notices: IgnoreNotices, activations: Activations
+    config: Config,
+    agent: AgentApp,
+    names: list[str],
+    notices: IgnoreNotices,
+    activations: Activations,
+    pairing_for: Callable[[InboundMessage], Pairing] | None = None,
 ) -> dict[str, AccessPolicy]:
     """Each chat channel's access policy: owners, roles, allow_from, DM and group rules, groups' /activation."""
     from bot.access.identities import Identities
@@ -95,6 +105,7 @@ def access_policies(
             activations,
             people,
             gate_commands=ActivationCommand(activations),
+            pairing_for=pairing_for,
         )
         for name in names
     }
@@ -170,12 +181,21 @@ class Gateway:
         self.config = config
         self.role = role
         self.agent = AgentApp(config, provider, bus, stores=stores)
+        self.roster = AgentRoster(config, self.agent)
         self.names = enabled_channels(config)
         self.names_of_chat_channels = list(self.names)
         self._notices = stores.ignore_notices()
         self._activations = Activations(stores.chat_settings())
         self.manager = channel_manager(
-            config, self.agent, self.names, stores, start_retry, channel_retry, self._notices, self._activations
+            config,
+            self.agent,
+            self.names,
+            stores,
+            start_retry,
+            channel_retry,
+            self._notices,
+            self._activations,
+            self.roster,
         )
         add_chat_channels(self.manager, config, self.names, stores, channel_retry)
         for channel_class in self.agent.plugins.channels:
@@ -231,7 +251,8 @@ class Gateway:
         if self.role == "gateway":
             await self.agent.bus.start()  # a gateway runs no turns: no agent loop, no MCP servers
         else:
-            await self.agent.start(warm=False)
+            await self.agent.start(warm=False, consume=False)
+            await self.roster.start()
         if self.relay is not None:
             await self.relay.start(listen=self.role != "gateway")
         if self.role != "worker":
@@ -270,7 +291,7 @@ class Gateway:
         await self.scheduler.stop()
         grace = self.config.shutdown_grace
         started = time.monotonic()
-        await self.agent.loop.drain(grace)
+        await self.roster.drain(grace)
         if not await self.manager.flush(max(grace - (time.monotonic() - started), 0.1)):
             logger.warning("stopping with unsent replies; they are sent at the next start")
         await self.manager.stop()
@@ -278,6 +299,7 @@ class Gateway:
             await self.leases.release()
         if self.relay is not None:
             await self.relay.stop()
+        await self.roster.stop()
         await self.agent.stop()
         if self.health_server is not None:
             await self.health_server.stop()
@@ -296,10 +318,12 @@ class Gateway:
         from bot.logs import set_level
 
         previous, self.config = self.config, config
+        names, pairing_for = self.names_of_chat_channels, self.roster.pairing_for
         self.manager.set_access(
-            access_policies(config, self.agent, self.names_of_chat_channels, self._notices, self._activations)
+            access_policies(config, self.agent, names, self._notices, self._activations, pairing_for)
         )
         self.agent.reconfigure(config)
+        await self.roster.reconfigure(config, config.shutdown_grace)
         if config.heartbeat != previous.heartbeat:
             await self.heartbeat.reconfigure(config.heartbeat)
         if config.log_level is not None:

@@ -90,7 +90,7 @@ def logs(
 
 def plugins(ctx: typer.Context) -> None:
     """List the loaded plugins and what each registered."""
-    from bot.app.agent_wiring import plugins_for
+    from bot.app.agent_parts import plugins_for
 
     loaded = plugins_for(load(ctx.obj)).loaded
     if not loaded:

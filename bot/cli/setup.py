@@ -112,7 +112,7 @@ def _run_checks(config: Config) -> list[Check]:
 
 def _owner_tool_schemas(config: Config) -> ToolSchemas:
     """The owner's tool definitions, given the skills, as the agent builds its registry."""
-    from bot.app.agent_wiring import build_registry
+    from bot.app.agent_parts import build_registry
     from bot.bus import Trust
     from bot.skills import SkillLibrary
 

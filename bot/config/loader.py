@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from bot.config.agent_configs import check_agent_configs
 from bot.config.paths import home_dir
 from bot.config.schema import Config
 from bot.errors import ConfigError
@@ -63,6 +64,7 @@ def load_config(path: Path, env: dict[str, str] | None = None) -> Config:
     except ValidationError as exc:
         raise _first_error(exc, data) from None
     config._source = path.resolve()
+    check_agent_configs(config)
     return config
 
 
