@@ -8,32 +8,36 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
+from functools import partial
 
 from bot.access.pairing import Pairing
 from bot.agent.commands.which_agent import asks_which_agent, which_agent_answer
 from bot.agents.bindings import Bindings, Route
+from bot.app.agent_questions import ask_agent
 from bot.app.agent_wiring import AgentApp, SharedParts
 from bot.app.backend import stores_for
 from bot.bus import InboundMessage, OutboundMessage
 from bot.config.agent_configs import agent_config, agent_names
 from bot.config.schema import Config
 from bot.config.schema_agents import DEFAULT_AGENT
+from bot.errors import ProviderError, ToolError
 from bot.setup.home import InitReport, init_workspace
+from bot.tools.ask_agent import AskAgentTool
+from bot.tools.base import ToolContext
 
 logger = logging.getLogger(__name__)
 
 UNAVAILABLE = "Sorry, the assistant for this chat could not start. The operator has been told in the logs."
 
-Build = Callable[[Config, str], Awaitable[AgentApp]]
-
 
 class AgentRoster:
     """Routes the bus's messages to the agents' loops by `bindings`; builds an agent when it is first needed."""
 
-    def __init__(self, config: Config, default: AgentApp) -> None:
+    def __init__(self, config: Config, default: AgentApp, on_build: Callable[[AgentApp], None] | None = None) -> None:
         self.config = config
         self.default = default
+        self._on_build = on_build  # the gateway's tools for a new agent (cron over the shared scheduler)
         self._bindings = Bindings(config.bindings)
         self._apps: dict[str, AgentApp] = {DEFAULT_AGENT: default}
         self._pairings: dict[str, Pairing] = {}
@@ -74,10 +78,29 @@ class AgentRoster:
             default = self.default
             shared = SharedParts(default.bus, default.events, default.providers)
             app = AgentApp(config, stores=stores_for(config), shared=shared, name=name)
+            self.grant_questions(app)
+            if self._on_build is not None:
+                self._on_build(app)
             await app.start(warm=False, consume=False)
             self._apps[name] = app
             logger.info("agent %s started (workspace %s)", name, config.workspace)
             return app
+
+    def grant_questions(self, app: AgentApp) -> None:
+        """Give `app` the ask_agent tool when its config grants it other agents (read afresh at each call)."""
+        if app.config.tools.ask_agent:
+            app.registry.register(AskAgentTool(lambda: app.config.tools.ask_agent, partial(self._ask, app)))
+
+    async def _ask(self, asker: AgentApp, name: str, question: str, ctx: ToolContext) -> str:
+        try:
+            asked = await self.agent(name)
+        except Exception as exc:
+            logger.exception("[%s] agent %s could not start", ctx.session_key, name)
+            raise ToolError(f"agent {name} is unavailable") from exc
+        try:
+            return await ask_agent(asker, asked, question, ctx)
+        except ProviderError as exc:
+            raise ToolError(f"agent {name} could not answer: its language model is unavailable") from exc
 
     async def start(self) -> None:
         """Begin taking the bus's inbound messages."""

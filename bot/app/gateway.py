@@ -181,7 +181,8 @@ class Gateway:
         self.config = config
         self.role = role
         self.agent = AgentApp(config, provider, bus, stores=stores)
-        self.roster = AgentRoster(config, self.agent)
+        self.roster = AgentRoster(config, self.agent, on_build=self._agent_built)
+        self.roster.grant_questions(self.agent)
         self.names = enabled_channels(config)
         self.names_of_chat_channels = list(self.names)
         self._notices = stores.ignore_notices()
@@ -276,6 +277,10 @@ class Gateway:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(CHANNELS_FIRST):
                 await self.manager.tried()
+
+    def _agent_built(self, app: AgentApp) -> None:
+        """A further agent's cron tool: jobs go on the gateway's one scheduler and run where their chat is bound."""
+        app.registry.register(CronTool(self.cron, app.config.timezone))
 
     async def _lost_channel(self) -> None:
         """Another gateway holds a channel credential now: stop receiving at once, then stop the process."""

@@ -35,7 +35,8 @@ def agent_config(config: Config, name: str) -> Config:
     data["state_dir"] = agent_state_dir(config, name)
     data["bus"]["prefix"] = f"{config.bus.prefix}.{name}"
     data["agents"], data["bindings"] = [], []
-    asks = data["tools"].pop("ask_agent", [])  # names the gateway's agents, which the agent's own config has not
+    data["tools"].pop("ask_agent", None)  # a grant is the agent's own, never inherited; it names the gateway's agents
+    asks = entry.tools.get("ask_agent", [])
     try:
         derived = Config.model_validate(data)
     except ValidationError as exc:
