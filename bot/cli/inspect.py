@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from bot.cli.gateway_client import ask_gateway
-from bot.cli.options import GATEWAY_LOG, Options, load
+from bot.cli.options import GATEWAY_LOG, Options, load, load_agent
 
 if TYPE_CHECKING:
     from bot.config.schema import Config
@@ -115,8 +115,9 @@ def usage(
     since: str | None = typer.Option(None, "--since", help="7d, 12h or 2026-11-01 (default: start of this month)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON array, one object per group."),
     chart: bool = typer.Option(False, "--chart", help="Also draw tokens per day as a bar chart."),
+    agent: str | None = typer.Option(None, "--agent", help="One agent's ledger (default: the default agent's)."),
 ) -> None:
-    """Tokens and cost of every model call, from the usage ledger."""
+    """Tokens and cost of every model call, from the usage ledger (each agent keeps its own)."""
     import time
     from datetime import datetime
     from zoneinfo import ZoneInfo
@@ -125,7 +126,7 @@ def usage(
     from bot.usage import report
     from bot.usage.ledger import GROUPS
 
-    config = load(ctx.obj)
+    config = load_agent(ctx.obj, agent)
     if by not in GROUPS:
         raise typer.BadParameter(f"use one of {', '.join(GROUPS)}", param_hint="--by")
     zone = ZoneInfo(config.timezone)
