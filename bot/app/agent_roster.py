@@ -87,9 +87,12 @@ class AgentRoster:
             return app
 
     def grant_questions(self, app: AgentApp) -> None:
-        """Give `app` the ask_agent tool when its config grants it other agents (read afresh at each call)."""
-        if app.config.tools.ask_agent:
+        """Give `app` the ask_agent tool while its config grants it other agents (the grant read at each call)."""
+        offered = AskAgentTool.name in app.registry.names()
+        if app.config.tools.ask_agent and not offered:
             app.registry.register(AskAgentTool(lambda: app.config.tools.ask_agent, partial(self._ask, app)))
+        elif offered and not app.config.tools.ask_agent:
+            app.registry.unregister(AskAgentTool.name)
 
     async def _ask(self, asker: AgentApp, name: str, question: str, ctx: ToolContext) -> str:
         try:
@@ -166,10 +169,12 @@ class AgentRoster:
         names = set(agent_names(config))
         for name, app in list(self._apps.items()):
             if name == DEFAULT_AGENT:
+                self.grant_questions(app)  # the gateway reconfigured the default agent itself
                 continue
             derived = agent_config(config, name) if name in names else None
             if derived is not None and derived.workspace == app.config.workspace:
                 app.reconfigure(derived)
+                self.grant_questions(app)
                 continue
             del self._apps[name]
             await app.loop.drain(grace)
