@@ -10,8 +10,9 @@ tracemalloc holds; then answers one message in every other agent's chat and read
 parent prints the difference per agent: idle (configured, never used) and once used.
 
 Overhead: two gateways in this process, one with 1 agent and one with 10 (every chat bound to one of
-them, all 10 built), asked in alternation, round by round; time from publish to reply, and the CPU of
-the whole process per message. The fake model answers at once in its own process.
+them, all 10 built), asked in alternation, round by round (each first in half the rounds), in 10 group
+chats (each its own memory scope either way); time from publish to reply, and the CPU of the whole
+process per message. The fake model answers at once in its own process.
 """
 
 from __future__ import annotations
@@ -75,7 +76,8 @@ class Agents:
         await self.default.stop()
 
     async def ask(self, chat_id: int, text: str) -> OutboundMessage:
-        message = InboundMessage(ChatRef("telegram", str(chat_id)), sender_id="42", text=text, trust=Trust.OWNER)
+        chat = ChatRef("telegram", str(chat_id))  # a group: each chat its own memory scope, whichever agent has it
+        message = InboundMessage(chat, sender_id="42", text=text, trust=Trust.OWNER, is_direct=False)
         future: asyncio.Future[OutboundMessage] = asyncio.get_running_loop().create_future()
         self.waiters[message.id] = future
         await self.default.bus.publish_inbound(message)
@@ -152,7 +154,8 @@ async def overhead(rounds: int, base_url: str) -> None:
             cpu: dict[str, float] = {"1 agent": 0.0, "10 agents": 0.0}
             for n in range(rounds):
                 chat = chats[n % len(chats)]
-                for label, agents in (("1 agent", one), ("10 agents", ten)):
+                pair = [("1 agent", one), ("10 agents", ten)]
+                for label, agents in pair if n % 2 else reversed(pair):  # each goes first in half the rounds
                     started, cpu_started = time.perf_counter(), time.process_time()
                     await agents.ask(chat, f"round {n}")
                     times[label].append(time.perf_counter() - started)
