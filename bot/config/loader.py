@@ -59,6 +59,11 @@ def load_config(path: Path, env: dict[str, str] | None = None) -> Config:
     for key, default in (("workspace", "workspace"), ("state_dir", "state")):
         given = data.get(key)
         data[key] = base / Path(given).expanduser() if given else home_dir() / default
+    for entry in (
+        data.get("agents") or []
+    ):  # an agent's workspace, like the top-level one, is read from the file's folder
+        if isinstance(entry, dict) and entry.get("workspace"):
+            entry["workspace"] = base / Path(str(entry["workspace"])).expanduser()
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:

@@ -98,3 +98,8 @@ def test_ask_agent_names_known_agents_only(tmp_path: Path) -> None:
     config = load(tmp_path, "agents:\n  - name: a\n    tools: {ask_agent: [main]}\n")
     assert agent_config(config, "a").tools.ask_agent == ["main"]
     assert config.tools.ask_agent == []
+
+
+def test_an_agents_workspace_is_read_from_the_config_files_folder(tmp_path: Path) -> None:
+    config = load(tmp_path, "agents:\n  - name: work\n    workspace: work-ws\n")
+    assert agent_config(config, "work").workspace == tmp_path / "work-ws"
