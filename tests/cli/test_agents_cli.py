@@ -65,5 +65,9 @@ def test_usage_and_pairing_read_one_agents_own_books(tmp_path: Path) -> None:
     approved = runner.invoke(app, ["pairing", "approve", code, "--agent", "work"], env=env)
     assert approved.exit_code == 0 and "Approved telegram user 555" in approved.output
     assert PairingBook(work_state / "pairing.json").is_approved("telegram", "555")
+    by_agent = runner.invoke(app, ["usage", "--by", "agent"], env=env)
+    assert by_agent.exit_code == 0, by_agent.output
+    rows = [line.split() for line in by_agent.output.splitlines()]
+    assert rows[0][0] == "agent" and rows[2][:2] == ["work", "1"] and rows[3][:2] == ["main", "0"]
     unknown = runner.invoke(app, ["usage", "--agent", "ghost"], env=env)
     assert unknown.exit_code == 2 and "no agent 'ghost'; agents: main, work" in unknown.output
