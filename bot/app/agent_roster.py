@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 
 from bot.access.pairing import Pairing
@@ -34,10 +34,12 @@ UNAVAILABLE = "Sorry, the assistant for this chat could not start. The operator 
 class AgentRoster:
     """Routes the bus's messages to the agents' loops by `bindings`; builds an agent when it is first needed."""
 
-    def __init__(self, config: Config, default: AgentApp, on_build: Callable[[AgentApp], None] | None = None) -> None:
+    def __init__(
+        self, config: Config, default: AgentApp, on_build: Callable[[AgentApp], Awaitable[None]] | None = None
+    ) -> None:
         self.config = config
         self.default = default
-        self._on_build = on_build  # the gateway's tools for a new agent (cron over the shared scheduler)
+        self._on_build = on_build  # the gateway's part of a new agent: the cron tool, its heartbeat
         self._bindings = Bindings(config.bindings)
         self._apps: dict[str, AgentApp] = {DEFAULT_AGENT: default}
         self._pairings: dict[str, Pairing] = {}
@@ -80,7 +82,7 @@ class AgentRoster:
             app = AgentApp(config, stores=stores_for(config), shared=shared, name=name)
             self.grant_questions(app)
             if self._on_build is not None:
-                self._on_build(app)
+                await self._on_build(app)
             await app.start(warm=False, consume=False)
             self._apps[name] = app
             logger.info("agent %s started (workspace %s)", name, config.workspace)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from bot.access.activation import Activations
 from bot.agent.chat_models import ChatModels
 from bot.agent.commands.activation import ActivationCommand
+from bot.app.agent_heartbeats import AgentHeartbeats
 from bot.app.agent_roster import AgentRoster
 from bot.app.agent_rpc import control_handlers
 from bot.app.agent_wiring import AgentApp
@@ -241,8 +242,15 @@ class Gateway:
             **session_handlers(self.agent.bus.publish_inbound),
         }
         self.control = ControlServer(control_socket(config), handlers)
+        self.agent_heartbeats = AgentHeartbeats(self.roster, self.outcomes)
         self.scheduler = SchedulerLeadership(
-            self.cron, self.heartbeat, self.control, self.leases, stores.job_store_module, self.lost_lease
+            self.cron,
+            self.heartbeat,
+            self.control,
+            self.leases,
+            stores.job_store_module,
+            self.lost_lease,
+            self.agent_heartbeats,
         )
 
     async def start(self) -> None:
@@ -278,9 +286,10 @@ class Gateway:
             async with asyncio.timeout(CHANNELS_FIRST):
                 await self.manager.tried()
 
-    def _agent_built(self, app: AgentApp) -> None:
+    async def _agent_built(self, app: AgentApp) -> None:
         """A further agent's cron tool: jobs go on the gateway's one scheduler and run where their chat is bound."""
         app.registry.register(CronTool(self.cron, app.config.timezone))
+        await self.agent_heartbeats.built(app)
 
     async def _lost_channel(self) -> None:
         """Another gateway holds a channel credential now: stop receiving at once, then stop the process."""
@@ -329,6 +338,7 @@ class Gateway:
         )
         self.agent.reconfigure(config)
         await self.roster.reconfigure(config, config.shutdown_grace)
+        await self.agent_heartbeats.reconfigure()
         if config.heartbeat != previous.heartbeat:
             await self.heartbeat.reconfigure(config.heartbeat)
         if config.log_level is not None:

@@ -149,3 +149,22 @@ async def test_an_agent_whose_model_is_down_fails_only_its_own_chats(
         telegram.text("hello", chat_id=OWNER, user_id=OWNER)
         await telegram.wait_for_sent(2)
         assert telegram.sent[1]["text"].startswith("echo: ") and fake_llm.requests[-1]["model"] == "fake-model"
+
+
+async def test_a_further_agent_beats_with_its_own_heartbeat_file_in_its_owners_chat(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    binding = {"agent": "work", "channel": "telegram", "chat": str(OWNER)}
+    work = {**WORK, "heartbeat": {"enabled": True, "interval": "1h"}}
+    async with FileGateway(tmp_path, fake_llm, telegram, agents=[work], bindings=[binding]) as bot:
+        telegram.text("hello work", chat_id=OWNER, user_id=OWNER)  # the owner's DM with work: its beats' target
+        await telegram.wait_for_sent(1)
+        beats = bot.gateway.agent_heartbeats
+        assert list(beats.services) == ["work"]  # the default agent's heartbeat is off here
+        (tmp_path / "agents" / "work" / "HEARTBEAT.md").write_text("- [ ] check the invoices\n")
+        fake_llm.script(Text("Two invoices are overdue."))
+        outcome = await beats.services["work"].tick(3600.0)
+        assert outcome.value == "delivered"
+        assert telegram.sent[-1]["text"] == "Two invoices are overdue."
+        beat = fake_llm.requests[-1]
+        assert beat["model"] == "work-model" and "check the invoices" in str(beat["messages"][-1]["content"])
