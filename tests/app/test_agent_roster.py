@@ -80,3 +80,12 @@ async def test_a_reload_rebinds_removes_agents_and_grants_ask_agent(
     roster.default.reconfigure(config)
     await roster.reconfigure(config)
     assert "ask_agent" not in roster.default.registry.names()
+
+
+async def test_agents_share_the_bus_events_and_one_model_client_per_model_setting(roster: AgentRoster) -> None:
+    work = await roster.agent("work")
+    default = roster.default
+    assert work.bus is default.bus and work.events is default.events
+    assert work.providers is default.providers
+    assert work.providers(work.config.llm) is default.providers(default.config.llm)  # same settings: one client
+    assert len(default.providers.made) == 1
