@@ -62,8 +62,8 @@ def test_usage_and_pairing_read_one_agents_own_books(tmp_path: Path) -> None:
     assert main.exit_code == 0 and "work-model" not in main.output
     assert code in runner.invoke(app, ["pairing", "list", "--agent", "work"], env=env).output
     assert code not in runner.invoke(app, ["pairing", "list"], env=env).output
-    approved = runner.invoke(app, ["pairing", "approve", code, "--agent", "work"], env=env)
-    assert approved.exit_code == 0 and "Approved telegram user 555" in approved.output
+    approved = runner.invoke(app, ["pairing", "approve", code], env=env)  # found with the agent it is pending at
+    assert approved.exit_code == 0 and "Approved telegram user 555 for agent work." in approved.output
     assert PairingBook(work_state / "pairing.json").is_approved("telegram", "555")
     by_agent = runner.invoke(app, ["usage", "--by", "agent"], env=env)
     assert by_agent.exit_code == 0, by_agent.output
