@@ -44,6 +44,8 @@ class AgentRoster:
         self._apps: dict[str, AgentApp] = {DEFAULT_AGENT: default}
         self._pairings: dict[str, Pairing] = {}
         self._building = asyncio.Lock()
+        self._waiting: dict[str, list[InboundMessage]] = {}  # messages for an agent being built, in order
+        self._builds: set[asyncio.Task[None]] = set()
         self._dispatcher: asyncio.Task[None] | None = None
 
     @property
@@ -121,18 +123,36 @@ class AgentRoster:
                 logger.exception("[%s] could not accept message %s", message.chat.session_key, message.id)
 
     async def accept(self, message: InboundMessage) -> None:
-        """Answer /agent here; hand anything else to its agent's loop (an agent that cannot start: an apology)."""
+        """Answer /agent here; hand anything else to its agent's loop, the agent built first when it is not yet (in
+        a task of its own, so other chats go on meanwhile; an agent that cannot start: an apology)."""
         route = self.route(message)
         if asks_which_agent(message):
             await self._reply(message, which_agent_answer(route, len(agent_names(self.config))), "reply")
             return
-        try:
-            app = await self.agent(route.agent)
-        except Exception:
-            logger.exception("[%s] agent %s could not start", message.chat.session_key, route.agent)
-            await self._reply(message, UNAVAILABLE, "error")
+        app = self._apps.get(route.agent)
+        if app is not None and route.agent not in self._waiting:
+            await app.loop.accept(message)
             return
-        await app.loop.accept(message)
+        waiting = self._waiting.setdefault(route.agent, [])
+        waiting.append(message)
+        if len(waiting) == 1:  # other agents' chats go on while this one is built
+            task = asyncio.create_task(self._build_then_accept(route.agent), name=f"agent-build:{route.agent}")
+            self._builds.add(task)
+            task.add_done_callback(self._builds.discard)
+
+    async def _build_then_accept(self, name: str) -> None:
+        """Build agent `name`, then hand it the messages that waited for it, in their order."""
+        try:
+            app = await self.agent(name)
+        except Exception:
+            logger.exception("agent %s could not start", name)
+            for message in self._waiting.pop(name, []):
+                await self._reply(message, UNAVAILABLE, "error")
+            return
+        waiting = self._waiting[name]
+        while waiting:  # a message that arrives meanwhile joins the queue
+            await app.loop.accept(waiting.pop(0))
+        del self._waiting[name]
 
     async def _reply(self, message: InboundMessage, text: str, kind: str) -> None:
         reply = OutboundMessage(
@@ -157,10 +177,13 @@ class AgentRoster:
             await self._apps.pop(name).stop()
 
     async def _stop_dispatching(self) -> None:
-        if self._dispatcher is not None:
-            self._dispatcher.cancel()
-            await asyncio.gather(self._dispatcher, return_exceptions=True)
-            self._dispatcher = None
+        """Stop taking messages; those waiting for an agent to be built stay pending in the bus for the next start."""
+        tasks = [*self._builds, *([self._dispatcher] if self._dispatcher else [])]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._dispatcher = None
+        self._waiting.clear()
 
     async def reconfigure(self, config: Config, grace: float = 10.0) -> None:
         """A reloaded config: new bindings from the next message; removed agents stopped (their running turns get
