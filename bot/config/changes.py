@@ -23,6 +23,11 @@ LIVE_KEYS = (
     "channels.*.queue_mode",
     "channels.*.group_history*",
     "channels.*.on_edit",
+    "channels.*.accounts.*.allow_from*",
+    "channels.*.accounts.*.dm_policy",
+    "channels.*.accounts.*.group_policy",
+    "channels.*.accounts.*.groups*",
+    "channels.*.accounts.*.queue_mode",
     "agent.queue_mode",
     "tools.by_role*",
     "heartbeat.*",
@@ -32,7 +37,9 @@ LIVE_KEYS = (
 
 
 def changed_keys(old: Config, new: Config) -> list[str]:
-    """The dotted paths whose values differ, as deep as both sides are sections; lists and dicts as one key."""
+    """The dotted paths whose values differ, as deep as both sides are sections; lists and dicts as one key,
+    except a platform's `accounts`: `channels.telegram.accounts.<name>` for a bot added or removed, and
+    `….accounts.<name>.<key>` for a setting of one that changed."""
     found: list[str] = []
     _compare(old, new, "", found)
     return found
@@ -50,5 +57,18 @@ def _compare(old: BaseModel, new: BaseModel, prefix: str, found: list[str]) -> N
         after: Any = getattr(new, name)
         if isinstance(before, BaseModel) and isinstance(after, BaseModel) and type(before) is type(after):
             _compare(before, after, f"{key}.", found)
+        elif name == "accounts" and before != after:
+            _compare_accounts(before, after, f"{key}.", found)
         elif before != after:
             found.append(key)
+
+
+def _compare_accounts(old: list[Any], new: list[Any], prefix: str, found: list[str]) -> None:
+    """Accounts by name: one key per bot added or removed, and one per changed setting of a kept bot."""
+    before = {account.name: account for account in old}
+    after = {account.name: account for account in new}
+    for name in dict.fromkeys([*before, *after]):
+        if name not in before or name not in after:
+            found.append(f"{prefix}{name}")
+        else:
+            _compare(before[name], after[name], f"{prefix}{name}.", found)
