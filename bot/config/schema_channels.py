@@ -139,9 +139,9 @@ class TelegramAccount(AccountOverrides):
 
 
 class DiscordAccount(AccountOverrides):
+    """A Discord bot; `api_base` and `gateway_url` stay the section's: discord.py holds them once per process."""
+
     token: SecretStr
-    api_base: str | None = None
-    gateway_url: str | None = None
     command_guilds: list[int] | None = None
 
 
