@@ -1,5 +1,6 @@
 """Several bots per platform in one gateway, end to end: python-telegram-bot against two fake Bot APIs (two
-tokens), the agent and the fake LLM; each bot hears its own chats and answers only through itself."""
+tokens), discord.py against two fake Discords behind one address, the agent and the fake LLM; each bot hears
+its own chats and answers only through itself."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.bus import ChatRef
+from tests.fakes.discord_accounts import DiscordFront
+from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway import OWNER
@@ -78,3 +81,36 @@ async def test_an_unsent_reply_of_the_second_bot_goes_out_through_it_after_a_res
             await work.wait_for_sent(1)
     assert [said(s) for s in work.sent] == ["remember the invoice"]
     assert telegram.sent == [] and len(fake_llm.requests) == requests  # no second turn: it came from the outbox
+
+
+async def test_two_discord_bots_each_answer_their_own_dms_with_sessions_apart(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    main, support = FakeDiscord("main-token", bot_id=900), FakeDiscord("support-token", bot_id=901)
+    async with main, support, DiscordFront(main, support) as front:
+        section = {
+            "enabled": True,
+            "token": main.token,
+            "api_base": front.api_base,
+            "gateway_url": front.gateway_url,
+            "streaming": "off",
+            "accounts": [{"name": "support", "token": support.token}],
+        }
+        async with GatewayUnderTest(tmp_path, fake_llm, [f"discord:{OWNER}"], {"discord": section}) as bot:
+            await bot.gateway.manager.ready("discord")
+            await bot.gateway.manager.ready("discord@support")
+            dm = main.dm("lunch plans", user_id=OWNER)
+            await main.wait_for_sent(1)
+            support.dm("my printer is broken", user_id=OWNER)
+            await support.wait_for_sent(1)
+    assert [said_on_discord(s) for s in main.sent] == ["lunch plans"]
+    assert [said_on_discord(s) for s in support.sent] == ["my printer is broken"]
+    # both fakes number their DM channels alike: the same chat id on two bots stays two sessions
+    chat_id = dm["channel_id"]
+    assert user_texts(bot, ChatRef("discord", chat_id)) == ["lunch plans"]
+    assert user_texts(bot, ChatRef("discord", chat_id, account="support")) == ["my printer is broken"]
+
+
+def said_on_discord(sent: dict) -> str:
+    """The user's words a Discord reply echoes."""
+    return str(sent["content"]).rpartition("\n")[2]
