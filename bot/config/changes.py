@@ -45,6 +45,16 @@ def changed_keys(old: Config, new: Config) -> list[str]:
     return found
 
 
+def describe(key: str, new: Config) -> str:
+    """A changed key as a reload names it: `bot telegram@work added` (or removed), else `<key> changed`."""
+    parts = key.split(".")
+    if len(parts) == 4 and parts[0] == "channels" and parts[2] == "accounts":
+        platform, name = parts[1], parts[3]
+        kept = any(account.name == name for account in getattr(new.channels, platform).accounts)
+        return f"bot {platform}@{name} {'added' if kept else 'removed'}"
+    return f"{key} changed"
+
+
 def is_live(key: str) -> bool:
     """Whether a running gateway applies a change of `key` without a restart."""
     return any(fnmatch.fnmatchcase(key, pattern) for pattern in LIVE_KEYS)
