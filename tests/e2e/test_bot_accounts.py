@@ -11,8 +11,9 @@ from bot.bus import ChatRef
 from tests.fakes.discord_accounts import DiscordFront
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM
+from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import OWNER
+from tests.gateway import OWNER, SLACK_OWNER, slack_section
 from tests.harness import GatewayUnderTest
 
 WORK_TOKEN = "777:WORK-TOKEN"
@@ -114,3 +115,21 @@ async def test_two_discord_bots_each_answer_their_own_dms_with_sessions_apart(
 def said_on_discord(sent: dict) -> str:
     """The user's words a Discord reply echoes."""
     return str(sent["content"]).rpartition("\n")[2]
+
+
+async def test_two_slack_apps_each_answer_their_own_dms(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    first = FakeSlack()
+    second = FakeSlack("xoxb-team2", "xapp-team2", bot_user_id="UBOT2", team_id="T0002")
+    async with first, second:
+        team2 = {"name": "team2", "bot_token": second.bot_token, "app_token": second.app_token}
+        section = slack_section(first, accounts=[{**team2, "api_base": second.base_url}])
+        async with GatewayUnderTest(tmp_path, fake_llm, [f"slack:{SLACK_OWNER}"], {"slack": section}) as bot:
+            await bot.gateway.manager.ready("slack")
+            await bot.gateway.manager.ready("slack@team2")
+            first.dm("first team question", user=SLACK_OWNER)
+            await first.wait_for_posted(1)
+            second.dm("second team question", user=SLACK_OWNER)
+            await second.wait_for_posted(1)
+    assert [p["text"].rpartition("\n")[2] for p in first.posted] == ["first team question"]
+    assert [p["text"].rpartition("\n")[2] for p in second.posted] == ["second team question"]
+    assert user_texts(bot, ChatRef("slack", "D0001", account="team2")) == ["second team question"]
