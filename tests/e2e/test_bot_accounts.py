@@ -112,6 +112,31 @@ async def test_two_discord_bots_each_answer_their_own_dms_with_sessions_apart(
     assert user_texts(bot, ChatRef("discord", chat_id, account="support")) == ["my printer is broken"]
 
 
+async def test_a_dm_sent_to_the_second_discord_bot_while_the_gateway_was_down_is_read_and_answered_by_it(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    main, support = FakeDiscord("main-token", bot_id=900), FakeDiscord("support-token", bot_id=901)
+    async with main, support, DiscordFront(main, support) as front:
+        section = {
+            "enabled": True,
+            "token": main.token,
+            "api_base": front.api_base,
+            "gateway_url": front.gateway_url,
+            "streaming": "off",
+            "accounts": [{"name": "support", "token": support.token}],
+        }
+        async with GatewayUnderTest(tmp_path, fake_llm, [f"discord:{OWNER}"], {"discord": section}) as bot:
+            await bot.gateway.manager.ready("discord@support")
+            support.dm("first ticket", user_id=OWNER)
+            await support.wait_for_sent(1)
+        support.dm_while_offline("sent while you were away", user_id=OWNER)
+        async with GatewayUnderTest(tmp_path, fake_llm, [f"discord:{OWNER}"], {"discord": section}):
+            await support.wait_for_sent(2)
+    assert [said_on_discord(s) for s in support.sent] == ["first ticket", "sent while you were away"]
+    assert main.sent == []
+    assert (tmp_path / "state" / "catchup" / "discord@support.json").exists()
+
+
 def said_on_discord(sent: dict) -> str:
     """The user's words a Discord reply echoes."""
     return str(sent["content"]).rpartition("\n")[2]
