@@ -102,14 +102,14 @@ async def test_two_discord_bots_each_answer_their_own_dms_with_sessions_apart(
             await bot.gateway.manager.ready("discord@support")
             dm = main.dm("lunch plans", user_id=OWNER)
             await main.wait_for_sent(1)
-            support.dm("my printer is broken", user_id=OWNER)
+            ticket = support.dm("my printer is broken", user_id=OWNER)
             await support.wait_for_sent(1)
     assert [said_on_discord(s) for s in main.sent] == ["lunch plans"]
     assert [said_on_discord(s) for s in support.sent] == ["my printer is broken"]
-    # both fakes number their DM channels alike: the same chat id on two bots stays two sessions
-    chat_id = dm["channel_id"]
-    assert user_texts(bot, ChatRef("discord", chat_id)) == ["lunch plans"]
-    assert user_texts(bot, ChatRef("discord", chat_id, account="support")) == ["my printer is broken"]
+    assert user_texts(bot, ChatRef("discord", dm["channel_id"])) == ["lunch plans"]
+    on_support = ChatRef("discord", ticket["channel_id"], account="support")
+    assert user_texts(bot, on_support) == ["my printer is broken"]
+    assert "my printer is broken" not in user_texts(bot, ChatRef("discord", ticket["channel_id"]))
 
 
 async def test_a_dm_sent_to_the_second_discord_bot_while_the_gateway_was_down_is_read_and_answered_by_it(
