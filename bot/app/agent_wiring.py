@@ -99,7 +99,7 @@ class AgentApp:
         self.files = file_tools.chat_files(config)
         self.registry = self._registry()
         self.pairing = self.stores.pairing()
-        self.rules = ChatRulesBook(config.channels.chat_sections(), config.agent.queue_mode)
+        self.rules = ChatRulesBook(config.channels.bot_sections(), config.agent.queue_mode)
         self.sessions = self.stores.sessions()
         memory = self.memory_backend = self.stores.memory()
         self.indexes = MemoryIndexes(memory.logs, memory.members, config.workspace, config.state_dir, config.timezone)
@@ -224,7 +224,7 @@ class AgentApp:
         if config.llm != previous.llm:
             self.provider.swap(self.models.provider(config.llm))
             self.budgeted.swap(BudgetedProvider(self.provider, self.budget, self.plugins.hooks))
-        self.rules.reconfigure(config.channels.chat_sections(), config.agent.queue_mode)
+        self.rules.reconfigure(config.channels.bot_sections(), config.agent.queue_mode)
         self.chat_models.reconfigure(config.llm.models)
         self.auto_recall.configure(config.memory.auto_recall)
         self.personas.reconfigure(self._persona_router(config))

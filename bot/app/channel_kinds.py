@@ -1,40 +1,68 @@
-"""The chat platforms the core serves; each adapter is imported only when its channel is enabled."""
+"""The chat platforms the core serves, and their bots; each adapter is imported only when its channel is enabled."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from bot.bus.messages import channel_key
 
 if TYPE_CHECKING:
     from bot.config.schema import Config
+    from bot.config.schema_channels import ChannelSection
     from bot.retry import RetryPolicy
     from channels.base import Channel, Publish
 
-ChannelBuilder = Callable[["Publish", "Config", Path, "RetryPolicy | None"], "Channel"]
+ChannelBuilder = Callable[["Publish", Any, Path, "RetryPolicy | None", "str | None"], "Channel"]
+"""builder(publish, the bot's section, media dir, retry, account): one channel instance for one bot."""
 
 
-def _telegram(publish: Publish, config: Config, media_dir: Path, retry: RetryPolicy | None) -> Channel:
+def _telegram(publish: Publish, section: Any, media: Path, retry: RetryPolicy | None, account: str | None) -> Channel:
     from channels.telegram.channel import TelegramChannel
 
-    return TelegramChannel(publish, config.channels.telegram, media_dir, retry)
+    return TelegramChannel(publish, section, media, retry, account=account)
 
 
-def _discord(publish: Publish, config: Config, media_dir: Path, retry: RetryPolicy | None) -> Channel:
+def _discord(publish: Publish, section: Any, media: Path, retry: RetryPolicy | None, account: str | None) -> Channel:
     from channels.discord.channel import DiscordChannel
 
-    return DiscordChannel(publish, config.channels.discord, media_dir, retry)
+    return DiscordChannel(publish, section, media, retry, account=account)
 
 
-def _slack(publish: Publish, config: Config, media_dir: Path, retry: RetryPolicy | None) -> Channel:
+def _slack(publish: Publish, section: Any, media: Path, retry: RetryPolicy | None, account: str | None) -> Channel:
     from channels.slack.channel import SlackChannel
 
-    return SlackChannel(publish, config.channels.slack, media_dir, retry)
+    return SlackChannel(publish, section, media, retry, account=account)
 
 
 CHAT_CHANNELS: dict[str, ChannelBuilder] = {"telegram": _telegram, "discord": _discord, "slack": _slack}
 
 
+@dataclass(frozen=True, slots=True)
+class ChatBot:
+    """One bot of an enabled platform: the default one (account None) or a named account, with its settings."""
+
+    platform: str
+    account: str | None
+    section: ChannelSection
+
+    @property
+    def key(self) -> str:
+        """The channel key the gateway knows it by: `telegram`, `telegram@work`."""
+        return channel_key(self.platform, self.account)
+
+
 def enabled_channels(config: Config) -> list[str]:
     """Names of the chat channels switched on in the config."""
     return [name for name in CHAT_CHANNELS if getattr(config.channels, name).enabled]
+
+
+def chat_bots(config: Config) -> list[ChatBot]:
+    """Every bot of every enabled chat platform, each platform's default bot first."""
+    return [
+        ChatBot(name, account, section)
+        for name in enabled_channels(config)
+        for account, section in getattr(config.channels, name).bots().items()
+    ]

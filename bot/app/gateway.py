@@ -17,7 +17,7 @@ from bot.app.agent_roster import AgentRoster
 from bot.app.agent_rpc import control_handlers
 from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
-from bot.app.channel_kinds import CHAT_CHANNELS, enabled_channels
+from bot.app.channel_kinds import CHAT_CHANNELS, ChatBot, chat_bots
 from bot.app.command_menu import command_menu
 from bot.app.control import ControlServer
 from bot.app.health import GatewayHealth
@@ -58,7 +58,7 @@ CHANNELS_FIRST = 5.0  # seconds the channels get to connect before the model's a
 def channel_manager(
     config: Config,
     agent: AgentApp,
-    names: list[str],
+    bots: list[ChatBot],
     stores: Stores,
     start_retry: RetryPolicy | None,
     send_retry: RetryPolicy | None,
@@ -66,9 +66,9 @@ def channel_manager(
     activations: Activations,
     roster: AgentRoster,
 ) -> ChannelManager:
-    """The manager, with each chat channel's access policy and the sender rate limit."""
-    access = access_policies(config, agent, names, notices, activations, roster.pairing_for)
-    reactions = {name: getattr(config.channels, name).reactions for name in names if name in CHAT_CHANNELS}
+    """The manager, with each chat bot's access policy and the sender rate limit."""
+    access = access_policies(config, agent, bots, notices, activations, roster.pairing_for)
+    reactions = {bot.key: bot.section.reactions for bot in bots}
     return ChannelManager(
         agent.bus,
         agent.events,
@@ -84,21 +84,22 @@ def channel_manager(
 def access_policies(
     config: Config,
     agent: AgentApp,
-    names: list[str],
+    bots: list[ChatBot],
     notices: IgnoreNotices,
     activations: Activations,
     pairing_for: Callable[[InboundMessage], Pairing] | None = None,
 ) -> dict[str, AccessPolicy]:
-    """Each chat channel's access policy: owners, roles, allow_from, DM and group rules, groups' /activation."""
+    """Each chat bot's access policy by channel key: owners, roles, allow_from, DM and group rules, groups'
+    /activation; owners, roles and identities are the whole gateway's, the rest each bot's own settings."""
     from bot.access.identities import Identities
     from bot.access.policy import AccessPolicy
 
     people = Identities(config.identities, agent.pairing.people)
     return {
-        name: AccessPolicy(
-            name,
+        bot.key: AccessPolicy(
+            bot.platform,
             config.owners,
-            getattr(config.channels, name),
+            bot.section,
             agent.pairing,
             config.roles,
             notices,
@@ -108,19 +109,20 @@ def access_policies(
             gate_commands=ActivationCommand(activations),
             pairing_for=pairing_for,
         )
-        for name in names
+        for bot in bots
     }
 
 
 def add_chat_channels(
-    manager: ChannelManager, config: Config, names: list[str], stores: Stores, retry: RetryPolicy | None
+    manager: ChannelManager, config: Config, bots: list[ChatBot], stores: Stores, retry: RetryPolicy | None
 ) -> None:
-    """Build each enabled chat channel; those that catch up note their active chats in the stores."""
-    for name in names:
-        channel = CHAT_CHANNELS[name](manager.publisher(name), config, config.workspace / "inbox", retry)
+    """Build one channel per chat bot; those that catch up note their active chats in the stores."""
+    for bot in bots:
+        build = CHAT_CHANNELS[bot.platform]
+        channel = build(manager.publisher(bot.key), bot.section, config.workspace / "inbox", retry, bot.account)
         if isinstance(channel, CatchesUp):
-            channel.remember_chats(stores.active_chats(name))
-        manager.add(channel, getattr(config.channels, name).send_concurrency)
+            channel.remember_chats(stores.active_chats(bot.key))
+        manager.add(channel, bot.section.send_concurrency)
 
 
 def api_channel(
@@ -184,14 +186,14 @@ class Gateway:
         self.agent = AgentApp(config, provider, bus, stores=stores)
         self.roster = AgentRoster(config, self.agent, on_build=self._agent_built)
         self.roster.grant_questions(self.agent)
-        self.names = enabled_channels(config)
-        self.names_of_chat_channels = list(self.names)
+        self.bots = chat_bots(config)
+        self.names = [bot.key for bot in self.bots]
         self._notices = stores.ignore_notices()
         self._activations = Activations(stores.chat_settings())
         self.manager = channel_manager(
             config,
             self.agent,
-            self.names,
+            self.bots,
             stores,
             start_retry,
             channel_retry,
@@ -199,7 +201,7 @@ class Gateway:
             self._activations,
             self.roster,
         )
-        add_chat_channels(self.manager, config, self.names, stores, channel_retry)
+        add_chat_channels(self.manager, config, self.bots, stores, channel_retry)
         for channel_class in self.agent.plugins.channels:
             self.names.append(channel_class.name)
             self.manager.add(channel_class(self.manager.publisher(channel_class.name)))
@@ -332,9 +334,11 @@ class Gateway:
         from bot.logs import set_level
 
         previous, self.config = self.config, config
-        names, pairing_for = self.names_of_chat_channels, self.roster.pairing_for
+        pairing_for = self.roster.pairing_for
         self.manager.set_access(
-            access_policies(config, self.agent, names, self._notices, self._activations, pairing_for)
+            access_policies(
+                config, self.agent, self._running_bots(config), self._notices, self._activations, pairing_for
+            )
         )
         self.agent.reconfigure(config)
         await self.roster.reconfigure(config, config.shutdown_grace)
@@ -343,6 +347,12 @@ class Gateway:
             await self.heartbeat.reconfigure(config.heartbeat)
         if config.log_level is not None:
             set_level(config.log_level)
+
+    def _running_bots(self, config: Config) -> list[ChatBot]:
+        """The bots this gateway runs, with `config`'s settings; one it no longer lists keeps its old ones until
+        the restart that removes it (adding or removing a bot needs one)."""
+        fresh = {bot.key: bot for bot in chat_bots(config)}
+        return [fresh.get(bot.key, bot) for bot in self.bots]
 
     async def _cron_changed(self, request: dict[str, Any]) -> dict[str, Any]:
         self.cron.wakeup()
@@ -356,7 +366,7 @@ class Gateway:
         job = next((job for job in self.cron.jobs() if job.id == str(request.get("id"))), None)
         if job is None:
             return {"ok": False, "error": "no such job"}
-        if job.payload.chat.channel not in self.names:
+        if job.payload.chat.channel_key not in self.names:
             return {"ok": False, "error": f"its target {job.payload.target} is on a channel that is not enabled"}
         record = await self.cron.run_now(job.id)
         if record is None:

@@ -19,7 +19,7 @@ def status(ctx: typer.Context) -> None:
     """Show the config in use, the model, and each channel as the running gateway sees it."""
     config = load(ctx.obj)
     from bot.app.backend import stores_for
-    from bot.app.channel_kinds import CHAT_CHANNELS
+    from bot.app.channel_kinds import CHAT_CHANNELS, chat_bots
     from bot.app.retention import state_sizes
     from bot.setup.gateway_status import describe_channel, describe_uptime
 
@@ -35,9 +35,11 @@ def status(ctx: typer.Context) -> None:
     if reply and reply.get("context"):
         typer.echo(f"warning:   {reply['context']}")
     health = (reply or {}).get("channels") or {}
-    for name in CHAT_CHANNELS:
-        enabled = getattr(config.channels, name).enabled
-        typer.echo(f"{name + ':':<10} {describe_channel(enabled, health.get(name), reply is not None)}")
+    bots = [bot.key for bot in chat_bots(config)]
+    for platform in CHAT_CHANNELS:
+        for name in [key for key in bots if key.partition("@")[0] == platform] or [platform]:
+            line = describe_channel(name in bots, health.get(name), reply is not None)
+            typer.echo(f"{name + ':':<10} {line}")
     for line in stores.delivery:
         typer.echo(line)
     typer.echo(f"exec:      {_exec_status(config)}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +78,7 @@ def _first_error(exc: ValidationError, data: dict[str, Any]) -> ConfigError:
     """One clear line for the first problem, naming the key path and what is allowed."""
     error = exc.errors()[0]
     loc = [str(part) for part in error["loc"]]
-    key = ".".join(loc)
+    key = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"]).lstrip(".")
     more = exc.error_count() - 1
     suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
     if error["type"] == "extra_forbidden":
@@ -93,8 +94,12 @@ def _first_error(exc: ValidationError, data: dict[str, Any]) -> ConfigError:
 def _model_at(model: type[BaseModel], loc: list[str]) -> type[BaseModel] | None:
     """The section model found by following a key path from `model`."""
     for part in loc:
+        if part.isdigit():
+            continue  # an item of the list the previous key named
         field = model.model_fields.get(part)
         annotation = field.annotation if field else None
+        if typing.get_origin(annotation) is list:
+            annotation = typing.get_args(annotation)[0]
         if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
             return None
         model = annotation

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bot.bus.messages import channel_key
 from bot.config.schema import Config
 from bot.config.schema_tools import MCPServerConfig
 from bot.setup.check import Check
@@ -165,7 +166,10 @@ async def run_checks(config: Config, gateway: dict[str, Any] | None, tool_schema
     for name in ("telegram", "discord", "slack"):
         section = getattr(config.channels, name)
         if section.enabled:
-            probes.append(check_channel(name, section, HTTP_TIMEOUT))
+            index = {account.name: i for i, account in enumerate(section.accounts)}
+            for account, bot in section.bots().items():
+                where = f"channels.{name}" + (f".accounts[{index[account]}]" if account else "")
+                probes.append(check_channel(channel_key(name, account), bot, HTTP_TIMEOUT, where))
     probes += [check_mcp(name, server) for name, server in config.mcp_servers.items()]
     for outcome in await asyncio.gather(*probes):
         checks.extend(outcome if isinstance(outcome, list) else [outcome])
