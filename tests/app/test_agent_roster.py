@@ -1,5 +1,7 @@
 """The router between a gateway's agents: lazy building, /agent, per-agent pairing, and reload's changes."""
 
+import asyncio
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -89,3 +91,27 @@ async def test_agents_share_the_bus_events_and_one_model_client_per_model_settin
     assert work.providers is default.providers
     assert work.providers(work.config.llm) is default.providers(default.config.llm)  # same settings: one client
     assert len(default.providers.made) == 1
+
+
+async def test_other_agents_chats_are_answered_while_an_agent_is_being_built(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    hanging = {"command": sys.executable, "args": ["-c", "import time; time.sleep(60)"]}  # never says hello
+    slow = {"name": "slow", "mcp_servers": {"hang": hanging}}
+    config = make_config(
+        tmp_path, fake_llm, agents=[slow], bindings=[{"agent": "slow", "channel": "telegram", "chat": "5"}]
+    )
+    default = AgentApp(config)
+    roster = AgentRoster(config, default)
+    await default.start(warm=False, consume=False)
+    await roster.start()
+    try:
+        first, second = message(ChatRef("telegram", "5"), "one"), message(ChatRef("telegram", "6"), "two")
+        for each in (first, second):
+            await default.bus.publish_inbound(each)
+        async with asyncio.timeout(60):
+            reply = await default.bus.consume_outbound()
+            assert reply.in_reply_to == second.id and "slow" not in roster.built  # answered while slow was built
+            later = await default.bus.consume_outbound()
+        assert later.in_reply_to == first.id and "slow" in roster.built
+    finally:
+        await roster.stop()
+        await default.stop()
