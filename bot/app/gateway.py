@@ -6,11 +6,14 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from bot.access.activation import Activations
 from bot.agent.chat_models import ChatModels
 from bot.agent.commands.activation import ActivationCommand
+from bot.app.agent_heartbeats import AgentHeartbeats
+from bot.app.agent_roster import AgentRoster
 from bot.app.agent_rpc import control_handlers
 from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
@@ -40,7 +43,9 @@ from channels.gateway.manager import ChannelManager
 
 if TYPE_CHECKING:
     from bot.access.notices import IgnoreNotices
+    from bot.access.pairing import Pairing
     from bot.access.policy import AccessPolicy
+    from bot.bus import InboundMessage
     from bot.telemetry.otel import OtelTelemetry
     from channels.api.channel import ApiChannel
     from channels.health_http import HealthServer
@@ -59,9 +64,10 @@ def channel_manager(
     send_retry: RetryPolicy | None,
     notices: IgnoreNotices,
     activations: Activations,
+    roster: AgentRoster,
 ) -> ChannelManager:
     """The manager, with each chat bot's access policy and the sender rate limit."""
-    access = access_policies(config, agent, bots, notices, activations)
+    access = access_policies(config, agent, bots, notices, activations, roster.pairing_for)
     reactions = {bot.key: bot.section.reactions for bot in bots}
     return ChannelManager(
         agent.bus,
@@ -76,7 +82,12 @@ def channel_manager(
 
 
 def access_policies(
-    config: Config, agent: AgentApp, bots: list[ChatBot], notices: IgnoreNotices, activations: Activations
+    config: Config,
+    agent: AgentApp,
+    bots: list[ChatBot],
+    notices: IgnoreNotices,
+    activations: Activations,
+    pairing_for: Callable[[InboundMessage], Pairing] | None = None,
 ) -> dict[str, AccessPolicy]:
     """Each chat bot's access policy by channel key: owners, roles, allow_from, DM and group rules, groups'
     /activation; owners, roles and identities are the whole gateway's, the rest each bot's own settings."""
@@ -96,6 +107,7 @@ def access_policies(
             activations,
             people,
             gate_commands=ActivationCommand(activations),
+            pairing_for=pairing_for,
         )
         for bot in bots
     }
@@ -172,12 +184,22 @@ class Gateway:
         self.config = config
         self.role = role
         self.agent = AgentApp(config, provider, bus, stores=stores)
+        self.roster = AgentRoster(config, self.agent, on_build=self._agent_built)
+        self.roster.grant_questions(self.agent)
         self.bots = chat_bots(config)
         self.names = [bot.key for bot in self.bots]
         self._notices = stores.ignore_notices()
         self._activations = Activations(stores.chat_settings())
         self.manager = channel_manager(
-            config, self.agent, self.bots, stores, start_retry, channel_retry, self._notices, self._activations
+            config,
+            self.agent,
+            self.bots,
+            stores,
+            start_retry,
+            channel_retry,
+            self._notices,
+            self._activations,
+            self.roster,
         )
         add_chat_channels(self.manager, config, self.bots, stores, channel_retry)
         for channel_class in self.agent.plugins.channels:
@@ -222,8 +244,15 @@ class Gateway:
             **session_handlers(self.agent.bus.publish_inbound),
         }
         self.control = ControlServer(control_socket(config), handlers)
+        self.agent_heartbeats = AgentHeartbeats(self.roster, self.outcomes)
         self.scheduler = SchedulerLeadership(
-            self.cron, self.heartbeat, self.control, self.leases, stores.job_store_module, self.lost_lease
+            self.cron,
+            self.heartbeat,
+            self.control,
+            self.leases,
+            stores.job_store_module,
+            self.lost_lease,
+            self.agent_heartbeats,
         )
 
     async def start(self) -> None:
@@ -233,7 +262,8 @@ class Gateway:
         if self.role == "gateway":
             await self.agent.bus.start()  # a gateway runs no turns: no agent loop, no MCP servers
         else:
-            await self.agent.start(warm=False)
+            await self.agent.start(warm=False, consume=False)
+            await self.roster.start()
         if self.relay is not None:
             await self.relay.start(listen=self.role != "gateway")
         if self.role != "worker":
@@ -258,6 +288,11 @@ class Gateway:
             async with asyncio.timeout(CHANNELS_FIRST):
                 await self.manager.tried()
 
+    async def _agent_built(self, app: AgentApp) -> None:
+        """A further agent's cron tool: jobs go on the gateway's one scheduler and run where their chat is bound."""
+        app.registry.register(CronTool(self.cron, app.config.timezone))
+        await self.agent_heartbeats.built(app)
+
     async def _lost_channel(self) -> None:
         """Another gateway holds a channel credential now: stop receiving at once, then stop the process."""
         logger.error("a channel lease was lost; this gateway stops receiving")
@@ -272,7 +307,7 @@ class Gateway:
         await self.scheduler.stop()
         grace = self.config.shutdown_grace
         started = time.monotonic()
-        await self.agent.loop.drain(grace)
+        await self.roster.drain(grace)
         if not await self.manager.flush(max(grace - (time.monotonic() - started), 0.1)):
             logger.warning("stopping with unsent replies; they are sent at the next start")
         await self.manager.stop()
@@ -280,6 +315,7 @@ class Gateway:
             await self.leases.release()
         if self.relay is not None:
             await self.relay.stop()
+        await self.roster.stop()
         await self.agent.stop()
         if self.health_server is not None:
             await self.health_server.stop()
@@ -298,10 +334,13 @@ class Gateway:
         from bot.logs import set_level
 
         previous, self.config = self.config, config
+        bots, pairing_for = self._running_bots(config), self.roster.pairing_for
         self.manager.set_access(
-            access_policies(config, self.agent, self._running_bots(config), self._notices, self._activations)
+            access_policies(config, self.agent, bots, self._notices, self._activations, pairing_for)
         )
         self.agent.reconfigure(config)
+        await self.roster.reconfigure(config, config.shutdown_grace)
+        await self.agent_heartbeats.reconfigure()
         if config.heartbeat != previous.heartbeat:
             await self.heartbeat.reconfigure(config.heartbeat)
         if config.log_level is not None:

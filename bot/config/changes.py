@@ -32,6 +32,9 @@ LIVE_KEYS = (
     "tools.by_role*",
     "heartbeat.*",
     "log_level",
+    "agents*",
+    "bindings*",
+    "tools.ask_agent*",
 )
 """Keys (glob patterns over dotted paths) that apply from the next turn; every other change needs a restart."""
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from bot.config.agent_configs import check_agent_configs
 from bot.config.paths import home_dir
 from bot.config.schema import Config
 from bot.errors import ConfigError
@@ -59,11 +60,17 @@ def load_config(path: Path, env: dict[str, str] | None = None) -> Config:
     for key, default in (("workspace", "workspace"), ("state_dir", "state")):
         given = data.get(key)
         data[key] = base / Path(given).expanduser() if given else home_dir() / default
+    for entry in (
+        data.get("agents") or []
+    ):  # an agent's workspace, like the top-level one, is read from the file's folder
+        if isinstance(entry, dict) and entry.get("workspace"):
+            entry["workspace"] = base / Path(str(entry["workspace"])).expanduser()
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
         raise _first_error(exc, data) from None
     config._source = path.resolve()
+    check_agent_configs(config)
     return config
 
 

@@ -175,3 +175,17 @@ async def run_checks(config: Config, gateway: dict[str, Any] | None, tool_schema
         checks.extend(outcome if isinstance(outcome, list) else [outcome])
     checks += [check_sandbox(config), check_python(config), check_gateway(gateway), check_disk(config.state_dir)]
     return checks
+
+
+async def check_agent(name: str, config: Config, tool_schemas: ToolSchemas) -> list[Check]:
+    """A further agent's own checks (its folders, model and context window), each line named after the agent."""
+    from dataclasses import replace
+
+    folders = [
+        check_folder(label, path)
+        if path.exists()
+        else Check(label, "ok", f"{path} (made on the agent's first message)")
+        for label, path in (("workspace", config.workspace), ("state", config.state_dir))
+    ]
+    probes = await asyncio.gather(check_model(config), check_context(config, tool_schemas))
+    return [replace(check, name=f"agent {name}: {check.name}") for check in [*folders, *probes]]
