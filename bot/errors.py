@@ -25,7 +25,8 @@ BotError
     ├── ChannelUnavailable     a transient failure worth retrying (5xx, connection reset, timeout)
     │   ├── RateLimited            the platform asked us to wait `retry_after` seconds (`whole_bot` for a global limit)
     │   └── DeliveryAmbiguous      the connection dropped after the request was written; retried once
-    └── MarkupRejected         the platform could not parse our formatting; resend as plain text
+    ├── MarkupRejected         the platform could not parse our formatting; resend as plain text
+    └── WindowClosed           the platform takes only pre-approved templates in this chat now (WhatsApp's 24 h)
 """
 
 from __future__ import annotations
@@ -210,6 +211,10 @@ class ChannelUnavailable(ChannelError):
 
 class MarkupRejected(ChannelError):
     """The platform refused the message's markup."""
+
+
+class WindowClosed(ChannelError):
+    """The chat is outside the platform's reply window: only a pre-approved template may be sent."""
 
 
 class NothingToChange(ChannelError):

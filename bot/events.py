@@ -31,7 +31,10 @@ class TurnStarted:
 
 @dataclass(frozen=True, slots=True)
 class TurnFinished:
-    """A turn ended; `replied` is False when no final reply follows (stopped, or answered through `message`)."""
+    """A turn ended; `replied` is False when no final reply follows (stopped, or answered through `message`).
+
+    `text` is the reply it is about to send (empty when none), for telemetry that captures content.
+    """
 
     chat: ChatRef
     turn_id: str
@@ -39,6 +42,7 @@ class TurnFinished:
     iterations: int
     duration: float
     replied: bool = True
+    text: str = ""
 
     @property
     def session_key(self) -> str:
@@ -134,6 +138,17 @@ class ToolCalled:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolUpdated:
+    """A running tool reported progress; `text` is what it reported (output so far, a step), capped."""
+
+    session_key: str
+    tool: str
+    call_id: str
+    text: str
+    turn_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ToolFinished:
     """A tool call ended; `summary` is the start of its result."""
 
@@ -155,6 +170,19 @@ class ErrorOccurred:
     session_key: str
     where: str
     error: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyDropped:
+    """A turn's reply was not sent: a `message_sending` hook blocked it; `turn_id` is the turn (the run) it ended."""
+
+    chat: ChatRef
+    turn_id: str
+    reason: str
+
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,8 +251,10 @@ Event = (
     | StreamEnded
     | ReasoningDelta
     | ToolCalled
+    | ToolUpdated
     | ToolFinished
     | ErrorOccurred
+    | ReplyDropped
     | Delivered
     | DeliveryFailed
     | CronRan

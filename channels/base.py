@@ -5,10 +5,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import ClassVar, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, runtime_checkable
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
 from bot.bus.messages import channel_key
+
+if TYPE_CHECKING:
+    from aiohttp import web
 
 Publish = Callable[[InboundMessage], Awaitable[None]]
 
@@ -84,3 +87,10 @@ class Dismisses(Protocol):
 
     async def dismiss(self, chat: ChatRef, message_id: str) -> None:
         """Message `message_id` gets no answer (not served, or dropped): withdraw what waits for one."""
+
+
+@runtime_checkable
+class ServesWebhook(Protocol):
+    """A channel its platform calls over HTTP (WhatsApp): its routes are mounted on the gateway's HTTP server."""
+
+    def webhook_routes(self) -> Sequence[web.RouteDef]: ...

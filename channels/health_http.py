@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from aiohttp import web
@@ -39,17 +40,19 @@ def add_health_routes(app: web.Application, probe: HealthProbe) -> None:
 
 
 class HealthServer:
-    """A listener serving only the health routes, for gateways without the API channel (`health.port`)."""
+    """A listener serving the health routes and any webhooks, for gateways without the API channel (`health.port`)."""
 
-    def __init__(self, host: str, port: int, probe: HealthProbe) -> None:
+    def __init__(self, host: str, port: int, probe: HealthProbe, webhooks: Sequence[web.RouteDef] = ()) -> None:
         self._host = host
         self.port = port
         self._probe = probe
+        self._webhooks = webhooks
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> None:
         app = web.Application()
         add_health_routes(app, self._probe)
+        app.router.add_routes(self._webhooks)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         await web.TCPSite(self._runner, self._host, self.port).start()

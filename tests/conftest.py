@@ -17,7 +17,7 @@ from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway import SLACK_OWNER
 
-pytest_plugins = ["tests.redis_server"]  # the `redis_url` fixture
+pytest_plugins = ["tests.redis_server", "tests.mail_servers"]  # `redis_url`; `dovecot`, `smtp_sink`
 
 # Before any test imports litellm (lazily, through bot.llm): otherwise it downloads the price map at import.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

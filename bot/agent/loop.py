@@ -100,7 +100,7 @@ class AgentLoop:
         self._on_stop = parts.on_stop
         self._voice = parts.voice
         self._owner_dm: OwnerDM = parts.owner_dm or LastOwnerDM()
-        self._hooks = TurnHooks(hooks or Hooks())
+        self._hooks = TurnHooks(hooks or Hooks(), events)
         self._hooks.hooks.prompts.notify_with(bus.publish_outbound)
         self._switch = SessionSwitch(parts.sessions, self._hooks, workspace, parts.memory, parts.timezone)
         self._commands = InstantCommands(
@@ -325,7 +325,7 @@ class AgentLoop:
                 reply = None  # nobody asked: a failed heartbeat is logged, never sent
             duration = time.perf_counter() - started
             self._events.emit(
-                TurnFinished(message.chat, message.id, outcome, iterations, duration, replied=reply is not None)
+                TurnFinished(message.chat, message.id, outcome, iterations, duration, reply is not None, reply or "")
             )
             logger.info("[%s] turn %s in %.2fs (%s)", key, outcome, duration, message.id)
         await self._hooks.ended(message, outcome, reply, mark.since(self._sessions))

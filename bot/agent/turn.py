@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.agent.repeats import STOP_AT, WARN_AT, RepeatGuard, refusal, stopped_reply
 from bot.agent.stream import StreamEmitter, summarize
+from bot.agent.tool_progress import ToolProgress
 from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message
 from bot.events import EventBus, LLMCalled, ToolCalled, ToolFinished
 from bot.llm.types import LENGTH_NOTE, Provider, ToolCall, Usage
@@ -146,7 +147,11 @@ class TurnRunner:
         self.events.emit(ToolCalled(ctx.session_key, call.name, call.id, ctx.turn_id, summarize(call.arguments)))
         started = time.perf_counter()
         if refused is None:
-            result = await self.registry.execute(call, ctx)
+            progress = ToolProgress(self.events, ctx, call)
+            try:
+                result = await self.registry.execute(call, replace(ctx, progress=progress))
+            finally:
+                progress.close()
         else:
             result = ToolResult(call.id, call.name, refused, is_error=True)
         self.events.emit(

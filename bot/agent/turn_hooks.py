@@ -9,6 +9,7 @@ from typing import Any
 from bot.agent.sessions.session import Session, Sessions
 from bot.bus import ChatRef, InboundMessage
 from bot.commands.parse import invocation
+from bot.events import EventBus, ReplyDropped
 from bot.hooks.handlers import Hooks
 from bot.hooks.hook_events import (
     AgentBootstrap,
@@ -58,8 +59,10 @@ class TurnMark:
 class TurnHooks:
     """Builds each hook point's event for the agent loop and applies its decision (no event without a handler)."""
 
-    def __init__(self, hooks: Hooks) -> None:
+    def __init__(self, hooks: Hooks, events: EventBus | None = None) -> None:
+        """`events` hears of a reply a hook dropped, so the run it ends is seen to end."""
         self.hooks = hooks
+        self._events = events or EventBus()
 
     async def received(self, message: InboundMessage) -> InboundMessage | Block:
         """`message_received`: the message, as a plugin rewrote it, or the Block whose reason the sender gets."""
@@ -136,6 +139,7 @@ class TurnHooks:
         decision = await self.hooks.run("message_sending", MessageSending(message.chat, text, message.id))
         if isinstance(decision, Block):
             logger.info("[%s] reply dropped by a plugin: %s", message.chat.session_key, decision.reason)
+            self._events.emit(ReplyDropped(message.chat, message.id, decision.reason))
             return None
         return str(decision.value) if isinstance(decision, Replace) else text
 

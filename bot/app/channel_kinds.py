@@ -5,39 +5,59 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from bot.bus.messages import channel_key
 
 if TYPE_CHECKING:
     from bot.config.schema import Config
-    from bot.config.schema_channels import ChannelSection
+    from bot.config.schema_channels import ChannelSection, DiscordConfig, SlackConfig, TelegramConfig
     from bot.retry import RetryPolicy
     from channels.base import Channel, Publish
 
-ChannelBuilder = Callable[["Publish", Any, Path, "RetryPolicy | None", "str | None"], "Channel"]
-"""builder(publish, the bot's section, media dir, retry, account): one channel instance for one bot."""
+ChannelBuilder = Callable[["Publish", "Config", "ChatBot", Path, "RetryPolicy | None"], "Channel"]
+"""builder(publish, config, the bot, media dir, retry): one channel instance for one bot."""
 
 
-def _telegram(publish: Publish, section: Any, media: Path, retry: RetryPolicy | None, account: str | None) -> Channel:
+def _telegram(publish: Publish, config: Config, bot: ChatBot, media: Path, retry: RetryPolicy | None) -> Channel:
     from channels.telegram.channel import TelegramChannel
 
-    return TelegramChannel(publish, section, media, retry, account=account)
+    return TelegramChannel(publish, cast("TelegramConfig", bot.section), media, retry, account=bot.account)
 
 
-def _discord(publish: Publish, section: Any, media: Path, retry: RetryPolicy | None, account: str | None) -> Channel:
+def _discord(publish: Publish, config: Config, bot: ChatBot, media: Path, retry: RetryPolicy | None) -> Channel:
     from channels.discord.channel import DiscordChannel
 
-    return DiscordChannel(publish, section, media, retry, account=account)
+    return DiscordChannel(publish, cast("DiscordConfig", bot.section), media, retry, account=bot.account)
 
 
-def _slack(publish: Publish, section: Any, media: Path, retry: RetryPolicy | None, account: str | None) -> Channel:
+def _slack(publish: Publish, config: Config, bot: ChatBot, media: Path, retry: RetryPolicy | None) -> Channel:
     from channels.slack.channel import SlackChannel
 
-    return SlackChannel(publish, section, media, retry, account=account)
+    return SlackChannel(publish, cast("SlackConfig", bot.section), media, retry, account=bot.account)
 
 
-CHAT_CHANNELS: dict[str, ChannelBuilder] = {"telegram": _telegram, "discord": _discord, "slack": _slack}
+def _whatsapp(publish: Publish, config: Config, bot: ChatBot, media: Path, retry: RetryPolicy | None) -> Channel:
+    from channels.whatsapp.channel import WhatsAppChannel
+
+    return WhatsAppChannel(publish, config.channels.whatsapp, media, retry)
+
+
+def _email(publish: Publish, config: Config, bot: ChatBot, media: Path, retry: RetryPolicy | None) -> Channel:
+    from channels.email.channel import EmailChannel
+
+    return EmailChannel(publish, config.channels.email, media, config.state_dir / "email", retry)
+
+
+CHAT_CHANNELS: dict[str, ChannelBuilder] = {
+    "telegram": _telegram,
+    "discord": _discord,
+    "slack": _slack,
+    "whatsapp": _whatsapp,
+    "email": _email,
+}
+WEBHOOK_CHANNELS = frozenset({"whatsapp"})
+"""The channels whose platform calls the gateway over HTTP rather than being polled or connected to."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,30 +6,29 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from bot.access.activation import Activations
 from bot.agent.chat_models import ChatModels
-from bot.agent.commands.activation import ActivationCommand
 from bot.app.agent_heartbeats import AgentHeartbeats
 from bot.app.agent_roster import AgentRoster
 from bot.app.agent_rpc import control_handlers
 from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
-from bot.app.channel_kinds import CHAT_CHANNELS, ChatBot, chat_bots
-from bot.app.command_menu import command_menu
+from bot.app.channel_kinds import ChatBot, chat_bots
+from bot.app.chat_channels import access_policies, add_chat_channels, channel_manager, check_webhooks_served
 from bot.app.control import ControlServer
 from bot.app.health import GatewayHealth
 from bot.app.reload import ConfigReload, ReloadReport
 from bot.app.retention import RetentionTask
 from bot.app.scheduler_leadership import SchedulerLeadership
 from bot.app.session_ops import session_handlers
-from bot.app.stores import Stores
 from bot.cluster.roles import Role
 from bot.config.paths import control_socket
 from bot.config.schema import Config
 from bot.errors import ConfigError
+from bot.events import EventBus
 from bot.hooks.hook_events import GatewayStart, GatewayStop
 from bot.llm.types import Provider
 from bot.retry import RetryPolicy
@@ -38,14 +37,11 @@ from bot.scheduler.heartbeat import HeartbeatService
 from bot.telemetry.prometheus import PrometheusFigures
 from bot.telemetry.switch import start_telemetry
 from bot.tools.cron import CronTool
-from channels.catchup import CatchesUp
 from channels.gateway.manager import ChannelManager
 
 if TYPE_CHECKING:
-    from bot.access.notices import IgnoreNotices
-    from bot.access.pairing import Pairing
-    from bot.access.policy import AccessPolicy
-    from bot.bus import InboundMessage
+    from aiohttp import web
+
     from bot.telemetry.otel import OtelTelemetry
     from channels.api.channel import ApiChannel
     from channels.health_http import HealthServer
@@ -55,76 +51,6 @@ logger = logging.getLogger(__name__)
 CHANNELS_FIRST = 5.0  # seconds the channels get to connect before the model's and scheduler's imports load
 
 
-def channel_manager(
-    config: Config,
-    agent: AgentApp,
-    bots: list[ChatBot],
-    stores: Stores,
-    start_retry: RetryPolicy | None,
-    send_retry: RetryPolicy | None,
-    notices: IgnoreNotices,
-    activations: Activations,
-    roster: AgentRoster,
-) -> ChannelManager:
-    """The manager, with each chat bot's access policy and the sender rate limit."""
-    access = access_policies(config, agent, bots, notices, activations, roster.pairing_for)
-    reactions = {bot.key: bot.section.reactions for bot in bots}
-    return ChannelManager(
-        agent.bus,
-        agent.events,
-        access,
-        start_retry,
-        stores.rate_limit(),
-        send_retry=send_retry,
-        reactions=reactions,
-        commands=command_menu(agent.plugins.hooks),
-    )
-
-
-def access_policies(
-    config: Config,
-    agent: AgentApp,
-    bots: list[ChatBot],
-    notices: IgnoreNotices,
-    activations: Activations,
-    pairing_for: Callable[[InboundMessage], Pairing] | None = None,
-) -> dict[str, AccessPolicy]:
-    """Each chat bot's access policy by channel key: owners, roles, allow_from, DM and group rules, groups'
-    /activation; owners, roles and identities are the whole gateway's, the rest each bot's own settings."""
-    from bot.access.identities import Identities
-    from bot.access.policy import AccessPolicy
-
-    people = Identities(config.identities, agent.pairing.people)
-    return {
-        bot.key: AccessPolicy(
-            bot.platform,
-            config.owners,
-            bot.section,
-            agent.pairing,
-            config.roles,
-            notices,
-            agent.rules,
-            activations,
-            people,
-            gate_commands=ActivationCommand(activations),
-            pairing_for=pairing_for,
-        )
-        for bot in bots
-    }
-
-
-def add_chat_channels(
-    manager: ChannelManager, config: Config, bots: list[ChatBot], stores: Stores, retry: RetryPolicy | None
-) -> None:
-    """Build one channel per chat bot; those that catch up note their active chats in the stores."""
-    for bot in bots:
-        build = CHAT_CHANNELS[bot.platform]
-        channel = build(manager.publisher(bot.key), bot.section, config.workspace / "inbox", retry, bot.account)
-        if isinstance(channel, CatchesUp):
-            channel.remember_chats(stores.active_chats(bot.key))
-        manager.add(channel, bot.section.send_concurrency)
-
-
 def api_channel(
     config: Config,
     manager: ChannelManager,
@@ -132,8 +58,11 @@ def api_channel(
     cron: CronService,
     heartbeat: HeartbeatService,
     health: GatewayHealth | None = None,
+    events: EventBus | None = None,
+    webhooks: Sequence[web.RouteDef] = (),
 ) -> ApiChannel:
-    """The API channel (WebSocket, OpenAI-compatible endpoint, web chat) with the owner's dashboard."""
+    """The API channel (WebSocket, OpenAI-compatible endpoint, web chat) with the owner's dashboard; it hears
+    `events` (the agent's by default)."""
     from bot.app.dashboard import Dashboard
     from channels.api.channel import ApiChannel
     from channels.api.transcript import HISTORY, chat_history
@@ -161,7 +90,13 @@ def api_channel(
         return chat_history(sessions.recent(key, 4 * HISTORY))
 
     return ApiChannel(
-        manager.publisher("api"), config.channels.api, agent.events, dashboard, history=history, health=health
+        manager.publisher("api"),
+        config.channels.api,
+        events or agent.events,
+        dashboard,
+        history=history,
+        health=health,
+        webhooks=webhooks,
     )
 
 
@@ -201,11 +136,12 @@ class Gateway:
             self._activations,
             self.roster,
         )
-        add_chat_channels(self.manager, config, self.bots, stores, channel_retry)
+        check_webhooks_served(config, self.names)
+        webhooks = add_chat_channels(self.manager, config, self.bots, stores, channel_retry)
         for channel_class in self.agent.plugins.channels:
             self.names.append(channel_class.name)
             self.manager.add(channel_class(self.manager.publisher(channel_class.name)))
-        self.outcomes, self.relay = stores.outcomes(self.agent.events)
+        self.outcomes, self.relay, run_events = stores.relays(self.agent.events)
         self.cron = stores.cron(self.agent.bus, self.agent.events, self.outcomes)
         self.agent.registry.register(CronTool(self.cron, config.timezone))
         self.heartbeat = HeartbeatService(
@@ -225,14 +161,23 @@ class Gateway:
         self.telemetry: OtelTelemetry | None = None
         self.retention = RetentionTask(config)
         self.api: ApiChannel | None = None
+        # Split roles: workers forward their run events, a gateway's API channel hears them beside its own.
+        wanted = role == "worker" or (role == "gateway" and config.channels.api.enabled)
+        self.run_events = run_events if wanted else None
+        self.api_events = self.agent.events
+        if self.run_events is not None and role == "gateway":
+            self.api_events = EventBus()
+            self.agent.events.subscribe(self.api_events.emit)
         if config.channels.api.enabled:
-            self.api = api_channel(config, self.manager, self.agent, self.cron, self.heartbeat, self.health)
+            self.api = api_channel(
+                config, self.manager, self.agent, self.cron, self.heartbeat, self.health, self.api_events, webhooks
+            )
             self.manager.add(self.api)
             self.names.append("api")
         elif config.health.port is not None:
             from channels.health_http import HealthServer
 
-            self.health_server = HealthServer(config.health.host, config.health.port, self.health)
+            self.health_server = HealthServer(config.health.host, config.health.port, self.health, webhooks)
         self.lost_lease = asyncio.Event()
         self.reloader = ConfigReload(config, self._apply_config)
         handlers = {
@@ -266,6 +211,12 @@ class Gateway:
             await self.roster.start()
         if self.relay is not None:
             await self.relay.start(listen=self.role != "gateway")
+        if self.run_events is not None:
+            await (
+                self.run_events.forward(self.agent.events)
+                if self.role == "worker"
+                else self.run_events.replay(self.api_events)
+            )
         if self.role != "worker":
             if self.leases is not None:
                 await self.leases.hold_channels(self.names, self._lost_channel)
@@ -316,6 +267,8 @@ class Gateway:
         if self.relay is not None:
             await self.relay.stop()
         await self.roster.stop()
+        if self.run_events is not None:
+            await self.run_events.stop()
         await self.agent.stop()
         if self.health_server is not None:
             await self.health_server.stop()
@@ -334,11 +287,9 @@ class Gateway:
         from bot.logs import set_level
 
         previous, self.config = self.config, config
-        pairing_for = self.roster.pairing_for
+        bots, pairing_for = self._running_bots(config), self.roster.pairing_for
         self.manager.set_access(
-            access_policies(
-                config, self.agent, self._running_bots(config), self._notices, self._activations, pairing_for
-            )
+            access_policies(config, self.agent, bots, self._notices, self._activations, pairing_for)
         )
         self.agent.reconfigure(config)
         await self.roster.reconfigure(config, config.shutdown_grace)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from bot.bus import MessageBus
     from bot.chats.settings import ChatSettingsStore
     from bot.cluster.roles import ClusterLeases
+    from bot.cluster.run_events import RunEventRelay
     from bot.events import EventBus
     from bot.plugins.allowlist import AllowList
     from bot.scheduler.cron import CronService
@@ -102,8 +103,8 @@ class LocalStores:
 
         return HeartbeatRecord()
 
-    def outcomes(self, events: EventBus) -> tuple[EventBus, OutcomeRelay | None]:
-        return events, None
+    def relays(self, events: EventBus) -> tuple[EventBus, OutcomeRelay | None, RunEventRelay | None]:
+        return events, None, None
 
     def cron(
         self, bus: MessageBus | None = None, events: EventBus | None = None, outcomes: EventBus | None = None

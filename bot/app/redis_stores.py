@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from bot.bus.redis.bus import RedisBus
     from bot.chats.settings import ChatSettingsStore
     from bot.cluster.roles import ClusterLeases
+    from bot.cluster.run_events import RunEventRelay
     from bot.events import EventBus
     from bot.plugins.allowlist import AllowList
     from bot.scheduler.cron import CronService
@@ -111,12 +112,13 @@ class RedisStores:
 
         return RedisHeartbeatRecord(self.state)
 
-    def outcomes(self, events: EventBus) -> tuple[EventBus, OutcomeRelay | None]:
+    def relays(self, events: EventBus) -> tuple[EventBus, OutcomeRelay | None, RunEventRelay | None]:
+        from bot.cluster.run_events import RunEventRelay
         from bot.events import EventBus
         from bot.scheduler.outcomes import OutcomeRelay
 
         outcomes = EventBus()
-        return outcomes, OutcomeRelay(self.state, events, outcomes)
+        return outcomes, OutcomeRelay(self.state, events, outcomes), RunEventRelay(self.state)
 
     def cron(
         self, bus: MessageBus | None = None, events: EventBus | None = None, outcomes: EventBus | None = None

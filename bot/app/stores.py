@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from bot.bus import MessageBus
     from bot.chats.settings import ChatSettingsStore
     from bot.cluster.roles import ClusterLeases
+    from bot.cluster.run_events import RunEventRelay
     from bot.events import EventBus
     from bot.plugins.allowlist import AllowList
     from bot.scheduler.cron import CronService
@@ -74,8 +75,9 @@ class Stores(Protocol):
     def heartbeat_record(self) -> HeartbeatRecord:
         """When the heartbeat last ran and what came of it."""
 
-    def outcomes(self, events: EventBus) -> tuple[EventBus, OutcomeRelay | None]:
-        """Where scheduled runs' outcomes arrive, and the relay carrying them across processes (None in one)."""
+    def relays(self, events: EventBus) -> tuple[EventBus, OutcomeRelay | None, RunEventRelay | None]:
+        """Where scheduled runs' outcomes arrive, the relay carrying them across processes, and the one carrying
+        workers' run events to the gateways' API channels (both None in one process)."""
 
     def cron(
         self, bus: MessageBus | None = None, events: EventBus | None = None, outcomes: EventBus | None = None

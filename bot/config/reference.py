@@ -52,7 +52,8 @@ def _sections(
     """Each section's own keys, then its subsections (a map of sections is documented through `<name>`)."""
     entries: list[KeyEntry] = []
     nested: list[tuple[type[BaseModel], KeyPath]] = []
-    for name, field in model.model_fields.items():
+    for attribute, field in model.model_fields.items():
+        name = field.alias or attribute  # the key as written in YAML (smtp.from)
         path = (*prefix, name)
         section, shape = _section_in(field.annotation)
         if section is not None and shape == "one":

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, PrivateAttr, SecretStr, ValidationInfo, f
 from bot.bus import Trust
 from bot.config.durations import Duration
 from bot.config.schema_agents import AgentEntry, BindingConfig, check_agents
-from bot.config.schema_channels import ChannelsConfig
+from bot.config.schema_apps import ChannelsConfig
 from bot.config.schema_memory import MemoryConfig
 from bot.config.schema_ops import HealthConfig, RetentionConfig, TelemetryConfig
 from bot.config.schema_tools import SERVER_NAME, MCPServerConfig, ToolsConfig
@@ -294,6 +294,15 @@ class Config(Section):
     @model_validator(mode="after")
     def _agents_and_bindings(self) -> Config:
         check_agents(self.agents, self.bindings, self.workspace)  # each agent's own sections: in the loader
+        sections = self.channels.chat_sections()
+        for index, binding in enumerate(self.bindings):
+            section = sections.get(binding.channel)
+            if binding.account is not None and section is not None and binding.account not in section.bots():
+                named = ", ".join(account.name for account in section.account_entries()) or "none"
+                raise ConfigError(
+                    f"no {binding.channel} account {binding.account!r} (channels.{binding.channel}.accounts: {named})",
+                    f"bindings[{index}].account",
+                )
         return self
 
     plugins: list[PluginConfig] = []

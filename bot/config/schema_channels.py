@@ -5,12 +5,11 @@ from __future__ import annotations
 import re
 from typing import Any, Literal, Self
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator
 
-from bot.bus.messages import ACCOUNT_NAME, channel_key
+from bot.bus.messages import ACCOUNT_NAME
 from bot.config.durations import Duration
 from bot.config.section import Section
-from bot.errors import ConfigError
 
 DmPolicy = Literal["pairing", "allowlist", "open"]
 GroupPolicy = Literal["mention", "open", "off"]
@@ -69,7 +68,6 @@ class ChannelSection(Section):
     show_tool_progress: bool = True
     show_reasoning: bool = False
     reactions: Literal["off", "ack", "status"] | None = None  # None: ack in groups, off in direct chats
-    accounts: list[Any] = []  # each platform narrows it: more bots of this platform in the same gateway
 
     @field_validator("allow_from", mode="before")
     @classmethod
@@ -85,14 +83,18 @@ class ChannelSection(Section):
         """Whether the section's own credentials are set (the default bot); each platform says which keys."""
         return True
 
+    def account_entries(self) -> list[AccountOverrides]:
+        """The platform's further bots (`accounts`); a platform without that key has none."""
+        return []
+
     def bots(self) -> dict[str | None, Self]:
         """Every bot of this platform by account name, None first for the default one (the section's own
         credentials, kept whenever set or when no account is listed), each with the account's settings laid over
         the section's."""
         found: dict[str | None, Self] = {}
-        if self.has_own_bot() or not self.accounts:
+        if self.has_own_bot() or not self.account_entries():
             found[None] = self
-        for account in self.accounts:
+        for account in self.account_entries():
             found[account.name] = self.model_copy(update={**account.overrides(), "accounts": []})
         return found
 
@@ -177,6 +179,9 @@ class TelegramConfig(ChannelSection):
     poll_timeout: Duration = Field(default=10.0, ge=1, le=50)
     accounts: list[TelegramAccount] = []
 
+    def account_entries(self) -> list[AccountOverrides]:
+        return list(self.accounts)
+
     def has_own_bot(self) -> bool:
         return bool(self.token.get_secret_value())
 
@@ -188,6 +193,9 @@ class DiscordConfig(ChannelSection):
     command_guilds: list[int] = []
     accounts: list[DiscordAccount] = []
 
+    def account_entries(self) -> list[AccountOverrides]:
+        return list(self.accounts)
+
     def has_own_bot(self) -> bool:
         return bool(self.token.get_secret_value())
 
@@ -198,6 +206,9 @@ class SlackConfig(ChannelSection):
     api_base: str = "https://slack.com/api/"
     reply_in_thread: bool = True
     accounts: list[SlackAccount] = []
+
+    def account_entries(self) -> list[AccountOverrides]:
+        return list(self.accounts)
 
     def has_own_bot(self) -> bool:
         return bool(self.bot_token.get_secret_value())
@@ -251,49 +262,3 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-class ChannelsConfig(Section):
-    telegram: TelegramConfig = TelegramConfig()
-    discord: DiscordConfig = DiscordConfig()
-    slack: SlackConfig = SlackConfig()
-    api: ApiConfig = ApiConfig()
-
-    def chat_sections(self) -> dict[str, ChannelSection]:
-        """The chat platforms' sections by channel name (the API channel has no groups or access policy)."""
-        return {"telegram": self.telegram, "discord": self.discord, "slack": self.slack}
-
-    def bot_sections(self) -> dict[str, ChannelSection]:
-        """Every bot's settings by channel key (`telegram`, `telegram@work`): each account over its platform's."""
-        return {
-            channel_key(platform, account): bot
-            for platform, section in self.chat_sections().items()
-            for account, bot in section.bots().items()
-        }
-
-    @model_validator(mode="after")
-    def _accounts_apart(self) -> ChannelsConfig:
-        """Each platform's accounts have their own names and non-empty credentials."""
-        for platform, section in self.chat_sections().items():
-            if problem := account_problem(platform, section.accounts):
-                key, message = problem
-                raise ConfigError(message, key)
-        return self
-
-    def group_personas(self) -> list[tuple[str, str]]:
-        """Every persona a group or topic rule names (an account's own groups too), with the key that names it."""
-        named: list[tuple[str, str]] = []
-        for channel, section in self.chat_sections().items():
-            places = [(f"channels.{channel}", section.groups)]
-            places += [(f"channels.{channel}.accounts[{i}]", a.groups or {}) for i, a in enumerate(section.accounts)]
-            for prefix, groups in places:
-                for group_id, group in groups.items():
-                    where = f"{prefix}.groups.{group_id}"
-                    if group.persona:
-                        named.append((f"{where}.persona", group.persona))
-                    named.extend(
-                        (f"{where}.topics.{topic_id}.persona", topic.persona)
-                        for topic_id, topic in group.topics.items()
-                        if topic.persona
-                    )
-        return named

@@ -1,4 +1,5 @@
-"""Asking each platform whether our credentials are accepted: Telegram getMe, Discord users/@me, Slack auth.test."""
+"""Asking each platform whether our credentials are accepted: Telegram getMe, Discord users/@me, Slack auth.test,
+WhatsApp the phone number's Graph node."""
 
 from __future__ import annotations
 
@@ -24,6 +25,11 @@ async def check_channel(name: str, section: ChannelSection, timeout: float, wher
             await _probe(place, "bot token", "bot_token", section, timeout, _slack_bot),
             await _probe(place, "app token", "app_token", section, timeout, _slack_app),
         ]
+    if platform == "whatsapp":
+        return [
+            await _probe(place, "access token", "access_token", section, timeout, _whatsapp),
+            _whatsapp_secrets(section),
+        ]
     if platform == "telegram":
         token = await _probe(place, "token", "token", section, timeout, _telegram)
         return [token] if token.status != "ok" else [token, await _telegram_privacy(name, section, timeout)]
@@ -44,7 +50,8 @@ async def _probe(place: tuple[str, str], what: str, key: str, section: Any, time
     host = urlsplit(section.api_base).netloc
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as http:
-            identity = await call(http, section.api_base, token)
+            extra = (section.phone_number_id,) if name == "whatsapp" else ()
+            identity = await call(http, section.api_base, token, *extra)
     except Refused as exc:
         return Check(label, "fail", f"rejected by {host}: {exc}", f"put a valid token in {setting}")
     except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
@@ -112,3 +119,24 @@ async def _slack_bot(http: Any, base: str, token: str) -> str:
 async def _slack_app(http: Any, base: str, token: str) -> str:
     await _slack(http, base, token, "apps.connections.open")
     return "Socket Mode available"
+
+
+async def _whatsapp(http: Any, base: str, token: str, phone_number_id: str) -> str:
+    async with http.get(f"{base.rstrip('/')}/{phone_number_id}", headers={"Authorization": f"Bearer {token}"}) as r:
+        body = await r.json(content_type=None)
+    if r.status != 200:
+        raise Refused(str((body.get("error") or {}).get("message") or r.status))
+    return str(body.get("display_phone_number") or body.get("id"))
+
+
+def _whatsapp_secrets(section: Any) -> Check:
+    """The webhook's two secrets cannot be asked about: Meta only uses them. Both must be set."""
+    from bot.setup.check import Check
+
+    missing = [key for key in ("app_secret", "verify_token") if not getattr(section, key).get_secret_value()]
+    if missing:
+        keys = " and ".join(f"channels.whatsapp.{key}" for key in missing)
+        return Check("whatsapp webhook", "fail", f"{keys} not set", "copy them from the Meta app's WhatsApp settings")
+    return Check(
+        "whatsapp webhook", "ok", f"secrets set; Meta calls {section.webhook_path} on the gateway's HTTP server"
+    )

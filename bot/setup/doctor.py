@@ -14,6 +14,7 @@ from bot.config.schema import Config
 from bot.config.schema_tools import MCPServerConfig
 from bot.setup.check import Check
 from bot.setup.credentials import check_channel
+from bot.setup.mail_probe import check_email
 from bot.setup.model_check import check_model
 
 if TYPE_CHECKING:
@@ -163,13 +164,15 @@ async def run_checks(config: Config, gateway: dict[str, Any] | None, tool_schema
     """Every check after the config loaded, in the order a new user fixes things."""
     checks = [check_folder("workspace", config.workspace), check_folder("state", config.state_dir)]
     probes: list[Awaitable[Check | list[Check]]] = [check_model(config), check_context(config, tool_schemas)]
-    for name in ("telegram", "discord", "slack"):
+    for name in ("telegram", "discord", "slack", "whatsapp"):
         section = getattr(config.channels, name)
         if section.enabled:
-            index = {account.name: i for i, account in enumerate(section.accounts)}
+            index = {account.name: i for i, account in enumerate(section.account_entries())}
             for account, bot in section.bots().items():
                 where = f"channels.{name}" + (f".accounts[{index[account]}]" if account else "")
                 probes.append(check_channel(channel_key(name, account), bot, HTTP_TIMEOUT, where))
+    if config.channels.email.enabled:
+        probes.append(check_email(config.channels.email, HTTP_TIMEOUT))
     probes += [check_mcp(name, server) for name, server in config.mcp_servers.items()]
     for outcome in await asyncio.gather(*probes):
         checks.extend(outcome if isinstance(outcome, list) else [outcome])

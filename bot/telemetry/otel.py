@@ -143,7 +143,7 @@ class OtelTelemetry:
         self._instruments.turns.add(1, {"outcome": event.outcome})
         self._instruments.turn_seconds.record(event.duration, {"outcome": event.outcome})
         span = self._turns.pop(event.session_key, None)
-        reply = "".join(self._replies.pop(event.session_key, []))
+        reply = "".join(self._replies.pop(event.session_key, [])) or event.text  # streamed, or sent whole
         if span is None:
             return
         span.set_attribute("relaybot.outcome", event.outcome)

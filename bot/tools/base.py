@@ -7,7 +7,7 @@ import logging
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -37,6 +37,8 @@ class ToolContext:
     person: str | None = None  # the sender's person (`identities`): who their cron jobs are charged to
     memory_dir: Path | None = None  # the chat's memory scope folder: what recall searches
     shown_from: int | None = None  # the session's messages from this number on are in the prompt already
+    # A running call reports what it has so far (output as it arrives, a step); the turn emits it as a tool update.
+    progress: Callable[[str], None] = field(default=lambda text: None, compare=False)
 
     @property
     def session_key(self) -> str:

@@ -64,7 +64,8 @@ class PythonSandbox:
         limits = self.limits
         numbers = [max(1, round(limits.seconds)), limits.memory_mb, limits.processes, limits.disk_mb]
         numbers.append(NOBODY if self.as_root else 0)
-        driver = [self.python, "-I", "-B", f"{JOB}/driver.py", JOB, str(out_fd), *map(str, numbers)]
+        # -u: what the code prints reaches the tool (and the run's tool updates) as it prints it
+        driver = [self.python, "-I", "-B", "-u", f"{JOB}/driver.py", JOB, str(out_fd), *map(str, numbers)]
         return [self.bwrap, *args, "--", *driver]
 
     @staticmethod

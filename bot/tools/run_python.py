@@ -11,6 +11,7 @@ import signal
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,13 +80,13 @@ class RunPythonTool(Tool):
             with tempfile.TemporaryDirectory(prefix="relaybot-python-") as folder:
                 job = Path(folder)
                 await asyncio.to_thread(_prepare, job, str(args["code"]), [(r.name, r.path) for r in records])
-                run = await self._execute(job)
+                run = await self._execute(job, ctx.progress)
                 outcome = "ok" if run.code == 0 else "timeout" if run.code is None else f"exit {run.code}"
         finally:
             self._meter.record(time.monotonic() - started, outcome)
         return await self._report(run, ctx, bool(args.get("send")))
 
-    async def _execute(self, job: Path) -> Run:
+    async def _execute(self, job: Path, progress: Callable[[str], None]) -> Run:
         read_end, write_end = os.pipe()
         starting = asyncio.ensure_future(
             asyncio.create_subprocess_exec(
@@ -110,7 +111,8 @@ class RunPythonTool(Tool):
         try:
             async with asyncio.timeout(self._sandbox.limits.seconds + 2):
                 assert process.stdout is not None and process.stderr is not None
-                await asyncio.gather(_drain(process.stdout, stdout), _drain(process.stderr, stderr), process.wait())
+                drains = _drain(process.stdout, stdout, progress), _drain(process.stderr, stderr, progress)
+                await asyncio.gather(*drains, process.wait())
         except TimeoutError:
             killed = True
         finally:
@@ -167,9 +169,11 @@ async def _kill(process: asyncio.subprocess.Process) -> None:
     await process.wait()
 
 
-async def _drain(stream: asyncio.StreamReader, output: CappedOutput) -> None:
+async def _drain(stream: asyncio.StreamReader, output: CappedOutput, progress: Callable[[str], None]) -> None:
+    """Keep a stream's output, reporting each piece as it arrives."""
     while chunk := await stream.read(65536):
         output.add(chunk)
+        progress(chunk.decode("utf-8", errors="replace"))
 
 
 def _read_capped(fd: int) -> bytes:

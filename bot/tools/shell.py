@@ -163,6 +163,7 @@ class ExecTool(Tool):
                 assert process.stdout is not None
                 while chunk := await process.stdout.read(65536):
                     output.add(chunk)
+                    ctx.progress(self._masked(chunk.decode("utf-8", errors="replace")))
                 await process.wait()
         except TimeoutError:
             timed_out = True
@@ -194,10 +195,13 @@ class ExecTool(Tool):
             await _kill_group(await starting)
             raise
 
-    def _report(self, output: CappedOutput, code: int | None, timed_out_after: float | None) -> str:
-        text = output.text() or "(no output)"
+    def _masked(self, text: str) -> str:
         for secret in self._secrets:
             text = text.replace(secret, REDACTED)
+        return text
+
+    def _report(self, output: CappedOutput, code: int | None, timed_out_after: float | None) -> str:
+        text = self._masked(output.text() or "(no output)")
         if timed_out_after is not None:
             status = f"[killed after {timed_out_after:g} s: the command did not finish in time]"
         elif code is not None and code < 0:

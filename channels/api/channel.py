@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from aiohttp import web
@@ -42,12 +42,14 @@ class ApiChannel(Channel):
         lockout: FailureLockout | None = None,
         history: Callable[[str], list[Frame]] = lambda key: [],
         health: HealthProbe | None = None,
+        webhooks: Sequence[web.RouteDef] = (),
     ) -> None:
+        """`webhooks` are other channels' routes (a platform calling in) served beside the API's own."""
         self._publish = publish
         self._config = config
         self._events = events
         self.hub = Hub()
-        self.runs = RunBook(config.show_reasoning)
+        self.runs = RunBook(config.show_reasoning, emit=self._emit_runs)
         self.gate = Gatekeeper(
             TokenBook(config.tokens), lockout or FailureLockout(), WebSessions(), OriginPolicy(config.allowed_origins)
         )
@@ -56,6 +58,7 @@ class ApiChannel(Channel):
         self._admin = admin
         self._history = history
         self._health = health
+        self._webhooks = webhooks
         self._runner: web.AppRunner | None = None
         self._unsubscribe: Callable[[], None] = lambda: None
         self.port = config.port
@@ -74,6 +77,7 @@ class ApiChannel(Channel):
             admin.add_routes(app, self.gate, self._admin)
         if self._health is not None:
             add_health_routes(app, self._health)
+        app.router.add_routes(self._webhooks)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self._config.host, self._config.port)

@@ -14,10 +14,12 @@ from bot.events import (
     Event,
     LLMCalled,
     ReasoningDelta,
+    ReplyDropped,
     StreamDelta,
     StreamEnded,
     ToolCalled,
     ToolFinished,
+    ToolUpdated,
     TurnFinished,
     TurnStarted,
 )
@@ -27,6 +29,8 @@ KEEP_RUNS = 1000
 """Runs (and idempotency keys) remembered per gateway; the oldest are forgotten first."""
 OK_OUTCOMES = frozenset({"answered", "silent", "answered by message", "iteration limit"})
 Stream = Literal["lifecycle", "assistant", "tool"]
+HOLD_REPLY = 5.0
+"""Seconds a worker's reply that overtook its turn's end waits for it before ending the run by itself."""
 
 
 def run_topic(run_id: str) -> str:
@@ -85,9 +89,19 @@ class Run:
 class RunBook:
     """Keeps the runs the API started and turns the agent's events and replies into their event frames."""
 
-    def __init__(self, show_reasoning: bool = False, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        show_reasoning: bool = False,
+        clock: Callable[[], float] = time.time,
+        emit: Callable[[list[tuple[Run, Frame]]], None] = lambda frames: None,
+        hold: float = HOLD_REPLY,
+    ) -> None:
+        """`emit` sends the frames of a held reply that ends its runs later, by itself."""
         self._show_reasoning = show_reasoning
         self._clock = clock
+        self._emit = emit
+        self._hold = hold
+        self._held: dict[str, tuple[OutboundMessage, asyncio.TimerHandle]] = {}
         self._runs: OrderedDict[str, Run] = OrderedDict()
         self._keys: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._turns: dict[str, list[Run]] = {}
@@ -139,33 +153,72 @@ class RunBook:
             case ToolCalled(tool=name, call_id=call_id, summary=summary):
                 began = {"phase": "start", "name": name, "callId": call_id, "args": summary}
                 return [(run, run.frame("tool", began)) for run in runs]
+            case ToolUpdated(tool=name, call_id=call_id, text=text):
+                update = {"phase": "update", "name": name, "callId": call_id, "partial": text}
+                return [(run, run.frame("tool", update)) for run in runs]
             case ToolFinished(tool=name, call_id=call_id, summary=summary):
                 ended = {"phase": "end", "name": name, "callId": call_id, "ok": event.ok, "result": summary}
                 return [(run, run.frame("tool", ended | {"durationMs": int(event.duration * 1000)})) for run in runs]
             case TurnFinished():
                 return self._finished(event)
+            case ReplyDropped():
+                return self._dropped(event)
             case LLMCalled() | StreamEnded():
                 self._account(runs, event)
         return []
 
     def replied(self, message: OutboundMessage) -> list[tuple[Run, Frame]]:
-        """The final reply of a turn (or a command's answer) ends its runs: the whole text, then the lifecycle end."""
+        """The final reply of a turn (or a command's answer) ends its runs: the whole text, then the lifecycle end.
+
+        From a worker the reply can overtake its turn's last events: it then waits for the turn's end, or HOLD_REPLY.
+        """
         if message.in_reply_to is None or message.id != f"{message.in_reply_to}:reply":
             return []
         turn = message.in_reply_to
-        runs = self._turns.pop(turn, None) or [run for run in (self._runs.get(turn),) if run and not run.done.is_set()]
+        runs = self._turns.get(turn)
+        if runs and all(run.status is None for run in runs) and turn not in self._held:
+            self._held[turn] = (message, asyncio.get_running_loop().call_later(self._hold, self._release, turn))
+            return []
+        return self._reply(message)
+
+    def _release(self, turn: str) -> None:
+        """A held reply's turn end never came: the reply ends its runs by itself."""
+        held = self._held.pop(turn, None)
+        if held is not None:
+            self._emit(self._reply(held[0]))
+
+    def _reply(self, message: OutboundMessage) -> list[tuple[Run, Frame]]:
+        assert message.in_reply_to is not None
+        if (held := self._held.pop(message.in_reply_to, None)) is not None:
+            held[1].cancel()
         frames: list[tuple[Run, Frame]] = []
-        for run in runs:
+        for run in self._ending(message.in_reply_to):
             run.reply = message.text
-            if run.started_at is None:  # answered without a turn: a command, or a notice
-                run.started_at = run.ended_at = self._now()
+            if run.status is None:  # a command or notice; or, from a worker, a reply ahead of its turn's end
+                run.started_at = run.started_at or self._now()
+                run.ended_at = self._now()
                 run.status, run.error = ("error", message.text) if message.kind == "error" else ("ok", None)
             frames.append((run, run.frame("assistant", {"text": message.text})))
             frames.append(self._end(run))
         return frames
 
+    def _dropped(self, event: ReplyDropped) -> list[tuple[Run, Frame]]:
+        """A reply a `message_sending` hook blocked ends its runs with an error saying so."""
+        frames: list[tuple[Run, Frame]] = []
+        for run in self._ending(event.turn_id):
+            run.started_at = run.started_at or self._now()
+            run.ended_at = self._now()
+            run.status, run.error = "error", f"reply blocked by a plugin: {event.reason}"
+            frames.append(self._end(run))
+        return frames
+
+    def _ending(self, turn: str) -> list[Run]:
+        """The runs a turn's reply (or its dropping) ends: those of the turn, or the run of that id not yet ended."""
+        return self._turns.pop(turn, None) or [run for run in (self._runs.get(turn),) if run and not run.done.is_set()]
+
     def _started(self, event: TurnStarted) -> list[tuple[Run, Frame]]:
-        runs = [run for i in event.message_ids or (event.turn_id,) if (run := self._runs.get(i)) is not None]
+        ids = event.message_ids or (event.turn_id,)
+        runs = [run for i in ids if (run := self._runs.get(i)) is not None and not run.done.is_set()]
         if not runs:
             return []
         self._turns[event.turn_id] = runs
@@ -184,14 +237,15 @@ class RunBook:
                 run.completion_tokens += event.completion_tokens
 
     def _finished(self, event: TurnFinished) -> list[tuple[Run, Frame]]:
-        runs = self._turns.get(event.turn_id, [])
+        runs = [run for run in self._turns.get(event.turn_id, []) if not run.done.is_set()]
         now = self._now()
         for run in runs:
             run.ended_at = now
             run.status = "ok" if event.outcome in OK_OUTCOMES else "error"
             run.error = None if run.status == "ok" else event.outcome
         if event.replied:
-            return []  # the reply ends them
+            held = self._held.get(event.turn_id)
+            return self._reply(held[0]) if held else []  # the reply ends them
         self._turns.pop(event.turn_id, None)
         return [self._end(run) for run in runs]
 

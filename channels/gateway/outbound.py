@@ -19,6 +19,10 @@ from channels.delivery import ChunkProgress, chunk_progress
 
 logger = logging.getLogger(__name__)
 
+SEND_RETRY = RetryPolicy(attempts=7, base_delay=0.25)
+"""A 5xx or a reset is retried soon (0.125-0.25 s, the chat's later replies wait behind it), then backing off
+to 8 s; the seven attempts span about 15 s of outage, as five from 1 s did."""
+
 
 class ChannelOutbox:
     """One worker per chat with queued messages; a shared pool bounds sends in flight; waits hold no slot."""
@@ -39,7 +43,7 @@ class ChannelOutbox:
         self._events = events
         self._ready = ready
         self._pool = asyncio.Semaphore(concurrency)
-        self._retry = retry or RetryPolicy()
+        self._retry = retry or SEND_RETRY
         self._finish_live = finish_live
         self._clock = clock
         self._chats: dict[str, deque[OutboundMessage]] = {}
@@ -94,8 +98,7 @@ class ChannelOutbox:
         await self._wait_for_global_pause()
         while True:
             try:
-                async with self._pool:
-                    await self._send_once(message)
+                await self._send_once(message)
                 self.delivered += 1
                 self._events.emit(Delivered(key, message.id, message.in_reply_to, message.kind))
                 return
@@ -125,10 +128,15 @@ class ChannelOutbox:
             await self._retry.sleep(wait)
 
     async def _send_once(self, message: OutboundMessage) -> None:
-        """Finish the turn's live reply with it, or send it after the chunks already confirmed."""
+        """Finish the turn's live reply with it, or send it (holding a pool slot) after the chunks already confirmed."""
+        # Finishing a live reply first waits for its update in flight: a slot held through that wait stalls other chats.
         if self._finish_live is not None and await self._finish_live(message):
             await self._bus.mark_sent(message.id)
             return
+        async with self._pool:
+            await self._send_after_confirmed(message)
+
+    async def _send_after_confirmed(self, message: OutboundMessage) -> None:
         confirmed = await self._bus.chunks_sent(message.id)
 
         async def confirm(index: int) -> None:

@@ -94,8 +94,12 @@ def test_events_are_plain_json() -> None:
     for event in samples:
         data = json.loads(json.dumps(event_to_json(event)))
         assert data["type"] == type(event).__name__
-    chat = {"channel": "telegram", "chat_id": "42", "thread_id": None, "account": None}
-    assert event_to_json(samples[1])["chat"] == chat
+    assert event_to_json(samples[1])["chat"] == {
+        "channel": "telegram",
+        "chat_id": "42",
+        "thread_id": None,
+        "account": None,
+    }
     assert event_to_json(samples[4])["summary"] == '{"query": "weather"}'
 
 

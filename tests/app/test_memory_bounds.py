@@ -27,7 +27,7 @@ from bot.agent.edits import EditDesk
 from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
 from bot.app.channel_kinds import ChatBot
-from bot.app.gateway import access_policies
+from bot.app.chat_channels import access_policies
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
 from bot.config.schema import Config
 from bot.llm.types import LLMResponse, Usage

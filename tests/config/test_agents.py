@@ -81,8 +81,21 @@ def test_bindings_at_different_levels_do_not_tie(tmp_path: Path) -> None:
         "agents:\n  - name: a\n  - name: b\n"
         "bindings:\n  - {agent: a, channel: discord, server: '1'}\n  - {agent: b, channel: discord, chat: '9'}\n"
         "  - {agent: b, channel: telegram, account: work}\n  - {agent: a, channel: telegram, account: home}\n"
+        "channels:\n  telegram:\n    accounts: [{name: work, token: '1:A'}, {name: home, token: '2:B'}]\n"
     )
     assert len(load(tmp_path, text).bindings) == 4
+
+
+def test_a_binding_to_an_account_the_platform_does_not_have_names_its_key(tmp_path: Path) -> None:
+    text = (
+        "agents:\n  - name: a\nbindings:\n  - {agent: a, channel: telegram, account: wrok}\n"
+        "channels:\n  telegram:\n    accounts: [{name: work, token: '1:A'}]\n"
+    )
+    error = error_for(tmp_path, text)
+    assert (
+        error.key == "bindings[0].account"
+        and "no telegram account 'wrok' (channels.telegram.accounts: work)" in str(error)
+    )
 
 
 def test_a_bad_agent_setting_names_the_agents_key(tmp_path: Path) -> None:

@@ -36,7 +36,10 @@ async def cli(config: Path, *args: str) -> tuple[int, str]:
 @pytest.mark.parametrize(
     ("args", "problem"),
     [
-        (["--to", "whatsapp:1", "--every", "1h"], "no channel 'whatsapp'; channels are telegram, discord, slack"),
+        (
+            ["--to", "matrix:1", "--every", "1h"],
+            "no channel 'matrix'; channels are telegram, discord, slack, whatsapp, email",
+        ),
         (["--to", "discord:1", "--every", "1h"], "channel discord is not enabled"),
         (["--to", "telegram:1", "--every", "5"], "'5' has no unit"),
     ],

@@ -20,14 +20,25 @@ class Platform(ABC):
     """One fake platform as the contract suite sees it."""
 
     name: ClassVar[str]
-    limit: ClassVar[int]
-    """The most text one message may carry, as the user sees it."""
+    limit: ClassVar[int | None]
+    """The most text one message may carry, as the user sees it; None where one message holds any reply (email)."""
     owner: ClassVar[str]
     stranger: ClassVar[str]
     forbidden: ClassVar[str]
     """How the platform words the refusal `refuse_send` makes it answer."""
     sdk_waits_out_rate_limits: ClassVar[bool] = False
     """Whether the platform's own library sleeps through a 429 (then the bot's injected sleep never sees it)."""
+    # What a platform does not offer is declared here, and the suite checks the declared fallback instead.
+    names_its_wait: ClassVar[bool] = True
+    """Whether a rate limit says how long to wait (else the bot backs off by its own policy)."""
+    has_groups: ClassVar[bool] = True
+    """Whether the platform has group chats, where only a mention gets an answer (else every chat is direct)."""
+    can_edit: ClassVar[bool] = True
+    """Whether the bot can edit a message it sent (else a live reply goes out whole, once)."""
+    reacts: ClassVar[bool] = True
+    """Whether the bot can put a reaction on a user's message (else the channel has no `react`)."""
+    gateway_sections: ClassVar[dict[str, Any]] = {}
+    """Top-level config sections the gateway needs for this platform (a webhook needs `health.port`)."""
 
     def __init__(self, fake: Any) -> None:
         self.fake = fake
@@ -118,6 +129,11 @@ class Platform(ABC):
     @abstractmethod
     async def wait_for(self, check: Callable[[], bool], what: str) -> None:
         """Return once `check()` holds, re-checked whenever the fake records a call; `what` names it on a timeout."""
+
+    def serving(self, gateway: Any) -> None:
+        """Told that `gateway` (a started `tests.harness.GatewayUnderTest`) serves the platform, e.g. where its
+        webhook is; most platforms need not know."""
+        return None
 
     async def wait_uploads(self, n: int) -> None:
         """Return once the bot has uploaded `n` files."""

@@ -13,7 +13,10 @@ from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_html import html_visible_text
 from tests.fakes.telegram_server import FakeTelegram
+from tests.fakes.whatsapp_server import FakeWhatsApp
+from tests.mail_servers import MailPlatform
 from tests.support.adapter import AdapterUnderTest, discord_adapter, slack_adapter, telegram_adapter
+from tests.support.apps import Email, WhatsApp
 from tests.support.platform import Platform
 
 
@@ -262,5 +265,12 @@ PLATFORMS: dict[str, tuple[type[Any], type[Platform]]] = {
     "telegram": (FakeTelegram, Telegram),
     "discord": (FakeDiscord, Discord),
     "slack": (FakeSlack, Slack),
+    "whatsapp": (FakeWhatsApp, WhatsApp),
+    "email": (MailPlatform, Email),
 }
 """Each platform's fake server and its face, by channel name."""
+
+
+def platforms_with(ability: str) -> list[str]:
+    """The platforms whose face declares `ability` (a flag of `Platform`, e.g. `has_groups`), for a test about it."""
+    return [name for name, (_, face) in sorted(PLATFORMS.items()) if getattr(face, ability)]

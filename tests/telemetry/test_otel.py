@@ -50,13 +50,15 @@ async def test_a_turn_is_one_trace_with_a_span_per_model_and_tool_call(tmp_path:
     assert {"relaybot.turns", "gen_ai.client.operation.duration", "relaybot.inbox.depth"} <= set(collector.metrics)
 
 
-async def test_message_text_is_exported_only_when_capture_content_is_on(tmp_path: Path, fake_llm: FakeLLM) -> None:
+async def test_message_texts_are_exported_only_when_capture_content_is_on(tmp_path: Path, fake_llm: FakeLLM) -> None:
     collector = await run_turn_with_a_tool(tmp_path, fake_llm, capture=True)
     (tool,) = [span for span in collector.spans if span["name"] == "execute_tool write_file"]
     assert "secret plan" in tool["attributes"]["gen_ai.tool.call.arguments"]
     (turn,) = [span for span in collector.spans if span["name"] == "invoke_agent relaybot"]
     asked = json.loads(turn["attributes"]["gen_ai.input.messages"])
     assert asked == [{"role": "user", "parts": [{"type": "text", "content": "write it down"}]}]
+    answered = json.loads(turn["attributes"]["gen_ai.output.messages"])  # a reply that did not stream, too
+    assert answered == [{"role": "assistant", "parts": [{"type": "text", "content": "done"}]}]
 
 
 def test_telemetry_costs_count_cached_tokens_as_the_ledger_does() -> None:

@@ -1,6 +1,7 @@
 """run_python in the real bubblewrap: files in and out; the limits stop forks, loops, full disks and network."""
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,16 @@ async def test_code_reads_a_named_file_and_what_it_writes_comes_back_as_the_chat
     assert source.read_text() == "minutes\n31\n29\n"  # the code had a copy
     (row,) = chat.ledger.calls()
     assert row.purpose == "python" and row.sender == "telegram:5" and row.latency > 0
+
+
+async def test_output_is_reported_as_the_code_prints_it(tmp_path: Path) -> None:
+    chat = Chat(tmp_path, quick())
+    reported: list[str] = []
+    chat.ctx = replace(chat.ctx, progress=reported.append)
+    result = await chat.run("import time\nprint('first')\ntime.sleep(1)\nprint('second')\n")
+    assert "".join(reported) == "first\nsecond\n"
+    assert "second" not in reported[0]  # the first line came on its own: not held back until the code ended
+    assert "first\nsecond" in result
 
 
 async def test_the_code_sees_nothing_of_the_host_but_the_system(tmp_path: Path) -> None:

@@ -16,7 +16,9 @@ from tests.support.platforms import PLATFORMS
 @pytest_asyncio.fixture(params=sorted(PLATFORMS))
 async def platform(request: pytest.FixtureRequest) -> AsyncIterator[Platform]:
     fake_class, face = PLATFORMS[request.param]
-    async with fake_class() as fake:
+    # A fake built on a real server takes it from a session fixture (`fixtures`): one Dovecot for the run.
+    shared = [request.getfixturevalue(name) for name in getattr(fake_class, "fixtures", ())]
+    async with fake_class(*shared) as fake:
         yield face(fake)
 
 

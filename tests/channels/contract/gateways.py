@@ -1,5 +1,7 @@
 """A gateway with one platform enabled, as the contract suite runs it, and what the model was asked."""
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -8,14 +10,18 @@ from tests.harness import GatewayUnderTest
 from tests.support.platform import Platform
 
 
-def gateway(
+@asynccontextmanager
+async def gateway(
     tmp_path: Path, fake_llm: FakeLLM, platform: Platform, section: dict[str, Any] | None = None, **overrides: Any
-) -> GatewayUnderTest:
+) -> AsyncIterator[GatewayUnderTest]:
     """`relaybot run` with only `platform` enabled and its owner the owner; `section` adds keys to its section,
     `overrides` sets other top-level config sections."""
     channel = {"enabled": True, **platform.section, **(section or {})}
     owners = [f"{platform.name}:{platform.owner}"]
-    return GatewayUnderTest(tmp_path, fake_llm, owners, {platform.name: channel}, **overrides)
+    sections = {**platform.gateway_sections, **overrides}
+    async with GatewayUnderTest(tmp_path, fake_llm, owners, {platform.name: channel}, **sections) as running:
+        platform.serving(running)
+        yield running
 
 
 def user_texts(fake_llm: FakeLLM) -> list[str]:

@@ -33,6 +33,9 @@ async def test_choices_are_buttons_and_a_press_comes_back_as_the_choice(
 
 
 async def test_a_message_is_marked_seen_then_done(adapter: AdapterUnderTest[Channel], platform: Platform) -> None:
+    if not platform.reacts:  # declared: no reactions, and the channel offers none, so the gateway never asks
+        assert not isinstance(adapter.channel, Reacts)
+        return
     assert isinstance(adapter.channel, Reacts)
     platform.dm("please do it", platform.owner)
     message = await adapter.next()

@@ -1,13 +1,17 @@
-"""Who gets an answer, on every platform: the owner in private, strangers only after pairing, groups on a mention."""
+"""Who gets an answer, on every platform: the owner in private, strangers only after pairing, groups on a mention
+(on the platforms that declare groups: on the others every chat is direct)."""
 
 import re
 from pathlib import Path
+
+import pytest
 
 from bot.access.pairing import PairingBook
 from tests.channels.contract.gateways import gateway, user_texts
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.harness import GatewayUnderTest
 from tests.support.platform import Platform
+from tests.support.platforms import platforms_with
 
 
 async def test_owner_dm_is_answered_by_the_model(bot: GatewayUnderTest, fake_llm: FakeLLM, platform: Platform) -> None:
@@ -37,6 +41,7 @@ async def test_unknown_sender_gets_only_a_pairing_code_until_approved(
     assert platform.sent()[3].endswith("now?")
 
 
+@pytest.mark.parametrize("platform", platforms_with("has_groups"), indirect=True)
 async def test_groups_need_a_mention(bot: GatewayUnderTest, fake_llm: FakeLLM, platform: Platform) -> None:
     platform.group("talking among ourselves", platform.owner, False)
     platform.group("what do you think?", platform.owner, True)
@@ -58,6 +63,7 @@ async def test_a_redelivered_message_is_answered_once(
     assert len(fake_llm.requests) == 2
 
 
+@pytest.mark.parametrize("platform", platforms_with("has_groups"), indirect=True)
 async def test_a_server_routed_to_a_persona_gets_its_model_and_system_text(
     tmp_path: Path, fake_llm: FakeLLM, platform: Platform
 ) -> None:

@@ -109,3 +109,25 @@ async def test_rate_limits_spend_no_attempt_so_a_reply_outlasts_a_burst_of_them(
     assert await outbox.flush(1)
     assert channel.sent == ["a1"] and len(channel.attempts) == 11
     assert (await bus.stats()).outbound_failed == 0
+
+
+async def test_a_live_reply_being_finished_holds_no_send_slot() -> None:
+    channel, held = ScriptedChannel({}), asyncio.Event()
+    bus = LocalBus()
+    await bus.start()
+    ready = asyncio.Event()
+    ready.set()
+
+    async def finish_live(message: OutboundMessage) -> bool:
+        if message.chat == A:
+            await held.wait()  # its live reply's last update is still in flight
+        return False
+
+    outbox = ChannelOutbox(channel, bus, EventBus(), ready, 1, RetryPolicy(), finish_live)
+    await submit(outbox, bus, A, "a1")
+    await submit(outbox, bus, B, "b1")
+    assert await outbox.flush(0.2) is False
+    assert channel.sent == ["b1"]
+    held.set()
+    assert await outbox.flush(1)
+    assert channel.sent == ["b1", "a1"]

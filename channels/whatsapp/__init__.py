@@ -1,0 +1,1 @@
+"""WhatsApp: the Business Cloud API's signed webhook in, the Graph API out (plain aiohttp)."""
