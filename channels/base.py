@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, runtime_checkable
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
+from bot.bus.messages import channel_key
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -19,6 +20,19 @@ class Channel(ABC):
     """A platform adapter; it receives a `publish` callable and its own config section, nothing more."""
 
     name: ClassVar[str]
+    account: str | None = None
+    """Which of the platform's bots this instance is (`channels.<platform>.accounts`); None: the default bot."""
+
+    @property
+    def key(self) -> str:
+        """How the gateway names this instance: `telegram`, or `telegram@work` for a named account."""
+        return channel_key(self.name, self.account)
+
+    def own(self, message: InboundMessage) -> InboundMessage:
+        """`message` as this bot's: its chat names this instance's account, so replies go back through it."""
+        if message.chat.account == self.account:
+            return message
+        return replace(message, chat=replace(message.chat, account=self.account))
 
     @abstractmethod
     async def start(self) -> None:

@@ -78,7 +78,7 @@ class ActiveChats:
             logger.warning("%s is unreadable (%s); no catch-up this time", self._path, exc)
             return chats
         for row in sorted(rows, key=lambda row: float(row["seen_at"])):
-            chat = ChatRef(row["channel"], row["chat_id"], row.get("thread_id"))
+            chat = ChatRef(row["channel"], row["chat_id"], row.get("thread_id"), row.get("account"))
             chats[chat.session_key] = ActiveChat(chat, row["last_id"], float(row["seen_at"]))
         return chats
 
@@ -91,6 +91,7 @@ class ActiveChats:
                 "channel": c.chat.channel,
                 "chat_id": c.chat.chat_id,
                 "thread_id": c.chat.thread_id,
+                "account": c.chat.account,
                 "last_id": c.last_id,
                 "seen_at": c.seen_at,
             }

@@ -33,7 +33,13 @@ class RedisActiveChats:
 
     def seen(self, chat: ChatRef, message_id: str) -> None:
         """Record `message_id` as the last one seen in `chat`, now; the hash goes when the channel is quiet a window."""
-        row = {"channel": chat.channel, "chat_id": chat.chat_id, "thread_id": chat.thread_id, "last_id": message_id}
+        row = {
+            "channel": chat.channel,
+            "chat_id": chat.chat_id,
+            "thread_id": chat.thread_id,
+            "account": chat.account,
+            "last_id": message_id,
+        }
         pipe = self._state.client.pipeline()
         pipe.hset(self._key, chat.session_key, json.dumps({**row, "seen_at": self._clock()}))
         pipe.expire(self._key, int(self._window) + 60)
@@ -56,7 +62,7 @@ class RedisActiveChats:
             if float(row["seen_at"]) < since:
                 stale.append(field)
                 continue
-            chat = ChatRef(row["channel"], row["chat_id"], row.get("thread_id"))
+            chat = ChatRef(row["channel"], row["chat_id"], row.get("thread_id"), row.get("account"))
             chats.append(ActiveChat(chat, row["last_id"], float(row["seen_at"])))
         if stale:
             self._state.client.hdel(self._key, *stale)

@@ -16,7 +16,7 @@ MAX_CACHED = 10_000  # groups whose choice is cached; the rest are read from the
 
 def group_key(chat: ChatRef) -> str:
     """The settings key of a chat's group: a topic or thread follows its group's activation."""
-    return ChatRef(chat.channel, chat.chat_id).session_key
+    return chat.whole_chat.session_key
 
 
 def policy_with(configured: GroupPolicy, activation: Activation | None) -> GroupPolicy:

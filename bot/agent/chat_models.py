@@ -64,4 +64,4 @@ def _group_of(session_key: str) -> str | None:
         chat = ChatRef.parse(session_key)
     except ValueError:
         return None
-    return ChatRef(chat.channel, chat.chat_id).session_key if chat.thread_id else None
+    return chat.whole_chat.session_key if chat.thread_id else None

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from pathlib import Path
+from dataclasses import dataclass
 
 from bot.agent.chat_models import ChatModels, chosen_llm
 from bot.agent.commands.account import AccountCommands
-from bot.agent.context import ContextBuilder
 from bot.agent.context_budget import BudgetedProvider, ContextBudget
 from bot.agent.edits import REMEMBERED as EDITS_REMEMBERED
 from bot.agent.loop import AgentLoop
 from bot.agent.loop_parts import LoopParts
 from bot.agent.memory.auto_recall import AutoRecall
 from bot.agent.memory.consolidation import MemoryConsolidator
-from bot.agent.memory.file_writes import MemoryFileGuard
 from bot.agent.memory.recall_search import IndexRecall
 from bot.agent.memory.scope_index import QUICK_SEARCH, MemoryIndexes
 from bot.agent.memory.semantic import semantic_memory
@@ -24,45 +22,38 @@ from bot.agent.personas import Persona, PersonaRouter, personas_from
 from bot.agent.subagents import SubagentManager
 from bot.agent.turn import TurnRunner
 from bot.app import file_tools, voice
+from bot.app.agent_parts import (
+    approval_mode,
+    build_registry,
+    context_builder,
+    image_model,
+    plugins_for,
+    provider_factory,
+    role_tools,
+    skill_library,
+)
 from bot.app.backend import stores_for
 from bot.app.folders import prepare_folders
 from bot.app.live_provider import SwappableProvider
-from bot.app.model_stack import ModelStack, ProviderFactory
+from bot.app.model_stack import ModelStack, ProviderPool
 from bot.app.stores import Stores
-from bot.bus import InboundMessage, LocalBus, MessageBus, OutboundMessage, Trust
+from bot.bus import InboundMessage, LocalBus, MessageBus, OutboundMessage
 from bot.chats.rules import ChatRulesBook
 from bot.config.schema import Config, LLMConfig, ModelChoiceConfig
+from bot.config.schema_agents import DEFAULT_AGENT
 from bot.events import EventBus
-from bot.hooks.handlers import Hooks
 from bot.llm.context_window import ContextWindow
-from bot.llm.images import ImageModel
-from bot.llm.keys import inherited_key
 from bot.llm.transcription import SpeechModel, Transcriber
 from bot.llm.types import Provider, Warmable
-from bot.plugins.approvals import ApprovalMode, ExecApprovals
-from bot.plugins.loader import Plugins, load_plugins
+from bot.plugins.approvals import ExecApprovals
 from bot.retry import RetryPolicy
-from bot.setup.home import bundled
-from bot.skills import SkillLibrary
 from bot.tools.ask import AskUserTool, Questions
-from bot.tools.base import Tool, ToolRegistry
-from bot.tools.chat_files import ChatFiles
-from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+from bot.tools.base import ToolRegistry
 from bot.tools.image import GenerateImageTool
-from bot.tools.launcher import exec_launcher
 from bot.tools.mcp import MCPServers
-from bot.tools.message import MessageTool
-from bot.tools.netguard import any_address, is_public
 from bot.tools.protected import ProtectedPaths
 from bot.tools.recall import RecallTool
-from bot.tools.sandbox import SECRET_NAME, HostShell
-from bot.tools.search.choose import search_tool
-from bot.tools.send_file import SendFileTool
-from bot.tools.shell import ExecTool
-from bot.tools.skills import LoadSkillTool
 from bot.tools.spawn import SpawnTool
-from bot.tools.web import WebFetchTool
-from bot.tools.workspace import WorkspacePaths
 from bot.usage.budgets import BudgetGuard
 from bot.usage.metered_images import MeteredImages
 from bot.usage.metered_speech import MeteredSpeech
@@ -70,100 +61,13 @@ from bot.usage.metered_speech import MeteredSpeech
 logger = logging.getLogger(__name__)
 
 
-def exec_tool(config: Config, rules: ProtectedPaths) -> ExecTool:
-    """exec with its launcher, told every secret it must keep out of its output and the rules it may not change."""
-    launcher = exec_launcher(config)
-    if isinstance(launcher, HostShell) and config.tools.exec.sandbox == "auto":
-        logger.warning("exec is %s", launcher.description)
-    named = [value for name, value in config.tools.exec.env.items() if SECRET_NAME.search(name)]
-    return ExecTool(config.workspace, config.tools.exec.timeout, [*config.secrets(), *named], launcher, rules)
+@dataclass(frozen=True, slots=True)
+class SharedParts:
+    """What every agent of one gateway shares: the bus, the events and the model connections."""
 
-
-def approval_mode(config: Config) -> ApprovalMode:
-    """`tools.exec.approval`, except that every command asks while `auto` finds no sandbox to run it in."""
-    exec_config = config.tools.exec
-    if not exec_config.enabled:
-        return "off"
-    if exec_config.sandbox == "auto" and isinstance(exec_launcher(config), HostShell):
-        return "unsandboxed"
-    return exec_config.approval
-
-
-def build_registry(
-    config: Config, skills: SkillLibrary, hooks: Hooks | None = None, rules: ProtectedPaths | None = None
-) -> ToolRegistry:
-    """The tools this bot offers, each given only its part of the config, with the guest set."""
-    paths = WorkspacePaths(config.workspace, config.tools.restrict_to_workspace)
-    memory = MemoryFileGuard(config.workspace / "memory", config.timezone)
-    tools: list[Tool] = [
-        ReadFileTool(paths),
-        WriteFileTool(paths, memory),
-        EditFileTool(paths, memory),
-        ListDirTool(paths),
-    ]
-    if config.tools.exec.enabled:
-        tools.append(exec_tool(config, rules or ProtectedPaths(config.workspace, config.tools.protected_paths)))
-    tools.append(search_tool(config.tools.web_search))
-    tools.append(WebFetchTool(any_address if config.tools.web_fetch.allow_private else is_public))
-    tools.append(MessageTool())
-    tools.append(SendFileTool(WorkspacePaths(config.workspace, restrict=True)))
-    tools.append(LoadSkillTool(skills))
-    return ToolRegistry(tools, role_tools(config), hooks=hooks)
-
-
-def role_tools(config: Config) -> dict[Trust, list[str]]:
-    """The tool names each role below owner may call (`tools.by_role`)."""
-    by_role = config.tools.by_role
-    return {Trust.GUEST: by_role.guest, Trust.USER: by_role.user, Trust.ADMIN: by_role.admin}
-
-
-def image_model(config: Config) -> ImageModel:
-    """`tools.image`'s model, with the llm section's API base where it sets none, and its key where the base is
-    the llm's (see `bot.llm.keys` for the environment)."""
-    image, llm = config.tools.image, config.llm
-    api_base = image.api_base or llm.api_base
-    own_key = image.api_key.get_secret_value()
-    key = inherited_key(own_key, image.api_base, llm.api_key.get_secret_value(), llm.api_base)
-    return ImageModel(image.model, api_base, key, image.size, image.quality, image.timeout)
-
-
-def plugins_for(config: Config) -> Plugins:
-    """The plugins from the `relaybot.plugins` entry points and the config's `plugins` list."""
-    base = config.source.parent if config.source else Path.cwd()
-    return load_plugins([entry.spec for entry in config.plugins], base)
-
-
-def skill_library(config: Config) -> SkillLibrary:
-    """The bundled skills, then the workspace's own."""
-    return SkillLibrary([bundled("skills"), config.workspace / "skills"])
-
-
-def provider_factory(config: Config, given: Provider | None, retry: RetryPolicy | None) -> ProviderFactory:
-    """Makes each model's provider; `given` (a test's) serves the config's own model."""
-
-    def make(llm: LLMConfig) -> Provider:
-        from bot.llm.provider import ModelProvider
-
-        if given is not None and llm == config.llm:
-            return given
-        return ModelProvider(llm, retry)
-
-    return make
-
-
-def context_builder(config: Config, skills: SkillLibrary, budget: ContextBudget, files: ChatFiles) -> ContextBuilder:
-    """The system prompt and history builder, within the agent's size limits."""
-    agent = config.agent
-    return ContextBuilder(
-        config.workspace,
-        config.timezone,
-        skills=skills,
-        max_tool_result_chars=agent.max_tool_result_chars,
-        memory_chars=budget.memory_chars,
-        max_inbound_chars=agent.max_inbound_chars,
-        inline_attachment_chars=agent.inline_attachment_chars,
-        files=files,
-    )
+    bus: MessageBus
+    events: EventBus
+    providers: ProviderPool
 
 
 class AgentApp:
@@ -176,17 +80,22 @@ class AgentApp:
         bus: MessageBus | None = None,
         retry: RetryPolicy | None = None,
         stores: Stores | None = None,
+        shared: SharedParts | None = None,
+        name: str = DEFAULT_AGENT,
         edits_remembered: int = EDITS_REMEMBERED,
     ) -> None:
         self.config = config
+        self.name = name
         self._edits_remembered = edits_remembered  # messages of recent turns an edit may still reach
         self.stores = stores or stores_for(config)
-        self.bus: MessageBus = bus or LocalBus()
-        self.events = EventBus()
+        self.owns_shared = shared is None  # the default agent starts and stops what the others borrow
+        self.bus: MessageBus = shared.bus if shared else bus or LocalBus()
+        self.events = shared.events if shared else EventBus()
+        self.providers = shared.providers if shared else ProviderPool(provider_factory(config, provider, retry))
         prepare_folders(config)
         self.ledger = self.stores.ledger()
         self.guard = BudgetGuard(config.budgets, self.ledger, config.timezone, notify_owner=self._notify_owner)
-        self.models = ModelStack(provider_factory(config, provider, retry), self.ledger, self.guard)
+        self.models = ModelStack(self.providers, self.ledger, self.guard)
         self.provider = SwappableProvider(self.models.provider(config.llm))
         self.budget = ContextBudget(ContextWindow(config.llm), config.llm.max_tokens)
         self.skills = skill_library(config)
@@ -194,7 +103,7 @@ class AgentApp:
         self.files = file_tools.chat_files(config)
         self.registry = self._registry()
         self.pairing = self.stores.pairing()
-        self.rules = ChatRulesBook(config.channels.chat_sections(), config.agent.queue_mode)
+        self.rules = ChatRulesBook(config.channels.bot_sections(), config.agent.queue_mode)
         self.sessions = self.stores.sessions()
         memory = self.memory_backend = self.stores.memory()
         quick = QUICK_SEARCH if memory.local else 0.0
@@ -325,7 +234,7 @@ class AgentApp:
         if config.llm != previous.llm:
             self.provider.swap(self.models.provider(config.llm))
             self.budgeted.swap(BudgetedProvider(self.provider, self.budget, self.plugins.hooks))
-        self.rules.reconfigure(config.channels.chat_sections(), config.agent.queue_mode)
+        self.rules.reconfigure(config.channels.bot_sections(), config.agent.queue_mode)
         self.chat_models.reconfigure(config.llm.models)
         self.auto_recall.configure(config.memory.auto_recall)
         self.personas.reconfigure(self._persona_router(config))
@@ -349,13 +258,16 @@ class AgentApp:
         self._notices.add(task)
         task.add_done_callback(self._notices.discard)
 
-    async def start(self, warm: bool = True) -> None:
-        """Start the bus, MCP servers and the loop; `warm` also starts loading the model's provider now."""
+    async def start(self, warm: bool = True, consume: bool = True) -> None:
+        """Start the bus (when this agent owns it), MCP servers and the loop; `warm` also starts loading the model's
+        provider now; without `consume` the loop takes messages only from whoever routes them to it."""
         if warm:
             self.warm_up()
-        await self.bus.start()
+        if self.owns_shared:
+            await self.bus.start()
         await self.mcp.start()
-        await self.loop.start()
+        if consume:
+            await self.loop.start()
 
     async def stop(self) -> None:
         await self.subagents.stop()
@@ -366,13 +278,14 @@ class AgentApp:
         await asyncio.gather(*self._notices, return_exceptions=True)
         self.ledger.close()
         self.files.book.close()
-        await self.bus.stop()
         if self._warming is not None:
             self._warming.cancel()
             await asyncio.gather(self._warming, return_exceptions=True)
-        for provider in self.models.made:
-            if isinstance(provider, Warmable):
-                await provider.aclose()
+        if self.owns_shared:
+            await self.bus.stop()
+            for _, provider in self.providers.made:
+                if isinstance(provider, Warmable):
+                    await provider.aclose()
         await self.stores.aclose()
 
     def warm_up(self) -> None:

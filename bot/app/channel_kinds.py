@@ -1,54 +1,59 @@
-"""The chat platforms the core serves; each adapter is imported only when its channel is enabled."""
+"""The chat platforms the core serves, and their bots; each adapter is imported only when its channel is enabled."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
+
+from bot.bus.messages import channel_key
 
 if TYPE_CHECKING:
     from bot.config.schema import Config
+    from bot.config.schema_channels import ChannelSection, DiscordConfig, SlackConfig, TelegramConfig
     from bot.retry import RetryPolicy
     from channels.base import Channel, Publish
 
-ChannelBuilder = Callable[["Publish", "Config", Path, "RetryPolicy | None"], "Channel"]
+ChannelBuilder = Callable[["Publish", "Config", "ChatBot", Path, "RetryPolicy | None"], "Channel"]
+"""builder(publish, config, the bot, media dir, retry): one channel instance for one bot."""
 
 
-def _telegram(publish: Publish, config: Config, media_dir: Path, retry: RetryPolicy | None) -> Channel:
+def _telegram(publish: Publish, config: Config, bot: ChatBot, media: Path, retry: RetryPolicy | None) -> Channel:
     from channels.telegram.channel import TelegramChannel
 
-    return TelegramChannel(publish, config.channels.telegram, media_dir, retry)
+    return TelegramChannel(publish, cast("TelegramConfig", bot.section), media, retry, account=bot.account)
 
 
-def _discord(publish: Publish, config: Config, media_dir: Path, retry: RetryPolicy | None) -> Channel:
+def _discord(publish: Publish, config: Config, bot: ChatBot, media: Path, retry: RetryPolicy | None) -> Channel:
     from channels.discord.channel import DiscordChannel
 
-    return DiscordChannel(publish, config.channels.discord, media_dir, retry)
+    return DiscordChannel(publish, cast("DiscordConfig", bot.section), media, retry, account=bot.account)
 
 
-def _slack(publish: Publish, config: Config, media_dir: Path, retry: RetryPolicy | None) -> Channel:
+def _slack(publish: Publish, config: Config, bot: ChatBot, media: Path, retry: RetryPolicy | None) -> Channel:
     from channels.slack.channel import SlackChannel
 
-    return SlackChannel(publish, config.channels.slack, media_dir, retry)
+    return SlackChannel(publish, cast("SlackConfig", bot.section), media, retry, account=bot.account)
 
 
-def _matrix(publish: Publish, config: Config, media_dir: Path, retry: RetryPolicy | None) -> Channel:
+def _matrix(publish: Publish, config: Config, bot: ChatBot, media: Path, retry: RetryPolicy | None) -> Channel:
     from channels.matrix.channel import MatrixChannel
 
     state_file = config.state_dir / "matrix" / "sync.json"
-    return MatrixChannel(publish, config.channels.matrix, media_dir, state_file, retry)
+    return MatrixChannel(publish, config.channels.matrix, media, state_file, retry)
 
 
-def _whatsapp(publish: Publish, config: Config, media_dir: Path, retry: RetryPolicy | None) -> Channel:
+def _whatsapp(publish: Publish, config: Config, bot: ChatBot, media: Path, retry: RetryPolicy | None) -> Channel:
     from channels.whatsapp.channel import WhatsAppChannel
 
-    return WhatsAppChannel(publish, config.channels.whatsapp, media_dir, retry)
+    return WhatsAppChannel(publish, config.channels.whatsapp, media, retry)
 
 
-def _email(publish: Publish, config: Config, media_dir: Path, retry: RetryPolicy | None) -> Channel:
+def _email(publish: Publish, config: Config, bot: ChatBot, media: Path, retry: RetryPolicy | None) -> Channel:
     from channels.email.channel import EmailChannel
 
-    return EmailChannel(publish, config.channels.email, media_dir, config.state_dir / "email", retry)
+    return EmailChannel(publish, config.channels.email, media, config.state_dir / "email", retry)
 
 
 CHAT_CHANNELS: dict[str, ChannelBuilder] = {
@@ -63,6 +68,29 @@ WEBHOOK_CHANNELS = frozenset({"whatsapp"})
 """The channels whose platform calls the gateway over HTTP rather than being polled or connected to."""
 
 
+@dataclass(frozen=True, slots=True)
+class ChatBot:
+    """One bot of an enabled platform: the default one (account None) or a named account, with its settings."""
+
+    platform: str
+    account: str | None
+    section: ChannelSection
+
+    @property
+    def key(self) -> str:
+        """The channel key the gateway knows it by: `telegram`, `telegram@work`."""
+        return channel_key(self.platform, self.account)
+
+
 def enabled_channels(config: Config) -> list[str]:
     """Names of the chat channels switched on in the config."""
     return [name for name in CHAT_CHANNELS if getattr(config.channels, name).enabled]
+
+
+def chat_bots(config: Config) -> list[ChatBot]:
+    """Every bot of every enabled chat platform, each platform's default bot first."""
+    return [
+        ChatBot(name, account, section)
+        for name in enabled_channels(config)
+        for account, section in getattr(config.channels, name).bots().items()
+    ]

@@ -7,25 +7,23 @@ import contextlib
 import logging
 import time
 from collections.abc import Sequence
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from bot.access.activation import Activations
 from bot.agent.chat_models import ChatModels
-from bot.agent.commands.activation import ActivationCommand
+from bot.app.agent_heartbeats import AgentHeartbeats
+from bot.app.agent_roster import AgentRoster
 from bot.app.agent_rpc import control_handlers
 from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
-from bot.app.channel_kinds import CHAT_CHANNELS, WEBHOOK_CHANNELS, enabled_channels
-from bot.app.command_menu import command_menu, menu_users
+from bot.app.channel_kinds import ChatBot, chat_bots
+from bot.app.chat_channels import access_policies, add_chat_channels, channel_manager, check_webhooks_served
 from bot.app.control import ControlServer
 from bot.app.health import GatewayHealth
-from bot.app.invites import invite_verdict
 from bot.app.reload import ConfigReload, ReloadReport
 from bot.app.retention import RetentionTask
 from bot.app.scheduler_leadership import SchedulerLeadership
 from bot.app.session_ops import session_handlers
-from bot.app.stores import Stores
 from bot.cluster.roles import Role
 from bot.config.paths import control_socket
 from bot.config.schema import Config
@@ -39,15 +37,11 @@ from bot.scheduler.heartbeat import HeartbeatService
 from bot.telemetry.prometheus import PrometheusFigures
 from bot.telemetry.switch import start_telemetry
 from bot.tools.cron import CronTool
-from channels.base import AdmitsInvites, ServesWebhook
-from channels.catchup import CatchesUp
 from channels.gateway.manager import ChannelManager
 
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from bot.access.notices import IgnoreNotices
-    from bot.access.policy import AccessPolicy
     from bot.telemetry.otel import OtelTelemetry
     from channels.api.channel import ApiChannel
     from channels.health_http import HealthServer
@@ -55,86 +49,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 CHANNELS_FIRST = 5.0  # seconds the channels get to connect before the model's and scheduler's imports load
-
-
-def channel_manager(
-    config: Config,
-    agent: AgentApp,
-    names: list[str],
-    stores: Stores,
-    start_retry: RetryPolicy | None,
-    send_retry: RetryPolicy | None,
-    notices: IgnoreNotices,
-    activations: Activations,
-) -> ChannelManager:
-    """The manager, with each chat channel's access policy and the sender rate limit."""
-    access = access_policies(config, agent, names, notices, activations)
-    reactions = {name: getattr(config.channels, name).reactions for name in names if name in CHAT_CHANNELS}
-    return ChannelManager(
-        agent.bus,
-        agent.events,
-        access,
-        start_retry,
-        stores.rate_limit(),
-        send_retry=send_retry,
-        reactions=reactions,
-        commands=command_menu(agent.plugins.hooks),
-        menu_users={name: menu_users(config, name) for name in names},
-    )
-
-
-def access_policies(
-    config: Config, agent: AgentApp, names: list[str], notices: IgnoreNotices, activations: Activations
-) -> dict[str, AccessPolicy]:
-    """Each chat channel's access policy: owners, roles, allow_from, DM and group rules, groups' /activation."""
-    from bot.access.identities import Identities
-    from bot.access.policy import AccessPolicy
-
-    people = Identities(config.identities, agent.pairing.people)
-    return {
-        name: AccessPolicy(
-            name,
-            config.owners,
-            getattr(config.channels, name),
-            agent.pairing,
-            config.roles,
-            notices,
-            agent.rules,
-            activations,
-            people,
-            gate_commands=ActivationCommand(activations),
-        )
-        for name in names
-    }
-
-
-def add_chat_channels(
-    manager: ChannelManager, config: Config, names: list[str], stores: Stores, retry: RetryPolicy | None
-) -> list[web.RouteDef]:
-    """Build each enabled chat channel (those that catch up note their active chats); return their webhook routes."""
-    routes: list[web.RouteDef] = []
-    for name in names:
-        channel = CHAT_CHANNELS[name](manager.publisher(name), config, config.workspace / "inbox", retry)
-        if isinstance(channel, CatchesUp):
-            channel.remember_chats(stores.active_chats(name))
-        if isinstance(channel, AdmitsInvites):
-            channel.gate_invites(invite_verdict(name, partial(manager.access_of, name)))
-        if isinstance(channel, ServesWebhook):
-            routes.extend(channel.webhook_routes())
-        manager.add(channel, getattr(config.channels, name).send_concurrency)
-    return routes
-
-
-def check_webhooks_served(config: Config, names: list[str]) -> None:
-    """A channel its platform calls over HTTP needs the gateway's HTTP server: the API channel or `health.port`."""
-    if config.channels.api.enabled or config.health.port is not None:
-        return
-    for name in names:
-        if name in WEBHOOK_CHANNELS:
-            raise ConfigError(
-                "its webhook is served on the gateway's HTTP server: enable channels.api or set health.port",
-                f"channels.{name}",
-            )
 
 
 def api_channel(
@@ -205,15 +119,25 @@ class Gateway:
         self.config = config
         self.role = role
         self.agent = AgentApp(config, provider, bus, stores=stores)
-        self.names = enabled_channels(config)
-        self.names_of_chat_channels = list(self.names)
+        self.roster = AgentRoster(config, self.agent, on_build=self._agent_built)
+        self.roster.grant_questions(self.agent)
+        self.bots = chat_bots(config)
+        self.names = [bot.key for bot in self.bots]
         self._notices = stores.ignore_notices()
         self._activations = Activations(stores.chat_settings())
         self.manager = channel_manager(
-            config, self.agent, self.names, stores, start_retry, channel_retry, self._notices, self._activations
+            config,
+            self.agent,
+            self.bots,
+            stores,
+            start_retry,
+            channel_retry,
+            self._notices,
+            self._activations,
+            self.roster,
         )
         check_webhooks_served(config, self.names)
-        webhooks = add_chat_channels(self.manager, config, self.names, stores, channel_retry)
+        webhooks = add_chat_channels(self.manager, config, self.bots, stores, channel_retry)
         for channel_class in self.agent.plugins.channels:
             self.names.append(channel_class.name)
             self.manager.add(channel_class(self.manager.publisher(channel_class.name)))
@@ -265,8 +189,15 @@ class Gateway:
             **session_handlers(self.agent.bus.publish_inbound),
         }
         self.control = ControlServer(control_socket(config), handlers)
+        self.agent_heartbeats = AgentHeartbeats(self.roster, self.outcomes)
         self.scheduler = SchedulerLeadership(
-            self.cron, self.heartbeat, self.control, self.leases, stores.job_store_module, self.lost_lease
+            self.cron,
+            self.heartbeat,
+            self.control,
+            self.leases,
+            stores.job_store_module,
+            self.lost_lease,
+            self.agent_heartbeats,
         )
 
     async def start(self) -> None:
@@ -276,7 +207,8 @@ class Gateway:
         if self.role == "gateway":
             await self.agent.bus.start()  # a gateway runs no turns: no agent loop, no MCP servers
         else:
-            await self.agent.start(warm=False)
+            await self.agent.start(warm=False, consume=False)
+            await self.roster.start()
         if self.relay is not None:
             await self.relay.start(listen=self.role != "gateway")
         if self.run_events is not None:
@@ -307,6 +239,11 @@ class Gateway:
             async with asyncio.timeout(CHANNELS_FIRST):
                 await self.manager.tried()
 
+    async def _agent_built(self, app: AgentApp) -> None:
+        """A further agent's cron tool: jobs go on the gateway's one scheduler and run where their chat is bound."""
+        app.registry.register(CronTool(self.cron, app.config.timezone))
+        await self.agent_heartbeats.built(app)
+
     async def _lost_channel(self) -> None:
         """Another gateway holds a channel credential now: stop receiving at once, then stop the process."""
         logger.error("a channel lease was lost; this gateway stops receiving")
@@ -321,7 +258,7 @@ class Gateway:
         await self.scheduler.stop()
         grace = self.config.shutdown_grace
         started = time.monotonic()
-        await self.agent.loop.drain(grace)
+        await self.roster.drain(grace)
         if not await self.manager.flush(max(grace - (time.monotonic() - started), 0.1)):
             logger.warning("stopping with unsent replies; they are sent at the next start")
         await self.manager.stop()
@@ -329,6 +266,7 @@ class Gateway:
             await self.leases.release()
         if self.relay is not None:
             await self.relay.stop()
+        await self.roster.stop()
         if self.run_events is not None:
             await self.run_events.stop()
         await self.agent.stop()
@@ -349,14 +287,23 @@ class Gateway:
         from bot.logs import set_level
 
         previous, self.config = self.config, config
+        bots, pairing_for = self._running_bots(config), self.roster.pairing_for
         self.manager.set_access(
-            access_policies(config, self.agent, self.names_of_chat_channels, self._notices, self._activations)
+            access_policies(config, self.agent, bots, self._notices, self._activations, pairing_for)
         )
         self.agent.reconfigure(config)
+        await self.roster.reconfigure(config, config.shutdown_grace)
+        await self.agent_heartbeats.reconfigure()
         if config.heartbeat != previous.heartbeat:
             await self.heartbeat.reconfigure(config.heartbeat)
         if config.log_level is not None:
             set_level(config.log_level)
+
+    def _running_bots(self, config: Config) -> list[ChatBot]:
+        """The bots this gateway runs, with `config`'s settings; one it no longer lists keeps its old ones until
+        the restart that removes it (adding or removing a bot needs one)."""
+        fresh = {bot.key: bot for bot in chat_bots(config)}
+        return [fresh.get(bot.key, bot) for bot in self.bots]
 
     async def _cron_changed(self, request: dict[str, Any]) -> dict[str, Any]:
         self.cron.wakeup()
@@ -370,7 +317,7 @@ class Gateway:
         job = next((job for job in self.cron.jobs() if job.id == str(request.get("id"))), None)
         if job is None:
             return {"ok": False, "error": "no such job"}
-        if job.payload.chat.channel not in self.names:
+        if job.payload.chat.channel_key not in self.names:
             return {"ok": False, "error": f"its target {job.payload.target} is on a channel that is not enabled"}
         record = await self.cron.run_now(job.id)
         if record is None:

@@ -37,3 +37,20 @@ class ModelStack:
         models = [llm, *(llm.model_copy(update={"model": name}) for name in llm.fallbacks)]
         metered = [self._build(m) for m in models]
         return metered[0] if len(metered) == 1 else FallbackProvider(metered)
+
+
+class ProviderPool:
+    """One unmetered provider per distinct model setting, shared by every agent: one connection pool per model."""
+
+    def __init__(self, make: ProviderFactory) -> None:
+        self._make = make
+        self.made: list[tuple[LLMConfig, Provider]] = []
+
+    def __call__(self, llm: LLMConfig) -> Provider:
+        """The provider for `llm`, made on its first use."""
+        for known, provider in self.made:
+            if known == llm:
+                return provider
+        provider = self._make(llm)
+        self.made.append((llm, provider))
+        return provider

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.config.changes import changed_keys, is_live
+from bot.config.changes import changed_keys, describe, is_live
 from bot.config.schema import Config
 from bot.errors import ConfigError
 
@@ -58,7 +58,7 @@ class ConfigReload:
         live = [key for key in keys if is_live(key)]
         restart = [key for key in keys if not is_live(key)]
         for key in restart:
-            logger.warning("reload: %s changed; it takes effect after a restart", key)
+            logger.warning("reload: %s; it takes effect after a restart", describe(key, new))
         if live:
             await self._apply(new)
         self.current = new

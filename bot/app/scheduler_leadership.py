@@ -6,6 +6,7 @@ import asyncio
 import importlib
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from bot.app.control import ControlServer
 from bot.cancelling import cancel_and_wait
@@ -14,6 +15,13 @@ from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
 
 logger = logging.getLogger(__name__)
+
+
+class Heartbeats(Protocol):
+    """More heartbeats to run while this process schedules (the further agents')."""
+
+    async def start(self) -> None: ...
+    async def stop(self) -> None: ...
 
 
 class SchedulerLeadership:
@@ -27,6 +35,7 @@ class SchedulerLeadership:
         leases: ClusterLeases | None,
         job_store_module: str,
         lost: asyncio.Event,
+        others: Heartbeats | None = None,
     ) -> None:
         self._cron = cron
         self._heartbeat = heartbeat
@@ -34,6 +43,7 @@ class SchedulerLeadership:
         self._leases = leases
         self._job_store_module = job_store_module
         self._lost = lost
+        self._others = others  # the further agents' heartbeats, which run beside the default one's
         self._leading: asyncio.Task[None] | None = None
         self._scheduling = False
 
@@ -50,7 +60,7 @@ class SchedulerLeadership:
         if self._scheduling:
             await self._control.stop()
         await cancel_and_wait(self._leading)  # on Python 3.11 a Redis call can swallow a plain cancel
-        await self._heartbeat.stop()
+        await self._stop_heartbeats()
         await self._cron.stop()
 
     async def _start_scheduler(self, warmed: Callable[[], Awaitable[None]]) -> None:
@@ -61,6 +71,8 @@ class SchedulerLeadership:
         await asyncio.to_thread(importlib.import_module, self._job_store_module)
         await self._cron.start()
         await self._heartbeat.start()
+        if self._others is not None:
+            await self._others.start()
         await self._control.start()
         self._scheduling = True
 
@@ -77,6 +89,11 @@ class SchedulerLeadership:
     async def _lost_scheduler(self) -> None:
         """Another process leads the scheduler now: stop cron and the heartbeat at once, then stop the process."""
         logger.error("the scheduler lease was lost; this process stops scheduling")
-        await self._heartbeat.stop()
+        await self._stop_heartbeats()
         await self._cron.stop()
         self._lost.set()
+
+    async def _stop_heartbeats(self) -> None:
+        await self._heartbeat.stop()
+        if self._others is not None:
+            await self._others.stop()

@@ -14,6 +14,8 @@ from typing import Any, Literal
 Origin = Literal["user", "heartbeat", "cron", "subagent"]
 """Who put an inbound message on the bus: a person on a channel, or one of the bot's own schedulers and workers."""
 _UNSAFE_IN_FOLDER = re.compile(r"[^\w.-]")
+ACCOUNT_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
+"""What a platform account's name may be: it is written into session keys and folder names."""
 
 
 def new_id() -> str:
@@ -53,7 +55,8 @@ class ChatRef:
     """Where a message belongs: a platform, a chat and optionally a thread in it.
 
     `account` names which of the platform's bots the chat talks to (`channels.<platform>.accounts`); None is the
-    platform's one default bot. It is not part of the session key: the agent a chat is bound to keeps sessions apart.
+    platform's one default bot. A named account is part of the session key (`telegram@work:123`), so the same chat
+    id on two bots is two sessions; the default bot's keys stay `telegram:123`.
     """
 
     channel: str
@@ -62,29 +65,47 @@ class ChatRef:
     account: str | None = None
 
     @property
+    def channel_key(self) -> str:
+        """`channel` or `channel@account`: the one channel instance (bot) this chat is served through."""
+        return channel_key(self.channel, self.account)
+
+    @property
     def session_key(self) -> str:
-        """`channel:chat_id` or `channel:chat_id:thread_id`."""
-        base = f"{self.channel}:{self.chat_id}"
+        """`channel[@account]:chat_id[:thread_id]`; `ChatRef.parse` reads it back."""
+        base = f"{self.channel_key}:{self.chat_id}"
         return f"{base}:{self.thread_id}" if self.thread_id else base
 
     @property
+    def whole_chat(self) -> ChatRef:
+        """This chat on the same bot, without its thread."""
+        return ChatRef(self.channel, self.chat_id, None, self.account)
+
+    @property
     def folder(self) -> str:
-        """`channel/chat_id` as a safe relative folder: where this chat's inbox and outbox files live."""
-        return f"{self.channel}/{_UNSAFE_IN_FOLDER.sub('_', self.chat_id)}"
+        """`channel[@account]/chat_id` as a safe relative folder: where this chat's inbox and outbox files live."""
+        return f"{self.channel_key}/{_UNSAFE_IN_FOLDER.sub('_', self.chat_id)}"
 
     @classmethod
     def parse(cls, text: str) -> ChatRef:
-        """Read `channel:chat_id[:thread_id]`; raise ValueError when malformed.
+        """Read `channel[@account]:chat_id[:thread_id]`; raise ValueError when malformed.
 
         A Matrix room id holds its server name (`matrix:!abc:example.org`), and a thread there is `:$root`."""
-        channel, _, rest = text.partition(":")
-        if channel and rest.startswith("!") and ":" in rest:
+        head, _, rest = text.partition(":")
+        channel, at, account = head.partition("@")
+        if not channel or (at and not ACCOUNT_NAME.fullmatch(account)):
+            raise ValueError(f"{text!r} is not a chat; an account is letters, digits, _ and - as in telegram@work:123")
+        if rest.startswith("!") and ":" in rest:
             room, _, root = rest.partition(":$")
-            return cls(channel, room, f"${root}" if root else None)
+            return cls(channel, room, f"${root}" if root else None, account or None)
         parts = text.split(":")
         if len(parts) not in (2, 3) or not all(parts):
-            raise ValueError(f"{text!r} is not a chat; use channel:chat_id such as telegram:123")
-        return cls(*parts)
+            raise ValueError(f"{text!r} is not a chat; use channel:chat_id such as telegram:123 or telegram@work:123")
+        return cls(channel, parts[1], parts[2] if len(parts) == 3 else None, account or None)
+
+
+def channel_key(channel: str, account: str | None) -> str:
+    """How the gateway names one bot of a platform: `telegram` for the default bot, `telegram@work` for another."""
+    return f"{channel}@{account}" if account else channel
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,8 @@ class ChatRules:
 class ChatRulesBook:
     """Resolves the rules of a chat from `channels.<name>` and its `groups.<id>` and `topics.<thread id>` entries.
 
+    Sections are keyed by channel key: a named account's bot (`telegram@work`) has its own, else its platform's.
+
     A group entry matches the chat's id (a Telegram chat, a Discord or Slack channel) or its server's (a Discord
     guild); the chat's own entry is more specific than its server's, and a topic's more than its group's.
     """
@@ -52,8 +54,9 @@ class ChatRulesBook:
 
     def for_chat(self, chat: ChatRef, server_id: str | None = None, is_direct: bool = False) -> ChatRules:
         """The rules of `chat`; a direct chat follows its channel's rules only."""
-        rules = self._defaults.get(chat.channel, self._fallback)
-        section = self._sections.get(chat.channel)
+        name = chat.channel_key if chat.channel_key in self._sections else chat.channel  # else as its platform's
+        rules = self._defaults.get(name, self._fallback)
+        section = self._sections.get(name)
         if section is None or is_direct or not section.groups:
             return rules
         keys = dict.fromkeys((server_id, chat.chat_id))  # a Telegram group is its own server: one layer, not two

@@ -11,6 +11,7 @@ from bot.cli.gateway_client import cron_changed, run_cron_job
 from bot.cli.options import load
 
 if TYPE_CHECKING:
+    from bot.bus import ChatRef
     from bot.config.schema import Config
     from bot.scheduler.cron import CronService
 
@@ -39,9 +40,11 @@ def _cron_call(ctx: typer.Context, action: Callable[[CronService], T]) -> T:
     return asyncio.run(call())
 
 
-def _check_target(config: Config, channel: str) -> None:
-    """Exit 2 in one line unless `channel` is a chat channel that is enabled."""
-    from bot.app.channel_kinds import CHAT_CHANNELS, enabled_channels
+def _check_target(config: Config, target: ChatRef) -> None:
+    """Exit 2 in one line unless `target` is on an enabled chat channel, and on one of its bots."""
+    from bot.app.channel_kinds import CHAT_CHANNELS, chat_bots, enabled_channels
+
+    channel = target.channel
 
     if channel not in CHAT_CHANNELS:
         known = ", ".join(CHAT_CHANNELS)
@@ -49,6 +52,10 @@ def _check_target(config: Config, channel: str) -> None:
     if channel not in enabled_channels(config):
         raise typer.BadParameter(
             f"channel {channel} is not enabled; set channels.{channel}.enabled: true first", param_hint="--to"
+        )
+    if target.channel_key not in {bot.key for bot in chat_bots(config)}:
+        raise typer.BadParameter(
+            f"{channel} has no bot {target.account!r}; name one of channels.{channel}.accounts", param_hint="--to"
         )
 
 
@@ -100,7 +107,7 @@ def cron_add(
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--to") from None
     config = load(ctx.obj)
-    _check_target(config, target.channel)
+    _check_target(config, target)
     schedule = Schedule(schedules[0][0], schedules[0][1], tz or config.timezone)
     is_owner_dm = f"{target.channel}:{target.chat_id}" in config.owner_accounts()
     try:

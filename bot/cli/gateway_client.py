@@ -57,10 +57,10 @@ def cron_changed(config: Config) -> bool:
 def run_cron_job(config: Config, job_id: str) -> dict[str, Any] | None:
     """Fire a job where the scheduler runs and wait for its outcome; None when nothing runs it."""
     from bot.app.backend import stores_for
-    from bot.app.channel_kinds import enabled_channels
+    from bot.app.channel_kinds import chat_bots
     from bot.errors import GatewayUnreachable
 
-    channels = [*enabled_channels(config), *(["api"] if config.channels.api.enabled else [])]
+    channels = [*(bot.key for bot in chat_bots(config)), *(["api"] if config.channels.api.enabled else [])]
     try:
         return stores_for(config).scheduler_line().run_now(job_id, channels, CRON_RUN_TIMEOUT)
     except GatewayUnreachable as exc:

@@ -7,18 +7,19 @@ from typing import TYPE_CHECKING
 import typer
 
 from bot.cli.gateway_client import ask_gateway
-from bot.cli.options import GATEWAY_LOG, Options, load
+from bot.cli.options import GATEWAY_LOG, Options, load, load_agent
 
 if TYPE_CHECKING:
     from bot.config.schema import Config
     from bot.config.schema_tools import MCPServerConfig
+    from bot.usage.ledger import Totals
 
 
 def status(ctx: typer.Context) -> None:
     """Show the config in use, the model, and each channel as the running gateway sees it."""
     config = load(ctx.obj)
     from bot.app.backend import stores_for
-    from bot.app.channel_kinds import CHAT_CHANNELS
+    from bot.app.channel_kinds import CHAT_CHANNELS, chat_bots
     from bot.app.retention import state_sizes
     from bot.setup.gateway_status import describe_channel, describe_uptime
 
@@ -34,9 +35,11 @@ def status(ctx: typer.Context) -> None:
     if reply and reply.get("context"):
         typer.echo(f"warning:   {reply['context']}")
     health = (reply or {}).get("channels") or {}
-    for name in CHAT_CHANNELS:
-        enabled = getattr(config.channels, name).enabled
-        typer.echo(f"{name + ':':<10} {describe_channel(enabled, health.get(name), reply is not None)}")
+    bots = [bot.key for bot in chat_bots(config)]
+    for platform in CHAT_CHANNELS:
+        for name in [key for key in bots if key.partition("@")[0] == platform] or [platform]:
+            line = describe_channel(name in bots, health.get(name), reply is not None)
+            typer.echo(f"{name + ':':<10} {line}")
     for line in stores.delivery:
         typer.echo(line)
     typer.echo(f"exec:      {_exec_status(config)}")
@@ -90,7 +93,7 @@ def logs(
 
 def plugins(ctx: typer.Context) -> None:
     """List the loaded plugins and what each registered."""
-    from bot.app.agent_wiring import plugins_for
+    from bot.app.agent_parts import plugins_for
 
     loaded = plugins_for(load(ctx.obj)).loaded
     if not loaded:
@@ -111,12 +114,13 @@ def plugins(ctx: typer.Context) -> None:
 
 def usage(
     ctx: typer.Context,
-    by: str = typer.Option("sender", "--by", help="Group by sender, chat, model or purpose."),
+    by: str = typer.Option("sender", "--by", help="Group by sender, chat, model, purpose or agent."),
     since: str | None = typer.Option(None, "--since", help="7d, 12h or 2026-11-01 (default: start of this month)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON array, one object per group."),
     chart: bool = typer.Option(False, "--chart", help="Also draw tokens per day as a bar chart."),
+    agent: str | None = typer.Option(None, "--agent", help="One agent's ledger (default: the default agent's)."),
 ) -> None:
-    """Tokens and cost of every model call, from the usage ledger."""
+    """Tokens and cost of every model call, from the usage ledger (each agent keeps its own)."""
     import time
     from datetime import datetime
     from zoneinfo import ZoneInfo
@@ -125,9 +129,9 @@ def usage(
     from bot.usage import report
     from bot.usage.ledger import GROUPS
 
-    config = load(ctx.obj)
-    if by not in GROUPS:
-        raise typer.BadParameter(f"use one of {', '.join(GROUPS)}", param_hint="--by")
+    config = load_agent(ctx.obj, agent)
+    if by not in (*GROUPS, "agent"):
+        raise typer.BadParameter(f"use one of {', '.join(GROUPS)}, agent", param_hint="--by")
     zone = ZoneInfo(config.timezone)
     now = time.time()
     try:
@@ -136,7 +140,7 @@ def usage(
         raise typer.BadParameter(str(exc), param_hint="--since") from None
     ledger = stores_for(config).ledger()
     try:
-        groups = ledger.grouped(by, start)
+        groups = _by_agent(load(ctx.obj), start) if by == "agent" else ledger.grouped(by, start)
         if as_json:
             typer.echo(report.as_json(groups))
             return
@@ -148,3 +152,20 @@ def usage(
             typer.echo(report.as_chart(days))
     finally:
         ledger.close()
+
+
+def _by_agent(config: Config, since: float) -> list[Totals]:
+    """Each agent's sums since `since`, from its own ledger, biggest spender first."""
+    from dataclasses import replace
+
+    from bot.app.backend import stores_for
+    from bot.config.agent_configs import agent_config, agent_names
+
+    found = []
+    for name in agent_names(config):
+        ledger = stores_for(agent_config(config, name)).ledger()
+        try:
+            found.append(replace(ledger.totals(since), key=name))
+        finally:
+            ledger.close()
+    return sorted(found, key=lambda totals: totals.tokens, reverse=True)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from bot.cli import agent, approvals, backup, cron, inspect, manifests, memory, pairing, serve, sessions, setup
+from bot.cli import agent, agents, approvals, backup, cron, inspect, manifests, memory, pairing, serve, sessions, setup
 from bot.cli.options import Options
 
 app = typer.Typer(
@@ -58,6 +58,7 @@ for command in (
     serve.run,
     serve.reload,
     agent.agent,
+    agents.agents,
     sessions.sessions,
     inspect.status,
     setup.doctor,

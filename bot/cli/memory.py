@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 app = typer.Typer(help="Search a chat's memory and rebuild the memory search indexes.", no_args_is_help=True)
 
-CHAT_HELP = "A chat's session key, e.g. telegram:123 (default: the owner's memory)."
+CHAT_HELP = "A chat's session key, e.g. telegram:123 or telegram@work:123 (default: the owner's memory)."
 
 
 def _scope(config: Config, stores: Stores, chat: str | None) -> Path:
@@ -25,6 +25,7 @@ def _scope(config: Config, stores: Stores, chat: str | None) -> Path:
     import re
 
     from bot.agent.memory.members import scope_of_session
+    from bot.bus.messages import ChatRef
 
     memory = config.workspace / "memory"
     if chat is None:
@@ -32,9 +33,12 @@ def _scope(config: Config, stores: Stores, chat: str | None) -> Path:
     found = scope_of_session(stores.memory().members, chat)
     if found is not None:
         return config.workspace / found
-    channel, _, rest = chat.partition(":")
-    folder = memory / "chats" / re.sub(r"[^\w.-]", "_", f"{channel}_{rest.split(':')[0]}")
-    if rest and folder.is_dir():
+    try:
+        ref: ChatRef | None = ChatRef.parse(chat)
+    except ValueError:
+        ref = None
+    folder = memory / "chats" / re.sub(r"[^\w@.-]", "_", f"{ref.channel_key}_{ref.chat_id}") if ref else None
+    if folder is not None and folder.is_dir():
         return folder
     typer.echo(f"No memory lists chat {chat!r} yet: it is listed at its first turn with this version.", err=True)
     raise typer.Exit(1)

@@ -46,3 +46,16 @@ def load(options: Options, mode: LogMode = "stderr") -> Config:
     else:
         setup_logging(level or "warning", config.secrets())
     return config
+
+
+def load_agent(options: Options, name: str | None) -> Config:
+    """The config of agent `name` (the default agent's when None), or exit 2 naming the agents there are."""
+    from bot.config.agent_configs import agent_config, agent_names
+
+    config = load(options)
+    if name is None:
+        return config
+    if name not in agent_names(config):
+        typer.echo(f"no agent {name!r}; agents: {', '.join(agent_names(config))}", err=True)
+        raise typer.Exit(2)
+    return agent_config(config, name)

@@ -6,27 +6,31 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from bot.cli.options import load
+from bot.cli.options import load, load_agent
 
 if TYPE_CHECKING:
     from bot.access.pairing import Pairing
+    from bot.config.schema import Config
 
 app = typer.Typer(help="Approve or revoke senders who asked to pair.", no_args_is_help=True)
 
 
-def _pairing_book(ctx: typer.Context) -> Pairing:
-    """The pairing state the gateways use."""
+AGENT = typer.Option(None, "--agent", help="The agent whose approvals these are (default: the default agent).")
+
+
+def _pairing_book(ctx: typer.Context, agent: str | None = None) -> Pairing:
+    """The pairing state the gateways use, of one agent (each keeps its own unless `pairing: shared`)."""
     from bot.app.backend import stores_for
 
-    return stores_for(load(ctx.obj)).pairing()
+    return stores_for(load_agent(ctx.obj, agent)).pairing()
 
 
 @app.command("list")
-def pairing_list(ctx: typer.Context) -> None:
+def pairing_list(ctx: typer.Context, agent: str | None = AGENT) -> None:
     """Show pending pairing codes and approved senders."""
     import time
 
-    book = _pairing_book(ctx)
+    book = _pairing_book(ctx, agent)
     pending = book.pending()
     if not pending:
         typer.echo("No pending pairing codes.")
@@ -48,10 +52,13 @@ def pairing_approve(
     person: str | None = typer.Option(
         None, "--as", help="Link the account to this person of `identities` (or one linked before)."
     ),
+    agent: str | None = AGENT,
 ) -> None:
-    """Approve the sender who holds CODE (on CHANNEL, or wherever it is pending); takes effect without a restart."""
+    """Approve the sender who holds CODE (on CHANNEL, or wherever it is pending, with whichever agent); takes effect
+    without a restart."""
     config = load(ctx.obj)
-    book = _pairing_book(ctx)
+    held_by = agent if agent is not None else _agent_holding(config, (code or channel_or_code).strip().upper())
+    book = _pairing_book(ctx, held_by)
     if person is not None and person not in config.identities and person not in set(book.people().values()):
         known = ", ".join(sorted({*config.identities, *book.people().values()})) or "none yet"
         typer.echo(f"No person {person!r} (people: {known}); add them under identities: in the config.", err=True)
@@ -67,13 +74,25 @@ def pairing_approve(
         where = f" on {channel}" if channel else ""
         typer.echo(f"No pending code {code.upper()}{where} (codes expire after an hour).", err=True)
         raise typer.Exit(1)
-    typer.echo(f"Approved {channel} user {user_id}" + (f" as {person}." if person else "."))
+    by = f" for agent {held_by}" if held_by is not None else ""
+    typer.echo(f"Approved {channel} user {user_id}{by}" + (f" as {person}." if person else "."))
+
+
+def _agent_holding(config: Config, code: str) -> str | None:
+    """The further agent with `code` pending (codes are random, so one at most); None: the default agent."""
+    from bot.app.backend import stores_for
+    from bot.config.agent_configs import agent_config, agent_names
+
+    for name in agent_names(config)[1:]:
+        if any(entry.code == code for entry in stores_for(agent_config(config, name)).pairing().pending()):
+            return name
+    return None
 
 
 @app.command("revoke")
-def pairing_revoke(ctx: typer.Context, channel: str, user_id: str) -> None:
+def pairing_revoke(ctx: typer.Context, channel: str, user_id: str, agent: str | None = AGENT) -> None:
     """Remove an approved sender."""
-    if not _pairing_book(ctx).revoke(channel, user_id):
+    if not _pairing_book(ctx, agent).revoke(channel, user_id):
         typer.echo(f"{channel} user {user_id} was not approved.", err=True)
         raise typer.Exit(1)
     typer.echo(f"Revoked {channel} user {user_id}.")

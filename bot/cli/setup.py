@@ -103,17 +103,26 @@ def doctor(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", hel
 
 
 def _run_checks(config: Config) -> list[Check]:
-    """Every check after the config loaded, with the tools the agent would offer its owner."""
+    """Every check after the config loaded, with the tools the agent would offer its owner; then each further
+    agent's own."""
     import asyncio
 
-    from bot.setup.doctor import run_checks
+    from bot.config.agent_configs import agent_config, agent_names
+    from bot.setup.doctor import check_agent, run_checks
 
-    return asyncio.run(run_checks(config, gateway_status(config), _owner_tool_schemas(config)))
+    async def every_agent() -> list[Check]:
+        checks = await run_checks(config, gateway_status(config), _owner_tool_schemas(config))
+        for name in agent_names(config)[1:]:
+            own = agent_config(config, name)
+            checks += await check_agent(name, own, _owner_tool_schemas(own))
+        return checks
+
+    return asyncio.run(every_agent())
 
 
 def _owner_tool_schemas(config: Config) -> ToolSchemas:
     """The owner's tool definitions, given the skills, as the agent builds its registry."""
-    from bot.app.agent_wiring import build_registry
+    from bot.app.agent_parts import build_registry
     from bot.bus import Trust
     from bot.skills import SkillLibrary
 

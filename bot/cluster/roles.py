@@ -47,8 +47,9 @@ class ClusterLeases:
 
         Then it reads the outboxes of those channels: another gateway's channels' replies never come here.
         """
+        bots = self._config.channels.bot_sections()
         for name in names:
-            secrets = channel_secrets(getattr(self._config.channels, name))
+            secrets = channel_secrets(bots.get(name) or getattr(self._config.channels, name))
             lease = self._lease("channel", name, credential_key(secrets))
             logger.warning("waiting for the %s receiver lease", name)
             await lease.hold(on_lost)

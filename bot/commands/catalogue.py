@@ -69,6 +69,7 @@ RESUME = BuiltIn(
     "resume", "Resume an archived conversation: /resume N", "make archived conversation N live again", args="N"
 )
 HELP = BuiltIn("help", "What I can do", "this list")
+AGENT = BuiltIn("agent", "Which agent answers here", "which of this gateway's agents answers in this chat, and why")
 APPROVE = BuiltIn(
     "approve",
     "Approve a waiting command: /approve CODE",
@@ -117,6 +118,7 @@ BUILT_INS: tuple[BuiltIn, ...] = (
     SESSIONS,
     RESUME,
     HELP,
+    AGENT,
     APPROVE,
     DENY,
     ACTIVATION,

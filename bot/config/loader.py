@@ -5,11 +5,13 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import typing
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from bot.config.agent_configs import check_agent_configs
 from bot.config.paths import home_dir
 from bot.config.schema import Config
 from bot.errors import ConfigError
@@ -58,11 +60,17 @@ def load_config(path: Path, env: dict[str, str] | None = None) -> Config:
     for key, default in (("workspace", "workspace"), ("state_dir", "state")):
         given = data.get(key)
         data[key] = base / Path(given).expanduser() if given else home_dir() / default
+    for entry in (
+        data.get("agents") or []
+    ):  # an agent's workspace, like the top-level one, is read from the file's folder
+        if isinstance(entry, dict) and entry.get("workspace"):
+            entry["workspace"] = base / Path(str(entry["workspace"])).expanduser()
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
         raise _first_error(exc, data) from None
     config._source = path.resolve()
+    check_agent_configs(config)
     return config
 
 
@@ -70,7 +78,7 @@ def _first_error(exc: ValidationError, data: dict[str, Any]) -> ConfigError:
     """One clear line for the first problem, naming the key path and what is allowed."""
     error = exc.errors()[0]
     loc = [str(part) for part in error["loc"]]
-    key = ".".join(loc)
+    key = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"]).lstrip(".")
     more = exc.error_count() - 1
     suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
     if error["type"] == "extra_forbidden":
@@ -86,8 +94,12 @@ def _first_error(exc: ValidationError, data: dict[str, Any]) -> ConfigError:
 def _model_at(model: type[BaseModel], loc: list[str]) -> type[BaseModel] | None:
     """The section model found by following a key path from `model`."""
     for part in loc:
+        if part.isdigit():
+            continue  # an item of the list the previous key named
         field = model.model_fields.get(part)
         annotation = field.annotation if field else None
+        if typing.get_origin(annotation) is list:
+            annotation = typing.get_args(annotation)[0]
         if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
             return None
         model = annotation

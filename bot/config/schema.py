@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, PrivateAttr, SecretStr, ValidationInfo, f
 
 from bot.bus import Trust
 from bot.config.durations import Duration
+from bot.config.schema_agents import AgentEntry, BindingConfig, check_agents
 from bot.config.schema_apps import ChannelsConfig
 from bot.config.schema_memory import MemoryConfig
 from bot.config.schema_ops import HealthConfig, RetentionConfig, TelemetryConfig
@@ -242,6 +243,8 @@ class Config(Section):
     telemetry: TelemetryConfig = TelemetryConfig()
     retention: RetentionConfig = RetentionConfig()
     voice: VoiceConfig = VoiceConfig()
+    agents: list[AgentEntry] = []
+    bindings: list[BindingConfig] = []
 
     @field_validator("roles")
     @classmethod
@@ -286,6 +289,20 @@ class Config(Section):
             if persona not in self.personas:
                 known = ", ".join(sorted(self.personas)) or "none defined"
                 raise ConfigError(f"unknown persona {persona!r} (personas: {known})", key)
+        return self
+
+    @model_validator(mode="after")
+    def _agents_and_bindings(self) -> Config:
+        check_agents(self.agents, self.bindings, self.workspace)  # each agent's own sections: in the loader
+        sections = self.channels.chat_sections()
+        for index, binding in enumerate(self.bindings):
+            section = sections.get(binding.channel)
+            if binding.account is not None and section is not None and binding.account not in section.bots():
+                named = ", ".join(account.name for account in section.account_entries()) or "none"
+                raise ConfigError(
+                    f"no {binding.channel} account {binding.account!r} (channels.{binding.channel}.accounts: {named})",
+                    f"bindings[{index}].account",
+                )
         return self
 
     plugins: list[PluginConfig] = []

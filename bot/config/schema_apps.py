@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, SecretStr, field_validator
+from pydantic import ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from bot.bus.messages import channel_key
 from bot.config.durations import Duration
 from bot.config.schema_channels import (
     ApiConfig,
@@ -15,8 +16,10 @@ from bot.config.schema_channels import (
     MatrixConfig,
     SlackConfig,
     TelegramConfig,
+    account_problem,
 )
 from bot.config.section import Section
+from bot.errors import ConfigError
 
 
 class WhatsAppTemplate(Section):
@@ -96,17 +99,38 @@ class ChannelsConfig(Section):
             "email": self.email,
         }
 
+    def bot_sections(self) -> dict[str, ChannelSection]:
+        """Every bot's settings by channel key (`telegram`, `telegram@work`): each account over its platform's."""
+        return {
+            channel_key(platform, account): bot
+            for platform, section in self.chat_sections().items()
+            for account, bot in section.bots().items()
+        }
+
+    @model_validator(mode="after")
+    def _accounts_apart(self) -> ChannelsConfig:
+        """Each platform's accounts have their own names and non-empty credentials."""
+        for platform, section in self.chat_sections().items():
+            if problem := account_problem(platform, section.account_entries()):
+                key, message = problem
+                raise ConfigError(message, key)
+        return self
+
     def group_personas(self) -> list[tuple[str, str]]:
-        """Every persona a group or topic rule names, with the key that names it."""
+        """Every persona a group or topic rule names (an account's own groups too), with the key that names it."""
         named: list[tuple[str, str]] = []
         for channel, section in self.chat_sections().items():
-            for group_id, group in section.groups.items():
-                where = f"channels.{channel}.groups.{group_id}"
-                if group.persona:
-                    named.append((f"{where}.persona", group.persona))
-                named.extend(
-                    (f"{where}.topics.{topic_id}.persona", topic.persona)
-                    for topic_id, topic in group.topics.items()
-                    if topic.persona
-                )
+            places = [(f"channels.{channel}", section.groups)]
+            accounts = enumerate(section.account_entries())
+            places += [(f"channels.{channel}.accounts[{i}]", account.groups or {}) for i, account in accounts]
+            for prefix, groups in places:
+                for group_id, group in groups.items():
+                    where = f"{prefix}.groups.{group_id}"
+                    if group.persona:
+                        named.append((f"{where}.persona", group.persona))
+                    named.extend(
+                        (f"{where}.topics.{topic_id}.persona", topic.persona)
+                        for topic_id, topic in group.topics.items()
+                        if topic.persona
+                    )
         return named

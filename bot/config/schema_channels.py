@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import Field, SecretStr, field_validator
 
+from bot.bus.messages import ACCOUNT_NAME
 from bot.config.durations import Duration
 from bot.config.section import Section
 
@@ -78,11 +79,111 @@ class ChannelSection(Section):
     def _keys_as_strings(cls, value: Any) -> Any:
         return {str(k): v for k, v in value.items()} if isinstance(value, dict) else value
 
+    def has_own_bot(self) -> bool:
+        """Whether the section's own credentials are set (the default bot); each platform says which keys."""
+        return True
+
+    def account_entries(self) -> list[AccountOverrides]:
+        """The platform's further bots (`accounts`); a platform without that key has none."""
+        return []
+
+    def bots(self) -> dict[str | None, Self]:
+        """Every bot of this platform by account name, None first for the default one (the section's own
+        credentials, kept whenever set or when no account is listed), each with the account's settings laid over
+        the section's."""
+        found: dict[str | None, Self] = {}
+        if self.has_own_bot() or not self.account_entries():
+            found[None] = self
+        for account in self.account_entries():
+            found[account.name] = self.model_copy(update={**account.overrides(), "accounts": []})
+        return found
+
+
+SHARED_KEYS = frozenset({"name"})
+"""Keys of an account entry that name it rather than override the platform section."""
+
+
+class AccountOverrides(Section):
+    """One more bot: its name, and the platform settings it sets for itself; unset keys keep the section's."""
+
+    name: str = Field(pattern=f"^{ACCOUNT_NAME.pattern}$")
+    allow_from: list[str] | None = None
+    dm_policy: DmPolicy | None = None
+    group_policy: GroupPolicy | None = None
+    groups: dict[str, GroupSection] | None = None
+    queue_mode: QueueMode | None = None
+    send_concurrency: int | None = Field(default=None, gt=0)
+    streaming: Literal["auto", "edit", "off"] | None = None
+    reactions: Literal["off", "ack", "status"] | None = None
+    show_tool_progress: bool | None = None
+    show_reasoning: bool | None = None
+
+    @field_validator("allow_from", mode="before")
+    @classmethod
+    def _ids_as_strings(cls, value: Any) -> Any:
+        return _as_strings(value)
+
+    @field_validator("groups", mode="before")
+    @classmethod
+    def _keys_as_strings(cls, value: Any) -> Any:
+        return {str(k): v for k, v in value.items()} if isinstance(value, dict) else value
+
+    def overrides(self) -> dict[str, Any]:
+        """The settings this account sets, by key, to lay over its platform's section."""
+        set_here = self.model_fields_set - SHARED_KEYS
+        return {key: getattr(self, key) for key in set_here if getattr(self, key) is not None}
+
+
+class TelegramAccount(AccountOverrides):
+    token: SecretStr
+    api_base: str | None = None
+    poll_timeout: Duration | None = Field(default=None, ge=1, le=50)
+
+
+class DiscordAccount(AccountOverrides):
+    """A Discord bot; `api_base` and `gateway_url` stay the section's: discord.py holds them once per process."""
+
+    token: SecretStr
+    command_guilds: list[int] | None = None
+
+
+class SlackAccount(AccountOverrides):
+    bot_token: SecretStr
+    app_token: SecretStr
+    api_base: str | None = None
+    reply_in_thread: bool | None = None
+
+
+CREDENTIAL_KEYS = ("token", "bot_token", "app_token")
+"""The keys that hold a bot's credentials: changing one needs a restart."""
+
+
+def account_problem(platform: str, accounts: list[AccountOverrides]) -> tuple[str, str] | None:
+    """The first problem with a platform's accounts as (key, message): a name used twice or an empty token."""
+    seen: dict[str, int] = {}
+    for index, account in enumerate(accounts):
+        where = f"channels.{platform}.accounts[{index}]"
+        if account.name in seen:
+            return f"{where}.name", f"account {account.name!r} is already accounts[{seen[account.name]}]; names differ"
+        seen[account.name] = index
+        for key in CREDENTIAL_KEYS:
+            value = getattr(account, key, None)
+            if isinstance(value, SecretStr) and not value.get_secret_value().strip():
+                return f"{where}.{key}", f"account {account.name!r} has an empty {key}"
+    return None
+
 
 class TelegramConfig(ChannelSection):
     token: SecretStr = SecretStr("")
     api_base: str = "https://api.telegram.org/bot"
     poll_timeout: Duration = Field(default=10.0, ge=1, le=50)
+    accounts: list[TelegramAccount] = []
+
+    def account_entries(self) -> list[AccountOverrides]:
+        return list(self.accounts)
+
+    def has_own_bot(self) -> bool:
+        return bool(self.token.get_secret_value())
 
 
 class DiscordConfig(ChannelSection):
@@ -90,6 +191,13 @@ class DiscordConfig(ChannelSection):
     api_base: str = "https://discord.com/api/v10"
     gateway_url: str = "wss://gateway.discord.gg"
     command_guilds: list[int] = []
+    accounts: list[DiscordAccount] = []
+
+    def account_entries(self) -> list[AccountOverrides]:
+        return list(self.accounts)
+
+    def has_own_bot(self) -> bool:
+        return bool(self.token.get_secret_value())
 
 
 class SlackConfig(ChannelSection):
@@ -97,6 +205,13 @@ class SlackConfig(ChannelSection):
     app_token: SecretStr = SecretStr("")
     api_base: str = "https://slack.com/api/"
     reply_in_thread: bool = True
+    accounts: list[SlackAccount] = []
+
+    def account_entries(self) -> list[AccountOverrides]:
+        return list(self.accounts)
+
+    def has_own_bot(self) -> bool:
+        return bool(self.bot_token.get_secret_value())
 
 
 class MatrixConfig(ChannelSection):

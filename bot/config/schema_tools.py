@@ -112,6 +112,7 @@ class ToolsConfig(Section):
     web_fetch: WebFetchConfig = WebFetchConfig()
     ask_timeout: Duration = Field(default=600.0, gt=0)
     image: ImageConfig = ImageConfig()
+    ask_agent: list[str] = []  # the other agents this one may ask a question (the ask_agent tool); none by default
 
     @model_validator(mode="before")
     @classmethod

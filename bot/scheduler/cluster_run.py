@@ -28,7 +28,7 @@ async def run_in_cluster(cron: CronService, relay: OutcomeRelay, channels: list[
         job = next((job for job in cron.jobs() if job.id == job_id), None)
         if job is None:
             return {"ok": False, "error": "no such job"}
-        if job.payload.chat.channel not in channels:
+        if job.payload.chat.channel_key not in channels:
             return {"ok": False, "error": f"its target {job.payload.target} is on a channel that is not enabled"}
         record = await cron.run_now(job_id)
         if record is None:

@@ -86,8 +86,10 @@ class HeartbeatService:
         clock: Callable[[], float] = time.time,
         record: HeartbeatRecord | None = None,
         outcomes: EventBus | None = None,
+        name: str | None = None,
     ) -> None:
         self._config = config
+        self._name = name  # a further agent's: its beats' ids and log lines carry it, apart from the default's
         self._file = workspace / "HEARTBEAT.md"
         self._zone = ZoneInfo(timezone)
         self._last_owner_chat = last_owner_chat
@@ -102,6 +104,10 @@ class HeartbeatService:
         self._events = events
         self._refusals = 0
         self._unsubscribe: Callable[[], None] | None = None
+
+    @property
+    def _id_prefix(self) -> str:
+        return f"heartbeat:{self._name}:" if self._name else "heartbeat:"
 
     @property
     def last_run(self) -> float | None:
@@ -149,7 +155,7 @@ class HeartbeatService:
         outcome = Outcome.KEY_PAUSED if self.paused_for_key else await self._beat(due)
         self._count_refusal(outcome)
         self._record.save(self._clock(), outcome.value)
-        logger.info("heartbeat: %s", outcome.value)
+        logger.info("heartbeat%s: %s", f" of agent {self._name}" if self._name else "", outcome.value)
         self._events.emit(HeartbeatTicked(outcome.value))
         return outcome
 
@@ -205,7 +211,7 @@ class HeartbeatService:
             trust=Trust.OWNER,
             kind="system",
             origin="heartbeat",
-            id=f"heartbeat:{int(due)}" if due is not None else f"heartbeat:{new_id()}",
+            id=f"{self._id_prefix}{int(due)}" if due is not None else f"{self._id_prefix}{new_id()}",
         )
         waiter: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         self._waiters[message.id] = waiter

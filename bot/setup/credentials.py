@@ -15,34 +15,38 @@ class Refused(Exception):
     """The platform answered, and said no; the message says what it said."""
 
 
-async def check_channel(name: str, section: ChannelSection, timeout: float) -> list[Check]:
-    """One line per credential of an enabled channel."""
-    if name == "slack":
+async def check_channel(name: str, section: ChannelSection, timeout: float, where: str | None = None) -> list[Check]:
+    """One line per credential of an enabled channel's bot; `name` is its channel key (`telegram@work` for a named
+    account) and `where` the config key its credentials sit under (default `channels.<name>`)."""
+    place = (name, where or f"channels.{name}")
+    platform = name.partition("@")[0]
+    if platform == "slack":
         return [
-            await _probe(name, "bot token", "bot_token", section, timeout, _slack_bot),
-            await _probe(name, "app token", "app_token", section, timeout, _slack_app),
+            await _probe(place, "bot token", "bot_token", section, timeout, _slack_bot),
+            await _probe(place, "app token", "app_token", section, timeout, _slack_app),
         ]
-    if name == "matrix":
+    if platform == "matrix":
         return [await _matrix(section, timeout)]
-    if name == "whatsapp":
+    if platform == "whatsapp":
         return [
-            await _probe(name, "access token", "access_token", section, timeout, _whatsapp),
+            await _probe(place, "access token", "access_token", section, timeout, _whatsapp),
             _whatsapp_secrets(section),
         ]
-    if name == "telegram":
-        token = await _probe(name, "token", "token", section, timeout, _telegram)
-        return [token] if token.status != "ok" else [token, await _telegram_privacy(section, timeout)]
-    return [await _probe(name, "token", "token", section, timeout, _discord)]
+    if platform == "telegram":
+        token = await _probe(place, "token", "token", section, timeout, _telegram)
+        return [token] if token.status != "ok" else [token, await _telegram_privacy(name, section, timeout)]
+    return [await _probe(place, "token", "token", section, timeout, _discord)]
 
 
-async def _probe(name: str, what: str, key: str, section: Any, timeout: float, call: Any) -> Check:
+async def _probe(place: tuple[str, str], what: str, key: str, section: Any, timeout: float, call: Any) -> Check:
     import aiohttp
 
     from bot.setup.check import Check
 
+    name, where = place
     label = f"{name} {what}"
     token = getattr(section, key).get_secret_value()
-    setting = f"channels.{name}.{key}"
+    setting = f"{where}.{key}"
     if not token:
         return Check(label, "fail", f"{setting} is empty", f"set {setting}, or disable the channel")
     host = urlsplit(section.api_base).netloc
@@ -71,7 +75,7 @@ PRIVACY_OFF = (
 )
 
 
-async def _telegram_privacy(section: Any, timeout: float) -> Check:
+async def _telegram_privacy(name: str, section: Any, timeout: float) -> Check:
     """Whether Telegram's privacy mode is on (getMe `can_read_all_group_messages` false): what groups show the bot."""
     import aiohttp
 
@@ -85,11 +89,11 @@ async def _telegram_privacy(section: Any, timeout: float) -> Check:
         ):
             body = await response.json(content_type=None)
     except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
-        return Check("telegram privacy mode", "warn", f"unknown ({type(exc).__name__})")
+        return Check(f"{name} privacy mode", "warn", f"unknown ({type(exc).__name__})")
     if (body.get("result") or {}).get("can_read_all_group_messages"):
-        return Check("telegram privacy mode", "ok", "off: the bot reads every group message (for group context)")
+        return Check(f"{name} privacy mode", "ok", "off: the bot reads every group message (for group context)")
     detail = "on: in groups the bot sees only commands, mentions of it and replies to it"
-    return Check("telegram privacy mode", "ok", detail, PRIVACY_OFF)
+    return Check(f"{name} privacy mode", "ok", detail, PRIVACY_OFF)
 
 
 async def _discord(http: Any, base: str, token: str) -> str:

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bot.bus.messages import channel_key
 from bot.config.schema import Config
 from bot.config.schema_tools import MCPServerConfig
 from bot.setup.check import Check
@@ -166,7 +167,10 @@ async def run_checks(config: Config, gateway: dict[str, Any] | None, tool_schema
     for name in ("telegram", "discord", "slack", "matrix", "whatsapp"):
         section = getattr(config.channels, name)
         if section.enabled:
-            probes.append(check_channel(name, section, HTTP_TIMEOUT))
+            index = {account.name: i for i, account in enumerate(section.account_entries())}
+            for account, bot in section.bots().items():
+                where = f"channels.{name}" + (f".accounts[{index[account]}]" if account else "")
+                probes.append(check_channel(channel_key(name, account), bot, HTTP_TIMEOUT, where))
     if config.channels.email.enabled:
         probes.append(check_email(config.channels.email, HTTP_TIMEOUT))
     probes += [check_mcp(name, server) for name, server in config.mcp_servers.items()]
@@ -174,3 +178,17 @@ async def run_checks(config: Config, gateway: dict[str, Any] | None, tool_schema
         checks.extend(outcome if isinstance(outcome, list) else [outcome])
     checks += [check_sandbox(config), check_python(config), check_gateway(gateway), check_disk(config.state_dir)]
     return checks
+
+
+async def check_agent(name: str, config: Config, tool_schemas: ToolSchemas) -> list[Check]:
+    """A further agent's own checks (its folders, model and context window), each line named after the agent."""
+    from dataclasses import replace
+
+    folders = [
+        check_folder(label, path)
+        if path.exists()
+        else Check(label, "ok", f"{path} (made on the agent's first message)")
+        for label, path in (("workspace", config.workspace), ("state", config.state_dir))
+    ]
+    probes = await asyncio.gather(check_model(config), check_context(config, tool_schemas))
+    return [replace(check, name=f"agent {name}: {check.name}") for check in [*folders, *probes]]

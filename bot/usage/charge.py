@@ -13,6 +13,7 @@ from bot.bus import InboundMessage, Trust
 Purpose = Literal[
     "chat",
     "subagent",
+    "ask_agent",
     "consolidation",
     "heartbeat",
     "cron",

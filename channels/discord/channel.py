@@ -53,8 +53,15 @@ class DiscordChannel(Channel):
     name: ClassVar[str] = "discord"
 
     def __init__(
-        self, publish: Publish, config: DiscordConfig, media_dir: Path, retry: RetryPolicy | None = None
+        self,
+        publish: Publish,
+        config: DiscordConfig,
+        media_dir: Path,
+        retry: RetryPolicy | None = None,
+        account: str | None = None,
     ) -> None:
+        """`account` names this bot among the platform's (None: the default one); its chats carry it."""
+        self.account = account
         self._config = config
         self._retry = retry or RetryPolicy()
         self._streaming = StreamSettings.of(config)
@@ -64,7 +71,8 @@ class DiscordChannel(Channel):
         self._ready = asyncio.Event()
         self._interactions = OpenInteractions()
         self._replies: SentReplies[str] = SentReplies()
-        self._inbound = DiscordInbound(publish, media_dir, self._interactions, self._streaming.mode != "off")
+        stream = self._streaming.mode != "off"
+        self._inbound = DiscordInbound(publish, media_dir, self._interactions, stream, self.own)
 
     def remember_chats(self, chats: RecentChats) -> None:
         """Record DMs in `chats`, and at start read what they were sent while the bot was down."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,8 +24,17 @@ logger = logging.getLogger(__name__)
 class DiscordInbound:
     """discord.py's event handlers: parse, fetch what the gateway left out, acknowledge, publish; never raise."""
 
-    def __init__(self, publish: Publish, media_dir: Path, interactions: OpenInteractions, stream: bool) -> None:
+    def __init__(
+        self,
+        publish: Publish,
+        media_dir: Path,
+        interactions: OpenInteractions,
+        stream: bool,
+        own: Callable[[InboundMessage], InboundMessage] = lambda message: message,
+    ) -> None:
+        """`own` marks a parsed message as this bot's (its account), before anything keys on its chat."""
         self._publish = publish
+        self._own = own
         self._media_dir = media_dir
         self._interactions = interactions
         self._stream = stream
@@ -42,7 +52,7 @@ class DiscordInbound:
         inbound = parse_message(message, self.client.user.id)
         if inbound is None:
             return
-        inbound = replace(inbound, stream=self._stream)
+        inbound = self._own(replace(inbound, stream=self._stream))
         try:
             if message.files:
                 inbound = await attach_media(inbound, message.files, self._media_dir, self._saver(raw))
@@ -60,7 +70,7 @@ class DiscordInbound:
         if inbound is None:
             return
         try:
-            await self._publish(replace(inbound, stream=self._stream))
+            await self._publish(self._own(replace(inbound, stream=self._stream)))
         except Exception:
             logger.exception("[%s] could not handle the edit of %s", inbound.chat.session_key, inbound.edit_of)
 
@@ -70,6 +80,7 @@ class DiscordInbound:
         inbound = parse_interaction(data, self.client.user.id)
         if inbound is None:
             return
+        inbound = self._own(inbound)
         is_command = data.type == APPLICATION_COMMAND
         key = inbound.chat.session_key
         try:

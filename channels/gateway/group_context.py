@@ -6,7 +6,7 @@ import logging
 from collections import deque
 from dataclasses import replace
 
-from bot.bus import ChatRef, GroupLine, InboundMessage
+from bot.bus import GroupLine, InboundMessage
 from bot.commands.catalogue import NEW
 from bot.commands.parse import invocation
 from bot.storage.recent import RecentMap
@@ -68,4 +68,4 @@ def heard_at(message: InboundMessage) -> str:
         chat.thread_id,
         f"{chat.chat_id}:{chat.thread_id}",
     )
-    return ChatRef(chat.channel, chat.chat_id).session_key if root else chat.session_key
+    return chat.whole_chat.session_key if root else chat.session_key

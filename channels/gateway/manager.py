@@ -68,7 +68,7 @@ class ChannelManager:
         outbox = ChannelOutbox(
             channel, self._bus, self._events, ready, send_concurrency, self._send_retry, self._presence.finish_live
         )
-        self._slots[channel.name] = Slot(channel, outbox, ready)
+        self._slots[channel.key] = Slot(channel, outbox, ready)
 
     async def start(self) -> None:
         """Start every channel in the background (retrying failures) and begin routing."""
@@ -134,9 +134,9 @@ class ChannelManager:
     async def _route(self) -> None:
         while True:
             message = await self._bus.consume_outbound()
-            slot = self._slots.get(message.chat.channel)
+            slot = self._slots.get(message.chat.channel_key)
             if slot is None:
-                error = f"no channel {message.chat.channel!r} is running"
+                error = f"no channel {message.chat.channel_key!r} is running"
                 logger.warning("[%s] %s; message dropped", message.chat.session_key, error)
                 await self._bus.mark_failed(message.id, error)
                 self._events.emit(DeliveryFailed(message.chat.session_key, message.id, message.in_reply_to, error))

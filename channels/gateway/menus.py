@@ -18,6 +18,6 @@ async def offer_commands(channel: Channel, commands: Sequence[CommandSpec], priv
     try:
         await channel.set_commands(commands, privileged)
     except Exception as exc:
-        logger.warning("%s: could not set the command menu: %s", channel.name, exc)
+        logger.warning("%s: could not set the command menu: %s", channel.key, exc)
     else:
-        logger.info("%s: command menu set (%d commands)", channel.name, len(commands))
+        logger.info("%s: command menu set (%d commands)", channel.key, len(commands))

@@ -78,13 +78,13 @@ class Presence:
 
     def _on_turn_started(self, event: TurnStarted) -> None:
         self._reactions.turn_started(event)
-        slot = self._slots.get(event.chat.channel)
+        slot = self._slots.get(event.chat.channel_key)
         if slot and isinstance(slot.channel, ShowsTyping):
             self._typing.start(event.session_key, partial(_show_typing, slot, event.chat))
 
     def _on_turn_finished(self, event: TurnFinished) -> None:
         self.replying(event.chat)
-        finished = self._slots.get(event.chat.channel)
+        finished = self._slots.get(event.chat.channel_key)
         self._reactions.turn_finished(finished.channel if finished else None, event)
         live = self._live.pop(event.turn_id, None) if not event.replied else None
         if live is not None:
@@ -93,7 +93,7 @@ class Presence:
     def _on_stream_started(self, event: StreamStarted) -> None:
         """Create the turn's live reply at its first model call; tell it each later call started."""
         live = self._live.get(event.turn_id)
-        slot = self._slots.get(event.chat.channel)
+        slot = self._slots.get(event.chat.channel_key)
         if live is None and slot and slot.ready.is_set() and isinstance(slot.channel, StreamsReplies):
             live = slot.channel.live_reply(event.chat, event.reply_to, event.recipient)
             if live is not None:

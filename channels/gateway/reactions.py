@@ -51,7 +51,7 @@ class Reactions:
 
     def accepted(self, channel: Channel, message: InboundMessage) -> None:
         """A user's message passed the gate: mark it seen under `ack` and `status`."""
-        mode = self._modes.get(channel.name) or default_mode(message)
+        mode = self._modes.get(channel.key) or default_mode(message)
         eligible = message.kind == "user" and message.press is None and message.edit_of is None
         if mode == "off" or not eligible or not message.platform_message_id or not isinstance(channel, Reacts):
             return

@@ -68,7 +68,7 @@ class Supervisor:
                 try:
                     await slot.channel.stop()
                 except Exception:
-                    logger.exception("%s: failed to stop cleanly", slot.channel.name)
+                    logger.exception("%s: failed to stop cleanly", slot.channel.key)
                 slot.ready.clear()
 
     async def restart(self, name: str) -> None:
@@ -96,7 +96,7 @@ class Supervisor:
 
     async def _keep_starting(self, slot: Slot) -> None:
         """Start the channel, retrying with capped backoff; the first failure is one ERROR line, repeats INFO."""
-        name = slot.channel.name
+        name = slot.channel.key
         self._health[name] = ChannelHealth("starting", self._clock())
         failures = 0
         while True:

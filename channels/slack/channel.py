@@ -56,7 +56,10 @@ class SlackChannel(Channel):
         media_dir: Path,
         retry: RetryPolicy | None = None,
         ping_interval: float = 10.0,
+        account: str | None = None,
     ) -> None:
+        """`account` names this bot among the platform's (None: the default one); its chats carry it."""
+        self.account = account
         self._publish = publish
         self._config = config
         self._media_dir = media_dir
@@ -199,7 +202,7 @@ class SlackChannel(Channel):
         message = parse_event(event, self._bot_user_id, self._config.reply_in_thread, self._bot_threads)
         if message is None:
             return
-        message = replace(message, stream=self._streaming.mode != "off")
+        message = self.own(replace(message, stream=self._streaming.mode != "off"))
         if message.edit_of is None and message.is_direct and self._status is not None:
             self._status.asked(message.chat, event["ts"])
         try:
@@ -235,14 +238,14 @@ class SlackChannel(Channel):
         message = parse_press(body)
         if message is not None:
             # BusClosed propagates: no ack, and Slack tells the user the press failed.
-            await self._publish(await self._named(message))
+            await self._publish(await self._named(self.own(message)))
         await ack()
 
     async def _on_command(self, ack: Ack, body: dict[str, Any]) -> None:
         """Bolt listener for a slash command: published as `/name args`, then acked with nothing to show."""
         message = parse_slash_command(body)
         if message is not None:
-            await self._publish(await self._named(replace(message, stream=self._streaming.mode != "off")))
+            await self._publish(await self._named(self.own(replace(message, stream=self._streaming.mode != "off"))))
         await ack()
 
     async def _catch_up(self, active: ActiveChat) -> None:
@@ -296,7 +299,7 @@ class SlackChannel(Channel):
 
     async def _save_image(self, channel: str, media: MediaRef) -> Attachment | None:
         """A quoted message's image, saved in the chat's inbox; None when it cannot be downloaded."""
-        target = self._media_dir / ChatRef("slack", channel).folder / media.filename
+        target = self._media_dir / ChatRef("slack", channel, account=self.account).folder / media.filename
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
             await self._fetch(media, target)

@@ -57,7 +57,10 @@ class TelegramChannel(Channel):
         media_dir: Path,
         retry: RetryPolicy | None = None,
         album_sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        account: str | None = None,
     ) -> None:
+        """`account` names this bot among the platform's (None: the default one); its chats carry it."""
+        self.account = account
         self._publish = publish
         self._config = config
         self._media_dir = media_dir
@@ -222,7 +225,7 @@ class TelegramChannel(Channel):
         message = parse_update(raw, self._bot_id, self._bot_username, self._group_menu)
         if message is None:
             return
-        message = replace(message, stream=self._streaming.mode != "off")
+        message = self.own(replace(message, stream=self._streaming.mode != "off"))
         try:
             body = message_of(raw) or {}
             quote_image = replied_image(body)

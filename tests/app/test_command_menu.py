@@ -34,6 +34,7 @@ def test_the_menu_lists_built_in_commands_then_plugin_commands() -> None:
         "sessions",
         "resume",
         "help",
+        "agent",
         "approve",
         "deny",
         "activation",

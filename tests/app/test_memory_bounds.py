@@ -22,7 +22,8 @@ from bot.access.activation import Activations
 from bot.access.flood import SenderRateLimit
 from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
-from bot.app.gateway import access_policies
+from bot.app.channel_kinds import ChatBot
+from bot.app.chat_channels import access_policies
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
 from bot.config.schema import Config
 from bot.llm.types import LLMResponse, Usage
@@ -125,7 +126,8 @@ async def test_the_gateway_path_keeps_nothing_per_chat_once_its_bounded_memories
     config = gateway_config(tmp_path)
     stores = stores_for(config)
     app = AgentApp(config, InstantModel(), stores.bus(), stores=stores, edits_remembered=BOUND)
-    access = access_policies(config, app, ["telegram"], stores.ignore_notices(), Activations(stores.chat_settings()))
+    bots = [ChatBot("telegram", None, config.channels.telegram)]
+    access = access_policies(config, app, bots, stores.ignore_notices(), Activations(stores.chat_settings()))
     rate_limit = SenderRateLimit(config.access.rate_limit, clock=SecondClock())
     manager = ChannelManager(app.bus, app.events, access, rate_limit=rate_limit, remembered=BOUND)
     channel = RememberingChannel()

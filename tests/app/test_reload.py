@@ -49,3 +49,29 @@ async def test_invalid_file_keeps_the_running_config_with_one_error(
     assert report.error is not None and report.error.startswith("agent.max_iterations:")
     assert reloader.current is running and applied == []
     assert [r.levelname for r in caplog.records] == ["ERROR"]
+
+
+async def test_a_bot_added_removed_or_given_a_new_token_is_one_line_each_and_waits_for_a_restart(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    def telegram(*accounts: str) -> str:
+        return "channels:\n  telegram:\n    token: '1:A'\n    accounts:\n" + "".join(f"      - {a}\n" for a in accounts)
+
+    path = write(tmp_path / "config.yaml", telegram("{name: work, token: '2:B'}", "{name: old, token: '3:C'}"))
+    applied: list[Config] = []
+
+    async def apply(config: Config) -> None:
+        applied.append(config)
+
+    reloader = ConfigReload(load_config(path), apply)
+    write(path, telegram("{name: work, token: '2:X', dm_policy: open}", "{name: home, token: '4:D'}"))
+    with caplog.at_level(logging.INFO, "bot.app.reload"):
+        report = await reloader.reload()
+    assert report.applied == ["channels.telegram.accounts.work.dm_policy"]
+    assert applied[0].channels.telegram.bots()["work"].dm_policy == "open"
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == [
+        "reload: channels.telegram.accounts.work.token changed; it takes effect after a restart",
+        "reload: bot telegram@old removed; it takes effect after a restart",
+        "reload: bot telegram@home added; it takes effect after a restart",
+    ]
+    assert "2:X" not in caplog.text

@@ -32,7 +32,7 @@ def test_the_terminal_offers_neither_activation_nor_pair_but_offers_exit() -> No
 
 def test_a_user_in_a_group_is_offered_no_admin_command() -> None:
     names = {command.name for command in usable_here("group", Trust.USER)}
-    assert names == {"new", "stop", "status", "model", "usage", "sessions", "resume", "help"}
+    assert names == {"new", "stop", "status", "model", "usage", "sessions", "resume", "help", "agent"}
     assert {"activation", "pair", "approve"} <= {command.name for command in usable_here("group", Trust.ADMIN)}
 
 

@@ -184,7 +184,7 @@ def test_chat_models_need_their_own_aliases_and_their_keys_stay_secret(tmp_path:
     twice = "llm:\n  models:\n    - {name: openai/a, alias: fast}\n    - {name: openai/b, alias: fast}\n"
     assert error_for(tmp_path, twice).startswith("llm.models:")
     assert error_for(tmp_path, "llm:\n  models:\n    - {name: openai/a, alias: default}\n").startswith("llm.models:")
-    assert error_for(tmp_path, "llm:\n  models:\n    - {name: openai/a}\n").startswith("llm.models.0.alias:")
+    assert error_for(tmp_path, "llm:\n  models:\n    - {name: openai/a}\n").startswith("llm.models[0].alias:")
     keyed = "llm:\n  models:\n    - {name: openai/a, alias: fast, api_key: sk-model-key}\n"
     assert "sk-model-key" in load_config(write(tmp_path, keyed), env={}).secrets()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bot.app.agent_wiring import plugins_for
+from bot.app.agent_parts import plugins_for
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.bus.journal import Journal
 from bot.cli.main import app

@@ -219,3 +219,25 @@ def test_run_python_without_bubblewrap_is_a_warning_that_it_is_not_offered(tmp_p
     )
     assert missing.status == "warn" and "run_python is not offered" in missing.detail
     assert check_python(config, lambda: None).status == "ok"
+
+
+async def test_each_agent_has_its_own_checks_and_only_the_one_whose_model_is_down_fails(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    async with FakeLLM() as down:
+        dead_base = down.base_url
+    write(
+        tmp_path,
+        f"llm:\n  model: openai/fake-model\n  api_base: {fake_llm.base_url}\n"
+        "agents:\n"
+        f"  - name: work\n    llm: {{model: openai/work-model, api_base: '{dead_base}'}}\n"
+        f"  - name: home\n    llm: {{model: openai/fake-model, api_base: '{fake_llm.base_url}'}}\n",
+    )
+    code, output = await doctor(tmp_path)
+    assert code == 1, output
+    assert line(output, "model").startswith("✓")
+    assert line(output, "agent work: model").startswith("✗"), output
+    assert line(output, "agent home: model").startswith("✓"), output
+    assert line(output, "agent home: workspace").startswith("✓") and "first message" in line(
+        output, "agent home: workspace"
+    )

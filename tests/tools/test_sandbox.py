@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.agent_wiring import build_registry
+from bot.app.agent_parts import build_registry
 from bot.config.loader import load_config
 from bot.config.schema import Config
 from bot.errors import ConfigError

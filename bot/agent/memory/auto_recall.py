@@ -55,7 +55,7 @@ class AutoRecall:
         """The passages of the scope for `text`, leaving out the session's messages from `shown_from` on and the
         last `window` of the chat's other sessions (its threads, or its channel): the conversation going on."""
         key = chat.session_key
-        shown = Shown(key, shown_from, f"{chat.channel}:{chat.chat_id}", window)
+        shown = Shown(key, shown_from, chat.whole_chat.session_key, window)
         hits = await self._indexes.search(scope, text, PASSAGES, shown=shown, join=key)
         block = recalled_block(hits, self._zone, self._config.max_tokens * CHARS_PER_TOKEN)
         if block:

@@ -65,7 +65,7 @@ def scope_for(workspace: Path, message: InboundMessage) -> MemoryScope:
         return MemoryScope(workspace / "memory", is_main=True)
     if message.is_direct and message.person:
         return MemoryScope(workspace / "memory" / "people" / re.sub(r"[^\w.-]", "_", message.person), is_main=False)
-    folder = re.sub(r"[^\w.-]", "_", f"{chat.channel}_{chat.chat_id}")
+    folder = re.sub(r"[^\w@.-]", "_", f"{chat.channel_key}_{chat.chat_id}")
     return MemoryScope(workspace / "memory" / "chats" / folder, is_main=False)
 
 

@@ -1,11 +1,12 @@
 """The outbound side of the redis bus: one stream per channel, read only by the gateway that runs that channel.
 
-Replies go to `outbox:<channel>`; a gateway reads the outboxes of the channels it holds the receiver lease
-for (`deliver_for`), in the `gateways` group, so gateways with different channels never take each other's
-replies, and a standby that takes a channel over claims what its predecessor left unsent. The set
-`outboxes` names every channel that ever had a reply: the backlog in `relaybot status` lists them, and a
-bus never told which channels it delivers (one process serving everything, as in tests) reads them all.
-A reply is journaled (by id, so twice is once) in the same script that completes the inbox entries it answers.
+Replies go to `outbox:<channel key>` (`outbox:telegram`, or `outbox:telegram@work` for a named bot); a gateway
+reads the outboxes of the channels it holds the receiver lease for (`deliver_for`), in the `gateways` group,
+so gateways with different channels never take each other's replies, and a standby that takes a channel over
+claims what its predecessor left unsent. The set `outboxes` names every channel that ever had a reply: the
+backlog in `relaybot status` lists them, and a bus never told which channels it delivers (one process serving
+everything, as in tests) reads them all. A reply is journaled (by id, so twice is once) in the same script that
+completes the inbox entries it answers.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ class ChannelOutboxes:
     async def publish(self, message: OutboundMessage, completion: Completion) -> bool:
         """Journal a reply once (False for a known id) and complete `completion`'s entries, in one script."""
         assert self._publish is not None, "the redis bus is not started"
-        channel = message.chat.channel
+        channel = message.chat.channel_key
         keys = [self._scope.key("out", message.id), self.stream(channel), completion.inbox, self.index]
         args: list[EncodableT] = [message.id, outbound_to_json(message), int(RETENTION), completion.group, channel]
         args += [completion.holder, len(completion.entries), *completion.entries]

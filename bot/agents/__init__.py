@@ -1,0 +1,1 @@
+"""Several agents in one gateway: which agent answers a chat."""

@@ -1,0 +1,57 @@
+"""Which agent answers a message: the most specific binding that matches its chat, else the default agent."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.bus import ChatRef
+from bot.config.schema_agents import DEFAULT_AGENT, BindingConfig
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """The agent a chat goes to, and the binding that sent it there (None: no binding matched; the default)."""
+
+    agent: str
+    binding: int | None = None
+    match: str | None = None
+
+    def describe(self) -> str:
+        """One line for `/agent` and `relaybot agents`."""
+        if self.binding is None:
+            return f"{self.agent} (no binding matches this chat; the default agent answers)"
+        return f"{self.agent} (bindings[{self.binding}]: {self.match})"
+
+
+class Bindings:
+    """The `bindings:` list as a router; `route` is a pure function of the chat and its server."""
+
+    def __init__(self, bindings: list[BindingConfig]) -> None:
+        indexed = sorted(enumerate(bindings), key=lambda pair: pair[1].rank, reverse=True)
+        self._ordered = indexed
+        self._by_channel: dict[str, list[tuple[int, BindingConfig]]] = {}
+        for index, binding in indexed:
+            self._by_channel.setdefault(binding.channel, []).append((index, binding))
+
+    def route(self, chat: ChatRef, server_id: str | None = None) -> Route:
+        """The most specific binding matching the chat (thread › chat › server › account › channel)."""
+        for index, binding in self._by_channel.get(chat.channel, ()):
+            if matches(binding, chat, server_id):
+                return Route(binding.agent, index, binding.describe())
+        return Route(DEFAULT_AGENT)
+
+    def agents_bound(self) -> list[tuple[int, BindingConfig]]:
+        """Every binding with its index in the config, most specific first."""
+        return list(self._ordered)
+
+
+def matches(binding: BindingConfig, chat: ChatRef, server_id: str | None) -> bool:
+    """Whether every field the binding sets equals the chat's."""
+    wanted = (
+        (binding.channel, chat.channel),
+        (binding.account, chat.account),
+        (binding.server, server_id),
+        (binding.chat, chat.chat_id),
+        (binding.thread, chat.thread_id),
+    )
+    return all(want is None or want == have for want, have in wanted)
