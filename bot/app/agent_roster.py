@@ -14,6 +14,7 @@ from functools import partial
 from bot.access.pairing import Pairing
 from bot.agent.commands.which_agent import asks_which_agent, which_agent_answer
 from bot.agents.bindings import Bindings, Route
+from bot.agents.inbox import deliver_files, has_files, staging_folder
 from bot.app.agent_questions import ask_agent
 from bot.app.agent_wiring import AgentApp, SharedParts
 from bot.app.backend import stores_for
@@ -41,6 +42,7 @@ class AgentRoster:
         self.default = default
         self._on_build = on_build  # the gateway's part of a new agent: the cron tool, its heartbeat
         self._bindings = Bindings(config.bindings)
+        self.staging = staging_folder(config.state_dir)  # where the channels save what chats send
         self._apps: dict[str, AgentApp] = {DEFAULT_AGENT: default}
         self._pairings: dict[str, Pairing] = {}
         self._building = asyncio.Lock()
@@ -124,8 +126,11 @@ class AgentRoster:
 
     async def accept(self, message: InboundMessage) -> None:
         """Answer /agent here; hand anything else to its agent's loop, the agent built first when it is not yet (in
-        a task of its own, so other chats go on meanwhile; an agent that cannot start: an apology)."""
+        a task of its own, so other chats go on meanwhile; an agent that cannot start: an apology). Its files move
+        first from the staging folder into that agent's workspace inbox."""
         route = self.route(message)
+        if has_files(message):
+            message = await self._deliver_files(message, route.agent)
         if asks_which_agent(message):
             await self._reply(message, which_agent_answer(route, len(agent_names(self.config))), "reply")
             return
@@ -139,6 +144,18 @@ class AgentRoster:
             task = asyncio.create_task(self._build_then_accept(route.agent), name=f"agent-build:{route.agent}")
             self._builds.add(task)
             task.add_done_callback(self._builds.discard)
+
+    async def _deliver_files(self, message: InboundMessage, name: str) -> InboundMessage:
+        """The message with its staged files in agent `name`'s workspace inbox; as it came when they cannot move."""
+        app = self._apps.get(name)
+        workspace = app.config.workspace if app is not None else agent_config(self.config, name).workspace
+        try:
+            return await asyncio.to_thread(deliver_files, message, self.staging, workspace / "inbox")
+        except OSError as exc:
+            logger.warning(
+                "[%s] files left in %s, not moved to agent %s: %s", message.chat.session_key, self.staging, name, exc
+            )
+            return message
 
     async def _build_then_accept(self, name: str) -> None:
         """Build agent `name`, then hand it the messages that waited for it, in their order."""

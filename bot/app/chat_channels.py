@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.access.activation import Activations
@@ -90,13 +91,20 @@ def access_policies(
 
 
 def add_chat_channels(
-    manager: ChannelManager, config: Config, bots: list[ChatBot], stores: Stores, retry: RetryPolicy | None
+    manager: ChannelManager,
+    config: Config,
+    bots: list[ChatBot],
+    stores: Stores,
+    retry: RetryPolicy | None,
+    staging: Path,
 ) -> list[web.RouteDef]:
-    """Build one channel per chat bot (those that catch up note their active chats); return their webhook routes."""
+    """Build one channel per chat bot (those that catch up note their active chats); return their webhook routes.
+
+    Channels save what chats send in `staging`, from where the roster moves it to the answering agent's inbox."""
     routes: list[web.RouteDef] = []
     for bot in bots:
         build = CHAT_CHANNELS[bot.platform]
-        channel = build(manager.publisher(bot.key), config, bot, config.workspace / "inbox", retry)
+        channel = build(manager.publisher(bot.key), config, bot, staging, retry)
         if isinstance(channel, CatchesUp):
             channel.remember_chats(stores.active_chats(bot.key))
         if isinstance(channel, AdmitsInvites):

@@ -137,7 +137,7 @@ class Gateway:
             self.roster,
         )
         check_webhooks_served(config, self.names)
-        webhooks = add_chat_channels(self.manager, config, self.bots, stores, channel_retry)
+        webhooks = add_chat_channels(self.manager, config, self.bots, stores, channel_retry, self.roster.staging)
         for channel_class in self.agent.plugins.channels:
             self.names.append(channel_class.name)
             self.manager.add(channel_class(self.manager.publisher(channel_class.name)))

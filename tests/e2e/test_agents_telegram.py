@@ -4,6 +4,8 @@ asking another, and an agent whose model is down failing only its own chats."""
 from __future__ import annotations
 
 import logging
+import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +17,15 @@ from bot.config.loader import load_config
 from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
 from bot.usage.ledger import UsageLedger
-from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
+from tests.fakes.openai_server import FakeLLM, Reply, Text, ToolCalls
 from tests.fakes.telegram_server import FakeTelegram
+from tests.files.samples import docx_file
 
 OWNER = 42
 GROUP = -1001
 WORK = {"name": "work", "llm": {"model": "openai/work-model"}}
+HOME = {"name": "home", "llm": {"model": "openai/home-model"}}
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
 
 class FileGateway:
@@ -168,3 +173,58 @@ async def test_a_further_agent_beats_with_its_own_heartbeat_file_in_its_owners_c
         assert telegram.sent[-1]["text"] == "Two invoices are overdue."
         beat = fake_llm.requests[-1]
         assert beat["model"] == "work-model" and "check the invoices" in str(beat["messages"][-1]["content"])
+
+
+def read_attached(body: dict) -> Reply:
+    """A model that reads the file its user attached with read_document, then repeats what it read."""
+    last = body["messages"][-1]
+    if last["role"] == "tool":
+        return Text("I read: " + last["content"])
+    file_id = re.search(r"\bf_[0-9a-f]{8}\b", str(last["content"])).group(0)  # type: ignore[union-attr]
+    return ToolCalls((("read_document", {"file_id": file_id}),))
+
+
+async def test_a_document_sent_to_one_agent_lands_in_its_workspace_and_another_agent_cannot_reach_it(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    plan = docx_file(tmp_path / "plan.docx", "Garden plan", ["Plant tomatoes in May."])
+    bindings = [
+        {"agent": "work", "channel": "telegram", "chat": str(OWNER)},
+        {"agent": "home", "channel": "telegram", "chat": str(GROUP)},
+    ]
+    async with FileGateway(tmp_path, fake_llm, telegram, agents=[WORK, HOME], bindings=bindings):
+        fake_llm.default = read_attached
+        telegram.document(
+            plan.read_bytes(), file_name="plan.docx", mime_type=DOCX, caption="what?", chat_id=OWNER, user_id=OWNER
+        )
+        (answer,) = await telegram.wait_for_sent(1)
+        assert "Plant tomatoes in May." in answer["text"] and fake_llm.requests[-1]["model"] == "work-model"
+        work = tmp_path / "agents" / "work"
+        (saved,) = (work / "inbox").rglob("*.docx")
+        assert (
+            saved.parent == work / "inbox" / "telegram" / str(OWNER)
+            and stat.S_IMODE(saved.parent.stat().st_mode) == 0o700
+        )
+        staging = tmp_path / "state" / "incoming"
+        assert stat.S_IMODE(staging.stat().st_mode) == 0o700 and not [p for p in staging.rglob("*") if p.is_file()]
+        assert not (tmp_path / "workspace" / "inbox").exists()
+
+        inside = str(saved.relative_to(work))
+        fake_llm.script(
+            ToolCalls(
+                (
+                    ("list_files", {}),
+                    ("read_file", {"path": inside}),
+                    ("read_file", {"path": f"../work/{inside}"}),
+                    ("list_dir", {"path": "."}),
+                )
+            ),
+            Text("Nothing of work's here."),
+        )
+        telegram.text("@relay_bot read the plan", chat_id=GROUP, user_id=OWNER, chat_type="supergroup")
+        await telegram.wait_for_sent(2)
+    home_turn = fake_llm.requests[-1]
+    assert home_turn["model"] == "home-model"
+    listed, beside, escaped, folder = [m["content"] for m in home_turn["messages"] if m["role"] == "tool"]
+    assert "no files yet" in listed and "does not exist" in beside and "outside the workspace" in escaped
+    assert "inbox" not in folder and "Plant tomatoes" not in str(home_turn["messages"])
