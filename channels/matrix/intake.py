@@ -13,6 +13,7 @@ from bot.bus import InboundMessage
 from bot.errors import BusClosed, ChannelError
 from channels.base import Publish
 from channels.matrix.calls import call_matrix
+from channels.matrix.crypto import ENABLE_HINT, e2e_installed
 from channels.matrix.invites import InviteGate
 from channels.matrix.parse import Me, media_of, parse_event, quote_of
 from channels.media import MediaRef, attach_media
@@ -47,6 +48,7 @@ class SyncIntake:
         choices: NumberedChoices,
         stream: bool,
         is_direct: Callable[[str], bool],
+        decrypting: bool = False,
     ) -> None:
         self._client = client
         self._publish = publish
@@ -56,6 +58,7 @@ class SyncIntake:
         self._choices = choices
         self._stream = stream
         self._is_direct = is_direct
+        self._decrypting = decrypting
         self._encrypted_rooms: set[str] = set()  # rooms whose unreadable encrypted messages were logged
 
     async def invites(self, answer: Any) -> None:
@@ -70,10 +73,8 @@ class SyncIntake:
                 await self._take_event(room_id, event)
 
     async def _take_event(self, room_id: str, event: dict[str, Any]) -> None:
-        if event.get("type") == "m.room.encrypted":
-            if room_id not in self._encrypted_rooms:
-                self._encrypted_rooms.add(room_id)
-                logger.info("[matrix:%s] skipping encrypted messages: the channel reads unencrypted rooms", room_id)
+        if event.get("type") == "m.room.encrypted":  # nio replaced every event it could decrypt
+            self._undecrypted(room_id, str(event.get("event_id")))
             return
         try:
             message = parse_event(room_id, event, self._me, self._is_direct(room_id))
@@ -89,6 +90,17 @@ class SyncIntake:
             raise
         except Exception:
             logger.exception("[%s] could not handle event %s", message.chat.session_key, event.get("event_id"))
+
+    def _undecrypted(self, room_id: str, event_id: str) -> None:
+        """Log an encrypted event left unread: each one when decrypting (its room key never came), else once a room."""
+        if self._decrypting:
+            logger.info("[matrix:%s] event %s not decrypted: the sender never shared its room key", room_id, event_id)
+        elif room_id not in self._encrypted_rooms:
+            self._encrypted_rooms.add(room_id)
+            enable = "set channels.matrix.encryption: true" if e2e_installed() else ENABLE_HINT
+            logger.info(
+                "[matrix:%s] skipping encrypted messages: encryption is off (to read them, %s)", room_id, enable
+            )
 
     async def _complete(self, message: InboundMessage, event: dict[str, Any]) -> InboundMessage:
         """The sender's name, a typed number as a press, the quoted event, the file; live replies as configured."""
