@@ -1,0 +1,96 @@
+"""Matrix end to end with encryption: a person's own matrix-nio client (its own crypto store) talks to the bot in a
+megolm-encrypted room on the real Synapse; skipped with the reason where the `matrix-e2e` extra is absent."""
+
+from __future__ import annotations
+
+import json
+import stat
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from channels.matrix.crypto import e2e_installed, key_chores
+from tests.e2e.test_matrix_room import matrix_bot
+from tests.fakes.openai_server import FakeLLM
+from tests.support.matrix_world import MatrixWorld
+from tests.support.platform_matrix import Matrix
+
+if not e2e_installed():
+    pytest.skip(
+        "matrix-nio's encryption libraries are absent (pip install 'relaybot[matrix-e2e]')", allow_module_level=True
+    )
+
+OWNER = Matrix.owner
+MEGOLM = {"type": "m.room.encryption", "state_key": "", "content": {"algorithm": "m.megolm.v1.aes-sha2"}}
+ANSWER_TIMEOUT = 30.0
+
+
+async def person(world: MatrixWorld, store: Path) -> Any:
+    """The owner's matrix-nio client on a device of its own, its keys uploaded and its first sync done."""
+    from nio import AsyncClient, AsyncClientConfig
+
+    store.mkdir(mode=0o700)
+    config = AsyncClientConfig(encryption_enabled=True, store_sync_tokens=False)
+    client = AsyncClient(world.synapse.url, OWNER, store_path=str(store), config=config)
+    await client.login(world.client(OWNER).user.password, device_name="the owner's phone")
+    await client.sync(timeout=0)
+    await key_chores(client)
+    return client
+
+
+async def until_joined(client: Any, room_id: str, bot: str) -> None:
+    """Long-poll the person's syncs until their client knows the room is encrypted and the bot is in it."""
+    deadline = time.monotonic() + ANSWER_TIMEOUT
+    while not ((room := client.rooms.get(room_id)) and room.encrypted and bot in room.users):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{bot} never joined {room_id}")
+        await client.sync(timeout=1000)
+        await key_chores(client)
+
+
+async def bot_says(client: Any, room_id: str, bot: str) -> list[Any]:
+    """Long-poll the person's syncs (their key chores after each) until the bot's decrypted messages arrive."""
+    from nio import RoomMessageText
+
+    deadline = time.monotonic() + ANSWER_TIMEOUT
+    while time.monotonic() < deadline:
+        answer = await client.sync(timeout=1000)
+        await key_chores(client)
+        room = answer.rooms.join.get(room_id)
+        said = [e for e in (room.timeline.events if room else []) if isinstance(e, RoomMessageText) and e.sender == bot]
+        if said:
+            return said
+    raise TimeoutError(f"no decrypted answer from {bot} in {room_id}")
+
+
+async def test_an_encrypted_dm_is_decrypted_answered_and_the_answer_decrypts_on_the_persons_device(
+    tmp_path: Path, fake_llm: FakeLLM, matrix_world: MatrixWorld
+) -> None:
+    from nio import RoomPreset
+
+    world, front, bot = matrix_world, matrix_world.front, matrix_world.bot.user_id
+    phone = await person(world, tmp_path / "phone")
+    try:
+        async with matrix_bot(tmp_path, fake_llm, world, encryption=True):
+            made = await phone.room_create(
+                is_direct=True, invite=[bot], initial_state=[MEGOLM], preset=RoomPreset.trusted_private_chat
+            )
+            await until_joined(phone, made.room_id, bot)
+            sent = await phone.room_send(
+                made.room_id, "m.room.message", {"msgtype": "m.text", "body": "a secret question"}, None, True
+            )
+            assert sent.event_id
+            (said,) = await bot_says(phone, made.room_id, bot)
+    finally:
+        await phone.close()
+    assert said.decrypted and said.body.endswith("a secret question")  # the fake model echoes the question
+    assert "a secret question" in str(fake_llm.requests[0]["messages"])
+    (posted,) = front.posted
+    assert posted.content["algorithm"] == "m.megolm.v1.aes-sha2" and "body" not in posted.content  # ciphertext only
+    crypto = tmp_path / "state" / "matrix" / "crypto"
+    assert stat.S_IMODE(crypto.stat().st_mode) == 0o700
+    assert all(stat.S_IMODE(path.stat().st_mode) == 0o600 for path in crypto.iterdir())
+    device = json.loads((tmp_path / "state" / "matrix" / "sync.json").read_text())["device_id"]
+    assert device and any(device in path.name for path in crypto.iterdir())
