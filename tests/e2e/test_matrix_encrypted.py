@@ -27,6 +27,11 @@ MEGOLM = {"type": "m.room.encryption", "state_key": "", "content": {"algorithm":
 ANSWER_TIMEOUT = 30.0
 
 
+def secret(body: str) -> dict[str, str]:
+    """A plain `m.text` content; the person's client encrypts it."""
+    return {"msgtype": "m.text", "body": body}
+
+
 async def person(world: MatrixWorld, store: Path) -> Any:
     """The owner's matrix-nio client on a device of its own, its keys uploaded and its first sync done."""
     from nio import AsyncClient, AsyncClientConfig
@@ -65,7 +70,7 @@ async def bot_says(client: Any, room_id: str, bot: str) -> list[Any]:
     raise TimeoutError(f"no decrypted answer from {bot} in {room_id}")
 
 
-async def test_an_encrypted_dm_is_decrypted_answered_and_the_answer_decrypts_on_the_persons_device(
+async def test_an_encrypted_dm_is_answered_encrypted_before_and_after_a_restart_on_the_same_device(
     tmp_path: Path, fake_llm: FakeLLM, matrix_world: MatrixWorld
 ) -> None:
     from nio import RoomPreset
@@ -78,17 +83,19 @@ async def test_an_encrypted_dm_is_decrypted_answered_and_the_answer_decrypts_on_
                 is_direct=True, invite=[bot], initial_state=[MEGOLM], preset=RoomPreset.trusted_private_chat
             )
             await until_joined(phone, made.room_id, bot)
-            sent = await phone.room_send(
-                made.room_id, "m.room.message", {"msgtype": "m.text", "body": "a secret question"}, None, True
-            )
-            assert sent.event_id
+            await phone.room_send(made.room_id, "m.room.message", secret("a secret question"), None, True)
             (said,) = await bot_says(phone, made.room_id, bot)
+        await phone.room_send(made.room_id, "m.room.message", secret("sent while it was down"), None, True)
+        async with matrix_bot(tmp_path, fake_llm, world, encryption=True):  # same device, keys from its store
+            (said_later,) = await bot_says(phone, made.room_id, bot)
     finally:
         await phone.close()
     assert said.decrypted and said.body.endswith("a secret question")  # the fake model echoes the question
+    assert said_later.decrypted and said_later.body.endswith("sent while it was down")
     assert "a secret question" in str(fake_llm.requests[0]["messages"])
-    (posted,) = front.posted
-    assert posted.content["algorithm"] == "m.megolm.v1.aes-sha2" and "body" not in posted.content  # ciphertext only
+    assert len(front.posted) == 2
+    for posted in front.posted:  # ciphertext only on the wire
+        assert posted.content["algorithm"] == "m.megolm.v1.aes-sha2" and "body" not in posted.content
     crypto = tmp_path / "state" / "matrix" / "crypto"
     assert stat.S_IMODE(crypto.stat().st_mode) == 0o700
     assert all(stat.S_IMODE(path.stat().st_mode) == 0o600 for path in crypto.iterdir())
