@@ -15,7 +15,7 @@ from channels.base import Publish
 from channels.matrix.calls import call_matrix
 from channels.matrix.crypto import ENABLE_HINT, e2e_installed
 from channels.matrix.invites import InviteGate
-from channels.matrix.parse import Me, media_of, parse_event, quote_of
+from channels.matrix.parse import Me, media_of, parse_event, quote_of, sealed_file_of
 from channels.media import MediaRef, attach_media
 from channels.numbered import NumberedChoices
 
@@ -113,7 +113,9 @@ class SyncIntake:
         if message.reply_to is not None and message.reply_to.platform_message_id:
             message = await self._with_quote(message, message.reply_to.platform_message_id)
         if message.edit_of is None and (media := media_of(event)) is not None:
-            message = await attach_media(message, [media], self._media_dir, self._download)
+            sealed = sealed_file_of(event)
+            fetch = partial(self._download_sealed, sealed) if sealed else self._download
+            message = await attach_media(message, [media], self._media_dir, fetch)
         return message
 
     async def _with_quote(self, message: InboundMessage, event_id: str) -> InboundMessage:
@@ -131,3 +133,18 @@ class SyncIntake:
     async def _download(self, media: MediaRef, target: Path) -> None:
         """The file from the media repository (authenticated media, `/_matrix/client/v1/media/download`)."""
         await call_matrix(partial(self._client.download, media.source, save_to=target))
+
+    async def _download_sealed(self, sealed: dict[str, Any], media: MediaRef, target: Path) -> None:
+        """An encrypted attachment: downloaded, checked against its SHA-256 and decrypted in place."""
+        from nio.crypto.attachments import decrypt_attachment
+        from nio.exceptions import EncryptionError
+
+        await self._download(media, target)
+        try:
+            plain = decrypt_attachment(
+                target.read_bytes(), sealed["key"]["k"], sealed["hashes"]["sha256"], sealed["iv"]
+            )
+        except (EncryptionError, KeyError, TypeError, ValueError) as exc:
+            target.unlink(missing_ok=True)
+            raise ChannelError(f"encrypted attachment not decrypted: {exc}") from exc
+        target.write_bytes(plain)

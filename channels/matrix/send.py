@@ -172,17 +172,22 @@ class MatrixSender:
             mime = file.mime_type or mimetypes.guess_type(path.name)[0] or "application/octet-stream"
             name = file.name or path.name
             size = path.stat().st_size
+            room = self._client.rooms.get(chat.chat_id)
+            sealed = bool(room is not None and room.encrypted)  # an encrypted room gets an encrypted file
             with path.open("rb") as data:
-                uploaded, _keys = await self._call(
-                    partial(self._client.upload, data, content_type=mime, filename=name, filesize=size)
+                uploaded, keys = await self._call(
+                    partial(self._client.upload, data, content_type=mime, filename=name, filesize=size, encrypt=sealed)
                 )
             content: dict[str, Any] = {
                 "msgtype": "m.image" if mime.startswith("image/") else "m.file",
                 "body": name,
                 "filename": name,
-                "url": uploaded.content_uri,
                 "info": {"mimetype": mime, "size": size},
             }
+            if keys:
+                content["file"] = {**keys, "url": uploaded.content_uri}
+            else:
+                content["url"] = uploaded.content_uri
             if related := relation(chat, None):
                 content["m.relates_to"] = related
             await self.post(chat, content, txn=f"{message.id}-file-{index}")
