@@ -220,6 +220,7 @@ class MatrixConfig(ChannelSection):
     access_token: SecretStr = SecretStr("")  # or password: relaybot logs in once and keeps the device's token
     password: SecretStr = SecretStr("")
     device_name: str = "relaybot"
+    encryption: bool | None = None  # end-to-end encryption; unset: on when the matrix-e2e extra is installed
     sync_timeout: Duration = Field(default=30.0, ge=1, le=120)
 
     @field_validator("user_id")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
@@ -19,6 +20,7 @@ from channels.base import Channel, InviteVerdict, Publish, ReactionStatus
 from channels.live_edits import EditedMessages
 from channels.liveness import Liveness
 from channels.matrix.calls import call_matrix
+from channels.matrix.crypto import e2e_installed, encryption_on, key_chores, private_store, seal
 from channels.matrix.intake import SyncIntake
 from channels.matrix.invites import InviteGate, allowlist_verdict
 from channels.matrix.live import MatrixEdits
@@ -32,6 +34,7 @@ logger = logging.getLogger(__name__)
 
 SYNC_BACKOFF = RetryPolicy(base_delay=0.5, max_delay=60.0)
 REACTIONS: dict[ReactionStatus, str] = {"seen": "👀", "done": "✅", "failed": "❌"}
+ROOM_SYNC_GRACE = 10.0  # seconds past one long poll to wait for a room just joined to be synced
 MARKS_KEPT = 1000  # the user messages whose reaction the bot may still change
 
 
@@ -54,11 +57,15 @@ class MatrixChannel(Channel):
         state_file: Path,
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        crypto_dir: Path | None = None,
     ) -> None:
         self._publish = publish
         self._config = config
         self._media_dir = media_dir
         self._state_file = SyncStateFile(state_file)
+        self._crypto_dir = crypto_dir or state_file.parent / "crypto"
+        self._encrypted = False
+        self._synced = asyncio.Condition()  # notified after each /sync
         self._retry = retry or RetryPolicy()
         self._sleep = sleep
         self._streaming = StreamSettings.of(config)
@@ -84,20 +91,25 @@ class MatrixChannel(Channel):
         if not token and not password:
             raise ChannelError("channels.matrix needs access_token or password; set one in the config")
         # Retries are ours (per chat, honouring retry_after_ms); nio's own would sleep inside a send.
-        settings = AsyncClientConfig(max_limit_exceeded=0, max_timeouts=0, request_timeout=60)
-        client = AsyncClient(homeserver, user_id, config=settings)
+        self._encrypted = encryption_on(self._config.encryption, e2e_installed())
+        settings = AsyncClientConfig(
+            max_limit_exceeded=0, max_timeouts=0, request_timeout=60, encryption_enabled=self._encrypted
+        )
+        store = str(private_store(self._crypto_dir)) if self._encrypted else ""
+        client = AsyncClient(homeserver, user_id, store_path=store, config=settings)
         try:
             state = await self._log_in(client, token, password)
             who = await call_matrix(client.whoami)
             if who.user_id != user_id:
                 raise ChannelError(f"channels.matrix.user_id is {user_id}, but the token belongs to {who.user_id}")
+            state = self._own_device(client, state, who.device_id)
             name = await call_matrix(partial(client.get_displayname, user_id))
         except BaseException:
             await client.close()
             raise
         me = Me(user_id, name.displayname or None)
         self._client, self._state = client, state
-        self._sender = MatrixSender(client, call_matrix, self._retry, self._choices, self._is_direct)
+        self._sender = MatrixSender(client, call_matrix, self._retry, self._choices, self._is_direct, self._room_synced)
         intake = SyncIntake(
             client,
             self._publish,
@@ -107,6 +119,7 @@ class MatrixChannel(Channel):
             self._choices,
             self._streaming.mode != "off",
             self._is_direct,
+            self._encrypted,
         )
         try:
             answer = await self._sync_once(since=state.next_batch, wait_ms=0)
@@ -138,10 +151,44 @@ class MatrixChannel(Channel):
         logger.info("matrix: logged in as %s (device %s)", client.user_id, answer.device_id)
         return state
 
+    def _own_device(self, client: Any, state: SyncState, device_id: str | None) -> SyncState:
+        """Keep the token's device id with the sync state; with encryption, open that device's crypto store."""
+        if device_id and device_id != state.device_id:
+            state = replace(state, device_id=device_id)
+            self._state_file.save(state)
+        if self._encrypted:
+            if not device_id:
+                raise ChannelError("channels.matrix.encryption needs a device; the homeserver named none for the token")
+            if client.olm is None:  # a password login has opened the store already
+                client.restore_login(client.user_id, device_id, client.access_token)
+            seal(self._crypto_dir)
+            logger.info("matrix: end-to-end encryption on for %s (device %s)", client.user_id, device_id)
+        return state
+
     async def _sync_once(self, since: str | None, wait_ms: int) -> Any:
-        """One /sync; the first after a start asks for the full state, so the client knows who is in each room."""
+        """One /sync (the first after a start asks for the full state, so the client knows who is in each room),
+        then, with encryption, the key chores it calls for."""
         full_state = True if since and self._syncer is None else None
-        return await call_matrix(partial(self._client.sync, timeout=wait_ms, since=since, full_state=full_state))
+        answer = await call_matrix(partial(self._client.sync, timeout=wait_ms, since=since, full_state=full_state))
+        if self._encrypted:
+            await key_chores(self._client)
+        async with self._synced:
+            self._synced.notify_all()
+        return answer
+
+    async def _room_synced(self, room_id: str) -> None:
+        """With encryption, wait for the sync that brings a room just joined: nio sends only to rooms it has synced."""
+        if not self._encrypted:
+            return
+
+        def known() -> bool:
+            return self._client is None or room_id in self._client.rooms
+
+        try:
+            async with self._synced:
+                await asyncio.wait_for(self._synced.wait_for(known), self._config.sync_timeout + ROOM_SYNC_GRACE)
+        except TimeoutError:
+            raise ChannelError(f"matrix: room {room_id} never came in a sync; is the bot in it?") from None
 
     async def _sync(self, intake: SyncIntake, answer: Any) -> None:
         """Publish what each /sync brought, then save its `next_batch`: a crash re-reads, never loses, a batch.

@@ -13,8 +13,9 @@ from bot.bus import InboundMessage
 from bot.errors import BusClosed, ChannelError
 from channels.base import Publish
 from channels.matrix.calls import call_matrix
+from channels.matrix.crypto import ENABLE_HINT, e2e_installed
 from channels.matrix.invites import InviteGate
-from channels.matrix.parse import Me, media_of, parse_event, quote_of
+from channels.matrix.parse import Me, media_of, parse_event, quote_of, sealed_file_of
 from channels.media import MediaRef, attach_media
 from channels.numbered import NumberedChoices
 
@@ -47,6 +48,7 @@ class SyncIntake:
         choices: NumberedChoices,
         stream: bool,
         is_direct: Callable[[str], bool],
+        decrypting: bool = False,
     ) -> None:
         self._client = client
         self._publish = publish
@@ -56,6 +58,7 @@ class SyncIntake:
         self._choices = choices
         self._stream = stream
         self._is_direct = is_direct
+        self._decrypting = decrypting
         self._encrypted_rooms: set[str] = set()  # rooms whose unreadable encrypted messages were logged
 
     async def invites(self, answer: Any) -> None:
@@ -70,10 +73,8 @@ class SyncIntake:
                 await self._take_event(room_id, event)
 
     async def _take_event(self, room_id: str, event: dict[str, Any]) -> None:
-        if event.get("type") == "m.room.encrypted":
-            if room_id not in self._encrypted_rooms:
-                self._encrypted_rooms.add(room_id)
-                logger.info("[matrix:%s] skipping encrypted messages: the channel reads unencrypted rooms", room_id)
+        if event.get("type") == "m.room.encrypted":  # nio replaced every event it could decrypt
+            self._undecrypted(room_id, str(event.get("event_id")))
             return
         try:
             message = parse_event(room_id, event, self._me, self._is_direct(room_id))
@@ -90,6 +91,17 @@ class SyncIntake:
         except Exception:
             logger.exception("[%s] could not handle event %s", message.chat.session_key, event.get("event_id"))
 
+    def _undecrypted(self, room_id: str, event_id: str) -> None:
+        """Log an encrypted event left unread: each one when decrypting (its room key never came), else once a room."""
+        if self._decrypting:
+            logger.info("[matrix:%s] event %s not decrypted: the sender never shared its room key", room_id, event_id)
+        elif room_id not in self._encrypted_rooms:
+            self._encrypted_rooms.add(room_id)
+            enable = "set channels.matrix.encryption: true" if e2e_installed() else ENABLE_HINT
+            logger.info(
+                "[matrix:%s] skipping encrypted messages: encryption is off (to read them, %s)", room_id, enable
+            )
+
     async def _complete(self, message: InboundMessage, event: dict[str, Any]) -> InboundMessage:
         """The sender's name, a typed number as a press, the quoted event, the file; live replies as configured."""
         room = self._client.rooms.get(message.chat.chat_id)
@@ -101,7 +113,9 @@ class SyncIntake:
         if message.reply_to is not None and message.reply_to.platform_message_id:
             message = await self._with_quote(message, message.reply_to.platform_message_id)
         if message.edit_of is None and (media := media_of(event)) is not None:
-            message = await attach_media(message, [media], self._media_dir, self._download)
+            sealed = sealed_file_of(event)
+            fetch = partial(self._download_sealed, sealed) if sealed else self._download
+            message = await attach_media(message, [media], self._media_dir, fetch)
         return message
 
     async def _with_quote(self, message: InboundMessage, event_id: str) -> InboundMessage:
@@ -119,3 +133,18 @@ class SyncIntake:
     async def _download(self, media: MediaRef, target: Path) -> None:
         """The file from the media repository (authenticated media, `/_matrix/client/v1/media/download`)."""
         await call_matrix(partial(self._client.download, media.source, save_to=target))
+
+    async def _download_sealed(self, sealed: dict[str, Any], media: MediaRef, target: Path) -> None:
+        """An encrypted attachment: downloaded, checked against its SHA-256 and decrypted in place."""
+        from nio.crypto.attachments import decrypt_attachment
+        from nio.exceptions import EncryptionError
+
+        await self._download(media, target)
+        try:
+            plain = decrypt_attachment(
+                target.read_bytes(), sealed["key"]["k"], sealed["hashes"]["sha256"], sealed["iv"]
+            )
+        except (EncryptionError, KeyError, TypeError, ValueError) as exc:
+            target.unlink(missing_ok=True)
+            raise ChannelError(f"encrypted attachment not decrypted: {exc}") from exc
+        target.write_bytes(plain)

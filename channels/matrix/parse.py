@@ -62,9 +62,10 @@ def without_reply_fallback(body: str) -> str:
 
 
 def media_of(event: dict[str, Any]) -> MediaRef | None:
-    """The file an `m.image`/`m.file`/`m.audio`/`m.video` message carries in the media repository (`mxc://`)."""
+    """The file an `m.image`/`m.file`/`m.audio`/`m.video` message carries in the media repository (`mxc://`),
+    plain (`url`) or encrypted (`file.url`, see `sealed_file_of`)."""
     content = event.get("content") or {}
-    url = content.get("url")
+    url = content.get("url") or (sealed_file_of(event) or {}).get("url")
     if content.get("msgtype") not in MEDIA_TYPES or not isinstance(url, str) or not url.startswith("mxc://"):
         return None
     info: dict[str, Any] = content["info"] if isinstance(content.get("info"), dict) else {}
@@ -73,6 +74,12 @@ def media_of(event: dict[str, Any]) -> MediaRef | None:
     name = content.get("filename") or content.get("body") or None
     kind = "voice" if content.get("msgtype") == "m.audio" else kind_of(mime)
     return MediaRef(url, url.rsplit("/", 1)[-1], kind, mime, size, str(name) if name else None)
+
+
+def sealed_file_of(event: dict[str, Any]) -> dict[str, Any] | None:
+    """An encrypted attachment's `file` (url, key, iv, hashes), or None for a plain one."""
+    sealed = (event.get("content") or {}).get("file")
+    return sealed if isinstance(sealed, dict) else None
 
 
 def parse_event(room_id: str, event: dict[str, Any], me: Me, is_direct: bool) -> InboundMessage | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import mimetypes
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -72,8 +72,10 @@ class MatrixSender:
         retry: RetryPolicy,
         choices: NumberedChoices,
         is_direct: Callable[[str], bool],
+        room_synced: Callable[[str], Awaitable[None]],
     ) -> None:
         self._client = client
+        self._room_synced = room_synced
         self._is_direct = is_direct
         self._call = call
         self._retry = retry
@@ -88,7 +90,12 @@ class MatrixSender:
     async def post(self, chat: ChatRef, content: dict[str, Any], txn: str | None = None) -> str:
         """Send one `m.room.message` (with `txn` a retry is the same event on the homeserver); its event id."""
         relates = content.get("m.relates_to")
-        sent = await self._call(partial(self._client.room_send, chat.chat_id, "m.room.message", content, tx_id=txn))
+        await self._room_synced(chat.chat_id)
+        # Encrypted rooms: every device of the members gets the room key, verified or not (see the Matrix docs).
+        send = partial(
+            self._client.room_send, chat.chat_id, "m.room.message", content, tx_id=txn, ignore_unverified_devices=True
+        )
+        sent = await self._call(send)
         logger.debug("[%s] sent %s%s", chat.session_key, sent.event_id, " (related)" if relates else "")
         return str(sent.event_id)
 
@@ -165,17 +172,22 @@ class MatrixSender:
             mime = file.mime_type or mimetypes.guess_type(path.name)[0] or "application/octet-stream"
             name = file.name or path.name
             size = path.stat().st_size
+            room = self._client.rooms.get(chat.chat_id)
+            sealed = bool(room is not None and room.encrypted)  # an encrypted room gets an encrypted file
             with path.open("rb") as data:
-                uploaded, _keys = await self._call(
-                    partial(self._client.upload, data, content_type=mime, filename=name, filesize=size)
+                uploaded, keys = await self._call(
+                    partial(self._client.upload, data, content_type=mime, filename=name, filesize=size, encrypt=sealed)
                 )
             content: dict[str, Any] = {
                 "msgtype": "m.image" if mime.startswith("image/") else "m.file",
                 "body": name,
                 "filename": name,
-                "url": uploaded.content_uri,
                 "info": {"mimetype": mime, "size": size},
             }
+            if keys:
+                content["file"] = {**keys, "url": uploaded.content_uri}
+            else:
+                content["url"] = uploaded.content_uri
             if related := relation(chat, None):
                 content["m.relates_to"] = related
             await self.post(chat, content, txn=f"{message.id}-file-{index}")

@@ -60,7 +60,15 @@ def test_every_bot_has_a_channel_key() -> None:
             "slack": {"accounts": [{"name": "team2", "bot_token": "xoxb", "app_token": "xapp"}]},
         }
     ).channels
-    assert list(channels.bot_sections()) == ["telegram", "telegram@work", "discord", "slack@team2", "whatsapp", "email"]
+    assert list(channels.bot_sections()) == [
+        "telegram",
+        "telegram@work",
+        "discord",
+        "slack@team2",
+        "matrix",
+        "whatsapp",
+        "email",
+    ]
 
 
 @pytest.mark.parametrize(

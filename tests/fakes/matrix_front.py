@@ -121,7 +121,7 @@ class MatrixFront:
         """Note what a successful call did; a sync answer may get an event again."""
         if path.endswith("/sync"):
             return self._synced(json.loads(answer))
-        if path.endswith("/upload"):
+        if path.endswith("/upload") and "/media/" in path:  # not /keys/upload
             self.uploads.append(request.query.get("filename", ""))
         elif (send := _SEND.search(path)) and request.method == "PUT":
             room, kind = unquote(send.group(1)), send.group(2)
