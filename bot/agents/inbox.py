@@ -53,6 +53,17 @@ def _delivered(attachment: Attachment, staging: Path, inbox: Path) -> Attachment
     return replace(attachment, path=str(target))
 
 
+def prune_staged(state_dir: Path, before: float) -> int:
+    """Delete staged files last changed before `before` (a message that never reached an agent); return how many."""
+    folder = state_dir / "incoming"
+    if not folder.is_dir():
+        return 0
+    stale = [path for path in folder.rglob("*") if path.is_file() and path.stat().st_mtime < before]
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return len(stale)
+
+
 def _private_folders(root: Path, relative: Path) -> None:
     """Make `root/relative` and the folders between them, each private."""
     folder = root

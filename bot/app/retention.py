@@ -56,14 +56,16 @@ def prune_state(config: Config, now: float) -> Pruned:
 
 
 def _prune_files(config: Config, before: float) -> int:
-    """The chats' files recorded before `before`, records and files both."""
+    """The chats' files recorded before `before`, records and files both, and staged files no agent took."""
+    from bot.agents.inbox import prune_staged
     from bot.files.records import FileBook
 
+    staged = prune_staged(config.state_dir, before)
     if not files_path(config).exists():
-        return 0
+        return staged
     book = FileBook(files_path(config), config.workspace)
     try:
-        return book.prune(before)
+        return staged + book.prune(before)
     finally:
         book.close()
 

@@ -97,3 +97,15 @@ def test_files_past_their_age_go_with_their_records(tmp_path: Path) -> None:
     assert prune_state(cfg, NOW).files == 1
     assert not old.path.exists() and new.path.exists()
     assert [r.id for r in FileBook(tmp_path / "s" / "files.db", tmp_path / "w").listing("memory")] == [new.id]
+
+
+def test_staged_files_no_agent_took_go_at_the_files_age(tmp_path: Path) -> None:
+    cfg = config(tmp_path, files="30d")
+    chat = tmp_path / "s" / "incoming" / "telegram" / "666"
+    chat.mkdir(parents=True)
+    (chat / "old.jpg").write_bytes(b"x")
+    (chat / "new.jpg").write_bytes(b"x")
+    os.utime(chat / "old.jpg", (NOW - 40 * DAY, NOW - 40 * DAY))
+    os.utime(chat / "new.jpg", (NOW - 5 * DAY, NOW - 5 * DAY))
+    assert prune_state(cfg, NOW).files == 1
+    assert not (chat / "old.jpg").exists() and (chat / "new.jpg").exists()
