@@ -25,6 +25,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from tests.support.polling import until, until_blocking
+
 BOT_ADDRESS = "bot@relay.test"
 PASSWORD = "imap-pw"
 
@@ -67,17 +69,21 @@ class DovecotServer:
         return server
 
     def _wait_ready(self) -> None:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
-                    if sock.recv(100).startswith(b"* OK"):
-                        return
-            except OSError:
-                if self.process.poll() is not None or time.monotonic() > deadline:
-                    error = self.process.stderr.read() if self.process.stderr else b""
-                    raise RuntimeError(f"dovecot did not start: {error!r}") from None
-                time.sleep(0.02)
+        try:
+            until_blocking(self._greets, 10)
+        except TimeoutError:
+            error = self.process.stderr.read() if self.process.stderr else b""
+            raise RuntimeError(f"dovecot did not start: {error!r}") from None
+
+    def _greets(self) -> bool:
+        """Whether Dovecot answers with its greeting; a process that has exited stops the wait at once."""
+        if self.process.poll() is not None:
+            raise TimeoutError("dovecot exited")
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
+                return sock.recv(100).startswith(b"* OK")
+        except OSError:
+            return False
 
     def mailbox(self) -> Dovecot:
         """A new account with an empty INBOX (every user name logs in with `PASSWORD`, its mail folder made at once)."""
@@ -133,11 +139,14 @@ class Dovecot:
 
     async def wait_seen(self, count: int, timeout: float = 10.0) -> None:
         """Return once `count` mails carry \\Seen (the flag is set after the publish, on the bot's own schedule)."""
-        deadline = time.monotonic() + timeout
-        while (seen := await self.seen_count()) < count:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"after {timeout}s only {seen} of {count} mails seen")
-            await asyncio.sleep(0.05)  # polling a server we cannot subscribe to, with a deadline
+
+        async def all_seen() -> bool:
+            return await self.seen_count() >= count
+
+        try:
+            await until(all_seen, timeout, interval=0.05)  # a server we cannot subscribe to
+        except TimeoutError:
+            raise TimeoutError(f"after {timeout}s only {await self.seen_count()} of {count} mails seen") from None
 
 
 def _config(root: Path, port: int) -> str:

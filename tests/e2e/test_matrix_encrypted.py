@@ -1,5 +1,5 @@
 """Matrix end to end with encryption: a person's own matrix-nio client (its own crypto store) talks to the bot in a
-megolm-encrypted room on the real Synapse; skipped with the reason where the `matrix-e2e` extra is absent."""
+megolm-encrypted room on the real Synapse; the dev extra brings the `matrix-e2e` extra."""
 
 from __future__ import annotations
 
@@ -10,20 +10,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from bot.bus import Attachment, ChatRef, OutboundMessage
-from channels.matrix.crypto import e2e_installed, key_chores
+from channels.matrix.crypto import key_chores
 from tests.channels.contract.gateways import user_texts
 from tests.e2e.test_matrix_room import matrix_bot
 from tests.fakes.openai_server import FakeLLM
 from tests.support.matrix_world import MatrixWorld
 from tests.support.platform_matrix import Matrix
-
-if not e2e_installed():
-    pytest.skip(
-        "matrix-nio's encryption libraries are absent (pip install 'relaybot[matrix-e2e]')", allow_module_level=True
-    )
 
 OWNER = Matrix.owner
 MEGOLM = {"type": "m.room.encryption", "state_key": "", "content": {"algorithm": "m.megolm.v1.aes-sha2"}}

@@ -14,6 +14,7 @@ from urllib.parse import quote
 from aiohttp import ClientSession
 
 from tests.fakes.matrix_front import MatrixFront
+from tests.support.polling import until
 from tests.support.synapse import MatrixUser, Synapse
 
 logger = logging.getLogger(__name__)
@@ -72,12 +73,16 @@ class UserClient:
 
     async def wait_membership(self, room_id: str, user_id: str, wanted: set[str]) -> str:
         """Poll (every 50 ms, a real server has no push to a test) until `user_id`'s membership is in `wanted`."""
-        deadline = time.monotonic() + JOIN_TIMEOUT
-        while (state := await self.membership(room_id, user_id)) not in wanted:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{user_id} in {room_id} stayed {state}, not {wanted}")
-            await asyncio.sleep(0.05)
-        return str(state)
+
+        async def arrived() -> bool:
+            return await self.membership(room_id, user_id) in wanted
+
+        try:
+            await until(arrived, JOIN_TIMEOUT, interval=0.05)
+        except TimeoutError:
+            state = await self.membership(room_id, user_id)
+            raise TimeoutError(f"{user_id} in {room_id} stayed {state}, not {wanted}") from None
+        return str(await self.membership(room_id, user_id))
 
 
 class MatrixWorld:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from collections.abc import Awaitable, Callable
 
 
@@ -15,6 +16,16 @@ async def until(check: Callable[[], bool | Awaitable[bool]], timeout: float, int
             if await result if inspect.isawaitable(result) else result:
                 return
             await asyncio.sleep(interval)
+
+
+def until_blocking(check: Callable[[], bool], timeout: float, interval: float = 0.02) -> None:
+    """`until` for code outside an event loop (a session fixture starting a server); raise TimeoutError after
+    `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"not so after {timeout}s")
+        time.sleep(interval)
 
 
 async def accepts(port: int) -> bool:

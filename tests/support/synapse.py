@@ -20,6 +20,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.polling import until_blocking
+
 SYNAPSE_VENV = Path(os.environ.get("RELAYBOT_SYNAPSE_VENV", Path.home() / ".cache" / "relaybot" / "synapse"))
 SERVER_NAME = "localhost"
 START_TIMEOUT = 60.0
@@ -135,13 +137,12 @@ class Synapse:
                 stdout=subprocess.DEVNULL,
                 stderr=stderr,
             )
-        deadline = begun + START_TIMEOUT
-        while not self._answers():
-            if self._process.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                log = (self.folder / "stderr.log").read_text()[-2000:]
-                raise RuntimeError(f"Synapse did not start:\n{log}")
-            time.sleep(0.1)
+        try:
+            until_blocking(self._started, START_TIMEOUT - (time.monotonic() - begun), interval=0.1)
+        except TimeoutError:
+            self.stop()
+            log = (self.folder / "stderr.log").read_text()[-2000:]
+            raise RuntimeError(f"Synapse did not start:\n{log}") from None
         self.started_in = time.monotonic() - begun
 
     def stop(self) -> None:
@@ -168,6 +169,12 @@ class Synapse:
         body = {"nonce": nonce, "username": localpart, "password": password, "admin": admin, "mac": mac.hexdigest()}
         answer = self._request("POST", "/_synapse/admin/v1/register", body)
         return MatrixUser(answer["user_id"], password, answer["access_token"])
+
+    def _started(self) -> bool:
+        """Whether Synapse answers; a process that has exited stops the wait at once."""
+        if self._process is not None and self._process.poll() is not None:
+            raise TimeoutError("Synapse exited")
+        return self._answers()
 
     def _answers(self) -> bool:
         try:
