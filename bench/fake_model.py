@@ -11,7 +11,7 @@ import signal
 
 from rig import ROOT  # noqa: F401  (puts the repository on sys.path)
 
-from bot.agent.memory.recollection import RECALL_END
+from bot.memory.index.rendering import RECALL_END
 from tests.fakes.openai_server import FakeLLM, Reply, Text, ToolCalls, echo
 
 

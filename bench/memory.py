@@ -224,8 +224,8 @@ def run_child(chats: int, home: Path) -> dict[str, int]:
 
 
 def long_session(root: Path, messages: int) -> None:
-    from bot.agent.sessions.store import SessionStore
-    from bot.agent.sessions.tail import read_whole
+    from bot.sessions.store import SessionStore
+    from bot.sessions.tail import read_whole
 
     store = SessionStore(root)
     session = store.get("telegram:42")
@@ -259,7 +259,7 @@ def long_session(root: Path, messages: int) -> None:
 
 def old_format_session(root: Path) -> None:
     """The long session as relaybot wrote it before message numbers: a turn opens it with the loop's stalls timed."""
-    from bot.agent.sessions.store import SessionStore
+    from bot.sessions.store import SessionStore
 
     path = next(root.glob("*.jsonl"))
     with path.open("rb") as source:

@@ -14,7 +14,7 @@ answer. At each `--scale` count of messages (the corpus plus chatter), the 300 q
 MemoryIndexes.search (its catch-up check included), the index's disk use read, and the first indexing
 of the whole session file timed with the event loop's longest stall beside it. Last, one 50 MB session file
 is indexed from scratch, the event loop's longest stall timed meanwhile. As in the gateway, a backlog of over
-4 MB is indexed by a child process (bot/agent/memory/bulk.py).
+4 MB is indexed by a child process (bot/memory/index/bulk.py).
 """
 
 from __future__ import annotations
@@ -37,12 +37,12 @@ from rig import load_average
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.agent.memory.bulk import ChildIndexer  # noqa: E402
-from bot.agent.memory.members import FileMembers  # noqa: E402
-from bot.agent.memory.recollection import recalled_block  # noqa: E402
-from bot.agent.memory.scope_index import MemoryIndexes  # noqa: E402
-from bot.agent.sessions.logs import FileLogs  # noqa: E402
 from bot.llm.tokens import CHARS_PER_TOKEN  # noqa: E402
+from bot.memory.index.bulk import ChildIndexer  # noqa: E402
+from bot.memory.index.rendering import recalled_block  # noqa: E402
+from bot.memory.index.scopes import MemoryIndexes  # noqa: E402
+from bot.memory.members import FileMembers  # noqa: E402
+from bot.sessions.logs import FileLogs  # noqa: E402
 
 KEY = "telegram:42"
 FILE = "telegram%3A42"

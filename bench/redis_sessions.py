@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bot.agent.sessions.redis_store import RedisSessionStore
-from bot.agent.sessions.store import SessionStore
 from bot.cluster.redis import RedisState
+from bot.sessions.redis_store import RedisSessionStore
+from bot.sessions.store import SessionStore
 
 
 def start_redis(directory: Path) -> tuple[subprocess.Popen[bytes], str]:

@@ -239,8 +239,8 @@ def add_skills(workspace: Path, count: int) -> None:
 
 async def skills_cost(home: Path, rounds: int) -> None:
     """Turns and system-prompt builds with 0 and 100 workspace skills, interleaved."""
-    from bot.agent.memory.files import scope_for
     from bot.bus import ChatRef, InboundMessage
+    from bot.memory.files import scope_for
 
     with FakeProcess(0.0, consolidating=True) as fake:
         bots = {}

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from bot.agent.memory.index import MemoryIndex
-from bot.agent.memory.passages import Passage
-from bot.agent.memory.vectors import PassageVectors
+from bot.memory.index.passages import Passage
+from bot.memory.index.store import MemoryIndex
+from bot.memory.index.vectors import PassageVectors
 
 CANDIDATES = 60
 BATCH = 1000

@@ -11,12 +11,12 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.agent.attachments import describe_attachment
-from bot.agent.memory.files import MemoryScope, scope_for
 from bot.agent.room import context_text, quote_text
 from bot.agent.system_prompt_cache import Stamp, SystemPromptCache, stamp
 from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message, shorten_earlier_recall
 from bot.bus import Attachment, InboundMessage, Trust
 from bot.files.records import FileRecord
+from bot.memory.files import MemoryScope, scope_for
 from bot.skills import SkillLibrary
 from bot.storage.recent import RecentMap
 from bot.tools.chat_files import ChatFiles

@@ -7,9 +7,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 
 from bot.agent.lanes import Lane
-from bot.agent.sessions.session import Sessions
 from bot.bus import InboundMessage
 from bot.config.schema_channels import OnEdit
+from bot.sessions.session import Sessions
 from bot.storage.recent import RecentMap
 
 logger = logging.getLogger(__name__)

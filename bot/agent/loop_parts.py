@@ -5,19 +5,18 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from bot.agent.auto_recall import AutoRecall
 from bot.agent.chat_models import ChatModels
 from bot.agent.commands.account import AccountCommands
 from bot.agent.commands.instant import InstantCommands
 from bot.agent.commands.model import ModelCommand
 from bot.agent.commands.session_switch import SessionSwitch
+from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
 from bot.agent.context_budget import ContextBudget
 from bot.agent.edits import REMEMBERED
-from bot.agent.memory.auto_recall import AutoRecall
-from bot.agent.memory.consolidation import MemoryConsolidator
 from bot.agent.owner_dm import OwnerDM
 from bot.agent.persona_turns import PersonaTurns
-from bot.agent.sessions.session import Sessions
 from bot.agent.turn import TurnRunner
 from bot.agent.turn_hooks import TurnHooks
 from bot.agent.voice_reply import VoiceReplies
@@ -25,6 +24,7 @@ from bot.bus import InboundMessage, OutboundMessage
 from bot.chats.rules import ChatRulesBook
 from bot.llm.transcription import Transcriber
 from bot.plugins.approvals import ExecApprovals
+from bot.sessions.session import Sessions
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,15 +8,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from bot.agent.auto_recall import AutoRecall, with_recalled
+from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context import ContextBuilder
 from bot.agent.interruption import RESTARTED, closing_results
-from bot.agent.memory.auto_recall import AutoRecall, with_recalled
-from bot.agent.memory.consolidation import MemoryConsolidator
-from bot.agent.memory.files import scope_for
 from bot.agent.outbox import TurnOutbox
 from bot.agent.persona_turns import PersonaTurns
 from bot.agent.personas import Persona
-from bot.agent.sessions.session import Session, Sessions
 from bot.agent.stream import StreamEmitter
 from bot.agent.turn import TurnResult, TurnRunner
 from bot.agent.turn_hooks import TurnHooks
@@ -24,6 +22,8 @@ from bot.bus import InboundMessage, Trust, lowest_trust
 from bot.events import EventBus
 from bot.llm.transcription import Transcriber, note_voice
 from bot.llm.types import Usage
+from bot.memory.files import scope_for
+from bot.sessions.session import Session, Sessions
 from bot.tools.base import ToolContext
 from bot.usage.charge import charge_for, charged_to
 

@@ -9,13 +9,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from bot.agent.sessions.session import Sessions
 from bot.agent.turn import TurnRunner
 from bot.bus import InboundMessage
 from bot.bus.contract import Inbox
 from bot.errors import ProviderError
 from bot.events import EventBus, SubagentCompleted, SubagentSpawned
 from bot.llm.types import Provider
+from bot.sessions.session import Sessions
 from bot.tools.base import ToolContext, ToolRegistry
 from bot.usage.charge import charged_to, current_charge
 

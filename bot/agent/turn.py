@@ -12,7 +12,7 @@ from bot.agent.stream import StreamEmitter, summarize
 from bot.agent.tool_progress import ToolProgress
 from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message
 from bot.events import EventBus, LLMCalled, ToolCalled, ToolFinished
-from bot.llm.types import LENGTH_NOTE, Provider, ToolCall, Usage
+from bot.llm.types import LENGTH_NOTE, Provider, ToolCall, Usage, tool_call_message
 from bot.tools.base import ToolContext, ToolRegistry, ToolResult
 
 EMPTY_REPLY = "I have nothing to add."
@@ -45,11 +45,6 @@ def failed_tools_reply(names: list[str]) -> str:
         f"I couldn't finish: the {listed} {noun} failed, and I have no answer without {it}. "
         "Try again, or ask another way."
     )
-
-
-def tool_call_message(content: str, calls: tuple[ToolCall, ...]) -> dict[str, Any]:
-    """The assistant message that records a round of tool calls."""
-    return {"role": "assistant", "content": content or None, "tool_calls": [c.as_message_part() for c in calls]}
 
 
 @dataclass

@@ -6,7 +6,6 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.agent.sessions.session import Session, Sessions
 from bot.bus import ChatRef, InboundMessage
 from bot.commands.parse import invocation
 from bot.events import EventBus, ReplyDropped
@@ -25,6 +24,7 @@ from bot.hooks.hook_events import (
     SessionEnd,
     SessionStart,
 )
+from bot.sessions.session import Session, Sessions
 
 logger = logging.getLogger(__name__)
 

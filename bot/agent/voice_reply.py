@@ -8,10 +8,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
-from bot.agent.memory.files import scope_for
 from bot.bus import Attachment, InboundMessage, OutboundMessage
 from bot.errors import BudgetExceeded, ProviderError
 from bot.llm.speech import TextToSpeech
+from bot.memory.files import scope_for
 from bot.tools.chat_files import ChatFiles
 from bot.tools.outbox_files import save_to_outbox
 from bot.tools.send_file import UPLOAD_LIMITS

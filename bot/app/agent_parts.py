@@ -7,7 +7,6 @@ from pathlib import Path
 
 from bot.agent.context import ContextBuilder
 from bot.agent.context_budget import ContextBudget
-from bot.agent.memory.file_writes import MemoryFileGuard
 from bot.app.model_stack import ProviderFactory
 from bot.bus import Trust
 from bot.config.schema import Config, LLMConfig
@@ -15,6 +14,7 @@ from bot.hooks.handlers import Hooks
 from bot.llm.images import ImageModel
 from bot.llm.keys import inherited_key
 from bot.llm.types import Provider
+from bot.memory.file_writes import MemoryFileGuard
 from bot.plugins.approvals import ApprovalMode
 from bot.plugins.loader import Plugins, load_plugins
 from bot.retry import RetryPolicy

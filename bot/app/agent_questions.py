@@ -7,12 +7,12 @@ import logging
 from dataclasses import replace
 
 from bot.agent.context_budget import BudgetedProvider, ContextBudget
-from bot.agent.memory.files import scope_for
 from bot.agent.subagents import EXCLUDED_TOOLS
 from bot.agent.turn import TurnRunner
 from bot.app.agent_wiring import AgentApp
 from bot.bus import InboundMessage, new_id
 from bot.llm.context_window import ContextWindow
+from bot.memory.files import scope_for
 from bot.tools.base import ToolContext
 from bot.usage.charge import charged_to, current_charge
 

@@ -6,17 +6,14 @@ import asyncio
 import logging
 from dataclasses import dataclass
 
+from bot.agent.auto_recall import AutoRecall
 from bot.agent.chat_models import ChatModels, chosen_llm
 from bot.agent.commands.account import AccountCommands
+from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.context_budget import BudgetedProvider, ContextBudget
 from bot.agent.edits import REMEMBERED as EDITS_REMEMBERED
 from bot.agent.loop import AgentLoop
 from bot.agent.loop_parts import LoopParts
-from bot.agent.memory.auto_recall import AutoRecall
-from bot.agent.memory.consolidation import MemoryConsolidator
-from bot.agent.memory.recall_search import IndexRecall
-from bot.agent.memory.scope_index import QUICK_SEARCH, MemoryIndexes
-from bot.agent.memory.semantic import semantic_memory
 from bot.agent.persona_turns import PersonaTurns
 from bot.agent.personas import Persona, PersonaRouter, personas_from
 from bot.agent.subagents import SubagentManager
@@ -45,6 +42,9 @@ from bot.events import EventBus
 from bot.llm.context_window import ContextWindow
 from bot.llm.transcription import SpeechModel, Transcriber
 from bot.llm.types import Provider, Warmable
+from bot.memory.index.recall import IndexRecall
+from bot.memory.index.scopes import QUICK_SEARCH, MemoryIndexes
+from bot.memory.index.semantic import semantic_memory
 from bot.plugins.approvals import ExecApprovals
 from bot.retry import RetryPolicy
 from bot.tools.ask import AskUserTool, Questions

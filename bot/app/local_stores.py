@@ -14,18 +14,18 @@ if TYPE_CHECKING:
     from bot.access.flood import RateLimit
     from bot.access.notices import IgnoreNotices
     from bot.access.pairing import Pairing
-    from bot.agent.memory.backend import MemoryBackend
     from bot.agent.owner_dm import OwnerDM
-    from bot.agent.sessions.session import Sessions
     from bot.bus import MessageBus
     from bot.chats.settings import ChatSettingsStore
     from bot.cluster.roles import ClusterLeases
     from bot.cluster.run_events import RunEventRelay
     from bot.events import EventBus
+    from bot.memory.backend import MemoryBackend
     from bot.plugins.allowlist import AllowList
     from bot.scheduler.cron import CronService
     from bot.scheduler.heartbeat_record import HeartbeatRecord
     from bot.scheduler.outcomes import OutcomeRelay
+    from bot.sessions.session import Sessions
     from bot.usage.ledger import Ledger
     from channels.catchup import RecentChats
 
@@ -44,7 +44,7 @@ class LocalStores:
         return LocalBus(journal_path(self._config))
 
     def sessions(self) -> Sessions:
-        from bot.agent.sessions.store import SessionStore
+        from bot.sessions.store import SessionStore
 
         agent = self._config.agent
         return SessionStore(
@@ -60,11 +60,11 @@ class LocalStores:
         return LastOwnerDM(self._config.state_dir / "owner_dm.json")
 
     def memory(self) -> MemoryBackend:
-        from bot.agent.memory.backend import MemoryBackend
-        from bot.agent.memory.bulk import ChildIndexer
-        from bot.agent.memory.locks import ScopeLocks
-        from bot.agent.memory.members import FileMembers
-        from bot.agent.sessions.logs import FileLogs
+        from bot.memory.backend import MemoryBackend
+        from bot.memory.index.bulk import ChildIndexer
+        from bot.memory.locks import ScopeLocks
+        from bot.memory.members import FileMembers
+        from bot.sessions.logs import FileLogs
 
         state = self._config.state_dir
         logs, members = FileLogs(sessions_dir(self._config)), FileMembers(state / "memory_scopes")

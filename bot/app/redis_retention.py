@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 import time
 
-from bot.agent.sessions.redis_logs import PRUNED_KEY
 from bot.cluster.redis import RedisState
 from bot.config.schema_ops import RetentionConfig
+from bot.sessions.redis_logs import PRUNED_KEY
 
 _ARCHIVED = re.compile(r"\.(\d{8}T\d{6})\.[0-9a-zA-Z]{8}$")  # how RedisSessionStore.reset names an archive
 SCAN_COUNT = 500

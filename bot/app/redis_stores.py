@@ -15,9 +15,7 @@ if TYPE_CHECKING:
     from bot.access.flood import RateLimit
     from bot.access.notices import IgnoreNotices
     from bot.access.pairing import Pairing
-    from bot.agent.memory.backend import MemoryBackend
     from bot.agent.owner_dm import OwnerDM
-    from bot.agent.sessions.session import Sessions
     from bot.app.gateway_lock import GatewayLock
     from bot.bus import MessageBus
     from bot.bus.redis.bus import RedisBus
@@ -25,10 +23,12 @@ if TYPE_CHECKING:
     from bot.cluster.roles import ClusterLeases
     from bot.cluster.run_events import RunEventRelay
     from bot.events import EventBus
+    from bot.memory.backend import MemoryBackend
     from bot.plugins.allowlist import AllowList
     from bot.scheduler.cron import CronService
     from bot.scheduler.heartbeat_record import HeartbeatRecord
     from bot.scheduler.outcomes import OutcomeRelay
+    from bot.sessions.session import Sessions
     from bot.usage.ledger import Ledger
     from channels.catchup import RecentChats
 
@@ -53,7 +53,7 @@ class RedisStores:
         return self._bus
 
     def sessions(self) -> Sessions:
-        from bot.agent.sessions.redis_store import RedisSessionStore
+        from bot.sessions.redis_store import RedisSessionStore
 
         agent = self._config.agent
         return RedisSessionStore(
@@ -69,10 +69,10 @@ class RedisStores:
         return RedisOwnerDM(self.state)
 
     def memory(self) -> MemoryBackend:
-        from bot.agent.memory.backend import MemoryBackend
-        from bot.agent.memory.locks import RedisScopeLocks
-        from bot.agent.memory.redis_members import RedisMembers
-        from bot.agent.sessions.redis_logs import RedisLogs
+        from bot.memory.backend import MemoryBackend
+        from bot.memory.locks import RedisScopeLocks
+        from bot.memory.redis_members import RedisMembers
+        from bot.sessions.redis_logs import RedisLogs
 
         locks = RedisScopeLocks(self.state, self._config.workspace)
         return MemoryBackend(locks, RedisLogs(self.state), RedisMembers(self.state), local=False)

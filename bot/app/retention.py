@@ -39,9 +39,9 @@ def ledger_cutoff(now: float, keep: float, timezone: str) -> float:
 
 def prune_state(config: Config, now: float) -> Pruned:
     """One pass over this home's files: what `retention` says is old goes (null keeps a kind forever)."""
-    from bot.agent.sessions.store import prune_archived
     from bot.bus.journal import prune_journal
     from bot.scheduler.run_log import RunLog
+    from bot.sessions.store import prune_archived
     from bot.usage.ledger import prune_ledger
 
     keep = config.retention

@@ -9,9 +9,7 @@ if TYPE_CHECKING:
     from bot.access.flood import RateLimit
     from bot.access.notices import IgnoreNotices
     from bot.access.pairing import Pairing
-    from bot.agent.memory.backend import MemoryBackend
     from bot.agent.owner_dm import OwnerDM
-    from bot.agent.sessions.session import Sessions
     from bot.app.gateway_lock import GatewayLock
     from bot.app.scheduler_line import SchedulerLine
     from bot.bus import MessageBus
@@ -19,10 +17,12 @@ if TYPE_CHECKING:
     from bot.cluster.roles import ClusterLeases
     from bot.cluster.run_events import RunEventRelay
     from bot.events import EventBus
+    from bot.memory.backend import MemoryBackend
     from bot.plugins.allowlist import AllowList
     from bot.scheduler.cron import CronService
     from bot.scheduler.heartbeat_record import HeartbeatRecord
     from bot.scheduler.outcomes import OutcomeRelay
+    from bot.sessions.session import Sessions
     from bot.usage.ledger import Ledger
     from channels.catchup import RecentChats
 

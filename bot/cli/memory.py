@@ -11,9 +11,9 @@ import typer
 from bot.cli.options import load
 
 if TYPE_CHECKING:
-    from bot.agent.memory.scope_index import MemoryIndexes
     from bot.app.stores import Stores
     from bot.config.schema import Config
+    from bot.memory.index.scopes import MemoryIndexes
 
 app = typer.Typer(help="Search a chat's memory and rebuild the memory search indexes.", no_args_is_help=True)
 
@@ -24,8 +24,8 @@ def _scope(config: Config, stores: Stores, chat: str | None) -> Path:
     """The memory folder a chat's turns use: the scope whose list names it, else its group folder."""
     import re
 
-    from bot.agent.memory.members import scope_of_session
     from bot.bus.messages import ChatRef
+    from bot.memory.members import scope_of_session
 
     memory = config.workspace / "memory"
     if chat is None:
@@ -47,9 +47,9 @@ def _scope(config: Config, stores: Stores, chat: str | None) -> Path:
 def _indexes(config: Config) -> tuple[MemoryIndexes, Stores]:
     """The indexes of this home (over the backend's session logs and lists, with `memory.embeddings`' vectors
     as the gateway has them), and the stores to close after."""
-    from bot.agent.memory.scope_index import MemoryIndexes
-    from bot.agent.memory.semantic import semantic_memory
     from bot.app.backend import stores_for
+    from bot.memory.index.scopes import MemoryIndexes
+    from bot.memory.index.semantic import semantic_memory
     from bot.usage.budgets import BudgetGuard
 
     stores = stores_for(config)
@@ -78,7 +78,7 @@ def memory_search(
     limit: int = typer.Option(5, "--limit", min=1, max=50, help="How many passages to show."),
 ) -> None:
     """Show the passages of a chat's memory that best match QUERY, as the recall tool finds them."""
-    from bot.agent.memory.recall_search import IndexRecall
+    from bot.memory.index.recall import IndexRecall
 
     config = load(ctx.obj)
     indexes, stores = _indexes(config)

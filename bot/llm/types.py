@@ -125,3 +125,8 @@ class ReasoningSink(Protocol):
     def __call__(self, text: str) -> None: ...
 
     def reasoning(self, text: str) -> None: ...
+
+
+def tool_call_message(content: str, calls: tuple[ToolCall, ...]) -> dict[str, Any]:
+    """The assistant message that records a round of tool calls."""
+    return {"role": "assistant", "content": content or None, "tool_calls": [c.as_message_part() for c in calls]}

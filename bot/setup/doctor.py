@@ -109,10 +109,10 @@ async def check_context(config: Config, tool_schemas: ToolSchemas) -> Check:
 
     from bot.agent.context import ContextBuilder
     from bot.agent.context_budget import MIN_EXCHANGES, MIN_REPLY_RESERVE
-    from bot.agent.memory.files import scope_for
     from bot.bus import ChatRef, InboundMessage, Trust
     from bot.llm.context_window import DEFAULT_WINDOW, ContextWindow
     from bot.llm.tokens import CHARS_PER_TOKEN
+    from bot.memory.files import scope_for
     from bot.setup.home import bundled
     from bot.skills import SkillLibrary
 

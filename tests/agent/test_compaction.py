@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from bot.agent.compaction import TurnCompactor, tokens_of
-from bot.agent.sessions.safe_history import pair_safe
 from bot.errors import PromptTooLarge
 from bot.hooks.handlers import Hooks
 from bot.hooks.hook_events import AfterCompaction, BeforeCompaction
 from bot.llm.tokens import estimate_tokens, estimate_tool_tokens
 from bot.llm.types import LLMResponse
+from bot.sessions.safe_history import pair_safe
 from bot.tools.base import Tool, ToolContext
 from bot.usage.charge import Charge, charged_to
 from tests.agent.test_context_budget import OVERFLOW, assert_tool_pairs_whole

@@ -4,8 +4,8 @@ import os
 from pathlib import Path
 
 from bot.agent.context import ContextBuilder, FileCache
-from bot.agent.memory.files import MemoryScope, scope_for
 from bot.bus import ChatRef, InboundMessage, Trust
+from bot.memory.files import MemoryScope, scope_for
 from bot.skills import SkillLibrary
 
 

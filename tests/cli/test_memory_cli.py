@@ -6,11 +6,11 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from bot.agent.memory.members import FileMembers
-from bot.agent.sessions.store import SessionStore
 from bot.cli.main import app
 from bot.config.loader import load_config
 from bot.config.paths import sessions_dir
+from bot.memory.members import FileMembers
+from bot.sessions.store import SessionStore
 from tests.cli_process import env_for
 
 

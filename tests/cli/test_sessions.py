@@ -10,10 +10,10 @@ import aiohttp
 import pytest_asyncio
 from typer.testing import CliRunner
 
-from bot.agent.sessions.session import Sessions
 from bot.app.backend import stores_for
 from bot.cli.main import app as cli_app
 from bot.config.loader import load_config
+from bot.sessions.session import Sessions
 from tests.channels.api.conftest import OWNER_TOKEN, ApiBot, bearer
 from tests.fakes.openai_server import FakeLLM
 

@@ -11,9 +11,9 @@ from bot.config.schema import HeartbeatConfig
 from bot.llm.prices import call_cost, price_table
 from bot.scheduler.heartbeat import HeartbeatService, Outcome
 from bot.tools.base import Tool, ToolContext
-from tests.agent.memory.test_memory import consolidating, save
 from tests.fakes.openai_server import Error, FakeLLM, Text, ToolCalls, echo
 from tests.harness import Harness
+from tests.memory.test_memory import consolidating, save
 
 
 class BigTool(Tool):

@@ -52,7 +52,7 @@ async def test_reset_is_new(tmp_path: Path) -> None:
 
 
 async def test_compaction_hooks_see_the_messages_folded_into_memory(tmp_path: Path) -> None:
-    from tests.agent.memory.test_memory import consolidating, save
+    from tests.memory.test_memory import consolidating, save
 
     watcher = plugin_file(tmp_path, "watcher.py", WATCHER)
     reply = consolidating(lambda body: save("Talked about ducks.", "- Likes ducks."))

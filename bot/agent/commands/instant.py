@@ -12,7 +12,6 @@ from bot.agent.commands.session_switch import SessionSwitch
 from bot.agent.commands.which_agent import which_agent_answer
 from bot.agent.context_budget import ContextBudget
 from bot.agent.persona_turns import PersonaTurns
-from bot.agent.sessions.session import Sessions
 from bot.agent.turn import TurnRunner
 from bot.agent.turn_hooks import TurnHooks
 from bot.agents.bindings import Route
@@ -35,6 +34,7 @@ from bot.commands.catalogue import (
 from bot.commands.parse import invocation
 from bot.config.schema_agents import DEFAULT_AGENT
 from bot.plugins.approvals import ExecApprovals
+from bot.sessions.session import Sessions
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,14 +7,14 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from bot.agent.memory.consolidation import MemoryConsolidator
-from bot.agent.memory.files import scope_for
-from bot.agent.sessions.archive import ArchivedSession
-from bot.agent.sessions.session import Session, Sessions
+from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.turn_hooks import TurnHooks
 from bot.bus import InboundMessage
 from bot.commands.catalogue import RESUME
 from bot.commands.parse import parse_command
+from bot.memory.files import scope_for
+from bot.sessions.archive import ArchivedSession
+from bot.sessions.session import Session, Sessions
 
 LISTED = 20
 """How many archived sessions /sessions shows (the most recently active), and /resume can reach."""

@@ -1,0 +1,155 @@
+"""Ranking a scope's passages for a query: keyword hits (BM25, a light recency and time-window lift), fused by
+reciprocal rank with any further ranked lists (such as a vector search) the caller brings."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from bot.memory.index.query import Query, concept_expression
+from bot.memory.index.store import MemoryIndex, StoredPassage
+from bot.memory.index.wording import roots_of
+
+CANDIDATES = 60  # keyword hits rescored before fusion
+NAME_WEIGHT = 3.0  # a name in the question (Maya, Lisbon) weighs triple: the passage should be about it
+COVER_FLOOR = 0.1  # the share of its BM25 score a passage keeps when it covers none of the question
+RECENCY_LIFT = 0.15  # how much more a passage from today weighs than a very old one, at most
+RECENCY_HALF_LIFE = 60 * 86400.0  # seconds for that lift to halve
+WINDOW_LIFT = 0.5  # for a passage inside the period the question names ("in spring", "3 weeks ago")
+RRF_K = 60
+COMMON_SHARE = 0.05  # a question word in more than this share of a scope's passages is left out of the search
+COMMON_FLOOR = 100  # ... unless it is in fewer passages than this
+
+# Another ranked list of passage ids, best first, for the same query and filters (e.g. by embeddings).
+Ranker = Callable[[MemoryIndex, Query, int, float | None, float | None], list[int]]
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What the prompt already shows: the session's live log from message `start` on. With `chat`, the same
+    chat's other sessions (its threads, or the channel a thread belongs to) count as the current conversation
+    too: their last `window` messages are left out as well."""
+
+    session: str
+    start: int
+    chat: str | None = None
+    window: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A passage found for a query, best first in a result."""
+
+    stored: StoredPassage
+    score: float
+
+
+def keyword_ranking(
+    index: MemoryIndex,
+    query: Query,
+    limit: int,
+    now: float,
+    since: float | None = None,
+    until: float | None = None,
+    leave_out: Sequence[tuple[str, str, int]] = (),
+) -> list[tuple[int, float]]:
+    """Keyword hits as (passage id, score), best first: BM25 weighed by how much of the question (by rarity) a
+    passage covers, lifted a little for recent ones and those in the question's period."""
+    if not query.words:
+        return []
+    matching, total = index.matching([concept_expression(w) for w in query.words])
+    counts = dict(zip(query.words, matching, strict=True))
+    query = _without_common(query, counts, total)
+    found = index.keyword(query.expression, max(limit, CANDIDATES), since, until, leave_out)
+    weights = [_idf(counts[word], total) * (NAME_WEIGHT if word in query.names else 1.0) for word in query.words]
+    concepts = [(frozenset(concept), weight) for concept, weight in zip(query.concepts, weights, strict=True)]
+    whole = sum(weights) or 1.0
+    window = (query.since, query.until) if query.since is not None and query.until is not None else None
+    scored = []
+    for rowid, score, ts, asked, answered in found:
+        roots = _roots(asked, answered)
+        covered = sum(weight for concept, weight in concepts if not roots.isdisjoint(concept))
+        lift = 1.0 + RECENCY_LIFT * 0.5 ** (max(0.0, now - ts) / RECENCY_HALF_LIFE)
+        if window is not None and window[0] <= ts < window[1]:
+            lift += WINDOW_LIFT
+        scored.append((rowid, score * (COVER_FLOOR + (1 - COVER_FLOOR) * covered / whole) * lift, ts))
+    scored.sort(key=lambda item: (-item[1], -item[2], item[0]))
+    return [(rowid, score) for rowid, score, _ in scored]
+
+
+@lru_cache(maxsize=256)
+def _roots(asked: str, answered: str) -> frozenset[str]:
+    """The roots of a passage's words (the same passages come up turn after turn: kept for a while)."""
+    return frozenset(roots_of(f"{asked} {answered}"))
+
+
+def _without_common(query: Query, counts: dict[str, int], total: int) -> Query:
+    """The query without words most passages have (they say little, and ranking them costs the most); the rarest
+    word stays when all are common."""
+    common = max(COMMON_FLOOR, int(COMMON_SHARE * total))
+    kept = tuple(word for word in query.words if counts[word] <= common)
+    if kept == query.words:
+        return query
+    return replace(query, words=kept or (min(query.words, key=counts.__getitem__),))
+
+
+def _idf(matching: int, total: int) -> float:
+    return math.log(1.0 + (total - matching + 0.5) / (matching + 0.5))
+
+
+def fuse(rankings: Sequence[Sequence[int]]) -> list[int]:
+    """Reciprocal-rank fusion of ranked id lists, best first; a single list comes back as it is."""
+    if len(rankings) == 1:
+        return list(rankings[0])
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, rowid in enumerate(ranking):
+            scores[rowid] = scores.get(rowid, 0.0) + 1.0 / (RRF_K + rank + 1)
+    return sorted(scores, key=lambda rowid: (-scores[rowid], rowid))
+
+
+def best_hits(
+    index: MemoryIndex,
+    query: Query,
+    limit: int,
+    now: float,
+    since: float | None = None,
+    until: float | None = None,
+    shown: Shown | None = None,
+    rankers: Sequence[Ranker] = (),
+) -> list[Hit]:
+    """The `limit` best passages for the query between `since` and `until`, leaving out what the prompt shows."""
+    leave_out = _shown_ranges(index, shown) if shown is not None else []
+    keyword = keyword_ranking(index, query, limit, now, since, until, leave_out)
+    scores = dict(keyword)
+    rankings = [[rowid for rowid, _ in keyword]]
+    rankings += [ranker(index, query, max(limit, CANDIDATES), since, until) for ranker in rankers]
+    ordered = fuse(rankings)
+    hits: list[Hit] = []
+    for start in range(0, len(ordered), limit * 2):  # further ranked lists may bring passages the prompt shows
+        stored = index.passages(ordered[start : start + limit * 2])
+        for rowid in ordered[start : start + limit * 2]:
+            found = stored.get(rowid)
+            if found is None or _in_prompt(found, leave_out):
+                continue
+            hits.append(Hit(found, scores.get(rowid, 0.0)))
+            if len(hits) == limit:
+                return hits
+    return hits
+
+
+def _shown_ranges(index: MemoryIndex, shown: Shown) -> list[tuple[str, str, int]]:
+    """(session, live log, first message number) of each stretch the prompt shows or the chat is still on."""
+    ranges = []
+    for session, log, count in index.live_logs(shown.chat or shown.session):
+        if session == shown.session:
+            ranges.append((session, log, shown.start))
+        elif shown.chat is not None:
+            ranges.append((session, log, max(0, count - shown.window)))
+    return ranges
+
+
+def _in_prompt(found: StoredPassage, ranges: list[tuple[str, str, int]]) -> bool:
+    return any(found.session == s and found.log == log and found.passage.first >= first for s, log, first in ranges)

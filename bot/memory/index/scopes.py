@@ -1,0 +1,321 @@
+"""The memory indexes of every scope, kept under the state folder: opened on demand, caught up before each
+search (so a search sees everything saved before it) and in the background after each turn."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TypeVar
+from zoneinfo import ZoneInfo
+
+from bot.memory.index.catchup import Bulk, catch_up_history, catch_up_memory, catch_up_sessions, caught_up
+from bot.memory.index.catchup import Shown as Seen
+from bot.memory.index.query import parse_query
+from bot.memory.index.ranking import Hit, Ranker, Shown, best_hits
+from bot.memory.index.semantic import SemanticMemory
+from bot.memory.index.store import IndexUnusable, MemoryIndex, damaged
+from bot.memory.members import ScopeMembers
+from bot.sessions.logs import SessionLogs
+from bot.storage.recent import RecentMap
+
+logger = logging.getLogger(__name__)
+
+INDEX_FILE = "index.sqlite3"
+MAX_OPEN = 32
+MAX_LISTED = 128  # sessions remembered as listed in their scope (a forgotten one is looked up again)
+SAVE_DELAY = 1.0  # seconds from a turn's end to indexing what it saved, so a burst of turns shares one catch-up
+QUICK_SEARCH = 0.002  # seconds: a scope searched faster is searched on the event loop (a thread hop costs more)
+T = TypeVar("T")
+
+
+@dataclass
+class _Open:
+    """An open index with the lock that serialises its use, the scope's files it indexes and the sessions known to be
+    listed for it."""
+
+    index: MemoryIndex
+    history: Path
+    memory: Path
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    members: set[str] = field(default_factory=set)
+    closed: bool = False
+    took: float = math.inf  # seconds the last search took
+
+    def close(self) -> None:
+        """Close the index once nobody uses it; a later use opens it again."""
+        with self.lock:
+            self.index.close()
+            self.closed = True
+
+
+class MemoryIndexes:
+    """One index per memory scope folder, at `state_dir/memory_index/<folder relative to the workspace>/`."""
+
+    def __init__(
+        self,
+        logs: SessionLogs,
+        members: ScopeMembers,
+        workspace: Path,
+        state_dir: Path,
+        timezone: str,
+        clock: Callable[[], float] = time.time,
+        max_open: int = MAX_OPEN,
+        save_delay: float = SAVE_DELAY,
+        quick: float = 0.0,
+        bulk: Bulk | None = None,
+    ) -> None:
+        """`quick`: a scope whose last search took less (in seconds) is searched on the caller's thread when its
+        index needs no catch-up; 0 always searches in a worker thread (as where the logs are across a network).
+        `bulk` indexes a big backlog in another process."""
+        self._logs = logs
+        self._members = members
+        self._workspace = workspace
+        self._root = state_dir / "memory_index"
+        self._zone = ZoneInfo(timezone)
+        self._clock = clock
+        self._open: RecentMap[Path, _Open] = RecentMap(max_open, on_evict=lambda _, oldest: oldest.close())
+        self._opening = threading.Lock()
+        self._pending: dict[Path, asyncio.Task[None] | asyncio.TimerHandle] = {}
+        self._delay = save_delay
+        self._quick = quick
+        self._bulk = bulk
+        self._names: RecentMap[Path, str] = RecentMap(MAX_LISTED)  # scope folder -> name (resolving costs stats)
+        self._listed: RecentMap[tuple[Path, str], None] = RecentMap(MAX_LISTED)  # (scope, session) known listed
+        self.rankers: list[Ranker] = []  # further ranked lists fused with the keyword one
+        self.semantic: SemanticMemory | None = None  # vectors, when memory.embeddings names a model
+
+    def scope_name(self, directory: Path) -> str:
+        """A scope folder's name: its path relative to the workspace, the same on every machine."""
+        name = self._names.get(directory)
+        if name is None:
+            name = self._names[directory] = _scope_name(directory, self._workspace)
+        return name
+
+    def path_for(self, directory: Path) -> Path:
+        """Where a scope folder's index lives."""
+        return self._root / self.scope_name(directory) / INDEX_FILE
+
+    async def search(
+        self,
+        directory: Path,
+        text: str,
+        limit: int = 5,
+        since: float | None = None,
+        until: float | None = None,
+        shown: Shown | None = None,
+        join: str | None = None,
+    ) -> list[Hit]:
+        """The best passages of the scope for a question, after listing session `join` for the scope and catching
+        the index up; none for a question without content words."""
+        query = parse_query(text, datetime.fromtimestamp(self._clock(), self._zone))
+        if not query.words:
+            return []
+        now = self._clock()
+        rankers = [*self.rankers, *await self._vector_rankers(text)]
+        seen = (shown.session, shown.start) if shown is not None else None
+
+        def ranked(found: _Open) -> list[Hit]:
+            started = time.perf_counter()
+            hits = best_hits(found.index, query, limit, now, since, until, shown, rankers)
+            found.took = time.perf_counter() - started
+            return hits
+
+        def run(found: _Open) -> list[Hit]:
+            if join is not None:
+                self._join(directory, found, join)
+            self._catch_up(directory, found, seen)
+            return ranked(found)
+
+        hits = self._search_here(directory, join, seen, ranked)
+        if hits is None:
+            hits = await asyncio.to_thread(self._using, directory, run)
+        if self.semantic is not None:
+            self.semantic.index_changed(self.path_for(directory))  # embed what the catch-up added
+        return hits
+
+    def _search_here(
+        self, directory: Path, join: str | None, seen: Seen, ranked: Callable[[_Open], list[Hit]]
+    ) -> list[Hit] | None:
+        """The search run on this thread when the scope's last one was quick, its index free and caught up; None
+        when it is for a worker thread (which catches up first, and rebuilds a damaged index)."""
+        found = self._open.get(directory)
+        if found is None or found.took >= self._quick or not found.lock.acquire(blocking=False):
+            return None
+        try:
+            if found.closed or (join is not None and join not in found.members):
+                return None
+            found.index.refresh()
+            keys = self._members.members(self.scope_name(directory))
+            if not caught_up(found.index, self._logs, keys, found.history, found.memory, seen):
+                return None
+            if join is not None:
+                self._note_listed(directory, join)
+            return ranked(found)
+        except (sqlite3.DatabaseError, IndexUnusable):
+            return None
+        finally:
+            found.lock.release()
+
+    async def join(self, directory: Path, key: str) -> None:
+        """List session `key` for the scope (once) and bring the index up to date."""
+
+        def run(found: _Open) -> None:
+            self._join(directory, found, key)
+            self._catch_up(directory, found)
+
+        await asyncio.to_thread(self._using, directory, run)
+        if self.semantic is not None:
+            self.semantic.index_changed(self.path_for(directory))
+
+    def saved(self, directory: Path, key: str) -> None:
+        """Messages were saved to session `key` of the scope: index them a little later, off the event loop (turns
+        in a row share one catch-up; a search catches up by itself first)."""
+        if directory in self._pending:
+            return
+        listed = (directory, key) in self._listed
+
+        def start() -> None:
+            task = asyncio.create_task(self.join(directory, key), name=f"memory-index:{key}")
+            self._pending[directory] = task
+            task.add_done_callback(lambda finished: self._finished(directory, key, finished))
+
+        if not listed:  # a session new to the scope is listed at once: a search in another chat must see it
+            start()
+            return
+        self._pending[directory] = asyncio.get_running_loop().call_later(self._delay, start)
+
+    def _finished(self, directory: Path, key: str, task: asyncio.Task[None]) -> None:
+        self._pending.pop(directory, None)
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("[%s] indexing memory failed", key, exc_info=task.exception())
+
+    async def reindex(self, directory: Path) -> int:
+        """Rebuild the scope's index from its sources, in place (a running gateway keeps using the same file);
+        how many passages it holds."""
+
+        def run(found: _Open) -> int:
+            found.index.clear()
+            self._catch_up(directory, found)
+            return found.index.size()
+
+        size = await asyncio.to_thread(self._using, directory, run, False)
+        if self.semantic is not None:
+            self.semantic.index_changed(self.path_for(directory))
+        return size
+
+    async def _vector_rankers(self, text: str) -> list[Ranker]:
+        """The vector ranking of the question, when semantic search is on and the embedding server answers."""
+        ranker = await self.semantic.ranker(text) if self.semantic is not None else None
+        return [ranker] if ranker is not None else []
+
+    async def stop(self) -> None:
+        """Finish the background catch-ups (those not started yet are left to the next search), stop the
+        embedding, then close."""
+        for pending in list(self._pending.values()):
+            if isinstance(pending, asyncio.TimerHandle):
+                pending.cancel()
+        await asyncio.gather(
+            *(p for p in self._pending.values() if isinstance(p, asyncio.Task)), return_exceptions=True
+        )
+        self._pending.clear()
+        if self.semantic is not None:
+            await self.semantic.stop()
+        with self._opening:
+            for found in self._open.values():
+                found.close()
+            self._open.clear()
+
+    def _using(self, directory: Path, work: Callable[[_Open], T], warn_missing: bool = True) -> T:
+        """Run `work` on the scope's open index under its lock; an unusable index is rebuilt once, with a WARNING."""
+        found = self._get(directory, warn_missing)
+        try:
+            with found.lock:
+                if found.closed:  # evicted meanwhile: open it again
+                    return self._using(directory, work)
+                found.index.refresh()
+                return work(found)
+        except (sqlite3.DatabaseError, IndexUnusable) as exc:
+            if not damaged(exc):
+                raise
+            logger.warning("memory index %s is unusable (%s): rebuilding it", self.path_for(directory), exc)
+            self._drop(directory)
+            found = self._get(directory)
+            with found.lock:
+                found.index.refresh()
+                return work(found)
+
+    def _get(self, directory: Path, warn_missing: bool = True) -> _Open:
+        with self._opening:
+            found = self._open.get(directory, fresh=True)
+            if found is not None:
+                return found
+            path = self.path_for(directory)
+            if warn_missing and not path.exists() and self._has_sources(directory):
+                logger.warning("memory index %s is missing: rebuilding it from the session logs", path)
+            try:
+                index = MemoryIndex.open(path)
+            except IndexUnusable as exc:
+                logger.warning("memory index %s cannot be used (%s): rebuilding it", path, exc)
+                _delete(path)
+                index = MemoryIndex.open(path)
+            # the least recently used index past `max_open` is closed
+            found = self._open[directory] = _Open(index, directory / "HISTORY.md", directory / "MEMORY.md")
+            return found
+
+    def _drop(self, directory: Path) -> None:
+        """Close and delete the scope's index file."""
+        with self._opening:
+            found = self._open.pop(directory, None)
+        if found is not None:
+            found.close()
+        _delete(self.path_for(directory))
+
+    def _note_listed(self, directory: Path, key: str) -> None:
+        self._listed[directory, key] = None
+
+    def _join(self, directory: Path, found: _Open, key: str) -> None:
+        self._note_listed(directory, key)
+        if key in found.members:
+            return
+        scope = self.scope_name(directory)
+        listed = self._members.members(scope)
+        if key not in listed:
+            self._members.add(scope, key)
+            listed.append(key)
+        found.members.update(listed)
+
+    def _has_sources(self, directory: Path) -> bool:
+        """Whether the scope has anything to index (so a missing index is worth a WARNING)."""
+        names = ("HISTORY.md", "MEMORY.md")
+        return any((directory / name).exists() for name in names) or bool(
+            self._members.members(self.scope_name(directory))
+        )
+
+    def _catch_up(self, directory: Path, found: _Open, shown: tuple[str, int] | None = None) -> None:
+        started = time.perf_counter()
+        members = self._members.members(self.scope_name(directory))
+        read = catch_up_sessions(found.index, self._logs, members, shown, self._bulk)
+        catch_up_history(found.index, found.history, self._zone)
+        catch_up_memory(found.index, found.memory)
+        if read > 1000:
+            logger.info("indexed %d messages of %s in %.1fs", read, directory, time.perf_counter() - started)
+
+
+def _scope_name(directory: Path, workspace: Path) -> str:
+    try:
+        return directory.resolve().relative_to(workspace.resolve()).as_posix()
+    except ValueError:
+        return Path("outside", *directory.resolve().parts[1:]).as_posix()
+
+
+def _delete(path: Path) -> None:
+    for name in (path.name, path.name + "-wal", path.name + "-shm"):
+        (path.parent / name).unlink(missing_ok=True)

@@ -1,0 +1,173 @@
+"""Reading session logs from a position on, for the memory index: the local store's files.
+
+A log is one generation of a session (the live one, or one /new archived); it keeps its identity
+when archived (the file is renamed, so its inode stays), and a cursor says how far it was read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import quote
+
+from bot.sessions.archive import ARCHIVED_SUFFIX, PRUNED_STAMP
+
+READ_CHUNK = 2 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    """One stored message of a log: its number in the log, when it was saved, the message."""
+
+    n: int
+    ts: float
+    message: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """How far a log was read: `offset` in the store's unit (bytes of a file, records of a list), `count` messages."""
+
+    log: str
+    offset: int = 0
+    count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class LogRead:
+    """Entries read from one log and the cursor after them; `done` when the log holds nothing further now, `gone`
+    when the log no longer exists (deleted by retention, or replaced)."""
+
+    entries: list[LogEntry]
+    cursor: Cursor
+    done: bool = True
+    gone: bool = False
+
+
+class SessionLogs(Protocol):
+    """The stored logs of sessions, read incrementally; safe to call from a worker thread."""
+
+    def live_heads(self, keys: list[str]) -> dict[str, Cursor]:
+        """Each session's live log and its current end (sessions without one are left out)."""
+
+    def archived(self, key: str) -> list[str]:
+        """The identities of the session's archived logs, oldest first."""
+
+    def read(self, key: str, since: Cursor, limit: int) -> LogRead:
+        """Up to about `limit` entries of the log `since.log` after `since`; none, and `gone`, when it is gone."""
+
+    def pruned(self) -> str:
+        """A stamp that changes whenever retention deletes archived logs ("" before it ever has)."""
+
+    def backlog(self, key: str, since: Cursor) -> int:
+        """About how many bytes of the log lie after `since` (0 where the store cannot tell)."""
+
+
+class FileLogs:
+    """The local store's files: the live `KEY.jsonl` and its `KEY.<time>.archived.jsonl`; identity is the inode."""
+
+    def __init__(self, directory: Path) -> None:
+        self._directory = directory
+        self._folder = str(directory)  # joined as a string: a stat per session and search, kept cheap
+        self._stamp = os.path.join(self._folder, PRUNED_STAMP)
+
+    def live_heads(self, keys: list[str]) -> dict[str, Cursor]:
+        heads = {}
+        for key in keys:
+            try:
+                found = os.stat(self._live_name(key))
+            except FileNotFoundError:
+                continue
+            heads[key] = Cursor(str(found.st_ino), found.st_size)
+        return heads
+
+    def archived(self, key: str) -> list[str]:
+        return [str(path.stat().st_ino) for path in self._archived_paths(key)]
+
+    def read(self, key: str, since: Cursor, limit: int) -> LogRead:
+        path = self._find(key, since.log)
+        if path is None:
+            return LogRead([], since, gone=True)
+        try:
+            with path.open("rb") as handle:
+                handle.seek(since.offset)
+                data = handle.read(READ_CHUNK)
+                if len(data) == READ_CHUNK and not data.endswith(b"\n"):
+                    data += handle.readline()  # the rest of a line that straddles the chunk's end
+        except FileNotFoundError:
+            return LogRead([], since)  # archived by /new just now: found under its new name next time
+        entries: list[LogEntry] = []
+        count = since.count
+        used = 0
+        for line in data.splitlines(keepends=True):
+            if not line.endswith(b"\n") or len(entries) >= limit:
+                break  # an append under way (or a torn last line), or enough for one batch
+            used += len(line)
+            record = _record(line)
+            if record is None or record.get("type", "message") != "message":
+                continue
+            message = record.get("message")
+            if isinstance(message, dict):
+                entries.append(LogEntry(int(record.get("n", count)), float(record.get("ts") or 0.0), message))
+                count += 1
+        cursor = Cursor(since.log, since.offset + used, count)
+        return LogRead(entries, cursor, done=len(entries) < limit and len(data) < READ_CHUNK)
+
+    def backlog(self, key: str, since: Cursor) -> int:
+        path = self._find(key, since.log)
+        try:
+            return max(0, os.stat(path).st_size - since.offset) if path is not None else 0
+        except FileNotFoundError:
+            return 0
+
+    def pruned(self) -> str:
+        try:
+            found = os.stat(self._stamp)
+        except FileNotFoundError:
+            return ""
+        return f"{found.st_mtime_ns}:{found.st_size}:{found.st_ino}"
+
+    def _live_name(self, key: str) -> str:
+        return os.path.join(self._folder, quote(key, safe="") + ".jsonl")
+
+    def _archived_paths(self, key: str) -> list[Path]:
+        """The session's own archived files, oldest first (its threads' and other chats' left out)."""
+        prefix = quote(key, safe="") + "."
+        try:
+            names = [entry.name for entry in os.scandir(self._directory)]  # not glob: its pattern cache grows per chat
+        except FileNotFoundError:
+            return []
+        return [
+            self._directory / name
+            for name in sorted(names)
+            if name.startswith(prefix)
+            and name.endswith(ARCHIVED_SUFFIX)
+            and "." not in name.removeprefix(prefix).removesuffix(ARCHIVED_SUFFIX)
+        ]
+
+    def _find(self, key: str, log: str) -> Path | None:
+        """The file of the log with this identity: the live one, or (looked for only then) one archived since."""
+        live = self._live_name(key)
+        try:
+            if str(os.stat(live).st_ino) == log:
+                return Path(live)
+        except FileNotFoundError:
+            pass
+        for path in self._archived_paths(key):
+            try:
+                if str(path.stat().st_ino) == log:
+                    return path
+            except FileNotFoundError:
+                continue
+        return None
+
+
+def _record(line: bytes) -> dict[str, Any] | None:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None  # a torn line
+    return record if isinstance(record, dict) else None

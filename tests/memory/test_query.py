@@ -1,0 +1,62 @@
+"""Reading questions for search: content words kept, question words dropped, the period a question names."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from bot.memory.index.query import parse_query
+from bot.memory.index.wording import root
+
+NOW = datetime(2026, 6, 15, 12, 0, tzinfo=UTC)
+
+
+def test_question_words_and_stop_words_are_dropped() -> None:
+    query = parse_query("What was the name of the trail I told you about?", NOW)
+    assert query.words == ("name", "trail")
+    assert query.expression == '"name" OR "trail" OR "hike" OR "hiking" OR "walk" OR "route" OR "rout"*'
+
+
+def test_forms_and_synonyms_of_a_word_share_a_concept() -> None:
+    query = parse_query("Which film did I see with Tom? Was he allergic?", NOW)
+    assert query.words == ("film", "see", "tom", "allergic")
+    assert query.names == frozenset({"tom"})
+    film, see, _, allergic = query.concepts
+    assert {root("movie"), root("cinema")} <= set(film)
+    assert root("saw") in see
+    assert root("allergy") in allergic
+    assert root("allergies") == root("allergic") == "aller"
+
+
+def test_an_all_stop_word_question_has_no_words() -> None:
+    assert parse_query("what did you say about that?", NOW).words == ()
+    assert parse_query("", NOW).expression == ""
+
+
+def test_fts_syntax_in_a_question_is_only_words() -> None:
+    assert parse_query('NEAR("x") AND trail* -OR "quotes"', NOW).words == ("near", "trail", "quotes")
+
+
+def test_a_season_or_month_sets_the_period_and_leaves_the_words() -> None:
+    spring = parse_query("the trail I mentioned in spring", NOW)
+    assert spring.words == ("trail",)
+    assert (spring.since, spring.until) == (
+        datetime(2026, 3, 1, tzinfo=UTC).timestamp(),
+        datetime(2026, 6, 1, tzinfo=UTC).timestamp(),
+    )
+    october = parse_query("which restaurant in October?", NOW)
+    assert october.since == datetime(2025, 10, 1, tzinfo=UTC).timestamp()
+    assert parse_query("may I ask about the cake", NOW).since is None
+
+
+def test_weeks_ago_sets_a_window_around_that_day() -> None:
+    query = parse_query("the book I started three weeks ago", NOW)
+    assert query.words == ("book", "started")
+    assert query.since is not None and query.until is not None
+    assert query.since < datetime(2026, 5, 25, tzinfo=UTC).timestamp() < query.until
+
+
+def test_yesterday_and_this_week_are_periods_not_words() -> None:
+    query = parse_query("what did I cook yesterday?", NOW)
+    assert query.words == ("cook",)
+    assert query.since == datetime(2026, 6, 14, tzinfo=UTC).timestamp()
+    assert parse_query("what did we talk about last time?", NOW).words == ()
