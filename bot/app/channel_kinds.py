@@ -59,6 +59,12 @@ def _email(publish: Publish, config: Config, bot: ChatBot, media: Path, retry: R
     return EmailChannel(publish, config.channels.email, media, config.state_dir / "email", retry)
 
 
+def _irc(publish: Publish, config: Config, bot: ChatBot, media: Path, retry: RetryPolicy | None) -> Channel:
+    from channels.irc.channel import IrcChannel
+
+    return IrcChannel(publish, config.channels.irc, retry)
+
+
 CHAT_CHANNELS: dict[str, ChannelBuilder] = {
     "telegram": _telegram,
     "discord": _discord,
@@ -66,6 +72,7 @@ CHAT_CHANNELS: dict[str, ChannelBuilder] = {
     "matrix": _matrix,
     "whatsapp": _whatsapp,
     "email": _email,
+    "irc": _irc,
 }
 WEBHOOK_CHANNELS = frozenset({"whatsapp"})
 """The channels whose platform calls the gateway over HTTP rather than being polled or connected to."""

@@ -17,8 +17,10 @@ from tests.fakes.whatsapp_server import FakeWhatsApp
 from tests.mail_servers import MailPlatform
 from tests.support.adapter import AdapterUnderTest, discord_adapter, slack_adapter, telegram_adapter
 from tests.support.apps import Email, WhatsApp
+from tests.support.irc_world import IrcWorld
 from tests.support.matrix_world import MatrixWorld
 from tests.support.platform import Platform
+from tests.support.platform_irc import Irc
 from tests.support.platform_matrix import Matrix
 
 
@@ -270,6 +272,7 @@ PLATFORMS: dict[str, tuple[type[Any], type[Platform]]] = {
     "matrix": (MatrixWorld, Matrix),
     "whatsapp": (FakeWhatsApp, WhatsApp),
     "email": (MailPlatform, Email),
+    "irc": (IrcWorld, Irc),
 }
 """Each platform's fake server and its face, by channel name."""
 

@@ -9,6 +9,7 @@ from bot.config.channels.api import ApiConfig
 from bot.config.channels.base import ChannelSection, account_problem
 from bot.config.channels.discord import DiscordConfig
 from bot.config.channels.email import EmailConfig
+from bot.config.channels.irc import IrcConfig
 from bot.config.channels.matrix import MatrixConfig
 from bot.config.channels.slack import SlackConfig
 from bot.config.channels.telegram import TelegramConfig
@@ -24,6 +25,7 @@ class ChannelsConfig(Section):
     matrix: MatrixConfig = MatrixConfig()
     whatsapp: WhatsAppConfig = WhatsAppConfig()
     email: EmailConfig = EmailConfig()
+    irc: IrcConfig = IrcConfig()
     api: ApiConfig = ApiConfig()
 
     def chat_sections(self) -> dict[str, ChannelSection]:
