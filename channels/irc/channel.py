@@ -79,6 +79,11 @@ class IrcChannel(Channel):
         """The nick the bot has now (the server may have given it another at registration)."""
         return self._client.nickname if self._client is not None else self._config.nick
 
+    @property
+    def connected(self) -> bool:
+        """Whether the bot is registered on the server and has sent its joins (false while reconnecting)."""
+        return self._client is not None and self._client.connected and self._client.ready.is_set()
+
     async def _post(self, target: str, lines: Sequence[str]) -> None:
         client = self._client
         if client is None:

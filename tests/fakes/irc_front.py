@@ -45,6 +45,8 @@ class IrcFront:
         self.port = 0
         self.privmsgs: list[Privmsg] = []
         self.connections = 0
+        self.transcript: list[str] = []
+        """The bot's commands and the server's PONGs as they passed, in order: `PRIVMSG`, `PING`, `PONG` …"""
         self._answers: deque[Callable[[str, str], str] | None] = deque()
         self._changed = asyncio.Condition()
         self._server: asyncio.Server | None = None
@@ -105,6 +107,7 @@ class IrcFront:
             while raw := await bot_reader.readline():
                 line = raw.decode(errors="replace").rstrip("\r\n")
                 command, _, params = line.partition(" ")
+                self.transcript.append(command.upper())
                 if command.upper() == "NICK":
                     nick[0] = params.lstrip(":")
                 if command.upper() == "PRIVMSG":
@@ -135,10 +138,11 @@ class IrcFront:
             self.privmsgs.append(Privmsg(target, text, answer is None))
             self._changed.notify_all()
 
-    @staticmethod
-    async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(ConnectionError, OSError):
-            while data := await reader.read(65536):
-                writer.write(data)
+            while raw := await reader.readline():
+                if raw.split(b" ", 2)[1:2] == [b"PONG"]:
+                    self.transcript.append("PONG")
+                writer.write(raw)
                 await writer.drain()
         writer.close()

@@ -16,10 +16,12 @@ OWNER, STRANGER = "owner", "stranger"
 
 
 class IrcWorld:
-    """`async with IrcWorld() as world`: the server, the front, and the users `owner` and `stranger` in the room."""
+    """`async with IrcWorld() as world`: the server, the front, and its people (`owner` and `stranger`) in the room;
+    `penalties` turns on the server's flood throttling."""
 
-    def __init__(self, penalties: bool = False) -> None:
+    def __init__(self, penalties: bool = False, people: tuple[str, ...] = (OWNER, STRANGER)) -> None:
         self.penalties = penalties
+        self.people = people
         self.server: NgircdServer | None = None
         self.front = IrcFront(0, SERVER_NAME)
         self.users: dict[str, IrcUser] = {}
@@ -30,7 +32,7 @@ class IrcWorld:
         self.server = await asyncio.to_thread(NgircdServer.start, self.penalties)
         self.front.server_port = self.server.port
         await self.front.__aenter__()
-        for nick in (OWNER, STRANGER):
+        for nick in self.people:
             self.users[nick] = await IrcUser(self.server.port, nick, (ROOM,)).__aenter__()
         self._writer = asyncio.create_task(self._write())
         return self
