@@ -17,7 +17,14 @@ CHANNEL_TOKENS: dict[str, tuple[tuple[str, str], ...]] = {
     "telegram": (("token", "Telegram bot token (from @BotFather)"),),
     "discord": (("token", "Discord bot token (developer portal; enable the Message Content intent)"),),
     "slack": (("bot_token", "Slack bot token (xoxb-…)"), ("app_token", "Slack app token for Socket Mode (xapp-…)")),
+    "irc": (
+        ("server", "IRC server (such as irc.libera.chat; TLS on port 6697)"),
+        ("nick", "The bot's nick"),
+        ("password", "The nick's services password, for SASL or NickServ (empty if unregistered)"),
+    ),
 }
+SHOWN_ANSWERS = frozenset({("irc", "server"), ("irc", "nick")})
+"""Answers that are not secret, so the terminal shows them as they are typed."""
 
 
 def ask_settings(ask: Ask, confirm: Confirm) -> dict[KeyPath, str]:
@@ -37,7 +44,7 @@ def ask_settings(ask: Ask, confirm: Confirm) -> dict[KeyPath, str]:
             continue
         settings[("channels", channel, "enabled")] = "true"
         for name, question in tokens:
-            if value := ask(question, "", True):
+            if value := ask(question, "", (channel, name) not in SHOWN_ANSWERS):
                 settings[("channels", channel, name)] = json.dumps(value)
     if confirm("Enable the web chat (and API) on this machine?"):
         settings[("channels", "api", "enabled")] = "true"
