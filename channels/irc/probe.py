@@ -1,29 +1,32 @@
-"""Asking the IRC server whether channels.irc can connect: TCP (and TLS), then registration under a probe nick."""
+"""`relaybot doctor` for IRC: TCP (and TLS) to channels.irc's server, then registration under a probe nick."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import ssl
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
+from bot.config.channels.base import ChannelSection
 from bot.setup.check import Check
 
 if TYPE_CHECKING:
     from bot.config.channels.irc import IrcConfig
 
-KEY = "channels.irc"
 _WELCOME = "001"
 _REFUSALS = {"432": "the nick is not allowed", "465": "this host is banned", "ERROR": "the server closed the link"}
 
 
-async def check_irc(section: IrcConfig, timeout: float) -> Check:
+async def check_irc(name: str, config: ChannelSection, timeout: float, where: str) -> list[Check]:
     """Connect as the bot would and register a throwaway nick (the bot's own may be in use by the running gateway)."""
-    label = "irc"
+    return [await _registers(name, cast("IrcConfig", config), timeout, where)]
+
+
+async def _registers(label: str, section: IrcConfig, timeout: float, where: str) -> Check:
     if not section.server:
-        return Check(label, "fail", f"{KEY}.server is empty", f"set {KEY}.server to the network's address")
-    where = f"{section.server}:{section.port}"
-    fix = f"check {KEY}.server, {KEY}.port and {KEY}.tls"
+        return Check(label, "fail", f"{where}.server is empty", f"set {where}.server to the network's address")
+    address = f"{section.server}:{section.port}"
+    fix = f"check {where}.server, {where}.port and {where}.tls"
     context = ssl.create_default_context() if section.tls else None
     try:
         async with asyncio.timeout(timeout):
@@ -37,12 +40,12 @@ async def check_irc(section: IrcConfig, timeout: float) -> Check:
             finally:
                 writer.close()
     except ssl.SSLError as exc:
-        return Check(label, "fail", f"TLS with {where} failed ({exc.reason})", f"check {KEY}.tls and {KEY}.port")
+        return Check(label, "fail", f"TLS with {address} failed ({exc.reason})", f"check {where}.tls and {where}.port")
     except (OSError, TimeoutError) as exc:
-        return Check(label, "fail", f"cannot reach {where} ({type(exc).__name__})", fix)
+        return Check(label, "fail", f"cannot reach {address} ({type(exc).__name__})", fix)
     if answer != _WELCOME:
-        return Check(label, "fail", f"{where} refused registration: {_REFUSALS.get(answer, answer)}", fix)
-    return Check(label, "ok", f"{where} accepts connections{' over TLS' if section.tls else ''}")
+        return Check(label, "fail", f"{address} refused registration: {_REFUSALS.get(answer, answer)}", fix)
+    return Check(label, "ok", f"{address} accepts connections{' over TLS' if section.tls else ''}")
 
 
 async def _registration(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> str:
