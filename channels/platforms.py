@@ -3,7 +3,7 @@ line here (with its config section in bot/config/channels/)."""
 
 from __future__ import annotations
 
-from channels import discord, email, irc, matrix, slack, telegram, whatsapp
+from channels import discord, email, irc, matrix, slack, telegram, whatsapp, xmpp
 from channels.kind import Kind
 
 KINDS: dict[str, Kind] = {
@@ -16,6 +16,7 @@ KINDS: dict[str, Kind] = {
         whatsapp.KIND,
         email.KIND,
         irc.KIND,
+        xmpp.KIND,
     )
 }
 """The platforms by name, in the order their bots start and `relaybot doctor` lists them."""

@@ -14,6 +14,7 @@ from bot.config.channels.matrix import MatrixConfig
 from bot.config.channels.slack import SlackConfig
 from bot.config.channels.telegram import TelegramConfig
 from bot.config.channels.whatsapp import WhatsAppConfig
+from bot.config.channels.xmpp import XmppConfig
 from bot.config.section import Section
 from bot.errors import ConfigError
 
@@ -26,6 +27,7 @@ class ChannelsConfig(Section):
     whatsapp: WhatsAppConfig = WhatsAppConfig()
     email: EmailConfig = EmailConfig()
     irc: IrcConfig = IrcConfig()
+    xmpp: XmppConfig = XmppConfig()
     api: ApiConfig = ApiConfig()
 
     def chat_sections(self) -> dict[str, ChannelSection]:
