@@ -82,6 +82,14 @@ class ProsodyServer:
             raise
         return server
 
+    def restart(self) -> None:
+        """Stop the server and start it again on the same ports and data, as an operator's restart does."""
+        self.process.terminate()
+        self.process.wait(10)
+        command = ["prosody", "--config", str(self.root / "prosody.cfg.lua"), "-F"]
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        until_blocking(self._listens, 15)
+
     def account(self, name: str) -> str:
         """Register name@localhost (password `PASSWORD`) and return its JID."""
         config = str(self.root / "prosody.cfg.lua")

@@ -16,12 +16,17 @@ from bot.bus import Attachment, ChatRef, OutboundMessage
 from bot.config.channels.xmpp import XmppConfig
 from bot.errors import ChannelError, ChannelUnavailable
 from bot.events import Delivered
+from bot.retry import RetryPolicy
 from channels.xmpp.channel import XmppChannel
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.harness import GatewayUnderTest, next_event
 from tests.support.adapter import AdapterUnderTest
+from tests.support.polling import until
+from tests.support.prosody import PASSWORD
+from tests.support.xmpp_users import XmppUser
 from tests.support.xmpp_world import ROOM, XmppWorld
 
+FAST = RetryPolicy(base_delay=0.05, sleep=lambda seconds: asyncio.sleep(0.05))
 REPLY = "Here is the answer you asked for, written slowly so that it streams in many small pieces."
 
 
@@ -39,7 +44,7 @@ def gateway(tmp_path: Path, fake_llm: FakeLLM, world: XmppWorld, **keys: Any) ->
 
 def adapter(world: XmppWorld, **keys: Any) -> AdapterUnderTest[XmppChannel]:
     config = XmppConfig.model_validate({"enabled": True, **world.section(**keys)})
-    return AdapterUnderTest(lambda publish: XmppChannel(publish, config))
+    return AdapterUnderTest(lambda publish: XmppChannel(publish, config, FAST))
 
 
 async def test_a_direct_message_is_answered(tmp_path: Path, fake_llm: FakeLLM, world: XmppWorld) -> None:
@@ -110,3 +115,18 @@ async def test_a_message_to_a_room_the_bot_is_not_in_is_refused_for_good(world: 
         with pytest.raises(ChannelError) as refused:
             await bot.channel.send(OutboundMessage(ChatRef("xmpp", "elsewhere@rooms.localhost"), "hello?"))
     assert not isinstance(refused.value, ChannelUnavailable) and refused.value.code
+
+
+async def test_after_the_server_restarts_the_bot_logs_in_again_and_rejoins_its_room(world: XmppWorld) -> None:
+    assert world.server is not None and world.owner is not None
+    async with adapter(world) as bot:
+        await asyncio.to_thread(world.server.restart)
+        await until(lambda: bot.channel.connected, 20)
+        owner = await XmppUser(world.owner.boundjid.bare, PASSWORD, world.server.port).online()
+        try:
+            await owner.join(ROOM, "owner")
+            owner.say(ROOM, "bot: back?", "groupchat")
+            message = await bot.next(timeout=10)
+        finally:
+            await owner.offline()
+    assert message.text == "back?" and message.chat == ChatRef("xmpp", ROOM) and message.mentioned
