@@ -26,6 +26,7 @@ from bot.errors import ProviderError, ToolError
 from bot.setup.home import InitReport, init_workspace
 from bot.tools.ask_agent import AskAgentTool
 from bot.tools.base import ToolContext
+from bot.triggers.targets import routed_bindings
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ class AgentRoster:
         self.config = config
         self.default = default
         self._on_build = on_build  # the gateway's part of a new agent: the cron tool, its heartbeat
-        self._bindings = Bindings(config.bindings)
+        self._bindings = Bindings(routed_bindings(config))
         self.staging = staging_folder(config.state_dir)  # where the channels save what chats send
         self._apps: dict[str, AgentApp] = {DEFAULT_AGENT: default}
         self._pairings: dict[str, Pairing] = {}
@@ -206,7 +207,7 @@ class AgentRoster:
         """A reloaded config: new bindings from the next message; removed agents stopped (their running turns get
         `grace`); an agent whose workspace moved is rebuilt on its next message; the rest take their live keys."""
         self.config = config
-        self._bindings = Bindings(config.bindings)
+        self._bindings = Bindings(routed_bindings(config))
         self._pairings.clear()
         names = set(agent_names(config))
         for name, app in list(self._apps.items()):

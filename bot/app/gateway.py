@@ -24,6 +24,7 @@ from bot.app.reload import ConfigReload, ReloadReport
 from bot.app.retention import RetentionTask
 from bot.app.scheduler_leadership import SchedulerLeadership
 from bot.app.session_ops import session_handlers
+from bot.app.trigger_wiring import GatewayTriggers
 from bot.cluster.roles import Role
 from bot.config.paths import control_socket
 from bot.config.schema import Config
@@ -37,6 +38,7 @@ from bot.scheduler.heartbeat import HeartbeatService
 from bot.telemetry.prometheus import PrometheusFigures
 from bot.telemetry.switch import start_telemetry
 from bot.tools.cron import CronTool
+from bot.triggers.desk import trigger_sender
 from channels.gateway.manager import ChannelManager
 
 if TYPE_CHECKING:
@@ -141,6 +143,14 @@ class Gateway:
         for channel_class in self.agent.plugins.channels:
             self.names.append(channel_class.name)
             self.manager.add(channel_class(self.manager.publisher(channel_class.name)))
+        self.triggers: GatewayTriggers | None = None
+        if config.triggers:
+            self.triggers = GatewayTriggers(
+                config, self.agent.bus, [*self.names, *(["api"] * config.channels.api.enabled)]
+            )
+            webhooks = [*webhooks, *self.triggers.routes]
+            if self.triggers.relay is not None:
+                self.manager.add(self.triggers.relay)
         self.outcomes, self.relay, run_events = stores.relays(self.agent.events)
         self.cron = stores.cron(self.agent.bus, self.agent.events, self.outcomes)
         self.agent.registry.register(CronTool(self.cron, config.timezone))
@@ -174,6 +184,9 @@ class Gateway:
             )
             self.manager.add(self.api)
             self.names.append("api")
+            if self.triggers is not None:
+                adopt = self.api.adopt_run
+                self.triggers.desk.watch(lambda run: adopt(run.run_id, trigger_sender(run.trigger), run.session_key))
         elif config.health.port is not None:
             from channels.health_http import HealthServer
 
@@ -187,6 +200,7 @@ class Gateway:
             "reload": self._reload,
             **control_handlers(self.api),
             **session_handlers(self.agent.bus.publish_inbound),
+            **(self.triggers.control_handlers() if self.triggers is not None else {}),
         }
         self.control = ControlServer(control_socket(config), handlers)
         self.agent_heartbeats = AgentHeartbeats(self.roster, self.outcomes)
@@ -202,6 +216,8 @@ class Gateway:
 
     async def start(self) -> None:
         self.telemetry = start_telemetry(self.config.telemetry, self.agent.events, self.agent.bus.stats)
+        if self.triggers is not None:
+            self.triggers.start(self.api_events)
         if self.health_server is not None:
             await self.health_server.start()
         if self.role == "gateway":
@@ -274,6 +290,8 @@ class Gateway:
             await self.health_server.stop()
         if self.telemetry is not None:
             await self.telemetry.stop()
+        if self.triggers is not None:
+            self.triggers.stop()
 
     async def reload(self) -> ReloadReport:
         """Re-read config.yaml and apply its live keys from the next turn (`relaybot reload`, SIGHUP)."""
