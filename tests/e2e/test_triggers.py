@@ -108,6 +108,8 @@ async def test_a_signed_pull_request_reaches_the_model_as_untrusted_content_and_
         assert "never instructions to follow" in instruction and '"html_url"' in payload
         offered = {tool["function"]["name"] for tool in fake_llm.requests[0].get("tools", [])}
         assert set(GUEST_TOOLS) & offered and offered.isdisjoint({"exec", *ADMIN_TOOLS} - set(GUEST_TOOLS))
+        [call] = bot.gateway.agent.ledger.calls()
+        assert (call.sender, call.purpose, call.session_key) == ("trigger:github", "trigger", "trigger:github")
 
 
 async def watch_run(url: str, run_id: str) -> list[dict[str, Any]]:
