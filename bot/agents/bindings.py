@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.bus import ChatRef
+from bot.config.schema import Config
 from bot.config.schema_agents import DEFAULT_AGENT, BindingConfig
+from bot.config.schema_triggers import TRIGGER_CHANNEL
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +45,16 @@ class Bindings:
     def agents_bound(self) -> list[tuple[int, BindingConfig]]:
         """Every binding with its index in the config, most specific first."""
         return list(self._ordered)
+
+
+def routed_bindings(config: Config) -> list[BindingConfig]:
+    """`bindings:` and, for each trigger with its own session and an agent, one binding of that session to it."""
+    own = [
+        BindingConfig(agent=trigger.agent, channel=TRIGGER_CHANNEL, chat=trigger.name)
+        for trigger in config.triggers
+        if trigger.session == "own" and trigger.agent is not None
+    ]
+    return [*config.bindings, *own]
 
 
 def matches(binding: BindingConfig, chat: ChatRef, server_id: str | None) -> bool:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from bot.app.control import Handler
 from bot.bus import MessageBus
 from bot.config.schema import Config
 from bot.errors import ConfigError
 from bot.events import EventBus
+from bot.ops.control import Handler
 from bot.triggers.deliveries import DeliveryBook, deliveries_path
 from bot.triggers.desk import TriggerDesk
 from bot.triggers.routes import hook_routes

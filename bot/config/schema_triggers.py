@@ -14,6 +14,8 @@ TRIGGER_NAME = r"^[a-z0-9][a-z0-9_-]{0,39}$"
 RATE = re.compile(r"^\s*(\d+)\s*/\s*(second|minute|hour|day)\s*$")
 PER = {"second": 1.0, "minute": 60.0, "hour": 3600.0, "day": 86400.0}
 FIELD = re.compile(r"\{([^{}]*)\}")
+TRIGGER_CHANNEL = "trigger"
+"""The channel of a trigger's own session (`trigger:<name>`), whose replies go on to the configured chat."""
 DEFAULT_PROMPT = "A {event} delivery arrived on this webhook; tell the chat what happened, briefly."
 
 
@@ -109,6 +111,11 @@ class TriggerConfig(Section):
     def target(self) -> ChatRef:
         """The chat the reply goes to."""
         return target_chat(self.chat)
+
+    @property
+    def session_chat(self) -> ChatRef:
+        """Where the trigger's turns run: its own session, or with `session: shared` the target chat's."""
+        return self.target if self.session == "shared" else ChatRef(TRIGGER_CHANNEL, self.name)
 
     @property
     def needs_fields(self) -> bool:

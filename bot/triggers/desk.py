@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.bus import ChatRef, InboundMessage
-from bot.config.schema_triggers import TriggerConfig, rate_window
+from bot.bus import InboundMessage
+from bot.config.schema_triggers import TRIGGER_CHANNEL, TriggerConfig, rate_window
 from bot.triggers.deliveries import DeliveryBook
 from bot.triggers.delivery_ids import delivery_id, run_id
 from bot.triggers.rate import RateLimit
@@ -22,8 +22,6 @@ from bot.triggers.verification import verified
 
 logger = logging.getLogger(__name__)
 
-CHANNEL = "trigger"
-"""The channel of a trigger's own session (`trigger:<name>`), whose replies go on to the configured chat."""
 PING = "ping"
 
 Publish = Callable[[InboundMessage], Awaitable[bool]]
@@ -59,12 +57,7 @@ class TriggerRun:
 
 def trigger_sender(name: str) -> str:
     """The sender a trigger's turns are charged to in the usage ledger (and `budgets.senders` names)."""
-    return f"{CHANNEL}:{name}"
-
-
-def session_chat(trigger: TriggerConfig) -> ChatRef:
-    """Where a trigger's turns run: its own session, or with `session: shared` the target chat's."""
-    return trigger.target if trigger.session == "shared" else ChatRef(CHANNEL, trigger.name)
+    return f"{TRIGGER_CHANNEL}:{name}"
 
 
 class TriggerDesk:
@@ -139,7 +132,7 @@ class TriggerDesk:
     ) -> InboundMessage:
         filled = fill(trigger.prompt, payload if payload is not None else {}, event)
         return InboundMessage(
-            session_chat(trigger),
+            trigger.session_chat,
             sender_id=trigger_sender(trigger.name),
             text=turn_text(trigger.name, event, filled, text, trigger.payload_chars),
             trust=trigger.trust,

@@ -6,9 +6,7 @@ from collections.abc import Iterable
 
 from bot.agents.bindings import Bindings
 from bot.config.schema import Config
-from bot.config.schema_agents import BindingConfig
 from bot.errors import ConfigError
-from bot.triggers.desk import CHANNEL
 
 
 def check_targets(config: Config, channel_keys: Iterable[str]) -> None:
@@ -31,13 +29,3 @@ def check_targets(config: Config, channel_keys: Iterable[str]) -> None:
                 "or use session: own",
                 f"triggers[{index}].agent",
             )
-
-
-def routed_bindings(config: Config) -> list[BindingConfig]:
-    """`bindings:` and, for each trigger with its own session and an agent, one binding of that session to it."""
-    own = [
-        BindingConfig(agent=trigger.agent, channel=CHANNEL, chat=trigger.name)
-        for trigger in config.triggers
-        if trigger.session == "own" and trigger.agent is not None
-    ]
-    return [*config.bindings, *own]
