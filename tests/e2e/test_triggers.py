@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 from typer.testing import CliRunner
 
 from bot.cli.main import app as cli_app
 from bot.config.schema_tools import ADMIN_TOOLS, GUEST_TOOLS
+from bot.errors import ConfigError
 from bot.triggers.verification import signature
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
@@ -69,9 +71,14 @@ class HookedGateway(GatewayUnderTest):
         headers["Content-Type"] = "application/json"
         if delivery is not None:
             headers["X-GitHub-Delivery"] = delivery
+        return await self.post_to("github", body, headers)
+
+    async def post_to(
+        self, name: str, body: bytes, headers: dict[str, str]
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
         async with (
             aiohttp.ClientSession() as session,
-            session.post(f"{self.url}/hooks/github", data=body, headers=headers) as response,
+            session.post(f"{self.url}/hooks/{name}", data=body, headers=headers) as response,
         ):
             return response.status, await response.json(), dict(response.headers)
 
@@ -188,3 +195,35 @@ async def test_relaybot_triggers_test_signs_posts_and_waits_for_the_reply(
     assert listed.exit_code == 0
     assert "github  POST /hooks/github  to telegram:5005 (own session, guest)" in listed.output
     assert "pull_request answered" in listed.output
+
+
+async def test_a_bearer_trigger_with_session_shared_answers_in_the_chats_session(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    alerts = {
+        "name": "alerts",
+        "verify": "bearer",
+        "secret": "tok-9",
+        "delivery_id": "json:alert.id",
+        "chat": f"telegram:{TARGET}",
+        "session": "shared",
+        "prompt": "Alert {payload.alert.name} is {payload.alert.state}",
+    }
+    body = json.dumps({"alert": {"id": "a-17", "name": "disk", "state": "firing"}}).encode()
+    async with HookedGateway(tmp_path, fake_llm, telegram, free_port(), [alerts]) as bot:
+        wrong = await bot.post_to("alerts", body, {"Authorization": "Bearer tok-8"})
+        fake_llm.script(Text("The disk alert is firing."))
+        status, accepted, _ = await bot.post_to("alerts", body, {"Authorization": "Bearer tok-9"})
+        again = await bot.post_to("alerts", body, {"Authorization": "Bearer tok-9"})
+        [sent] = await telegram.wait_for_sent(1)
+        history = bot.gateway.agent.sessions.recent(f"telegram:{TARGET}", 10)
+    assert wrong[0] == 401 and status == 202 and again[1]["runId"] == accepted["runId"]
+    assert sent["chat_id"] == TARGET and sent["text"] == "The disk alert is firing."
+    assert "Alert disk is firing" in history[0]["content"] and history[-1]["content"] == sent["text"]
+
+
+async def test_a_target_on_a_channel_that_does_not_run_stops_the_start_naming_the_key(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    with pytest.raises(ConfigError, match=r"^triggers\[0\]\.chat: 'discord:1' is on channel 'discord'"):
+        HookedGateway(tmp_path, fake_llm, telegram, free_port(), [github_trigger(chat="discord:1")])
