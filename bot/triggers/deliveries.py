@@ -43,6 +43,18 @@ def deliveries_path(state_dir: Path) -> Path:
     return state_dir / "triggers.db"
 
 
+def prune_deliveries(path: Path, before: float) -> int:
+    """Forget the deliveries taken before `before` (epoch seconds); how many went (none when there is no file)."""
+    if not path.exists():
+        return 0
+    db = sqlite3.connect(path, timeout=30)
+    try:
+        with db:
+            return db.execute("DELETE FROM deliveries WHERE accepted_at < ?", (int(before * 1000),)).rowcount
+    finally:
+        db.close()
+
+
 class DeliveryBook:
     """Every delivery by trigger and delivery id; a row is written before the sender hears 202."""
 
