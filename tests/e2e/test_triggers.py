@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -19,36 +18,9 @@ from bot.triggers.verification import signature
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.harness import GatewayUnderTest
+from tests.support.webhooks import PULL_REQUEST, SECRET, TARGET, free_port, github_trigger
 
-SECRET = "It's a Secret to Everybody"
 TOKEN = "owner-token-123"
-TARGET = 5005
-PULL_REQUEST = {
-    "action": "opened",
-    "number": 7,
-    "pull_request": {"title": "Fix the flaky build", "html_url": "https://github.com/o/r/pull/7"},
-    "sender": {"login": "alice"},
-    "repository": {"full_name": "o/r"},
-}
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def github_trigger(**overrides: Any) -> dict[str, Any]:
-    return {
-        "name": "github",
-        "secret": SECRET,
-        "header": "X-Hub-Signature-256",
-        "delivery_id": "header:X-GitHub-Delivery",
-        "events": ["pull_request", "issues"],
-        "chat": f"telegram:{TARGET}",
-        "prompt": "PR {payload.action}: {payload.pull_request.title} by {payload.sender.login}",
-        **overrides,
-    }
 
 
 class HookedGateway(GatewayUnderTest):
