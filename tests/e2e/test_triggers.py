@@ -27,13 +27,20 @@ class HookedGateway(GatewayUnderTest):
     """`relaybot run` with Telegram, the API channel on `port` (one owner token) and the given triggers."""
 
     def __init__(
-        self, home: Path, llm: FakeLLM, telegram: FakeTelegram, port: int, triggers: list[dict[str, Any]]
+        self,
+        home: Path,
+        llm: FakeLLM,
+        telegram: FakeTelegram,
+        port: int,
+        triggers: list[dict[str, Any]],
+        **overrides: Any,
     ) -> None:
         channels = {
             "telegram": {"enabled": True, "token": telegram.token, "api_base": telegram.base_url},
             "api": {"enabled": True, "port": port, "tokens": [{"name": "ops", "token": TOKEN, "trust": "owner"}]},
         }
-        super().__init__(home, llm, ["telegram:42"], channels, triggers=triggers, heartbeat={"enabled": False})
+        overrides = {"triggers": triggers, "heartbeat": {"enabled": False}, **overrides}
+        super().__init__(home, llm, ["telegram:42"], channels, **overrides)
         self.url = f"http://127.0.0.1:{port}"
 
     async def post(
@@ -199,3 +206,15 @@ async def test_a_target_on_a_channel_that_does_not_run_stops_the_start_naming_th
 ) -> None:
     with pytest.raises(ConfigError, match=r"^triggers\[0\]\.chat: 'discord:1' is on channel 'discord'"):
         HookedGateway(tmp_path, fake_llm, telegram, free_port(), [github_trigger(chat="discord:1")])
+
+
+async def test_the_trigger_is_the_ledgers_sender_and_its_budget_stops_it(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    budgets = {"senders": {"trigger:github": {"daily_tokens": 1}}}
+    async with HookedGateway(tmp_path, fake_llm, telegram, free_port(), [github_trigger()], budgets=budgets) as bot:
+        assert (await bot.post(b"{}", delivery="d-1"))[0] == 202
+        await telegram.wait_for_sent(1)
+        assert (await bot.post(b"{}", delivery="d-2"))[0] == 202
+        [_, refused] = await telegram.wait_for_sent(2)
+    assert len(fake_llm.requests) == 1 and "daily token budget" in refused["text"]
