@@ -15,7 +15,7 @@ from bot.triggers.desk import TriggerDesk
 from bot.triggers.routes import hook_routes
 from bot.triggers.runs import TriggerRuns
 from bot.triggers.targets import check_targets
-from channels.trigger_relay import TriggerRelay
+from channels.gateway.trigger_relay import TriggerRelay
 
 if TYPE_CHECKING:
     from aiohttp import web

@@ -6,7 +6,7 @@ import pytest
 
 from bot.bus import ChatRef, Choice, OutboundMessage
 from bot.errors import ChannelError
-from channels.trigger_relay import TriggerRelay
+from channels.gateway.trigger_relay import TriggerRelay
 
 
 async def test_a_reply_goes_on_to_the_triggers_chat_once_under_its_own_id() -> None:
