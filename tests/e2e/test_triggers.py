@@ -218,3 +218,29 @@ async def test_the_trigger_is_the_ledgers_sender_and_its_budget_stops_it(
         assert (await bot.post(b"{}", delivery="d-2"))[0] == 202
         [_, refused] = await telegram.wait_for_sent(2)
     assert len(fake_llm.requests) == 1 and "daily token budget" in refused["text"]
+
+
+async def test_an_owners_websocket_hears_a_trigger_run_begin_and_follows_it_to_its_end(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    async with HookedGateway(tmp_path, fake_llm, telegram, free_port(), [github_trigger()]) as bot:
+        fake_llm.script(Text("Seen.", latency=0.3))
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with aiohttp.ClientSession() as http, http.ws_connect(f"{bot.url}/ws", headers=headers) as ws:
+            assert (await ws.receive_json(timeout=5))["type"] == "status"
+            assert (await bot.post_to("nope", b"{}", {}))[0] == 404
+            status, accepted, _ = await bot.post(b"{}")
+            began = await ws.receive_json(timeout=5)
+            assert began == {
+                "type": "run",
+                "runId": accepted["runId"],
+                "owner": "trigger:github",
+                "session": "trigger:github",
+            }
+            await ws.send_json({"type": "req", "id": "1", "method": "agent.subscribe", "params": began})
+            frames = [await ws.receive_json(timeout=10)]
+            while not (frames[-1].get("stream") == "lifecycle" and frames[-1]["data"]["phase"] == "end"):
+                frames.append(await ws.receive_json(timeout=10))
+    [answer] = [frame for frame in frames if frame["type"] == "res"]
+    assert status == 202 and answer["ok"] and answer["payload"]["runId"] == accepted["runId"]
+    assert {"text": "Seen."} in [frame["data"] for frame in frames if frame.get("stream") == "assistant"]
