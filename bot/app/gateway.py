@@ -146,9 +146,8 @@ class Gateway:
             self.manager.add(channel_class(self.manager.publisher(channel_class.name)))
         self.triggers: GatewayTriggers | None = None
         if config.triggers:
-            self.triggers = GatewayTriggers(
-                config, self.agent.bus, [*self.names, *(["api"] * config.channels.api.enabled)]
-            )
+            running = [*self.names, "api"] if config.channels.api.enabled else self.names
+            self.triggers = GatewayTriggers(config, self.agent.bus, running)
             webhooks = [*webhooks, *self.triggers.routes]
             if self.triggers.relay is not None:
                 self.manager.add(self.triggers.relay)
