@@ -15,7 +15,7 @@ from bot.agents.handle import AgentHandle
 from bot.agents.heartbeats import AgentHeartbeats
 from bot.app.agent_rpc import control_handlers
 from bot.app.agent_wiring import AgentApp, agent_roster
-from bot.app.backend import stores_for
+from bot.app.backend import deliveries_for, stores_for
 from bot.app.channel_kinds import ChatBot, chat_bots
 from bot.app.chat_channels import access_policies, add_chat_channels, channel_manager, check_webhooks_served
 from bot.app.trigger_wiring import GatewayTriggers
@@ -145,9 +145,9 @@ class Gateway:
             self.names.append(channel_class.name)
             self.manager.add(channel_class(self.manager.publisher(channel_class.name)))
         self.triggers: GatewayTriggers | None = None
-        if config.triggers:
+        if config.triggers and role != "worker":  # the webhooks are served where the channels run
             running = [*self.names, "api"] if config.channels.api.enabled else self.names
-            self.triggers = GatewayTriggers(config, self.agent.bus, running)
+            self.triggers = GatewayTriggers(config, self.agent.bus, running, deliveries_for(config))
             webhooks = [*webhooks, *self.triggers.routes]
             if self.triggers.relay is not None:
                 self.manager.add(self.triggers.relay)
@@ -236,7 +236,8 @@ class Gateway:
             )
         if self.role != "worker":
             if self.leases is not None:
-                await self.leases.hold_channels(self.names, self._lost_channel)
+                relayed = [self.triggers.relay.key] if self.triggers and self.triggers.relay else []
+                await self.leases.hold_channels(self.names, self._lost_channel, relayed)
             await self.manager.start()
         if self.role != "gateway":
             if self.role == "all":

@@ -10,7 +10,7 @@ from bot.config.schema import Config
 from bot.errors import ConfigError
 from bot.events import EventBus
 from bot.ops.control import Handler
-from bot.triggers.deliveries import DeliveryBook, deliveries_path
+from bot.triggers.deliveries import Deliveries
 from bot.triggers.desk import TriggerDesk
 from bot.triggers.routes import hook_routes
 from bot.triggers.runs import TriggerRuns
@@ -27,13 +27,13 @@ MAX_WAIT = 600.0
 class GatewayTriggers:
     """Everything triggers need in a gateway; built only when `triggers:` lists some."""
 
-    def __init__(self, config: Config, bus: MessageBus, channel_keys: Iterable[str]) -> None:
+    def __init__(self, config: Config, bus: MessageBus, channel_keys: Iterable[str], book: Deliveries) -> None:
         """Raise ConfigError naming the key for a target on no running channel, or with no HTTP server to serve on."""
         if not (config.channels.api.enabled or config.health.port is not None):
             served = "they are served on the gateway's HTTP server: enable channels.api or set health.port"
             raise ConfigError(served, "triggers")
         check_targets(config, channel_keys)
-        self.book = DeliveryBook(deliveries_path(config.state_dir))
+        self.book = book
         self.desk = TriggerDesk(config.triggers, book=self.book, publish=bus.publish_inbound)
         self.runs = TriggerRuns(self.book)
         self.routes: list[web.RouteDef] = hook_routes(self.desk)
@@ -45,7 +45,7 @@ class GatewayTriggers:
         self.runs.follow(events)
 
     def stop(self) -> None:
-        """Stop following and close the deliveries file."""
+        """Stop following and release the deliveries' store."""
         self.runs.stop()
         self.book.close()
 

@@ -23,17 +23,16 @@ POST_TIMEOUT = 30.0
 @app.command("list")
 def triggers_list(ctx: typer.Context) -> None:
     """Every trigger: name, path, target, and its last delivery with the outcome."""
-    from bot.triggers.deliveries import DeliveryBook, deliveries_path
+    from bot.app.backend import deliveries_for
 
     config = load(ctx.obj)
     if not config.triggers:
         typer.echo("No triggers. Add one under `triggers:` in the config.")
         return
-    path = deliveries_path(config.state_dir)
-    book = DeliveryBook(path) if path.exists() else None
+    book = deliveries_for(config)
     try:
         for trigger in config.triggers:
-            last = book.last(trigger.name) if book is not None else None
+            last = book.last(trigger.name)
             shown = "never"
             if last is not None:
                 at = datetime.fromtimestamp(last.accepted_at / 1000).astimezone()
@@ -44,8 +43,7 @@ def triggers_list(ctx: typer.Context) -> None:
                 f"{trigger.trust.value})  last: {shown}"
             )
     finally:
-        if book is not None:
-            book.close()
+        book.close()
 
 
 @app.command("test")

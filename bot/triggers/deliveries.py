@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from bot.storage.private_file import PRIVATE_FOLDER_MODE
 
@@ -36,6 +37,25 @@ class Delivery:
     event: str
     accepted_at: int  # epoch milliseconds
     outcome: str
+
+
+class Deliveries(Protocol):
+    """Every delivery by trigger and delivery id (SQLite in this home, or Redis shared by the gateways)."""
+
+    def known(self, trigger: str, delivery: str) -> Delivery | None:
+        """The delivery as first taken, or None when this id is new."""
+
+    def take(self, trigger: str, delivery: str, run_id: str | None, event: str, outcome: str) -> Delivery:
+        """Record a delivery (the first record of an id wins) and return the one recorded."""
+
+    def finish(self, run_id: str, outcome: str) -> None:
+        """Note how a delivery's run ended."""
+
+    def last(self, trigger: str) -> Delivery | None:
+        """The trigger's latest delivery, or None before its first."""
+
+    def close(self) -> None:
+        """Release the store."""
 
 
 def deliveries_path(state_dir: Path) -> Path:

@@ -14,7 +14,7 @@ from typing import Any
 
 from bot.bus import InboundMessage
 from bot.config.schema_triggers import TRIGGER_CHANNEL, TriggerConfig, rate_window
-from bot.triggers.deliveries import DeliveryBook
+from bot.triggers.deliveries import Deliveries
 from bot.triggers.delivery_ids import delivery_id, run_id
 from bot.triggers.rate import RateLimit
 from bot.triggers.templates import fill, turn_text
@@ -66,7 +66,7 @@ class TriggerDesk:
     def __init__(
         self,
         triggers: list[TriggerConfig],
-        book: DeliveryBook,
+        book: Deliveries,
         publish: Publish,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:

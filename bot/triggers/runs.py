@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from bot.events import EventBus, TurnFinished, TurnStarted
 from bot.storage.recent import RecentMap
-from bot.triggers.deliveries import DeliveryBook
+from bot.triggers.deliveries import Deliveries
 
 RUN_PREFIX = "trigger-"
 """Every trigger run id starts so (`delivery_ids.run_id`): a run resumed after a restart is still recognised."""
@@ -26,7 +26,7 @@ class RunEnd:
 class TriggerRuns:
     """Follows the turns that carry trigger runs, from the agent's events."""
 
-    def __init__(self, book: DeliveryBook) -> None:
+    def __init__(self, book: Deliveries) -> None:
         self._book = book
         self._turns: dict[str, tuple[str, ...]] = {}
         self._ended: RecentMap[str, RunEnd] = RecentMap(KEEP)

@@ -44,6 +44,11 @@ class HookedGateway(GatewayUnderTest):
         super().__init__(home, llm, ["telegram:42"], channels, **overrides)
         self.url = f"http://127.0.0.1:{port}"
 
+    async def __aenter__(self) -> HookedGateway:
+        await super().__aenter__()
+        await self.gateway.manager.ready("api")
+        return self
+
     async def post(
         self, body: bytes, event: str = "pull_request", delivery: str | None = "d-1", secret: str = SECRET
     ) -> tuple[int, dict[str, Any], dict[str, str]]:

@@ -1,32 +1,49 @@
-"""The delivery book: the first record of a delivery id wins and outlives the process."""
+"""The delivery books: the first record of a delivery id wins and outlives the process, in SQLite and in Redis alike."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from bot.cluster.redis import RedisState
 from bot.config.schema import Config
 from bot.ops.retention import prune_state
-from bot.triggers.deliveries import DeliveryBook, deliveries_path, prune_deliveries
+from bot.triggers.deliveries import Deliveries, DeliveryBook, deliveries_path, prune_deliveries
+from bot.triggers.redis_deliveries import RedisDeliveryBook
+
+Clock = Callable[[], float]
+Opener = Callable[[Clock], Deliveries]
 
 
-def test_a_delivery_is_known_after_a_reopen_with_its_first_run(tmp_path: Path) -> None:
+@pytest.fixture(params=["sqlite", "redis"])
+def open_book(request: pytest.FixtureRequest, tmp_path: Path) -> Opener:
+    """Opens the book afresh on the same store each time (as a restarted gateway does)."""
+    if request.param == "sqlite":
+        return lambda clock: DeliveryBook(tmp_path / "triggers.db", clock=clock)
+    url = request.getfixturevalue("redis_url")
+    return lambda clock: RedisDeliveryBook(RedisState(url), keep=None, clock=clock)
+
+
+def test_a_delivery_is_known_after_a_reopen_with_its_first_run(open_book: Opener) -> None:
     now = [1.0]
-    book = DeliveryBook(tmp_path / "triggers.db", clock=lambda: now[0])
+    book = open_book(lambda: now[0])
     first = book.take("github", "d-1", "run-1", "pull_request", "accepted")
     now[0] = 2.0
     again = book.take("github", "d-1", "run-2", "pull_request", "accepted")
     assert again == first and first.accepted_at == 1000
     book.finish("run-1", "answered")
     book.close()
-    reopened = DeliveryBook(tmp_path / "triggers.db")
+    reopened = open_book(lambda: now[0])
     known = reopened.known("github", "d-1")
     assert known is not None and known.run_id == "run-1" and known.outcome == "answered"
     assert reopened.known("other", "d-1") is None
 
 
-def test_last_is_the_latest_delivery_of_that_trigger(tmp_path: Path) -> None:
+def test_last_is_the_latest_delivery_of_that_trigger(open_book: Opener) -> None:
     now = [1.0]
-    book = DeliveryBook(tmp_path / "triggers.db", clock=lambda: now[0])
+    book = open_book(lambda: now[0])
     assert book.last("github") is None
     book.take("github", "d-1", "run-1", "pull_request", "accepted")
     now[0] = 2.0
@@ -51,3 +68,10 @@ def test_retention_forgets_deliveries_older_than_run_logs(tmp_path: Path) -> Non
     kept = DeliveryBook(deliveries_path(tmp_path / "state"))
     assert kept.known("github", "old") is None and kept.known("github", "new") is not None
     assert prune_deliveries(tmp_path / "nowhere.db", now[0]) == 0
+
+
+def test_redis_keeps_a_delivery_for_run_logs_seconds(redis_url: str) -> None:
+    state = RedisState(redis_url)
+    RedisDeliveryBook(state, keep=3600.0).take("github", "d-1", "run-1", "pull_request", "accepted")
+    ttl = state.client.ttl(state.key("triggers", "delivery", "github", "d-1"))
+    assert 3500 < int(ttl) <= 3600
