@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bot.events import TurnFinished
 from locomo.conversation import Conversation, Exchange, Question
+from locomo.cpu import measured, workers_noted
 from locomo.model import LocomoModel, Seen
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
@@ -24,7 +24,7 @@ TURN_TIMEOUT = 60.0
 
 @dataclass
 class Played:
-    """What a playback left: per question what the model saw, and the CPU each auto-recall took (seconds)."""
+    """What a playback left: per question what the model saw, and the CPU each auto-recall cost (seconds)."""
 
     seen: dict[str, Seen]
     recall_cpu: list[float] = field(default_factory=list)
@@ -41,19 +41,6 @@ def telegram_section(telegram: FakeTelegram) -> dict[str, Any]:
         "allow_from": [str(USER)],
         "streaming": "off",
     }
-
-
-def timed(block: Callable[..., Awaitable[str]], spent: list[float]) -> Callable[..., Awaitable[str]]:
-    """`block` noting the process CPU each call took (every thread: the search may run on a worker)."""
-
-    async def run(*args: Any) -> str:
-        started = time.process_time()
-        try:
-            return await block(*args)
-        finally:
-            spent.append(time.process_time() - started)
-
-    return run
 
 
 async def play(conversation: Conversation, folder: Path, questions: int | None = None) -> Played:
@@ -82,8 +69,9 @@ async def play(conversation: Conversation, folder: Path, questions: int | None =
 
             for exchange in conversation.exchanges:
                 await say(exchange)
-            agent.auto_recall.block = timed(agent.auto_recall.block, played.recall_cpu)  # type: ignore[method-assign]
-            for question in conversation.questions[:questions]:
-                await say(question)
+            agent.auto_recall.block = measured(agent.auto_recall.block, played.recall_cpu)  # type: ignore[method-assign]
+            with workers_noted():
+                for question in conversation.questions[:questions]:
+                    await say(question)
     played.seconds = time.perf_counter() - started
     return played
