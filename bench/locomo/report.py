@@ -22,11 +22,15 @@ class Row:
 
 
 def means(scored: list[Scored]) -> Figures:
-    """Each figure's mean over the questions, overall (`all`) and per category name, and how many questions."""
+    """Each figure's mean over the questions, overall (`all`) and per category name; the largest auto-recall block;
+    how many questions."""
     groups = {"all": scored} | {name: [s for s in scored if s.category == c] for c, name in CATEGORIES.items()}
     found = {
         figure: {group: statistics.mean(getattr(s, figure) for s in items) for group, items in groups.items() if items}
         for figure in (*COVERAGES, *SIZES)
+    }
+    found["recalled_tokens_most"] = {
+        group: float(max(s.recalled_tokens for s in items)) for group, items in groups.items() if items
     }
     return found | {"questions": {group: float(len(items)) for group, items in groups.items()}}
 
@@ -54,6 +58,11 @@ ROWS = (
     Row("prompt, before any tool", "prompt", ((">= 0.70", lambda f: f["prompt"]["all"] >= 0.70),)),
     Row("  mean tokens", "prompt_tokens", (("<= 24,000", lambda f: f["prompt_tokens"]["all"] <= 24000),)),
     Row("  auto-recall block tokens", "recalled_tokens"),
+    Row(
+        "  the largest block",
+        "recalled_tokens_most",
+        (("<= 1,500 (its budget)", lambda f: f["recalled_tokens_most"]["all"] <= 1500),),
+    ),
     Row("prompt + tool", "prompt_tool", ((">= 0.85", lambda f: f["prompt_tool"]["all"] >= 0.85),)),
     Row("prompt + plain BM25 top 5", "prompt_bm25"),
     Row(
@@ -73,7 +82,7 @@ def cell(figures: Figures, figure: str, group: str) -> str:
         first, second = figure.split("-")
         return f"{figures[first][group] - figures[second][group]:+.3f}"
     value = figures[figure][group]
-    return f"{value:,.0f}" if figure in SIZES else f"{value:.3f}"
+    return f"{value:,.0f}" if figure in SIZES or figure == "recalled_tokens_most" else f"{value:.3f}"
 
 
 def table(title: str, figures: Figures) -> list[str]:
