@@ -3,6 +3,7 @@ plain-BM25 comparators on the same history, with the sizes beside them."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +15,8 @@ from locomo.conversation import Conversation, Exchange, Question
 from locomo.coverage import coverage
 from locomo.model import Seen, text_of
 
+PASSAGE = re.compile(r"^\d+\. ", re.MULTILINE)  # how the recall tool numbers its passages
+TAG = re.compile(r"\[q[\w-]+-\d+\]")  # a question's tag: the passage is an earlier question
 COVERAGES = ("tool", "prompt", "prompt_tool", "bm25", "bm25_neighbours", "prompt_bm25")
 SIZES = ("tool_chars", "bm25_chars", "bm25_neighbours_chars", "prompt_tokens", "recalled_tokens")
 
@@ -35,6 +38,8 @@ class Scored:
     bm25_neighbours_chars: int
     prompt_tokens: int
     recalled_tokens: int
+    passages: int  # in recall's result
+    restated: int  # of them, earlier questions of the chat
     answered: bool  # whether the model saw the question and the tool's result at all
 
 
@@ -94,5 +99,7 @@ def score_one(conversation: Conversation, question: Question, seen: Seen, index:
         bm25_neighbours_chars=len(around),
         prompt_tokens=sum(estimate_each(seen.prompt)),
         recalled_tokens=len(recalled_block(seen.prompt)) // CHARS_PER_TOKEN,
+        passages=len(passages := PASSAGE.split(seen.found)[1:]),
+        restated=sum(bool(TAG.search(passage)) for passage in passages),
         answered=bool(seen.prompt and seen.found),
     )
