@@ -96,9 +96,9 @@ def table(title: str, figures: Figures) -> list[str]:
     groups = ["all", *CATEGORIES.values()]
     counts = ", ".join(f"{name} {figures['questions'][name]:.0f}" for name in CATEGORIES.values())
     lines = [f"{title}: {figures['questions']['all']:.0f} questions ({counts})"]
-    lines.append(f"{'':30}" + "".join(f"{group:>12}" for group in groups) + "   target")
+    lines.append(f"{'':38}" + "".join(f"{group:>12}" for group in groups) + "   target")
     for row in ROWS:
         cells = "".join(f"{cell(figures, row.figure, group):>12}" for group in groups)
         verdicts = "; ".join(f"{text} {'met' if met(figures) else 'MISSED'}" for text, met in row.targets)
-        lines.append(f"{row.label:30}{cells}   {verdicts}".rstrip())
+        lines.append(f"{row.label:38}{cells}   {verdicts}".rstrip())
     return lines

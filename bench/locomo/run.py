@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 import tempfile
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,8 @@ async def run(folder: Path, conversations: int | None, questions: int | None, no
         print("\n".join(table(title, found)))
         print(f"  played in {played.seconds:.1f} s; questions the model never saw answered: {missing or 'none'}")
         print(f"  ({note})\n")
-        figures["conversations"][conversation.name] = found | {"seconds": played.seconds, "missing": missing}
+        each = {"questions_scored": [asdict(s) for s in scored], "seconds": played.seconds, "missing": missing}
+        figures["conversations"][conversation.name] = found | each
     overall = figures["overall"] = means(every)
     print("\n".join(table(f"overall ({', '.join(figures['conversations'])})", overall)))
     cpu = figures["auto_recall_cpu_ms"] = {
