@@ -244,9 +244,8 @@ async def append_cost(indexes: MemoryIndexes, scope: Path, live: Path, exchanges
 
 async def locomo(args: argparse.Namespace) -> None:
     """The LoCoMo figures, then (unless --quick) the costs at 100,000 messages; all of them to --json if given."""
-    questions = args.questions if "--questions" in sys.argv else None
     show = frozenset(args.show.split(",")) if args.show else frozenset()
-    figures = await run_locomo(Path(args.locomo), args.conversations, questions, load_average(), show)
+    figures = await run_locomo(Path(args.locomo), args.conversations, args.questions, load_average(), show)
     if not args.quick:
         corpus = build_corpus(args.exchanges, 300, seed=args.seed)
         with tempfile.TemporaryDirectory() as folder:
@@ -270,7 +269,8 @@ async def main() -> None:
     parser.add_argument("--json", metavar="FILE", help="with --locomo: write every figure to FILE")
     parser.add_argument("--show", metavar="TAGS", help="with --locomo: what the model held for q26-3,q30-7,…")
     parser.add_argument("--exchanges", type=int, default=2400)
-    parser.add_argument("--questions", type=int, default=300, help="with --locomo: the first N of each conversation")
+    questions_help = "the generated set's count (300), or with --locomo the first N of each conversation (all)"
+    parser.add_argument("--questions", type=int, help=questions_help)
     parser.add_argument("--scale", default="10000,100000")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--big-file-mb", type=int, default=50)
@@ -278,7 +278,7 @@ async def main() -> None:
     if args.locomo:
         await locomo(args)
         return
-    corpus = build_corpus(args.exchanges, args.questions, seed=args.seed)
+    corpus = build_corpus(args.exchanges, args.questions or 300, seed=args.seed)
     print(f"{len(corpus.exchanges)} exchanges over ten weeks, {len(corpus.questions)} questions ({load_average()})")
     with tempfile.TemporaryDirectory() as folder:
         tool, prompt, base = await coverage(corpus, Path(folder))
