@@ -14,6 +14,7 @@ from typing import Any
 
 from bot.bus import InboundMessage
 from bot.config.schema_triggers import TRIGGER_CHANNEL, TriggerConfig, rate_window
+from bot.errors import BusClosed
 from bot.triggers.deliveries import Deliveries
 from bot.triggers.delivery_ids import delivery_id, run_id
 from bot.triggers.rate import RateLimit
@@ -86,7 +87,7 @@ class TriggerDesk:
         self._watchers.append(watcher)
 
     async def receive(self, request: HookRequest) -> HookAnswer:
-        """Answer one request: 404, 413, 401, 200 (ping, ignored event, known delivery), 400, 429 or 202."""
+        """Answer one request: 404, 413, 401, 200 (ping, ignored event, known delivery), 400, 429, 503 or 202."""
         trigger = self._triggers.get(request.name)
         if trigger is None:
             return HookAnswer(404, {"error": "no such trigger"})
@@ -115,7 +116,10 @@ class TriggerDesk:
         run = TriggerRun(message.id, trigger.name, message.chat.session_key)
         for watcher in self._watchers:
             watcher(run)
-        fresh = await self._publish(message)  # journaled: from here a crash loses nothing
+        try:
+            fresh = await self._publish(message)  # journaled: from here a crash loses nothing
+        except BusClosed:
+            return HookAnswer(503, {"error": "the bot is stopping; send it again soon"}, {"Retry-After": "30"})
         record = self._book.take(trigger.name, delivery or message.id, message.id, event, "accepted")
         if not fresh or record.run_id != message.id:
             return _known(record.run_id, record.accepted_at)

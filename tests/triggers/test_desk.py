@@ -10,6 +10,7 @@ import pytest
 
 from bot.bus import InboundMessage, Trust
 from bot.config.schema_triggers import TriggerConfig
+from bot.errors import BusClosed
 from bot.triggers.deliveries import DeliveryBook
 from bot.triggers.desk import HookRequest, TriggerDesk, TriggerRun
 from bot.triggers.verification import signature
@@ -133,6 +134,14 @@ async def test_without_a_delivery_id_each_request_is_its_own_run(bus: Bus, book:
     second = await desk.receive(request(b"plain text", delivery=None))
     assert first.status == second.status == 202 and first.body["runId"] != second.body["runId"]
     assert "plain text" in bus.published[0].text
+
+
+async def test_a_stopping_bot_answers_503_and_remembers_nothing(book: DeliveryBook) -> None:
+    async def closed(message: InboundMessage) -> bool:
+        raise BusClosed("the bot is stopping; the message was not accepted")
+
+    answer = await TriggerDesk([trigger()], book, closed).receive(request(b"{}"))
+    assert answer.status == 503 and "Retry-After" in answer.headers and book.known("github", "d-1") is None
 
 
 async def test_a_shared_session_runs_in_the_target_chat_at_the_configured_trust(bus: Bus, book: DeliveryBook) -> None:
