@@ -48,11 +48,15 @@ class Bindings:
 
 
 def routed_bindings(config: Config) -> list[BindingConfig]:
-    """`bindings:` and, for each trigger with its own session and an agent, one binding of that session to it."""
+    """`bindings:` and one binding per trigger's own session (`trigger:<name>`): to the agent the trigger names,
+    else to the one its chat is bound to."""
+    chats = Bindings(config.bindings)
     own = [
-        BindingConfig(agent=trigger.agent, channel=TRIGGER_CHANNEL, chat=trigger.name)
+        BindingConfig(
+            agent=trigger.agent or chats.route(trigger.target).agent, channel=TRIGGER_CHANNEL, chat=trigger.name
+        )
         for trigger in config.triggers
-        if trigger.session == "own" and trigger.agent is not None
+        if trigger.session == "own"
     ]
     return [*config.bindings, *own]
 

@@ -50,7 +50,7 @@ class TriggerConfig(Section):
     events: list[str] = []  # X-GitHub-Event values that start a turn; empty: every event
     event_header: str = "X-GitHub-Event"
     chat: str
-    agent: str | None = None  # default: the agent the chat is bound to
+    agent: str | None = None  # default: the agent the target chat is bound to
     session: Literal["own", "shared"] = "own"
     prompt: str = DEFAULT_PROMPT
     payload_chars: int = Field(default=8000, ge=0)  # how much of the payload the model reads (0: none)

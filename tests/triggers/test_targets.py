@@ -39,3 +39,9 @@ def test_an_own_session_goes_to_the_agent_the_trigger_names(tmp_path: Path) -> N
     named = config(tmp_path, {"agent": "work"}, agents=[{"name": "work"}])
     assert Bindings(routed_bindings(named)).route(ChatRef("trigger", "hook")).agent == "work"
     assert Bindings(routed_bindings(named)).route(ChatRef("telegram", "5")).agent == "main"
+
+
+def test_an_own_session_without_an_agent_goes_to_the_agent_of_its_chat(tmp_path: Path) -> None:
+    agents = {"agents": [{"name": "work"}], "bindings": [{"agent": "work", "channel": "telegram", "chat": "5"}]}
+    bound = config(tmp_path, {}, **agents)
+    assert Bindings(routed_bindings(bound)).route(ChatRef("trigger", "hook")).agent == "work"
