@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CHANNELS = ROOT / "channels"
-MAX_SHARED_MODULES = 16
+MAX_SHARED_MODULES = 17
 RUNNER = "gateway"  # the package that runs every channel; every other package in channels/ is a platform
 MAX_METHODS = 20
 ATTRIBUTES = frozenset({"property", "cached_property", "setter"})
