@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from bot.access.activation import Activations
 from bot.agent.commands.activation import ActivationCommand
-from bot.app.agent_roster import AgentRoster
+from bot.agents.roster import AgentRoster
 from bot.app.agent_wiring import AgentApp
 from bot.app.channel_kinds import ChatBot
 from bot.app.command_menu import command_menu, menu_users

@@ -20,7 +20,7 @@ def status(ctx: typer.Context) -> None:
     config = load(ctx.obj)
     from bot.app.backend import stores_for
     from bot.app.channel_kinds import chat_bots
-    from bot.app.retention import state_sizes
+    from bot.ops.retention import state_sizes
     from bot.setup.gateway_status import describe_channel, describe_uptime
     from channels.platforms import KINDS
 
