@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.commands.catalogue import CommandSpec
-from channels.slack.commands import slash_name
+from channels.slack.menu import slash_name
 
 BOT_SCOPES = (
     "app_mentions:read",  # app_mention events
