@@ -11,7 +11,7 @@ from bot.bus import Trust
 from bot.config.channels.api import ApiConfig, ApiTokenConfig
 from bot.config.loader import load_config
 from bot.errors import ConfigError
-from channels.api.auth import FailureLockout, TokenBook
+from channels.api.web.auth import FailureLockout, TokenBook
 from tests.channels.api.conftest import GUEST_TOKEN, OWNER_TOKEN, ApiBot, bearer
 
 

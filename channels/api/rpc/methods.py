@@ -6,9 +6,9 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from bot.bus import ChatRef, EarlierMessage
-from channels.api.auth import Caller
 from channels.api.hub import ApiSessions, session_chat
-from channels.api.runs import Run, RunBook
+from channels.api.rpc.runs import Run, RunBook
+from channels.api.web.auth import Caller
 
 Watch = Callable[[Run], object] | None
 """Called with a run before it is published (to subscribe to its events), or None."""

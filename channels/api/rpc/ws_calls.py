@@ -9,12 +9,12 @@ from typing import Any
 
 from aiohttp import web
 
-from channels.api import rpc
-from channels.api.auth import Caller
 from channels.api.frames import Frame
 from channels.api.hub import OWNERS
-from channels.api.rpc import RpcError, RunChannel
-from channels.api.runs import run_topic
+from channels.api.rpc import methods as rpc
+from channels.api.rpc.methods import RpcError, RunChannel
+from channels.api.rpc.runs import run_topic
+from channels.api.web.auth import Caller
 
 logger = logging.getLogger(__name__)
 

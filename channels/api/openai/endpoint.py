@@ -14,9 +14,9 @@ from aiohttp import web
 from bot.bus import new_id
 from channels.api.frames import Frame
 from channels.api.hub import session_chat
-from channels.api.openai_request import parse_completion
-from channels.api.rpc import RunChannel
-from channels.api.runs import Run, run_topic
+from channels.api.openai.request import parse_completion
+from channels.api.rpc.methods import RunChannel
+from channels.api.rpc.runs import Run, run_topic
 
 MODEL = "relaybot"
 

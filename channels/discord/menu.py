@@ -1,41 +1,17 @@
-"""What the bot shows on Discord besides text: buttons for choices, and application (slash) command definitions."""
+"""Discord's command menu: application (slash) command definitions, and whether the registered ones still match."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bot.bus import Choice
-from channels.base import CommandSpec
-from channels.discord.interactions import choice_custom_id
+from bot.commands.catalogue import CommandSpec
 
-BUTTONS_PER_ROW, MAX_BUTTONS = 5, 25
-LABEL_LIMIT, DESCRIPTION_LIMIT = 80, 100
+DESCRIPTION_LIMIT = 100
 GUILD, BOT_DM = 0, 1  # interaction contexts
 _CONTEXTS = {"all": [GUILD, BOT_DM], "private": [BOT_DM], "groups": [GUILD]}
-_STYLES = {"default": 2, "primary": 1, "danger": 4}  # secondary, primary, danger
 ARGS_OPTION = {"type": 3, "name": "args", "description": "what follows the command", "required": False}
 ADMINISTRATORS_ONLY = "0"  # no permission bit: in a server, only its administrators see and use the command
-
-
-def choice_view(prompt_id: str, choices: Sequence[Choice]) -> Any:
-    """A discord.ui.View of one button per choice, five to a row; presses arrive as interactions, not callbacks."""
-    from discord import ButtonStyle
-    from discord.ui import Button, View
-
-    view = View(timeout=None)
-    for index, choice in enumerate(choices[:MAX_BUTTONS]):
-        view.add_item(
-            Button(
-                label=choice.label[:LABEL_LIMIT],
-                custom_id=choice_custom_id(prompt_id, choice.id),
-                style=ButtonStyle(_STYLES[choice.style]),
-                row=index // BUTTONS_PER_ROW,
-            )
-        )
-    # A stopped view still renders; discord.py then keeps no callback registry for it (the adapter handles presses).
-    view.stop()
-    return view
 
 
 def command_payloads(commands: Sequence[CommandSpec], in_guild: bool) -> list[dict[str, Any]]:

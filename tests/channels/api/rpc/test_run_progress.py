@@ -8,7 +8,7 @@ from pathlib import Path
 import aiohttp
 
 from tests.channels.api.conftest import OWNER_TOKEN, ApiBot, bearer
-from tests.channels.api.test_agent_rpc import rpc_socket
+from tests.channels.api.rpc.test_agent_rpc import rpc_socket
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 
 # Prints, then waits for the test to answer with a file: an update must arrive while the command still runs.

@@ -12,9 +12,9 @@ from aiohttp.test_utils import make_mocked_request
 from bot.bus import ChatRef, Trust
 from bot.config.channels.api import ApiConfig
 from bot.scheduler.schedules import Schedule
-from channels.api.auth import Caller
-from channels.api.front_door import SECURITY_HEADERS
-from channels.api.web_sessions import COOKIE, WebSessions, set_cookie
+from channels.api.web.auth import Caller
+from channels.api.web.front_door import SECURITY_HEADERS
+from channels.api.web.sessions import COOKIE, WebSessions, set_cookie
 from tests.channels.api.conftest import GUEST_TOKEN, OWNER_TOKEN, ApiBot, bearer
 from tests.fakes.openai_server import FakeLLM, Text
 

@@ -7,7 +7,7 @@ import asyncio
 from bot.bus import ChatRef, OutboundMessage
 from bot.events import TurnFinished, TurnStarted
 from channels.api.frames import Frame
-from channels.api.runs import Run, RunBook
+from channels.api.rpc.runs import Run, RunBook
 
 CHAT = ChatRef("api", "me", "default")
 

@@ -8,11 +8,11 @@ from typing import Any
 
 from aiohttp import web
 
-from channels.api import rpc
-from channels.api.auth import Caller
 from channels.api.frames import Frame
-from channels.api.rpc import RpcError, RunChannel
-from channels.api.runs import run_topic
+from channels.api.rpc import methods as rpc
+from channels.api.rpc.methods import RpcError, RunChannel
+from channels.api.rpc.runs import run_topic
+from channels.api.web.auth import Caller
 
 Call = Callable[[RunChannel, Caller, dict[str, Any]], Awaitable[dict[str, Any]]]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from channels.api.auth import Caller
-from channels.api.gate import Gatekeeper
-from channels.api.web_sessions import WebSession, clear_cookie, set_cookie
+from channels.api.web.auth import Caller
+from channels.api.web.gate import Gatekeeper
+from channels.api.web.sessions import WebSession, clear_cookie, set_cookie
 
 
 def session_body(caller: Caller, session: WebSession | None) -> dict[str, object]:

@@ -1,5 +1,5 @@
-from channels.base import CommandSpec
-from channels.discord.components import command_payloads, same_commands
+from bot.commands.catalogue import CommandSpec
+from channels.discord.menu import command_payloads, same_commands
 
 MENU = [
     CommandSpec("New", "Start over"),

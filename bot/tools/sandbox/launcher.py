@@ -8,7 +8,7 @@ from pathlib import Path
 from bot.config.paths import home_dir
 from bot.config.schema import Config
 from bot.tools.protected import ProtectedPaths
-from bot.tools.sandbox import BwrapSandbox, HostShell, Launcher, choose_launcher
+from bot.tools.sandbox.exec_sandbox import BwrapSandbox, HostShell, Launcher, choose_launcher
 
 
 def exec_launcher(config: Config) -> Launcher:

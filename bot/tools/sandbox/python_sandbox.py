@@ -10,10 +10,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.tools.sandbox import SANDBOX_PATH, SYSTEM_DIRS, bwrap_problem
+from bot.tools.sandbox.exec_sandbox import bwrap_problem
+from bot.tools.sandbox.mounts import DETACHED, SANDBOX_PATH, SYSTEM_DIRS, fresh_tmp, system_mounts
 
 SCRATCH = "/scratch"
 JOB = "/job"
+DRIVER = Path(__file__).with_name("python_driver.py")
+"""The script that runs the code inside: copied into each job folder."""
 LIBRARIES = ("numpy", "pandas", "matplotlib")
 NOBODY = 65534  # who the code runs as when relaybot runs as root: root is exempt from the process limit
 
@@ -38,15 +41,9 @@ class PythonSandbox:
 
     def argv(self, job: Path, out_fd: int) -> list[str]:
         """bwrap's options, then the driver with the job folder, the fd for written files, and the limits."""
-        args: list[str] = []
-        for name in SYSTEM_DIRS:
-            path = Path(name)
-            if path.is_symlink():
-                args += ["--symlink", str(path.readlink()), name]
-            elif path.is_dir():
-                args += ["--ro-bind", name, name]
+        args = system_mounts()
         # /tmp first: a Python that lives under /tmp (a virtualenv there) is bound over it, not hidden by it
-        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(16 * 2**20), "--tmpfs", "/tmp"]
+        args += fresh_tmp(16 * 2**20)
         for prefix in sorted({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}):
             if not any(prefix.is_relative_to(name) for name in SYSTEM_DIRS):
                 # folders above it (in /root, say) are made open to pass through; nothing else of them shows
@@ -54,7 +51,7 @@ class PythonSandbox:
                     args += ["--perms", "0755", "--dir", str(folder)]
                 args += ["--ro-bind", str(prefix), str(prefix)]
         args += ["--size", str(self.limits.disk_mb * 2**20), "--tmpfs", SCRATCH, "--ro-bind", str(job), JOB]
-        args += ["--chdir", SCRATCH, "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+        args += ["--chdir", SCRATCH, *DETACHED]
         if self.as_root:  # no user namespace: the driver needs real root for a moment to become nobody
             args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
             args += [arg for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_CHOWN") for arg in ("--cap-add", cap)]

@@ -17,7 +17,7 @@ from bot.config.schema_tools import MCPServerConfig
 from bot.errors import ToolError, ToolUnavailable
 from bot.tools.base import Tool, ToolContext, ToolRegistry
 from bot.tools.chat_files import ChatFiles
-from bot.tools.mcp_media import Media, deliver, media_of
+from bot.tools.mcp.media import Media, deliver, media_of
 
 logger = logging.getLogger(__name__)
 

@@ -13,11 +13,10 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from bot.errors import ConfigError
+from bot.tools.sandbox.mounts import DETACHED, SANDBOX_PATH, fresh_tmp, hidden, system_mounts, system_roots, under
 
 SandboxMode = Literal["auto", "bwrap", "off"]
 SECRET_NAME = re.compile(r"(_TOKEN|_KEY|_SECRET)$|PASSWORD|PASSWD|API_KEY|SECRET", re.IGNORECASE)
-SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 PROBE_TIMEOUT = 15.0
 
 
@@ -93,45 +92,23 @@ class BwrapSandbox:
     def arguments(self, rules_writable: bool = False) -> list[str]:
         """bwrap's options; later mounts cover earlier ones, which is how hidden and read-only paths stay so."""
         workspace = self.workspace.resolve()
-        args: list[str] = []
-        for name in SYSTEM_DIRS:
-            path = Path(name)
-            if path.is_symlink():
-                args += ["--symlink", str(path.readlink()), name]
-            elif path.is_dir():
-                args += ["--ro-bind", name, name]
+        args = system_mounts()
         resolv = Path("/etc/resolv.conf")
-        if resolv.is_symlink() and not _under(resolv.resolve(), _system_roots()):
+        if resolv.is_symlink() and not under(resolv.resolve(), system_roots()):
             args += ["--ro-bind-try", str(resolv.resolve()), str(resolv.resolve())]
-        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-        hidden = [path.resolve() for path in self.hidden if path.exists() and path.resolve() != workspace]
-        inside = [path for path in hidden if path.is_relative_to(workspace)]
-        args += _hide([path for path in hidden if path not in inside and _under(path, _system_roots())])
+        args += fresh_tmp()
+        covered = [path.resolve() for path in self.hidden if path.exists() and path.resolve() != workspace]
+        inside = [path for path in covered if path.is_relative_to(workspace)]
+        args += hidden([path for path in covered if path not in inside and under(path, system_roots())])
         args += ["--bind", str(workspace), str(workspace)]
         if not rules_writable:
             for path in self.read_only:  # a missing one is covered by an empty read-only file, so none is made
                 args += ["--ro-bind", str(path) if path.exists() else "/dev/null", str(path)]
-        args += _hide(inside)
+        args += hidden(inside)
         args += ["--chdir", str(workspace), "--unshare-pid", "--unshare-ipc", "--unshare-cgroup-try"]
         if not self.network:
             args.append("--unshare-net")
-        return [*args, "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-
-
-def _system_roots() -> list[Path]:
-    return [Path(name).resolve() for name in SYSTEM_DIRS if Path(name).exists()]
-
-
-def _under(path: Path, roots: Iterable[Path]) -> bool:
-    return any(path.is_relative_to(root) for root in roots)
-
-
-def _hide(paths: Iterable[Path]) -> list[str]:
-    """Cover each folder with an empty tmpfs and each file with /dev/null (a device bind: plain binds are nodev)."""
-    args: list[str] = []
-    for path in paths:
-        args += ["--tmpfs", str(path)] if path.is_dir() else ["--dev-bind", "/dev/null", str(path)]
-    return args
+        return [*args, *DETACHED]
 
 
 @functools.cache

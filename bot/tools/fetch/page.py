@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.errors import ToolError, ToolUnavailable, http_failure
 from bot.tools.base import Tool, ToolContext
-from bot.tools.netguard import AddressPolicy, BlockedAddress, check_literal
+from bot.tools.fetch.netguard import AddressPolicy, BlockedAddress, check_literal
 
 if TYPE_CHECKING:
     import aiohttp
@@ -55,7 +55,7 @@ class WebFetchTool(Tool):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
         import aiohttp  # loaded on the first fetch, not at start-up
 
-        from bot.tools.resolver import GuardedResolver
+        from bot.tools.fetch.resolver import GuardedResolver
 
         url = _web_url(args["url"])
         resolver = GuardedResolver(self._allowed, self._resolver)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from bot.storage.recent import RecentMap
-from channels.api.auth import Caller
+from channels.api.web.auth import Caller
 
 COOKIE = "relaybot_session"
 CSRF_HEADER = "X-CSRF-Token"

@@ -7,7 +7,7 @@ import socket
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 
-from bot.tools.netguard import AddressPolicy, BlockedAddress, allowed_host
+from bot.tools.fetch.netguard import AddressPolicy, BlockedAddress, allowed_host
 
 
 class GuardedResolver(AbstractResolver):

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from channels.api.auth import Caller, FailureLockout, TokenBook
-from channels.api.origins import OriginPolicy
-from channels.api.web_sessions import CSRF_HEADER, WebSession, WebSessions
+from channels.api.web.auth import Caller, FailureLockout, TokenBook
+from channels.api.web.origins import OriginPolicy
+from channels.api.web.sessions import CSRF_HEADER, WebSession, WebSessions
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ import pytest
 from aiohttp import web
 
 from bot.bus import EarlierMessage
-from channels.api.openai_request import STATELESS_SESSION, parse_completion
+from channels.api.openai.request import STATELESS_SESSION, parse_completion
 
 
 def test_a_lone_user_message_runs_in_the_default_session() -> None:
