@@ -56,6 +56,12 @@ def _email(publish: Publish, config: Config, bot: ChatBot, media: Path, retry: R
     return EmailChannel(publish, config.channels.email, media, config.state_dir / "email", retry)
 
 
+def _mattermost(publish: Publish, config: Config, bot: ChatBot, media: Path, retry: RetryPolicy | None) -> Channel:
+    from channels.mattermost.channel import MattermostChannel
+
+    return MattermostChannel(publish, config.channels.mattermost, media, retry)
+
+
 CHAT_CHANNELS: dict[str, ChannelBuilder] = {
     "telegram": _telegram,
     "discord": _discord,
@@ -63,6 +69,7 @@ CHAT_CHANNELS: dict[str, ChannelBuilder] = {
     "matrix": _matrix,
     "whatsapp": _whatsapp,
     "email": _email,
+    "mattermost": _mattermost,
 }
 WEBHOOK_CHANNELS = frozenset({"whatsapp"})
 """The channels whose platform calls the gateway over HTTP rather than being polled or connected to."""

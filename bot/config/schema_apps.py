@@ -18,6 +18,7 @@ from bot.config.schema_channels import (
     TelegramConfig,
     account_problem,
 )
+from bot.config.schema_selfhosted import MattermostConfig
 from bot.config.section import Section
 from bot.errors import ConfigError
 
@@ -86,6 +87,7 @@ class ChannelsConfig(Section):
     matrix: MatrixConfig = MatrixConfig()
     whatsapp: WhatsAppConfig = WhatsAppConfig()
     email: EmailConfig = EmailConfig()
+    mattermost: MattermostConfig = MattermostConfig()
     api: ApiConfig = ApiConfig()
 
     def chat_sections(self) -> dict[str, ChannelSection]:
@@ -97,6 +99,7 @@ class ChannelsConfig(Section):
             "matrix": self.matrix,
             "whatsapp": self.whatsapp,
             "email": self.email,
+            "mattermost": self.mattermost,
         }
 
     def bot_sections(self) -> dict[str, ChannelSection]:

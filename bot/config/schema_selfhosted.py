@@ -1,0 +1,14 @@
+"""The sections of the apps relaybot reaches on servers their users run: Mattermost and a signal-cli daemon."""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr
+
+from bot.config.schema_channels import ChannelSection
+
+
+class MattermostConfig(ChannelSection):
+    url: str = Field(default="", pattern=r"^(https?://[^\s]+)?$")  # the server, e.g. https://chat.example.org
+    token: SecretStr = SecretStr("")  # the bot account's access token
+    callback_url: str = Field(default="", pattern=r"^(https?://[^\s]+)?$")
+    """How the Mattermost server reaches the gateway's HTTP server, for buttons and slash commands; empty: neither."""

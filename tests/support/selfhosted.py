@@ -1,0 +1,156 @@
+"""The faces of the apps on servers their users run, Mattermost and Signal (signal-cli), and their adapters."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bot.bus import ChatRef
+from bot.config.schema_selfhosted import MattermostConfig
+from channels.base import Channel, Publish
+from channels.mattermost.channel import MattermostChannel
+from channels.mattermost.send import MAX_MESSAGE_LENGTH as MATTERMOST_LIMIT
+from tests.fakes.loopback import LoopbackSite
+from tests.fakes.mattermost_server import FakeMattermost, mm_error, rate_limited
+from tests.support.adapter import AdapterUnderTest
+from tests.support.platform import Platform
+
+
+class MattermostAdapter(AdapterUnderTest[MattermostChannel]):
+    """The Mattermost channel with its callbacks served on 127.0.0.1, as the gateway's HTTP server serves them;
+    the channel is made once the server's URL (its `callback_url`) is known."""
+
+    def __init__(self, fake: FakeMattermost, media_dir: Path, section: dict[str, Any]) -> None:
+        self._fake, self._media_dir, self._section = fake, media_dir, section
+        self._site: LoopbackSite | None = None
+        super().__init__(self._unmade)
+
+    def _unmade(self, publish: Publish) -> MattermostChannel:
+        self._publish = publish
+        return None  # type: ignore[return-value]  # made in __aenter__, once the callback URL is known
+
+    async def __aenter__(self) -> MattermostAdapter:
+        from aiohttp import web
+
+        app = web.Application()
+        self._site = LoopbackSite(app)
+        callback = f"http://127.0.0.1:{await self._site_port(app)}"
+        section = {"enabled": True, **mattermost_section(self._fake), "callback_url": callback, **self._section}
+        self.channel = MattermostChannel(self._publish, MattermostConfig.model_validate(section), self._media_dir)
+        await self.channel.start()
+        return self
+
+    async def _site_port(self, app: Any) -> int:
+        app.router.add_post("/mattermost/{what}", self._route)
+        assert self._site is not None
+        return await self._site.start()
+
+    async def _route(self, request: Any) -> Any:
+        """Hand each callback to the channel's own route of that path."""
+        for route in self.channel.webhook_routes():
+            if route.path == request.path:  # type: ignore[attr-defined]
+                return await route.handler(request)  # type: ignore[attr-defined]
+        raise LookupError(request.path)
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.channel.stop()
+        if self._site is not None:
+            await self._site.stop()
+
+
+def mattermost_section(fake: FakeMattermost) -> dict[str, Any]:
+    """The `channels.mattermost` keys that point the channel at `fake` (live replies off)."""
+    return {"url": fake.url, "token": fake.token, "streaming": "off"}
+
+
+class Mattermost(Platform):
+    """Mattermost's town square is the group; a 429 names its wait in Retry-After."""
+
+    name, limit, owner, stranger = (
+        "mattermost",
+        MATTERMOST_LIMIT,
+        "ownerowner0000000000000000",
+        "strangerstranger0000000000",
+    )
+    forbidden = "You do not have the appropriate permissions."
+    fake: FakeMattermost
+
+    @property
+    def section(self) -> dict[str, Any]:
+        return mattermost_section(self.fake)
+
+    @property
+    def server(self) -> str:
+        return self.fake.team_id
+
+    @property
+    def group_chat(self) -> ChatRef:
+        return ChatRef("mattermost", self.fake.town_square)
+
+    def adapter(self, media_dir: Path, **section: Any) -> AdapterUnderTest[Channel]:
+        return MattermostAdapter(self.fake, media_dir, section)  # type: ignore[return-value]
+
+    def dm(self, text: str, user: str) -> Any:
+        return self.fake.dm(text, user)
+
+    def group(self, text: str, user: str, mention: bool) -> Any:
+        return self.fake.channel_message(text, user, mention)
+
+    def dm_file(self, content: bytes, name: str, mime_type: str, user: str) -> Any:
+        return self.fake.dm_file(content, name, mime_type, user)
+
+    def redeliver(self, payload: Any) -> None:
+        self.fake.push(payload)
+
+    def sent(self) -> list[str]:
+        return self.fake.sent_texts()
+
+    async def wait_sent(self, n: int) -> None:
+        await self.fake.wait_for_sent(n)
+
+    def sent_ids(self) -> list[str]:
+        return [post["id"] for post in self.fake.sent]
+
+    def edits(self) -> list[tuple[str, str]]:
+        return list(self.fake.edits)
+
+    def uploads(self) -> list[str]:
+        return [self.fake.uploads[file_id][1] for post in self.fake.sent for file_id in post["file_ids"]]
+
+    def buttons(self, index: int) -> list[str]:
+        attachments = self.fake.posts[self.fake.sent[index]["id"]]["props"]["attachments"]
+        return [action["name"] for attachment in attachments for action in attachment["actions"]]
+
+    def press(self, index: int, prompt_id: str, choice_id: str, label: str, user: str) -> None:
+        import asyncio
+
+        sent = self.fake.posts[self.fake.sent[index]["id"]]
+        asyncio.get_running_loop().create_task(self.fake.press(sent, label, user))
+
+    def marks(self) -> list[str]:
+        latest: dict[tuple[str, str], bool] = {}
+        for post_id, emoji, added in self.fake.reactions:
+            latest[(post_id, emoji)] = added
+        return [emoji for (_, emoji), added in latest.items() if added]
+
+    def limit_send(self, retry_after: float) -> None:
+        self.fake.failures.append(rate_limited(int(retry_after)))
+
+    def break_send(self) -> None:
+        self.fake.failures.append(mm_error(503, "api.server.unavailable", "Service Unavailable"))
+
+    def refuse_send(self) -> None:
+        self.fake.failures.append(mm_error(403, "api.context.permissions.app_error", self.forbidden))
+
+    def send_attempts(self) -> int:
+        return self.fake.attempts
+
+    async def wait_for(self, check: Callable[[], bool], what: str) -> None:
+        await self.fake.wait_until(check, what)
+
+
+def posted_post(event: dict[str, Any]) -> dict[str, Any]:
+    """The post a `posted` event carries."""
+    return dict(json.loads(event["data"]["post"]))
