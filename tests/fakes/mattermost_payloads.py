@@ -103,12 +103,19 @@ def action_request(
 
 
 def command_request(
-    trigger: str, text: str, token: str, channel_id: str, user_id: str, user_name: str, team_id: str
+    trigger: str,
+    text: str,
+    token: str,
+    channel_id: str,
+    user_id: str,
+    user_name: str,
+    team_id: str,
+    channel_name: str = "town-square",
 ) -> dict[str, str]:
-    """The form fields the server POSTs to a custom slash command's URL."""
+    """The form fields the server POSTs to a custom slash command's URL (a DM channel is named `<id>__<id>`)."""
     return {
         "channel_id": channel_id,
-        "channel_name": "",
+        "channel_name": channel_name,
         "command": f"/{trigger}",
         "response_url": "",
         "team_domain": "",

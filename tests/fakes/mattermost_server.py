@@ -184,7 +184,8 @@ class FakeMattermost:
         command = next(c for c in self.commands.values() if c["trigger"] == trigger)
         channel = channel_id or self.dm_channel(user_id)
         name = self.users.get(self.user(user_id), "")
-        form = command_request(trigger, text, command["token"], channel, user_id, name, self.team_id)
+        where = f"{self.bot_id}__{user_id}" if self.channel_types[channel] == "D" else "town-square"
+        form = command_request(trigger, text, command["token"], channel, user_id, name, self.team_id, where)
         return await self._call_integration(command["url"], data=form)
 
     async def _call_integration(self, url: str, **body: Any) -> int:
@@ -196,6 +197,11 @@ class FakeMattermost:
                 self.posts[post_id] = {**self.posts[post_id], **update}
             await self._waiter.notify()
             return response.status
+
+    async def drop(self) -> None:
+        """Close the bot's WebSocket, as a restarting server or a lost connection does."""
+        for socket in list(self._sockets):
+            await socket.close(code=1001)
 
     # What tests read.
 

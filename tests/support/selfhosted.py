@@ -37,8 +37,10 @@ class MattermostAdapter(AdapterUnderTest[MattermostChannel]):
         app = web.Application()
         self._site = LoopbackSite(app)
         callback = f"http://127.0.0.1:{await self._site_port(app)}"
+        options = {key: self._section.pop(key) for key in ("reconnect_delay",) if key in self._section}
         section = {"enabled": True, **mattermost_section(self._fake), "callback_url": callback, **self._section}
-        self.channel = MattermostChannel(self._publish, MattermostConfig.model_validate(section), self._media_dir)
+        config = MattermostConfig.model_validate(section)
+        self.channel = MattermostChannel(self._publish, config, self._media_dir, **options)
         await self.channel.start()
         return self
 

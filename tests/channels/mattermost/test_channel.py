@@ -1,0 +1,95 @@
+"""The Mattermost channel against the fake server: threads, slash commands, signed buttons, typing, reconnects."""
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import pytest_asyncio
+
+from bot.bus import ChatRef, OutboundMessage
+from channels.base import CommandSpec
+from tests.fakes.mattermost_server import FakeMattermost
+from tests.support.adapter import AdapterUnderTest
+from tests.support.selfhosted import MattermostAdapter, posted_post
+
+ANN = "annannannannannannannann00"
+
+
+@pytest_asyncio.fixture
+async def fake() -> AsyncIterator[FakeMattermost]:
+    async with FakeMattermost() as server:
+        yield server
+
+
+@pytest_asyncio.fixture
+async def bot(fake: FakeMattermost, tmp_path: Path) -> AsyncIterator[MattermostAdapter]:
+    async with MattermostAdapter(fake, tmp_path / "media", {"reconnect_delay": 0.01}) as running:
+        yield running
+
+
+async def test_a_mention_in_a_thread_is_a_session_of_its_own_and_the_answer_stays_in_it(
+    bot: AdapterUnderTest, fake: FakeMattermost
+) -> None:
+    root = posted_post(fake.channel_message("a plan", ANN, mention=False))
+    assert not (await bot.next()).mentioned  # the channel publishes it; the gateway leaves it unanswered
+    fake.channel_message("what do you think?", ANN, mention=True, root_id=root["id"])
+    message = await bot.next()
+    assert message.chat == ChatRef("mattermost", fake.town_square, root["id"]) and message.mentioned
+    await bot.channel.send(OutboundMessage(message.chat, "Looks good."))
+    await fake.wait_for_sent(1)
+    assert fake.sent[0]["root_id"] == root["id"]
+    fake.channel_message("and the budget?", ANN, mention=False, root_id=root["id"])
+    follow_up = await bot.next()
+    assert follow_up.mentioned  # in a thread the bot answered, no @ is needed
+
+
+async def test_commands_are_registered_as_slash_commands_and_come_back_as_text(
+    bot: AdapterUnderTest, fake: FakeMattermost
+) -> None:
+    await bot.channel.set_commands([CommandSpec("new", "Start afresh"), CommandSpec("status", "How I am")])
+    assert sorted(c["trigger"] for c in fake.commands.values()) == ["new", "relaybot-status"]
+    assert await fake.slash("relaybot-status", "please", ANN) == 200
+    message = await bot.next()
+    assert message.text == "/status please" and message.sender_id == ANN and message.is_direct
+    await bot.channel.set_commands([CommandSpec("new", "Start afresh")])
+    assert [c["trigger"] for c in fake.commands.values()] == ["new"]  # the earlier ones replaced, not piled up
+
+
+async def test_a_slash_command_with_a_wrong_token_is_refused(bot: AdapterUnderTest, fake: FakeMattermost) -> None:
+    await bot.channel.set_commands([CommandSpec("new", "Start afresh")])
+    (command,) = fake.commands.values()
+    command["token"] = "forged"
+    assert await fake.slash("new", "", ANN) == 403
+    assert bot.nothing_more()
+
+
+async def test_a_press_without_relaybots_signature_is_refused(bot: AdapterUnderTest, fake: FakeMattermost) -> None:
+    callback = bot.channel.webhook_routes()[0].path  # type: ignore[attr-defined]
+    forged = {"user_id": ANN, "channel_id": fake.town_square, "post_id": "p", "context": {"prompt": "K", "choice": "x"}}
+    url = bot.channel._callback + callback  # type: ignore[attr-defined]
+    async with aiohttp.ClientSession() as session, session.post(url, json=forged) as response:
+        assert response.status == 403
+    assert bot.nothing_more()
+
+
+async def test_typing_goes_through_the_websocket(bot: AdapterUnderTest, fake: FakeMattermost) -> None:
+    await bot.channel.show_typing(ChatRef("mattermost", fake.town_square, "rootid"))  # type: ignore[attr-defined]
+    await fake.wait_until(lambda: bool(fake.typing), "a typing action")
+    assert fake.typing == [(fake.town_square, "rootid")]
+
+
+async def test_after_the_websocket_drops_the_channel_reconnects_and_reads_on(
+    bot: AdapterUnderTest, fake: FakeMattermost
+) -> None:
+    await fake.drop()
+    fake.dm("still there?", ANN)
+    message = await bot.next()
+    assert message.text == "still there?" and fake.connections == 2
+
+
+async def test_an_edited_post_arrives_as_an_edit_of_it(bot: AdapterUnderTest, fake: FakeMattermost) -> None:
+    first = fake.dm("meet at 5", ANN)
+    original = await bot.next()
+    fake.edit(first, "meet at 6")
+    edit = await bot.next()
+    assert edit.edit_of == original.platform_message_id and edit.text == "meet at 6"
