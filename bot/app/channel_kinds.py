@@ -10,8 +10,11 @@ from typing import TYPE_CHECKING, cast
 from bot.bus.messages import channel_key
 
 if TYPE_CHECKING:
+    from bot.config.channels.base import ChannelSection
+    from bot.config.channels.discord import DiscordConfig
+    from bot.config.channels.slack import SlackConfig
+    from bot.config.channels.telegram import TelegramConfig
     from bot.config.schema import Config
-    from bot.config.schema_channels import ChannelSection, DiscordConfig, SlackConfig, TelegramConfig
     from bot.retry import RetryPolicy
     from channels.base import Channel, Publish
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
-    from bot.config.schema_channels import ChannelSection
+    from bot.config.channels.base import ChannelSection
     from bot.setup.check import Check
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from bot.setup.check import Check
 
 if TYPE_CHECKING:
-    from bot.config.schema_apps import EmailConfig, ImapConfig, SmtpConfig
+    from bot.config.channels.email import EmailConfig, ImapConfig, SmtpConfig
 
 IMAP = "channels.email.imap"
 SMTP = "channels.email.smtp"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from aiohttp import web
 
 from bot.bus import ChatRef, OutboundMessage
-from bot.config.schema_selfhosted import MattermostConfig
+from bot.config.channels.mattermost import MattermostConfig
 from bot.errors import BusClosed, ChannelError
 from bot.retry import RetryPolicy
 from bot.storage.recent import RecentMap

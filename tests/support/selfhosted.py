@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.bus import ChatRef
-from bot.config.schema_selfhosted import MattermostConfig
+from bot.config.channels.mattermost import MattermostConfig
 from channels.base import Channel, Publish
 from channels.mattermost.channel import MattermostChannel
 from channels.mattermost.send import MAX_MESSAGE_LENGTH as MATTERMOST_LIMIT

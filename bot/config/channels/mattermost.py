@@ -1,10 +1,10 @@
-"""The sections of the apps relaybot reaches on servers their users run: Mattermost and a signal-cli daemon."""
+"""`channels.mattermost`: the server, the bot account's token, and where the server calls the gateway back."""
 
 from __future__ import annotations
 
 from pydantic import Field, SecretStr
 
-from bot.config.schema_channels import ChannelSection
+from bot.config.channels.base import ChannelSection
 
 
 class MattermostConfig(ChannelSection):
