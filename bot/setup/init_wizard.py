@@ -17,7 +17,13 @@ CHANNEL_TOKENS: dict[str, tuple[tuple[str, str], ...]] = {
     "telegram": (("token", "Telegram bot token (from @BotFather)"),),
     "discord": (("token", "Discord bot token (developer portal; enable the Message Content intent)"),),
     "slack": (("bot_token", "Slack bot token (xoxb-…)"), ("app_token", "Slack app token for Socket Mode (xapp-…)")),
+    "mattermost": (
+        ("url", "Mattermost server address (https://chat.example.org)"),
+        ("token", "Mattermost bot account's access token (System Console → Bot Accounts)"),
+    ),
 }
+SHOWN_KEYS = frozenset({"url"})
+"""Answers that are addresses, not secrets: echoed as typed."""
 
 
 def ask_settings(ask: Ask, confirm: Confirm) -> dict[KeyPath, str]:
@@ -37,7 +43,7 @@ def ask_settings(ask: Ask, confirm: Confirm) -> dict[KeyPath, str]:
             continue
         settings[("channels", channel, "enabled")] = "true"
         for name, question in tokens:
-            if value := ask(question, "", True):
+            if value := ask(question, "", name not in SHOWN_KEYS):
                 settings[("channels", channel, name)] = json.dumps(value)
     if confirm("Enable the web chat (and API) on this machine?"):
         settings[("channels", "api", "enabled")] = "true"

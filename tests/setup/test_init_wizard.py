@@ -13,7 +13,7 @@ from bot.config.loader import load_config
 from bot.config.schema import Config
 from bot.setup.check import Check
 from bot.setup.home import bundled
-from bot.setup.init_wizard import apply_settings, ask_settings, next_step
+from bot.setup.init_wizard import CHANNEL_TOKENS, apply_settings, ask_settings, next_step
 from bot.setup.model_check import check_model
 from tests.cli_process import env_for
 from tests.fakes.openai_server import Error, FakeLLM
@@ -66,6 +66,20 @@ def test_answers_are_written_into_the_example_with_its_comments() -> None:
     assert data["channels"]["discord"]["enabled"] is False and data["channels"]["api"]["enabled"] is False
 
 
+def test_mattermost_asks_for_its_server_in_the_open_and_its_token_hidden() -> None:
+    asked: list[tuple[str, bool]] = []
+    answers = iter(["openai/m", "", "", "https://chat.example.org", "tok"])
+
+    def ask(question: str, default: str, hidden: bool) -> str:
+        asked.append((question, hidden))
+        return next(answers)
+
+    settings = ask_settings(ask, lambda q: q == "Enable mattermost?")
+    assert [hidden for question, hidden in asked if "Mattermost" in question] == [False, True]
+    assert settings[("channels", "mattermost", "url")] == '"https://chat.example.org"'
+    assert settings[("channels", "mattermost", "token")] == '"tok"'
+
+
 def answer_init(home: Path, base_url: str, transcript: io.StringIO, env_key: str = "") -> int:
     env = {**env_for(home), "PROMPT_TOOLKIT_NO_CPR": "1", "TERM": "xterm", "OPENAI_API_KEY": env_key}
     child = pexpect.spawn(sys.executable, ["-m", "bot", "init"], env=env, encoding="utf-8", timeout=60)
@@ -76,7 +90,7 @@ def answer_init(home: Path, base_url: str, transcript: io.StringIO, env_key: str
     child.sendline(base_url)
     child.expect_exact("API key")
     child.sendline("")
-    for name in ("telegram", "discord", "slack"):
+    for name in CHANNEL_TOKENS:
         child.expect_exact(f"Enable {name}?")
         child.sendline("n")
     child.expect_exact("Enable the web chat")
