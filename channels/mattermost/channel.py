@@ -158,7 +158,7 @@ class MattermostChannel(Channel):
         data, broadcast = event.get("data") or {}, event.get("broadcast") or {}
         if event.get("event") == "posted" and broadcast.get("channel_id") and data.get("channel_type"):
             self._channel_types[str(broadcast["channel_id"])] = str(data["channel_type"])
-        incoming = parse_event(event, self._bot_id, self._bot_username, self._bot_threads)
+        incoming = parse_event(event, self._bot_id, self._bot_username, self._bot_threads, self._config.reply_in_thread)
         if incoming is None:
             return
         message = incoming.message

@@ -25,11 +25,16 @@ class Incoming:
 
 
 def parse_event(
-    event: dict[str, Any], bot_id: str, bot_username: str, bot_threads: Container[str] = ()
+    event: dict[str, Any],
+    bot_id: str,
+    bot_username: str,
+    bot_threads: Container[str] = (),
+    reply_in_thread: bool = False,
 ) -> Incoming | None:
     """A `posted` or `post_edited` event of someone else's post as an Incoming; None for every other event.
 
-    `bot_threads` holds `channel:root` of threads the bot answered in: a reply there counts as a mention."""
+    `bot_threads` holds `channel:root` of threads the bot answered in: a reply there counts as a mention. With
+    `reply_in_thread` a top-level channel post is the root of its own thread session."""
     kind = event.get("event")
     data = event.get("data") or {}
     if kind not in ("posted", "post_edited") or not isinstance(data.get("post"), str):
@@ -57,7 +62,7 @@ def parse_event(
     )
     edited = kind == "post_edited"
     message = InboundMessage(
-        chat=ChatRef(CHANNEL, channel, root),
+        chat=ChatRef(CHANNEL, channel, root or (post_id if reply_in_thread and not is_direct else None)),
         sender_id=user,
         text=by_name.sub("", text).strip(),
         sender_name=(data.get("sender_name") or "").lstrip("@") or None,

@@ -38,6 +38,14 @@ def test_a_thread_reply_is_its_own_session_and_a_mention_where_the_bot_answered(
     assert incoming.message.chat.thread_id == root and incoming.message.mentioned
 
 
+def test_with_reply_in_thread_a_top_level_channel_post_roots_its_own_thread() -> None:
+    channel_post = parse_event(event("@relaybot hi", mentions=[BOT]), BOT, "relaybot", reply_in_thread=True)
+    direct = parse_event(event("hi", "D"), BOT, "relaybot", reply_in_thread=True)
+    assert channel_post is not None and direct is not None
+    assert channel_post.message.chat.thread_id == channel_post.message.platform_message_id
+    assert direct.message.chat.thread_id is None
+
+
 def test_the_bots_own_posts_and_system_messages_are_skipped() -> None:
     assert parse_event(event("mine", user_id=BOT), BOT, "relaybot") is None
     assert parse_event(event("ann joined", type="system_join_channel"), BOT, "relaybot") is None
