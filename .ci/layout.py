@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CHANNELS = ROOT / "channels"
 MAX_SHARED_MODULES = 15
-PLATFORMS = ("telegram", "discord", "slack", "whatsapp", "email", "mattermost", "console", "api")
+PLATFORMS = ("telegram", "discord", "slack", "whatsapp", "email", "mattermost", "signal", "console", "api")
 MAX_METHODS = 20
 ATTRIBUTES = frozenset({"property", "cached_property", "setter"})
 

@@ -65,6 +65,12 @@ def _mattermost(publish: Publish, config: Config, bot: ChatBot, media: Path, ret
     return MattermostChannel(publish, config.channels.mattermost, media, retry)
 
 
+def _signal(publish: Publish, config: Config, bot: ChatBot, media: Path, retry: RetryPolicy | None) -> Channel:
+    from channels.signal.channel import SignalChannel
+
+    return SignalChannel(publish, config.channels.signal, media, retry)
+
+
 CHAT_CHANNELS: dict[str, ChannelBuilder] = {
     "telegram": _telegram,
     "discord": _discord,
@@ -73,6 +79,7 @@ CHAT_CHANNELS: dict[str, ChannelBuilder] = {
     "whatsapp": _whatsapp,
     "email": _email,
     "mattermost": _mattermost,
+    "signal": _signal,
 }
 WEBHOOK_CHANNELS = frozenset({"whatsapp"})
 """The channels whose platform calls the gateway over HTTP rather than being polled or connected to."""

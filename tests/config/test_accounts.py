@@ -69,6 +69,7 @@ def test_every_bot_has_a_channel_key() -> None:
         "whatsapp",
         "email",
         "mattermost",
+        "signal",
     ]
 
 

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from bot.bus import ChatRef
 from bot.config.channels.mattermost import MattermostConfig
+from bot.config.channels.signal import SignalConfig
 from channels.base import Channel, Publish
 from channels.mattermost.channel import MattermostChannel
 from channels.mattermost.send import MAX_MESSAGE_LENGTH as MATTERMOST_LIMIT
+from channels.signal.channel import SignalChannel
+from channels.signal.send import MAX_MESSAGE_LENGTH as SIGNAL_LIMIT
 from tests.fakes.loopback import LoopbackSite
 from tests.fakes.mattermost_server import FakeMattermost, mm_error, rate_limited
+from tests.fakes.signal_daemon import FakeSignalDaemon, rpc_error
 from tests.support.adapter import AdapterUnderTest
 from tests.support.platform import Platform
 
@@ -156,3 +161,106 @@ class Mattermost(Platform):
 def posted_post(event: dict[str, Any]) -> dict[str, Any]:
     """The post a `posted` event carries."""
     return dict(json.loads(event["data"]["post"]))
+
+
+_NUMBERED = re.compile(r"^(\d+)\. (.+)$", re.MULTILINE)
+
+
+def signal_section(fake: FakeSignalDaemon) -> dict[str, Any]:
+    """The `channels.signal` keys that point the channel at `fake`."""
+    return {"url": fake.url, "account": fake.account, "streaming": "off"}
+
+
+def signal_adapter(fake: FakeSignalDaemon, media_dir: Path, **section: Any) -> AdapterUnderTest[SignalChannel]:
+    """The Signal channel against `fake`; `reconnect_delay` goes to the channel, the rest into its section."""
+    options = {key: section.pop(key) for key in ("reconnect_delay",) if key in section}
+    config = SignalConfig.model_validate({"enabled": True, **signal_section(fake), **section})
+    return AdapterUnderTest(lambda publish: SignalChannel(publish, config, media_dir, **options))
+
+
+class Signal(Platform):
+    """Signal through signal-cli: a group, no edits (a live reply goes out whole), choices as numbered lines
+    pressed by typing the number, and a rate limit that names its wait."""
+
+    name, limit, owner, stranger = "signal", SIGNAL_LIMIT, "+4915100000042", "+4915100000077"
+    forbidden = "Failed to send message"
+    can_edit = False
+    fake: FakeSignalDaemon
+
+    @property
+    def section(self) -> dict[str, Any]:
+        return signal_section(self.fake)
+
+    @property
+    def server(self) -> str:
+        return self.fake.group_id
+
+    @property
+    def group_chat(self) -> ChatRef:
+        return ChatRef("signal", self.fake.group_id)
+
+    def adapter(self, media_dir: Path, **section: Any) -> AdapterUnderTest[Channel]:
+        return signal_adapter(self.fake, media_dir, **section)  # type: ignore[return-value]
+
+    def dm(self, text: str, user: str) -> Any:
+        return self.fake.dm(text, user)
+
+    def group(self, text: str, user: str, mention: bool) -> Any:
+        return self.fake.group_message(text, user, mention)
+
+    def dm_file(self, content: bytes, name: str, mime_type: str, user: str) -> Any:
+        return self.fake.dm_file(content, name, mime_type, user)
+
+    def redeliver(self, payload: Any) -> None:
+        self.fake.push(payload)
+
+    def sent(self) -> list[str]:
+        return self.fake.sent_texts()
+
+    async def wait_sent(self, n: int) -> None:
+        await self.fake.wait_for_sent(n)
+
+    def sent_ids(self) -> list[str]:
+        return [f"{self.fake.account}:{sent['timestamp']}" for sent in self.fake.sent]
+
+    def edits(self) -> list[tuple[str, str]]:
+        return []
+
+    def uploads(self) -> list[str]:
+        names = []
+        for sent in self.fake.sent:
+            for attachment in sent.get("attachments") or []:
+                header = str(attachment).partition(",")[0]
+                names += [part[9:] for part in header.split(";") if part.startswith("filename=")]
+        return names
+
+    def buttons(self, index: int) -> list[str]:
+        return [label for _, label in _NUMBERED.findall(self.fake.sent_texts()[index])]
+
+    def press(self, index: int, prompt_id: str, choice_id: str, label: str, user: str) -> None:
+        number = self.buttons(index).index(label) + 1
+        sent = self.fake.sent[index]
+        if sent.get("groupId"):
+            self.fake.group_message(str(number), user, mention=False)
+        else:
+            self.fake.dm(str(number), user)
+
+    def marks(self) -> list[str]:
+        latest = {(r["targetAuthor"], r["targetTimestamp"]): r["emoji"] for r in self.fake.reactions}
+        return list(latest.values())
+
+    def limit_send(self, retry_after: float) -> None:
+        message = "Failed to send message due to rate limiting"
+        self.fake.failures.append(rpc_error(-5, message, ["RATE_LIMIT_FAILURE"], int(retry_after)))
+
+    def break_send(self) -> None:
+        self.fake.failures.append(rpc_error(-1, "Failed to send message", ["NETWORK_FAILURE"]))
+
+    def refuse_send(self) -> None:
+        self.fake.failures.append(rpc_error(-1, self.forbidden, ["UNREGISTERED_FAILURE"]))
+
+    def send_attempts(self) -> int:
+        return self.fake.attempts
+
+    async def wait_for(self, check: Callable[[], bool], what: str) -> None:
+        await self.fake.wait_until(check, what)

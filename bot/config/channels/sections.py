@@ -11,6 +11,7 @@ from bot.config.channels.discord import DiscordConfig
 from bot.config.channels.email import EmailConfig
 from bot.config.channels.matrix import MatrixConfig
 from bot.config.channels.mattermost import MattermostConfig
+from bot.config.channels.signal import SignalConfig
 from bot.config.channels.slack import SlackConfig
 from bot.config.channels.telegram import TelegramConfig
 from bot.config.channels.whatsapp import WhatsAppConfig
@@ -26,6 +27,7 @@ class ChannelsConfig(Section):
     whatsapp: WhatsAppConfig = WhatsAppConfig()
     email: EmailConfig = EmailConfig()
     mattermost: MattermostConfig = MattermostConfig()
+    signal: SignalConfig = SignalConfig()
     api: ApiConfig = ApiConfig()
 
     def chat_sections(self) -> dict[str, ChannelSection]:
