@@ -16,7 +16,7 @@ from bot.setup.check import Check
 from bot.setup.credentials import check_channel
 from bot.setup.mail_probe import check_email
 from bot.setup.model_check import check_model
-from bot.setup.selfhosted_probe import check_mattermost
+from bot.setup.selfhosted_probe import check_mattermost, check_signal
 
 if TYPE_CHECKING:
     from bot.skills import SkillLibrary
@@ -176,6 +176,8 @@ async def run_checks(config: Config, gateway: dict[str, Any] | None, tool_schema
         probes.append(check_email(config.channels.email, HTTP_TIMEOUT))
     if config.channels.mattermost.enabled:
         probes.append(check_mattermost(config.channels.mattermost, HTTP_TIMEOUT))
+    if config.channels.signal.enabled:
+        probes.append(check_signal(config.channels.signal, HTTP_TIMEOUT))
     probes += [check_mcp(name, server) for name, server in config.mcp_servers.items()]
     for outcome in await asyncio.gather(*probes):
         checks.extend(outcome if isinstance(outcome, list) else [outcome])

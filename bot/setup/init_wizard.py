@@ -21,8 +21,12 @@ CHANNEL_TOKENS: dict[str, tuple[tuple[str, str], ...]] = {
         ("url", "Mattermost server address (https://chat.example.org)"),
         ("token", "Mattermost bot account's access token (System Console → Bot Accounts)"),
     ),
+    "signal": (
+        ("url", "signal-cli daemon address (signal-cli -a +NUMBER daemon --http 127.0.0.1:8080)"),
+        ("account", "The bot's Signal number, as +<country><number>"),
+    ),
 }
-SHOWN_KEYS = frozenset({"url"})
+SHOWN_KEYS = frozenset({"url", "account"})
 """Answers that are addresses, not secrets: echoed as typed."""
 
 

@@ -1,4 +1,5 @@
-"""Asking the servers users run whether relaybot's settings work: Mattermost's /users/me (and the callback URL)."""
+"""Asking the servers users run whether relaybot's settings work: Mattermost's /users/me (and the callback URL),
+the signal-cli daemon's check endpoint and whether it serves the account."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from bot.setup.check import Check
 
 if TYPE_CHECKING:
     from bot.config.channels.mattermost import MattermostConfig
+    from bot.config.channels.signal import SignalConfig
 
 MATTERMOST = "channels.mattermost"
+SIGNAL = "channels.signal"
 
 
 async def check_mattermost(section: MattermostConfig, timeout: float) -> list[Check]:
@@ -46,3 +49,27 @@ async def check_mattermost(section: MattermostConfig, timeout: float) -> list[Ch
         token_check,
         Check("mattermost callbacks", "warn", "no callback_url: numbered choices, no slash commands", fix),
     ]
+
+
+async def check_signal(section: SignalConfig, timeout: float) -> Check:
+    """The daemon answers at `url`, and serves `account` (a listGroups call naming it)."""
+    import aiohttp
+
+    label = "signal daemon"
+    if not section.account:
+        return Check(label, "fail", f"{SIGNAL}.account is empty", f"set {SIGNAL}.account to the bot's number (+…)")
+    request = {"jsonrpc": "2.0", "method": "listGroups", "params": {"account": section.account}, "id": 1}
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as http,
+            http.post(f"{section.url.rstrip('/')}/api/v1/rpc", json=request) as response,
+        ):
+            answer = await response.json(content_type=None)
+    except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+        fix = f"start `signal-cli -a {section.account} daemon --http` or correct {SIGNAL}.url"
+        return Check(label, "fail", f"not reachable at {section.url} ({type(exc).__name__})", fix)
+    error = answer.get("error") if isinstance(answer, dict) else {"message": f"HTTP {response.status}"}
+    if error:
+        fix = f"register or link {section.account} in signal-cli, or correct {SIGNAL}.account"
+        return Check(label, "fail", f"does not serve {section.account}: {error.get('message')}", fix)
+    return Check(label, "ok", f"{section.url} serves {section.account} ({len(answer.get('result') or [])} groups)")
