@@ -12,5 +12,5 @@ from bot.config.channels.base import ChannelSection
 class SignalConfig(ChannelSection):
     url: str = Field(default="http://127.0.0.1:8080", pattern=r"^https?://[^\s]+$")  # signal-cli daemon --http
     account: str = Field(default="", pattern=r"^(\+[1-9]\d{6,14})?$")  # the bot's number, as +<country><number>
-    name: str = ""
-    streaming: Literal["auto", "edit", "off"] = "off"  # Signal marks edits and caps them: replies go out whole  # in groups, a message naming the bot (as a word) counts as a mention, as an @mention does
+    name: str = ""  # in groups, a message naming the bot (as a word) counts as a mention, as an @mention does
+    streaming: Literal["auto", "edit", "off"] = "off"  # Signal marks edits and caps them: replies go out whole
