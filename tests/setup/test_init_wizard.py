@@ -13,8 +13,9 @@ from bot.config.loader import load_config
 from bot.config.schema import Config
 from bot.setup.check import Check
 from bot.setup.home import bundled
-from bot.setup.init_wizard import CHANNEL_TOKENS, apply_settings, ask_settings, next_step
+from bot.setup.init_wizard import apply_settings, ask_settings, next_step
 from bot.setup.model_check import check_model
+from channels.platforms import KINDS
 from tests.cli_process import env_for
 from tests.fakes.openai_server import Error, FakeLLM
 
@@ -54,7 +55,8 @@ def test_rerunning_init_adds_new_keys_commented_and_keeps_the_users_values(tmp_p
 
 def test_answers_are_written_into_the_example_with_its_comments() -> None:
     answers = iter(["ollama/llama3", "http://127.0.0.1:11434/v1", "", 'tok"en:1'])
-    settings = ask_settings(lambda q, d, h: next(answers), lambda q: q == "Enable telegram?")
+    questions = {name: kind.asks for name, kind in KINDS.items()}
+    settings = ask_settings(lambda q, d, h: next(answers), lambda q: q == "Enable telegram?", questions)
     text = apply_settings(bundled("config.example.yaml").read_text(), settings)
     assert "  # Bot token from @BotFather.\n    token: " in text
     import yaml
@@ -74,7 +76,8 @@ def test_mattermost_asks_for_its_server_in_the_open_and_its_token_hidden() -> No
         asked.append((question, hidden))
         return next(answers)
 
-    settings = ask_settings(ask, lambda q: q == "Enable mattermost?")
+    questions = {name: kind.asks for name, kind in KINDS.items()}
+    settings = ask_settings(ask, lambda q: q == "Enable mattermost?", questions)
     assert [hidden for question, hidden in asked if "Mattermost" in question] == [False, True]
     assert settings[("channels", "mattermost", "url")] == '"https://chat.example.org"'
     assert settings[("channels", "mattermost", "token")] == '"tok"'
@@ -90,7 +93,7 @@ def answer_init(home: Path, base_url: str, transcript: io.StringIO, env_key: str
     child.sendline(base_url)
     child.expect_exact("API key")
     child.sendline("")
-    for name in CHANNEL_TOKENS:
+    for name in [name for name, kind in KINDS.items() if kind.asks]:
         child.expect_exact(f"Enable {name}?")
         child.sendline("n")
     child.expect_exact("Enable the web chat")
