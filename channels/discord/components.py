@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bot.bus import Choice
-from channels.base import CommandSpec
+from bot.commands.catalogue import CommandSpec
 from channels.discord.interactions import choice_custom_id
 
 BUTTONS_PER_ROW, MAX_BUTTONS = 5, 25

@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from aiohttp import web
 
 from bot.bus import ChatRef, OutboundMessage
+from bot.commands.catalogue import CommandSpec
 from bot.config.channels.mattermost import MattermostConfig
 from bot.errors import BusClosed, ChannelError
 from bot.retry import RetryPolicy
 from bot.storage.recent import RecentMap
-from channels.base import Channel, CommandSpec, Publish, ReactionStatus
+from channels.abilities import ReactionStatus
+from channels.base import Channel, Publish
 from channels.dedupe import RECENT_DELIVERIES, SeenIds
 from channels.live_edits import EditedMessages
 from channels.mattermost.buttons import ACTIONS_PATH, action_key, verified

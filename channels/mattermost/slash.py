@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from bot.commands.catalogue import CommandSpec
 from bot.errors import ChannelError
-from channels.base import CommandSpec
 from channels.mattermost.calls import MattermostApi
 from channels.mattermost.commands import trigger_of
 

@@ -13,7 +13,8 @@ from bot.bus import ChatRef, InboundMessage, OutboundMessage
 from bot.config.channels.signal import SignalConfig
 from bot.errors import ChannelError
 from bot.retry import RetryPolicy
-from channels.base import Channel, Publish, ReactionStatus
+from channels.abilities import ReactionStatus
+from channels.base import Channel, Publish
 from channels.dedupe import RECENT_DELIVERIES, SeenIds
 from channels.media import MAX_MEDIA_BYTES, MediaRef, attach_media
 from channels.numbered import NumberedChoices

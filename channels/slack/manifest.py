@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from channels.base import CommandSpec
+from bot.commands.catalogue import CommandSpec
 from channels.slack.commands import slash_name
 
 BOT_SCOPES = (

@@ -1,4 +1,4 @@
-from channels.base import CommandSpec
+from bot.commands.catalogue import CommandSpec
 from channels.discord.components import command_payloads, same_commands
 
 MENU = [

@@ -7,7 +7,7 @@ import aiohttp
 import pytest_asyncio
 
 from bot.bus import ChatRef, OutboundMessage
-from channels.base import CommandSpec
+from bot.commands.catalogue import CommandSpec
 from tests.fakes.mattermost_server import FakeMattermost
 from tests.support.adapter import AdapterUnderTest
 from tests.support.selfhosted import MattermostAdapter, posted_post
