@@ -79,7 +79,8 @@ class MattermostSender:
     def _props(self, message: OutboundMessage) -> dict[str, Any] | None:
         if not message.choices or not self._callback:
             return None
-        return choice_props("", message.choices, message.prompt_id or "", self._callback, self._key, None)
+        root = message.chat.thread_id
+        return choice_props("", message.choices, message.prompt_id or "", self._callback, self._key, root)
 
     async def _post(self, message: OutboundMessage) -> None:
         props = self._props(message)
