@@ -1,5 +1,5 @@
-"""Delivering an OutboundMessage on Signal: text split at 2,000 characters, files as data URIs, quotes as replies,
-choices as numbered lines."""
+"""Delivering an OutboundMessage on Signal: markdown as text styles, split at 2,000 characters, files as data URIs,
+quotes as replies, choices as numbered lines."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from bot.retry import RetryPolicy
 from channels.delivery import send_in_chunks
 from channels.numbered import NumberedChoices
 from channels.signal.calls import SignalRpc
+from channels.signal.markup import markdown_to_signal
 from channels.signal.parse import author_and_timestamp, target
 
 MAX_MESSAGE_LENGTH = 2000  # longer texts travel as an attachment Signal's apps show as "read more"
@@ -50,14 +51,24 @@ class SignalSender:
             return
 
         async def post(chunk: str, as_markup: bool, first: bool) -> None:
-            await self._post(message, chunk, attachments if first else [], first)
+            shown, styles = markdown_to_signal(chunk) if as_markup else (chunk, [])
+            await self._post(message, shown, attachments if first else [], first, styles)
 
         await send_in_chunks(replace(message, text=text), MAX_MESSAGE_LENGTH, str, post, self._retry)
 
-    async def _post(self, message: OutboundMessage, text: str, attachments: list[str], first: bool = True) -> None:
+    async def _post(
+        self,
+        message: OutboundMessage,
+        text: str,
+        attachments: list[str],
+        first: bool = True,
+        styles: list[str] | None = None,
+    ) -> None:
         params: dict[str, Any] = {**target(message.chat.chat_id), "message": text}
         if attachments:
             params["attachments"] = attachments
+        if styles:
+            params["textStyle"] = styles
         quoted = author_and_timestamp(message.reply_to_platform_id or "") if first else None
         if quoted is not None and message.kind == "reply":
             params["quoteAuthor"], params["quoteTimestamp"] = quoted

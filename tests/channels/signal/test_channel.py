@@ -66,6 +66,13 @@ async def test_a_reply_quotes_the_message_it_answers(bot: AdapterUnderTest, fake
     assert f"{sent['quoteAuthor']}:{sent['quoteTimestamp']}" == asked.platform_message_id
 
 
+async def test_markdown_goes_out_as_text_styles(bot: AdapterUnderTest, fake: FakeSignalDaemon) -> None:
+    await bot.channel.send(OutboundMessage(ChatRef("signal", ANN), "This is **important**."))
+    await fake.wait_for_sent(1)
+    (sent,) = fake.sent
+    assert sent["message"] == "This is important." and sent["textStyle"] == ["8:9:BOLD"]
+
+
 async def test_typing_is_shown_in_the_chat(bot: AdapterUnderTest, fake: FakeSignalDaemon) -> None:
     await bot.channel.show_typing(ChatRef("signal", fake.group_id))  # type: ignore[attr-defined]
     assert fake.typing == [{"groupId": fake.group_id}]
