@@ -20,9 +20,11 @@ The wire format, from Mattermost's API reference (api.mattermost.com) and its se
   "auto_complete_desc", …}` → 201 with the command and its `token`; `GET /api/v4/commands?team_id=&custom_only=true`
   lists them; `DELETE /api/v4/commands/{id}`.
 - WebSocket `GET /api/v4/websocket`: the client authenticates with `{"seq": 1, "action":
-  "authentication_challenge", "data": {"token"}}` (answered `{"status": "OK", "seq_reply": 1}`), the server then
-  sends `{"event": "hello", "data": {"server_version", "connection_id"}, "broadcast": {…}, "seq": 0}` and events
-  numbered on from there. Client actions (`user_typing` with `{"channel_id", "parent_id"}`) are answered by
+  "authentication_challenge", "data": {"token"}}` (answered `{"status": "OK", "seq_reply": 1}`; a bad token closes
+  the socket; the server ignores the challenge on a connection its upgrade's Authorization header already
+  authenticated, as Mattermost's own Go client sends both), then sends `{"event": "hello", "data":
+  {"server_version", "connection_id"}, "broadcast": {…}, "seq": 0}` and events numbered on from there. This fake
+  takes the challenge path only. Client actions (`user_typing` with `{"channel_id", "parent_id"}`) are answered by
   `seq_reply`. Event shapes are in `mattermost_payloads`.
 """
 
