@@ -32,6 +32,10 @@ class MattermostApi:
         """POST /posts: `channel_id`, `message`, and optionally `root_id`, `file_ids`, `props`; the new post."""
         return dict(await self.call("POST", "/posts", json=body))
 
+    async def create_ephemeral(self, user_id: str, post: dict[str, Any]) -> None:
+        """POST /posts/ephemeral: a post only `user_id` sees (needs the create_post_ephemeral permission)."""
+        await self.call("POST", "/posts/ephemeral", json={"user_id": user_id, "post": post})
+
     async def patch_post(self, post_id: str, patch: dict[str, Any]) -> dict[str, Any]:
         """PUT /posts/{id}/patch: the fields given change, the others stay."""
         return dict(await self.call("PUT", f"/posts/{post_id}/patch", json=patch))

@@ -48,8 +48,10 @@ class MattermostSender:
         self._replies.add(user_message, post_id)
 
     async def send(self, message: OutboundMessage) -> None:
-        """In place of an earlier post where asked and possible, else as new posts (files first)."""
+        """Privately where asked and allowed, in place of an earlier post where asked and possible, else anew."""
         message = self._prompts.resolve(message)
+        if message.private_to and await self._ephemeral(message, message.private_to):
+            return
         targets = [message.edit_of] if message.edit_of else self._replies.of(message.revises_reply_to or "")
         if targets and await self._replace(targets, message):
             return
@@ -57,6 +59,20 @@ class MattermostSender:
             await self._upload(message)
             return
         await self._post(message)
+
+    async def _ephemeral(self, message: OutboundMessage, user_id: str) -> bool:
+        """A notice only `user_id` sees; False when the bot may not post those (then everyone sees it)."""
+        post = {"channel_id": message.chat.chat_id, "message": message.text[:MAX_MESSAGE_LENGTH]}
+        if message.chat.thread_id:
+            post["root_id"] = message.chat.thread_id
+        try:
+            await self._api.create_ephemeral(user_id, post)
+        except ChannelUnavailable:
+            raise
+        except ChannelError as exc:
+            logger.info("[%s] private notice to %s refused (%s); posting it", message.chat.session_key, user_id, exc)
+            return False
+        return True
 
     async def _replace(self, targets: list[str], message: OutboundMessage) -> bool:
         """Patch the first target (buttons replaced or removed), delete the rest; False: send anew."""

@@ -1,4 +1,4 @@
-"""Mattermost's objects and WebSocket frames as its server shapes them: posts, `posted` events, callbacks.
+"""Mattermost's objects, WebSocket frames and error answers as its server shapes them: posts, events, callbacks.
 
 - A post: `{"id", "create_at", "update_at", "edit_at", "delete_at", "user_id", "channel_id", "root_id" ("" or the
   thread's first post), "message", "type": "", "props": {}, "file_ids": [...], "metadata": {"files": [FileInfo]}}`;
@@ -24,6 +24,8 @@ import secrets
 import string
 import time
 from typing import Any
+
+from aiohttp import web
 
 _ID_ALPHABET = string.ascii_lowercase + string.digits
 
@@ -126,3 +128,20 @@ def command_request(
         "user_id": user_id,
         "user_name": user_name,
     }
+
+
+def mm_error(status: int, error_id: str, message: str) -> web.Response:
+    """An error answer as Mattermost's API shapes it."""
+    body = {"id": error_id, "message": message, "detailed_error": "", "request_id": new_id(), "status_code": status}
+    return web.json_response(body, status=status)
+
+
+def rate_limited(retry_after: int) -> web.Response:
+    """The rate limiter's answer: plain text and the X-RateLimit / Retry-After headers."""
+    headers = {
+        "X-RateLimit-Limit": "10",
+        "X-RateLimit-Remaining": "0",
+        "X-RateLimit-Reset": str(retry_after),
+        "Retry-After": str(retry_after),
+    }
+    return web.Response(status=429, text="limit exceeded\n", headers=headers)

@@ -10,7 +10,9 @@ The wire format, from Mattermost's API reference (api.mattermost.com) and its se
 - `GET /api/v4/users/me` → the user (`id`, `username`, `is_bot`); `GET /api/v4/users/me/teams` → `[{"id", "name"}]`.
 - `POST /api/v4/posts` `{"channel_id", "message", "root_id"?, "file_ids"?, "props"?}` → 201 and the post;
   `PUT /api/v4/posts/{id}/patch` `{"message"?, "props"?}` → 200 and the post (an unchanged message is no error);
-  `DELETE /api/v4/posts/{id}` → `{"status": "OK"}`.
+  `DELETE /api/v4/posts/{id}` → `{"status": "OK"}`; `POST /api/v4/posts/ephemeral` `{"user_id", "post": {"channel_id",
+  "message"}}` → 201, a post only that user sees (403 without the create_post_ephemeral permission, which only
+  system admins have by default).
 - Files: `POST /api/v4/files` multipart `channel_id` + `files` (one part per file, with its filename) → 201
   `{"file_infos": [{"id", "name", "extension", "size", "mime_type", …}], "client_ids": []}`; a post then names them in
   `file_ids` (at most 5) and carries them in `metadata.files`; `GET /api/v4/files/{id}` → the bytes.
@@ -41,28 +43,11 @@ import aiohttp
 from aiohttp import WSMsgType, web
 
 from tests.fakes.loopback import LoopbackSite
-from tests.fakes.mattermost_payloads import action_request, command_request, new_id, post, posted
+from tests.fakes.mattermost_payloads import action_request, command_request, mm_error, new_id, post, posted
 from tests.fakes.waiting import RecordWaiter
 
 TEXT_LIMIT = 16_383
 VERSION = "10.5.0"
-
-
-def mm_error(status: int, error_id: str, message: str) -> web.Response:
-    """An error answer as Mattermost's API shapes it."""
-    body = {"id": error_id, "message": message, "detailed_error": "", "request_id": new_id(), "status_code": status}
-    return web.json_response(body, status=status)
-
-
-def rate_limited(retry_after: int) -> web.Response:
-    """The rate limiter's answer: plain text and the X-RateLimit / Retry-After headers."""
-    headers = {
-        "X-RateLimit-Limit": "10",
-        "X-RateLimit-Remaining": "0",
-        "X-RateLimit-Reset": str(retry_after),
-        "Retry-After": str(retry_after),
-    }
-    return web.Response(status=429, text="limit exceeded\n", headers=headers)
 
 
 class FakeMattermost:
@@ -77,6 +62,8 @@ class FakeMattermost:
         self.sent: list[dict[str, Any]] = []  # the bot's posts, in order
         self.edits: list[tuple[str, str]] = []  # (post id, new message)
         self.deleted: list[str] = []
+        self.ephemeral: list[tuple[str, str]] = []  # (the user who sees it, message)
+        self.may_post_ephemeral = False
         self.uploads: dict[str, tuple[bytes, str, str]] = {}  # file id -> bytes, name, mime type
         self.reactions: list[tuple[str, str, bool]] = []  # (post id, emoji name, added?)
         self.typing: list[tuple[str, str]] = []  # (channel id, parent id)
@@ -103,6 +90,7 @@ class FakeMattermost:
         app.router.add_get(f"{api}/users/me", self._me)
         app.router.add_get(f"{api}/users/me/teams", self._teams)
         app.router.add_post(f"{api}/posts", self._create_post)
+        app.router.add_post(f"{api}/posts/ephemeral", self._create_ephemeral)
         app.router.add_put(f"{api}/posts/{{post_id}}/patch", self._patch_post)
         app.router.add_delete(f"{api}/posts/{{post_id}}", self._delete_post)
         app.router.add_post(f"{api}/files", self._upload)
@@ -253,6 +241,16 @@ class FakeMattermost:
         self.push_post(the_post)  # Mattermost sends the bot its own posts too
         await self._waiter.notify()
         return web.json_response(the_post, status=201)
+
+    async def _create_ephemeral(self, request: web.Request) -> web.Response:
+        if not self._authorised(request):
+            return self._refused()
+        if not self.may_post_ephemeral:
+            return mm_error(403, "api.context.permissions.app_error", "You do not have the appropriate permissions.")
+        body = await request.json()
+        self.ephemeral.append((body["user_id"], body["post"]["message"]))
+        await self._waiter.notify()
+        return web.json_response(post(self.bot_id, body["post"]["channel_id"], body["post"]["message"]), status=201)
 
     async def _patch_post(self, request: web.Request) -> web.Response:
         if not self._authorised(request):

@@ -17,7 +17,8 @@ from channels.mattermost.send import MAX_MESSAGE_LENGTH as MATTERMOST_LIMIT
 from channels.signal.channel import SignalChannel
 from channels.signal.send import MAX_MESSAGE_LENGTH as SIGNAL_LIMIT
 from tests.fakes.loopback import LoopbackSite
-from tests.fakes.mattermost_server import FakeMattermost, mm_error, rate_limited
+from tests.fakes.mattermost_payloads import mm_error, rate_limited
+from tests.fakes.mattermost_server import FakeMattermost
 from tests.fakes.signal_daemon import FakeSignalDaemon, rpc_error
 from tests.support.adapter import AdapterUnderTest
 from tests.support.platform import Platform

@@ -93,3 +93,14 @@ async def test_an_edited_post_arrives_as_an_edit_of_it(bot: AdapterUnderTest, fa
     fake.edit(first, "meet at 6")
     edit = await bot.next()
     assert edit.edit_of == original.platform_message_id and edit.text == "meet at 6"
+
+
+async def test_a_private_notice_is_ephemeral_where_allowed_and_posted_where_not(
+    bot: AdapterUnderTest, fake: FakeMattermost
+) -> None:
+    chat = ChatRef("mattermost", fake.town_square)
+    await bot.channel.send(OutboundMessage(chat, "Not yours to approve.", kind="notice", private_to=ANN))
+    await fake.wait_for_sent(1)  # refused (the bot is no system admin): everyone sees it
+    fake.may_post_ephemeral = True
+    await bot.channel.send(OutboundMessage(chat, "Only you see this.", kind="notice", private_to=ANN))
+    assert fake.ephemeral == [(ANN, "Only you see this.")] and fake.sent_texts() == ["Not yours to approve."]
