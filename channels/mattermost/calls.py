@@ -41,6 +41,7 @@ class MattermostApi:
         return dict(await self.call("PUT", f"/posts/{post_id}/patch", json=patch))
 
     async def delete_post(self, post_id: str) -> None:
+        """DELETE /posts/{id}: one of the bot's posts goes."""
         await self.call("DELETE", f"/posts/{post_id}")
 
     async def upload(self, channel_id: str, name: str, data: bytes, mime_type: str) -> str:
@@ -58,9 +59,11 @@ class MattermostApi:
         return f"{self.base}/files/{file_id}"
 
     async def add_reaction(self, user_id: str, post_id: str, emoji: str) -> None:
+        """The bot's reaction `emoji` (a name such as `eyes`) on a post."""
         await self.call("POST", "/reactions", json={"user_id": user_id, "post_id": post_id, "emoji_name": emoji})
 
     async def remove_reaction(self, user_id: str, post_id: str, emoji: str) -> None:
+        """The bot's reaction `emoji` taken off a post."""
         await self.call("DELETE", f"/users/{user_id}/posts/{post_id}/reactions/{emoji}")
 
     async def commands(self, team_id: str) -> list[dict[str, Any]]:
@@ -72,6 +75,7 @@ class MattermostApi:
         return dict(await self.call("POST", "/commands", json=body))
 
     async def delete_command(self, command_id: str) -> None:
+        """A custom slash command unregistered."""
         await self.call("DELETE", f"/commands/{command_id}")
 
     async def call(self, method: str, path: str, **kwargs: Any) -> Any:

@@ -51,6 +51,7 @@ class EventStream:
         self._task = asyncio.create_task(self._read_forever(), name="mattermost-events")
 
     async def stop(self) -> None:
+        """Stop reading and close the connection."""
         task, self._task = self._task, None
         if task is not None:
             task.cancel()

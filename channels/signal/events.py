@@ -37,10 +37,12 @@ class EventStream:
         self.connections = 0
 
     async def start(self) -> None:
+        """Open the stream (ChannelUnavailable when the daemon is down) and read it in a task."""
         self._response = await self._open()
         self._task = asyncio.create_task(self._read_forever(), name="signal-events")
 
     async def stop(self) -> None:
+        """Stop reading and close the stream."""
         task, self._task = self._task, None
         if task is not None:
             task.cancel()

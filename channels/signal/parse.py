@@ -23,6 +23,7 @@ class Me:
     name: str = ""
 
     def is_me(self, number: str | None, uuid: str | None) -> bool:
+        """Whether a number or uuid (either may be missing) is the bot's."""
         return bool(number and number == self.number) or bool(uuid and self.uuid and uuid == self.uuid)
 
 
