@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 from dataclasses import replace
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
+from bot.cancelling import cancel_and_wait
 from bot.config.channels.signal import SignalConfig
 from bot.errors import ChannelError
 from bot.retry import RetryPolicy
@@ -56,6 +58,7 @@ class SignalChannel(Channel):
         self._events: EventStream | None = None
         self._seen = SeenIds(RECENT_DELIVERIES)
         self._choices = NumberedChoices()
+        self._receipts: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         import aiohttp
@@ -79,6 +82,7 @@ class SignalChannel(Channel):
         logger.info("signal: serving %s through %s", self._config.account, self._config.url)
 
     async def stop(self) -> None:
+        await cancel_and_wait(*self._receipts)
         events, self._events = self._events, None
         http, self._http = self._http, None
         self._rpc = self._sender = None
@@ -138,6 +142,21 @@ class SignalChannel(Channel):
             message = await attach_media(message, incoming.media, self._media_dir, fetch)
         await self._publish(message)
         self._seen.add(key)
+        if message.edit_of is None:
+            receipt = asyncio.create_task(self._mark_read(message), name=f"signal-read:{key}")
+            self._receipts.add(receipt)
+            receipt.add_done_callback(self._receipts.discard)
+
+    async def _mark_read(self, message: InboundMessage) -> None:
+        """The read receipt (the sender's double tick fills) for a message the inbox has."""
+        quoted = author_and_timestamp(message.platform_message_id or "")
+        if self._rpc is None or quoted is None:
+            return
+        author, stamp = quoted
+        try:
+            await self._rpc.call("sendReceipt", recipient=author, targetTimestamp=[stamp], type="read")
+        except ChannelError as exc:
+            logger.debug("[%s] read receipt failed: %s", message.chat.session_key, exc)
 
     def _pressed(self, message: InboundMessage) -> InboundMessage:
         if message.edit_of is not None or (pressed := self._choices.press(message.chat, message.text)) is None:

@@ -14,7 +14,8 @@ The wire format, from signal-cli's man page signal-cli-jsonrpc(5) and its source
   to send message due to rate limiting"), any other mix -1 ("Failed to send message").
 - `send` `{"recipient": [number|uuid] | "groupId", "message", "attachments": [path | "data:<mime>;filename=<name>;
   base64,<data>"], "quoteTimestamp", "quoteAuthor", "quoteMessage"}` → `{"timestamp", "results"}`;
-  `sendReaction` `{recipient|groupId, "emoji", "targetAuthor", "targetTimestamp", "remove"?}`; `sendTyping`
+  `sendReaction` `{recipient|groupId, "emoji", "targetAuthor", "targetTimestamp", "remove"?}`; `sendReceipt`
+  `{"recipient" (the sender), "targetTimestamp": [...], "type": "read"|"viewed"}`; `sendTyping`
   `{recipient|groupId, "stop"?}`; `getAttachment` `{"id", recipient|groupId}` → `{"data": <base64>}`;
   `listGroups` → `[{"id", "name", "isMember", "members", …}]`; `getUserStatus` `{"recipient": [...]}` →
   `[{"recipient", "number", "uuid", "isRegistered"}]`.
@@ -78,6 +79,7 @@ class FakeSignalDaemon:
         self.sent: list[dict[str, Any]] = []  # params of each accepted `send`, with its "timestamp"
         self.reactions: list[dict[str, Any]] = []
         self.typing: list[dict[str, Any]] = []
+        self.receipts: list[dict[str, Any]] = []
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.attachments: dict[str, tuple[bytes, str, str]] = {}  # id -> bytes, content type, filename
         self.failures: deque[dict[str, Any]] = deque()  # JSON-RPC errors for the next `send` calls
@@ -208,6 +210,9 @@ class FakeSignalDaemon:
         if method == "sendReaction":
             self.reactions.append(params)
             return self._delivered(next(self._clock))
+        if method == "sendReceipt":
+            self.receipts.append(params)
+            return {}
         if method == "sendTyping":
             self.typing.append(params)
             return {}

@@ -73,6 +73,14 @@ async def test_markdown_goes_out_as_text_styles(bot: AdapterUnderTest, fake: Fak
     assert sent["message"] == "This is important." and sent["textStyle"] == ["8:9:BOLD"]
 
 
+async def test_a_message_taken_in_is_marked_read(bot: AdapterUnderTest, fake: FakeSignalDaemon) -> None:
+    event = fake.dm("hi", ANN)
+    await bot.next()
+    await fake.wait_until(lambda: bool(fake.receipts), "a read receipt")
+    stamp = event["envelope"]["timestamp"]
+    assert fake.receipts == [{"recipient": ANN, "targetTimestamp": [stamp], "type": "read"}]
+
+
 async def test_typing_is_shown_in_the_chat(bot: AdapterUnderTest, fake: FakeSignalDaemon) -> None:
     await bot.channel.show_typing(ChatRef("signal", fake.group_id))  # type: ignore[attr-defined]
     assert fake.typing == [{"groupId": fake.group_id}]
