@@ -83,12 +83,12 @@ class MattermostChannel(Channel):
         token = config.token.get_secret_value()
         if not config.url or not token:
             raise ChannelError("channels.mattermost needs url and token (the bot account's access token)")
-        http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
+        http = self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
         api = MattermostApi(http, config.url, token)
         try:
             me = await api.me()
             self._bot_id, self._bot_username = str(me["id"]), str(me["username"])
-            self._http, self._api = http, api
+            self._api = api
             callback = f"{self._callback}{ACTIONS_PATH}" if self._callback else None
             self._sender = MattermostSender(api, self._retry, callback, self._key)
             self._slash = SlashCommands(api, f"{self._callback}{COMMANDS_PATH}" if self._callback else None)

@@ -65,19 +65,18 @@ class SignalChannel(Channel):
 
         if not self._config.account:
             raise ChannelError("channels.signal needs account, the number signal-cli serves (+4915…)")
-        http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
+        http = self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
         rpc = SignalRpc(http, self._config.url, self._config.account)
         try:
             await rpc.call("listGroups")  # the daemon answers, and serves this account
             self._me = Me(self._config.account, await self._own_uuid(rpc), self._config.name)
-            self._http, self._rpc = http, rpc
+            self._rpc = rpc
             self._sender = SignalSender(rpc, self._retry, self._choices)
             events = EventStream(http, self._config.url, self._config.account, self._on_event, self._reconnect_delay)
             await events.start()
             self._events = events
         except BaseException:
             await self.stop()
-            await http.close()
             raise
         logger.info("signal: serving %s through %s", self._config.account, self._config.url)
 

@@ -47,7 +47,11 @@ class MattermostAdapter(AdapterUnderTest[MattermostChannel]):
         section = {"enabled": True, **mattermost_section(self._fake), "callback_url": callback, **self._section}
         config = MattermostConfig.model_validate(section)
         self.channel = MattermostChannel(self._publish, config, self._media_dir, **options)
-        await self.channel.start()
+        try:
+            await self.channel.start()
+        except BaseException:
+            await self._site.stop()
+            raise
         return self
 
     async def _site_port(self, app: Any) -> int:

@@ -4,10 +4,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
+import pytest
 import pytest_asyncio
 
 from bot.bus import ChatRef, OutboundMessage
 from bot.commands.catalogue import CommandSpec
+from bot.errors import ChannelError
 from tests.fakes.mattermost_server import FakeMattermost
 from tests.support.adapter import AdapterUnderTest
 from tests.support.selfhosted import MattermostAdapter, posted_post
@@ -104,3 +106,9 @@ async def test_a_private_notice_is_ephemeral_where_allowed_and_posted_where_not(
     fake.may_post_ephemeral = True
     await bot.channel.send(OutboundMessage(chat, "Only you see this.", kind="notice", private_to=ANN))
     assert fake.ephemeral == [(ANN, "Only you see this.")] and fake.sent_texts() == ["Not yours to approve."]
+
+
+async def test_a_refused_token_fails_the_start_with_the_servers_reason(fake: FakeMattermost, tmp_path: Path) -> None:
+    with pytest.raises(ChannelError, match="Invalid or expired session"):
+        async with MattermostAdapter(fake, tmp_path / "media", {"token": "revoked-token"}):
+            pass
