@@ -44,6 +44,14 @@ class MattermostApi:
         """DELETE /posts/{id}: one of the bot's posts goes."""
         await self.call("DELETE", f"/posts/{post_id}")
 
+    async def posts_since(self, channel_id: str, since: int) -> dict[str, Any]:
+        """GET /channels/{id}/posts?since=: the channel's posts made or changed after `since` (unix ms)."""
+        return dict(await self.call("GET", f"/channels/{channel_id}/posts", params={"since": str(since)}))
+
+    async def thread(self, root_id: str) -> dict[str, Any]:
+        """GET /posts/{id}/thread: a thread's root and replies as `{"order", "posts"}`."""
+        return dict(await self.call("GET", f"/posts/{root_id}/thread"))
+
     async def upload(self, channel_id: str, name: str, data: bytes, mime_type: str) -> str:
         """POST /files into `channel_id`; the file's id, for a post's `file_ids`."""
         import aiohttp

@@ -18,11 +18,13 @@ from bot.retry import RetryPolicy
 from bot.storage.recent import RecentMap
 from channels.abilities import ReactionStatus
 from channels.base import Channel, Publish
+from channels.catchup import RecentChats
 from channels.dedupe import RECENT_DELIVERIES, SeenIds
 from channels.live_edits import EditedMessages
 from channels.mattermost.buttons import ACTIONS_PATH, action_key, verified
 from channels.mattermost.calls import MattermostApi
 from channels.mattermost.live import MattermostEdits
+from channels.mattermost.missed import read_missed
 from channels.mattermost.parse import CHANNEL, DIRECT, parse_event, parse_press, parse_slash_command
 from channels.mattermost.send import MAX_MESSAGE_LENGTH, MattermostSender
 from channels.mattermost.slash import COMMANDS_PATH, SlashCommands
@@ -71,6 +73,11 @@ class MattermostChannel(Channel):
         self._bot_threads = SeenIds()
         self._channel_types: RecentMap[str, str] = RecentMap(CHANNELS_KEPT)
         self._marks: RecentMap[str, str] = RecentMap(CHANNELS_KEPT)  # post id -> the bot's status emoji on it
+        self._active: RecentChats | None = None
+
+    def remember_chats(self, chats: RecentChats) -> None:
+        """Note DMs and the bot's threads in `chats`, and at start read what they were sent while it was down."""
+        self._active = chats
 
     def webhook_routes(self) -> Sequence[web.RouteDef]:
         """Button presses and slash commands, POSTed by the Mattermost server to `callback_url`."""
@@ -95,6 +102,10 @@ class MattermostChannel(Channel):
             events = EventStream(http, config.url, token, self._on_event, self._reconnect_delay)
             await events.start()
             self._events = events
+            for active in self._active.recent() if self._active else []:
+                if active.chat.thread_id:
+                    self._bot_threads.add(f"{active.chat.chat_id}:{active.chat.thread_id}")
+                await read_missed(api, active, self._on_event)
         except BaseException:
             await self.stop()
             raise
@@ -173,6 +184,10 @@ class MattermostChannel(Channel):
             message = await attach_media(message, incoming.media, self._media_dir, self._fetch)
         await self._publish(message)
         self._seen.add(key)
+        chat = message.chat
+        followed = (message.is_direct and not chat.thread_id) or (chat.thread_id and message.mentioned)
+        if self._active is not None and message.edit_of is None and followed:
+            self._active.seen(chat, str(incoming.created_at))
 
     async def _on_action(self, request: web.Request) -> web.Response:
         """A button press: checked against the context's signature, published, then answered with nothing."""

@@ -18,10 +18,11 @@ DIRECT = "D"  # channel_type of a one-to-one channel; "G" group DMs, "O" open an
 
 @dataclass(frozen=True, slots=True)
 class Incoming:
-    """A user's post as a message, with the files still to download."""
+    """A user's post as a message, with the files still to download and when it was posted (unix ms)."""
 
     message: InboundMessage
     media: tuple[MediaRef, ...]
+    created_at: int = 0
 
 
 def parse_event(
@@ -72,7 +73,7 @@ def parse_event(
         server_id=None if is_direct else data.get("team_id") or None,
         edit_of=post_id if edited else None,
     )
-    return Incoming(message, () if edited else media)
+    return Incoming(message, () if edited else media, int(post.get("create_at") or 0))
 
 
 def files_of(post: dict[str, Any]) -> list[MediaRef]:
@@ -136,3 +137,17 @@ def _ids(value: Any) -> list[str]:
 
 def _mention_of(username: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w@])@{re.escape(username)}\b", re.IGNORECASE)
+
+
+def missed_events(answer: dict[str, Any], since: int, channel_type: str) -> list[dict[str, Any]]:
+    """The posts of a `{"order", "posts"}` answer created after `since` (unix ms), oldest first, as `posted` events."""
+    posts = [post for post in (answer.get("posts") or {}).values() if int(post.get("create_at") or 0) > since]
+    posts.sort(key=lambda post: int(post.get("create_at") or 0))
+    return [
+        {
+            "event": "posted",
+            "data": {"post": json.dumps(post), "channel_type": channel_type},
+            "broadcast": {"channel_id": post.get("channel_id")},
+        }
+        for post in posts
+    ]

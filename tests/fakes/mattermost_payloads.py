@@ -28,6 +28,7 @@ from typing import Any
 from aiohttp import web
 
 _ID_ALPHABET = string.ascii_lowercase + string.digits
+_last_ms = 0
 
 
 def new_id() -> str:
@@ -38,8 +39,9 @@ def new_id() -> str:
 def post(
     user_id: str, channel_id: str, message: str, root_id: str = "", files: list[dict[str, Any]] | None = None
 ) -> dict[str, Any]:
-    """A new post object."""
-    now = int(time.time() * 1000)
+    """A new post object; each is made at least a millisecond after the one before, as ids order them."""
+    global _last_ms
+    now = _last_ms = max(int(time.time() * 1000), _last_ms + 1)
     files = files or []
     return {
         "id": new_id(),

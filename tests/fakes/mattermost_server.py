@@ -9,6 +9,8 @@ The wire format, from Mattermost's API reference (api.mattermost.com) and its se
   plain-text body and `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` and `Retry-After` (seconds).
 - `GET /api/v4/users/me` → the user (`id`, `username`, `is_bot`); `GET /api/v4/users/me/teams` → `[{"id", "name"}]`.
 - `POST /api/v4/posts` `{"channel_id", "message", "root_id"?, "file_ids"?, "props"?}` → 201 and the post;
+  `GET /api/v4/channels/{id}/posts?since=<ms>` (posts made or changed since) and `GET /api/v4/posts/{id}/thread`
+  → a PostList `{"order": [ids, newest first], "posts": {id: post}}`;
   `PUT /api/v4/posts/{id}/patch` `{"message"?, "props"?}` → 200 and the post (an unchanged message is no error);
   `DELETE /api/v4/posts/{id}` → `{"status": "OK"}`; `POST /api/v4/posts/ephemeral` `{"user_id", "post": {"channel_id",
   "message"}}` → 201, a post only that user sees (403 without the create_post_ephemeral permission, which only
@@ -41,6 +43,7 @@ from typing import Any
 
 import aiohttp
 from aiohttp import WSMsgType, web
+from aiohttp.typedefs import Handler
 
 from tests.fakes.loopback import LoopbackSite
 from tests.fakes.mattermost_payloads import action_request, command_request, mm_error, new_id, post, posted
@@ -85,7 +88,7 @@ class FakeMattermost:
         return f"http://127.0.0.1:{self.port}"
 
     async def __aenter__(self) -> FakeMattermost:
-        app = web.Application()
+        app = web.Application(middlewares=[self._authorised])
         api = "/api/v4"
         app.router.add_get(f"{api}/users/me", self._me)
         app.router.add_get(f"{api}/users/me/teams", self._teams)
@@ -93,6 +96,8 @@ class FakeMattermost:
         app.router.add_post(f"{api}/posts/ephemeral", self._create_ephemeral)
         app.router.add_put(f"{api}/posts/{{post_id}}/patch", self._patch_post)
         app.router.add_delete(f"{api}/posts/{{post_id}}", self._delete_post)
+        app.router.add_get(f"{api}/posts/{{post_id}}/thread", self._thread)
+        app.router.add_get(f"{api}/channels/{{channel_id}}/posts", self._channel_posts)
         app.router.add_post(f"{api}/files", self._upload)
         app.router.add_get(f"{api}/files/{{file_id}}", self._download)
         app.router.add_post(f"{api}/reactions", self._react)
@@ -140,6 +145,12 @@ class FakeMattermost:
         """`user_id` uploads a file into the DM and posts it."""
         info = self._file_info(content, name, mime_type, self.dm_channel(user_id), user_id)
         return self.dm(text, user_id, files=[info])
+
+    def dm_while_offline(self, text: str, user_id: str) -> dict[str, Any]:
+        """`user_id` writes to the bot while it is not connected: stored, its event reaching no one."""
+        the_post = post(self.user(user_id), self.dm_channel(user_id), text)
+        self.posts[the_post["id"]] = the_post
+        return the_post
 
     def push_post(self, the_post: dict[str, Any], mentions: list[str] | None = None) -> dict[str, Any]:
         """Store `the_post` and queue its `posted` event; returns the event."""
@@ -207,26 +218,21 @@ class FakeMattermost:
 
     # The REST API.
 
-    def _authorised(self, request: web.Request) -> bool:
-        return request.headers.get("Authorization") == f"Bearer {self.token}"
-
-    def _refused(self) -> web.Response:
+    @web.middleware
+    async def _authorised(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """Every REST call needs the token (the WebSocket authenticates by its challenge)."""
+        if request.path.endswith("/websocket") or request.headers.get("Authorization") == f"Bearer {self.token}":
+            return await handler(request)
         message = "Invalid or expired session, please login again."
         return mm_error(401, "api.context.session_expired.app_error", message)
 
     async def _me(self, request: web.Request) -> web.Response:
-        if not self._authorised(request):
-            return self._refused()
         return web.json_response({"id": self.bot_id, "username": self.bot_username, "is_bot": True})
 
     async def _teams(self, request: web.Request) -> web.Response:
-        if not self._authorised(request):
-            return self._refused()
         return web.json_response([{"id": self.team_id, "name": "team", "display_name": "Team"}])
 
     async def _create_post(self, request: web.Request) -> web.Response:
-        if not self._authorised(request):
-            return self._refused()
         body = await request.json()
         self.attempts += 1
         await self._waiter.notify()
@@ -243,8 +249,6 @@ class FakeMattermost:
         return web.json_response(the_post, status=201)
 
     async def _create_ephemeral(self, request: web.Request) -> web.Response:
-        if not self._authorised(request):
-            return self._refused()
         if not self.may_post_ephemeral:
             return mm_error(403, "api.context.permissions.app_error", "You do not have the appropriate permissions.")
         body = await request.json()
@@ -252,9 +256,17 @@ class FakeMattermost:
         await self._waiter.notify()
         return web.json_response(post(self.bot_id, body["post"]["channel_id"], body["post"]["message"]), status=201)
 
+    async def _channel_posts(self, request: web.Request) -> web.Response:
+        since = int(request.query.get("since") or 0)
+        channel = request.match_info["channel_id"]
+        found = [p for p in self.posts.values() if p["channel_id"] == channel and p["update_at"] > since]
+        return web.json_response(_post_list(found))
+
+    async def _thread(self, request: web.Request) -> web.Response:
+        root = request.match_info["post_id"]
+        return web.json_response(_post_list([p for p in self.posts.values() if root in (p["id"], p["root_id"])]))
+
     async def _patch_post(self, request: web.Request) -> web.Response:
-        if not self._authorised(request):
-            return self._refused()
         post_id, patch = request.match_info["post_id"], await request.json()
         if post_id not in self.posts:
             return mm_error(404, "app.post.get.app_error", "Unable to get the post.")
@@ -267,15 +279,11 @@ class FakeMattermost:
         return web.json_response(self.posts[post_id])
 
     async def _delete_post(self, request: web.Request) -> web.Response:
-        if not self._authorised(request):
-            return self._refused()
         self.deleted.append(request.match_info["post_id"])
         await self._waiter.notify()
         return web.json_response({"status": "OK"})
 
     async def _upload(self, request: web.Request) -> web.Response:
-        if not self._authorised(request):
-            return self._refused()
         channel_id, infos = "", []
         reader = await request.multipart()
         while (part := await reader.next()) is not None:
@@ -300,43 +308,31 @@ class FakeMattermost:
         return {"id": file_id, "name": name, "extension": extension, "size": len(content), "mime_type": mime}
 
     async def _download(self, request: web.Request) -> web.Response:
-        if not self._authorised(request):
-            return self._refused()
         content, _, mime = self.uploads[request.match_info["file_id"]]
         return web.Response(body=content, content_type=mime)
 
     async def _react(self, request: web.Request) -> web.Response:
-        if not self._authorised(request):
-            return self._refused()
         body = await request.json()
         self.reactions.append((body["post_id"], body["emoji_name"], True))
         await self._waiter.notify()
         return web.json_response({**body, "create_at": 0}, status=201)
 
     async def _unreact(self, request: web.Request) -> web.Response:
-        if not self._authorised(request):
-            return self._refused()
         self.reactions.append((request.match_info["post_id"], request.match_info["emoji"], False))
         await self._waiter.notify()
         return web.json_response({"status": "OK"})
 
     async def _add_command(self, request: web.Request) -> web.Response:
-        if not self._authorised(request):
-            return self._refused()
         command = {**await request.json(), "id": new_id(), "token": new_id(), "creator_id": self.bot_id}
         self.commands[command["id"]] = command
         await self._waiter.notify()
         return web.json_response(command, status=201)
 
     async def _list_commands(self, request: web.Request) -> web.Response:
-        if not self._authorised(request):
-            return self._refused()
         team = request.query.get("team_id")
         return web.json_response([c for c in self.commands.values() if c["team_id"] == team])
 
     async def _delete_command(self, request: web.Request) -> web.Response:
-        if not self._authorised(request):
-            return self._refused()
         self.commands.pop(request.match_info["command_id"], None)
         return web.json_response({"status": "OK"})
 
@@ -382,3 +378,9 @@ class FakeMattermost:
             self.typing.append((data.get("channel_id", ""), data.get("parent_id", "")))
             await self._waiter.notify()
         await socket.send_json({"status": "OK", "seq_reply": action.get("seq")})
+
+
+def _post_list(posts: list[dict[str, Any]]) -> dict[str, Any]:
+    """A `PostList`: ids newest first in `order`, the posts by id."""
+    ordered = sorted(posts, key=lambda p: p["create_at"], reverse=True)
+    return {"order": [p["id"] for p in ordered], "posts": {p["id"]: p for p in ordered}}

@@ -12,6 +12,7 @@ from bot.bus import ChatRef
 from bot.config.channels.mattermost import MattermostConfig
 from bot.config.channels.signal import SignalConfig
 from channels.base import Channel, Publish
+from channels.catchup import RecentChats
 from channels.mattermost.channel import MattermostChannel
 from channels.mattermost.send import MAX_MESSAGE_LENGTH as MATTERMOST_LIMIT
 from channels.signal.channel import SignalChannel
@@ -28,8 +29,10 @@ class MattermostAdapter(AdapterUnderTest[MattermostChannel]):
     """The Mattermost channel with its callbacks served on 127.0.0.1, as the gateway's HTTP server serves them;
     the channel is made once the server's URL (its `callback_url`) is known."""
 
-    def __init__(self, fake: FakeMattermost, media_dir: Path, section: dict[str, Any]) -> None:
-        self._fake, self._media_dir, self._section = fake, media_dir, section
+    def __init__(
+        self, fake: FakeMattermost, media_dir: Path, section: dict[str, Any], chats: RecentChats | None = None
+    ) -> None:
+        self._fake, self._media_dir, self._section, self._chats = fake, media_dir, section, chats
         self._site: LoopbackSite | None = None
         super().__init__(self._unmade)
 
@@ -47,6 +50,8 @@ class MattermostAdapter(AdapterUnderTest[MattermostChannel]):
         section = {"enabled": True, **mattermost_section(self._fake), "callback_url": callback, **self._section}
         config = MattermostConfig.model_validate(section)
         self.channel = MattermostChannel(self._publish, config, self._media_dir, **options)
+        if self._chats is not None:
+            self.channel.remember_chats(self._chats)
         try:
             await self.channel.start()
         except BaseException:

@@ -10,6 +10,8 @@ import pytest_asyncio
 from bot.bus import ChatRef, OutboundMessage
 from bot.commands.catalogue import CommandSpec
 from bot.errors import ChannelError
+from channels.catchup import ActiveChats
+from tests.fakes.mattermost_payloads import post
 from tests.fakes.mattermost_server import FakeMattermost
 from tests.support.adapter import AdapterUnderTest
 from tests.support.selfhosted import MattermostAdapter, posted_post
@@ -112,3 +114,23 @@ async def test_a_refused_token_fails_the_start_with_the_servers_reason(fake: Fak
     with pytest.raises(ChannelError, match="Invalid or expired session"):
         async with MattermostAdapter(fake, tmp_path / "media", {"token": "revoked-token"}):
             pass
+
+
+async def test_a_restart_reads_what_a_dm_and_a_thread_were_sent_while_it_was_down(
+    fake: FakeMattermost, tmp_path: Path
+) -> None:
+    chats = ActiveChats(tmp_path / "active.json")
+    async with MattermostAdapter(fake, tmp_path / "media", {}, chats) as first:
+        fake.dm("before the restart", ANN)
+        await first.next()
+        fake.channel_message("a plan", ANN, mention=True)
+        planned = await first.next()
+    fake.dm_while_offline("while you were away", ANN)
+    reply = post(ANN, fake.town_square, "and in the thread", root_id=planned.chat.thread_id or "")
+    fake.posts[reply["id"]] = reply
+    async with MattermostAdapter(fake, tmp_path / "media", {}, chats) as second:
+        missed = [await second.next(), await second.next()]
+        assert second.nothing_more()
+    assert sorted(m.text for m in missed) == ["and in the thread", "while you were away"]
+    in_thread = next(m for m in missed if m.chat.thread_id)
+    assert in_thread.mentioned and in_thread.chat == planned.chat
