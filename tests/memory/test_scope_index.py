@@ -132,13 +132,13 @@ async def test_history_entries_and_memory_facts_are_passages_with_dates(tmp_path
     (scope / "HISTORY.md").write_text("# History\n\n[2026-02-01 09:30] Planned the trip to Porto with Ben.\n")
     (scope / "MEMORY.md").write_text("# People\n- Ben is the user's brother\n")
 
-    [entry] = await index.search(scope, "porto trip")
-    assert entry.stored.passage.kind == "entry"
+    entry, brother = await index.search(scope, "porto trip")  # the second pass finds Ben, whom the entry names
+    assert (entry.stored.passage.kind, brother.stored.passage.asked) == ("entry", "Ben is the user's brother")
     assert entry.stored.passage.ts == 1769938200.0
     with (scope / "HISTORY.md").open("a") as history:
         history.write("\n[2026-02-03 10:00] Booked the Porto hotel.\n")
     (scope / "MEMORY.md").write_text("# People\n- Ben is the user's older brother, a chef\n")
-    assert len(await index.search(scope, "porto")) == 2
+    assert [hit.stored.passage.kind for hit in await index.search(scope, "porto")] == ["entry", "entry", "fact"]
     fact = (await index.search(scope, "is ben a chef?"))[0]
     assert (fact.stored.passage.asked, fact.stored.passage.answered) == (
         "Ben is the user's older brother, a chef",
@@ -222,8 +222,9 @@ async def test_a_further_ranked_list_is_fused_with_the_keyword_one(tmp_path: Pat
     fed: list[str] = []
 
     def semantic(found: MemoryIndex, query: Query, limit: int, since: float | None, until: float | None) -> list[int]:
-        fed.extend(stored.passage.asked for stored in found.passages_after(0, 10))
-        return [stored.id for stored in found.passages_after(0, 10) if "flowers" in stored.passage.asked]
+        stored = sorted(found.passages(range(1, 11)).values(), key=lambda each: each.id)
+        fed.extend(each.passage.asked for each in stored)
+        return [each.id for each in stored if "flowers" in each.passage.asked]
 
     index.rankers.append(semantic)
     found = asked(await index.search(scope, "tulips"))

@@ -9,6 +9,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from bot.memory.index.query import Query, concept_expression
+from bot.memory.index.restating import RESTATED_WEIGHT, question_roots, restates
+from bot.memory.index.second_pass import FED_BACK, expanded
 from bot.memory.index.store import MemoryIndex, StoredPassage
 from bot.memory.index.wording import roots_of
 
@@ -44,6 +46,8 @@ class Hit:
 
     stored: StoredPassage
     score: float
+    window: tuple[StoredPassage, ...] = ()  # the exchanges shown around it, in order, itself among them
+    chars: int = 0  # the characters its window may take when shown (0: no window)
 
 
 def keyword_ranking(
@@ -61,19 +65,22 @@ def keyword_ranking(
         return []
     matching, total = index.matching([concept_expression(w) for w in query.words])
     counts = dict(zip(query.words, matching, strict=True))
-    query = _without_common(query, counts, total)
-    found = index.keyword(query.expression, max(limit, CANDIDATES), since, until, leave_out)
+    searched = _without_common(query, counts, total)
+    found = index.keyword(searched.expression, max(limit, CANDIDATES), since, until, leave_out)
     weights = [_idf(counts[word], total) * (NAME_WEIGHT if word in query.names else 1.0) for word in query.words]
     concepts = [(frozenset(concept), weight) for concept, weight in zip(query.concepts, weights, strict=True)]
     whole = sum(weights) or 1.0
     window = (query.since, query.until) if query.since is not None and query.until is not None else None
     scored = []
+    asked_roots = question_roots(query.words)
     for rowid, score, ts, asked, answered in found:
         roots = _roots(asked, answered)
         covered = sum(weight for concept, weight in concepts if not roots.isdisjoint(concept))
         lift = 1.0 + RECENCY_LIFT * 0.5 ** (max(0.0, now - ts) / RECENCY_HALF_LIFE)
         if window is not None and window[0] <= ts < window[1]:
             lift += WINDOW_LIFT
+        if restates(asked, asked_roots):
+            lift *= RESTATED_WEIGHT
         scored.append((rowid, score * (COVER_FLOOR + (1 - COVER_FLOOR) * covered / whole) * lift, ts))
     scored.sort(key=lambda item: (-item[1], -item[2], item[0]))
     return [(rowid, score) for rowid, score, _ in scored]
@@ -125,6 +132,10 @@ def best_hits(
     keyword = keyword_ranking(index, query, limit, now, since, until, leave_out)
     scores = dict(keyword)
     rankings = [[rowid for rowid, _ in keyword]]
+    first = index.passages(rowid for rowid, _ in keyword[:FED_BACK])
+    wider = expanded(index, query, [f"{p.passage.asked}\n{p.passage.answered}" for p in first.values()])
+    if wider is not None:
+        rankings.append([rowid for rowid, _ in keyword_ranking(index, wider, limit, now, since, until, leave_out)])
     rankings += [ranker(index, query, max(limit, CANDIDATES), since, until) for ranker in rankers]
     ordered = fuse(rankings)
     hits: list[Hit] = []

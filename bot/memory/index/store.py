@@ -223,11 +223,15 @@ class MemoryIndex:
             for rowid, kind, session, log, first, ts, speaker, asked, answered in rows
         }
 
-    def passages_after(self, after: int, limit: int) -> list[StoredPassage]:
-        """Passages with ids above `after`, oldest first: for whatever else derives from the index (embeddings)."""
-        rows = self._db.execute("SELECT id FROM passages WHERE id > ? ORDER BY id LIMIT ?", (after, limit))
-        found = self.passages(row[0] for row in rows)
-        return [found[key] for key in sorted(found)]
+    def around(self, found: StoredPassage, before: int, after: int) -> list[StoredPassage]:
+        """The passage with up to `before` exchanges before it and `after` after it in the same log, in order."""
+        select = "SELECT id FROM passages WHERE session = ? AND log = ? AND kind = 'exchange' AND first"
+        key = (found.session, found.log, found.passage.first)
+        earlier = self._db.execute(f"{select} < ? ORDER BY first DESC LIMIT ?", (*key, before)).fetchall()
+        later = self._db.execute(f"{select} > ? ORDER BY first LIMIT ?", (*key, after)).fetchall()
+        stored = self.passages(row[0] for row in (*earlier, *later))
+        stored[found.id] = found
+        return sorted(stored.values(), key=lambda each: each.passage.first)
 
     def clear(self) -> None:
         """Forget every passage and read mark, so the next catch-up reads every source again."""
