@@ -126,13 +126,15 @@ def best_hits(
     until: float | None = None,
     shown: Shown | None = None,
     rankers: Sequence[Ranker] = (),
+    follow: bool = False,
 ) -> list[Hit]:
-    """The `limit` best passages for the query between `since` and `until`, leaving out what the prompt shows."""
+    """The `limit` best passages for the query between `since` and `until`, leaving out what the prompt shows;
+    `follow` fuses in a second search with what the first hits name (`second_pass`)."""
     leave_out = _shown_ranges(index, shown) if shown is not None else []
     keyword = keyword_ranking(index, query, limit, now, since, until, leave_out)
     scores = dict(keyword)
     rankings = [[rowid for rowid, _ in keyword]]
-    first = index.passages(rowid for rowid, _ in keyword[:FED_BACK])
+    first = index.passages(rowid for rowid, _ in keyword[:FED_BACK]) if follow else {}
     wider = expanded(index, query, [f"{p.passage.asked}\n{p.passage.answered}" for p in first.values()])
     if wider is not None:
         rankings.append([rowid for rowid, _ in keyword_ranking(index, wider, limit, now, since, until, leave_out)])

@@ -41,6 +41,14 @@ class IndexRecall:
         shown = Shown(session_key, shown_from) if shown_from is not None else None
         join = session_key or None
         hits = await self._indexes.search(
-            directory, query, self._results, since, until, shown, join=join, window_chars=(WINDOW_CHARS, RESULT_CHARS)
+            directory,
+            query,
+            self._results,
+            since,
+            until,
+            shown,
+            join=join,
+            window_chars=(WINDOW_CHARS, RESULT_CHARS),
+            follow=True,
         )
         return [render_window(hit, self._zone) for hit in hits]

@@ -115,10 +115,12 @@ class MemoryIndexes:
         shown: Shown | None = None,
         join: str | None = None,
         window_chars: tuple[int, int] | None = None,
+        follow: bool = False,
     ) -> list[Hit]:
         """The best passages of the scope for a question, after listing session `join` for the scope and catching
         the index up; none for a question without content words. With `window_chars` (each, in all), each is a
-        window of the exchanges around it within that many characters (`windows.widen`)."""
+        window of the exchanges around it within that many characters (`windows.widen`); `follow` adds the second
+        pass (`second_pass`), which costs a second search."""
         query = parse_query(text, datetime.fromtimestamp(self._clock(), self._zone))
         if not query.words:
             return []
@@ -129,9 +131,9 @@ class MemoryIndexes:
         def ranked(found: _Open) -> list[Hit]:
             started = time.perf_counter()
             if window_chars is None:
-                hits = best_hits(found.index, query, limit, now, since, until, shown, rankers)
+                hits = best_hits(found.index, query, limit, now, since, until, shown, rankers, follow)
             else:
-                hits = best_hits(found.index, query, limit * WIDER, now, since, until, shown, rankers)
+                hits = best_hits(found.index, query, limit * WIDER, now, since, until, shown, rankers, follow)
                 hits = widen(found.index, hits, limit, *window_chars)
             found.took = time.perf_counter() - started
             return hits
