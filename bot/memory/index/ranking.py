@@ -8,10 +8,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from bot.memory.index.query import Query, concept_expression
+from bot.memory.index.query import Query
 from bot.memory.index.restating import RESTATED_WEIGHT, question_roots, restates
 from bot.memory.index.second_pass import FED_BACK, expanded
 from bot.memory.index.store import MemoryIndex, StoredPassage
+from bot.memory.index.word_counts import word_counts
 from bot.memory.index.wording import roots_of
 
 CANDIDATES = 60  # keyword hits rescored before fusion
@@ -58,13 +59,15 @@ def keyword_ranking(
     since: float | None = None,
     until: float | None = None,
     leave_out: Sequence[tuple[str, str, int]] = (),
+    counts: dict[str, int] | None = None,
 ) -> list[tuple[int, float]]:
     """Keyword hits as (passage id, score), best first: BM25 weighed by how much of the question (by rarity) a
-    passage covers, lifted a little for recent ones and those in the question's period."""
+    passage covers, lifted a little for recent ones and those in the question's period. `counts` keeps how many
+    passages hold each word, for a further search of the same words."""
     if not query.words:
         return []
-    matching, total = index.matching([concept_expression(w) for w in query.words])
-    counts = dict(zip(query.words, matching, strict=True))
+    counts = {} if counts is None else counts
+    total = word_counts(index, query.words, counts)
     searched = _without_common(query, counts, total)
     found = index.keyword(searched.expression, max(limit, CANDIDATES), since, until, leave_out)
     weights = [_idf(counts[word], total) * (NAME_WEIGHT if word in query.names else 1.0) for word in query.words]
@@ -131,13 +134,15 @@ def best_hits(
     """The `limit` best passages for the query between `since` and `until`, leaving out what the prompt shows;
     `follow` fuses in a second search with what the first hits name (`second_pass`)."""
     leave_out = _shown_ranges(index, shown) if shown is not None else []
-    keyword = keyword_ranking(index, query, limit, now, since, until, leave_out)
+    counts: dict[str, int] = {}
+    keyword = keyword_ranking(index, query, limit, now, since, until, leave_out, counts)
     scores = dict(keyword)
     rankings = [[rowid for rowid, _ in keyword]]
     first = index.passages(rowid for rowid, _ in keyword[:FED_BACK]) if follow else {}
-    wider = expanded(index, query, [f"{p.passage.asked}\n{p.passage.answered}" for p in first.values()])
+    wider = expanded(index, query, [f"{p.passage.asked}\n{p.passage.answered}" for p in first.values()], counts)
     if wider is not None:
-        rankings.append([rowid for rowid, _ in keyword_ranking(index, wider, limit, now, since, until, leave_out)])
+        followed = keyword_ranking(index, wider, limit, now, since, until, leave_out, counts)
+        rankings.append([rowid for rowid, _ in followed])
     rankings += [ranker(index, query, max(limit, CANDIDATES), since, until) for ranker in rankers]
     ordered = fuse(rankings)
     hits: list[Hit] = []

@@ -8,12 +8,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from bot.memory.index.query import STOP_WORDS, Query, concept_expression
+from bot.memory.index.query import STOP_WORDS, Query
 from bot.memory.index.store import MemoryIndex
+from bot.memory.index.word_counts import word_counts
 
 FED_BACK = 3  # first hits whose words are searched again
 ADDED = 4  # words added to the question at most
-LOOKED_AT = 16  # words of the first hits weighed for that (each costs a count)
+LEAD_SHARE = 0.01  # a word in more of the scope's passages leads nowhere in particular (and costs the most)
+LEAD_FLOOR = 20  # ... unless it is in fewer passages than this
+LOOKED_AT = 6  # words of the first hits weighed for that (each costs a count)
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][^\W_]{2,})", re.UNICODE | re.MULTILINE)
 
@@ -35,14 +38,16 @@ def candidates(texts: Sequence[str], query: Query) -> list[str]:
     return [*names, *(word for word in others if word not in names)][:LOOKED_AT]
 
 
-def expanded(index: MemoryIndex, query: Query, texts: Sequence[str]) -> Query | None:
+def expanded(index: MemoryIndex, query: Query, texts: Sequence[str], counts: dict[str, int]) -> Query | None:
     """The question with the rarest words of the first hits added (the rarest in the scope that more than one
-    passage holds: a word only the hit has leads nowhere); None when nothing is worth a second search."""
+    passage holds: a word only the hit has leads nowhere); None when nothing is worth a second search. `counts`
+    keeps how many passages hold each word looked at."""
     words = candidates(texts, query)
     if not words:
         return None
-    counts, _ = index.matching([concept_expression(word) for word in words])
-    leads = sorted((count, n, word) for n, (word, count) in enumerate(zip(words, counts, strict=True)) if count > 1)
+    total = word_counts(index, words, counts)
+    most = max(LEAD_FLOOR, int(LEAD_SHARE * total))
+    leads = sorted((counts[word], n, word) for n, word in enumerate(words) if 1 < counts[word] <= most)
     added = tuple(word for _, _, word in leads[:ADDED])
     if not added:
         return None
