@@ -8,10 +8,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from bot.memory.index.protocols import PassageIndex
 from bot.memory.index.query import Query
 from bot.memory.index.restating import RESTATED_WEIGHT, question_roots, restates
 from bot.memory.index.second_pass import FED_BACK, expanded
-from bot.memory.index.store import MemoryIndex, StoredPassage
+from bot.memory.index.store import StoredPassage
 from bot.memory.index.word_counts import word_counts
 from bot.memory.index.wording import roots_of
 
@@ -26,7 +27,7 @@ COMMON_SHARE = 0.05  # a question word in more than this share of a scope's pass
 COMMON_FLOOR = 100  # ... unless it is in fewer passages than this
 
 # Another ranked list of passage ids, best first, for the same query and filters (e.g. by embeddings).
-Ranker = Callable[[MemoryIndex, Query, int, float | None, float | None], list[int]]
+Ranker = Callable[[PassageIndex, Query, int, float | None, float | None], list[int]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +53,7 @@ class Hit:
 
 
 def keyword_ranking(
-    index: MemoryIndex,
+    index: PassageIndex,
     query: Query,
     limit: int,
     now: float,
@@ -121,7 +122,7 @@ def fuse(rankings: Sequence[Sequence[int]]) -> list[int]:
 
 
 def best_hits(
-    index: MemoryIndex,
+    index: PassageIndex,
     query: Query,
     limit: int,
     now: float,
@@ -158,7 +159,7 @@ def best_hits(
     return hits
 
 
-def _shown_ranges(index: MemoryIndex, shown: Shown) -> list[tuple[str, str, int]]:
+def _shown_ranges(index: PassageIndex, shown: Shown) -> list[tuple[str, str, int]]:
     """(session, live log, first message number) of each stretch the prompt shows or the chat is still on."""
     ranges = []
     for session, log, count in index.live_logs(shown.chat or shown.session):

@@ -8,8 +8,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from bot.memory.index.protocols import PassageIndex
 from bot.memory.index.query import STOP_WORDS, Query
-from bot.memory.index.store import MemoryIndex
 from bot.memory.index.word_counts import word_counts
 
 FED_BACK = 3  # first hits whose words are searched again
@@ -38,7 +38,7 @@ def candidates(texts: Sequence[str], query: Query) -> list[str]:
     return [*names, *(word for word in others if word not in names)][:LOOKED_AT]
 
 
-def expanded(index: MemoryIndex, query: Query, texts: Sequence[str], counts: dict[str, int]) -> Query | None:
+def expanded(index: PassageIndex, query: Query, texts: Sequence[str], counts: dict[str, int]) -> Query | None:
     """The question with the rarest words of the first hits added (the rarest in the scope that more than one
     passage holds: a word only the hit has leads nowhere); None when nothing is worth a second search. `counts`
     keeps how many passages hold each word looked at."""

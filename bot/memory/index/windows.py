@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from bot.memory.index.protocols import PassageIndex
 from bot.memory.index.ranking import Hit
-from bot.memory.index.store import MemoryIndex, StoredPassage
+from bot.memory.index.store import StoredPassage
 
 REACH = 3  # exchanges looked at on each side of a hit
 SUMMARIES = 1  # history entries and facts among the windows: they hold no words said, only what was made of them
@@ -18,7 +19,7 @@ def passage_chars(found: StoredPassage) -> int:
     return len(found.passage.asked) + len(found.passage.answered) + 24
 
 
-def widen(index: MemoryIndex, hits: Sequence[Hit], limit: int, chars: int, total: int) -> list[Hit]:
+def widen(index: PassageIndex, hits: Sequence[Hit], limit: int, chars: int, total: int) -> list[Hit]:
     """The first `limit` windows of the hits, best first: each hit with its neighbours within `chars` characters;
     windows that overlap merge into one, and all of them together stay within `total` characters."""
     windows: list[Hit] = []

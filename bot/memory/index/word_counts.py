@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bot.memory.index.protocols import PassageIndex
 from bot.memory.index.query import concept_expression
-from bot.memory.index.store import MemoryIndex
 
 
-def word_counts(index: MemoryIndex, words: Sequence[str], counts: dict[str, int]) -> int:
+def word_counts(index: PassageIndex, words: Sequence[str], counts: dict[str, int]) -> int:
     """Count the passages holding each word that `counts` lacks, into it (one statement, each word counted once per
     search); about how many passages there are."""
     missing = [word for word in dict.fromkeys(words) if word not in counts]
