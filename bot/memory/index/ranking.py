@@ -13,7 +13,7 @@ from bot.memory.index.query import Query
 from bot.memory.index.restating import RESTATED_WEIGHT, question_roots, restates
 from bot.memory.index.second_pass import FED_BACK, expanded
 from bot.memory.index.store import StoredPassage
-from bot.memory.index.word_counts import word_counts
+from bot.memory.index.word_counts import WordCounts
 from bot.memory.index.wording import roots_of
 
 CANDIDATES = 60  # keyword hits rescored before fusion
@@ -60,15 +60,15 @@ def keyword_ranking(
     since: float | None = None,
     until: float | None = None,
     leave_out: Sequence[tuple[str, str, int]] = (),
-    counts: dict[str, int] | None = None,
+    counts: WordCounts | None = None,
 ) -> list[tuple[int, float]]:
     """Keyword hits as (passage id, score), best first: BM25 weighed by how much of the question (by rarity) a
     passage covers, lifted a little for recent ones and those in the question's period. `counts` keeps how many
-    passages hold each word, for a further search of the same words."""
+    passages hold each word, for further searches."""
     if not query.words:
         return []
-    counts = {} if counts is None else counts
-    total = word_counts(index, query.words, counts)
+    counts = WordCounts() if counts is None else counts
+    total = counts.count(index, query.words)
     searched = _without_common(query, counts, total)
     found = index.keyword(searched.expression, max(limit, CANDIDATES), since, until, leave_out)
     weights = [_idf(counts[word], total) * (NAME_WEIGHT if word in query.names else 1.0) for word in query.words]
@@ -96,7 +96,7 @@ def _roots(asked: str, answered: str) -> frozenset[str]:
     return frozenset(roots_of(f"{asked} {answered}"))
 
 
-def _without_common(query: Query, counts: dict[str, int], total: int) -> Query:
+def _without_common(query: Query, counts: WordCounts, total: int) -> Query:
     """The query without words most passages have (they say little, and ranking them costs the most); the rarest
     word stays when all are common."""
     common = max(COMMON_FLOOR, int(COMMON_SHARE * total))
@@ -131,11 +131,12 @@ def best_hits(
     shown: Shown | None = None,
     rankers: Sequence[Ranker] = (),
     follow: bool = False,
+    counts: WordCounts | None = None,
 ) -> list[Hit]:
     """The `limit` best passages for the query between `since` and `until`, leaving out what the prompt shows;
     `follow` fuses in a second search with what the first hits name (`second_pass`)."""
     leave_out = _shown_ranges(index, shown) if shown is not None else []
-    counts: dict[str, int] = {}
+    counts = WordCounts() if counts is None else counts
     keyword = keyword_ranking(index, query, limit, now, since, until, leave_out, counts)
     scores = dict(keyword)
     rankings = [[rowid for rowid, _ in keyword]]

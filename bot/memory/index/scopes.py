@@ -23,6 +23,7 @@ from bot.memory.index.ranking import Hit, Ranker, Shown, best_hits
 from bot.memory.index.semantic import SemanticMemory
 from bot.memory.index.store import IndexUnusable, MemoryIndex, damaged
 from bot.memory.index.windows import widen
+from bot.memory.index.word_counts import WordCounts
 from bot.memory.members import ScopeMembers
 from bot.sessions.logs import SessionLogs
 from bot.storage.recent import RecentMap
@@ -50,6 +51,7 @@ class _Open:
     members: set[str] = field(default_factory=set)
     closed: bool = False
     took: float = math.inf  # seconds the last search took
+    counts: WordCounts = field(default_factory=WordCounts)  # how many passages hold each word, kept a while
 
     def close(self) -> None:
         """Close the index once nobody uses it; a later use opens it again."""
@@ -131,9 +133,11 @@ class MemoryIndexes:
         def ranked(found: _Open) -> list[Hit]:
             started = time.perf_counter()
             if window_chars is None:
-                hits = best_hits(found.index, query, limit, now, since, until, shown, rankers, follow)
+                hits = best_hits(found.index, query, limit, now, since, until, shown, rankers, follow, found.counts)
             else:
-                hits = best_hits(found.index, query, limit * WIDER, now, since, until, shown, rankers, follow)
+                hits = best_hits(
+                    found.index, query, limit * WIDER, now, since, until, shown, rankers, follow, found.counts
+                )
                 hits = widen(found.index, hits, limit, *window_chars)
             found.took = time.perf_counter() - started
             return hits

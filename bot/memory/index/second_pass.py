@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from bot.memory.index.protocols import PassageIndex
 from bot.memory.index.query import STOP_WORDS, Query
-from bot.memory.index.word_counts import word_counts
+from bot.memory.index.word_counts import WordCounts
 
 FED_BACK = 3  # first hits whose words are searched again
 ADDED = 4  # words added to the question at most
@@ -38,14 +38,14 @@ def candidates(texts: Sequence[str], query: Query) -> list[str]:
     return [*names, *(word for word in others if word not in names)][:LOOKED_AT]
 
 
-def expanded(index: PassageIndex, query: Query, texts: Sequence[str], counts: dict[str, int]) -> Query | None:
+def expanded(index: PassageIndex, query: Query, texts: Sequence[str], counts: WordCounts) -> Query | None:
     """The question with the rarest words of the first hits added (the rarest in the scope that more than one
     passage holds: a word only the hit has leads nowhere); None when nothing is worth a second search. `counts`
     keeps how many passages hold each word looked at."""
     words = candidates(texts, query)
     if not words:
         return None
-    total = word_counts(index, words, counts)
+    total = counts.count(index, words)
     most = max(LEAD_FLOOR, int(LEAD_SHARE * total))
     leads = sorted((counts[word], n, word) for n, word in enumerate(words) if 1 < counts[word] <= most)
     added = tuple(word for _, _, word in leads[:ADDED])
