@@ -2,7 +2,7 @@
 against a plain BM25 over whole exchanges; index cost per message; query latency and disk at scale.
 
 Run from the repository root: python bench/recall.py --locomo ../shared/data/locomo-dev [--conversations N]
-                             [--questions N] [--quick] [--json FILE]
+                             [--questions N] [--quick] [--json FILE] [--show q26-3,…]
                          or: python bench/recall.py [--exchanges 2400] [--questions 300] [--scale 10000,100000]
                              [--big-file-mb 50]
 
@@ -10,7 +10,8 @@ With --locomo, the figures that count (../shared/MEMORY_EVAL.md): each LoCoMo co
 the real gateway (bench/locomo/), then its questions asked in the same chat; evidence coverage of recall's result,
 of the prompt and of both, per category, beside plain BM25 on the same history and the issue's targets. Then,
 unless --quick, the costs at 100,000 messages of the generated set below (query p95, indexing per message).
---conversations and --questions take the first N of each; --json writes every figure.
+--conversations and --questions take the first N of each; --json writes every figure (each question's too);
+--show prints, for the questions tagged, the evidence lines, which of them were covered, and what recall found.
 
 Without it, a smoke test on a generated set: the conversation is made up here (bench/recall_corpus.py): facts told
 in passing among chatter over ten weeks, asked about at the end in other words. It is written as one chat's session
@@ -244,8 +245,8 @@ async def append_cost(indexes: MemoryIndexes, scope: Path, live: Path, exchanges
 
 async def locomo(args: argparse.Namespace) -> None:
     """The LoCoMo figures, then (unless --quick) the costs at 100,000 messages; all of them to --json if given."""
-    questions = args.questions if "--questions" in sys.argv else None
-    figures = await run_locomo(Path(args.locomo), args.conversations, questions, load_average())
+    show = frozenset(args.show.split(",")) if args.show else frozenset()
+    figures = await run_locomo(Path(args.locomo), args.conversations, args.questions, load_average(), show)
     if not args.quick:
         corpus = build_corpus(args.exchanges, 300, seed=args.seed)
         with tempfile.TemporaryDirectory() as folder:
@@ -267,8 +268,10 @@ async def main() -> None:
     parser.add_argument("--conversations", type=int, help="with --locomo: only the first N conversations")
     parser.add_argument("--quick", action="store_true", help="with --locomo: leave out the costs at 100,000 messages")
     parser.add_argument("--json", metavar="FILE", help="with --locomo: write every figure to FILE")
+    parser.add_argument("--show", metavar="TAGS", help="with --locomo: what the model held for q26-3,q30-7,…")
     parser.add_argument("--exchanges", type=int, default=2400)
-    parser.add_argument("--questions", type=int, default=300, help="with --locomo: the first N of each conversation")
+    questions_help = "the generated set's count (300), or with --locomo the first N of each conversation (all)"
+    parser.add_argument("--questions", type=int, help=questions_help)
     parser.add_argument("--scale", default="10000,100000")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--big-file-mb", type=int, default=50)
@@ -276,7 +279,7 @@ async def main() -> None:
     if args.locomo:
         await locomo(args)
         return
-    corpus = build_corpus(args.exchanges, args.questions, seed=args.seed)
+    corpus = build_corpus(args.exchanges, args.questions or 300, seed=args.seed)
     print(f"{len(corpus.exchanges)} exchanges over ten weeks, {len(corpus.questions)} questions ({load_average()})")
     with tempfile.TemporaryDirectory() as folder:
         tool, prompt, base = await coverage(corpus, Path(folder))

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.app.agent_wiring import AgentApp
 from bot.events import TurnFinished
 from locomo.conversation import Conversation, Exchange, Question
 from locomo.cpu import measured, workers_noted
@@ -43,6 +44,27 @@ def telegram_section(telegram: FakeTelegram) -> dict[str, Any]:
     }
 
 
+class Chat:
+    """The user's DM with the gateway: each turn said, answered, delivered and consolidated before the next."""
+
+    def __init__(self, model: LocomoModel, telegram: FakeTelegram, agent: AgentApp) -> None:
+        self._model = model
+        self._telegram = telegram
+        self._agent = agent
+        self._sent = 0
+
+    async def say(self, turn: Exchange | Question) -> None:
+        """Send the turn's message and wait for its reply, then for any consolidation it started."""
+        self._model.now = turn
+        finished = asyncio.ensure_future(next_event(self._agent.events, TurnFinished, TURN_TIMEOUT))
+        await asyncio.sleep(0)  # subscribed before the message goes out
+        self._telegram.text(turn.asked, chat_id=USER, user_id=USER)
+        await finished
+        self._sent += 1
+        await self._telegram.wait_for_sent(self._sent, TURN_TIMEOUT)
+        await self._agent.memory.idle()
+
+
 async def play(conversation: Conversation, folder: Path, questions: int | None = None) -> Played:
     """Play the conversation, then ask its questions (the first `questions` of them, or all)."""
     model = LocomoModel(conversation)
@@ -50,28 +72,15 @@ async def play(conversation: Conversation, folder: Path, questions: int | None =
     started = time.perf_counter()
     async with FakeLLM(default=model, context_length=WINDOW) as fake, FakeTelegram() as telegram:
         access = {"rate_limit": 0}  # a conversation replayed at machine speed is no flood
-        bot = GatewayUnderTest(folder, fake, [], {"telegram": telegram_section(telegram)}, access=access)
-        async with bot:
+        async with GatewayUnderTest(folder, fake, [], {"telegram": telegram_section(telegram)}, access=access) as bot:
             await bot.gateway.manager.ready("telegram")
             agent = bot.gateway.agent
-            sent = 0
-
-            async def say(turn: Exchange | Question) -> None:
-                nonlocal sent
-                model.now = turn
-                finished = asyncio.ensure_future(next_event(agent.events, TurnFinished, TURN_TIMEOUT))
-                await asyncio.sleep(0)  # subscribed before the message goes out
-                telegram.text(turn.asked, chat_id=USER, user_id=USER)
-                await finished
-                sent += 1
-                await telegram.wait_for_sent(sent, TURN_TIMEOUT)
-                await agent.memory.idle()
-
+            chat = Chat(model, telegram, agent)
             for exchange in conversation.exchanges:
-                await say(exchange)
-            agent.auto_recall.block = measured(agent.auto_recall.block, played.recall_cpu)  # type: ignore[method-assign]
+                await chat.say(exchange)
+            agent.auto_recall.block = measured(agent.auto_recall.block, played.recall_cpu)
             with workers_noted():
                 for question in conversation.questions[:questions]:
-                    await say(question)
+                    await chat.say(question)
     played.seconds = time.perf_counter() - started
     return played

@@ -23,7 +23,7 @@ class Row:
 
 def means(scored: list[Scored]) -> Figures:
     """Each figure's mean over the questions, overall (`all`) and per category name; the share of recall's passages
-    that are earlier questions; the largest auto-recall block; how many questions."""
+    holding an earlier question; the largest auto-recall block; how many questions."""
     groups = {"all": scored} | {name: [s for s in scored if s.category == c] for c, name in CATEGORIES.items()}
     found = {
         figure: {group: statistics.mean(getattr(s, figure) for s in items) for group, items in groups.items() if items}
@@ -56,7 +56,7 @@ ROWS = (
     ),
     Row("  mean characters", "tool_chars", (("<= 8,000", lambda f: f["tool_chars"]["all"] <= 8000),)),
     Row("  over plain BM25 top 5", "tool-bm25", ((">= +0.10", lambda f: f["tool"]["all"] - f["bm25"]["all"] >= 0.10),)),
-    Row("  passages: earlier questions", "restated"),
+    Row("  passages holding an earlier question", "restated"),
     Row("plain BM25 top 5", "bm25"),
     Row("  mean characters", "bm25_chars"),
     Row("plain BM25 + neighbours", "bm25_neighbours"),
@@ -96,9 +96,9 @@ def table(title: str, figures: Figures) -> list[str]:
     groups = ["all", *CATEGORIES.values()]
     counts = ", ".join(f"{name} {figures['questions'][name]:.0f}" for name in CATEGORIES.values())
     lines = [f"{title}: {figures['questions']['all']:.0f} questions ({counts})"]
-    lines.append(f"{'':30}" + "".join(f"{group:>12}" for group in groups) + "   target")
+    lines.append(f"{'':38}" + "".join(f"{group:>12}" for group in groups) + "   target")
     for row in ROWS:
         cells = "".join(f"{cell(figures, row.figure, group):>12}" for group in groups)
         verdicts = "; ".join(f"{text} {'met' if met(figures) else 'MISSED'}" for text, met in row.targets)
-        lines.append(f"{row.label:30}{cells}   {verdicts}".rstrip())
+        lines.append(f"{row.label:38}{cells}   {verdicts}".rstrip())
     return lines

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import statistics
 import tempfile
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from locomo.conversation import load
+from locomo.inspection import described
+from locomo.model import Seen
 from locomo.playback import play
 from locomo.report import means, table
 from locomo.scoring import Scored, score
@@ -19,9 +22,12 @@ def quantile(samples: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0.0
 
 
-async def run(folder: Path, conversations: int | None, questions: int | None, note: str) -> dict[str, Any]:
+async def run(
+    folder: Path, conversations: int | None, questions: int | None, note: str, show: frozenset[str] = frozenset()
+) -> dict[str, Any]:
     """Play and score the first `conversations` of `folder` (all when None), asking the first `questions` of each
-    (all when None); print a table per conversation and overall, each followed by `note`; the figures."""
+    (all when None); print a table per conversation and overall, each followed by `note`, and what the model held
+    for the questions tagged in `show`; the figures."""
     every: list[Scored] = []
     recall_cpu: list[float] = []
     figures: dict[str, Any] = {"conversations": {}}
@@ -37,7 +43,11 @@ async def run(folder: Path, conversations: int | None, questions: int | None, no
         print("\n".join(table(title, found)))
         print(f"  played in {played.seconds:.1f} s; questions the model never saw answered: {missing or 'none'}")
         print(f"  ({note})\n")
-        figures["conversations"][conversation.name] = found | {"seconds": played.seconds, "missing": missing}
+        for question in conversation.questions:
+            if question.tag in show:
+                print("\n".join(described(conversation, question, played.seen.get(question.tag, Seen()))), "\n")
+        each = {"questions_scored": [asdict(s) for s in scored], "seconds": played.seconds, "missing": missing}
+        figures["conversations"][conversation.name] = found | each
     overall = figures["overall"] = means(every)
     print("\n".join(table(f"overall ({', '.join(figures['conversations'])})", overall)))
     cpu = figures["auto_recall_cpu_ms"] = {

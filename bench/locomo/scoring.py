@@ -39,7 +39,7 @@ class Scored:
     prompt_tokens: int
     recalled_tokens: int
     passages: int  # in recall's result
-    restated: int  # of them, earlier questions of the chat
+    restated: int  # of them, those holding an earlier question of the chat
     answered: bool  # whether the model saw the question and the tool's result at all
 
 
