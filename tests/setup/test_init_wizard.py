@@ -68,7 +68,7 @@ def test_answers_are_written_into_the_example_with_its_comments() -> None:
     assert data["channels"]["discord"]["enabled"] is False and data["channels"]["api"]["enabled"] is False
 
 
-def test_irc_answers_name_the_server_the_nick_and_its_password() -> None:
+def test_irc_asks_for_its_server_and_nick_in_the_open_and_its_password_hidden() -> None:
     asked: list[tuple[str, bool]] = []
     answers = iter(["", "", "", "irc.libera.chat", "mybot", "pw"])
 
@@ -87,6 +87,22 @@ def test_irc_answers_name_the_server_the_nick_and_its_password() -> None:
         "nick": "mybot",
         "password": "pw",
     }
+    assert [hidden for _, hidden in asked[3:]] == [False, False, True]
+
+
+def test_mattermost_asks_for_its_server_in_the_open_and_its_token_hidden() -> None:
+    asked: list[tuple[str, bool]] = []
+    answers = iter(["openai/m", "", "", "https://chat.example.org", "tok"])
+
+    def ask(question: str, default: str, hidden: bool) -> str:
+        asked.append((question, hidden))
+        return next(answers)
+
+    questions = {name: kind.asks for name, kind in KINDS.items()}
+    settings = ask_settings(ask, lambda q: q == "Enable mattermost?", questions)
+    assert [hidden for question, hidden in asked if "Mattermost" in question] == [False, True]
+    assert settings[("channels", "mattermost", "url")] == '"https://chat.example.org"'
+    assert settings[("channels", "mattermost", "token")] == '"tok"'
 
 
 def answer_init(home: Path, base_url: str, transcript: io.StringIO, env_key: str = "") -> int:

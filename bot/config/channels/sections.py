@@ -11,6 +11,8 @@ from bot.config.channels.discord import DiscordConfig
 from bot.config.channels.email import EmailConfig
 from bot.config.channels.irc import IrcConfig
 from bot.config.channels.matrix import MatrixConfig
+from bot.config.channels.mattermost import MattermostConfig
+from bot.config.channels.signal import SignalConfig
 from bot.config.channels.slack import SlackConfig
 from bot.config.channels.telegram import TelegramConfig
 from bot.config.channels.whatsapp import WhatsAppConfig
@@ -26,6 +28,8 @@ class ChannelsConfig(Section):
     matrix: MatrixConfig = MatrixConfig()
     whatsapp: WhatsAppConfig = WhatsAppConfig()
     email: EmailConfig = EmailConfig()
+    mattermost: MattermostConfig = MattermostConfig()
+    signal: SignalConfig = SignalConfig()
     irc: IrcConfig = IrcConfig()
     xmpp: XmppConfig = XmppConfig()
     api: ApiConfig = ApiConfig()
