@@ -8,7 +8,6 @@ kept in memory too (a search checks them all); `refresh()` drops them when anoth
 from __future__ import annotations
 
 import logging
-import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from bot.memory.index.passages import ExchangePart, Passage
 from bot.sessions.logs import Cursor
+from bot.storage.sqlite import open_store
 
 logger = logging.getLogger(__name__)
 
@@ -74,12 +74,11 @@ class MemoryIndex:
     @classmethod
     def open(cls, path: Path) -> MemoryIndex:
         """Open (or create, mode 0600) the index at `path`; IndexUnusable when it is corrupt or of another version."""
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
-        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")  # a cache: a lost last write is read again from the logs
+            db = open_store(path, cache=True, threads=True)  # a cache: a lost last write is read again from the logs
+        except sqlite3.DatabaseError as exc:
+            raise IndexUnusable(str(exc)) from exc
+        try:
             version = db.execute("PRAGMA user_version").fetchone()[0]
             if version == 0 and not db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone():
                 db.executescript(f"BEGIN; {_SCHEMA} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
