@@ -4,7 +4,7 @@ from pathlib import Path
 
 from bot.bus import Attachment, GroupLine, Quote, Trust
 from tests.fakes.openai_server import FakeLLM, Text
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 GROUP = "telegram:-100"
 

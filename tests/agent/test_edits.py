@@ -5,7 +5,7 @@ from pathlib import Path
 from bot.agent.edits import ANSWERED_NOTE, RERUN_NOTE, RUNNING_NOTE
 from bot.bus import Trust
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 CHAT = "telegram:5"
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from bot.bus import Trust
 from tests.fakes.openai_server import Error, FakeLLM, Hang, Text, ToolCalls
-from tests.harness import Harness, TurnConcurrency
+from tests.support.harness import Harness, TurnConcurrency
 
 
 def user_texts(request: dict) -> list[str]:

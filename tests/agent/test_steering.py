@@ -6,7 +6,7 @@ from pathlib import Path
 from bot.bus.journal import Journal
 from bot.config.paths import journal_path
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 
 def user_texts(request: dict) -> list[str]:

@@ -4,7 +4,7 @@ from pathlib import Path
 from bot.agent.subagents import SUBAGENT_ITERATIONS
 from bot.events import SubagentCompleted, SubagentSpawned
 from tests.fakes.openai_server import FakeLLM, Hang, Reply, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 
 def is_subagent(body: dict) -> bool:

@@ -22,7 +22,7 @@ from bot.llm.litellm_transport import failure_evidence
 from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import Error, FakeLLM, Text
-from tests.harness import RecordedSleep
+from tests.support.harness import RecordedSleep
 
 USER = [{"role": "user", "content": "hi"}]
 

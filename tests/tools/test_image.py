@@ -5,7 +5,7 @@ from pathlib import Path
 
 from bot.bus import Trust
 from tests.fakes.openai_server import PNG_PIXEL, FakeLLM, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 IMAGE = {"model": "openai/gpt-image-1", "quality": "low"}
 LITELLM_IMPORT = 60.0  # the first picture imports litellm (chat goes the direct route), slow on a busy machine

@@ -19,7 +19,7 @@ from bot.config.schema_tools import MCPServerConfig
 from bot.tools.base import ToolRegistry
 from bot.tools.mcp.servers import MCPServer, probe
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
 from tests.support.polling import accepts, until
 
 REPO = Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ from channels.telegram.channel import TelegramChannel
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_html import html_visible_text
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import OWNER, TelegramBot
+from tests.support.gateway import OWNER, TelegramBot
 
 STRANGER = 77
 GROUP = -1001

@@ -8,7 +8,7 @@ import pytest_asyncio
 from bot.bus import ChatRef, OutboundMessage
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import TelegramBot
+from tests.support.gateway import TelegramBot
 
 GROUP, SUPERGROUP = -4001, -1004001
 
