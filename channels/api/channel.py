@@ -142,6 +142,11 @@ class ApiChannel(Channel):
         await self._publish(message)
         return run
 
+    def adopt_run(self, run_id: str, owner: str, session_key: str) -> None:
+        """Follow a run started elsewhere (a trigger's): every owner token may watch it, and owners hear it began."""
+        self.runs.add(run_id, owner, session_key, adopted=True)
+        self.hub.emit(OWNERS, {"type": "run", "runId": run_id, "owner": owner, "session": session_key})
+
     async def submit(self, caller: Caller, chat: ChatRef, text: str, client_id: str | None = None) -> str:
         """Publish a caller's text (a number answers the latest choices); returns the client id the reply will name."""
         client_id = client_id or new_id()
@@ -175,15 +180,12 @@ class ApiChannel(Channel):
             self.hub.emit(OWNERS, {"type": "heartbeat", "outcome": event.outcome})
             return
         key = event.session_key
-        if not key.startswith(f"{CHANNEL}:"):
-            return
         turn_id = getattr(event, "turn_id", "")
-        client_id = self._client_ids.get(turn_id, turn_id or None)
-        frame = event_frame(event, client_id)
-        if frame is not None:
+        ours = key.startswith(f"{CHANNEL}:")  # other sessions' events matter only to adopted runs
+        if ours and (frame := event_frame(event, self._client_ids.get(turn_id, turn_id or None))) is not None:
             self.hub.emit(key, frame)
         self._emit_runs(self.runs.observe(event))
-        if isinstance(event, TurnFinished) and not event.replied:
+        if ours and isinstance(event, TurnFinished) and not event.replied:
             self._client_ids.pop(turn_id, None)
 
     def _emit_runs(self, frames: list[tuple[Run, Frame]]) -> None:

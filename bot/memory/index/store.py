@@ -39,6 +39,9 @@ CREATE TABLE marks (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
+_COLUMNS = "id, kind, session, log, first, ts, speaker, asked, answered"
+
+
 class IndexUnusable(Exception):
     """The index file cannot be used as it is (corrupt, or of another version): it is to be rebuilt."""
 
@@ -213,20 +216,16 @@ class MemoryIndex:
         if not wanted:
             return {}
         marks = ",".join("?" * len(wanted))
-        rows = self._db.execute(
-            f"SELECT id, kind, session, log, first, ts, speaker, asked, answered FROM passages WHERE id IN ({marks})",
-            wanted,
-        )
-        return {
-            rowid: StoredPassage(rowid, session, log, Passage(kind, ts, speaker, asked, answered, first))
-            for rowid, kind, session, log, first, ts, speaker, asked, answered in rows
-        }
+        rows = self._db.execute(f"SELECT {_COLUMNS} FROM passages WHERE id IN ({marks})", wanted)
+        return {row[0]: _stored(row) for row in rows}
 
-    def passages_after(self, after: int, limit: int) -> list[StoredPassage]:
-        """Passages with ids above `after`, oldest first: for whatever else derives from the index (embeddings)."""
-        rows = self._db.execute("SELECT id FROM passages WHERE id > ? ORDER BY id LIMIT ?", (after, limit))
-        found = self.passages(row[0] for row in rows)
-        return [found[key] for key in sorted(found)]
+    def around(self, found: StoredPassage, before: int, after: int) -> list[StoredPassage]:
+        """The passage with up to `before` exchanges before it and `after` after it in the same log, in order."""
+        select = f"SELECT {_COLUMNS} FROM passages WHERE session = ? AND log = ? AND kind = 'exchange' AND first"
+        key = (found.session, found.log, found.passage.first)
+        earlier = self._db.execute(f"{select} < ? ORDER BY first DESC LIMIT ?", (*key, before)).fetchall()
+        later = self._db.execute(f"{select} > ? ORDER BY first LIMIT ?", (*key, after)).fetchall()
+        return [*map(_stored, reversed(earlier)), found, *map(_stored, later)]
 
     def clear(self) -> None:
         """Forget every passage and read mark, so the next catch-up reads every source again."""
@@ -272,6 +271,11 @@ class MemoryIndex:
             "INSERT INTO passage_text (passage_text, rowid, asked, answered) VALUES ('delete', ?, ?, ?)",
             (rowid, asked, answered),
         )
+
+
+def _stored(row: tuple[int, str, str, str, int, float, str, str, str]) -> StoredPassage:
+    rowid, kind, session, log, first, ts, speaker, asked, answered = row
+    return StoredPassage(rowid, session, log, Passage(kind, ts, speaker, asked, answered, first))
 
 
 class _ReadMarks:

@@ -69,7 +69,7 @@ async def start(channel: RunStarter, caller: Caller, params: dict[str, Any], wat
 def find(channel: RunStarter, caller: Caller, params: dict[str, Any]) -> Run:
     """The caller's run named by `runId`; a 404 error when there is none."""
     run_id = _text(params, "runId")
-    run = channel.runs.find(caller.name, run_id) if run_id else None
+    run = channel.runs.find(caller.name, run_id, caller.is_owner) if run_id else None
     if run is None:
         raise RpcError("no such run", 404)
     return run

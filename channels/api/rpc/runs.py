@@ -54,6 +54,7 @@ class Run:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     finish_reason: str | None = None  # the model's, of the run's last call
+    adopted: bool = False  # started elsewhere (a trigger): any owner may watch it; its reply goes to another chat
     seq: int = 0
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -109,19 +110,21 @@ class RunBook:
     def _now(self) -> int:
         return int(self._clock() * 1000)
 
-    def find(self, owner: str, run_id: str) -> Run | None:
-        """The run `owner` started under this id; another token's run is never found."""
+    def find(self, owner: str, run_id: str, is_owner: bool = False) -> Run | None:
+        """The run `owner` started under this id (an owner also finds adopted runs); another token's is never found."""
         run = self._runs.get(run_id)
-        return run if run is not None and run.owner == owner else None
+        return run if run is not None and (run.owner == owner or (is_owner and run.adopted)) else None
 
     def known(self, owner: str, idempotency_key: str | None) -> Run | None:
         """The run an idempotency key already started for `owner`, if it is still remembered."""
         run_id = self._keys.get((owner, idempotency_key)) if idempotency_key else None
         return self.find(owner, run_id) if run_id else None
 
-    def add(self, run_id: str, owner: str, session_key: str, idempotency_key: str | None = None) -> Run:
+    def add(
+        self, run_id: str, owner: str, session_key: str, idempotency_key: str | None = None, adopted: bool = False
+    ) -> Run:
         """Remember a run about to be published, so none of its events is missed."""
-        run = Run(run_id, owner, session_key, self._now())
+        run = Run(run_id, owner, session_key, self._now(), adopted=adopted)
         self._runs[run_id] = run
         if idempotency_key:
             self._keys[(owner, idempotency_key)] = run_id
@@ -239,11 +242,19 @@ class RunBook:
             run.ended_at = now
             run.status = "ok" if event.outcome in OK_OUTCOMES else "error"
             run.error = None if run.status == "ok" else event.outcome
-        if event.replied:
+        if event.replied and not all(run.adopted for run in runs):
             held = self._held.get(event.turn_id)
             return self._reply(held[0]) if held else []  # the reply ends them
+        if event.replied:  # an adopted run's reply goes to another chat: the turn's end carries its text
+            self._turns.pop(event.turn_id, None)
+            return [frame for run in runs for frame in self._told(run, event.text)]
         self._turns.pop(event.turn_id, None)
         return [self._end(run) for run in runs]
+
+    def _told(self, run: Run, text: str) -> list[tuple[Run, Frame]]:
+        """An adopted run's reply as its last assistant frame, then its end."""
+        run.reply = text
+        return [(run, run.frame("assistant", {"text": text})), self._end(run)]
 
     def _end(self, run: Run) -> tuple[Run, Frame]:
         run.done.set()

@@ -39,3 +39,14 @@ async def test_a_held_reply_ends_its_run_alone_when_the_turns_end_never_comes() 
     await asyncio.wait_for(run.done.wait(), 5)
     assert phases(emitted) == ["text", "end"] and run.status == "ok"
     assert book.observe(TurnFinished(CHAT, "r1", "answered", 1, 0.1)) == []  # late: the run has ended
+
+
+def test_an_adopted_run_ends_with_its_turn_and_only_owners_find_it() -> None:
+    book = RunBook()
+    elsewhere = ChatRef("trigger", "github")
+    run = book.add("trigger-github-1", "trigger:github", elsewhere.session_key, adopted=True)
+    assert book.find("me", run.id) is None and book.find("me", run.id, is_owner=True) is run
+    started = book.observe(TurnStarted(elsewhere, run.id, (run.id,)))
+    ended = book.observe(TurnFinished(elsewhere, run.id, "answered", 1, 0.1, text="PR 7 looks fine"))
+    assert phases(started + ended) == ["start", "text", "end"]
+    assert run.status == "ok" and run.reply == "PR 7 looks fine" and run.done.is_set()
