@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.bus import ChatRef
-from bot.llm.litellm_loader import import_litellm
+from bot.llm.transports.litellm_loader import import_litellm
 from bot.scheduler.heartbeat import Outcome
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
