@@ -136,7 +136,7 @@ class Platform(ABC):
         """Return once `check()` holds, re-checked whenever the fake records a call; `what` names it on a timeout."""
 
     def serving(self, gateway: Any) -> None:
-        """Told that `gateway` (a started `tests.harness.GatewayUnderTest`) serves the platform, e.g. where its
+        """Told that `gateway` (a started `tests.support.harness.GatewayUnderTest`) serves the platform, e.g. where its
         webhook is; most platforms need not know."""
         return None
 
