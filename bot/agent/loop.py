@@ -48,7 +48,7 @@ CRASH_REPLY = "Sorry, something went wrong on my side while answering. Please tr
 
 
 class AgentLoop:
-    """Consumes the inbound bus and answers each message on the outbound bus."""
+    """Answers each message a roster hands it (`accept`) on the outbound bus, one lane per session."""
 
     def __init__(
         self,
@@ -88,18 +88,9 @@ class AgentLoop:
         self._edits = EditDesk(parts.sessions, parts.context.user_text, bus.complete_inbound, parts.edits_remembered)
         self._slots = asyncio.Semaphore(config.max_concurrent_turns)
         self._lanes: dict[str, Lane] = {}
-        self._dispatcher: asyncio.Task[None] | None = None
-
-    async def start(self) -> None:
-        """Begin consuming inbound messages."""
-        self._dispatcher = asyncio.create_task(self._dispatch(), name="agent-dispatch")
 
     async def drain(self, grace: float) -> None:
-        """Stop taking messages and give running turns up to `grace` seconds to finish."""
-        if self._dispatcher:
-            self._dispatcher.cancel()
-            await asyncio.gather(self._dispatcher, return_exceptions=True)
-            self._dispatcher = None
+        """Drop queued messages (they stay pending in the bus) and give running turns up to `grace` seconds."""
         for lane in self._lanes.values():
             lane.pending.clear()
         turns = [lane.turn for lane in self._lanes.values() if lane.turn]
@@ -108,15 +99,14 @@ class AgentLoop:
             await asyncio.wait(turns, timeout=grace)
 
     async def stop(self) -> None:
-        """Stop consuming, cancel running turns (they stay pending in the bus) and wait for them to end."""
-        tasks = [self._dispatcher] if self._dispatcher else []
+        """Cancel running turns (they stay pending in the bus) and wait for them to end."""
+        tasks: list[asyncio.Task[None]] = []
         for lane in self._lanes.values():
             lane.pending.clear()
             tasks.extend(task for task in (lane.turn, lane.worker) if task)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        self._dispatcher = None
 
     @property
     def last_owner_chat(self) -> ChatRef | None:
@@ -126,14 +116,6 @@ class AgentLoop:
     def is_busy(self, session_key: str) -> bool:
         """Whether the session has a turn running or queued."""
         return session_key in self._lanes
-
-    async def _dispatch(self) -> None:
-        while True:
-            message = await self._bus.consume_inbound()
-            try:
-                await self.accept(message)
-            except Exception:
-                logger.exception("[%s] could not accept message %s", message.chat.session_key, message.id)
 
     async def accept(self, message: InboundMessage) -> None:
         """Route one message: immediate commands now, everything else into its session's lane."""

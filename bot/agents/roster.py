@@ -91,7 +91,7 @@ class AgentRoster:
             self.grant_questions(app)
             if self._on_build is not None:
                 await self._on_build(app)
-            await app.start(warm=False, consume=False)
+            await app.start(warm=False)
             self._apps[name] = app
             logger.info("agent %s started (workspace %s)", name, config.workspace)
             return app

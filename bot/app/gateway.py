@@ -14,10 +14,11 @@ from bot.agent.chat_models import ChatModels
 from bot.agents.handle import AgentHandle
 from bot.agents.heartbeats import AgentHeartbeats
 from bot.app.agent_rpc import control_handlers
-from bot.app.agent_wiring import AgentApp, agent_roster
+from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
 from bot.app.channel_kinds import ChatBot, chat_bots
 from bot.app.chat_channels import access_policies, add_chat_channels, channel_manager, check_webhooks_served
+from bot.app.rosters import agent_roster
 from bot.cluster.roles import Role
 from bot.config.paths import control_socket
 from bot.config.schema import Config
@@ -209,7 +210,7 @@ class Gateway:
         if self.role == "gateway":
             await self.agent.bus.start()  # a gateway runs no turns: no agent loop, no MCP servers
         else:
-            await self.agent.start(warm=False, consume=False)
+            await self.agent.start(warm=False)
             await self.roster.start()
         if self.relay is not None:
             await self.relay.start(listen=self.role != "gateway")
