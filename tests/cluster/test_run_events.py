@@ -48,7 +48,7 @@ async def test_a_workers_run_events_reach_the_gateways_subscribers(
     finally:
         await worker.stop()
         await gateway.stop()
-    assert seen and gateway.agent.loop._dispatcher is None  # the turn ran in the worker
+    assert seen and gateway.roster._dispatcher is None  # the turn ran in the worker
     streams = [(f["stream"], f["data"].get("phase")) for f in events]
     assert streams[0] == ("lifecycle", "start") and streams[-1] == ("lifecycle", "end")
     assert [f["seq"] for f in events] == list(range(1, len(events) + 1))
