@@ -10,8 +10,13 @@ from pathlib import Path
 from typing import Literal
 
 from bot.agent.commands.session_switch import SessionSwitch
+from bot.agent.context.room import turn_trust
 from bot.agent.edits import EditDesk
-from bot.agent.interruption import (
+from bot.agent.lanes import Lane, is_new_session, next_batch, steering
+from bot.agent.loop_parts import LoopParts, instant_commands
+from bot.agent.owner_dm import LastOwnerDM, OwnerDM
+from bot.agent.session_turn import SessionTurns
+from bot.agent.turn.interruption import (
     CRASHED,
     MODEL_FAILED,
     SHUT_DOWN,
@@ -21,14 +26,9 @@ from bot.agent.interruption import (
     timed_out,
     timeout_reply,
 )
-from bot.agent.lanes import Lane, is_new_session, next_batch, steering
-from bot.agent.loop_parts import LoopParts, instant_commands
-from bot.agent.outbox import TurnOutbox
-from bot.agent.owner_dm import LastOwnerDM, OwnerDM
-from bot.agent.room import turn_trust
-from bot.agent.session_turn import SessionTurns
-from bot.agent.stream import is_silent
-from bot.agent.turn import EMPTY_REPLY, TurnResult
+from bot.agent.turn.outbox import TurnOutbox
+from bot.agent.turn.runner import EMPTY_REPLY, TurnResult
+from bot.agent.turn.stream import is_silent
 from bot.agent.turn_hooks import TurnHooks, TurnMark
 from bot.bus import ChatRef, Choice, InboundMessage, MessageBus, OutboundMessage
 from bot.chats.rules import ChatRules, ChatRulesBook

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from bot.agent.turn import TurnRunner
+from bot.agent.turn.runner import TurnRunner
 from bot.bus import InboundMessage
 from bot.bus.contract import Inbox
 from bot.errors import ProviderError

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from bot.access.pairing import Pairing
-    from bot.agent.context import ContextBuilder
+    from bot.agent.context.builder import ContextBuilder
     from bot.agent.loop import AgentLoop
     from bot.agent.owner_dm import OwnerDM
     from bot.bus import MessageBus

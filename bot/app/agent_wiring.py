@@ -6,18 +6,18 @@ import asyncio
 import logging
 from dataclasses import dataclass
 
-from bot.agent.auto_recall import AutoRecall
-from bot.agent.chat_models import ChatModels, chosen_llm
 from bot.agent.commands.account import AccountCommands
 from bot.agent.consolidation import MemoryConsolidator
-from bot.agent.context_budget import BudgetedProvider, ContextBudget
+from bot.agent.context.auto_recall import AutoRecall
+from bot.agent.context.budget import BudgetedProvider, ContextBudget
 from bot.agent.edits import REMEMBERED as EDITS_REMEMBERED
 from bot.agent.loop import AgentLoop
 from bot.agent.loop_parts import LoopParts
-from bot.agent.persona_turns import PersonaTurns
-from bot.agent.personas import Persona, PersonaRouter, personas_from
+from bot.agent.persona.chat_models import ChatModels, chosen_llm
+from bot.agent.persona.routes import Persona, PersonaRouter, personas_from
+from bot.agent.persona.runners import PersonaTurns
 from bot.agent.subagents import SubagentManager
-from bot.agent.turn import TurnRunner
+from bot.agent.turn.runner import TurnRunner
 from bot.app import file_tools, voice
 from bot.app.agent_parts import (
     approval_mode,

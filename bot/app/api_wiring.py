@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from bot.agent.chat_models import ChatModels
+from bot.agent.persona.chat_models import ChatModels
 from bot.app.agent_wiring import AgentApp
 from bot.config.schema import Config
 from bot.events import EventBus

@@ -9,9 +9,9 @@ from bot.agent.commands.approval import approval_answer
 from bot.agent.commands.help import GREETING, UNKNOWN_COMMAND, help_text, not_usable
 from bot.agent.commands.model import PROMPT_ID, ModelCommand
 from bot.agent.commands.session_switch import SessionSwitch
-from bot.agent.context_budget import ContextBudget
-from bot.agent.persona_turns import PersonaTurns
-from bot.agent.turn import TurnRunner
+from bot.agent.context.budget import ContextBudget
+from bot.agent.persona.runners import PersonaTurns
+from bot.agent.turn.runner import TurnRunner
 from bot.agent.turn_hooks import TurnHooks
 from bot.bus import Choice, InboundMessage
 from bot.commands.catalogue import (

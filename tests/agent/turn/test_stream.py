@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from bot.agent.stream import StreamEmitter, is_silent, summarize
+from bot.agent.turn.stream import StreamEmitter, is_silent, summarize
 from bot.bus import ChatRef
 from bot.events import (
     EventBus,

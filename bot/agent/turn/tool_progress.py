@@ -6,7 +6,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from bot.agent.stream import SUMMARY_CHARS
+from bot.agent.turn.stream import SUMMARY_CHARS
 from bot.events import EventBus, ToolUpdated
 from bot.llm.types import ToolCall
 from bot.tools.base import ToolContext

@@ -7,10 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.agent.repeats import STOP_AT, WARN_AT, RepeatGuard, refusal, stopped_reply
-from bot.agent.stream import StreamEmitter, summarize
-from bot.agent.tool_progress import ToolProgress
-from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message
+from bot.agent.turn.repeats import STOP_AT, WARN_AT, RepeatGuard, refusal, stopped_reply
+from bot.agent.turn.stream import StreamEmitter, summarize
+from bot.agent.turn.tool_progress import ToolProgress
+from bot.agent.turn.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message
 from bot.events import EventBus, LLMCalled, ToolCalled, ToolFinished
 from bot.llm.types import LENGTH_NOTE, Provider, ToolCall, Usage, tool_call_message
 from bot.tools.base import ToolContext, ToolRegistry, ToolResult
