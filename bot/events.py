@@ -56,13 +56,17 @@ class LLMCalled:
     `cached_tokens` are the prompt tokens the provider read from its cache (priced lower).
     """
 
-    session_key: str
+    chat: ChatRef
     model: str
     prompt_tokens: int
     completion_tokens: int
     duration: float
     turn_id: str = ""
     cached_tokens: int = 0
+
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,29 +134,37 @@ class ReasoningDelta:
 class ToolCalled:
     """A tool call began; `summary` is a short, capped rendering of its arguments."""
 
-    session_key: str
+    chat: ChatRef
     tool: str
     call_id: str
     turn_id: str = ""
     summary: str = ""
+
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
 
 
 @dataclass(frozen=True, slots=True)
 class ToolUpdated:
     """A running tool reported progress; `text` is what it reported (output so far, a step), capped."""
 
-    session_key: str
+    chat: ChatRef
     tool: str
     call_id: str
     text: str
     turn_id: str = ""
+
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
 
 
 @dataclass(frozen=True, slots=True)
 class ToolFinished:
     """A tool call ended; `summary` is the start of its result."""
 
-    session_key: str
+    chat: ChatRef
     tool: str
     call_id: str
     is_error: bool
@@ -164,12 +176,22 @@ class ToolFinished:
     def ok(self) -> bool:
         return not self.is_error
 
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
+
 
 @dataclass(frozen=True, slots=True)
 class ErrorOccurred:
-    session_key: str
+    """A turn failed: `where` is what failed (the model call, the turn), `error` the exception's type."""
+
+    chat: ChatRef
     where: str
     error: str
+
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,27 +209,39 @@ class ReplyDropped:
 
 @dataclass(frozen=True, slots=True)
 class Delivered:
-    session_key: str
+    chat: ChatRef
     message_id: str
     in_reply_to: str | None
     kind: str
 
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
+
 
 @dataclass(frozen=True, slots=True)
 class DeliveryFailed:
-    session_key: str
+    chat: ChatRef
     message_id: str
     in_reply_to: str | None
     error: str
+
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
 
 
 @dataclass(frozen=True, slots=True)
 class CronRan:
     job_id: str
-    session_key: str
+    chat: ChatRef
     ok: bool
     delivered: bool
     error: str | None
+
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,19 +254,27 @@ class CronSkipped:
 class SubagentSpawned:
     """A sub-agent started working on a task for the session that spawned it."""
 
-    session_key: str
+    chat: ChatRef
     subagent_id: str
     label: str
+
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
 
 
 @dataclass(frozen=True, slots=True)
 class SubagentCompleted:
     """A sub-agent ended: `status` is finished, timed out, failed or cancelled."""
 
-    session_key: str
+    chat: ChatRef
     subagent_id: str
     label: str
     status: str
+
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
 
 
 @dataclass(frozen=True, slots=True)

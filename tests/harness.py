@@ -138,7 +138,7 @@ class Harness(RepliesCollector):
         while True:
             message = await self.app.bus.consume_outbound()
             await self.app.bus.mark_sent(message.id)
-            self.app.events.emit(Delivered(message.chat.session_key, message.id, message.in_reply_to, message.kind))
+            self.app.events.emit(Delivered(message.chat, message.id, message.in_reply_to, message.kind))
             await self._arrive(message)
 
 

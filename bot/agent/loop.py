@@ -240,13 +240,13 @@ class AgentLoop:
             outcome = provider_outcome(exc)
             self._turns.close_unfinished(key, MODEL_FAILED)
             reply, kind = exc.user_message, "error"
-            self._events.emit(ErrorOccurred(key, "llm", type(exc).__name__))
+            self._events.emit(ErrorOccurred(message.chat, "llm", type(exc).__name__))
         except Exception as exc:
             outcome = "crashed"
             logger.exception("[%s] turn crashed", key)
             self._turns.close_unfinished(key, CRASHED)
             reply, kind = CRASH_REPLY, "error"
-            self._events.emit(ErrorOccurred(key, "turn", type(exc).__name__))
+            self._events.emit(ErrorOccurred(message.chat, "turn", type(exc).__name__))
         finally:
             if heartbeat and kind == "error":
                 reply = None  # nobody asked: a failed heartbeat is logged, never sent

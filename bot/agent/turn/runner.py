@@ -92,7 +92,7 @@ class TurnRunner:
                 stream.end(response.finish_reason)
             self.events.emit(
                 LLMCalled(
-                    ctx.session_key,
+                    ctx.chat,
                     self.provider.model,
                     response.usage.prompt_tokens,
                     response.usage.completion_tokens,
@@ -139,7 +139,7 @@ class TurnRunner:
 
     async def _run_call(self, call: ToolCall, ctx: ToolContext, refused: str | None) -> ToolResult:
         """Run one call (or refuse it with `refused` as its error result), reporting both ends as events."""
-        self.events.emit(ToolCalled(ctx.session_key, call.name, call.id, ctx.turn_id, summarize(call.arguments)))
+        self.events.emit(ToolCalled(ctx.chat, call.name, call.id, ctx.turn_id, summarize(call.arguments)))
         started = time.perf_counter()
         if refused is None:
             progress = ToolProgress(self.events, ctx, call)
@@ -151,7 +151,7 @@ class TurnRunner:
             result = ToolResult(call.id, call.name, refused, is_error=True)
         self.events.emit(
             ToolFinished(
-                ctx.session_key,
+                ctx.chat,
                 call.name,
                 call.id,
                 result.is_error,
