@@ -115,7 +115,7 @@ class SessionTurns:
             window = self._memory_window
             if block := await self._recall.block(scope.directory, message.chat, asked, shown_from, window):
                 messages[-1] = with_recalled(messages[-1], block)
-        messages = await self._hooks.starting(session.key, message, text, messages, first=not session.messages)
+        messages = await self._hooks.starting(message, text, messages, first=not session.messages)
         if not again:
             self._sessions.append(session, [{"role": "user", "content": text}], inbound_ids=ids)
         ctx = ToolContext(

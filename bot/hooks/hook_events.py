@@ -58,12 +58,15 @@ class MessageSent:
 class BeforeAgentStart:
     """A turn is about to call the model with `system_prompt` (Replace(text) makes `text` the system prompt)."""
 
-    session_key: str
     chat: ChatRef
     sender_id: str
     role: str
     text: str
     system_prompt: str
+
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +76,13 @@ class AgentBootstrap:
     Replace(names) builds it with those files instead: add some, drop some, reorder them.
     """
 
-    session_key: str
     chat: ChatRef
     role: str
     files: tuple[str, ...]
+
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +93,6 @@ class AgentEnd:
     `prompt_tokens` and `completion_tokens` add up its model calls.
     """
 
-    session_key: str
     chat: ChatRef
     sender_id: str
     outcome: str
@@ -96,6 +101,10 @@ class AgentEnd:
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
+
 
 @dataclass(frozen=True, slots=True)
 class BeforeToolCall:
@@ -103,10 +112,13 @@ class BeforeToolCall:
 
     tool: str
     arguments: dict[str, Any]
-    session_key: str
+    chat: ChatRef
     sender_id: str
     role: str
-    chat: ChatRef | None = None
+
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,9 +129,13 @@ class AfterToolCall:
     arguments: dict[str, Any]
     result: str
     is_error: bool
-    session_key: str
+    chat: ChatRef
     sender_id: str
     role: str
+
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +144,11 @@ class ToolResultPersist:
 
     tool: str
     result: str
-    session_key: str
+    chat: ChatRef
+
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,17 +172,23 @@ class AfterCompaction:
 class SessionStart:
     """A session's first turn begins (a new chat, or the first message after /new)."""
 
-    session_key: str
     chat: ChatRef
+
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
 
 
 @dataclass(frozen=True, slots=True)
 class SessionEnd:
     """A session was closed by /new."""
 
-    session_key: str
     chat: ChatRef
     messages: int
+
+    @property
+    def session_key(self) -> str:
+        return self.chat.session_key
 
 
 @dataclass(frozen=True, slots=True)

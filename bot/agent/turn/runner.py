@@ -184,6 +184,6 @@ class TurnRunner:
             return answer
         from bot.hooks.hook_events import Replace, ToolResultPersist
 
-        event = ToolResultPersist(answer["name"], answer["content"], ctx.session_key)
+        event = ToolResultPersist(answer["name"], answer["content"], ctx.chat)
         decision = await hooks.run("tool_result_persist", event)
         return {**answer, "content": str(decision.value)} if isinstance(decision, Replace) else answer
