@@ -30,9 +30,7 @@ from bot.app.agent_parts import (
     skill_library,
 )
 from bot.app.backend import stores_for
-from bot.app.folders import prepare_folders
-from bot.app.live_provider import SwappableProvider
-from bot.app.model_stack import ModelStack, ProviderPool
+from bot.app.model_stack import ModelStack, ProviderPool, SwappableProvider
 from bot.app.stores import Stores
 from bot.bus import InboundMessage, LocalBus, MessageBus, OutboundMessage
 from bot.chats.rules import ChatRulesBook
@@ -47,10 +45,11 @@ from bot.memory.index.scopes import QUICK_SEARCH, MemoryIndexes
 from bot.memory.index.semantic import semantic_memory
 from bot.plugins.approvals import ExecApprovals
 from bot.retry import RetryPolicy
+from bot.setup.folders import prepare_folders
 from bot.tools.ask import AskUserTool, Questions
 from bot.tools.base import ToolRegistry
 from bot.tools.image import GenerateImageTool
-from bot.tools.mcp import MCPServers
+from bot.tools.mcp.servers import MCPServers
 from bot.tools.protected import ProtectedPaths
 from bot.tools.recall import RecallTool
 from bot.tools.spawn import SpawnTool

@@ -18,11 +18,12 @@ from bot.agents.heartbeats import AgentHeartbeats
 from bot.app.agent_rpc import control_handlers
 from bot.app.agent_wiring import AgentApp
 from bot.app.api_wiring import api_channel
-from bot.app.backend import stores_for
+from bot.app.backend import deliveries_for, stores_for
 from bot.app.channel_kinds import ChatBot, chat_bots
 from bot.app.chat_channels import access_policies, add_chat_channels, channel_manager, check_webhooks_served
 from bot.app.rosters import agent_roster
 from bot.app.stores import Stores
+from bot.app.trigger_wiring import GatewayTriggers
 from bot.cluster.roles import Role
 from bot.cluster.run_events import RunEventRelay
 from bot.config.paths import control_socket
@@ -44,6 +45,7 @@ from bot.scheduler.heartbeat import HeartbeatService
 from bot.telemetry.prometheus import PrometheusFigures
 from bot.telemetry.switch import start_telemetry
 from bot.tools.cron import CronTool
+from bot.triggers.desk import trigger_sender
 from channels.gateway.watchdog import is_fresh
 
 if TYPE_CHECKING:
@@ -127,6 +129,13 @@ class Gateway:
         for channel_class in self.agent.plugins.channels:
             self.names.append(channel_class.name)
             self.manager.add(channel_class(self.manager.publisher(channel_class.name)))
+        self.triggers: GatewayTriggers | None = None
+        if config.triggers and self.role != "worker":  # the webhooks are served where the channels run
+            running = [*self.names, "api"] if config.channels.api.enabled else self.names
+            self.triggers = GatewayTriggers(config, self.agent.bus, running, deliveries_for(config))
+            webhooks = [*webhooks, *self.triggers.routes]
+            if self.triggers.relay is not None:
+                self.manager.add(self.triggers.relay)
         return webhooks
 
     def _scheduled(self, stores: Stores) -> tuple[CronService, HeartbeatService]:
@@ -166,6 +175,9 @@ class Gateway:
             )
             self.manager.add(self.api)
             self.names.append("api")
+            if self.triggers is not None:
+                adopt = self.api.adopt_run
+                self.triggers.desk.watch(lambda run: adopt(run.run_id, trigger_sender(run.trigger), run.session_key))
         elif config.health.port is not None:
             from channels.health_http import HealthServer
 
@@ -178,12 +190,15 @@ class Gateway:
             **gateway_handlers(self.cron, self.manager, self.names, lambda: self.agent.budget.cramped),
             **control_handlers(self.api),
             **session_handlers(self.agent.bus.publish_inbound),
+            **(self.triggers.control_handlers() if self.triggers is not None else {}),
         }
 
     def _parts(self) -> list[Part]:
         """This role's parts in starting order; `stop` stops them in the reverse order."""
         role, agent, hooks = self.role, self.agent, self.agent.plugins.hooks
         parts: list[Part] = [(self._start_telemetry, None)]
+        if (triggers := self.triggers) is not None:
+            parts.append((at_once(partial(triggers.start, self.api_events)), at_once(triggers.stop)))
         if self.health_server is not None:
             parts.append((self.health_server.start, self.health_server.stop))
         if role == "gateway":
@@ -201,7 +216,9 @@ class Gateway:
             parts.append((relay, run_events.stop))
         if role != "worker":
             if self.leases is not None:
-                parts.append((partial(self.leases.hold_channels, self.names, self._lost_channel), self.leases.release))
+                relayed = [triggers.relay.key] if triggers and triggers.relay else []
+                hold = partial(self.leases.hold_channels, self.names, self._lost_channel, relayed)
+                parts.append((hold, self.leases.release))
             parts.append((self.manager.start, self.manager.stop))
         parts.append((None, self._finish_work))
         if role != "gateway":
@@ -304,3 +321,12 @@ def running_bots(bots: list[ChatBot], config: Config) -> list[ChatBot]:
     the restart that removes it (adding or removing a bot needs one)."""
     fresh = {bot.key: bot for bot in chat_bots(config)}
     return [fresh.get(bot.key, bot) for bot in bots]
+
+
+def at_once(step: Callable[[], object]) -> Step:
+    """A synchronous start or stop as a part's step."""
+
+    async def run() -> None:
+        step()
+
+    return run
