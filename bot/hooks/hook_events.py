@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bot.bus import ChatRef
+from bot.bus import AboutChat, ChatRef
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +55,7 @@ class MessageSent:
 
 
 @dataclass(frozen=True, slots=True)
-class BeforeAgentStart:
+class BeforeAgentStart(AboutChat):
     """A turn is about to call the model with `system_prompt` (Replace(text) makes `text` the system prompt)."""
 
     chat: ChatRef
@@ -64,13 +64,9 @@ class BeforeAgentStart:
     text: str
     system_prompt: str
 
-    @property
-    def session_key(self) -> str:
-        return self.chat.session_key
-
 
 @dataclass(frozen=True, slots=True)
-class AgentBootstrap:
+class AgentBootstrap(AboutChat):
     """A turn's system prompt is about to be built with `files` (workspace-relative names, in order).
 
     Replace(names) builds it with those files instead: add some, drop some, reorder them.
@@ -80,13 +76,9 @@ class AgentBootstrap:
     role: str
     files: tuple[str, ...]
 
-    @property
-    def session_key(self) -> str:
-        return self.chat.session_key
-
 
 @dataclass(frozen=True, slots=True)
-class AgentEnd:
+class AgentEnd(AboutChat):
     """A turn ended: how (answered, timed out, stopped, ...), the reply if any, what it added and the tokens it used.
 
     `messages` are the messages the turn added to its session (the user's, the model's, tool results);
@@ -101,13 +93,9 @@ class AgentEnd:
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
-    @property
-    def session_key(self) -> str:
-        return self.chat.session_key
-
 
 @dataclass(frozen=True, slots=True)
-class BeforeToolCall:
+class BeforeToolCall(AboutChat):
     """The model asked for a tool (Block(reason) refuses it, Replace(arguments) changes its arguments)."""
 
     tool: str
@@ -116,13 +104,9 @@ class BeforeToolCall:
     sender_id: str
     role: str
 
-    @property
-    def session_key(self) -> str:
-        return self.chat.session_key
-
 
 @dataclass(frozen=True, slots=True)
-class AfterToolCall:
+class AfterToolCall(AboutChat):
     """A tool call finished (Replace(text) gives the model `text` as the result instead)."""
 
     tool: str
@@ -133,22 +117,14 @@ class AfterToolCall:
     sender_id: str
     role: str
 
-    @property
-    def session_key(self) -> str:
-        return self.chat.session_key
-
 
 @dataclass(frozen=True, slots=True)
-class ToolResultPersist:
+class ToolResultPersist(AboutChat):
     """A tool result is about to be saved in the session (Replace(text) saves `text` instead)."""
 
     tool: str
     result: str
     chat: ChatRef
-
-    @property
-    def session_key(self) -> str:
-        return self.chat.session_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,26 +145,18 @@ class AfterCompaction:
 
 
 @dataclass(frozen=True, slots=True)
-class SessionStart:
+class SessionStart(AboutChat):
     """A session's first turn begins (a new chat, or the first message after /new)."""
 
     chat: ChatRef
 
-    @property
-    def session_key(self) -> str:
-        return self.chat.session_key
-
 
 @dataclass(frozen=True, slots=True)
-class SessionEnd:
+class SessionEnd(AboutChat):
     """A session was closed by /new."""
 
     chat: ChatRef
     messages: int
-
-    @property
-    def session_key(self) -> str:
-        return self.chat.session_key
 
 
 @dataclass(frozen=True, slots=True)
