@@ -21,6 +21,7 @@ pytest_plugins = [
     "tests.redis_server",  # `redis_url`
     "tests.mail_servers",  # `dovecot`, `smtp_sink`
     "tests.support.matrix_fixtures",  # `synapse`, `matrix_world`
+    "tests.support.ngircd",  # `ngircd`, `throttling_ngircd`
 ]
 
 # Before any test imports litellm (lazily, through bot.llm): otherwise it downloads the price map at import.

@@ -39,6 +39,9 @@ class Platform(ABC):
     """Whether the bot can edit a message it sent (else a live reply goes out whole, once)."""
     reacts: ClassVar[bool] = True
     """Whether the bot can put a reaction on a user's message (else the channel has no `react`)."""
+    carries_files: ClassVar[bool] = True
+    """Whether files travel in chats (else users cannot send one, and a file the bot sends becomes a notice naming
+    it)."""
     gateway_sections: ClassVar[dict[str, Any]] = {}
     """Top-level config sections the gateway needs for this platform (a webhook needs `health.port`)."""
 
