@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.agent.tool_progress import ToolProgress
+from bot.agent.turn.tool_progress import ToolProgress
 from bot.bus import ChatRef, Trust
 from bot.events import EventBus, ToolUpdated
 from bot.llm.types import ToolCall

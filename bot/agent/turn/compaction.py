@@ -7,7 +7,7 @@ import logging
 from dataclasses import replace
 from typing import Any
 
-from bot.agent.tool_results import clip_text
+from bot.agent.turn.tool_results import clip_text
 from bot.hooks.handlers import Hooks
 from bot.hooks.hook_events import AfterCompaction, BeforeCompaction
 from bot.llm.tokens import CHARS_PER_TOKEN, estimate_each

@@ -7,10 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.agent.repeats import STOP_AT, WARN_AT, RepeatGuard, refusal, stopped_reply
-from bot.agent.stream import StreamEmitter, summarize
-from bot.agent.tool_progress import ToolProgress
-from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message
+from bot.agent.turn.repeats import STOP_AT, WARN_AT, RepeatGuard, refusal, stopped_reply
+from bot.agent.turn.stream import StreamEmitter, summarize
+from bot.agent.turn.tool_progress import ToolProgress
+from bot.agent.turn.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message
 from bot.events import EventBus, LLMCalled, ToolCalled, ToolFinished
 from bot.llm.types import LENGTH_NOTE, Provider, ToolCall, Usage, tool_call_message
 from bot.tools.base import ToolContext, ToolRegistry, ToolResult
@@ -92,7 +92,7 @@ class TurnRunner:
                 stream.end(response.finish_reason)
             self.events.emit(
                 LLMCalled(
-                    ctx.session_key,
+                    ctx.chat,
                     self.provider.model,
                     response.usage.prompt_tokens,
                     response.usage.completion_tokens,
@@ -139,7 +139,7 @@ class TurnRunner:
 
     async def _run_call(self, call: ToolCall, ctx: ToolContext, refused: str | None) -> ToolResult:
         """Run one call (or refuse it with `refused` as its error result), reporting both ends as events."""
-        self.events.emit(ToolCalled(ctx.session_key, call.name, call.id, ctx.turn_id, summarize(call.arguments)))
+        self.events.emit(ToolCalled(ctx.chat, call.name, call.id, ctx.turn_id, summarize(call.arguments)))
         started = time.perf_counter()
         if refused is None:
             progress = ToolProgress(self.events, ctx, call)
@@ -151,7 +151,7 @@ class TurnRunner:
             result = ToolResult(call.id, call.name, refused, is_error=True)
         self.events.emit(
             ToolFinished(
-                ctx.session_key,
+                ctx.chat,
                 call.name,
                 call.id,
                 result.is_error,
@@ -184,6 +184,6 @@ class TurnRunner:
             return answer
         from bot.hooks.hook_events import Replace, ToolResultPersist
 
-        event = ToolResultPersist(answer["name"], answer["content"], ctx.session_key)
+        event = ToolResultPersist(answer["name"], answer["content"], ctx.chat)
         decision = await hooks.run("tool_result_persist", event)
         return {**answer, "content": str(decision.value)} if isinstance(decision, Replace) else answer

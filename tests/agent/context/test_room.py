@@ -2,7 +2,7 @@
 
 from datetime import UTC
 
-from bot.agent.room import UNTRUSTED_END, context_text, quote_text, turn_trust
+from bot.agent.context.room import UNTRUSTED_END, context_text, quote_text, turn_trust
 from bot.bus import Attachment, ChatRef, GroupLine, InboundMessage, Quote, Trust
 
 

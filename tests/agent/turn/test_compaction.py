@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bot.agent.compaction import TurnCompactor, tokens_of
+from bot.agent.turn.compaction import TurnCompactor, tokens_of
 from bot.errors import PromptTooLarge
 from bot.hooks.handlers import Hooks
 from bot.hooks.hook_events import AfterCompaction, BeforeCompaction
@@ -16,7 +16,7 @@ from bot.llm.types import LLMResponse
 from bot.sessions.safe_history import pair_safe
 from bot.tools.base import Tool, ToolContext
 from bot.usage.charge import Charge, charged_to
-from tests.agent.test_context_budget import OVERFLOW, assert_tool_pairs_whole
+from tests.agent.context.test_budget import OVERFLOW, assert_tool_pairs_whole
 from tests.fakes.openai_server import FakeLLM, Reply, Text, ToolCalls
 from tests.support.harness import Harness
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.agent.personas import Persona
+from bot.agent.persona.routes import Persona
 from bot.bus import ChatRef, InboundMessage
 from bot.chats.rules import ChatRulesBook
 from bot.config.schema_memory import AutoRecallConfig

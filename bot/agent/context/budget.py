@@ -9,7 +9,7 @@ from collections.abc import Callable
 from itertools import accumulate
 from typing import Any
 
-from bot.agent.compaction import TurnCompactor, tokens_of
+from bot.agent.turn.compaction import TurnCompactor, tokens_of
 from bot.errors import ContextOverflow, MessageTooLarge, PromptTooLarge
 from bot.hooks.handlers import Hooks
 from bot.llm.context_window import ContextWindow

@@ -3,7 +3,7 @@
 import os
 from pathlib import Path
 
-from bot.agent.system_prompt_cache import SystemPromptCache, stamp
+from bot.agent.context.prompt_cache import SystemPromptCache, stamp
 
 
 def test_a_prompt_is_reused_until_a_file_or_an_input_changes(tmp_path: Path) -> None:

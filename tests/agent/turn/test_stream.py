@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from bot.agent.stream import StreamEmitter, is_silent, summarize
+from bot.agent.turn.stream import StreamEmitter, is_silent, summarize
 from bot.bus import ChatRef
 from bot.events import (
     EventBus,
@@ -88,8 +88,8 @@ def test_events_are_plain_json() -> None:
         StreamDelta(CHAT, "t", "m", "hi"),
         StreamEnded(CHAT, "t", "m", "stop"),
         ReasoningDelta(CHAT, "t", "m", "thinking"),
-        ToolCalled("telegram:42", "web_search", "c1", "t", summarize({"query": "weather"})),
-        ToolFinished("telegram:42", "web_search", "c1", False, 0.5, "t", "sunny"),
+        ToolCalled(ChatRef("telegram", "42"), "web_search", "c1", "t", summarize({"query": "weather"})),
+        ToolFinished(ChatRef("telegram", "42"), "web_search", "c1", False, 0.5, "t", "sunny"),
     ]
     for event in samples:
         data = json.loads(json.dumps(event_to_json(event)))

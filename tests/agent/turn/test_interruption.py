@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from bot.agent.interruption import closing_results, human_duration
+from bot.agent.turn.interruption import closing_results, human_duration
 from bot.sessions.store import SessionStore
 from bot.tools.base import Tool, ToolContext
 from tests.fakes.openai_server import FakeLLM, ToolCalls

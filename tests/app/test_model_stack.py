@@ -3,7 +3,7 @@
 import asyncio
 from typing import Any
 
-from bot.app.live_provider import SwappableProvider
+from bot.app.model_stack import SwappableProvider
 from bot.llm.types import LLMResponse
 
 

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.agent.personas import Persona, PersonaRouter
+from bot.agent.persona.routes import Persona, PersonaRouter
 from bot.bus import ChatRef, InboundMessage
 from bot.config.schema import Config, LLMConfig, RouteConfig
 from bot.errors import ConfigError

@@ -6,7 +6,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from bot.agent.stream import SUMMARY_CHARS
+from bot.agent.turn.stream import SUMMARY_CHARS
 from bot.events import EventBus, ToolUpdated
 from bot.llm.types import ToolCall
 from bot.tools.base import ToolContext
@@ -57,4 +57,4 @@ class ToolProgress:
         self._last = self._clock()
         held, self._held = self._held, ""
         shown = held if len(held) <= SUMMARY_CHARS else "…" + held[-(SUMMARY_CHARS - 1) :]  # the newest part
-        self._events.emit(ToolUpdated(self._ctx.session_key, self._call.name, self._call.id, shown, self._ctx.turn_id))
+        self._events.emit(ToolUpdated(self._ctx.chat, self._call.name, self._call.id, shown, self._ctx.turn_id))

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.agent.attachments import describe_attachment
-from bot.agent.room import context_text, quote_text
-from bot.agent.system_prompt_cache import Stamp, SystemPromptCache, stamp
-from bot.agent.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message, shorten_earlier_recall
+from bot.agent.context.attachments import describe_attachment
+from bot.agent.context.prompt_cache import Stamp, SystemPromptCache, stamp
+from bot.agent.context.room import context_text, quote_text
+from bot.agent.turn.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message, shorten_earlier_recall
 from bot.bus import Attachment, InboundMessage, Trust
 from bot.files.records import FileRecord
 from bot.memory.files import MemoryScope, scope_for

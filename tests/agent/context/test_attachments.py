@@ -1,7 +1,7 @@
 import re
 from pathlib import Path
 
-from bot.agent.attachments import describe_attachment
+from bot.agent.context.attachments import describe_attachment
 from bot.bus import Attachment
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram

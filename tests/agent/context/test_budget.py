@@ -3,7 +3,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from bot.agent.context_budget import ContextBudget, counted_fit, fit_history
+from bot.agent.context.budget import ContextBudget, counted_fit, fit_history
 from bot.config.schema import LLMConfig
 from bot.errors import ContextOverflow, MessageTooLarge
 from bot.llm.context_window import ContextWindow
@@ -179,7 +179,7 @@ async def test_a_memory_file_larger_than_its_share_is_cut_with_a_note(
     memory.parent.mkdir(parents=True)
     memory.write_text("- fact\n" * 3000 + "- THE LAST FACT\n")
     async with Harness(tmp_path, fake_llm, llm={"context_window": 8000}) as bot:
-        with caplog.at_level(logging.INFO, logger="bot.agent.context"):
+        with caplog.at_level(logging.INFO, logger="bot.agent.context.builder"):
             await bot.ask("hi", chat="console:local")
     system = fake_llm.requests[0]["messages"][0]["content"]
     assert "THE LAST FACT" not in system

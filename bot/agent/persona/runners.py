@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bot.agent.chat_models import ChatModels
-from bot.agent.personas import Persona, PersonaRouter
-from bot.agent.turn import TurnRunner
+from bot.agent.persona.chat_models import ChatModels
+from bot.agent.persona.routes import Persona, PersonaRouter
+from bot.agent.turn.runner import TurnRunner
 from bot.bus import InboundMessage
 from bot.config.schema import ModelChoiceConfig
 

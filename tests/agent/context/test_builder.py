@@ -3,7 +3,7 @@
 import os
 from pathlib import Path
 
-from bot.agent.context import ContextBuilder, FileCache
+from bot.agent.context.builder import ContextBuilder, FileCache
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.memory.files import MemoryScope, scope_for
 from bot.skills import SkillLibrary
