@@ -78,7 +78,7 @@ def answer_init(home: Path, base_url: str, transcript: io.StringIO, env_key: str
     child.sendline(base_url)
     child.expect_exact("API key")
     child.sendline("")
-    for name in ("telegram", "discord", "slack"):
+    for name in ("telegram", "discord", "slack", "teams"):
         child.expect_exact(f"Enable {name}?")
         child.sendline("n")
     child.expect_exact("Enable the web chat")

@@ -39,6 +39,8 @@ class Platform(ABC):
     """Whether the bot can edit a message it sent (else a live reply goes out whole, once)."""
     reacts: ClassVar[bool] = True
     """Whether the bot can put a reaction on a user's message (else the channel has no `react`)."""
+    files_in_groups: ClassVar[bool] = True
+    """Whether the bot can send files in a group (else only in a direct chat, and a group gets a line naming them)."""
     gateway_sections: ClassVar[dict[str, Any]] = {}
     """Top-level config sections the gateway needs for this platform (a webhook needs `health.port`)."""
 
@@ -131,6 +133,10 @@ class Platform(ABC):
     @abstractmethod
     async def wait_for(self, check: Callable[[], bool], what: str) -> None:
         """Return once `check()` holds, re-checked whenever the fake records a call; `what` names it on a timeout."""
+
+    def direct_chat(self, user: str) -> ChatRef:
+        """The bot's direct chat with `user` (on most platforms the chat's id is the user's)."""
+        return ChatRef(self.name, user)
 
     def serving(self, gateway: Any) -> None:
         """Told that `gateway` (a started `tests.harness.GatewayUnderTest`) serves the platform, e.g. where its

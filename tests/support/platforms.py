@@ -11,6 +11,7 @@ from channels.base import Channel
 from tests.fakes.discord_server import TEXT_LIMIT as DISCORD_LIMIT
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.slack_server import FakeSlack
+from tests.fakes.teams_server import FakeTeams
 from tests.fakes.telegram_html import html_visible_text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.fakes.whatsapp_server import FakeWhatsApp
@@ -20,6 +21,7 @@ from tests.support.apps import Email, WhatsApp
 from tests.support.matrix_world import MatrixWorld
 from tests.support.platform import Platform
 from tests.support.platform_matrix import Matrix
+from tests.support.platform_teams import Teams
 
 
 class Telegram(Platform):
@@ -270,6 +272,7 @@ PLATFORMS: dict[str, tuple[type[Any], type[Platform]]] = {
     "matrix": (MatrixWorld, Matrix),
     "whatsapp": (FakeWhatsApp, WhatsApp),
     "email": (MailPlatform, Email),
+    "teams": (FakeTeams, Teams),
 }
 """Each platform's fake server and its face, by channel name."""
 

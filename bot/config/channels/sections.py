@@ -11,6 +11,7 @@ from bot.config.channels.discord import DiscordConfig
 from bot.config.channels.email import EmailConfig
 from bot.config.channels.matrix import MatrixConfig
 from bot.config.channels.slack import SlackConfig
+from bot.config.channels.teams import TeamsConfig
 from bot.config.channels.telegram import TelegramConfig
 from bot.config.channels.whatsapp import WhatsAppConfig
 from bot.config.section import Section
@@ -24,6 +25,7 @@ class ChannelsConfig(Section):
     matrix: MatrixConfig = MatrixConfig()
     whatsapp: WhatsAppConfig = WhatsAppConfig()
     email: EmailConfig = EmailConfig()
+    teams: TeamsConfig = TeamsConfig()
     api: ApiConfig = ApiConfig()
 
     def chat_sections(self) -> dict[str, ChannelSection]:

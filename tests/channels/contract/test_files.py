@@ -26,7 +26,12 @@ async def test_a_file_the_bot_sends_is_uploaded_with_its_name(
 ) -> None:
     report = tmp_path / "report.txt"
     report.write_text("all systems nominal\n")
-    message = OutboundMessage(platform.group_chat, "the report", files=(Attachment(str(report), "text/plain"),))
-    await bot.gateway.agent.bus.publish_outbound(message)
+    files = (Attachment(str(report), "text/plain"),)
+    if not platform.files_in_groups:  # declared: files go only to direct chats, and a group gets a line naming them
+        await bot.gateway.agent.bus.publish_outbound(OutboundMessage(platform.group_chat, "the report", files=files))
+        await platform.wait_for(lambda: any("report.txt" in text for text in platform.sent()), "the file named")
+        assert platform.uploads() == []
+    chat = platform.group_chat if platform.files_in_groups else platform.direct_chat(platform.owner)
+    await bot.gateway.agent.bus.publish_outbound(OutboundMessage(chat, "the report", files=files))
     await platform.wait_uploads(1)
     assert platform.uploads() == ["report.txt"]
