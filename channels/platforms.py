@@ -3,7 +3,7 @@ line here (with its config section in bot/config/channels/)."""
 
 from __future__ import annotations
 
-from channels import discord, email, matrix, slack, teams, telegram, whatsapp
+from channels import discord, email, irc, matrix, mattermost, signal, slack, teams, telegram, whatsapp, xmpp
 from channels.kind import Kind
 
 KINDS: dict[str, Kind] = {
@@ -15,6 +15,10 @@ KINDS: dict[str, Kind] = {
         matrix.KIND,
         whatsapp.KIND,
         email.KIND,
+        mattermost.KIND,
+        signal.KIND,
+        irc.KIND,
+        xmpp.KIND,
         teams.KIND,
     )
 }

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from bot.tools.sandbox import bwrap_problem
+from bot.tools.sandbox.exec_sandbox import bwrap_problem
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.slack_server import FakeSlack
@@ -21,6 +21,7 @@ pytest_plugins = [
     "tests.redis_server",  # `redis_url`
     "tests.mail_servers",  # `dovecot`, `smtp_sink`
     "tests.support.matrix_fixtures",  # `synapse`, `matrix_world`
+    "tests.support.ngircd",  # `ngircd`, `throttling_ngircd`
 ]
 
 # Before any test imports litellm (lazily, through bot.llm): otherwise it downloads the price map at import.

@@ -11,16 +11,19 @@ from aiohttp import web
 from bot.bus import ChatRef, EarlierMessage, InboundMessage, OutboundMessage, new_id
 from bot.config.channels.api import ApiConfig
 from bot.events import CronSkipped, Event, EventBus, HeartbeatTicked, TurnFinished
-from channels.api import admin, agent_http, front_door, login, openai_compat, pages, ws
+from channels.api import admin, pages, ws
 from channels.api.admin import AdminBackend
-from channels.api.auth import Caller, FailureLockout, TokenBook
 from channels.api.frames import Frame, event_frame, message_frame
-from channels.api.gate import Gatekeeper
 from channels.api.hub import CHANNEL, OWNERS, Hub
-from channels.api.origins import OriginPolicy
-from channels.api.rpc import Watch
-from channels.api.runs import Run, RunBook, run_topic
-from channels.api.web_sessions import WebSessions
+from channels.api.openai import endpoint as openai_endpoint
+from channels.api.rpc import http as agent_http
+from channels.api.rpc.methods import Watch
+from channels.api.rpc.runs import Run, RunBook, run_topic
+from channels.api.web import front_door, login
+from channels.api.web.auth import Caller, FailureLockout, TokenBook
+from channels.api.web.gate import Gatekeeper
+from channels.api.web.origins import OriginPolicy
+from channels.api.web.sessions import WebSessions
 from channels.base import Channel, Publish
 from channels.health_http import HealthProbe, add_health_routes
 from channels.numbered import NumberedChoices
@@ -70,7 +73,7 @@ class ApiChannel(Channel):
         front_door.install(app)
         login.add_routes(app, self.gate)
         ws.add_routes(app, self)
-        openai_compat.add_routes(app, self)
+        openai_endpoint.add_routes(app, self)
         agent_http.add_routes(app, self)
         pages.add_routes(app, self)
         if self._admin is not None:

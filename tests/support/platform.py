@@ -39,6 +39,9 @@ class Platform(ABC):
     """Whether the bot can edit a message it sent (else a live reply goes out whole, once)."""
     reacts: ClassVar[bool] = True
     """Whether the bot can put a reaction on a user's message (else the channel has no `react`)."""
+    carries_files: ClassVar[bool] = True
+    """Whether files travel in chats (else users cannot send one, and a file the bot sends becomes a notice naming
+    it)."""
     files_in_groups: ClassVar[bool] = True
     """Whether the bot can send files in a group (else only in a direct chat, and a group gets a line naming them)."""
     gateway_sections: ClassVar[dict[str, Any]] = {}

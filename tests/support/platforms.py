@@ -10,6 +10,8 @@ from bot.bus import ChatRef
 from channels.base import Channel
 from tests.fakes.discord_server import TEXT_LIMIT as DISCORD_LIMIT
 from tests.fakes.discord_server import FakeDiscord
+from tests.fakes.mattermost_server import FakeMattermost
+from tests.fakes.signal_daemon import FakeSignalDaemon
 from tests.fakes.slack_server import FakeSlack
 from tests.fakes.teams_server import FakeTeams
 from tests.fakes.telegram_html import html_visible_text
@@ -18,10 +20,13 @@ from tests.fakes.whatsapp_server import FakeWhatsApp
 from tests.mail_servers import MailPlatform
 from tests.support.adapter import AdapterUnderTest, discord_adapter, slack_adapter, telegram_adapter
 from tests.support.apps import Email, WhatsApp
+from tests.support.irc_world import IrcWorld
 from tests.support.matrix_world import MatrixWorld
 from tests.support.platform import Platform
+from tests.support.platform_irc import Irc
 from tests.support.platform_matrix import Matrix
 from tests.support.platform_teams import Teams
+from tests.support.selfhosted import Mattermost, Signal
 
 
 class Telegram(Platform):
@@ -272,6 +277,9 @@ PLATFORMS: dict[str, tuple[type[Any], type[Platform]]] = {
     "matrix": (MatrixWorld, Matrix),
     "whatsapp": (FakeWhatsApp, WhatsApp),
     "email": (MailPlatform, Email),
+    "mattermost": (FakeMattermost, Mattermost),
+    "signal": (FakeSignalDaemon, Signal),
+    "irc": (IrcWorld, Irc),
     "teams": (FakeTeams, Teams),
 }
 """Each platform's fake server and its face, by channel name."""

@@ -1,4 +1,5 @@
-"""Files on every platform: a file sent to the bot reaches the model, a file the bot sends arrives as an upload."""
+"""Files on every platform: a file sent to the bot reaches the model, a file the bot sends arrives as an upload;
+where chats carry no files (IRC), a file offered to the bot and one it sends are named in text instead."""
 
 from pathlib import Path
 
@@ -15,6 +16,9 @@ async def test_a_text_file_sent_to_the_bot_reaches_the_model(
     content = b"the launch code is 4217\n"
     platform.dm_file(content, "notes.txt", "text/plain", platform.owner)
     await platform.wait_sent(1)
+    if not platform.carries_files:  # declared: the file cannot come, so the model is told what was offered
+        assert "notes.txt" in user_texts(fake_llm)[0] and "4217" not in user_texts(fake_llm)[0]
+        return
     assert "the launch code is 4217" in user_texts(fake_llm)[0]
     inbox = bot.config.workspace / "inbox" / platform.name
     (saved,) = [path for path in inbox.rglob("*") if path.is_file()]
@@ -27,11 +31,17 @@ async def test_a_file_the_bot_sends_is_uploaded_with_its_name(
     report = tmp_path / "report.txt"
     report.write_text("all systems nominal\n")
     files = (Attachment(str(report), "text/plain"),)
+    message = OutboundMessage(platform.group_chat, "the report", files=files)
+    await bot.gateway.agent.bus.publish_outbound(message)
+    if not platform.carries_files:  # declared: no files in chats, so the file is named in a notice instead
+        await platform.wait_sent(2)
+        assert platform.sent()[0] == "the report" and "report.txt" in platform.sent()[1]
+        assert platform.uploads() == []
+        return
     if not platform.files_in_groups:  # declared: files go only to direct chats, and a group gets a line naming them
-        await bot.gateway.agent.bus.publish_outbound(OutboundMessage(platform.group_chat, "the report", files=files))
         await platform.wait_for(lambda: any("report.txt" in text for text in platform.sent()), "the file named")
         assert platform.uploads() == []
-    chat = platform.group_chat if platform.files_in_groups else platform.direct_chat(platform.owner)
-    await bot.gateway.agent.bus.publish_outbound(OutboundMessage(chat, "the report", files=files))
+        message = OutboundMessage(platform.direct_chat(platform.owner), "the report", files=files)
+        await bot.gateway.agent.bus.publish_outbound(message)
     await platform.wait_uploads(1)
     assert platform.uploads() == ["report.txt"]
