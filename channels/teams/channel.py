@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -168,9 +169,13 @@ class TeamsChannel(Channel):
         self._seen.add(message_id)
 
     async def _fetch(self, media: MediaRef, target: Path) -> None:
-        """A file's pre-authorised download URL as is; an inline image's content URL with the bot's token."""
+        """A file's pre-authorised download URL as is; an inline image's content URL with the bot's token, which goes
+        only to a Connector host an activity came from."""
         assert self._http is not None and self._credentials is not None
         headers: dict[str, str] = {}
         if media.kind == "image" and media.source == media.unique_id:
+            services = {urlsplit(url).hostname for url in (*self._services.values(), self._config.service_url)}
+            if urlsplit(media.source).hostname not in services:
+                raise ChannelError(f"not sending the bot's token to {urlsplit(media.source).hostname}")
             headers["Authorization"] = f"Bearer {await self._credentials.token()}"
         await download_capped(self._http, media.source, target, headers)

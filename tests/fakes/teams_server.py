@@ -92,6 +92,7 @@ class FakeTeams:
         app.router.add_delete("/teams/v3/conversations/{cid}/activities/{aid}", self._delete)
         app.router.add_put("/upload/{name}", self._upload)
         app.router.add_get("/files/{name}", self._download)
+        app.router.add_get("/teams/v3/attachments/{name}/views/original", self._attachment)
         self._site = LoopbackSite(app)
         self.port = await self._site.start()
         self.issuer.base = f"http://127.0.0.1:{self.port}"
@@ -170,6 +171,13 @@ class FakeTeams:
             },
         }
         return self.personal("", user, attachments=[attachment])
+
+    def personal_image(self, content: bytes, user: str, host: str = "") -> dict[str, Any]:
+        """`user` pastes an image in their personal chat: served by the Connector (bot token) at `host` or its own."""
+        self.files["pasted.png"] = content
+        base = host or f"http://127.0.0.1:{self.port}"
+        url = f"{base}/teams/v3/attachments/pasted.png/views/original"
+        return self.personal("", user, attachments=[{"contentType": "image/png", "contentUrl": url}])
 
     def press(self, sent: dict[str, Any], label: str, user: str) -> dict[str, Any]:
         """`user` presses the Action.Submit button `label` of a card the bot sent; queued for delivery."""
@@ -266,6 +274,11 @@ class FakeTeams:
         self.uploads.append((request.match_info["name"], await request.read()))
         await self._waiter.notify()
         return web.json_response({"id": "drive-item", "name": request.match_info["name"]}, status=201)
+
+    async def _attachment(self, request: web.Request) -> web.Response:
+        if not self.issuer.granted_token(request.headers.get("Authorization")):
+            return connector_error(401, "Unauthorized", "Authorization has been denied for this request.")
+        return web.Response(body=self.files[request.match_info["name"]], content_type="image/png")
 
     async def _download(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
