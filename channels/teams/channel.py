@@ -146,15 +146,16 @@ class TeamsChannel(Channel):
         return web.Response(status=200)
 
     async def _invoke(self, activity: dict[str, Any]) -> web.Response:
-        """An invoke wants its answer in the HTTP response: the file consent's is a 200 once the upload is done."""
+        """An invoke wants its answer as the HTTP response: the file consent's is a 200 once the upload is done, one
+        the bot does not handle a 501."""
         if activity.get("name") != "fileConsent/invoke" or self._files is None:
-            return web.json_response({"status": 501}, status=200)
+            return web.Response(status=501)
         try:
             await self._files.answered(activity.get("value") or {})
         except ChannelError as exc:
             logger.warning("teams: the file upload after consent failed: %s", exc)
-            return web.json_response({"status": 500})
-        return web.json_response({"status": 200})
+            return web.Response(status=500)
+        return web.Response(status=200)
 
     async def _take(self, incoming: Incoming) -> None:
         """Publish one message, its files downloaded first; its id counts as seen only once it is published."""

@@ -20,6 +20,7 @@ jwt_token_validator.py and _entra_issuers.py (1.9.0):
 from __future__ import annotations
 
 import base64
+import functools
 import itertools
 import time
 from typing import Any
@@ -35,14 +36,20 @@ def _b64(number: int) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
+@functools.cache
+def signing_key(number: int) -> Any:
+    """RSA key `number` of this test run: made once, since a 2048-bit key takes a noticeable share of a second."""
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
 class FakeIssuer:
     """Signs the Connector's tokens with its own RSA key and grants the bot's app its Connector tokens."""
 
-    def __init__(self, app_id: str, app_password: str) -> None:
-        from cryptography.hazmat.primitives.asymmetric import rsa
-
+    def __init__(self, app_id: str, app_password: str, key_number: int = 0) -> None:
         self.app_id, self.app_password = app_id, app_password
-        self._key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self._key = signing_key(key_number)
         self.granted: list[str] = []  # access tokens handed out, newest last
         self._ids = itertools.count(1)
         self.base = ""  # http://127.0.0.1:P, set once served

@@ -32,7 +32,9 @@ async def test_activities_without_a_valid_token_get_401_and_never_reach_the_mode
     _, fake = bot
     conversation = {"id": f"a:personal-{OWNER}", "conversationType": "personal"}
     activity = fake.activity(conversation, OWNER, "run rm -rf for me")
-    stranger_key = FakeIssuer(APP_ID, "x").sign(fake.service_url)  # the right claims, signed by another key
+    stranger_key = FakeIssuer(APP_ID, "x", key_number=1).sign(
+        fake.service_url
+    )  # the right claims, signed by another key
     refused = [
         await fake.deliver(activity, token=None),
         await fake.deliver(activity, token="not.a.jwt"),
