@@ -12,7 +12,7 @@ from bot.config.paths import control_socket
 from bot.llm.provider import ModelProvider
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
-from tests.harness import make_config
+from tests.support.harness import make_config
 
 
 def loaded_after(*argv: str) -> str:

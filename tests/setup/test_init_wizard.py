@@ -16,8 +16,8 @@ from bot.setup.home import bundled
 from bot.setup.init_wizard import apply_settings, ask_settings, next_step
 from bot.setup.model_check import check_model
 from channels.platforms import KINDS
-from tests.cli_process import env_for
 from tests.fakes.openai_server import Error, FakeLLM
+from tests.support.cli_process import env_for
 
 OLD_CONFIG = """\
 # my own notes

@@ -142,7 +142,7 @@ class Platform(ABC):
         return ChatRef(self.name, user)
 
     def serving(self, gateway: Any) -> None:
-        """Told that `gateway` (a started `tests.harness.GatewayUnderTest`) serves the platform, e.g. where its
+        """Told that `gateway` (a started `tests.support.harness.GatewayUnderTest`) serves the platform, e.g. where its
         webhook is; most platforms need not know."""
         return None
 

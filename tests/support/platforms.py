@@ -17,10 +17,10 @@ from tests.fakes.teams_server import FakeTeams
 from tests.fakes.telegram_html import html_visible_text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.fakes.whatsapp_server import FakeWhatsApp
-from tests.mail_servers import MailPlatform
 from tests.support.adapter import AdapterUnderTest, discord_adapter, slack_adapter, telegram_adapter
 from tests.support.apps import Email, WhatsApp
 from tests.support.irc_world import IrcWorld
+from tests.support.mail_servers import MailPlatform
 from tests.support.matrix_world import MatrixWorld
 from tests.support.platform import Platform
 from tests.support.platform_irc import Irc

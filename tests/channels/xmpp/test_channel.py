@@ -19,8 +19,8 @@ from bot.events import Delivered
 from bot.retry import RetryPolicy
 from channels.xmpp.channel import XmppChannel
 from tests.fakes.openai_server import FakeLLM, Text
-from tests.harness import GatewayUnderTest, next_event
 from tests.support.adapter import AdapterUnderTest
+from tests.support.harness import GatewayUnderTest, next_event
 from tests.support.polling import until
 from tests.support.prosody import PASSWORD
 from tests.support.xmpp_users import XmppUser
