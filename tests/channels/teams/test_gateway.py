@@ -9,7 +9,7 @@ import pytest_asyncio
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.teams_issuer import FakeIssuer
 from tests.fakes.teams_server import APP_ID, FakeTeams
-from tests.harness import GatewayUnderTest
+from tests.support.harness import GatewayUnderTest
 from tests.support.platform_teams import WEBHOOK_PATH, teams_section
 
 OWNER = "29:owner-0042"
