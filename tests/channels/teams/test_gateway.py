@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest_asyncio
 
+from bot.bus import Attachment, ChatRef, OutboundMessage
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.teams_issuer import FakeIssuer
 from tests.fakes.teams_server import APP_ID, FakeTeams
@@ -65,3 +66,22 @@ async def test_personal_chat_and_channel_mention_are_answered_in_their_conversat
         ("19:general@thread.tacv2", "In the channel."),
     ]
     assert fake_llm.requests[-1]["messages"][-1]["content"].endswith("what's up?")
+
+
+async def test_a_file_goes_through_the_consent_card_then_shows_as_a_file_card(
+    bot: tuple[GatewayUnderTest, FakeTeams], tmp_path: Path
+) -> None:
+    running, fake = bot
+    report = tmp_path / "report.csv"
+    report.write_bytes(b"day,answers\nmon,42\n")
+    chat = ChatRef("teams", f"a:personal-{OWNER}")
+    await running.gateway.agent.bus.publish_outbound(
+        OutboundMessage(chat, "", files=(Attachment(str(report), "text/csv"),))
+    )
+    await fake.wait_for_sent(2)
+    consent, info = (sent["attachments"][0] for sent in fake.sent)
+    assert consent["contentType"] == "application/vnd.microsoft.teams.card.file.consent"
+    assert consent["content"]["sizeInBytes"] == len(report.read_bytes())
+    await fake.wait_until(lambda: fake.answers == [200], "the consent invoke answered 200")
+    assert fake.uploads == [("report.csv", report.read_bytes())]
+    assert info["contentType"] == "application/vnd.microsoft.teams.card.file.info" and info["name"] == "report.csv"
