@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.access.activation import Activations
 from bot.agent.chat_models import ChatModels
+from bot.agents.bindings import Bindings
 from bot.app.agent_heartbeats import AgentHeartbeats
 from bot.app.agent_roster import AgentRoster
 from bot.app.agent_rpc import control_handlers
@@ -24,6 +25,7 @@ from bot.app.reload import ConfigReload, ReloadReport
 from bot.app.retention import RetentionTask
 from bot.app.scheduler_leadership import SchedulerLeadership
 from bot.app.session_ops import session_handlers
+from bot.bus.messages import ChatRef
 from bot.cluster.roles import Role
 from bot.config.paths import control_socket
 from bot.config.schema import Config
@@ -31,6 +33,7 @@ from bot.errors import ConfigError
 from bot.events import EventBus
 from bot.hooks.hook_events import GatewayStart, GatewayStop
 from bot.llm.types import Provider
+from bot.ops.dead_letters import queue_handlers
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
@@ -187,6 +190,7 @@ class Gateway:
             "reload": self._reload,
             **control_handlers(self.api),
             **session_handlers(self.agent.bus.publish_inbound),
+            **queue_handlers(self.agent.bus.dead_letters, self._agent_of),
         }
         self.control = ControlServer(control_socket(config), handlers)
         self.agent_heartbeats = AgentHeartbeats(self.roster, self.outcomes)
@@ -304,6 +308,10 @@ class Gateway:
         the restart that removes it (adding or removing a bot needs one)."""
         fresh = {bot.key: bot for bot in chat_bots(config)}
         return [fresh.get(bot.key, bot) for bot in self.bots]
+
+    def _agent_of(self, chat: ChatRef) -> str:
+        """The agent that answers a chat, by the bindings in force."""
+        return Bindings(self.config.bindings).route(chat).agent
 
     async def _cron_changed(self, request: dict[str, Any]) -> dict[str, Any]:
         self.cron.wakeup()

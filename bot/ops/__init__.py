@@ -1,0 +1,1 @@
+"""Operations on a running bot: control socket, reload, health, dashboard, retention, dead letters."""
