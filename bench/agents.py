@@ -54,11 +54,10 @@ class Agents:
     """The gateway's agents without its channels: the default AgentApp and the router, replies matched by id."""
 
     def __init__(self, config: Config) -> None:
-        from bot.app.agent_roster import AgentRoster
-        from bot.app.agent_wiring import AgentApp
+        from bot.app.agent_wiring import AgentApp, agent_roster
 
         self.default = AgentApp(config)
-        self.roster = AgentRoster(config, self.default)
+        self.roster = agent_roster(config, self.default)
         self.waiters: dict[str, asyncio.Future[OutboundMessage]] = {}
         self._collector: asyncio.Task[None] | None = None
 

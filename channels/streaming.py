@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 from bot.bus import ChatRef, OutboundMessage
-from bot.config.schema_channels import ChannelSection
+from bot.config.channels.base import ChannelSection
 from bot.errors import ChannelError, ChannelUnavailable, RateLimited
 from bot.retry import RetryPolicy
 

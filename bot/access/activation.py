@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from bot.bus import ChatRef
 from bot.chats.settings import Activation, ChatSettingsStore
-from bot.config.schema_channels import GroupPolicy
+from bot.config.channels.base import GroupPolicy
 from bot.storage.recent import RecentMap
 
 CACHE_SECONDS = 10.0

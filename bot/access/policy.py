@@ -13,7 +13,7 @@ from bot.access.notices import IgnoreNotices, NoticesInProcess
 from bot.access.pairing import Pairing
 from bot.bus import GroupLine, InboundMessage, Trust
 from bot.chats.rules import ChatRules, ChatRulesBook
-from bot.config.schema_channels import ChannelSection
+from bot.config.channels.base import ChannelSection
 
 logger = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from bot.agent.lanes import Lane
 from bot.bus import InboundMessage
-from bot.config.schema_channels import OnEdit
+from bot.config.channels.base import OnEdit
 from bot.sessions.session import Sessions
 from bot.storage.recent import RecentMap
 

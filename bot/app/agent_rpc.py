@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from bot.app.control import Handler
 from bot.bus import Trust
+from bot.ops.control import Handler
 
 if TYPE_CHECKING:
     from channels.api.auth import Caller

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot.agent.auto_recall import AutoRecall
@@ -18,6 +19,8 @@ from bot.agent.persona_turns import PersonaTurns
 from bot.agent.personas import Persona, PersonaRouter, personas_from
 from bot.agent.subagents import SubagentManager
 from bot.agent.turn import TurnRunner
+from bot.agents.handle import AgentHandle
+from bot.agents.roster import AgentRoster
 from bot.app import file_tools, voice
 from bot.app.agent_parts import (
     approval_mode,
@@ -314,3 +317,16 @@ class AgentApp:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
+
+
+def agent_roster(
+    config: Config, default: AgentApp, on_build: Callable[[AgentHandle], Awaitable[None]] | None = None
+) -> AgentRoster:
+    """The roster of `default` and the further agents `config` lists, each sharing `default`'s bus, events and
+    model connections, with the stores its own config names."""
+
+    def build(derived: Config, name: str) -> AgentApp:
+        shared = SharedParts(default.bus, default.events, default.providers)
+        return AgentApp(derived, stores=stores_for(derived), shared=shared, name=name)
+
+    return AgentRoster(config, default, build, stores_for, on_build)

@@ -1,71 +1,15 @@
-"""The chat platforms the core serves, and their bots; each adapter is imported only when its channel is enabled."""
+"""The chat platforms the core serves (channels' registry of kinds), and their bots; each adapter is imported only
+when one of its bots is built."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
 from bot.bus.messages import channel_key
-
-if TYPE_CHECKING:
-    from bot.config.schema import Config
-    from bot.config.schema_channels import ChannelSection, DiscordConfig, SlackConfig, TelegramConfig
-    from bot.retry import RetryPolicy
-    from channels.base import Channel, Publish
-
-ChannelBuilder = Callable[["Publish", "Config", "ChatBot", Path, "RetryPolicy | None"], "Channel"]
-"""builder(publish, config, the bot, media dir, retry): one channel instance for one bot."""
-
-
-def _telegram(publish: Publish, config: Config, bot: ChatBot, media: Path, retry: RetryPolicy | None) -> Channel:
-    from channels.telegram.channel import TelegramChannel
-
-    return TelegramChannel(publish, cast("TelegramConfig", bot.section), media, retry, account=bot.account)
-
-
-def _discord(publish: Publish, config: Config, bot: ChatBot, media: Path, retry: RetryPolicy | None) -> Channel:
-    from channels.discord.channel import DiscordChannel
-
-    return DiscordChannel(publish, cast("DiscordConfig", bot.section), media, retry, account=bot.account)
-
-
-def _slack(publish: Publish, config: Config, bot: ChatBot, media: Path, retry: RetryPolicy | None) -> Channel:
-    from channels.slack.channel import SlackChannel
-
-    return SlackChannel(publish, cast("SlackConfig", bot.section), media, retry, account=bot.account)
-
-
-def _matrix(publish: Publish, config: Config, bot: ChatBot, media: Path, retry: RetryPolicy | None) -> Channel:
-    from channels.matrix.channel import MatrixChannel
-
-    state_file = config.state_dir / "matrix" / "sync.json"
-    return MatrixChannel(publish, config.channels.matrix, media, state_file, retry)
-
-
-def _whatsapp(publish: Publish, config: Config, bot: ChatBot, media: Path, retry: RetryPolicy | None) -> Channel:
-    from channels.whatsapp.channel import WhatsAppChannel
-
-    return WhatsAppChannel(publish, config.channels.whatsapp, media, retry)
-
-
-def _email(publish: Publish, config: Config, bot: ChatBot, media: Path, retry: RetryPolicy | None) -> Channel:
-    from channels.email.channel import EmailChannel
-
-    return EmailChannel(publish, config.channels.email, media, config.state_dir / "email", retry)
-
-
-CHAT_CHANNELS: dict[str, ChannelBuilder] = {
-    "telegram": _telegram,
-    "discord": _discord,
-    "slack": _slack,
-    "matrix": _matrix,
-    "whatsapp": _whatsapp,
-    "email": _email,
-}
-WEBHOOK_CHANNELS = frozenset({"whatsapp"})
-"""The channels whose platform calls the gateway over HTTP rather than being polled or connected to."""
+from bot.config.channels.base import ChannelSection
+from bot.config.schema import Config
+from channels.kind import Kind
+from channels.platforms import KINDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,16 +25,23 @@ class ChatBot:
         """The channel key the gateway knows it by: `telegram`, `telegram@work`."""
         return channel_key(self.platform, self.account)
 
+    @property
+    def kind(self) -> Kind:
+        """What its platform package brings: how to build its channel, its probe, its menus."""
+        return KINDS[self.platform]
+
 
 def enabled_channels(config: Config) -> list[str]:
     """Names of the chat channels switched on in the config."""
-    return [name for name in CHAT_CHANNELS if getattr(config.channels, name).enabled]
+    sections = config.channels.chat_sections()
+    return [name for name in KINDS if sections[name].enabled]
 
 
 def chat_bots(config: Config) -> list[ChatBot]:
     """Every bot of every enabled chat platform, each platform's default bot first."""
+    sections = config.channels.chat_sections()
     return [
         ChatBot(name, account, section)
         for name in enabled_channels(config)
-        for account, section in getattr(config.channels, name).bots().items()
+        for account, section in sections[name].bots().items()
     ]

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 from bot.access.activation import Activations
 from bot.agent.commands.activation import ActivationCommand
-from bot.app.agent_roster import AgentRoster
+from bot.agents.roster import AgentRoster
 from bot.app.agent_wiring import AgentApp
-from bot.app.channel_kinds import CHAT_CHANNELS, WEBHOOK_CHANNELS, ChatBot
+from bot.app.channel_kinds import ChatBot
 from bot.app.command_menu import command_menu, menu_users
 from bot.app.invites import invite_verdict
 from bot.app.stores import Stores
@@ -21,6 +21,7 @@ from bot.retry import RetryPolicy
 from channels.base import AdmitsInvites, ServesWebhook
 from channels.catchup import CatchesUp
 from channels.gateway.manager import ChannelManager
+from channels.platforms import KINDS
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -103,8 +104,8 @@ def add_chat_channels(
     Channels save what chats send in `staging`, from where the roster moves it to the answering agent's inbox."""
     routes: list[web.RouteDef] = []
     for bot in bots:
-        build = CHAT_CHANNELS[bot.platform]
-        channel = build(manager.publisher(bot.key), config, bot, staging, retry)
+        state = config.state_dir / bot.platform
+        channel = bot.kind.build(manager.publisher(bot.key), bot.section, bot.account, staging, state, retry)
         if isinstance(channel, CatchesUp):
             channel.remember_chats(stores.active_chats(bot.key))
         if isinstance(channel, AdmitsInvites):
@@ -120,7 +121,7 @@ def check_webhooks_served(config: Config, names: list[str]) -> None:
     if config.channels.api.enabled or config.health.port is not None:
         return
     for name in names:
-        if name in WEBHOOK_CHANNELS:
+        if (kind := KINDS.get(name)) and kind.webhook:
             raise ConfigError(
                 "its webhook is served on the gateway's HTTP server: enable channels.api or set health.port",
                 f"channels.{name}",

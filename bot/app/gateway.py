@@ -12,19 +12,13 @@ from typing import TYPE_CHECKING, Any
 from bot.access.activation import Activations
 from bot.agent.chat_models import ChatModels
 from bot.agents.bindings import Bindings
-from bot.app.agent_heartbeats import AgentHeartbeats
-from bot.app.agent_roster import AgentRoster
+from bot.agents.handle import AgentHandle
+from bot.agents.heartbeats import AgentHeartbeats
 from bot.app.agent_rpc import control_handlers
-from bot.app.agent_wiring import AgentApp
+from bot.app.agent_wiring import AgentApp, agent_roster
 from bot.app.backend import stores_for
 from bot.app.channel_kinds import ChatBot, chat_bots
 from bot.app.chat_channels import access_policies, add_chat_channels, channel_manager, check_webhooks_served
-from bot.app.control import ControlServer
-from bot.app.health import GatewayHealth
-from bot.app.reload import ConfigReload, ReloadReport
-from bot.app.retention import RetentionTask
-from bot.app.scheduler_leadership import SchedulerLeadership
-from bot.app.session_ops import session_handlers
 from bot.bus.messages import ChatRef
 from bot.cluster.roles import Role
 from bot.config.paths import control_socket
@@ -33,7 +27,13 @@ from bot.errors import ConfigError
 from bot.events import EventBus
 from bot.hooks.hook_events import GatewayStart, GatewayStop
 from bot.llm.types import Provider
+from bot.ops.control import ControlServer
 from bot.ops.dead_letters import queue_handlers
+from bot.ops.health import GatewayHealth
+from bot.ops.reload import ConfigReload, ReloadReport
+from bot.ops.retention import RetentionTask
+from bot.ops.scheduler_leadership import SchedulerLeadership
+from bot.ops.session_ops import session_handlers
 from bot.retry import RetryPolicy
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
@@ -41,6 +41,7 @@ from bot.telemetry.prometheus import PrometheusFigures
 from bot.telemetry.switch import start_telemetry
 from bot.tools.cron import CronTool
 from channels.gateway.manager import ChannelManager
+from channels.gateway.watchdog import is_fresh
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -66,7 +67,7 @@ def api_channel(
 ) -> ApiChannel:
     """The API channel (WebSocket, OpenAI-compatible endpoint, web chat) with the owner's dashboard; it hears
     `events` (the agent's by default)."""
-    from bot.app.dashboard import Dashboard
+    from bot.ops.dashboard import Dashboard
     from channels.api.channel import ApiChannel
     from channels.api.transcript import HISTORY, chat_history
 
@@ -122,7 +123,7 @@ class Gateway:
         self.config = config
         self.role = role
         self.agent = AgentApp(config, provider, bus, stores=stores)
-        self.roster = AgentRoster(config, self.agent, on_build=self._agent_built)
+        self.roster = agent_roster(config, self.agent, on_build=self._agent_built)
         self.roster.grant_questions(self.agent)
         self.bots = chat_bots(config)
         self.names = [bot.key for bot in self.bots]
@@ -159,7 +160,8 @@ class Gateway:
             outcomes=self.outcomes,
         )
         self.started_at = time.time()
-        self.health = GatewayHealth(config, self.manager, PrometheusFigures(self.agent.events, self.agent.bus.stats))
+        figures = PrometheusFigures(self.agent.events, self.agent.bus.stats)
+        self.health = GatewayHealth(config, self.manager, figures, is_fresh)
         self.health_server: HealthServer | None = None
         self.telemetry: OtelTelemetry | None = None
         self.retention = RetentionTask(config)
@@ -243,7 +245,7 @@ class Gateway:
             async with asyncio.timeout(CHANNELS_FIRST):
                 await self.manager.tried()
 
-    async def _agent_built(self, app: AgentApp) -> None:
+    async def _agent_built(self, app: AgentHandle) -> None:
         """A further agent's cron tool: jobs go on the gateway's one scheduler and run where their chat is bound."""
         app.registry.register(CronTool(self.cron, app.config.timezone))
         await self.agent_heartbeats.built(app)

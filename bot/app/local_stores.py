@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.app.gateway_lock import GatewayLock
-from bot.app.scheduler_line import ControlSocketLine, SchedulerLine
 from bot.app.stores import StoresStatus
 from bot.config.paths import control_socket, gateway_lock_path, journal_path, sessions_dir
 from bot.config.schema import Config
+from bot.ops.gateway_lock import GatewayLock
+from bot.ops.scheduler_line import ControlSocketLine, SchedulerLine
 
 if TYPE_CHECKING:
     from bot.access.flood import RateLimit

@@ -5,18 +5,17 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from bot.app.redis_scheduler_line import ClusterLine
-from bot.app.scheduler_line import SchedulerLine
 from bot.app.stores import StoresStatus
 from bot.cluster.redis import RedisState
 from bot.config.schema import Config
+from bot.ops.redis_scheduler_line import ClusterLine
+from bot.ops.scheduler_line import SchedulerLine
 
 if TYPE_CHECKING:
     from bot.access.flood import RateLimit
     from bot.access.notices import IgnoreNotices
     from bot.access.pairing import Pairing
     from bot.agent.owner_dm import OwnerDM
-    from bot.app.gateway_lock import GatewayLock
     from bot.bus import MessageBus
     from bot.bus.redis.bus import RedisBus
     from bot.chats.settings import ChatSettingsStore
@@ -24,6 +23,7 @@ if TYPE_CHECKING:
     from bot.cluster.run_events import RunEventRelay
     from bot.events import EventBus
     from bot.memory.backend import MemoryBackend
+    from bot.ops.gateway_lock import GatewayLock
     from bot.plugins.allowlist import AllowList
     from bot.scheduler.cron import CronService
     from bot.scheduler.heartbeat_record import HeartbeatRecord

@@ -12,11 +12,11 @@ from typing import Any
 from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
 from bot.app.gateway import Gateway
-from bot.app.gateway_lock import AlreadyRunning
 from bot.cancelling import cancel_and_wait
 from bot.cluster.roles import Role
 from bot.config.schema import Config
 from bot.llm.types import Provider
+from bot.ops.gateway_lock import AlreadyRunning
 from channels.console.channel import ConsoleChannel
 from channels.gateway.manager import ChannelManager
 

@@ -10,14 +10,14 @@ if TYPE_CHECKING:
     from bot.access.notices import IgnoreNotices
     from bot.access.pairing import Pairing
     from bot.agent.owner_dm import OwnerDM
-    from bot.app.gateway_lock import GatewayLock
-    from bot.app.scheduler_line import SchedulerLine
     from bot.bus import MessageBus
     from bot.chats.settings import ChatSettingsStore
     from bot.cluster.roles import ClusterLeases
     from bot.cluster.run_events import RunEventRelay
     from bot.events import EventBus
     from bot.memory.backend import MemoryBackend
+    from bot.ops.gateway_lock import GatewayLock
+    from bot.ops.scheduler_line import SchedulerLine
     from bot.plugins.allowlist import AllowList
     from bot.scheduler.cron import CronService
     from bot.scheduler.heartbeat_record import HeartbeatRecord

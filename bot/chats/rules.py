@@ -7,14 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.bus import ChatRef
-from bot.config.schema_channels import (
-    ChannelSection,
-    GroupHistoryTrust,
-    GroupPolicy,
-    GroupRules,
-    OnEdit,
-    QueueMode,
-)
+from bot.config.channels.base import ChannelSection, GroupHistoryTrust, GroupPolicy, GroupRules, OnEdit, QueueMode
 
 _OVERRIDES = ("group_policy", "allow_from", "persona", "queue_mode", "group_history", "auto_recall")
 

@@ -42,12 +42,13 @@ def _cron_call(ctx: typer.Context, action: Callable[[CronService], T]) -> T:
 
 def _check_target(config: Config, target: ChatRef) -> None:
     """Exit 2 in one line unless `target` is on an enabled chat channel, and on one of its bots."""
-    from bot.app.channel_kinds import CHAT_CHANNELS, chat_bots, enabled_channels
+    from bot.app.channel_kinds import chat_bots, enabled_channels
+    from channels.platforms import KINDS
 
     channel = target.channel
 
-    if channel not in CHAT_CHANNELS:
-        known = ", ".join(CHAT_CHANNELS)
+    if channel not in KINDS:
+        known = ", ".join(KINDS)
         raise typer.BadParameter(f"no channel {channel!r}; channels are {known}", param_hint="--to")
     if channel not in enabled_channels(config):
         raise typer.BadParameter(

@@ -21,9 +21,9 @@ def unreachable(exc: Exception) -> typer.Exit:
 
 def ask_gateway(config: Config, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any] | None:
     """One request to the running gateway; None when none runs; exit 1 in one line when it does not answer."""
-    from bot.app.control import send_control
     from bot.config.paths import control_socket
     from bot.errors import GatewayUnreachable
+    from bot.ops.control import send_control
 
     try:
         return send_control(control_socket(config), request, CONTROL_TIMEOUT if timeout is None else timeout)
@@ -33,9 +33,9 @@ def ask_gateway(config: Config, request: dict[str, Any], timeout: float | None =
 
 def gateway_status(config: Config) -> dict[str, Any] | None:
     """The running gateway's status answer, or None when none runs or it does not answer."""
-    from bot.app.control import send_control
     from bot.config.paths import control_socket
     from bot.errors import GatewayUnreachable
+    from bot.ops.control import send_control
 
     try:
         return send_control(control_socket(config), {"op": "status"}, CONTROL_TIMEOUT)

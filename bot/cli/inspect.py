@@ -19,9 +19,10 @@ def status(ctx: typer.Context) -> None:
     """Show the config in use, the model, and each channel as the running gateway sees it."""
     config = load(ctx.obj)
     from bot.app.backend import stores_for
-    from bot.app.channel_kinds import CHAT_CHANNELS, chat_bots
-    from bot.app.retention import state_sizes
+    from bot.app.channel_kinds import chat_bots
+    from bot.ops.retention import state_sizes
     from bot.setup.gateway_status import describe_channel, describe_uptime
+    from channels.platforms import KINDS
 
     options: Options = ctx.obj
     stores = stores_for(config).describe()
@@ -36,7 +37,7 @@ def status(ctx: typer.Context) -> None:
         typer.echo(f"warning:   {reply['context']}")
     health = (reply or {}).get("channels") or {}
     bots = [bot.key for bot in chat_bots(config)]
-    for platform in CHAT_CHANNELS:
+    for platform in KINDS:
         for name in [key for key in bots if key.partition("@")[0] == platform] or [platform]:
             line = describe_channel(name in bots, health.get(name), reply is not None)
             typer.echo(f"{name + ':':<10} {line}")

@@ -71,11 +71,11 @@ def reload(ctx: typer.Context) -> None:
 
 def _ask_reload(options: Options) -> dict[str, Any] | None:
     """Send `reload` to the gateway; an invalid file still reaches it at the default state folder, to be refused."""
-    from bot.app.control import send_control
     from bot.cli.gateway_client import CONTROL_TIMEOUT, unreachable
     from bot.config.loader import load_config
     from bot.config.paths import control_socket, home_dir
     from bot.errors import ConfigError, GatewayUnreachable
+    from bot.ops.control import send_control
 
     try:
         socket = control_socket(load_config(options.config))

@@ -73,6 +73,7 @@ def _ask_for_settings(config_file: Path) -> None:
     """Ask for the model, its key or server, and the channels; write the answers into the new config."""
     from bot.setup.init_wizard import apply_settings, ask_settings
     from bot.storage.private_file import write_private
+    from channels.platforms import KINDS
 
     def ask(question: str, default: str, hidden: bool) -> str:
         return str(typer.prompt(question, default=default, hide_input=hidden, show_default=bool(default))).strip()
@@ -81,7 +82,7 @@ def _ask_for_settings(config_file: Path) -> None:
         return typer.confirm(question, default=False)
 
     typer.echo(f"Setting up {config_file} (Enter keeps the default; every answer can be changed there later).")
-    settings = ask_settings(ask, confirm)
+    settings = ask_settings(ask, confirm, {name: kind.asks for name, kind in KINDS.items() if kind.asks})
     write_private(config_file, apply_settings(config_file.read_text(encoding="utf-8"), settings))
 
 
@@ -109,9 +110,12 @@ def _run_checks(config: Config) -> list[Check]:
 
     from bot.config.agent_configs import agent_config, agent_names
     from bot.setup.doctor import check_agent, run_checks
+    from channels.platforms import KINDS
+
+    probes = {name: kind.probe for name, kind in KINDS.items() if kind.probe}
 
     async def every_agent() -> list[Check]:
-        checks = await run_checks(config, gateway_status(config), _owner_tool_schemas(config))
+        checks = await run_checks(config, gateway_status(config), _owner_tool_schemas(config), probes)
         for name in agent_names(config)[1:]:
             own = agent_config(config, name)
             checks += await check_agent(name, own, _owner_tool_schemas(own))

@@ -9,9 +9,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, PrivateAttr, SecretStr, ValidationInfo, field_validator, model_validator
 
 from bot.bus import Trust
+from bot.config.channels.sections import ChannelsConfig
 from bot.config.durations import Duration
 from bot.config.schema_agents import AgentEntry, BindingConfig, check_agents
-from bot.config.schema_apps import ChannelsConfig
 from bot.config.schema_memory import MemoryConfig
 from bot.config.schema_ops import HealthConfig, RetentionConfig, TelemetryConfig
 from bot.config.schema_tools import SERVER_NAME, MCPServerConfig, ToolsConfig

@@ -1,1 +1,2 @@
-"""Operations on a running bot: control socket, reload, health, dashboard, retention, dead letters."""
+"""Operations of a running gateway: its control socket, reload, health, dashboard, retention, dead letters,
+lock and leadership."""

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from bot.config.channels.base import ChannelSection
 
 Status = Literal["ok", "warn", "fail"]
 SYMBOLS: dict[Status, str] = {"ok": "✓", "warn": "⚠", "fail": "✗"}
@@ -25,3 +29,7 @@ class Check:
     def as_dict(self) -> dict[str, str]:
         """The check as JSON-ready fields, for `doctor --json`."""
         return asdict(self)
+
+
+Probe = Callable[[str, "ChannelSection", float, str], Awaitable[list[Check]]]
+"""probe(channel key, the bot's section, timeout, the config key its credentials sit under): a line per credential."""

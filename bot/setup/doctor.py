@@ -5,16 +5,14 @@ from __future__ import annotations
 import asyncio
 import shutil
 import stat
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.bus.messages import channel_key
 from bot.config.schema import Config
 from bot.config.schema_tools import MCPServerConfig
-from bot.setup.check import Check
-from bot.setup.credentials import check_channel
-from bot.setup.mail_probe import check_email
+from bot.setup.check import Check, Probe
 from bot.setup.model_check import check_model
 
 if TYPE_CHECKING:
@@ -160,19 +158,20 @@ async def check_mcp(name: str, server: MCPServerConfig) -> Check:
     return Check(f"mcp {name}", "warn", detail, fix)
 
 
-async def run_checks(config: Config, gateway: dict[str, Any] | None, tool_schemas: ToolSchemas) -> list[Check]:
-    """Every check after the config loaded, in the order a new user fixes things."""
+async def run_checks(
+    config: Config, gateway: dict[str, Any] | None, tool_schemas: ToolSchemas, platforms: Mapping[str, Probe]
+) -> list[Check]:
+    """Every check after the config loaded, in the order a new user fixes things; `platforms` holds each chat
+    platform's credential probe by name, asked for each bot of an enabled one."""
     checks = [check_folder("workspace", config.workspace), check_folder("state", config.state_dir)]
     probes: list[Awaitable[Check | list[Check]]] = [check_model(config), check_context(config, tool_schemas)]
-    for name in ("telegram", "discord", "slack", "matrix", "whatsapp"):
-        section = getattr(config.channels, name)
-        if section.enabled:
+    for name, section in config.channels.chat_sections().items():
+        probe = platforms.get(name)
+        if probe is not None and section.enabled:
             index = {account.name: i for i, account in enumerate(section.account_entries())}
             for account, bot in section.bots().items():
                 where = f"channels.{name}" + (f".accounts[{index[account]}]" if account else "")
-                probes.append(check_channel(channel_key(name, account), bot, HTTP_TIMEOUT, where))
-    if config.channels.email.enabled:
-        probes.append(check_email(config.channels.email, HTTP_TIMEOUT))
+                probes.append(probe(channel_key(name, account), bot, HTTP_TIMEOUT, where))
     probes += [check_mcp(name, server) for name, server in config.mcp_servers.items()]
     for outcome in await asyncio.gather(*probes):
         checks.extend(outcome if isinstance(outcome, list) else [outcome])

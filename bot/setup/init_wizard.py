@@ -4,7 +4,7 @@ what to do next."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from bot.config.text_editor import KeyPath, set_value
@@ -13,15 +13,13 @@ from bot.setup.check import Check
 Ask = Callable[[str, str, bool], str]
 Confirm = Callable[[str], bool]
 
-CHANNEL_TOKENS: dict[str, tuple[tuple[str, str], ...]] = {
-    "telegram": (("token", "Telegram bot token (from @BotFather)"),),
-    "discord": (("token", "Discord bot token (developer portal; enable the Message Content intent)"),),
-    "slack": (("bot_token", "Slack bot token (xoxb-…)"), ("app_token", "Slack app token for Socket Mode (xapp-…)")),
-}
+PlatformQuestions = Mapping[str, tuple[tuple[str, str], ...]]
+"""By platform, the (key, question) pairs that enable it: its credentials."""
 
 
-def ask_settings(ask: Ask, confirm: Confirm) -> dict[KeyPath, str]:
-    """The answers as YAML values by key path; `ask(question, default, hidden)` and `confirm(question)` do the I/O."""
+def ask_settings(ask: Ask, confirm: Confirm, platforms: PlatformQuestions) -> dict[KeyPath, str]:
+    """The answers as YAML values by key path; `ask(question, default, hidden)` and `confirm(question)` do the I/O,
+    `platforms` says which chat platforms are offered and what each asks."""
     settings: dict[KeyPath, str] = {}
     model = ask("Model (a litellm name such as openai/gpt-4o-mini or ollama/llama3)", "openai/gpt-4o-mini", False)
     settings[("llm", "model")] = json.dumps(model)
@@ -32,7 +30,7 @@ def ask_settings(ask: Ask, confirm: Confirm) -> dict[KeyPath, str]:
     else:
         key = ask("API key (empty to take it from the provider's variable, such as OPENAI_API_KEY)", "", True)
     settings[("llm", "api_key")] = json.dumps(key)  # written even when empty: no variable is sent to the server
-    for channel, tokens in CHANNEL_TOKENS.items():
+    for channel, tokens in platforms.items():
         if not confirm(f"Enable {channel}?"):
             continue
         settings[("channels", channel, "enabled")] = "true"

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from bot.bus import Trust
-from bot.config.schema_channels import ApiTokenConfig
+from bot.config.channels.api import ApiTokenConfig
 
 MAX_FAILURES = 5
 WINDOW = 60.0

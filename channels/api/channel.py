@@ -9,7 +9,7 @@ from typing import ClassVar
 from aiohttp import web
 
 from bot.bus import ChatRef, EarlierMessage, InboundMessage, OutboundMessage, new_id
-from bot.config.schema_channels import ApiConfig
+from bot.config.channels.api import ApiConfig
 from bot.events import CronSkipped, Event, EventBus, HeartbeatTicked, TurnFinished
 from channels.api import admin, agent_http, front_door, login, openai_compat, pages, ws
 from channels.api.admin import AdminBackend

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from bot.bus import ChatRef, OutboundMessage
-from bot.config.schema_channels import DiscordConfig
+from bot.config.channels.discord import DiscordConfig
 from bot.errors import ChannelError, ChannelUnavailable
 from bot.retry import RetryPolicy
 from channels.base import Channel, CommandSpec, Publish, ReactionStatus

@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from bot.bus import Attachment, ChatRef, InboundMessage, OutboundMessage
 from bot.cancelling import cancel_and_wait
-from bot.config.schema_apps import EmailConfig
+from bot.config.channels.email import EmailConfig
 from bot.errors import BusClosed, ChannelError, ChannelUnavailable
 from bot.retry import RetryPolicy
 from bot.storage.private_file import write_private

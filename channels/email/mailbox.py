@@ -9,7 +9,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bot.config.schema_apps import ImapConfig
+from bot.config.channels.email import ImapConfig
 from bot.errors import ChannelError, ChannelUnavailable
 from channels.email.calls import call_imap, imap_ok
 

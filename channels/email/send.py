@@ -8,7 +8,7 @@ from email.utils import formatdate
 from pathlib import Path
 
 from bot.bus import OutboundMessage
-from bot.config.schema_apps import SmtpConfig
+from bot.config.channels.email import SmtpConfig
 from channels.email.calls import call_smtp
 from channels.email.parse import reply_subject
 from channels.email.threads import Thread

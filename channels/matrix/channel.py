@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from bot.bus import ChatRef, OutboundMessage
 from bot.cancelling import cancel_and_wait
-from bot.config.schema_channels import MatrixConfig
+from bot.config.channels.matrix import MatrixConfig
 from bot.errors import BusClosed, ChannelError, ChannelUnavailable, RateLimited
 from bot.retry import RetryPolicy
 from bot.storage.recent import RecentMap

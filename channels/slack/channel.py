@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from bot.bus import Attachment, ChatRef, InboundMessage, OutboundMessage
-from bot.config.schema_channels import SlackConfig
+from bot.config.channels.slack import SlackConfig
 from bot.errors import BusClosed, ChannelError, ChannelUnavailable
 from bot.retry import RetryPolicy
 from bot.storage.recent import RecentMap

@@ -12,7 +12,7 @@ from typing import Any, ClassVar, TypeVar
 
 from bot.bus import Attachment, ChatRef, InboundMessage, OutboundMessage
 from bot.cancelling import cancel_and_wait
-from bot.config.schema_channels import TelegramConfig
+from bot.config.channels.telegram import TelegramConfig
 from bot.errors import BusClosed, ChannelError, ChannelUnavailable, ChatMoved
 from bot.net.tls import client_context
 from bot.retry import RetryPolicy

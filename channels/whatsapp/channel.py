@@ -14,7 +14,7 @@ from aiohttp import web
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Quote
 from bot.cancelling import cancel_and_wait
-from bot.config.schema_apps import WhatsAppConfig
+from bot.config.channels.whatsapp import WhatsAppConfig
 from bot.errors import BusClosed, ChannelError
 from bot.retry import RetryPolicy
 from bot.storage.recent import RecentMap

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.bus import Choice, OutboundMessage
-from bot.config.schema_apps import WhatsAppTemplate
+from bot.config.channels.whatsapp import WhatsAppTemplate
 from bot.errors import ChannelUnavailable, WindowClosed
 from bot.retry import RetryPolicy
 from channels.delivery import send_in_chunks

@@ -9,8 +9,9 @@ from bot.access.identities import Identities
 from bot.access.pairing import Pairing
 from bot.access.policy import AccessPolicy, SendPairingCode, Serve
 from bot.bus import ChatRef, InboundMessage, Trust
+from bot.config.channels.discord import DiscordConfig
+from bot.config.channels.telegram import TelegramConfig
 from bot.config.schema import Config
-from bot.config.schema_channels import DiscordConfig, TelegramConfig
 from bot.errors import ConfigError
 from tests.access.books import Books
 

@@ -3,7 +3,7 @@ from pathlib import Path
 from bot.access.pairing import PAIRING_ALPHABET, Pairing, PairingBook
 from bot.access.policy import AccessPolicy, Ignore, Overheard, SendPairingCode, Serve
 from bot.bus import ChatRef, InboundMessage, Trust
-from bot.config.schema_channels import TelegramConfig
+from bot.config.channels.telegram import TelegramConfig
 from tests.access.books import Books, Clock
 
 

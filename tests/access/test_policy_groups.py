@@ -10,7 +10,7 @@ from bot.agent.commands.activation import ActivationCommand
 from bot.bus import ChatRef, GroupLine, InboundMessage, Quote, Trust
 from bot.chats.rules import ChatRulesBook
 from bot.chats.settings import LocalChatSettings
-from bot.config.schema_channels import TelegramConfig
+from bot.config.channels.telegram import TelegramConfig
 
 
 class Clock:

@@ -1,6 +1,7 @@
 from bot.bus import ChatRef
 from bot.chats.rules import ChatRulesBook
-from bot.config.schema_channels import DiscordConfig, TelegramConfig
+from bot.config.channels.discord import DiscordConfig
+from bot.config.channels.telegram import TelegramConfig
 
 
 def book() -> ChatRulesBook:

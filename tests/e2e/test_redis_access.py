@@ -16,7 +16,7 @@ from bot.app.agent_wiring import AgentApp
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.cli.main import app
 from bot.cluster.redis import RedisState
-from bot.config.schema_channels import TelegramConfig
+from bot.config.channels.telegram import TelegramConfig
 from bot.usage.ledger import CallRecord
 from bot.usage.redis_ledger import RedisUsageLedger
 from tests.cli_process import env_for

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.redis_retention import prune_redis
 from bot.cluster.redis import RedisState
 from bot.config.schema_ops import RetentionConfig
 from bot.memory.members import FileMembers
 from bot.memory.redis_members import RedisMembers
+from bot.ops.redis_retention import prune_redis
 from bot.sessions.logs import FileLogs
 from bot.sessions.redis_logs import RedisLogs
 from bot.sessions.redis_store import RedisSessionStore

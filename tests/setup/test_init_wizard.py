@@ -15,6 +15,7 @@ from bot.setup.check import Check
 from bot.setup.home import bundled
 from bot.setup.init_wizard import apply_settings, ask_settings, next_step
 from bot.setup.model_check import check_model
+from channels.platforms import KINDS
 from tests.cli_process import env_for
 from tests.fakes.openai_server import Error, FakeLLM
 
@@ -54,7 +55,8 @@ def test_rerunning_init_adds_new_keys_commented_and_keeps_the_users_values(tmp_p
 
 def test_answers_are_written_into_the_example_with_its_comments() -> None:
     answers = iter(["ollama/llama3", "http://127.0.0.1:11434/v1", "", 'tok"en:1'])
-    settings = ask_settings(lambda q, d, h: next(answers), lambda q: q == "Enable telegram?")
+    questions = {name: kind.asks for name, kind in KINDS.items()}
+    settings = ask_settings(lambda q, d, h: next(answers), lambda q: q == "Enable telegram?", questions)
     text = apply_settings(bundled("config.example.yaml").read_text(), settings)
     assert "  # Bot token from @BotFather.\n    token: " in text
     import yaml

@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from bot.bus import InboundMessage
-from bot.config.schema_channels import DiscordConfig, SlackConfig, TelegramConfig
+from bot.config.channels.discord import DiscordConfig
+from bot.config.channels.slack import SlackConfig
+from bot.config.channels.telegram import TelegramConfig
 from channels.base import Channel, Publish
 from channels.catchup import RecentChats
 from channels.discord.channel import DiscordChannel

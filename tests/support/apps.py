@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.bus import ChatRef
-from bot.config.schema_apps import EmailConfig, WhatsAppConfig
+from bot.config.channels.email import EmailConfig
+from bot.config.channels.whatsapp import WhatsAppConfig
 from channels.base import Channel, Publish
 from channels.email.channel import EmailChannel
 from channels.whatsapp.channel import WhatsAppChannel

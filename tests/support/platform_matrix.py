@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.bus import ChatRef
-from bot.config.schema_channels import MatrixConfig
+from bot.config.channels.matrix import MatrixConfig
 from channels.base import Channel
 from channels.matrix.channel import MatrixChannel
 from tests.support.adapter import AdapterUnderTest

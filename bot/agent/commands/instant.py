@@ -9,15 +9,12 @@ from bot.agent.commands.approval import approval_answer
 from bot.agent.commands.help import GREETING, UNKNOWN_COMMAND, help_text, not_usable
 from bot.agent.commands.model import PROMPT_ID, ModelCommand
 from bot.agent.commands.session_switch import SessionSwitch
-from bot.agent.commands.which_agent import which_agent_answer
 from bot.agent.context_budget import ContextBudget
 from bot.agent.persona_turns import PersonaTurns
 from bot.agent.turn import TurnRunner
 from bot.agent.turn_hooks import TurnHooks
-from bot.agents.bindings import Route
 from bot.bus import Choice, InboundMessage
 from bot.commands.catalogue import (
-    AGENT,
     APPROVE,
     DENY,
     HELP,
@@ -32,7 +29,6 @@ from bot.commands.catalogue import (
     place_of,
 )
 from bot.commands.parse import invocation
-from bot.config.schema_agents import DEFAULT_AGENT
 from bot.plugins.approvals import ExecApprovals
 from bot.sessions.session import Sessions
 
@@ -83,8 +79,6 @@ class InstantCommands:
             return Answer(help_text(place, message.trust))
         if command is START:
             return Answer(GREETING)
-        if command is AGENT:  # a gateway's router answers it first; here the loop is the only agent
-            return Answer(which_agent_answer(Route(DEFAULT_AGENT), 1))
         if command is STATUS:
             await self._sessions.load(message.chat.session_key)  # a session not cached is read off the event loop
             return Answer(self.status(message))

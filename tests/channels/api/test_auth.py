@@ -8,8 +8,8 @@ import aiohttp
 import pytest
 
 from bot.bus import Trust
+from bot.config.channels.api import ApiConfig, ApiTokenConfig
 from bot.config.loader import load_config
-from bot.config.schema_channels import ApiConfig, ApiTokenConfig
 from bot.errors import ConfigError
 from channels.api.auth import FailureLockout, TokenBook
 from tests.channels.api.conftest import GUEST_TOKEN, OWNER_TOKEN, ApiBot, bearer

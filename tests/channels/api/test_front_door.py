@@ -10,7 +10,7 @@ from aiohttp import web
 from aiohttp.test_utils import make_mocked_request
 
 from bot.bus import ChatRef, Trust
-from bot.config.schema_channels import ApiConfig
+from bot.config.channels.api import ApiConfig
 from bot.scheduler.schedules import Schedule
 from channels.api.auth import Caller
 from channels.api.front_door import SECURITY_HEADERS

@@ -163,7 +163,7 @@ async def test_the_documented_example_client_prints_the_streamed_reply(api_bot: 
 
 
 async def test_an_event_of_no_session_passes_the_channel_by(caplog: pytest.LogCaptureFixture) -> None:
-    from bot.config.schema_channels import ApiConfig
+    from bot.config.channels.api import ApiConfig
     from bot.events import CronSkipped, EventBus
     from channels.api.channel import ApiChannel
 

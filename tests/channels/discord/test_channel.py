@@ -9,7 +9,7 @@ import pytest_asyncio
 
 from bot.access.pairing import PairingBook
 from bot.bus import InboundMessage
-from bot.config.schema_channels import DiscordConfig
+from bot.config.channels.discord import DiscordConfig
 from bot.errors import ChannelError
 from channels.base import CommandSpec, OffersCommands, Reacts
 from channels.discord.channel import DiscordChannel

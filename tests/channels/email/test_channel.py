@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest_asyncio
 
 from bot.bus import Attachment, ChatRef, Choice, InboundMessage, OutboundMessage, Press
-from bot.config.schema_apps import EmailConfig
+from bot.config.channels.email import EmailConfig
 from bot.errors import BusClosed
 from bot.retry import RetryPolicy
 from channels.email.channel import EmailChannel

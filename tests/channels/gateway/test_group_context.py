@@ -10,7 +10,7 @@ from bot.agent.commands.activation import ActivationCommand
 from bot.bus import ChatRef, GroupLine, InboundMessage, LocalBus, Trust
 from bot.chats.rules import ChatRulesBook
 from bot.chats.settings import LocalChatSettings
-from bot.config.schema_channels import TelegramConfig
+from bot.config.channels.telegram import TelegramConfig
 from channels.gateway.group_context import GroupContext
 from channels.gateway.manager import ChannelManager
 

@@ -154,7 +154,7 @@ class DismissingChannel(MemoryChannel):
 async def test_a_message_that_gets_no_answer_is_dismissed_and_one_that_does_is_not(tmp_path: Path) -> None:
     from bot.access.pairing import PairingBook
     from bot.access.policy import AccessPolicy
-    from bot.config.schema_channels import ChannelSection
+    from bot.config.channels.base import ChannelSection
     from tests.support.polling import until
 
     channel = DismissingChannel("memory")

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from bot.bus import ChatRef, OutboundMessage
-from bot.config.schema_channels import MatrixConfig
+from bot.config.channels.matrix import MatrixConfig
 from bot.errors import ChannelError
 from channels.matrix.channel import MatrixChannel
 from tests.harness import RecordedSleep

@@ -10,7 +10,7 @@ import pytest_asyncio
 
 from bot.access.pairing import PairingBook
 from bot.bus import InboundMessage
-from bot.config.schema_channels import SlackConfig
+from bot.config.channels.slack import SlackConfig
 from channels.slack.channel import SlackChannel
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.slack_server import FakeSlack

@@ -9,7 +9,7 @@ import pytest_asyncio
 
 from bot.access.pairing import PairingBook
 from bot.bus import InboundMessage
-from bot.config.schema_channels import TelegramConfig
+from bot.config.channels.telegram import TelegramConfig
 from bot.net.tls import client_context
 from channels.telegram.channel import TelegramChannel
 from tests.fakes.openai_server import FakeLLM, Text

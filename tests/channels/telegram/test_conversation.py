@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest_asyncio
 
-from bot.config.schema_channels import TelegramConfig
+from bot.config.channels.telegram import TelegramConfig
 from channels.telegram.channel import TelegramChannel
 from tests.fakes.telegram_server import FakeTelegram
 from tests.support.adapter import AdapterUnderTest

@@ -10,7 +10,7 @@ import pytest_asyncio
 from aiohttp import ClientSession, web
 
 from bot.bus import Attachment, ChatRef, Choice, InboundMessage, OutboundMessage, Press
-from bot.config.schema_apps import WhatsAppConfig
+from bot.config.channels.whatsapp import WhatsAppConfig
 from bot.errors import BusClosed, ChannelError, WindowClosed
 from bot.retry import RetryPolicy
 from channels.whatsapp.channel import WhatsAppChannel

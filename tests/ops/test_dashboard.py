@@ -6,8 +6,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from bot.app.dashboard import Dashboard
 from bot.config.schema import HeartbeatConfig
+from bot.ops.dashboard import Dashboard
 from bot.usage.ledger import UsageLedger
 
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from bot.app.control import ControlServer, send_control
 from bot.errors import GatewayUnreachable
+from bot.ops.control import ControlServer, send_control
 
 
 async def echo(request: dict[str, Any]) -> dict[str, Any]:

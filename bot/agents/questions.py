@@ -9,7 +9,7 @@ from dataclasses import replace
 from bot.agent.context_budget import BudgetedProvider, ContextBudget
 from bot.agent.subagents import EXCLUDED_TOOLS
 from bot.agent.turn import TurnRunner
-from bot.app.agent_wiring import AgentApp
+from bot.agents.handle import AgentHandle
 from bot.bus import InboundMessage, new_id
 from bot.llm.context_window import ContextWindow
 from bot.memory.files import scope_for
@@ -29,7 +29,7 @@ def question_text(asker: str, question: str) -> str:
     )
 
 
-async def ask_agent(asker: AgentApp, asked: AgentApp, question: str, ctx: ToolContext) -> str:
+async def ask_agent(asker: AgentHandle, asked: AgentHandle, question: str, ctx: ToolContext) -> str:
     """`asked`'s answer to `question`, in its session for `ctx`'s chat; every model call is a row of `asker`'s."""
     config = asked.config
     text = question_text(asker.name, question)

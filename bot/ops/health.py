@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from bot.config.schema import Config
 from bot.telemetry.prometheus import PrometheusFigures
-from channels.gateway.manager import ChannelManager
-from channels.gateway.watchdog import is_fresh
 
 MODEL_PROBE_EVERY = 30.0  # seconds a model probe's answer is reused
+
+
+class ChannelsView(Protocol):
+    """What readiness reads from the channel manager: who is connected, and when each last polled."""
+
+    def connected(self) -> Mapping[str, bool]: ...
+
+    def liveness(self) -> Mapping[str, Any]: ...  # each channel's last poll, judged by the `fresh` given
 
 
 class GatewayHealth:
@@ -20,13 +26,15 @@ class GatewayHealth:
     def __init__(
         self,
         config: Config,
-        manager: ChannelManager,
+        manager: ChannelsView,
         figures: PrometheusFigures,
+        fresh: Callable[[Any], bool],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._config = config
         self._manager = manager
         self._figures = figures
+        self._fresh = fresh  # whether a channel's last poll is recent enough (the gateway's watchdog rule)
         self._clock = clock
         self._model: tuple[float, bool, str] | None = None
 
@@ -37,7 +45,7 @@ class GatewayHealth:
         for name, connected in self._manager.connected().items():
             if not connected:
                 channels[name] = "not connected"
-            elif name in live and not is_fresh(live[name]):
+            elif name in live and not self._fresh(live[name]):
                 channels[name] = f"no successful poll for {live[name].age():.0f}s"
             else:
                 channels[name] = "ok"

@@ -75,8 +75,8 @@ def prune_shared(config: Config, now: float) -> Pruned:
     pruned = prune_state(config, now)
     if config.bus.backend != "redis" or config.bus.url is None:
         return pruned
-    from bot.app.redis_retention import prune_redis
     from bot.cluster.redis import RedisState
+    from bot.ops.redis_retention import prune_redis
 
     state = RedisState(config.bus.url, config.bus.prefix)
     try:

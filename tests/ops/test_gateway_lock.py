@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.gateway_lock import AlreadyRunning, GatewayLock
+from bot.ops.gateway_lock import AlreadyRunning, GatewayLock
 
 
 def test_a_second_holder_is_told_who_runs(tmp_path: Path) -> None:

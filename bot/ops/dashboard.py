@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from datetime import date, datetime, timedelta
 from typing import Any, Protocol
@@ -14,19 +14,38 @@ from bot.access.pairing import Pairing
 from bot.config.schema import HeartbeatConfig
 from bot.scheduler.cron import CronService
 from bot.usage.ledger import Ledger
-from channels.gateway.health import ChannelHealth, MessageCounts
 
 EPOCH = date(1970, 1, 1)
 RECENT_SESSIONS = 20
 USAGE_DAYS = 14
+NO_FAILURES = {"last_error": None, "failures": 0}  # a channel not yet started
+
+
+class ChannelState(Protocol):
+    """A channel's connection state, as the channel manager reports it."""
+
+    @property
+    def state(self) -> str: ...
+
+    def as_dict(self) -> dict[str, Any]: ...
+
+
+class ChannelCounts(Protocol):
+    """Messages a channel published and delivered since the gateway started."""
+
+    @property
+    def inbound(self) -> int: ...
+
+    @property
+    def outbound(self) -> int: ...
 
 
 class ChannelView(Protocol):
     """What the dashboard reads from the channel manager."""
 
-    def health(self) -> dict[str, ChannelHealth]: ...
+    def health(self) -> Mapping[str, ChannelState]: ...
 
-    def counts(self) -> dict[str, MessageCounts]: ...
+    def counts(self) -> Mapping[str, ChannelCounts]: ...
 
 
 class HeartbeatView(Protocol):
@@ -123,12 +142,13 @@ class Dashboard:
         health, counts = self._channels.health(), self._channels.counts()
         rows = []
         for name, count in counts.items():
-            state = health.get(name, ChannelHealth("starting", self._clock()))
+            state = health.get(name)
+            fields = state.as_dict() if state else {"state": "starting", "since": self._clock(), **NO_FAILURES}
             rows.append(
                 {
                     "name": name,
-                    "connected": state.state == "connected",
-                    **state.as_dict(),
+                    "connected": fields["state"] == "connected",
+                    **fields,
                     "messages_in": count.inbound,
                     "messages_out": count.outbound,
                 }

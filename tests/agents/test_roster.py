@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest_asyncio
 
-from bot.app.agent_roster import AgentRoster
-from bot.app.agent_wiring import AgentApp
+from bot.agents.roster import AgentRoster
+from bot.app.agent_wiring import AgentApp, agent_roster
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.config.schema import Config
 from tests.fakes.openai_server import FakeLLM
@@ -25,7 +25,7 @@ def config_with(tmp_path: Path, fake: FakeLLM, **overrides: object) -> Config:
 async def roster(tmp_path: Path, fake_llm: FakeLLM) -> AsyncIterator[AgentRoster]:
     config = config_with(tmp_path, fake_llm, bindings=[BOUND, {"agent": "team", "channel": "discord"}])
     default = AgentApp(config)
-    roster = AgentRoster(config, default)
+    roster = agent_roster(config, default)
     await default.start(warm=False, consume=False)
     await roster.start()
     yield roster
@@ -100,7 +100,7 @@ async def test_other_agents_chats_are_answered_while_an_agent_is_being_built(tmp
         tmp_path, fake_llm, agents=[slow], bindings=[{"agent": "slow", "channel": "telegram", "chat": "5"}]
     )
     default = AgentApp(config)
-    roster = AgentRoster(config, default)
+    roster = agent_roster(config, default)
     await default.start(warm=False, consume=False)
     await roster.start()
     try:

@@ -1,22 +1,24 @@
-"""Asking the mail servers whether channels.email's credentials work: IMAP login and select, SMTP EHLO and login."""
+"""`relaybot doctor` for email: IMAP login and select, SMTP EHLO and login, with channels.email's credentials."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
+from bot.config.channels.base import ChannelSection
 from bot.setup.check import Check
 
 if TYPE_CHECKING:
-    from bot.config.schema_apps import EmailConfig, ImapConfig, SmtpConfig
+    from bot.config.channels.email import EmailConfig, ImapConfig, SmtpConfig
 
 IMAP = "channels.email.imap"
 SMTP = "channels.email.smtp"
 
 
-async def check_email(section: EmailConfig, timeout: float) -> list[Check]:
+async def check_email(name: str, section: ChannelSection, timeout: float, where: str) -> list[Check]:
     """One line for reading mail (IMAP), one for sending it (SMTP); each failure names the key to fix."""
-    return list(await asyncio.gather(_imap(section.imap, timeout), _smtp(section.smtp, timeout)))
+    mail = cast("EmailConfig", section)
+    return list(await asyncio.gather(_imap(mail.imap, timeout), _smtp(mail.smtp, timeout)))
 
 
 async def _imap(config: ImapConfig, timeout: float) -> Check:

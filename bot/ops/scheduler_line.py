@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
-from bot.app.control import send_control
+from bot.ops.control import send_control
 
 Reply = dict[str, Any]
 

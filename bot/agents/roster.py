@@ -12,12 +12,11 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 
 from bot.access.pairing import Pairing
-from bot.agent.commands.which_agent import asks_which_agent, which_agent_answer
 from bot.agents.bindings import Bindings, Route
+from bot.agents.handle import AgentHandle, BuildAgent, StoresFor
 from bot.agents.inbox import deliver_files, has_files, staging_folder
-from bot.app.agent_questions import ask_agent
-from bot.app.agent_wiring import AgentApp, SharedParts
-from bot.app.backend import stores_for
+from bot.agents.questions import ask_agent
+from bot.agents.which_agent import asks_which_agent, which_agent_answer
 from bot.bus import InboundMessage, OutboundMessage
 from bot.config.agent_configs import agent_config, agent_names
 from bot.config.schema import Config
@@ -36,14 +35,21 @@ class AgentRoster:
     """Routes the bus's messages to the agents' loops by `bindings`; builds an agent when it is first needed."""
 
     def __init__(
-        self, config: Config, default: AgentApp, on_build: Callable[[AgentApp], Awaitable[None]] | None = None
+        self,
+        config: Config,
+        default: AgentHandle,
+        build: BuildAgent,
+        stores: StoresFor,
+        on_build: Callable[[AgentHandle], Awaitable[None]] | None = None,
     ) -> None:
         self.config = config
         self.default = default
+        self._build = build
+        self.stores = stores
         self._on_build = on_build  # the gateway's part of a new agent: the cron tool, its heartbeat
         self._bindings = Bindings(config.bindings)
         self.staging = staging_folder(config.state_dir)  # where the channels save what chats send
-        self._apps: dict[str, AgentApp] = {DEFAULT_AGENT: default}
+        self._apps: dict[str, AgentHandle] = {DEFAULT_AGENT: default}
         self._pairings: dict[str, Pairing] = {}
         self._building = asyncio.Lock()
         self._waiting: dict[str, list[InboundMessage]] = {}  # messages for an agent being built, in order
@@ -51,7 +57,7 @@ class AgentRoster:
         self._dispatcher: asyncio.Task[None] | None = None
 
     @property
-    def built(self) -> dict[str, AgentApp]:
+    def built(self) -> dict[str, AgentHandle]:
         """The agents running now, by name (the default one always)."""
         return dict(self._apps)
 
@@ -68,10 +74,10 @@ class AgentRoster:
         if name in self._apps:
             return self._apps[name].pairing
         if name not in self._pairings:
-            self._pairings[name] = stores_for(agent_config(self.config, name)).pairing()
+            self._pairings[name] = self.stores(agent_config(self.config, name)).pairing()
         return self._pairings[name]
 
-    async def agent(self, name: str) -> AgentApp:
+    async def agent(self, name: str) -> AgentHandle:
         """The running agent `name`, built and started on first use (its workspace seeded from the template)."""
         if (app := self._apps.get(name)) is not None:
             return app
@@ -81,9 +87,7 @@ class AgentRoster:
             config = agent_config(self.config, name)
             if not config.workspace.exists():
                 init_workspace(config.workspace, InitReport())
-            default = self.default
-            shared = SharedParts(default.bus, default.events, default.providers)
-            app = AgentApp(config, stores=stores_for(config), shared=shared, name=name)
+            app = self._build(config, name)
             self.grant_questions(app)
             if self._on_build is not None:
                 await self._on_build(app)
@@ -92,7 +96,7 @@ class AgentRoster:
             logger.info("agent %s started (workspace %s)", name, config.workspace)
             return app
 
-    def grant_questions(self, app: AgentApp) -> None:
+    def grant_questions(self, app: AgentHandle) -> None:
         """Give `app` the ask_agent tool while its config grants it other agents (the grant read at each call)."""
         offered = AskAgentTool.name in app.registry.names()
         if app.config.tools.ask_agent and not offered:
@@ -100,7 +104,7 @@ class AgentRoster:
         elif offered and not app.config.tools.ask_agent:
             app.registry.unregister(AskAgentTool.name)
 
-    async def _ask(self, asker: AgentApp, name: str, question: str, ctx: ToolContext) -> str:
+    async def _ask(self, asker: AgentHandle, name: str, question: str, ctx: ToolContext) -> str:
         try:
             asked = await self.agent(name)
         except Exception as exc:

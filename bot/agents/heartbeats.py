@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import logging
 
-from bot.app.agent_roster import AgentRoster
-from bot.app.agent_wiring import AgentApp
-from bot.app.backend import stores_for
+from bot.agents.handle import AgentHandle
+from bot.agents.roster import AgentRoster
 from bot.bus import ChatRef
 from bot.config.agent_configs import agent_config, agent_names
 from bot.config.schema_agents import DEFAULT_AGENT
@@ -36,7 +35,7 @@ class AgentHeartbeats:
             if agent_config(self._roster.config, name).workspace.exists():
                 await self._start(name)
 
-    async def built(self, app: AgentApp) -> None:
+    async def built(self, app: AgentHandle) -> None:
         """An agent was built: its heartbeat starts now, while the scheduler runs in this process."""
         if self._running and app.name not in self.services:
             await self._start(app.name)
@@ -58,7 +57,7 @@ class AgentHeartbeats:
         config = agent_config(self._roster.config, name)
         if name == DEFAULT_AGENT or not config.heartbeat.enabled:
             return
-        stores = stores_for(config)
+        stores = self._roster.stores(config)
         remembered = stores.owner_dm()  # the file of an earlier run, or Redis (always current) in a cluster
         roster = self._roster
 

@@ -6,8 +6,8 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from bot.app.scheduler_line import Reply
 from bot.cluster.redis import RedisState
+from bot.ops.scheduler_line import Reply
 
 if TYPE_CHECKING:
     from bot.bus import MessageBus

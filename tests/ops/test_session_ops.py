@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.app.session_ops import session_handlers
 from bot.bus import ChatRef, InboundMessage, Trust
+from bot.ops.session_ops import session_handlers
 
 
 async def test_resume_publishes_the_owners_command_and_refuses_bad_requests() -> None:

@@ -6,8 +6,8 @@ import time
 from pathlib import Path
 
 from bot.app.redis_stores import RedisStores
-from bot.app.retention import prune_shared
 from bot.config.schema import Config
+from bot.ops.retention import prune_shared
 from bot.usage.ledger import CallRecord
 
 DAY = 86400.0

@@ -1,8 +1,7 @@
-"""The `channels` section: one sub-section per platform plus the API channel."""
+"""What every chat platform's section shares: access policy, group rules, streaming, and further bots as accounts."""
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal, Self
 
 from pydantic import Field, SecretStr, field_validator
@@ -134,26 +133,6 @@ class AccountOverrides(Section):
         return {key: getattr(self, key) for key in set_here if getattr(self, key) is not None}
 
 
-class TelegramAccount(AccountOverrides):
-    token: SecretStr
-    api_base: str | None = None
-    poll_timeout: Duration | None = Field(default=None, ge=1, le=50)
-
-
-class DiscordAccount(AccountOverrides):
-    """A Discord bot; `api_base` and `gateway_url` stay the section's: discord.py holds them once per process."""
-
-    token: SecretStr
-    command_guilds: list[int] | None = None
-
-
-class SlackAccount(AccountOverrides):
-    bot_token: SecretStr
-    app_token: SecretStr
-    api_base: str | None = None
-    reply_in_thread: bool | None = None
-
-
 CREDENTIAL_KEYS = ("token", "bot_token", "app_token")
 """The keys that hold a bot's credentials: changing one needs a restart."""
 
@@ -171,111 +150,3 @@ def account_problem(platform: str, accounts: list[AccountOverrides]) -> tuple[st
             if isinstance(value, SecretStr) and not value.get_secret_value().strip():
                 return f"{where}.{key}", f"account {account.name!r} has an empty {key}"
     return None
-
-
-class TelegramConfig(ChannelSection):
-    token: SecretStr = SecretStr("")
-    api_base: str = "https://api.telegram.org/bot"
-    poll_timeout: Duration = Field(default=10.0, ge=1, le=50)
-    accounts: list[TelegramAccount] = []
-
-    def account_entries(self) -> list[AccountOverrides]:
-        return list(self.accounts)
-
-    def has_own_bot(self) -> bool:
-        return bool(self.token.get_secret_value())
-
-
-class DiscordConfig(ChannelSection):
-    token: SecretStr = SecretStr("")
-    api_base: str = "https://discord.com/api/v10"
-    gateway_url: str = "wss://gateway.discord.gg"
-    command_guilds: list[int] = []
-    accounts: list[DiscordAccount] = []
-
-    def account_entries(self) -> list[AccountOverrides]:
-        return list(self.accounts)
-
-    def has_own_bot(self) -> bool:
-        return bool(self.token.get_secret_value())
-
-
-class SlackConfig(ChannelSection):
-    bot_token: SecretStr = SecretStr("")
-    app_token: SecretStr = SecretStr("")
-    api_base: str = "https://slack.com/api/"
-    reply_in_thread: bool = True
-    accounts: list[SlackAccount] = []
-
-    def account_entries(self) -> list[AccountOverrides]:
-        return list(self.accounts)
-
-    def has_own_bot(self) -> bool:
-        return bool(self.bot_token.get_secret_value())
-
-
-class MatrixConfig(ChannelSection):
-    homeserver: str = ""  # https://matrix.example.org
-    user_id: str = ""  # @relaybot:example.org
-    access_token: SecretStr = SecretStr("")  # or password: relaybot logs in once and keeps the device's token
-    password: SecretStr = SecretStr("")
-    device_name: str = "relaybot"
-    encryption: bool | None = None  # end-to-end encryption; unset: on when the matrix-e2e extra is installed
-    sync_timeout: Duration = Field(default=30.0, ge=1, le=120)
-
-    @field_validator("user_id")
-    @classmethod
-    def _full_user_id(cls, value: str) -> str:
-        if value and not re.fullmatch(r"@[^:\s]+:\S+", value):
-            raise ValueError(f"{value!r} is not a Matrix user id; write @name:server, e.g. @relaybot:example.org")
-        return value
-
-
-class ApiTokenConfig(Section):
-    token: SecretStr
-    name: str = Field(default="me", pattern=r"^[A-Za-z0-9_.-]{1,40}$")
-    trust: Literal["owner", "admin", "user", "guest"] = "owner"
-
-
-class ApiConfig(Section):
-    enabled: bool = False
-    host: str = "127.0.0.1"
-    port: int = Field(default=18790, ge=0, le=65535)
-    allow_remote: bool = False
-    tokens: list[ApiTokenConfig] = []
-    allowed_origins: list[str] = []
-    show_reasoning: bool = False
-
-    @field_validator("allowed_origins")
-    @classmethod
-    def _origins(cls, value: list[str]) -> list[str]:
-        for origin in value:
-            if not re.fullmatch(r"https?://[^/?#\s]+/?", origin):
-                raise ValueError(
-                    f"{origin!r} is not an origin; write scheme://host[:port], e.g. https://chat.example.org"
-                )
-        return value
-
-    @field_validator("tokens")
-    @classmethod
-    def _unique_names(cls, value: list[ApiTokenConfig]) -> list[ApiTokenConfig]:
-        names = [token.name for token in value]
-        if len(set(names)) != len(names):
-            raise ValueError("each API token needs its own name")
-        return value
-
-    def model_post_init(self, context: Any) -> None:
-        if not self.allow_remote and not _is_loopback(self.host):
-            raise ValueError(f"host {self.host!r} is not loopback; set allow_remote: true to serve other machines")
-
-
-def _is_loopback(host: str) -> bool:
-    """Whether a bind address only accepts local connections."""
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

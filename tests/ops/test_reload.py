@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.reload import ConfigReload
 from bot.config.loader import load_config
 from bot.config.schema import Config
+from bot.ops.reload import ConfigReload
 
 
 def write(path: Path, text: str) -> Path:
@@ -44,7 +44,7 @@ async def test_invalid_file_keeps_the_running_config_with_one_error(
     running = load_config(path)
     reloader = ConfigReload(running, apply)
     write(path, "agent: {max_iterations: lots}\n")
-    with caplog.at_level(logging.INFO, "bot.app.reload"):
+    with caplog.at_level(logging.INFO, "bot.ops.reload"):
         report = await reloader.reload()
     assert report.error is not None and report.error.startswith("agent.max_iterations:")
     assert reloader.current is running and applied == []
@@ -65,7 +65,7 @@ async def test_a_bot_added_removed_or_given_a_new_token_is_one_line_each_and_wai
 
     reloader = ConfigReload(load_config(path), apply)
     write(path, telegram("{name: work, token: '2:X', dm_policy: open}", "{name: home, token: '4:D'}"))
-    with caplog.at_level(logging.INFO, "bot.app.reload"):
+    with caplog.at_level(logging.INFO, "bot.ops.reload"):
         report = await reloader.reload()
     assert report.applied == ["channels.telegram.accounts.work.dm_policy"]
     assert applied[0].channels.telegram.bots()["work"].dm_policy == "open"

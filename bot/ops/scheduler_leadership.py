@@ -8,9 +8,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from bot.app.control import ControlServer
 from bot.cancelling import cancel_and_wait
 from bot.cluster.roles import ClusterLeases
+from bot.ops.control import ControlServer
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
 

@@ -8,10 +8,10 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bot.app.retention import ledger_cutoff, prune_state, state_sizes
 from bot.bus import ChatRef, InboundMessage
 from bot.bus.journal import Journal
 from bot.config.schema import Config
+from bot.ops.retention import ledger_cutoff, prune_state, state_sizes
 from bot.usage.ledger import CallRecord, UsageLedger
 
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC).timestamp()

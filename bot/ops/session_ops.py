@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bot.app.control import Handler
 from bot.bus import ChatRef, InboundMessage, Trust
+from bot.ops.control import Handler
 
 CLI_SENDER = "cli"
 
