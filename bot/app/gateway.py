@@ -19,7 +19,7 @@ from bot.app.agent_wiring import AgentApp, agent_roster
 from bot.app.backend import stores_for
 from bot.app.channel_kinds import ChatBot, chat_bots
 from bot.app.chat_channels import access_policies, add_chat_channels, channel_manager, check_webhooks_served
-from bot.bus.messages import ChatRef
+from bot.bus.messages import ChatRef, OutboundMessage
 from bot.cluster.roles import Role
 from bot.config.paths import control_socket
 from bot.config.schema import Config
@@ -28,6 +28,7 @@ from bot.events import EventBus
 from bot.hooks.hook_events import GatewayStart, GatewayStop
 from bot.llm.types import Provider
 from bot.ops.control import ControlServer
+from bot.ops.dead_letter_notice import DeadLetterNotice
 from bot.ops.dead_letters import queue_handlers
 from bot.ops.health import GatewayHealth
 from bot.ops.reload import ConfigReload, ReloadReport
@@ -161,10 +162,11 @@ class Gateway:
         )
         self.started_at = time.time()
         figures = PrometheusFigures(self.agent.events, self.agent.bus.stats)
-        self.health = GatewayHealth(config, self.manager, figures, is_fresh)
+        self.health = GatewayHealth(config, self.manager, figures, is_fresh, self.agent.bus.stats)
         self.health_server: HealthServer | None = None
         self.telemetry: OtelTelemetry | None = None
         self.retention = RetentionTask(config)
+        self.dead_letter_notice = DeadLetterNotice(self.agent.events, self._tell_owner)
         self.api: ApiChannel | None = None
         # Split roles: workers forward their run events, a gateway's API channel hears them beside its own.
         wanted = role == "worker" or (role == "gateway" and config.channels.api.enabled)
@@ -233,6 +235,8 @@ class Gateway:
             self.agent.warm_up()
             await self.scheduler.start(self.agent.warmed)
         await self.retention.start()
+        if self.role != "worker" and self.config.ops.dead_letter_notice:
+            self.dead_letter_notice.start()
         await self.agent.plugins.hooks.run("gateway_start", GatewayStart(tuple(self.names)))
 
     async def _channels_first(self) -> None:
@@ -260,6 +264,7 @@ class Gateway:
         """Stop intake, let running turns finish within `shutdown_grace`, flush the outbox, leave the rest pending."""
         await self.agent.plugins.hooks.run("gateway_stop", GatewayStop())
         await self.retention.stop()
+        await self.dead_letter_notice.stop()
         self.agent.bus.close_intake()
         await self.scheduler.stop()
         grace = self.config.shutdown_grace
@@ -310,6 +315,17 @@ class Gateway:
         the restart that removes it (adding or removing a bot needs one)."""
         fresh = {bot.key: bot for bot in chat_bots(config)}
         return [fresh.get(bot.key, bot) for bot in self.bots]
+
+    async def _tell_owner(self, text: str) -> None:
+        """A notice in the owner's latest DM, else the first owner's own chat on a channel that runs here."""
+        chat = self.agent.loop.last_owner_chat
+        if chat is None:
+            owners = (ChatRef.parse(owner) for owner in self.config.owners if ":" in owner)
+            chat = next((owner for owner in owners if owner.channel_key in self.names), None)
+        if chat is None:
+            logger.warning("dead letters wait, and no owner's chat is known to tell (see `relaybot queue list`)")
+            return
+        await self.agent.bus.publish_outbound(OutboundMessage(chat, text, kind="notice"))
 
     def _agent_of(self, chat: ChatRef) -> str:
         """The agent that answers a chat, by the bindings in force."""

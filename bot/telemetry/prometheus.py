@@ -42,6 +42,12 @@ class PrometheusFigures:
         self._inbox = Gauge("relaybot_inbox_depth", "Inbound messages not finished yet.", registry=registry)
         self._outbox = Gauge("relaybot_outbox_backlog", "Replies not sent yet.", registry=registry)
         self._ambiguous = Gauge("relaybot_ambiguous_sends", "Sends that may have arrived twice.", registry=registry)
+        self._dead = Gauge(
+            "relaybot_dead_letters",
+            "Messages (in) and replies (out) that failed for good and wait for `relaybot queue`.",
+            ["direction"],
+            registry=registry,
+        )
         self.close = events.subscribe(self._on_event, TurnFinished, LLMCalled, ToolFinished)
 
     def _on_event(self, event: Event) -> None:
@@ -68,4 +74,6 @@ class PrometheusFigures:
         self._inbox.set(stats.inbound_pending)
         self._outbox.set(stats.outbound_pending)
         self._ambiguous.set(stats.ambiguous_sends)
+        self._dead.labels("in").set(stats.inbound_failed)
+        self._dead.labels("out").set(stats.outbound_failed)
         return generate_latest(self.registry)

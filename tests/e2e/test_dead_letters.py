@@ -15,6 +15,7 @@ from bot.bus.journal import Journal
 from bot.cli.main import app as cli_app
 from bot.config.paths import journal_path
 from bot.events import DeliveryFailed
+from tests.e2e.test_health import get
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway import OWNER, TelegramBot
@@ -46,7 +47,7 @@ async def letters(config: Path) -> list[dict[str, Any]]:
 async def test_a_reply_to_a_blocked_chat_is_listed_with_its_reason_and_resent_once_unblocked(
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
 ) -> None:
-    async with TelegramBot(tmp_path, fake_llm, telegram) as running:
+    async with TelegramBot(tmp_path, fake_llm, telegram, health={"port": 0}) as running:
         await running.gateway.manager.ready("telegram")
         config = config_for(running)
         telegram.fail("sendMessage", status=403, description=BLOCKED)
@@ -54,7 +55,8 @@ async def test_a_reply_to_a_blocked_chat_is_listed_with_its_reason_and_resent_on
         failed = asyncio.create_task(next_event(running.gateway.agent.events, DeliveryFailed))
         telegram.text("tell me about otters", chat_id=OWNER, user_id=OWNER)
         await failed
-        assert telegram.sent == []
+        [notice] = await telegram.wait_for_sent(1)  # the owner hears of it (here, in the chat that came back)
+        assert notice["text"].startswith("1 reply could not be delivered") and "relaybot queue list" in notice["text"]
 
         [letter] = await letters(config)
         assert letter["direction"] == "out" and letter["chat"] == f"telegram:{OWNER}" and letter["agent"] == "main"
@@ -64,11 +66,19 @@ async def test_a_reply_to_a_blocked_chat_is_listed_with_its_reason_and_resent_on
         assert code == 0 and output.count("\n") == 1
         assert output.startswith(f"{letter['id']}  out  telegram:{OWNER}  main  ") and BLOCKED in output
 
+        code, output = await cli(config, "status")
+        assert "1 dead letters, the oldest 0s old (see `relaybot queue list`)" in output
+        assert running.gateway.health_server is not None
+        port = running.gateway.health_server.port
+        status, ready = await get(port, "/readyz")
+        assert status == 200 and json.loads(ready)["dead_letters"] == {"count": 1, "since": letter["when"]}
+        assert 'relaybot_dead_letters{direction="out"} 1.0' in (await get(port, "/metrics"))[1]
+
         requests = len(fake_llm.requests)
         code, output = await cli(config, "queue", "retry", letter["id"])
         assert (code, output) == (0, "Retried 1 dead letter (now).\n")
-        [sent] = await telegram.wait_for_sent(1)
-        assert sent["text"] == "Otters hold hands while they sleep."
+        sent = await telegram.wait_for_sent(2)
+        assert sent[1]["text"] == "Otters hold hands while they sleep."
         assert len(fake_llm.requests) == requests  # re-sent, never regenerated
         assert await letters(config) == []
         code, output = await cli(config, "queue", "retry", letter["id"])
@@ -93,7 +103,7 @@ async def test_an_outage_past_the_send_retries_is_outlasted_by_the_later_rounds(
 async def test_an_outage_outlasting_every_round_leaves_a_dead_letter_then_drop_forgets_it(
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
 ) -> None:
-    async with TelegramBot(tmp_path, fake_llm, telegram) as running:
+    async with TelegramBot(tmp_path, fake_llm, telegram, ops={"dead_letter_notice": False}) as running:
         await running.gateway.manager.ready("telegram")
         config = config_for(running)
         telegram.fail("sendMessage", status=502, description="Bad Gateway", times=25)  # five rounds of five sends
@@ -108,7 +118,7 @@ async def test_an_outage_outlasting_every_round_leaves_a_dead_letter_then_drop_f
         assert await cli(config, "queue", "drop", "--older-than", "1d") == (0, "Dropped 0 dead letters.\n")
         assert await cli(config, "queue", "drop", letter["id"]) == (0, "Dropped 1 dead letter.\n")
         assert await letters(config) == []
-    assert telegram.sent == []
+    assert telegram.sent == []  # with the notice off, the owner was not told
 
 
 def seed_crashed_message(tmp_path: Path, text: str) -> InboundMessage:
