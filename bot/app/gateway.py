@@ -23,13 +23,14 @@ from bot.bus.messages import ChatRef, OutboundMessage
 from bot.cluster.roles import Role
 from bot.config.paths import control_socket
 from bot.config.schema import Config
+from bot.config.schema_agents import DEFAULT_AGENT
 from bot.errors import ConfigError
 from bot.events import EventBus
 from bot.hooks.hook_events import GatewayStart, GatewayStop
 from bot.llm.types import Provider
 from bot.ops.control import ControlServer
 from bot.ops.dead_letter_notice import DeadLetterNotice
-from bot.ops.dead_letters import queue_handlers
+from bot.ops.dead_letters import AgentOf, queue_handlers
 from bot.ops.health import GatewayHealth
 from bot.ops.reload import ConfigReload, ReloadReport
 from bot.ops.retention import RetentionTask
@@ -65,6 +66,7 @@ def api_channel(
     health: GatewayHealth | None = None,
     events: EventBus | None = None,
     webhooks: Sequence[web.RouteDef] = (),
+    agent_of: AgentOf = lambda chat: DEFAULT_AGENT,
 ) -> ApiChannel:
     """The API channel (WebSocket, OpenAI-compatible endpoint, web chat) with the owner's dashboard; it hears
     `events` (the agent's by default)."""
@@ -89,6 +91,7 @@ def api_channel(
         config.heartbeat,
         heartbeat,
         chat_model=chat_model,
+        dead_letters=(agent.bus.dead_letters, agent_of),
     )
 
     def history(key: str) -> list[dict[str, str]]:
@@ -177,7 +180,15 @@ class Gateway:
             self.agent.events.subscribe(self.api_events.emit)
         if config.channels.api.enabled:
             self.api = api_channel(
-                config, self.manager, self.agent, self.cron, self.heartbeat, self.health, self.api_events, webhooks
+                config,
+                self.manager,
+                self.agent,
+                self.cron,
+                self.heartbeat,
+                self.health,
+                self.api_events,
+                webhooks,
+                self._agent_of,
             )
             self.manager.add(self.api)
             self.names.append("api")
