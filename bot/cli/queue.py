@@ -77,7 +77,7 @@ def queue_list(
     as_json: bool = typer.Option(False, "--json", help="One JSON array, for scripts."),
 ) -> None:
     """Show every dead letter: id, direction, chat, agent, age, attempts, reason and its first words."""
-    from bot.ops.dead_letters import describe_letter, list_letters
+    from bot.ops.dead_letters import describe_letters, list_letters
 
     async def operation(dead: DeadLetters, agent_of: AgentOf) -> dict[str, Any]:
         return {"ok": True, "letters": await list_letters(dead, agent_of, chat)}
@@ -89,9 +89,8 @@ def queue_list(
     if not letters:
         typer.echo("No dead letters: every message was answered and every reply delivered.")
         return
-    now = time.time()
-    for letter in letters:
-        typer.echo(describe_letter(letter, now))
+    for line in describe_letters(letters, time.time()):
+        typer.echo(line)
 
 
 @app.command("retry")

@@ -15,6 +15,7 @@ from bot.bus.messages import ChatRef
 logger = logging.getLogger(__name__)
 
 AgentOf = Callable[[ChatRef], str]
+HEADINGS = ["id", "dir", "chat", "agent", "failed", "tries", "reason"]
 Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
@@ -32,14 +33,30 @@ def letter_to_dict(letter: DeadLetter, agent: str) -> dict[str, Any]:
     }
 
 
-def describe_letter(letter: dict[str, Any], now: float) -> str:
-    """One line of `relaybot queue list`: id, direction, chat, agent, age, attempts, reason, first words."""
-    arrow = "in " if letter["direction"] == "in" else "out"
-    age = format_age(now - float(letter["when"]))
-    return (
-        f"{letter['id']}  {arrow}  {letter['chat']}  {letter['agent']}  {age} ago  "
-        f"{letter['attempts']}×  {letter['reason']}  «{letter['preview']}»"
-    )
+def describe_letters(letters: Sequence[dict[str, Any]], now: float) -> list[str]:
+    """`relaybot queue list`'s lines, in columns: id, direction, chat, agent, age, attempts, reason, first words."""
+    rows = [
+        [
+            letter["id"],
+            letter["direction"],
+            letter["chat"],
+            letter["agent"],
+            f"{format_age(now - float(letter['when']))} ago",
+            f"{letter['attempts']}×",
+            letter["reason"],
+        ]
+        for letter in letters
+    ]
+    widths = [max((len(row[column]) for row in rows), default=0) for column in range(len(HEADINGS))]
+    lines = []
+    for cells, preview in zip([HEADINGS, *rows], ["message", *(letter["preview"] for letter in letters)], strict=True):
+        lines.append(
+            "  ".join(
+                cell.ljust(max(width, len(head))) for cell, width, head in zip(cells, widths, HEADINGS, strict=True)
+            )
+            + f"  {preview}"
+        )
+    return lines
 
 
 async def list_letters(dead: DeadLetters, agent_of: AgentOf, chat: str | None = None) -> list[dict[str, Any]]:
