@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from typing import ClassVar
@@ -26,6 +27,8 @@ from channels.health_http import HealthProbe, add_health_routes
 from channels.numbered import NumberedChoices
 
 logger = logging.getLogger(__name__)
+
+IDLE_HOLD = 10.0  # seconds a turn's `idle` status waits for its reply (a plugin may have held the reply back)
 
 
 class ApiChannel(Channel):
@@ -54,6 +57,7 @@ class ApiChannel(Channel):
             TokenBook(config.tokens), lockout or FailureLockout(), WebSessions(), OriginPolicy(config.allowed_origins)
         )
         self._client_ids: dict[str, str] = {}
+        self._idle: dict[str, tuple[str, Frame]] = {}  # turn id -> (session, its `idle` status), held for its reply
         self._choices = NumberedChoices()
         self._admin = admin
         self._history = history
@@ -103,6 +107,8 @@ class ApiChannel(Channel):
             frame["prompt_id"] = message.prompt_id
         self.hub.emit(key, frame)
         self._emit_runs(self.runs.replied(message))
+        if message.kind != "progress" and message.in_reply_to:
+            self._release_idle(message.in_reply_to)
 
     async def start_run(
         self,
@@ -177,11 +183,20 @@ class ApiChannel(Channel):
         turn_id = getattr(event, "turn_id", "")
         client_id = self._client_ids.get(turn_id, turn_id or None)
         frame = event_frame(event, client_id)
-        if frame is not None:
+        if isinstance(event, TurnFinished) and event.replied and frame is not None:
+            # The turn's reply reaches send() through the outbox, after this event: the client hears it first.
+            self._idle[turn_id] = (key, frame)
+            asyncio.get_running_loop().call_later(IDLE_HOLD, self._release_idle, turn_id)
+        elif frame is not None:
             self.hub.emit(key, frame)
         self._emit_runs(self.runs.observe(event))
         if isinstance(event, TurnFinished) and not event.replied:
             self._client_ids.pop(turn_id, None)
+
+    def _release_idle(self, turn_id: str) -> None:
+        """Send a turn's held `idle` status: after its reply, or after IDLE_HOLD when no reply came this way."""
+        if (held := self._idle.pop(turn_id, None)) is not None:
+            self.hub.emit(*held)
 
     def _emit_runs(self, frames: list[tuple[Run, Frame]]) -> None:
         for run, frame in frames:
