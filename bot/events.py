@@ -53,7 +53,8 @@ class TurnFinished:
 class LLMCalled:
     """One model call ended; `turn_id` names the turn (the run) it was made for, when it was made for one.
 
-    `cached_tokens` are the prompt tokens the provider read from its cache (priced lower).
+    `cached_tokens` are the prompt tokens the provider read from its cache (priced lower). `outcome` is `ok`, or
+    for a call that failed the kind of failure (the error class: `ProviderUnavailable`, `RequestRejected`, …).
     """
 
     session_key: str
@@ -63,6 +64,7 @@ class LLMCalled:
     duration: float
     turn_id: str = ""
     cached_tokens: int = 0
+    outcome: str = "ok"
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,12 @@ class PrometheusFigures:
         self._turn_seconds = Histogram(
             "relaybot_turn_seconds", "Turn duration.", buckets=LATENCY_BUCKETS, registry=registry
         )
-        self._calls = Counter("relaybot_llm_calls", "Model calls.", ["model"], registry=registry)
+        self._calls = Counter(
+            "relaybot_llm_calls",
+            "Model calls, by model and outcome (ok, or the failure).",
+            ["model", "outcome"],
+            registry=registry,
+        )
         self._tokens = Counter(
             "relaybot_llm_tokens", "Tokens, by model and direction.", ["model", "type"], registry=registry
         )
@@ -55,7 +60,7 @@ class PrometheusFigures:
             self._turns.labels(event.outcome).inc()
             self._turn_seconds.observe(event.duration)
         elif isinstance(event, LLMCalled):
-            self._calls.labels(event.model).inc()
+            self._calls.labels(event.model, event.outcome).inc()
             self._tokens.labels(event.model, "input").inc(event.prompt_tokens)
             self._tokens.labels(event.model, "output").inc(event.completion_tokens)
             self._call_seconds.labels(event.model).observe(event.duration)

@@ -30,6 +30,11 @@ async def test_a_failed_run_runs_once_under_the_sdks_retries(api_bot: ApiBot, fa
     assert refused.value.response.headers["x-should-retry"] == "false"
     assert len(fake_llm.requests) == 2  # one turn's calls: the SDK did not run it again
     assert refused.value.body["code"] == "run_failed"  # type: ignore[index]
+    async with aiohttp.ClientSession() as http, http.get(f"{api_bot.url}/metrics") as response:
+        metrics = await response.text()
+    calls = [line for line in metrics.splitlines() if line.startswith("relaybot_llm_calls_total")]
+    # one failed call (tried streamed, then not)
+    assert calls == ['relaybot_llm_calls_total{model="openai/fake-model",outcome="RequestRejected"} 1.0']
 
 
 async def test_a_repeat_under_the_same_idempotency_key_gets_the_first_outcome(
