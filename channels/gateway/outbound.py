@@ -39,9 +39,11 @@ class ChannelOutbox:
         finish_live: Callable[[OutboundMessage], Awaitable[bool]] | None = None,
         clock: Callable[[], float] = time.monotonic,
         later: Sequence[float] = LATER_RETRIES,
+        mask: Callable[[str], str] = str,
     ) -> None:
         """`later`: the waits before each further round of sends for a failure that passes (waited with the
-        retry policy's sleep); when they are spent, the message becomes a dead letter."""
+        retry policy's sleep); when they are spent, the message becomes a dead letter. `mask` hides the config's
+        secrets in the reasons kept."""
         self._channel = channel
         self._bus = bus
         self._events = events
@@ -53,6 +55,7 @@ class ChannelOutbox:
         self._chats: dict[str, deque[OutboundMessage]] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
         self._later = tuple(later)
+        self._mask = mask
         self._waiting: set[asyncio.Task[None]] = set()  # messages waiting for a later round
         self._paused_until = 0.0
         self._idle = asyncio.Event()
@@ -165,6 +168,7 @@ class ChannelOutbox:
 
     async def _try_later(self, message: OutboundMessage, error: str) -> None:
         """A failure that passes outlasted this round: send again after the next of `later`, or give up."""
+        error = self._mask(error)
         rounds = await self._bus.dead_letters.defer(message.id, error)
         if rounds > len(self._later):
             return await self._give_up(message, f"{error}; {rounds} rounds over {format_age(sum(self._later))}")
@@ -181,6 +185,7 @@ class ChannelOutbox:
         self.submit(message)
 
     async def _give_up(self, message: OutboundMessage, error: str) -> None:
+        error = self._mask(error)
         logger.error("[%s] could not deliver %s: %s", message.chat.session_key, message.id, error)
         await self._bus.mark_failed(message.id, error)
         self._events.emit(DeliveryFailed(message.chat.session_key, message.id, message.in_reply_to, error))
