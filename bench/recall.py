@@ -1,20 +1,28 @@
 """Memory recall, measured: evidence coverage of the recall tool's top five and of the auto-recalled prompt block,
 against a plain BM25 over whole exchanges; index cost per message; query latency and disk at scale.
 
-Run from the repository root: python bench/recall.py [--exchanges 2400] [--questions 300] [--scale 10000,100000]
+Run from the repository root: python bench/recall.py --locomo ../shared/data/locomo-dev [--conversations N]
+                             [--questions N] [--quick] [--json FILE] [--show q26-3,…]
+                         or: python bench/recall.py [--exchanges 2400] [--questions 300] [--scale 10000,100000]
                              [--big-file-mb 50]
 
-The conversation is made up here (bench/recall_corpus.py): facts told in passing among chatter over ten
-weeks, asked about at the end in other words. It is written as one chat's session files in the local
-store's format (twice reset with /new, so two of them are archives) and indexed by the real
-MemoryIndexes. The baseline is what recall did before the index: an FTS5 BM25 (no stemming) over each
-whole exchange as stored, the query's words OR-ed. Coverage counts a question when its evidence is among
-the tool's five passages, and for the prompt when the block (1,500 tokens) shows the evidence and its
-answer. At each `--scale` count of messages (the corpus plus chatter), the 300 questions are timed through
-MemoryIndexes.search (its catch-up check included), the index's disk use read, and the first indexing
-of the whole session file timed with the event loop's longest stall beside it. Last, one 50 MB session file
-is indexed from scratch, the event loop's longest stall timed meanwhile. As in the gateway, a backlog of over
-4 MB is indexed by a child process (bot/memory/index/bulk.py).
+With --locomo, the figures that count (../shared/MEMORY_EVAL.md): each LoCoMo conversation of DIR played through
+the real gateway (bench/locomo/), then its questions asked in the same chat; evidence coverage of recall's result,
+of the prompt and of both, per category, beside plain BM25 on the same history and the issue's targets. Then,
+unless --quick, the costs at 100,000 messages of the generated set below (query p95, indexing per message).
+--conversations and --questions take the first N of each; --json writes every figure (each question's too);
+--show prints, for the questions tagged, the evidence lines, which of them were covered, and what recall found.
+
+Without it, a smoke test on a generated set: the conversation is made up here (bench/recall_corpus.py): facts told
+in passing among chatter over ten weeks, asked about at the end in other words. It is written as one chat's session
+files in the local store's format (twice reset with /new, so two of them are archives) and indexed by the real
+MemoryIndexes. The baseline is what recall did before the index: an FTS5 BM25 (no stemming) over each whole exchange
+as stored, the query's words OR-ed. Coverage counts a question when its evidence is among the tool's five passages,
+and for the prompt when the block (1,500 tokens) shows the evidence and its answer. At each `--scale` count of
+messages (the corpus plus chatter), the 300 questions are timed through MemoryIndexes.search (its catch-up check
+included), the index's disk use read, and the first indexing of the whole session file timed with the event loop's
+longest stall beside it. Last, one 50 MB session file is indexed from scratch, the event loop's longest stall timed
+meanwhile. As in the gateway, a backlog of over 4 MB is indexed by a child process (bot/memory/index/bulk.py).
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ import time
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from locomo.run import run as run_locomo
 from recall_corpus import REPLY_PAD, Corpus, build_corpus
 from rig import load_average
 
@@ -233,15 +242,43 @@ async def append_cost(indexes: MemoryIndexes, scope: Path, live: Path, exchanges
     return spent / (2 * exchanges)
 
 
+async def locomo(args: argparse.Namespace) -> None:
+    """The LoCoMo figures, then (unless --quick) the costs at 100,000 messages; all of them to --json if given."""
+    show = frozenset(args.show.split(",")) if args.show else frozenset()
+    figures = await run_locomo(Path(args.locomo), args.conversations, args.questions, load_average(), show)
+    if not args.quick:
+        corpus = build_corpus(args.exchanges, 300, seed=args.seed)
+        with tempfile.TemporaryDirectory() as folder:
+            found = figures["costs"] = await at_scale(corpus, 100_000, Path(folder))
+        p95 = found["p95_ms"]
+        print(
+            f"at {found['messages']:,.0f} messages (generated set): query p95 {p95:.2f} ms   target <= 30 ms "
+            f"{'met' if p95 <= 30 else 'MISSED'}; indexing {found['per_message_ms']:.3f} ms/message at "
+            f"first, {found['incremental_ms']:.3f} ms/message saved one exchange at a time   target <= 1 ms "
+            f"{'met' if max(found['per_message_ms'], found['incremental_ms']) <= 1 else 'MISSED'} ({load_average()})"
+        )
+    if args.json:
+        Path(args.json).write_text(json.dumps({"command": sys.argv, **figures}, indent=2))
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--locomo", metavar="DIR", help="a folder of LoCoMo conversations (26.json, …)")
+    parser.add_argument("--conversations", type=int, help="with --locomo: only the first N conversations")
+    parser.add_argument("--quick", action="store_true", help="with --locomo: leave out the costs at 100,000 messages")
+    parser.add_argument("--json", metavar="FILE", help="with --locomo: write every figure to FILE")
+    parser.add_argument("--show", metavar="TAGS", help="with --locomo: what the model held for q26-3,q30-7,…")
     parser.add_argument("--exchanges", type=int, default=2400)
-    parser.add_argument("--questions", type=int, default=300)
+    questions_help = "the generated set's count (300), or with --locomo the first N of each conversation (all)"
+    parser.add_argument("--questions", type=int, help=questions_help)
     parser.add_argument("--scale", default="10000,100000")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--big-file-mb", type=int, default=50)
     args = parser.parse_args()
-    corpus = build_corpus(args.exchanges, args.questions, seed=args.seed)
+    if args.locomo:
+        await locomo(args)
+        return
+    corpus = build_corpus(args.exchanges, args.questions or 300, seed=args.seed)
     print(f"{len(corpus.exchanges)} exchanges over ten weeks, {len(corpus.questions)} questions ({load_average()})")
     with tempfile.TemporaryDirectory() as folder:
         tool, prompt, base = await coverage(corpus, Path(folder))
