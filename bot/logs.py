@@ -23,6 +23,7 @@ THIRD_PARTY = (
     "litellm",
     "openai",
     "httpx",
+    "httpx2",  # the MCP SDK 2.x's HTTP client: an INFO line per MCP request otherwise
     "httpcore",
     "aiohttp",
     "discord",
