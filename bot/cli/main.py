@@ -71,7 +71,6 @@ for command in (
     serve.chat,
     serve.run,
     serve.reload,
-    agent.agent,
     agents.agents,
     sessions.sessions,
     inspect.status,
@@ -88,6 +87,7 @@ app.add_typer(backup.app, name="backup")
 app.add_typer(approvals.app, name="approvals")
 app.add_typer(memory.app, name="memory")
 app.add_typer(queue.app, name="queue")
+app.add_typer(agent.app, name="agent")
 
 
 def main() -> None:
