@@ -24,7 +24,7 @@ from bot.cli import (
 from bot.cli.options import Options
 
 app = typer.Typer(
-    help="relaybot: a self-hosted AI assistant for Telegram, Discord and Slack.",
+    help="relaybot: a self-hosted AI assistant for Telegram, Discord, Slack, Matrix, WhatsApp, email and the web.",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,

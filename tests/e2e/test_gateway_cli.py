@@ -114,3 +114,11 @@ def test_a_gateway_that_does_not_answer_fails_in_one_line(tmp_path: Path, capsys
             conn.close()
     assert exited.value.exit_code == 1
     assert capsys.readouterr().err == "error: the gateway did not answer within 0s; check it with `relaybot logs`.\n"
+
+
+def test_status_lists_the_web_chat_and_api_channel(tmp_path: Path) -> None:
+    (tmp_path / "config.yaml").write_text("channels:\n  api:\n    enabled: true\n    port: 8765\n")
+    result = CliRunner().invoke(cli_app, ["status"], env=env_for(tmp_path))
+    assert result.exit_code == 0
+    line = next(line for line in result.output.splitlines() if line.startswith("api:"))
+    assert line == "api:       enabled (gateway not running) (web chat and API at http://127.0.0.1:8765/)"
