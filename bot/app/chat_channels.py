@@ -19,8 +19,7 @@ from bot.config.schema import Config
 from bot.errors import ConfigError
 from bot.logs import redactor
 from bot.retry import RetryPolicy
-from channels.base import AdmitsInvites, ServesWebhook
-from channels.catchup import CatchesUp
+from channels.abilities import AdmitsInvites, CatchesUp, ServesWebhook
 from channels.gateway.manager import ChannelManager
 from channels.platforms import KINDS
 

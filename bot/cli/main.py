@@ -20,11 +20,15 @@ from bot.cli import (
     serve,
     sessions,
     setup,
+    triggers,
 )
 from bot.cli.options import Options
 
 app = typer.Typer(
-    help="relaybot: a self-hosted AI assistant for Telegram, Discord, Slack, Matrix, WhatsApp, email and the web.",
+    help=(
+        "relaybot: a self-hosted AI assistant for Telegram, Discord, Slack, Matrix, WhatsApp, Signal, email, "
+        "Mattermost and the web."
+    ),
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,
@@ -88,6 +92,7 @@ app.add_typer(approvals.app, name="approvals")
 app.add_typer(memory.app, name="memory")
 app.add_typer(queue.app, name="queue")
 app.add_typer(agent.app, name="agent")
+app.add_typer(triggers.app, name="triggers")
 
 
 def main() -> None:
