@@ -18,8 +18,8 @@ from bot.events import DeliveryFailed
 from tests.e2e.test_health import get
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import OWNER, TelegramBot
-from tests.harness import next_event
+from tests.support.gateway import OWNER, TelegramBot
+from tests.support.harness import next_event
 
 BLOCKED = "Forbidden: bot was blocked by the user"
 

@@ -13,7 +13,7 @@ import pytest
 from bot.events import TurnFinished
 from tests.channels.api.conftest import OWNER_TOKEN, ApiBot
 from tests.fakes.openai_server import Error, FakeLLM, Text
-from tests.harness import next_event
+from tests.support.harness import next_event
 
 ASK = [{"role": "user", "content": "hello"}]
 
