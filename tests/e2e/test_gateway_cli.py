@@ -39,8 +39,8 @@ async def cli(config: Path, *args: str) -> tuple[int, str]:
     ("args", "problem"),
     [
         (
-            ["--to", "irc:1", "--every", "1h"],
-            "no channel 'irc'; channels are telegram, discord, slack, matrix, whatsapp, email, mattermost, signal",
+            ["--to", "icq:1", "--every", "1h"],
+            "no channel 'icq'; channels are telegram, discord, slack",
         ),
         (["--to", "discord:1", "--every", "1h"], "channel discord is not enabled"),
         (["--to", "telegram:1", "--every", "5"], "'5' has no unit"),
