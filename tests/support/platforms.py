@@ -24,7 +24,9 @@ from tests.support.matrix_world import MatrixWorld
 from tests.support.platform import Platform
 from tests.support.platform_irc import Irc
 from tests.support.platform_matrix import Matrix
+from tests.support.platform_xmpp import Xmpp
 from tests.support.selfhosted import Mattermost, Signal
+from tests.support.xmpp_world import XmppWorld
 
 
 class Telegram(Platform):
@@ -278,6 +280,7 @@ PLATFORMS: dict[str, tuple[type[Any], type[Platform]]] = {
     "mattermost": (FakeMattermost, Mattermost),
     "signal": (FakeSignalDaemon, Signal),
     "irc": (IrcWorld, Irc),
+    "xmpp": (XmppWorld, Xmpp),
 }
 """Each platform's fake server and its face, by channel name."""
 
