@@ -42,9 +42,6 @@ class Platform(ABC):
     carries_files: ClassVar[bool] = True
     """Whether files travel in chats (else users cannot send one, and a file the bot sends becomes a notice naming
     it)."""
-    takes_files: ClassVar[bool] = True
-    """Whether a file a user sends reaches the bot as an attachment (else the model is told what was offered: a
-    name, or a link where the platform carries files as links)."""
     gateway_sections: ClassVar[dict[str, Any]] = {}
     """Top-level config sections the gateway needs for this platform (a webhook needs `health.port`)."""
 

@@ -26,7 +26,7 @@ class Irc(Platform):
 
     name, limit, owner, stranger = "irc", MESSAGE_BYTES, OWNER, STRANGER
     forbidden = "No such nick or channel name"
-    can_edit, reacts, carries_files, takes_files = False, False, False, False
+    can_edit, reacts, carries_files = False, False, False
     fake: IrcWorld
 
     @property

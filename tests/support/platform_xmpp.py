@@ -1,6 +1,7 @@
 """XMPP as the contract suite sees it: real people on a real Prosody, the bot's messages seen by the front it
 connects through. Corrections (XEP-0308) are its edits and HTTP upload (XEP-0363) its files; it has no reactions
-the bot uses, a bounce of type `wait` names no wait, and one message holds any reply."""
+the bot uses, a bounce of type `wait` names no wait, and one message holds any reply. A file a user sends is a link
+to the server's HTTP upload, which the bot downloads."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ class Xmpp(Platform):
     name, limit, owner, stranger = "xmpp", None, f"owner@{DOMAIN}", f"stranger@{DOMAIN}"
     forbidden = "You are not allowed to send messages here"
     stream_chunk_delay = 0.05
-    names_its_wait, reacts, takes_files = False, False, False
+    names_its_wait, reacts = False, False
     fake: XmppWorld
 
     def __init__(self, fake: Any) -> None:
@@ -53,7 +54,7 @@ class Xmpp(Platform):
 
     def adapter(self, media_dir: Path, **section: Any) -> AdapterUnderTest[Channel]:
         config = XmppConfig.model_validate({"enabled": True, **self.fake.section(**section)})
-        return AdapterUnderTest(lambda publish: XmppChannel(publish, config))  # type: ignore[return-value]
+        return AdapterUnderTest(lambda publish: XmppChannel(publish, config, media_dir=media_dir))  # type: ignore[return-value]
 
     def _user(self, user: str) -> XmppUser:
         person = self.fake.owner if user == self.owner else self.fake.stranger

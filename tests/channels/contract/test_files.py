@@ -1,6 +1,5 @@
 """Files on every platform: a file sent to the bot reaches the model, a file the bot sends arrives as an upload;
-where chats carry no files (IRC), a file offered to the bot and one it sends are named in text instead, and where
-the bot takes no files in (XMPP's links), the model is told what was offered."""
+where chats carry no files (IRC), a file offered to the bot and one it sends are named in text instead."""
 
 from pathlib import Path
 
@@ -17,7 +16,7 @@ async def test_a_text_file_sent_to_the_bot_reaches_the_model(
     content = b"the launch code is 4217\n"
     platform.dm_file(content, "notes.txt", "text/plain", platform.owner)
     await platform.wait_sent(1)
-    if not platform.takes_files:  # declared: the file cannot come, so the model is told what was offered
+    if not platform.carries_files:  # declared: the file cannot come, so the model is told what was offered
         assert "notes.txt" in user_texts(fake_llm)[0] and "4217" not in user_texts(fake_llm)[0]
         return
     assert "the launch code is 4217" in user_texts(fake_llm)[0]
