@@ -195,7 +195,8 @@ class XmppChannel(Channel):
         if message is None:
             return
         message = replace(message, stream=self._streaming.mode != "off")
-        if (media := shared_file(stanza)) is not None and self._media_dir is not None:
+        server = self._config.host or self._config.jid.partition("@")[2]
+        if (media := shared_file(stanza, server)) is not None and self._media_dir is not None:
             message = await attach_media(without_link(message), [media], self._media_dir, self._fetch)
         if message.edit_of is None and (pressed := self._choices.press(message.chat, message.text)):
             press, label = pressed

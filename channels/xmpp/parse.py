@@ -29,9 +29,14 @@ class Stanza:
     link: str = ""  # XEP-0066: the URL of a file the message carries (as clients send HTTP-upload files)
 
 
-def shared_file(stanza: Stanza) -> MediaRef | None:
-    """The file a message shares, where its body is just its XEP-0066 link (how clients send a file); else None."""
-    if not stanza.link or stanza.body.strip() != stanza.link or urlsplit(stanza.link).scheme not in ("http", "https"):
+def shared_file(stanza: Stanza, server: str) -> MediaRef | None:
+    """The file a message shares, where its body is just its XEP-0066 link (how clients send a file) on `server`
+    or one of its subdomains (its upload service); else None: a stranger's link never makes the bot fetch a URL."""
+    url = urlsplit(stanza.link)
+    if not stanza.link or stanza.body.strip() != stanza.link or url.scheme not in ("http", "https"):
+        return None
+    host = (url.hostname or "").lower()
+    if host != server.lower() and not host.endswith("." + server.lower()):
         return None
     name = unquote(PurePosixPath(urlsplit(stanza.link).path).name) or "file"
     mime_type = mimetypes.guess_type(name)[0] or "application/octet-stream"

@@ -50,13 +50,21 @@ def test_a_wait_error_is_transient_and_others_are_final() -> None:
 
 def test_a_message_that_is_just_its_link_shares_a_file_named_by_the_url() -> None:
     link = "http://127.0.0.1:5280/file_share/Abc/launch%20notes.txt"
-    media = shared_file(Stanza("chat", "owner@localhost", link, "m1", link=link))
+    media = shared_file(Stanza("chat", "owner@localhost", link, "m1", link=link), "127.0.0.1")
     assert media is not None and (media.name, media.mime_type, media.kind) == ("launch notes.txt", "text/plain", "file")
     assert media.source == link and media.filename == "m1.txt"
 
 
 def test_a_link_with_words_around_it_or_no_http_url_shares_no_file() -> None:
     link = "http://127.0.0.1:5280/file_share/Abc/photo.png"
-    assert shared_file(Stanza("chat", "owner@localhost", f"look: {link}", "m1", link=link)) is None
-    assert shared_file(Stanza("chat", "owner@localhost", "file:///etc/passwd", "m2", link="file:///etc/passwd")) is None
-    assert shared_file(Stanza("chat", "owner@localhost", link, "m3")) is None
+    assert shared_file(Stanza("chat", "owner@localhost", f"look: {link}", "m1", link=link), "127.0.0.1") is None
+    passwd = "file:///etc/passwd"
+    assert shared_file(Stanza("chat", "owner@localhost", passwd, "m2", link=passwd), "127.0.0.1") is None
+    assert shared_file(Stanza("chat", "owner@localhost", link, "m3"), "127.0.0.1") is None
+
+
+def test_a_link_off_the_bots_server_is_never_fetched() -> None:
+    inside = "http://169.254.169.254/latest/meta-data"
+    assert shared_file(Stanza("chat", "stranger@localhost", inside, "m1", link=inside), "example.org") is None
+    upload = "https://upload.example.org/share/a/notes.txt"
+    assert shared_file(Stanza("chat", "owner@example.org", upload, "m2", link=upload), "example.org") is not None
