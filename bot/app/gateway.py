@@ -157,7 +157,8 @@ class Gateway:
             outcomes=self.outcomes,
         )
         self.started_at = time.time()
-        figures = PrometheusFigures(self.agent.events, self.agent.bus.stats)
+        served = config.channels.api.enabled or config.health.port is not None  # /metrics has a listener
+        figures = PrometheusFigures(self.agent.events, self.agent.bus.stats) if served else None
         self.health = GatewayHealth(config, self.manager, figures, is_fresh)
         self.health_server: HealthServer | None = None
         self.telemetry: OtelTelemetry | None = None
