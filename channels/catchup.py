@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 from bot.bus import ChatRef
 from bot.storage.private_file import write_private
@@ -98,10 +98,3 @@ class ActiveChats:
             for c in self._chats.values()
         ]
         write_private(self._path, json.dumps(rows))
-
-
-@runtime_checkable
-class CatchesUp(Protocol):
-    """A channel that, given its active chats, reads at start what was sent to them while it was down."""
-
-    def remember_chats(self, chats: RecentChats) -> None: ...

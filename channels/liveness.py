@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
 
 
 class Liveness:
@@ -22,10 +21,3 @@ class Liveness:
     def age(self) -> float:
         """Seconds since the last beat (or since this was made)."""
         return self._clock() - self._last
-
-
-@runtime_checkable
-class ReportsLiveness(Protocol):
-    """A channel that notes each successful poll or event in `liveness`, so a wedged poller can be noticed."""
-
-    liveness: Liveness

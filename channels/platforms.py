@@ -3,7 +3,7 @@ line here (with its config section in bot/config/channels/)."""
 
 from __future__ import annotations
 
-from channels import discord, email, matrix, slack, telegram, whatsapp
+from channels import discord, email, matrix, mattermost, signal, slack, telegram, whatsapp
 from channels.kind import Kind
 
 KINDS: dict[str, Kind] = {
@@ -15,6 +15,8 @@ KINDS: dict[str, Kind] = {
         matrix.KIND,
         whatsapp.KIND,
         email.KIND,
+        mattermost.KIND,
+        signal.KIND,
     )
 }
 """The platforms by name, in the order their bots start and `relaybot doctor` lists them."""

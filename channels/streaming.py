@@ -8,9 +8,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Literal, Protocol, TypeVar, runtime_checkable
+from typing import Literal, Protocol, TypeVar
 
-from bot.bus import ChatRef, OutboundMessage
+from bot.bus import OutboundMessage
 from bot.config.channels.base import ChannelSection
 from bot.errors import ChannelError, ChannelUnavailable, RateLimited
 from bot.retry import RetryPolicy
@@ -56,13 +56,6 @@ class LiveWriter(Protocol):
 
     async def discard(self) -> None:
         """Remove whatever was shown: the turn ended without a reply."""
-
-
-@runtime_checkable
-class StreamsReplies(Protocol):
-    """A channel that can show replies live; None when the chat or its config does not stream."""
-
-    def live_reply(self, chat: ChatRef, reply_to: str | None, recipient: str | None) -> LiveReply | None: ...
 
 
 class LiveReply:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from bot.tools.sandbox import bwrap_problem
+from bot.tools.sandbox.exec_sandbox import bwrap_problem
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.slack_server import FakeSlack

@@ -39,6 +39,6 @@ def test_checks_run_the_import_contracts_types_lint_format_and_the_docs_build() 
     assert "set -euo pipefail" in commands
 
 
-def test_the_tree_keeps_the_channels_layout_and_the_class_size_cap() -> None:
+def test_the_tree_keeps_the_layout_module_and_folder_caps_and_the_class_size_cap() -> None:
     result = subprocess.run([sys.executable, ".ci/layout.py"], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout == "", result.stdout

@@ -14,12 +14,13 @@ from bot.chats.rules import ChatRulesBook
 from bot.config.schema_memory import AutoRecallConfig
 from bot.llm.tokens import CHARS_PER_TOKEN
 from bot.memory.index.ranking import Shown
-from bot.memory.index.rendering import recalled_block
+from bot.memory.index.rendering import block_room, recalled_block
 from bot.memory.index.scopes import MemoryIndexes
 
 logger = logging.getLogger(__name__)
 
 PASSAGES = 5
+WINDOW_CHARS = 1200  # of one recalled window: the best few share the budget
 
 
 class AutoRecall:
@@ -56,8 +57,10 @@ class AutoRecall:
         last `window` of the chat's other sessions (its threads, or its channel): the conversation going on."""
         key = chat.session_key
         shown = Shown(key, shown_from, chat.whole_chat.session_key, window)
-        hits = await self._indexes.search(scope, text, PASSAGES, shown=shown, join=key)
-        block = recalled_block(hits, self._zone, self._config.max_tokens * CHARS_PER_TOKEN)
+        chars = self._config.max_tokens * CHARS_PER_TOKEN
+        windows = (WINDOW_CHARS, block_room(chars))
+        hits = await self._indexes.search(scope, text, PASSAGES, shown=shown, join=key, window_chars=windows)
+        block = recalled_block(hits, self._zone, chars)
         if block:
             logger.debug("[%s] recalled passages (%d characters)", key, len(block))
         return block

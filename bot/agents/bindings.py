@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.bus import ChatRef
+from bot.config.schema import Config
 from bot.config.schema_agents import DEFAULT_AGENT, BindingConfig
+from bot.config.schema_triggers import TRIGGER_CHANNEL
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +45,20 @@ class Bindings:
     def agents_bound(self) -> list[tuple[int, BindingConfig]]:
         """Every binding with its index in the config, most specific first."""
         return list(self._ordered)
+
+
+def routed_bindings(config: Config) -> list[BindingConfig]:
+    """`bindings:` and one binding per trigger's own session (`trigger:<name>`): to the agent the trigger names,
+    else to the one its chat is bound to."""
+    chats = Bindings(config.bindings)
+    own = [
+        BindingConfig(
+            agent=trigger.agent or chats.route(trigger.target).agent, channel=TRIGGER_CHANNEL, chat=trigger.name
+        )
+        for trigger in config.triggers
+        if trigger.session == "own"
+    ]
+    return [*config.bindings, *own]
 
 
 def matches(binding: BindingConfig, chat: ChatRef, server_id: str | None) -> bool:

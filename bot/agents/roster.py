@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 
 from bot.access.pairing import Pairing
-from bot.agents.bindings import Bindings, Route
+from bot.agents.bindings import Bindings, Route, routed_bindings
 from bot.agents.handle import AgentHandle, BuildAgent, StoresFor
 from bot.agents.inbox import deliver_files, has_files, staging_folder
 from bot.agents.questions import ask_agent
@@ -47,7 +47,7 @@ class AgentRoster:
         self._build = build
         self.stores = stores
         self._on_build = on_build  # the gateway's part of a new agent: the cron tool, its heartbeat
-        self._bindings = Bindings(config.bindings)
+        self._bindings = Bindings(routed_bindings(config))
         self.staging = staging_folder(config.state_dir)  # where the channels save what chats send
         self._apps: dict[str, AgentHandle] = {DEFAULT_AGENT: default}
         self._pairings: dict[str, Pairing] = {}
@@ -210,7 +210,7 @@ class AgentRoster:
         """A reloaded config: new bindings from the next message; removed agents stopped (their running turns get
         `grace`); an agent whose workspace moved is rebuilt on its next message; the rest take their live keys."""
         self.config = config
-        self._bindings = Bindings(config.bindings)
+        self._bindings = Bindings(routed_bindings(config))
         self._pairings.clear()
         names = set(agent_names(config))
         for name, app in list(self._apps.items()):

@@ -22,17 +22,17 @@ from bot.setup.home import bundled
 from bot.skills import SkillLibrary
 from bot.tools.base import Tool, ToolRegistry
 from bot.tools.chat_files import ChatFiles
+from bot.tools.fetch.netguard import any_address, is_public
+from bot.tools.fetch.page import WebFetchTool
 from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
-from bot.tools.launcher import exec_launcher
 from bot.tools.message import MessageTool
-from bot.tools.netguard import any_address, is_public
 from bot.tools.protected import ProtectedPaths
-from bot.tools.sandbox import SECRET_NAME, HostShell
+from bot.tools.sandbox.exec_sandbox import SECRET_NAME, HostShell
+from bot.tools.sandbox.launcher import exec_launcher
 from bot.tools.search.choose import search_tool
 from bot.tools.send_file import SendFileTool
 from bot.tools.shell import ExecTool
 from bot.tools.skills import LoadSkillTool
-from bot.tools.web import WebFetchTool
 from bot.tools.workspace import WorkspacePaths
 
 logger = logging.getLogger(__name__)

@@ -9,8 +9,8 @@ from bot.bus import Trust
 from bot.ops.control import Handler
 
 if TYPE_CHECKING:
-    from channels.api.auth import Caller
-    from channels.api.rpc import RunStarter
+    from channels.api.rpc.methods import RunStarter
+    from channels.api.web.auth import Caller
 
 CLI_NAME = "cli"
 """The caller name of runs started from the command line: their sessions are `api:cli:<session>`."""
@@ -20,14 +20,14 @@ Call = Callable[["RunStarter", "Caller", dict[str, Any]], Awaitable[dict[str, An
 
 def control_handlers(runs: RunStarter | None) -> dict[str, Handler]:
     """The `agent` and `agent.wait` ops; both refuse in one line when the API channel is off."""
-    from channels.api import rpc
+    from channels.api.rpc import methods as rpc
 
     return {"agent": _handler(runs, rpc.start), "agent.wait": _handler(runs, rpc.wait)}
 
 
 def _handler(runs: RunStarter | None, call: Call) -> Handler:
-    from channels.api.auth import Caller
-    from channels.api.rpc import RpcError
+    from channels.api.rpc.methods import RpcError
+    from channels.api.web.auth import Caller
 
     owner = Caller(CLI_NAME, Trust.OWNER, is_owner=True)
 

@@ -53,7 +53,7 @@ from bot.retry import RetryPolicy
 from bot.tools.ask import AskUserTool, Questions
 from bot.tools.base import ToolRegistry
 from bot.tools.image import GenerateImageTool
-from bot.tools.mcp import MCPServers
+from bot.tools.mcp.servers import MCPServers
 from bot.tools.protected import ProtectedPaths
 from bot.tools.recall import RecallTool
 from bot.tools.spawn import SpawnTool

@@ -18,8 +18,7 @@ from bot.app.stores import Stores
 from bot.config.schema import Config
 from bot.errors import ConfigError
 from bot.retry import RetryPolicy
-from channels.base import AdmitsInvites, ServesWebhook
-from channels.catchup import CatchesUp
+from channels.abilities import AdmitsInvites, CatchesUp, ServesWebhook
 from channels.gateway.manager import ChannelManager
 from channels.platforms import KINDS
 

@@ -6,9 +6,8 @@ import inspect
 from typing import TYPE_CHECKING
 
 from bot.bus import Trust
-from bot.commands.catalogue import BuiltIn, in_menus, reserved_words
+from bot.commands.catalogue import BuiltIn, CommandSpec, in_menus, reserved_words
 from bot.hooks.handlers import Hooks
-from channels.base import CommandSpec
 
 if TYPE_CHECKING:
     from bot.config.schema import Config

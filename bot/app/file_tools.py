@@ -11,8 +11,8 @@ from bot.files.records import FileBook
 from bot.tools.base import Tool
 from bot.tools.chat_files import ChatFiles
 from bot.tools.documents import ListFilesTool, ReadDocumentTool
-from bot.tools.python_sandbox import PythonLimits, available_libraries, python_sandbox, sandbox_problem
 from bot.tools.run_python import RunPythonTool
+from bot.tools.sandbox.python_sandbox import PythonLimits, available_libraries, python_sandbox, sandbox_problem
 from bot.tools.send_file import SendFileTool
 from bot.tools.workspace import WorkspacePaths
 from bot.usage.budgets import BudgetGuard

@@ -15,9 +15,10 @@ from bot.agents.handle import AgentHandle
 from bot.agents.heartbeats import AgentHeartbeats
 from bot.app.agent_rpc import control_handlers
 from bot.app.agent_wiring import AgentApp, agent_roster
-from bot.app.backend import stores_for
+from bot.app.backend import deliveries_for, stores_for
 from bot.app.channel_kinds import ChatBot, chat_bots
 from bot.app.chat_channels import access_policies, add_chat_channels, channel_manager, check_webhooks_served
+from bot.app.trigger_wiring import GatewayTriggers
 from bot.cluster.roles import Role
 from bot.config.paths import control_socket
 from bot.config.schema import Config
@@ -37,6 +38,7 @@ from bot.scheduler.heartbeat import HeartbeatService
 from bot.telemetry.prometheus import PrometheusFigures
 from bot.telemetry.switch import start_telemetry
 from bot.tools.cron import CronTool
+from bot.triggers.desk import trigger_sender
 from channels.gateway.manager import ChannelManager
 from channels.gateway.watchdog import is_fresh
 
@@ -142,6 +144,13 @@ class Gateway:
         for channel_class in self.agent.plugins.channels:
             self.names.append(channel_class.name)
             self.manager.add(channel_class(self.manager.publisher(channel_class.name)))
+        self.triggers: GatewayTriggers | None = None
+        if config.triggers and role != "worker":  # the webhooks are served where the channels run
+            running = [*self.names, "api"] if config.channels.api.enabled else self.names
+            self.triggers = GatewayTriggers(config, self.agent.bus, running, deliveries_for(config))
+            webhooks = [*webhooks, *self.triggers.routes]
+            if self.triggers.relay is not None:
+                self.manager.add(self.triggers.relay)
         self.outcomes, self.relay, run_events = stores.relays(self.agent.events)
         self.cron = stores.cron(self.agent.bus, self.agent.events, self.outcomes)
         self.agent.registry.register(CronTool(self.cron, config.timezone))
@@ -177,6 +186,9 @@ class Gateway:
             )
             self.manager.add(self.api)
             self.names.append("api")
+            if self.triggers is not None:
+                adopt = self.api.adopt_run
+                self.triggers.desk.watch(lambda run: adopt(run.run_id, trigger_sender(run.trigger), run.session_key))
         elif config.health.port is not None:
             from channels.health_http import HealthServer
 
@@ -190,6 +202,7 @@ class Gateway:
             "reload": self._reload,
             **control_handlers(self.api),
             **session_handlers(self.agent.bus.publish_inbound),
+            **(self.triggers.control_handlers() if self.triggers is not None else {}),
         }
         self.control = ControlServer(control_socket(config), handlers)
         self.agent_heartbeats = AgentHeartbeats(self.roster, self.outcomes)
@@ -205,6 +218,8 @@ class Gateway:
 
     async def start(self) -> None:
         self.telemetry = start_telemetry(self.config.telemetry, self.agent.events, self.agent.bus.stats)
+        if self.triggers is not None:
+            self.triggers.start(self.api_events)
         if self.health_server is not None:
             await self.health_server.start()
         if self.role == "gateway":
@@ -222,7 +237,8 @@ class Gateway:
             )
         if self.role != "worker":
             if self.leases is not None:
-                await self.leases.hold_channels(self.names, self._lost_channel)
+                relayed = [self.triggers.relay.key] if self.triggers and self.triggers.relay else []
+                await self.leases.hold_channels(self.names, self._lost_channel, relayed)
             await self.manager.start()
         if self.role != "gateway":
             if self.role == "all":
@@ -277,6 +293,8 @@ class Gateway:
             await self.health_server.stop()
         if self.telemetry is not None:
             await self.telemetry.stop()
+        if self.triggers is not None:
+            self.triggers.stop()
 
     async def reload(self) -> ReloadReport:
         """Re-read config.yaml and apply its live keys from the next turn (`relaybot reload`, SIGHUP)."""

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from bot.access.pairing import pairing_message
 from bot.access.policy import AccessPolicy, Ignore, SendPairingCode
 from bot.bus import ChatRef, InboundMessage
-from channels.base import InviteVerdict
+from channels.abilities import InviteVerdict
 
 NOT_ALLOWED = "I only join rooms of people my owner has approved."
 

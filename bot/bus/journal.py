@@ -16,6 +16,7 @@ from bot.bus.messages import (
     outbound_from_json,
     outbound_to_json,
 )
+from bot.storage.sqlite import open_store
 
 CRASH_LIMIT = 2
 PAGE_CACHE_KIB = 512  # SQLite's page cache (default 2 MB) fills as the file grows, in RSS tracemalloc never sees
@@ -64,11 +65,7 @@ class Journal:
 
     def open(self) -> None:
         """Open (creating) the file in WAL mode; forget finished rows past the retention."""
-        if self._path != ":memory:":
-            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
+        db = open_store(self._path, cache=True, threads=True)
         db.execute(f"PRAGMA cache_size=-{PAGE_CACHE_KIB}")
         db.executescript(_SCHEMA)
         cutoff = self._now() - RETENTION

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
-Origin = Literal["user", "heartbeat", "cron", "subagent"]
-"""Who put an inbound message on the bus: a person on a channel, or one of the bot's own schedulers and workers."""
+Origin = Literal["user", "heartbeat", "cron", "subagent", "trigger"]
+"""Who put an inbound message on the bus: a person on a channel, one of the bot's own schedulers and workers, or a
+webhook from outside (a trigger)."""
 _UNSAFE_IN_FOLDER = re.compile(r"[^\w.-]")
 ACCOUNT_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
 """What a platform account's name may be: it is written into session keys and folder names."""

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
+
+from bot.storage.sqlite import open_store
 
 Activation = Literal["mention", "always"]
 
@@ -69,9 +70,6 @@ class LocalChatSettings:
         return settings
 
     def _connect(self) -> sqlite3.Connection:
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        if not self._path.exists():
-            os.close(os.open(self._path, os.O_WRONLY | os.O_CREAT, 0o600))
-        db = sqlite3.connect(self._path, timeout=10, isolation_level=None)
+        db = open_store(self._path)
         db.execute("CREATE TABLE IF NOT EXISTS chat_settings (session_key TEXT PRIMARY KEY, data TEXT NOT NULL)")
         return db

@@ -52,7 +52,7 @@ def _mcp_status(server: MCPServerConfig) -> str:
     """Connect once to an MCP server and report its tool count, or why it cannot be reached."""
     import asyncio
 
-    from bot.tools.mcp import describe
+    from bot.tools.mcp.servers import describe
 
     return asyncio.run(describe(server))[1]
 
@@ -60,7 +60,7 @@ def _mcp_status(server: MCPServerConfig) -> str:
 def _exec_status(config: Config) -> str:
     """Whether exec is off, sandboxed, or running on the host with only the guard rail (and why)."""
     from bot.errors import ConfigError
-    from bot.tools.launcher import exec_launcher
+    from bot.tools.sandbox.launcher import exec_launcher
 
     if not config.tools.exec.enabled:
         return "disabled (tools.exec.enabled: false)"

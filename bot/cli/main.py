@@ -6,7 +6,21 @@ from pathlib import Path
 
 import typer
 
-from bot.cli import agent, agents, approvals, backup, cron, inspect, manifests, memory, pairing, serve, sessions, setup
+from bot.cli import (
+    agent,
+    agents,
+    approvals,
+    backup,
+    cron,
+    inspect,
+    manifests,
+    memory,
+    pairing,
+    serve,
+    sessions,
+    setup,
+    triggers,
+)
 from bot.cli.options import Options
 
 app = typer.Typer(
@@ -73,6 +87,7 @@ app.add_typer(cron.app, name="cron")
 app.add_typer(backup.app, name="backup")
 app.add_typer(approvals.app, name="approvals")
 app.add_typer(memory.app, name="memory")
+app.add_typer(triggers.app, name="triggers")
 
 
 def main() -> None:

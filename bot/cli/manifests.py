@@ -15,7 +15,7 @@ def slack_manifest(
     import yaml
 
     from bot.app.command_menu import built_in_menu
-    from channels.base import CommandSpec
+    from bot.commands.catalogue import CommandSpec
     from channels.slack.manifest import slack_manifest as manifest
 
     extra = []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, SecretStr
@@ -42,10 +42,13 @@ class ClusterLeases:
         self._leases.append(lease)
         return lease
 
-    async def hold_channels(self, names: list[str], on_lost: Callable[[], Awaitable[None]]) -> None:
+    async def hold_channels(
+        self, names: list[str], on_lost: Callable[[], Awaitable[None]], relayed: Sequence[str] = ()
+    ) -> None:
         """Wait until this gateway holds the lease of every channel credential it serves (a standby waits here).
 
-        Then it reads the outboxes of those channels: another gateway's channels' replies never come here.
+        Then it reads the outboxes of those channels, and of the `relayed` ones that have no credential of their
+        own (the triggers' sessions): another gateway's channels' replies never come here.
         """
         bots = self._config.channels.bot_sections()
         for name in names:
@@ -53,7 +56,7 @@ class ClusterLeases:
             lease = self._lease("channel", name, credential_key(secrets))
             logger.warning("waiting for the %s receiver lease", name)
             await lease.hold(on_lost)
-        self._bus.deliver_for(names)  # replies for these channels come to this gateway, and only these
+        self._bus.deliver_for([*names, *relayed])  # replies for these channels come to this gateway, and only these
 
     async def hold_scheduler(self, on_lost: Callable[[], Awaitable[None]]) -> None:
         """Wait until this process leads the scheduler (cron and heartbeat)."""

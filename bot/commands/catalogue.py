@@ -155,3 +155,19 @@ def usable_here(place: Place, role: Trust) -> Iterator[BuiltIn]:
 def in_menus() -> Iterator[BuiltIn]:
     """The built-in commands a platform's native menu offers (those of its chats), in catalogue order."""
     return (command for command in BUILT_INS if command.listed and command.places & PLATFORM_CHATS)
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    """One command for a platform's native menu: its name (no slash), a short description, where it is offered,
+    and the lowest role that may use it (a menu shows `privileged` commands only to those who may)."""
+
+    name: str
+    description: str
+    scope: Literal["all", "private", "groups"] = "all"
+    role: Trust = Trust.GUEST
+
+    @property
+    def privileged(self) -> bool:
+        """Whether only admins and owners may use it."""
+        return self.role.at_least(Trust.ADMIN)

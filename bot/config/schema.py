@@ -11,10 +11,11 @@ from pydantic import BaseModel, Field, PrivateAttr, SecretStr, ValidationInfo, f
 from bot.bus import Trust
 from bot.config.channels.sections import ChannelsConfig
 from bot.config.durations import Duration
-from bot.config.schema_agents import AgentEntry, BindingConfig, check_agents
+from bot.config.schema_agents import DEFAULT_AGENT, AgentEntry, BindingConfig, check_agents
 from bot.config.schema_memory import MemoryConfig
 from bot.config.schema_ops import HealthConfig, RetentionConfig, TelemetryConfig
 from bot.config.schema_tools import SERVER_NAME, MCPServerConfig, ToolsConfig
+from bot.config.schema_triggers import TriggerConfig
 from bot.config.schema_voice import VoiceConfig
 from bot.config.section import Section
 from bot.errors import ConfigError
@@ -245,6 +246,7 @@ class Config(Section):
     voice: VoiceConfig = VoiceConfig()
     agents: list[AgentEntry] = []
     bindings: list[BindingConfig] = []
+    triggers: list[TriggerConfig] = []
 
     @field_validator("roles")
     @classmethod
@@ -303,6 +305,19 @@ class Config(Section):
                     f"no {binding.channel} account {binding.account!r} (channels.{binding.channel}.accounts: {named})",
                     f"bindings[{index}].account",
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _triggers_named_once_to_known_agents(self) -> Config:
+        names = {DEFAULT_AGENT, *(entry.name for entry in self.agents)}
+        seen: set[str] = set()
+        for index, trigger in enumerate(self.triggers):
+            if trigger.name in seen:
+                raise ConfigError(f"trigger name {trigger.name!r} is used twice", f"triggers[{index}].name")
+            seen.add(trigger.name)
+            if trigger.agent is not None and trigger.agent not in names:
+                known = ", ".join(sorted(names))
+                raise ConfigError(f"unknown agent {trigger.agent!r} (agents: {known})", f"triggers[{index}].agent")
         return self
 
     plugins: list[PluginConfig] = []

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import mimetypes
 import secrets
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
+
+from bot.storage.sqlite import open_store
 
 Origin = Literal["received", "made"]
 
@@ -68,13 +69,11 @@ class FileBook:
     """
 
     def __init__(self, path: Path, root: Path | None = None, clock: Callable[[], float] = time.time) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._root = root.resolve() if root is not None else None
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db = open_store(path, threads=True)
         self._lock = threading.Lock()
         self._clock = clock
         with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
             self._db.executescript(_SCHEMA)
 
     def register(

@@ -40,7 +40,6 @@ def ledger_cutoff(now: float, keep: float, timezone: str) -> float:
 def prune_state(config: Config, now: float) -> Pruned:
     """One pass over this home's files: what `retention` says is old goes (null keeps a kind forever)."""
     from bot.bus.journal import prune_journal
-    from bot.scheduler.run_log import RunLog
     from bot.sessions.store import prune_archived
     from bot.usage.ledger import prune_ledger
 
@@ -50,9 +49,17 @@ def prune_state(config: Config, now: float) -> Pruned:
         sessions=prune_archived(sessions_dir(config), now - keep.sessions) if keep.sessions else 0,
         ledger=prune_ledger(state / "usage.db", ledger_cutoff(now, keep.ledger, config.timezone)) if keep.ledger else 0,
         journal=prune_journal(journal_path(config), now - keep.journal),
-        run_logs=RunLog(state / "cron_runs.jsonl").prune(now - keep.run_logs) if keep.run_logs else 0,
+        run_logs=_prune_run_logs(state, now - keep.run_logs) if keep.run_logs else 0,
         files=_prune_files(config, now - keep.files) if keep.files else 0,
     )
+
+
+def _prune_run_logs(state: Path, before: float) -> int:
+    """Cron run log entries and trigger deliveries from before `before`."""
+    from bot.scheduler.run_log import RunLog
+    from bot.triggers.deliveries import deliveries_path, prune_deliveries
+
+    return RunLog(state / "cron_runs.jsonl").prune(before) + prune_deliveries(deliveries_path(state), before)
 
 
 def _prune_files(config: Config, before: float) -> int:

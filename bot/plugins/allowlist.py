@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from pathlib import Path
 from typing import Protocol
+
+from bot.storage.sqlite import open_store
 
 
 class AllowList(Protocol):
@@ -50,9 +51,6 @@ class LocalAllowList:
             return [row[0] for row in db.execute("SELECT subject FROM allowed ORDER BY subject")]
 
     def _connect(self) -> sqlite3.Connection:
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        if not self._path.exists():
-            os.close(os.open(self._path, os.O_WRONLY | os.O_CREAT, 0o600))
-        db = sqlite3.connect(self._path, timeout=10, isolation_level=None)
+        db = open_store(self._path)
         db.execute("CREATE TABLE IF NOT EXISTS allowed (subject TEXT PRIMARY KEY)")
         return db

@@ -29,8 +29,8 @@ EXCHANGE_TOKENS = 200  # a short question and answer
 def exec_description(config: Config) -> tuple[bool, str]:
     """Whether exec runs in the sandbox, and how it runs (the launcher the gateway would pick)."""
     from bot.errors import ConfigError
-    from bot.tools.launcher import exec_launcher
-    from bot.tools.sandbox import HostShell
+    from bot.tools.sandbox.exec_sandbox import HostShell
+    from bot.tools.sandbox.launcher import exec_launcher
 
     try:
         launcher = exec_launcher(config)
@@ -84,7 +84,7 @@ def check_python(config: Config, problem: Callable[[], str | None] | None = None
     if not config.tools.python.enabled:
         return Check("run_python", "ok", "run_python is disabled")
     if problem is None:
-        from bot.tools.python_sandbox import sandbox_problem
+        from bot.tools.sandbox.python_sandbox import sandbox_problem
 
         problem = sandbox_problem
     found = problem()
@@ -148,7 +148,7 @@ async def check_context(config: Config, tool_schemas: ToolSchemas) -> Check:
 
 async def check_mcp(name: str, server: MCPServerConfig) -> Check:
     """One MCP server: its tool count, or a warning saying why it cannot start (the bot runs without its tools)."""
-    from bot.tools.mcp import describe
+    from bot.tools.mcp.servers import describe
 
     up, detail = await describe(server)
     if up:

@@ -15,6 +15,8 @@ Confirm = Callable[[str], bool]
 
 PlatformQuestions = Mapping[str, tuple[tuple[str, str], ...]]
 """By platform, the (key, question) pairs that enable it: its credentials."""
+SHOWN_KEYS = frozenset({"url", "account"})
+"""Answers that are addresses or numbers, not secrets: echoed as typed."""
 
 
 def ask_settings(ask: Ask, confirm: Confirm, platforms: PlatformQuestions) -> dict[KeyPath, str]:
@@ -35,7 +37,7 @@ def ask_settings(ask: Ask, confirm: Confirm, platforms: PlatformQuestions) -> di
             continue
         settings[("channels", channel, "enabled")] = "true"
         for name, question in tokens:
-            if value := ask(question, "", True):
+            if value := ask(question, "", name not in SHOWN_KEYS):
                 settings[("channels", channel, name)] = json.dumps(value)
     if confirm("Enable the web chat (and API) on this machine?"):
         settings[("channels", "api", "enabled")] = "true"

@@ -21,12 +21,11 @@ from bot.errors import BudgetExceeded, ToolError
 from bot.tools.base import Tool, ToolContext
 from bot.tools.chat_files import ChatFiles, file_label
 from bot.tools.outbox_files import outbox_attachment, save_to_outbox
-from bot.tools.python_sandbox import PythonSandbox
+from bot.tools.sandbox.python_sandbox import DRIVER, PythonSandbox
 from bot.tools.send_file import UPLOAD_LIMITS
 from bot.tools.shell import CappedOutput
 from bot.usage.python_time import PythonTime
 
-DRIVER = Path(__file__).with_name("python_driver.py")
 MAX_TAR_BYTES = 24 * 1024 * 1024  # the driver returns up to 20 MB of files; the rest of the stream is dropped
 KEEP_BYTES = 6000
 

@@ -15,7 +15,7 @@ from typing import Any
 from bot.errors import ToolError
 from bot.tools.base import Tool, ToolContext
 from bot.tools.protected import ProtectedPaths
-from bot.tools.sandbox import Launcher
+from bot.tools.sandbox.exec_sandbox import Launcher
 
 KEEP_BYTES = 8000
 REDACTED = "[redacted]"

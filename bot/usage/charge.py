@@ -17,6 +17,7 @@ Purpose = Literal[
     "consolidation",
     "heartbeat",
     "cron",
+    "trigger",
     "transcription",
     "compaction",
     "image",
@@ -73,10 +74,13 @@ def payer_of(message: InboundMessage) -> str:
 
 
 def charge_for(message: InboundMessage, session_key: str) -> Charge:
-    """The charge of a turn: the sender's chat, a cron job's creator, or the heartbeat (no sender)."""
+    """The charge of a turn: the sender's chat, a cron job's creator, a trigger (`trigger:<name>`), or the heartbeat
+    (no sender)."""
     if message.origin == "heartbeat":
         return Charge("heartbeat", session_key, None, message.trust)
     if message.kind == "system":
-        purpose: Purpose = "cron" if message.origin == "cron" else "chat"
+        purpose: Purpose = "chat"
+        if message.origin == "cron" or message.origin == "trigger":
+            purpose = message.origin
         return Charge(purpose, session_key, message.charge_to, message.trust)
     return Charge("chat", session_key, payer_of(message), message.trust)

@@ -10,6 +10,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any, Protocol
 
+from bot.storage.sqlite import open_store
 from bot.usage.charge import BACKGROUND
 
 _SCHEMA = """
@@ -89,12 +90,11 @@ class UsageLedger:
     """Appends call records and answers sums by sender, period or group; safe across threads."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db = open_store(
+            path, cache=True, threads=True
+        )  # WAL stays consistent; a power cut may lose the last rows
         self._lock = threading.Lock()
         with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL stays consistent; a power cut may lose the last rows
             self._db.execute(f"PRAGMA cache_size=-{PAGE_CACHE_KIB}")
             self._db.executescript(_SCHEMA)
 

@@ -6,8 +6,8 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
-from channels.api.gate import Gatekeeper
 from channels.api.pages import STATIC
+from channels.api.web.gate import Gatekeeper
 
 
 class AdminBackend(Protocol):

@@ -11,16 +11,19 @@ from aiohttp import web
 from bot.bus import ChatRef, EarlierMessage, InboundMessage, OutboundMessage, new_id
 from bot.config.channels.api import ApiConfig
 from bot.events import CronSkipped, Event, EventBus, HeartbeatTicked, TurnFinished
-from channels.api import admin, agent_http, front_door, login, openai_compat, pages, ws
+from channels.api import admin, pages, ws
 from channels.api.admin import AdminBackend
-from channels.api.auth import Caller, FailureLockout, TokenBook
 from channels.api.frames import Frame, event_frame, message_frame
-from channels.api.gate import Gatekeeper
 from channels.api.hub import CHANNEL, OWNERS, Hub
-from channels.api.origins import OriginPolicy
-from channels.api.rpc import Watch
-from channels.api.runs import Run, RunBook, run_topic
-from channels.api.web_sessions import WebSessions
+from channels.api.openai import endpoint as openai_endpoint
+from channels.api.rpc import http as agent_http
+from channels.api.rpc.methods import Watch
+from channels.api.rpc.runs import Run, RunBook, run_topic
+from channels.api.web import front_door, login
+from channels.api.web.auth import Caller, FailureLockout, TokenBook
+from channels.api.web.gate import Gatekeeper
+from channels.api.web.origins import OriginPolicy
+from channels.api.web.sessions import WebSessions
 from channels.base import Channel, Publish
 from channels.health_http import HealthProbe, add_health_routes
 from channels.numbered import NumberedChoices
@@ -70,7 +73,7 @@ class ApiChannel(Channel):
         front_door.install(app)
         login.add_routes(app, self.gate)
         ws.add_routes(app, self)
-        openai_compat.add_routes(app, self)
+        openai_endpoint.add_routes(app, self)
         agent_http.add_routes(app, self)
         pages.add_routes(app, self)
         if self._admin is not None:
@@ -139,6 +142,11 @@ class ApiChannel(Channel):
         await self._publish(message)
         return run
 
+    def adopt_run(self, run_id: str, owner: str, session_key: str) -> None:
+        """Follow a run started elsewhere (a trigger's): every owner token may watch it, and owners hear it began."""
+        self.runs.add(run_id, owner, session_key, adopted=True)
+        self.hub.emit(OWNERS, {"type": "run", "runId": run_id, "owner": owner, "session": session_key})
+
     async def submit(self, caller: Caller, chat: ChatRef, text: str, client_id: str | None = None) -> str:
         """Publish a caller's text (a number answers the latest choices); returns the client id the reply will name."""
         client_id = client_id or new_id()
@@ -172,15 +180,12 @@ class ApiChannel(Channel):
             self.hub.emit(OWNERS, {"type": "heartbeat", "outcome": event.outcome})
             return
         key = event.session_key
-        if not key.startswith(f"{CHANNEL}:"):
-            return
         turn_id = getattr(event, "turn_id", "")
-        client_id = self._client_ids.get(turn_id, turn_id or None)
-        frame = event_frame(event, client_id)
-        if frame is not None:
+        ours = key.startswith(f"{CHANNEL}:")  # other sessions' events matter only to adopted runs
+        if ours and (frame := event_frame(event, self._client_ids.get(turn_id, turn_id or None))) is not None:
             self.hub.emit(key, frame)
         self._emit_runs(self.runs.observe(event))
-        if isinstance(event, TurnFinished) and not event.replied:
+        if ours and isinstance(event, TurnFinished) and not event.replied:
             self._client_ids.pop(turn_id, None)
 
     def _emit_runs(self, frames: list[tuple[Run, Frame]]) -> None:

@@ -7,9 +7,9 @@ from collections import defaultdict
 from typing import Protocol
 
 from bot.bus import ChatRef
-from channels.api.auth import Caller
 from channels.api.frames import Frame
-from channels.api.gate import Gatekeeper
+from channels.api.web.auth import Caller
+from channels.api.web.gate import Gatekeeper
 
 CHANNEL = "api"
 OWNERS = "owners"

@@ -8,13 +8,13 @@ import json
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from channels.api.auth import Caller
 from channels.api.frames import Frame
-from channels.api.gate import Gatekeeper, bearer_token
 from channels.api.hub import session_chat
-from channels.api.rpc import MAX_TEXT, RunChannel
-from channels.api.web_sessions import COOKIE
-from channels.api.ws_calls import WsCalls
+from channels.api.rpc.methods import MAX_TEXT, RunChannel
+from channels.api.rpc.ws_calls import WsCalls
+from channels.api.web.auth import Caller
+from channels.api.web.gate import Gatekeeper, bearer_token
+from channels.api.web.sessions import COOKIE
 
 AUTH_WAIT = 10.0
 

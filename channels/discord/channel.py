@@ -10,15 +10,17 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from bot.bus import ChatRef, OutboundMessage
+from bot.commands.catalogue import CommandSpec
 from bot.config.channels.discord import DiscordConfig
 from bot.errors import ChannelError, ChannelUnavailable
 from bot.retry import RetryPolicy
-from channels.base import Channel, CommandSpec, Publish, ReactionStatus
+from channels.abilities import ReactionStatus
+from channels.base import Channel, Publish
 from channels.catchup import RecentChats
 from channels.discord.calls import call_discord, translate_error
-from channels.discord.components import command_payloads, same_commands
-from channels.discord.inbound import DiscordInbound
+from channels.discord.intake import DiscordInbound
 from channels.discord.live import DiscordEdits
+from channels.discord.menu import command_payloads, same_commands
 from channels.discord.replies import OpenInteractions
 from channels.discord.send import MAX_MESSAGE_LENGTH, DiscordSender, as_discord_markdown
 from channels.live_edits import EditedMessages, balance_fences

@@ -13,7 +13,7 @@ from bot.bus import OutboundMessage
 from bot.errors import ChannelError, ChannelUnavailable
 from bot.retry import RetryPolicy
 from channels.delivery import chunk_progress, send_in_chunks
-from channels.discord.components import choice_view
+from channels.discord.buttons import choice_view
 from channels.discord.replies import OpenInteraction, OpenInteractions
 from channels.formatting import split_for_platform
 from channels.prompt_messages import PromptMessages

@@ -10,7 +10,8 @@ from bot.access.flood import RateLimit, Verdict, flood_notice
 from bot.access.pairing import pairing_message
 from bot.access.policy import AccessPolicy, Ignore, Overheard, Reply, SendPairingCode, Serve
 from bot.bus import InboundMessage, MessageBus, OutboundMessage
-from channels.base import Dismisses, Publish
+from channels.abilities import Dismisses
+from channels.base import Publish
 from channels.dedupe import RECENT_DELIVERIES, SeenIds
 from channels.gateway.group_context import GroupContext
 from channels.gateway.supervisor import Slot, Spawn

@@ -10,9 +10,10 @@ from collections.abc import Callable, Mapping, Sequence
 from bot.access.flood import RateLimit
 from bot.access.policy import AccessPolicy
 from bot.bus import MessageBus
+from bot.commands.catalogue import CommandSpec
 from bot.events import DeliveryFailed, EventBus
 from bot.retry import RetryPolicy
-from channels.base import Channel, CommandSpec, Publish
+from channels.base import Channel, Publish
 from channels.dedupe import RECENT_DELIVERIES
 from channels.gateway.health import ChannelHealth, MessageCounts
 from channels.gateway.intake import Intake

@@ -5,7 +5,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from channels.base import Channel, CommandSpec, OffersCommands
+from bot.commands.catalogue import CommandSpec
+from channels.abilities import OffersCommands
+from channels.base import Channel
 
 logger = logging.getLogger(__name__)
 

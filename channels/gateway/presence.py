@@ -19,11 +19,11 @@ from bot.events import (
     TurnFinished,
     TurnStarted,
 )
-from channels.base import ShowsTyping
+from channels.abilities import ShowsTyping, StreamsReplies
 from channels.gateway.reactions import ReactionMode, Reactions
 from channels.gateway.supervisor import Slot, Spawn
 from channels.gateway.typing_indicators import TypingIndicators
-from channels.streaming import LiveReply, StreamsReplies
+from channels.streaming import LiveReply
 
 
 class Presence:

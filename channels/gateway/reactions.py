@@ -12,7 +12,8 @@ from typing import Any, Literal
 from bot.bus import ChatRef, InboundMessage
 from bot.events import Delivered, DeliveryFailed, TurnFinished, TurnStarted
 from bot.storage.recent import RecentMap
-from channels.base import Channel, ReactionStatus, Reacts
+from channels.abilities import ReactionStatus, Reacts
+from channels.base import Channel
 
 logger = logging.getLogger(__name__)
 

@@ -9,12 +9,14 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.commands.catalogue import CommandSpec
 from bot.retry import RetryPolicy
-from channels.base import Channel, CommandSpec
+from channels.abilities import ReportsLiveness
+from channels.base import Channel
 from channels.gateway.health import ChannelHealth
 from channels.gateway.menus import offer_commands
 from channels.gateway.outbound import ChannelOutbox
-from channels.liveness import Liveness, ReportsLiveness
+from channels.liveness import Liveness
 
 logger = logging.getLogger(__name__)
 

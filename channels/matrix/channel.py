@@ -16,7 +16,8 @@ from bot.config.channels.matrix import MatrixConfig
 from bot.errors import BusClosed, ChannelError, ChannelUnavailable, RateLimited
 from bot.retry import RetryPolicy
 from bot.storage.recent import RecentMap
-from channels.base import Channel, InviteVerdict, Publish, ReactionStatus
+from channels.abilities import InviteVerdict, ReactionStatus
+from channels.base import Channel, Publish
 from channels.live_edits import EditedMessages
 from channels.liveness import Liveness
 from channels.matrix.calls import call_matrix

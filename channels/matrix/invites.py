@@ -8,7 +8,7 @@ from typing import Any
 from urllib.parse import quote
 
 from bot.errors import ChannelError
-from channels.base import InviteVerdict
+from channels.abilities import InviteVerdict
 from channels.matrix.calls import call_matrix
 from channels.matrix.parse import Me, inviter_of
 

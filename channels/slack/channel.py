@@ -18,7 +18,8 @@ from bot.config.channels.slack import SlackConfig
 from bot.errors import BusClosed, ChannelError, ChannelUnavailable
 from bot.retry import RetryPolicy
 from bot.storage.recent import RecentMap
-from channels.base import Channel, Publish, ReactionStatus
+from channels.abilities import ReactionStatus
+from channels.base import Channel, Publish
 from channels.catchup import CATCH_UP_LIMIT, ActiveChat, RecentChats
 from channels.dedupe import SeenIds
 from channels.formatting import markdown_to_slack_mrkdwn

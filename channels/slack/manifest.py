@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from channels.base import CommandSpec
-from channels.slack.commands import slash_name
+from bot.commands.catalogue import CommandSpec
+from channels.slack.menu import slash_name
 
 BOT_SCOPES = (
     "app_mentions:read",  # app_mention events

@@ -9,7 +9,7 @@ from typing import Any
 
 from bot.bus import ChatRef, InboundMessage, Press
 from channels.media import MediaRef, kind_of
-from channels.slack.commands import command_name
+from channels.slack.menu import command_name
 
 USER_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
 BLOCK_PREFIX = "relaybot:"

@@ -11,7 +11,7 @@ from typing import Any
 from bot.bus import ChatRef
 from bot.errors import ChannelError
 from bot.storage.recent import RecentMap
-from channels.base import ReactionStatus
+from channels.abilities import ReactionStatus
 from channels.slack.send import split_id
 from channels.streaming import PlatformCall
 

@@ -12,11 +12,13 @@ from typing import Any, ClassVar, TypeVar
 
 from bot.bus import Attachment, ChatRef, InboundMessage, OutboundMessage
 from bot.cancelling import cancel_and_wait
+from bot.commands.catalogue import CommandSpec
 from bot.config.channels.telegram import TelegramConfig
 from bot.errors import BusClosed, ChannelError, ChannelUnavailable, ChatMoved
 from bot.net.tls import client_context
 from bot.retry import RetryPolicy
-from channels.base import Channel, CommandSpec, Publish, ReactionStatus
+from channels.abilities import ReactionStatus
+from channels.base import Channel, Publish
 from channels.formatting import markdown_to_telegram_html
 from channels.live_edits import EditedMessages
 from channels.liveness import Liveness

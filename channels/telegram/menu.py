@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
+from bot.commands.catalogue import CommandSpec
 from bot.errors import ChannelError
-from channels.base import CommandSpec
 from channels.streaming import PlatformCall
 
 logger = logging.getLogger(__name__)

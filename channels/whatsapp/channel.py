@@ -18,7 +18,8 @@ from bot.config.channels.whatsapp import WhatsAppConfig
 from bot.errors import BusClosed, ChannelError
 from bot.retry import RetryPolicy
 from bot.storage.recent import RecentMap
-from channels.base import Channel, Publish, ReactionStatus
+from channels.abilities import ReactionStatus
+from channels.base import Channel, Publish
 from channels.dedupe import RECENT_DELIVERIES, SeenIds
 from channels.media import MediaRef, attach_media, download_capped
 from channels.whatsapp.calls import GraphApi

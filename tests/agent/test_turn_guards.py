@@ -95,7 +95,8 @@ async def test_cut_off_arguments_run_only_read_only_tools(tmp_path: Path, fake_l
 
 
 def test_only_tools_that_change_nothing_are_read_only() -> None:
-    from bot.tools import cron, files, message, recall, send_file, shell, skills, spawn, web
+    from bot.tools import cron, files, message, recall, send_file, shell, skills, spawn
+    from bot.tools.fetch import page as web
     from bot.tools.search import tool as search
 
     assert files.ReadFileTool.read_only and files.ListDirTool.read_only and skills.LoadSkillTool.read_only

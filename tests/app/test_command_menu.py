@@ -4,10 +4,10 @@ from pathlib import Path
 
 from bot.app.command_menu import PLUGIN_DESCRIPTION, built_in_menu, command_menu, menu_users
 from bot.bus import Trust
+from bot.commands.catalogue import CommandSpec
 from bot.config.schema import Config
 from bot.hooks.handlers import Hooks
 from bot.hooks.hook_events import CommandInvoked
-from channels.base import CommandSpec
 
 
 async def weather(event: CommandInvoked) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from bot.cli.main import app
-from bot.tools.sandbox import bwrap_problem
+from bot.tools.sandbox.exec_sandbox import bwrap_problem
 from tests.cli_process import env_for, run_cli, write_config
 from tests.fakes.openai_server import Error, FakeLLM
 

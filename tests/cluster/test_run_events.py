@@ -14,7 +14,7 @@ from bot.events import HeartbeatTicked, ToolUpdated, TurnFinished
 from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
 from tests.channels.api.conftest import OWNER_TOKEN, bearer, free_port
-from tests.channels.api.test_agent_rpc import RpcSocket
+from tests.channels.api.rpc.test_agent_rpc import RpcSocket
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.harness import make_config
 

@@ -68,6 +68,8 @@ def test_every_bot_has_a_channel_key() -> None:
         "matrix",
         "whatsapp",
         "email",
+        "mattermost",
+        "signal",
     ]
 
 

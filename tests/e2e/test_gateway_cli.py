@@ -40,7 +40,7 @@ async def cli(config: Path, *args: str) -> tuple[int, str]:
     [
         (
             ["--to", "irc:1", "--every", "1h"],
-            "no channel 'irc'; channels are telegram, discord, slack, matrix, whatsapp, email",
+            "no channel 'irc'; channels are telegram, discord, slack, matrix, whatsapp, email, mattermost, signal",
         ),
         (["--to", "discord:1", "--every", "1h"], "channel discord is not enabled"),
         (["--to", "telegram:1", "--every", "5"], "'5' has no unit"),

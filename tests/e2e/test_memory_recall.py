@@ -12,7 +12,7 @@ import pytest
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.fakes.telegram_server import FakeTelegram
 from tests.gateway import OWNER, TelegramBot
-from tests.memory.test_memory import consolidating, is_consolidation, save
+from tests.memory.test_memory import is_consolidation, save
 
 ENTRY = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d\] (.+)$", re.MULTILINE)
 FILLER = ["the weather", "a pasta recipe", "my running plan", "a birthday card", "the news", "a crossword clue"]
@@ -23,7 +23,10 @@ async def test_an_early_detail_is_recalled_unasked_and_by_the_tool_after_several
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, backend: str, request: pytest.FixtureRequest
 ) -> None:
     rounds = itertools.count(1)
-    fake_llm.default = consolidating(lambda body: save(f"Small talk, part {next(rounds)}.", "# Memory\n"))
+    # a short reply, not an echo: an echo would copy each turn's recalled block into the chat
+    fake_llm.default = lambda body: (
+        save(f"Small talk, part {next(rounds)}.", "# Memory\n") if is_consolidation(body) else Text("Noted.")
+    )
     bus = {"backend": "redis", "url": request.getfixturevalue("redis_url")} if backend == "redis" else {}
     options = {"streaming": "off"}
     async with TelegramBot(tmp_path, fake_llm, telegram, options, agent={"memory_window": 6}, bus=bus) as bot:

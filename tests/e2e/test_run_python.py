@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.tools.python_sandbox import PythonLimits, python_sandbox
+from bot.tools.sandbox.python_sandbox import PythonLimits, python_sandbox
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.fakes.telegram_server import FakeTelegram, Upload
 from tests.gateway import TelegramBot

@@ -11,9 +11,10 @@ class LoopbackSite:
     def __init__(self, app: web.Application) -> None:
         self._runner = web.AppRunner(app, access_log=None)
 
-    async def start(self) -> int:
+    async def start(self, port: int = 0) -> int:
+        """Serve on `port` (0: a free one); the port served on."""
         await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
+        await web.TCPSite(self._runner, "127.0.0.1", port).start()
         return int(self._runner.addresses[0][1])
 
     async def stop(self) -> None:

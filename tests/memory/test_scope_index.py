@@ -134,6 +134,8 @@ async def test_history_entries_and_memory_facts_are_passages_with_dates(tmp_path
 
     [entry] = await index.search(scope, "porto trip")
     assert entry.stored.passage.kind == "entry"
+    followed = [hit.stored.passage.asked for hit in await index.search(scope, "porto trip", follow=True)]
+    assert followed == ["Planned the trip to Porto with Ben.", "Ben is the user's brother"]  # the entry names Ben
     assert entry.stored.passage.ts == 1769938200.0
     with (scope / "HISTORY.md").open("a") as history:
         history.write("\n[2026-02-03 10:00] Booked the Porto hotel.\n")
@@ -222,8 +224,9 @@ async def test_a_further_ranked_list_is_fused_with_the_keyword_one(tmp_path: Pat
     fed: list[str] = []
 
     def semantic(found: MemoryIndex, query: Query, limit: int, since: float | None, until: float | None) -> list[int]:
-        fed.extend(stored.passage.asked for stored in found.passages_after(0, 10))
-        return [stored.id for stored in found.passages_after(0, 10) if "flowers" in stored.passage.asked]
+        stored = sorted(found.passages(range(1, 11)).values(), key=lambda each: each.id)
+        fed.extend(each.passage.asked for each in stored)
+        return [each.id for each in stored if "flowers" in each.passage.asked]
 
     index.rankers.append(semantic)
     found = asked(await index.search(scope, "tulips"))

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.tools.sandbox import BwrapSandbox
+from bot.tools.sandbox.exec_sandbox import BwrapSandbox
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.harness import Harness
 from tests.plugins.test_approvals import tool_answers

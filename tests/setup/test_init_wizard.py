@@ -68,6 +68,21 @@ def test_answers_are_written_into_the_example_with_its_comments() -> None:
     assert data["channels"]["discord"]["enabled"] is False and data["channels"]["api"]["enabled"] is False
 
 
+def test_mattermost_asks_for_its_server_in_the_open_and_its_token_hidden() -> None:
+    asked: list[tuple[str, bool]] = []
+    answers = iter(["openai/m", "", "", "https://chat.example.org", "tok"])
+
+    def ask(question: str, default: str, hidden: bool) -> str:
+        asked.append((question, hidden))
+        return next(answers)
+
+    questions = {name: kind.asks for name, kind in KINDS.items()}
+    settings = ask_settings(ask, lambda q: q == "Enable mattermost?", questions)
+    assert [hidden for question, hidden in asked if "Mattermost" in question] == [False, True]
+    assert settings[("channels", "mattermost", "url")] == '"https://chat.example.org"'
+    assert settings[("channels", "mattermost", "token")] == '"tok"'
+
+
 def answer_init(home: Path, base_url: str, transcript: io.StringIO, env_key: str = "") -> int:
     env = {**env_for(home), "PROMPT_TOOLKIT_NO_CPR": "1", "TERM": "xterm", "OPENAI_API_KEY": env_key}
     child = pexpect.spawn(sys.executable, ["-m", "bot", "init"], env=env, encoding="utf-8", timeout=60)
@@ -78,7 +93,7 @@ def answer_init(home: Path, base_url: str, transcript: io.StringIO, env_key: str
     child.sendline(base_url)
     child.expect_exact("API key")
     child.sendline("")
-    for name in ("telegram", "discord", "slack"):
+    for name in [name for name, kind in KINDS.items() if kind.asks]:
         child.expect_exact(f"Enable {name}?")
         child.sendline("n")
     child.expect_exact("Enable the web chat")

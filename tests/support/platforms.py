@@ -10,6 +10,8 @@ from bot.bus import ChatRef
 from channels.base import Channel
 from tests.fakes.discord_server import TEXT_LIMIT as DISCORD_LIMIT
 from tests.fakes.discord_server import FakeDiscord
+from tests.fakes.mattermost_server import FakeMattermost
+from tests.fakes.signal_daemon import FakeSignalDaemon
 from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_html import html_visible_text
 from tests.fakes.telegram_server import FakeTelegram
@@ -20,6 +22,7 @@ from tests.support.apps import Email, WhatsApp
 from tests.support.matrix_world import MatrixWorld
 from tests.support.platform import Platform
 from tests.support.platform_matrix import Matrix
+from tests.support.selfhosted import Mattermost, Signal
 
 
 class Telegram(Platform):
@@ -270,6 +273,8 @@ PLATFORMS: dict[str, tuple[type[Any], type[Platform]]] = {
     "matrix": (MatrixWorld, Matrix),
     "whatsapp": (FakeWhatsApp, WhatsApp),
     "email": (MailPlatform, Email),
+    "mattermost": (FakeMattermost, Mattermost),
+    "signal": (FakeSignalDaemon, Signal),
 }
 """Each platform's fake server and its face, by channel name."""
 

@@ -10,7 +10,7 @@ from aiohttp import web
 from bot.errors import ToolError, ToolUnavailable
 from bot.llm.types import ToolCall
 from bot.tools.base import Tool, ToolContext, ToolRegistry
-from bot.tools.web import WebFetchTool
+from bot.tools.fetch.page import WebFetchTool
 from tests.fakes.loopback import LoopbackSite
 
 

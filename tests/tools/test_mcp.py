@@ -17,7 +17,7 @@ import pytest_asyncio
 from bot.bus import Trust
 from bot.config.schema_tools import MCPServerConfig
 from bot.tools.base import ToolRegistry
-from bot.tools.mcp import MCPServer, probe
+from bot.tools.mcp.servers import MCPServer, probe
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.harness import Harness
 from tests.support.polling import accepts, until
@@ -141,7 +141,7 @@ async def test_streamable_http_server_tools_are_called(tmp_path: Path, http_serv
 
 
 def test_offered_names_fit_the_model_apis_rule() -> None:
-    from bot.tools.mcp import offered_name
+    from bot.tools.mcp.servers import offered_name
 
     assert offered_name("calc", "add") == "calc__add"
     assert offered_name("fs", "read.file/v2") == "fs__read_file_v2"

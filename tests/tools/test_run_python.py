@@ -11,8 +11,8 @@ from bot.errors import ToolError
 from bot.files.records import FileBook
 from bot.tools.base import ToolContext
 from bot.tools.chat_files import ChatFiles
-from bot.tools.python_sandbox import PythonLimits, available_libraries, python_sandbox
 from bot.tools.run_python import RunPythonTool
+from bot.tools.sandbox.python_sandbox import PythonLimits, available_libraries, python_sandbox
 from bot.usage.charge import Charge, charged_to
 from bot.usage.ledger import UsageLedger
 from bot.usage.python_time import PythonTime
@@ -194,7 +194,7 @@ def sandboxes() -> list[str]:
 def test_a_python_living_under_tmp_is_bound_over_the_sandboxes_own_tmp(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from bot.tools.python_sandbox import PythonSandbox
+    from bot.tools.sandbox.python_sandbox import PythonSandbox
 
     monkeypatch.setattr(sys, "prefix", "/tmp/checkout/.venv")
     argv = PythonSandbox("bwrap").argv(Path("/tmp/job"), 3)

@@ -14,8 +14,8 @@ from bot.config.schema import Config
 from bot.errors import ConfigError
 from bot.skills import SkillLibrary
 from bot.tools.base import ToolContext
-from bot.tools.launcher import exec_launcher
-from bot.tools.sandbox import BwrapSandbox, HostShell, choose_launcher
+from bot.tools.sandbox.exec_sandbox import BwrapSandbox, HostShell, choose_launcher
+from bot.tools.sandbox.launcher import exec_launcher
 from bot.tools.shell import ExecTool
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.harness import Harness

@@ -9,7 +9,7 @@ import pytest
 from bot.bus import Trust
 from bot.errors import ToolError
 from bot.tools.base import ToolContext
-from bot.tools.sandbox import BwrapSandbox, HostShell, Launcher, scrubbed_env
+from bot.tools.sandbox.exec_sandbox import BwrapSandbox, HostShell, Launcher, scrubbed_env
 from bot.tools.shell import CappedOutput, ExecTool, deny_reason
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.harness import Harness

@@ -11,8 +11,8 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from bot.bus import Trust
 from bot.errors import ToolError
 from bot.tools.base import ToolContext
-from bot.tools.netguard import IPAddress, any_address, is_public
-from bot.tools.web import UNTRUSTED_END, WebFetchTool
+from bot.tools.fetch.netguard import IPAddress, any_address, is_public
+from bot.tools.fetch.page import UNTRUSTED_END, WebFetchTool
 from tests.fakes.brave_server import API_KEY, FakeBrave, result
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.harness import Harness

@@ -10,6 +10,8 @@ from bot.config.channels.base import ChannelSection, account_problem
 from bot.config.channels.discord import DiscordConfig
 from bot.config.channels.email import EmailConfig
 from bot.config.channels.matrix import MatrixConfig
+from bot.config.channels.mattermost import MattermostConfig
+from bot.config.channels.signal import SignalConfig
 from bot.config.channels.slack import SlackConfig
 from bot.config.channels.telegram import TelegramConfig
 from bot.config.channels.whatsapp import WhatsAppConfig
@@ -24,6 +26,8 @@ class ChannelsConfig(Section):
     matrix: MatrixConfig = MatrixConfig()
     whatsapp: WhatsAppConfig = WhatsAppConfig()
     email: EmailConfig = EmailConfig()
+    mattermost: MattermostConfig = MattermostConfig()
+    signal: SignalConfig = SignalConfig()
     api: ApiConfig = ApiConfig()
 
     def chat_sections(self) -> dict[str, ChannelSection]:

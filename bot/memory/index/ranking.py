@@ -8,8 +8,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from bot.memory.index.query import Query, concept_expression
-from bot.memory.index.store import MemoryIndex, StoredPassage
+from bot.memory.index.protocols import PassageIndex
+from bot.memory.index.query import Query
+from bot.memory.index.restating import RESTATED_WEIGHT, question_roots, restates
+from bot.memory.index.second_pass import FED_BACK, expanded
+from bot.memory.index.store import StoredPassage
+from bot.memory.index.word_counts import WordCounts
 from bot.memory.index.wording import roots_of
 
 CANDIDATES = 60  # keyword hits rescored before fusion
@@ -23,7 +27,7 @@ COMMON_SHARE = 0.05  # a question word in more than this share of a scope's pass
 COMMON_FLOOR = 100  # ... unless it is in fewer passages than this
 
 # Another ranked list of passage ids, best first, for the same query and filters (e.g. by embeddings).
-Ranker = Callable[[MemoryIndex, Query, int, float | None, float | None], list[int]]
+Ranker = Callable[[PassageIndex, Query, int, float | None, float | None], list[int]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,36 +48,43 @@ class Hit:
 
     stored: StoredPassage
     score: float
+    window: tuple[StoredPassage, ...] = ()  # the exchanges shown around it, in order, itself among them
+    chars: int = 0  # the characters its window may take when shown (0: no window)
 
 
 def keyword_ranking(
-    index: MemoryIndex,
+    index: PassageIndex,
     query: Query,
     limit: int,
     now: float,
     since: float | None = None,
     until: float | None = None,
     leave_out: Sequence[tuple[str, str, int]] = (),
+    counts: WordCounts | None = None,
 ) -> list[tuple[int, float]]:
     """Keyword hits as (passage id, score), best first: BM25 weighed by how much of the question (by rarity) a
-    passage covers, lifted a little for recent ones and those in the question's period."""
+    passage covers, lifted a little for recent ones and those in the question's period. `counts` keeps how many
+    passages hold each word, for further searches."""
     if not query.words:
         return []
-    matching, total = index.matching([concept_expression(w) for w in query.words])
-    counts = dict(zip(query.words, matching, strict=True))
-    query = _without_common(query, counts, total)
-    found = index.keyword(query.expression, max(limit, CANDIDATES), since, until, leave_out)
+    counts = WordCounts() if counts is None else counts
+    total = counts.count(index, query.words)
+    searched = _without_common(query, counts, total)
+    found = index.keyword(searched.expression, max(limit, CANDIDATES), since, until, leave_out)
     weights = [_idf(counts[word], total) * (NAME_WEIGHT if word in query.names else 1.0) for word in query.words]
     concepts = [(frozenset(concept), weight) for concept, weight in zip(query.concepts, weights, strict=True)]
     whole = sum(weights) or 1.0
     window = (query.since, query.until) if query.since is not None and query.until is not None else None
     scored = []
+    asked_roots = question_roots(query.words)
     for rowid, score, ts, asked, answered in found:
         roots = _roots(asked, answered)
         covered = sum(weight for concept, weight in concepts if not roots.isdisjoint(concept))
         lift = 1.0 + RECENCY_LIFT * 0.5 ** (max(0.0, now - ts) / RECENCY_HALF_LIFE)
         if window is not None and window[0] <= ts < window[1]:
             lift += WINDOW_LIFT
+        if restates(asked, asked_roots):
+            lift *= RESTATED_WEIGHT
         scored.append((rowid, score * (COVER_FLOOR + (1 - COVER_FLOOR) * covered / whole) * lift, ts))
     scored.sort(key=lambda item: (-item[1], -item[2], item[0]))
     return [(rowid, score) for rowid, score, _ in scored]
@@ -85,7 +96,7 @@ def _roots(asked: str, answered: str) -> frozenset[str]:
     return frozenset(roots_of(f"{asked} {answered}"))
 
 
-def _without_common(query: Query, counts: dict[str, int], total: int) -> Query:
+def _without_common(query: Query, counts: WordCounts, total: int) -> Query:
     """The query without words most passages have (they say little, and ranking them costs the most); the rarest
     word stays when all are common."""
     common = max(COMMON_FLOOR, int(COMMON_SHARE * total))
@@ -111,7 +122,7 @@ def fuse(rankings: Sequence[Sequence[int]]) -> list[int]:
 
 
 def best_hits(
-    index: MemoryIndex,
+    index: PassageIndex,
     query: Query,
     limit: int,
     now: float,
@@ -119,12 +130,21 @@ def best_hits(
     until: float | None = None,
     shown: Shown | None = None,
     rankers: Sequence[Ranker] = (),
+    follow: bool = False,
+    counts: WordCounts | None = None,
 ) -> list[Hit]:
-    """The `limit` best passages for the query between `since` and `until`, leaving out what the prompt shows."""
+    """The `limit` best passages for the query between `since` and `until`, leaving out what the prompt shows;
+    `follow` fuses in a second search with what the first hits name (`second_pass`)."""
     leave_out = _shown_ranges(index, shown) if shown is not None else []
-    keyword = keyword_ranking(index, query, limit, now, since, until, leave_out)
+    counts = WordCounts() if counts is None else counts
+    keyword = keyword_ranking(index, query, limit, now, since, until, leave_out, counts)
     scores = dict(keyword)
     rankings = [[rowid for rowid, _ in keyword]]
+    first = index.passages(rowid for rowid, _ in keyword[:FED_BACK]) if follow else {}
+    wider = expanded(index, query, [f"{p.passage.asked}\n{p.passage.answered}" for p in first.values()], counts)
+    if wider is not None:
+        followed = keyword_ranking(index, wider, limit, now, since, until, leave_out, counts)
+        rankings.append([rowid for rowid, _ in followed])
     rankings += [ranker(index, query, max(limit, CANDIDATES), since, until) for ranker in rankers]
     ordered = fuse(rankings)
     hits: list[Hit] = []
@@ -140,7 +160,7 @@ def best_hits(
     return hits
 
 
-def _shown_ranges(index: MemoryIndex, shown: Shown) -> list[tuple[str, str, int]]:
+def _shown_ranges(index: PassageIndex, shown: Shown) -> list[tuple[str, str, int]]:
     """(session, live log, first message number) of each stretch the prompt shows or the chat is still on."""
     ranges = []
     for session, log, count in index.live_logs(shown.chat or shown.session):

@@ -8,12 +8,12 @@ from zoneinfo import ZoneInfo
 
 from bot.memory.index.query import parse_query
 from bot.memory.index.ranking import Shown
-from bot.memory.index.rendering import render_hit
+from bot.memory.index.rendering import render_window
 from bot.memory.index.scopes import MemoryIndexes
 
 RESULTS = 5
-ASKED_CHARS = 1200
-ANSWERED_CHARS = 600
+WINDOW_CHARS = 2000  # of one result at most
+RESULT_CHARS = 7600  # of all of them: within 8,000 with the tool's own wording
 
 
 class IndexRecall:
@@ -40,5 +40,15 @@ class IndexRecall:
         """The best passages (five by default), each with its date, speaker and the exchange it belongs to."""
         shown = Shown(session_key, shown_from) if shown_from is not None else None
         join = session_key or None
-        hits = await self._indexes.search(directory, query, self._results, since, until, shown, join=join)
-        return [render_hit(hit, self._zone, ASKED_CHARS, ANSWERED_CHARS) for hit in hits]
+        hits = await self._indexes.search(
+            directory,
+            query,
+            self._results,
+            since,
+            until,
+            shown,
+            join=join,
+            window_chars=(WINDOW_CHARS, RESULT_CHARS),
+            follow=True,
+        )
+        return [render_window(hit, self._zone) for hit in hits]

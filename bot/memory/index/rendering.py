@@ -5,10 +5,14 @@ from __future__ import annotations
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from bot.memory.index.passages import RECALL_HEADING
+from bot.memory.index.passages import MESSAGE_CHARS, RECALL_HEADING
 from bot.memory.index.ranking import Hit
+from bot.memory.index.windows import passage_chars
 
 RECALL_END = "[end of recalled passages]"
+BLOCK_HEAD = f"[{RECALL_HEADING} (this chat's memory; may be out of date)]"
+MIN_PART = 60  # characters a cut message keeps at least
+BLOCK_SLACK = 16  # the block's line breaks, and a window's labels beyond the estimate
 
 
 def cut(text: str, limit: int) -> str:
@@ -39,22 +43,51 @@ def render_hit(hit: Hit, zone: ZoneInfo, asked_chars: int, answered_chars: int) 
     return "\n".join(lines)
 
 
+def render_window(hit: Hit, zone: ZoneInfo) -> str:
+    """A hit with the exchanges around it, within the characters `windows.widen` gave it: the day and who said what,
+    each message cut to its share when the window is longer; an entry or a fact as `render_hit` shows it."""
+    chars = hit.chars or MESSAGE_CHARS
+    if hit.stored.passage.kind != "exchange":
+        return render_hit(hit, zone, chars, chars)
+    window = hit.window or (hit.stored,)
+    size = sum(passage_chars(found) for found in window)
+    share = chars / size if size > chars else 1.0  # each message keeps this share of itself
+    lines: list[str] = []
+    day = ""
+    for found in window:
+        passage = found.passage
+        date = datetime.fromtimestamp(passage.ts, zone).strftime("%Y-%m-%d (%a)")
+        head = f"{date}, " if date != day else ""
+        day = date
+        if passage.asked:
+            lines.append(f"{head}{passage.speaker}: {_part(passage.asked, share)}")
+        elif head:
+            lines.append(f"{date}:")
+        if passage.answered:
+            lines.append(f"  you replied: {_part(passage.answered, share)}")
+    return "\n".join(lines)
+
+
+def _part(text: str, share: float) -> str:
+    return cut(text, max(MIN_PART, int(len(text) * share))) if share < 1.0 else text.strip()
+
+
+def block_room(max_chars: int) -> int:
+    """How many characters of a recalled block of `max_chars` its windows may take (the rest is its frame)."""
+    return max_chars - len(BLOCK_HEAD) - len(RECALL_END) - BLOCK_SLACK
+
+
 def recalled_block(hits: list[Hit], zone: ZoneInfo, max_chars: int) -> str:
-    """The prompt's block of recalled passages, best first, as many as fit `max_chars`; "" for none."""
-    if not hits:
-        return ""
-    head = f"[{RECALL_HEADING} (this chat's memory; may be out of date)]"
-    room = max_chars - len(head) - len(RECALL_END) - 2
-    share = max(200, room // min(len(hits), 3))  # the best three get a fair share; later ones what is left
+    """The prompt's block of recalled windows (`windows.widen` chose them within `block_room`), best first, as many
+    as fit `max_chars`; "" for none."""
+    room = block_room(max_chars)
     lines: list[str] = []
     for hit in hits:
-        text = render_hit(hit, zone, share * 2 // 3, share // 3)
+        text = render_window(hit, zone)
         if len(text) + 1 > room:
-            text = render_hit(hit, zone, room * 2 // 3, room // 3 - 16)
-            if len(text) + 1 > room or room < 80:
-                break
+            break
         lines.append(text)
         room -= len(text) + 1
     if not lines:
         return ""
-    return "\n".join([head, *lines, RECALL_END])
+    return "\n".join([BLOCK_HEAD, *lines, RECALL_END])

@@ -22,6 +22,8 @@ from bot.memory.index.query import parse_query
 from bot.memory.index.ranking import Hit, Ranker, Shown, best_hits
 from bot.memory.index.semantic import SemanticMemory
 from bot.memory.index.store import IndexUnusable, MemoryIndex, damaged
+from bot.memory.index.windows import widen
+from bot.memory.index.word_counts import WordCounts
 from bot.memory.members import ScopeMembers
 from bot.sessions.logs import SessionLogs
 from bot.storage.recent import RecentMap
@@ -32,6 +34,7 @@ INDEX_FILE = "index.sqlite3"
 MAX_OPEN = 32
 MAX_LISTED = 128  # sessions remembered as listed in their scope (a forgotten one is looked up again)
 SAVE_DELAY = 1.0  # seconds from a turn's end to indexing what it saved, so a burst of turns shares one catch-up
+WIDER = 4  # hits looked at for each window wanted: windows that merge leave room for further ones
 QUICK_SEARCH = 0.002  # seconds: a scope searched faster is searched on the event loop (a thread hop costs more)
 T = TypeVar("T")
 
@@ -48,6 +51,7 @@ class _Open:
     members: set[str] = field(default_factory=set)
     closed: bool = False
     took: float = math.inf  # seconds the last search took
+    counts: WordCounts = field(default_factory=WordCounts)  # how many passages hold each word, kept a while
 
     def close(self) -> None:
         """Close the index once nobody uses it; a later use opens it again."""
@@ -112,9 +116,13 @@ class MemoryIndexes:
         until: float | None = None,
         shown: Shown | None = None,
         join: str | None = None,
+        window_chars: tuple[int, int] | None = None,
+        follow: bool = False,
     ) -> list[Hit]:
         """The best passages of the scope for a question, after listing session `join` for the scope and catching
-        the index up; none for a question without content words."""
+        the index up; none for a question without content words. With `window_chars` (each, in all), each is a
+        window of the exchanges around it within that many characters (`windows.widen`); `follow` adds the second
+        pass (`second_pass`), which costs a second search."""
         query = parse_query(text, datetime.fromtimestamp(self._clock(), self._zone))
         if not query.words:
             return []
@@ -124,7 +132,13 @@ class MemoryIndexes:
 
         def ranked(found: _Open) -> list[Hit]:
             started = time.perf_counter()
-            hits = best_hits(found.index, query, limit, now, since, until, shown, rankers)
+            if window_chars is None:
+                hits = best_hits(found.index, query, limit, now, since, until, shown, rankers, follow, found.counts)
+            else:
+                hits = best_hits(
+                    found.index, query, limit * WIDER, now, since, until, shown, rankers, follow, found.counts
+                )
+                hits = widen(found.index, hits, limit, *window_chars)
             found.took = time.perf_counter() - started
             return hits
 

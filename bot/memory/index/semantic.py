@@ -16,9 +16,9 @@ from pathlib import Path
 from bot.config.schema_embeddings import EmbeddingsConfig
 from bot.errors import BudgetExceeded, ProviderError
 from bot.llm.embeddings import Embedder, EmbeddingModel
+from bot.memory.index.protocols import PassageIndex, VectorStore
 from bot.memory.index.query import Query
 from bot.memory.index.ranking import Ranker
-from bot.memory.index.store import MemoryIndex
 from bot.memory.index.vectors import PassageVectors
 from bot.storage.recent import RecentMap
 from bot.usage.budgets import BudgetGuard
@@ -49,7 +49,7 @@ class SemanticMemory:
         self._batch = batch_size
         self._floor = min_similarity
         self._clock = clock
-        self._stores: RecentMap[Path, PassageVectors] = RecentMap(max_open, on_evict=lambda _, store: store.close())
+        self._stores: RecentMap[Path, VectorStore] = RecentMap(max_open, on_evict=lambda _, store: store.close())
         self._opening = threading.Lock()  # searches open stores from worker threads
         self._tasks: dict[Path, asyncio.Task[None]] = {}
         self._again: set[Path] = set()  # indexes that changed while their embedding ran
@@ -89,13 +89,13 @@ class SemanticMemory:
         vector = embedded.vectors[0]
 
         def nearest(
-            index: MemoryIndex, query: Query, limit: int, since: float | None, until: float | None
+            index: PassageIndex, query: Query, limit: int, since: float | None, until: float | None
         ) -> list[int]:
             return self.vectors(index.path).nearest(vector, limit, since, until, self._floor)
 
         return nearest
 
-    def vectors(self, path: Path) -> PassageVectors:
+    def vectors(self, path: Path) -> VectorStore:
         """The vector store of the index at `path` (a few are kept open, the least used closed)."""
         with self._opening:
             store = self._stores.get(path, fresh=True)

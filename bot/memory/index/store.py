@@ -8,7 +8,6 @@ kept in memory too (a search checks them all); `refresh()` drops them when anoth
 from __future__ import annotations
 
 import logging
-import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from bot.memory.index.passages import ExchangePart, Passage
 from bot.sessions.logs import Cursor
+from bot.storage.sqlite import open_store
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +37,9 @@ CREATE TABLE logs (
 );
 CREATE TABLE marks (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+
+
+_COLUMNS = "id, kind, session, log, first, ts, speaker, asked, answered"
 
 
 class IndexUnusable(Exception):
@@ -71,12 +74,11 @@ class MemoryIndex:
     @classmethod
     def open(cls, path: Path) -> MemoryIndex:
         """Open (or create, mode 0600) the index at `path`; IndexUnusable when it is corrupt or of another version."""
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
-        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")  # a cache: a lost last write is read again from the logs
+            db = open_store(path, cache=True, threads=True)  # a cache: a lost last write is read again from the logs
+        except sqlite3.DatabaseError as exc:
+            raise IndexUnusable(str(exc)) from exc
+        try:
             version = db.execute("PRAGMA user_version").fetchone()[0]
             if version == 0 and not db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone():
                 db.executescript(f"BEGIN; {_SCHEMA} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
@@ -214,20 +216,16 @@ class MemoryIndex:
         if not wanted:
             return {}
         marks = ",".join("?" * len(wanted))
-        rows = self._db.execute(
-            f"SELECT id, kind, session, log, first, ts, speaker, asked, answered FROM passages WHERE id IN ({marks})",
-            wanted,
-        )
-        return {
-            rowid: StoredPassage(rowid, session, log, Passage(kind, ts, speaker, asked, answered, first))
-            for rowid, kind, session, log, first, ts, speaker, asked, answered in rows
-        }
+        rows = self._db.execute(f"SELECT {_COLUMNS} FROM passages WHERE id IN ({marks})", wanted)
+        return {row[0]: _stored(row) for row in rows}
 
-    def passages_after(self, after: int, limit: int) -> list[StoredPassage]:
-        """Passages with ids above `after`, oldest first: for whatever else derives from the index (embeddings)."""
-        rows = self._db.execute("SELECT id FROM passages WHERE id > ? ORDER BY id LIMIT ?", (after, limit))
-        found = self.passages(row[0] for row in rows)
-        return [found[key] for key in sorted(found)]
+    def around(self, found: StoredPassage, before: int, after: int) -> list[StoredPassage]:
+        """The passage with up to `before` exchanges before it and `after` after it in the same log, in order."""
+        select = f"SELECT {_COLUMNS} FROM passages WHERE session = ? AND log = ? AND kind = 'exchange' AND first"
+        key = (found.session, found.log, found.passage.first)
+        earlier = self._db.execute(f"{select} < ? ORDER BY first DESC LIMIT ?", (*key, before)).fetchall()
+        later = self._db.execute(f"{select} > ? ORDER BY first LIMIT ?", (*key, after)).fetchall()
+        return [*map(_stored, reversed(earlier)), found, *map(_stored, later)]
 
     def clear(self) -> None:
         """Forget every passage and read mark, so the next catch-up reads every source again."""
@@ -273,6 +271,11 @@ class MemoryIndex:
             "INSERT INTO passage_text (passage_text, rowid, asked, answered) VALUES ('delete', ?, ?, ?)",
             (rowid, asked, answered),
         )
+
+
+def _stored(row: tuple[int, str, str, str, int, float, str, str, str]) -> StoredPassage:
+    rowid, kind, session, log, first, ts, speaker, asked, answered = row
+    return StoredPassage(rowid, session, log, Passage(kind, ts, speaker, asked, answered, first))
 
 
 class _ReadMarks:

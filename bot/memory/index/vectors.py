@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bot.storage.sqlite import open_store
+
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
@@ -191,9 +193,7 @@ class PassageVectors:
             return self._db
         if self._db is not None:
             self._db.close()
-        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        db.execute("PRAGMA busy_timeout=5000")
-        db.execute("PRAGMA synchronous=NORMAL")  # as the index's own: a cache, a lost last batch is embedded again
+        db = open_store(self.path, busy_timeout=5.0, cache=True, threads=True)  # a cache, as the index's own
         if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'passages'").fetchone():
             db.close()
             return None  # the index is being created: its tables come first

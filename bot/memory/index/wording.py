@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 ROOT_CHARS = 5
 _SUFFIXES: tuple[str, ...] = ("ations", "ation", "ings", "ing", "ions", "ion", "ments", "ment", "edly", "ies")
@@ -25,6 +26,7 @@ neighbour neighbor|colour color|favourite favorite|ill sick|car vehicle|house ho
 """
 
 
+@lru_cache(maxsize=65536)  # a chat's vocabulary is small next to how often its words are read
 def root(word: str) -> str:
     """A word's light stem, at most ROOT_CHARS letters: what its inflections and derivations share; a word with
     digits (a code, a number, an id) stays whole."""

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest_asyncio
 
 from bot.bus import Choice, OutboundMessage
-from channels.base import Channel, Reacts
+from channels.abilities import Reacts
+from channels.base import Channel
 from tests.support.adapter import AdapterUnderTest
 from tests.support.platform import Platform
 

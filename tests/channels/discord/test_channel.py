@@ -9,9 +9,10 @@ import pytest_asyncio
 
 from bot.access.pairing import PairingBook
 from bot.bus import InboundMessage
+from bot.commands.catalogue import CommandSpec
 from bot.config.channels.discord import DiscordConfig
 from bot.errors import ChannelError
-from channels.base import CommandSpec, OffersCommands, Reacts
+from channels.abilities import OffersCommands, Reacts
 from channels.discord.channel import DiscordChannel
 from tests.fakes.discord_server import TEXT_LIMIT, FakeDiscord
 from tests.fakes.openai_server import FakeLLM, Text

@@ -10,9 +10,9 @@ from pydantic import SecretStr
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
 from bot.errors import ChannelError, ChannelUnavailable
 from bot.retry import RetryPolicy
+from channels.abilities import ReportsLiveness
 from channels.email.channel import EmailChannel
 from channels.email.mailbox import Mailbox
-from channels.liveness import ReportsLiveness
 from tests.channels.email.test_channel import ANN, Inbox, email_config, mail
 from tests.harness import RecordedSleep
 from tests.mail_servers import Dovecot, DovecotServer, SmtpSink

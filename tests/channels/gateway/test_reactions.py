@@ -5,9 +5,11 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from bot.bus import ChatRef, InboundMessage, LocalBus, OutboundMessage, Press
+from bot.commands.catalogue import CommandSpec
 from bot.events import Delivered, DeliveryFailed, EventBus, TurnFinished, TurnStarted
 from bot.retry import RetryPolicy
-from channels.base import Channel, CommandSpec, ReactionStatus
+from channels.abilities import ReactionStatus
+from channels.base import Channel
 from channels.gateway.manager import ChannelManager
 from channels.gateway.reactions import ReactionMode
 from tests.support.polling import until

@@ -1,6 +1,6 @@
 from bot.app.command_menu import built_in_menu
-from channels.slack.commands import RESERVED, command_name
 from channels.slack.manifest import slack_manifest
+from channels.slack.menu import RESERVED, command_name
 
 
 def test_the_manifest_asks_for_socket_mode_interactivity_and_the_events_the_adapter_reads() -> None:

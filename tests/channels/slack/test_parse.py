@@ -1,7 +1,7 @@
 from typing import Any
 
 from bot.bus import Press
-from channels.slack.commands import command_name, slash_name
+from channels.slack.menu import command_name, slash_name
 from channels.slack.parse import files_of, parse_event, parse_press, parse_slash_command
 
 BOT = "UBOT"

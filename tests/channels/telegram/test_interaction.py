@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest_asyncio
 
 from bot.bus import ChatRef, Choice, OutboundMessage, Press, Trust
-from channels.base import CommandSpec
+from bot.commands.catalogue import CommandSpec
 from channels.telegram.channel import TelegramChannel
 from tests.fakes.telegram_server import FakeTelegram
 from tests.support.adapter import AdapterUnderTest, telegram_adapter

@@ -1,0 +1,35 @@
+"""Telling a passage that only restates the question (the same question asked before, in nearly the same words)
+from one that adds something: a restatement holds no answer, so it ranks below the passages that do."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from bot.memory.index.query import STOP_WORDS
+from bot.memory.index.wording import root
+
+RESTATED_SHARE = 0.75  # of the content words of each question among the other's: nearly the same question
+RESTATED_WEIGHT = 0.1  # what a restatement keeps of its score
+QUESTION_CHARS = 400  # a longer message is more than a question
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+@lru_cache(maxsize=1024)
+def content_roots(text: str) -> frozenset[str]:
+    """The roots of a text's content words (stop words left out)."""
+    return frozenset(root(word) for word in _WORD.findall(text.lower()) if word not in STOP_WORDS)
+
+
+def restates(asked: str, question: frozenset[str]) -> bool:
+    """Whether a message (the user's side of an exchange) is a question in nearly the words of this one (by their
+    roots): a statement in the question's words is what the question looks for, and stays."""
+    if "?" not in asked[-80:] or len(asked) > QUESTION_CHARS:
+        return False
+    mine = content_roots(asked)
+    return bool(mine) and len(mine & question) >= RESTATED_SHARE * max(len(mine), len(question))
+
+
+def question_roots(words: tuple[str, ...]) -> frozenset[str]:
+    """The roots of the question's words."""
+    return frozenset(root(word) for word in words)

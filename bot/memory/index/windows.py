@@ -1,0 +1,70 @@
+"""Widening found exchanges into windows: each hit with the exchanges around it in its log (the answer is often in
+the reply or the exchange after), grown nearest first within a character budget, and merged where windows meet."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from bot.memory.index.protocols import PassageIndex
+from bot.memory.index.ranking import Hit
+from bot.memory.index.store import StoredPassage
+
+REACH = 3  # exchanges looked at on each side of a hit
+SUMMARIES = 1  # history entries and facts among the windows: they hold no words said, only what was made of them
+
+
+def passage_chars(found: StoredPassage) -> int:
+    """About how many characters a passage takes when rendered."""
+    return len(found.passage.asked) + len(found.passage.answered) + 24
+
+
+def widen(index: PassageIndex, hits: Sequence[Hit], limit: int, chars: int, total: int) -> list[Hit]:
+    """The first `limit` windows of the hits, best first: each hit with its neighbours within `chars` characters;
+    windows that overlap merge into one, and all of them together stay within `total` characters."""
+    windows: list[Hit] = []
+    room = total
+    for hit in hits:
+        if any(found.id == hit.stored.id for window in windows for found in window.window):
+            continue
+        if hit.stored.passage.kind != "exchange":
+            summaries = sum(window.stored.passage.kind != "exchange" for window in windows)
+            if summaries < SUMMARIES and len(windows) < limit and room > 0:
+                size = min(chars, room, passage_chars(hit.stored))
+                windows.append(replace(hit, window=(hit.stored,), chars=size))
+                room -= size
+            continue
+        if room <= 0:
+            break
+        window = _grown(index.around(hit.stored, REACH, REACH), hit.stored, min(chars, room))
+        size = min(chars, room, sum(passage_chars(found) for found in window))
+        meets = next((n for n, other in enumerate(windows) if _overlap(other.window, window)), None)
+        if meets is None and len(windows) == limit:
+            break
+        room -= size
+        if meets is None:
+            windows.append(replace(hit, window=window, chars=size))
+            continue
+        other = windows[meets]
+        held = {found.id for found in other.window}
+        merged = sorted((*other.window, *(f for f in window if f.id not in held)), key=lambda f: f.passage.first)
+        windows[meets] = replace(other, window=tuple(merged), chars=other.chars + size)
+    return windows
+
+
+def _grown(around: list[StoredPassage], hit: StoredPassage, chars: int) -> tuple[StoredPassage, ...]:
+    """The hit and its nearest neighbours, the one after before the one before, while they fit in `chars`."""
+    at = next(n for n, found in enumerate(around) if found.id == hit.id)
+    start, end = at, at + 1
+    room = chars - passage_chars(hit)
+    for step in range(1, REACH + 1):
+        for n in (at + step, at - step):
+            if (n == end or n == start - 1) and 0 <= n < len(around) and passage_chars(around[n]) <= room:
+                room -= passage_chars(around[n])
+                start, end = min(start, n), max(end, n + 1)
+    return tuple(around[start:end])
+
+
+def _overlap(window: tuple[StoredPassage, ...], other: tuple[StoredPassage, ...]) -> bool:
+    """Whether two windows share an exchange."""
+    return not {found.id for found in window}.isdisjoint(found.id for found in other)

@@ -1,0 +1,1 @@
+"""MCP servers as tools, and what their tools return."""

@@ -1,0 +1,81 @@
+"""Issue 46 end to end: `relaybot run` on Telegram and the fake model, on the local and the Redis backend. A recall
+result is a hit with the exchanges around it within its budget; an earlier asking of the same question ranks below
+the exchange that answers it; a second pass finds what a first hit leads to."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.memory.index.recall import RESULT_CHARS
+from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
+from tests.fakes.telegram_server import FakeTelegram
+from tests.gateway import OWNER, TelegramBot
+from tests.memory.test_memory import is_consolidation, save
+
+REPLIES = {
+    "What should I plant by the garden fence this year?": "Tulips would do well there.",
+    "Good idea, which colour?": "Deep red ones, bought from the market in October.",
+    "Where did I leave the spare house keys?": "I don't know yet.",
+    "My sister Dana moved to Porto last spring": "How exciting for her!",
+    "Dana says her favourite dish is grilled sardines": "A classic choice.",
+}
+FILLER = ["the weather", "a pasta recipe", "my running plan", "a birthday card", "the news", "a crossword clue"]
+
+
+def reply(body: dict[str, Any]) -> Any:
+    """Consolidations save a plain entry; a chat message gets its scripted reply, or a short one."""
+    if is_consolidation(body):
+        return save("Small talk.", "# Memory\n")
+    said = str(body["messages"][-1]["content"])
+    return Text(next((answer for asked, answer in REPLIES.items() if said.endswith(asked)), "Noted."))
+
+
+async def chat(telegram: FakeTelegram, lines: list[str], sent: int) -> int:
+    """Say each line in turn, waiting for its reply; how many messages the bot has sent."""
+    for line in lines:
+        telegram.text(line, chat_id=OWNER, user_id=OWNER)
+        sent += 1
+        await telegram.wait_for_sent(sent)
+    return sent
+
+
+def filler(start: int, count: int) -> list[str]:
+    return [f"Tell me something about {FILLER[n % len(FILLER)]} (#{n})" for n in range(start, start + count)]
+
+
+async def recalled(fake_llm: FakeLLM, telegram: FakeTelegram, query: str, question: str, sent: int) -> str:
+    """The recall tool's result when the model searches `query` for `question`."""
+    fake_llm.script(ToolCalls((("recall", {"query": query}),)), Text("Here is what I found."))
+    telegram.text(question, chat_id=OWNER, user_id=OWNER)
+    await telegram.wait_for_sent(sent + 1)
+    turn = [body for body in fake_llm.requests if not is_consolidation(body)][-1]
+    return str(next(m["content"] for m in reversed(turn["messages"]) if m["role"] == "tool"))
+
+
+@pytest.mark.parametrize("backend", ["local", "redis"])
+async def test_recall_shows_neighbours_ranks_restatements_down_and_follows_a_lead(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, backend: str, request: pytest.FixtureRequest
+) -> None:
+    fake_llm.default = reply
+    bus = {"backend": "redis", "url": request.getfixturevalue("redis_url")} if backend == "redis" else {}
+    async with TelegramBot(
+        tmp_path, fake_llm, telegram, {"streaming": "off"}, agent={"memory_window": 4}, bus=bus
+    ) as bot:
+        await bot.gateway.manager.ready("telegram")
+        said = [*list(REPLIES)[:2], *filler(0, 7), "The spare keys are in the blue vase in the hall", *filler(7, 7)]
+        said += [list(REPLIES)[2], *filler(14, 7), list(REPLIES)[3], *filler(21, 7), list(REPLIES)[4]]
+        sent = await chat(telegram, [*said, *filler(28, 4)], 0)  # seven between: their windows do not meet
+
+        plants = await recalled(fake_llm, telegram, "garden fence plant", "What did we plan for the fence?", sent)
+        keys = await recalled(fake_llm, telegram, "Where did I leave the spare house keys?", "Keys?", sent + 1)
+        sister = await recalled(fake_llm, telegram, "sister", "What does my sister like to eat?", sent + 2)
+
+    first = re.split(r"^2\. ", plants, flags=re.MULTILINE)[0]
+    assert "Tulips would do well there." in first and "Deep red ones" in first  # the reply and the next exchange
+    assert len(plants) <= RESULT_CHARS + 200
+    assert keys.index("the blue vase") < keys.index("I don't know yet.")
+    assert "grilled sardines" in sister  # no word of the question: found through Dana, whom the first hit names

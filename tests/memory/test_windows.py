@@ -1,0 +1,95 @@
+"""Recall windows: a hit with its neighbouring exchanges, merged where they overlap, within the character budget;
+restated questions ranked down; the second pass."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from bot.memory.index.passages import ExchangePart
+from bot.memory.index.query import parse_query
+from bot.memory.index.ranking import Hit, best_hits, keyword_ranking
+from bot.memory.index.rendering import render_window
+from bot.memory.index.restating import question_roots, restates
+from bot.memory.index.store import MemoryIndex
+from bot.memory.index.windows import widen
+from bot.sessions.logs import Cursor
+
+DAY = 1_780_000_000.0
+NOW = datetime(2026, 6, 1, tzinfo=ZoneInfo("UTC"))
+
+
+def chat(tmp_path: Path, exchanges: list[tuple[str, str]]) -> MemoryIndex:
+    """An index holding one log of these (asked, answered) exchanges, a minute apart."""
+    index = MemoryIndex.open(tmp_path / "index.sqlite3")
+    parts = [
+        ExchangePart(True, 2 * n, DAY + 60 * n, "Ann", asked, [answered])
+        for n, (asked, answered) in enumerate(exchanges)
+    ]
+    assert index.add_exchanges("telegram:1", parts, Cursor("live"), Cursor("live", 1, 2 * len(parts)), True)
+    return index
+
+
+def hits(index: MemoryIndex, text: str, limit: int = 20, follow: bool = False) -> list[Hit]:
+    return best_hits(index, parse_query(text, NOW), limit, DAY + 86400, follow=follow)
+
+
+def filler(count: int, start: int = 0) -> list[tuple[str, str]]:
+    return [(f"Small talk number {n} about nothing much", "Nice.") for n in range(start, start + count)]
+
+
+def test_a_hit_comes_with_its_reply_and_the_exchanges_around_it(tmp_path: Path) -> None:
+    index = chat(tmp_path, [*filler(4), ("Which tulips for the fence?", "Deep red ones."), *filler(4, 4)])
+    [window] = widen(index, hits(index, "tulips fence"), 5, 2000, 7600)
+    said = [found.passage.asked for found in window.window]
+    assert said[3] == "Which tulips for the fence?" and len(said) == 7  # three before, three after
+    text = render_window(window, ZoneInfo("UTC"))
+    assert text.startswith("2026-05-28 (Thu), Ann: Small talk number 1") and "  you replied: Deep red ones." in text
+
+
+def test_windows_grow_nearest_first_within_their_budget_and_merge_where_they_overlap(tmp_path: Path) -> None:
+    long = "word " * 150
+    index = chat(tmp_path, [(long, "a"), ("tulips here", "b"), (long, "c"), ("more tulips", "d"), *filler(9)])
+    [merged] = widen(index, hits(index, "tulips"), 5, 900, 7600)
+    assert [found.passage.answered for found in merged.window] == [
+        "b",
+        "c",
+        "d",
+        "Nice.",
+    ]  # the long one before: no room
+    assert merged.chars <= 2 * 900
+    assert len(render_window(merged, ZoneInfo("UTC"))) <= merged.chars
+
+
+def test_all_windows_together_stay_within_the_total(tmp_path: Path) -> None:
+    far = [exchange for n in range(6) for exchange in [(f"tulips {n} " + "x " * 300, "ok"), *filler(8, 10 * n)]]
+    index = chat(tmp_path, far)
+    windows = widen(index, hits(index, "tulips"), 5, 2000, 3000)
+    assert sum(window.chars for window in windows) <= 3000
+    assert sum(len(render_window(window, ZoneInfo("UTC"))) for window in windows) <= 3000 + 40 * len(windows)
+
+
+def test_an_earlier_asking_of_the_question_ranks_below_what_answers_it(tmp_path: Path) -> None:
+    index = chat(
+        tmp_path, [("The spare keys are in the blue vase", "OK"), *filler(3), ("Where are the spare keys?", "No idea.")]
+    )
+    query = parse_query("Where are the spare keys?", NOW)
+    ranked = [index.passages([rowid])[rowid].passage.asked for rowid, _ in keyword_ranking(index, query, 5, DAY)]
+    assert ranked == ["The spare keys are in the blue vase", "Where are the spare keys?"]
+
+
+def test_only_a_near_identical_question_is_a_restatement() -> None:
+    question = question_roots(("spare", "house", "keys"))
+    assert restates("Where did I put the spare house keys?", question)
+    assert not restates("I put the spare house keys in the vase", question)  # a statement: what is looked for
+    assert not restates("Are the spare keys in the blue vase by the door?", question)  # it adds words of its own
+
+
+def test_the_second_pass_finds_what_a_first_hit_names(tmp_path: Path) -> None:
+    index = chat(
+        tmp_path,
+        [("My sister Dana moved to Porto", "Nice"), *filler(8), ("Dana loves grilled sardines", "Yum"), *filler(8, 8)],
+    )
+    assert "Dana loves grilled sardines" not in [hit.stored.passage.asked for hit in hits(index, "sister")]
+    assert "Dana loves grilled sardines" in [hit.stored.passage.asked for hit in hits(index, "sister", follow=True)]
