@@ -13,8 +13,8 @@ import pytest
 from bot.memory.index.recall import RESULT_CHARS
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import OWNER, TelegramBot
 from tests.memory.test_memory import is_consolidation, save
+from tests.support.gateway import OWNER, TelegramBot
 
 REPLIES = {
     "What should I plant by the garden fence this year?": "Tulips would do well there.",
@@ -26,11 +26,24 @@ REPLIES = {
 FILLER = ["the weather", "a pasta recipe", "my running plan", "a birthday card", "the news", "a crossword clue"]
 
 
+ASKED = {  # a question to the bot, and what the model searches for it
+    "What did we plan for the fence?": "garden fence plant",
+    "Keys?": "Where did I leave the spare house keys?",
+    "What does my sister like to eat?": "sister",
+}
+
+
 def reply(body: dict[str, Any]) -> Any:
-    """Consolidations save a plain entry; a chat message gets its scripted reply, or a short one."""
+    """Consolidations save a plain entry; a question of ASKED calls recall; a chat message gets its scripted reply,
+    or a short one (answered by the body, not a queue, so a consolidation in between takes nothing away)."""
     if is_consolidation(body):
         return save("Small talk.", "# Memory\n")
-    said = str(body["messages"][-1]["content"])
+    last = body["messages"][-1]
+    if last["role"] == "tool":
+        return Text("Here is what I found.")
+    said = str(last["content"])
+    if query := next((query for asked, query in ASKED.items() if said.endswith(asked)), None):
+        return ToolCalls((("recall", {"query": query}),))
     return Text(next((answer for asked, answer in REPLIES.items() if said.endswith(asked)), "Noted."))
 
 
@@ -47,13 +60,13 @@ def filler(start: int, count: int) -> list[str]:
     return [f"Tell me something about {FILLER[n % len(FILLER)]} (#{n})" for n in range(start, start + count)]
 
 
-async def recalled(fake_llm: FakeLLM, telegram: FakeTelegram, query: str, question: str, sent: int) -> str:
-    """The recall tool's result when the model searches `query` for `question`."""
-    fake_llm.script(ToolCalls((("recall", {"query": query}),)), Text("Here is what I found."))
+async def recalled(fake_llm: FakeLLM, telegram: FakeTelegram, question: str, sent: int) -> str:
+    """The recall tool's result for the search the model makes for `question`."""
     telegram.text(question, chat_id=OWNER, user_id=OWNER)
     await telegram.wait_for_sent(sent + 1)
-    turn = [body for body in fake_llm.requests if not is_consolidation(body)][-1]
-    return str(next(m["content"] for m in reversed(turn["messages"]) if m["role"] == "tool"))
+    heading = f"for '{ASKED[question]}':"
+    results = (str(m["content"]) for body in fake_llm.requests for m in body["messages"] if m["role"] == "tool")
+    return next(result for result in results if heading in result.splitlines()[0])
 
 
 @pytest.mark.parametrize("backend", ["local", "redis"])
@@ -70,9 +83,9 @@ async def test_recall_shows_neighbours_ranks_restatements_down_and_follows_a_lea
         said += [list(REPLIES)[2], *filler(14, 7), list(REPLIES)[3], *filler(21, 7), list(REPLIES)[4]]
         sent = await chat(telegram, [*said, *filler(28, 4)], 0)  # seven between: their windows do not meet
 
-        plants = await recalled(fake_llm, telegram, "garden fence plant", "What did we plan for the fence?", sent)
-        keys = await recalled(fake_llm, telegram, "Where did I leave the spare house keys?", "Keys?", sent + 1)
-        sister = await recalled(fake_llm, telegram, "sister", "What does my sister like to eat?", sent + 2)
+        plants = await recalled(fake_llm, telegram, "What did we plan for the fence?", sent)
+        keys = await recalled(fake_llm, telegram, "Keys?", sent + 1)
+        sister = await recalled(fake_llm, telegram, "What does my sister like to eat?", sent + 2)
 
     first = re.split(r"^2\. ", plants, flags=re.MULTILINE)[0]
     assert "Tulips would do well there." in first and "Deep red ones" in first  # the reply and the next exchange

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 from bot.memory.index.passages import ExchangePart
 from bot.memory.index.query import parse_query
-from bot.memory.index.ranking import Hit, best_hits, keyword_ranking
+from bot.memory.index.ranking import Hit, Shown, best_hits, keyword_ranking, shown_ranges
 from bot.memory.index.rendering import render_window
 from bot.memory.index.restating import question_roots, restates
 from bot.memory.index.store import MemoryIndex
@@ -93,3 +93,10 @@ def test_the_second_pass_finds_what_a_first_hit_names(tmp_path: Path) -> None:
     )
     assert "Dana loves grilled sardines" not in [hit.stored.passage.asked for hit in hits(index, "sister")]
     assert "Dana loves grilled sardines" in [hit.stored.passage.asked for hit in hits(index, "sister", follow=True)]
+
+
+def test_a_window_stops_where_the_prompt_already_shows_the_chat(tmp_path: Path) -> None:
+    index = chat(tmp_path, [*filler(4), ("Which tulips for the fence?", "Deep red ones."), *filler(4, 4)])
+    shown = shown_ranges(index, Shown("telegram:1", 10))  # exchanges from the sixth on are in the prompt
+    [window] = widen(index, hits(index, "tulips fence"), 5, 2000, 7600, shown)
+    assert [found.passage.first for found in window.window] == [2, 4, 6, 8]

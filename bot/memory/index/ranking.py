@@ -135,7 +135,7 @@ def best_hits(
 ) -> list[Hit]:
     """The `limit` best passages for the query between `since` and `until`, leaving out what the prompt shows;
     `follow` fuses in a second search with what the first hits name (`second_pass`)."""
-    leave_out = _shown_ranges(index, shown) if shown is not None else []
+    leave_out = shown_ranges(index, shown) if shown is not None else []
     counts = WordCounts() if counts is None else counts
     keyword = keyword_ranking(index, query, limit, now, since, until, leave_out, counts)
     scores = dict(keyword)
@@ -152,7 +152,7 @@ def best_hits(
         stored = index.passages(ordered[start : start + limit * 2])
         for rowid in ordered[start : start + limit * 2]:
             found = stored.get(rowid)
-            if found is None or _in_prompt(found, leave_out):
+            if found is None or in_prompt(found, leave_out):
                 continue
             hits.append(Hit(found, scores.get(rowid, 0.0)))
             if len(hits) == limit:
@@ -160,7 +160,7 @@ def best_hits(
     return hits
 
 
-def _shown_ranges(index: PassageIndex, shown: Shown) -> list[tuple[str, str, int]]:
+def shown_ranges(index: PassageIndex, shown: Shown) -> list[tuple[str, str, int]]:
     """(session, live log, first message number) of each stretch the prompt shows or the chat is still on."""
     ranges = []
     for session, log, count in index.live_logs(shown.chat or shown.session):
@@ -171,5 +171,6 @@ def _shown_ranges(index: PassageIndex, shown: Shown) -> list[tuple[str, str, int
     return ranges
 
 
-def _in_prompt(found: StoredPassage, ranges: list[tuple[str, str, int]]) -> bool:
+def in_prompt(found: StoredPassage, ranges: Sequence[tuple[str, str, int]]) -> bool:
+    """Whether a passage is in one of the stretches `shown_ranges` gives."""
     return any(found.session == s and found.log == log and found.passage.first >= first for s, log, first in ranges)

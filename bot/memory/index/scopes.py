@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 from bot.memory.index.catchup import Bulk, catch_up_history, catch_up_memory, catch_up_sessions, caught_up
 from bot.memory.index.catchup import Shown as Seen
 from bot.memory.index.query import parse_query
-from bot.memory.index.ranking import Hit, Ranker, Shown, best_hits
+from bot.memory.index.ranking import Hit, Ranker, Shown, best_hits, shown_ranges
 from bot.memory.index.semantic import SemanticMemory
 from bot.memory.index.store import IndexUnusable, MemoryIndex, damaged
 from bot.memory.index.windows import widen
@@ -138,7 +138,8 @@ class MemoryIndexes:
                 hits = best_hits(
                     found.index, query, limit * WIDER, now, since, until, shown, rankers, follow, found.counts
                 )
-                hits = widen(found.index, hits, limit, *window_chars)
+                ranges = shown_ranges(found.index, shown) if shown is not None else []
+                hits = widen(found.index, hits, limit, *window_chars, shown=ranges)
             found.took = time.perf_counter() - started
             return hits
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from bot.memory.index.protocols import PassageIndex
-from bot.memory.index.ranking import Hit
+from bot.memory.index.ranking import Hit, in_prompt
 from bot.memory.index.store import StoredPassage
 
 REACH = 3  # exchanges looked at on each side of a hit
@@ -19,9 +19,17 @@ def passage_chars(found: StoredPassage) -> int:
     return len(found.passage.asked) + len(found.passage.answered) + 24
 
 
-def widen(index: PassageIndex, hits: Sequence[Hit], limit: int, chars: int, total: int) -> list[Hit]:
-    """The first `limit` windows of the hits, best first: each hit with its neighbours within `chars` characters;
-    windows that overlap merge into one, and all of them together stay within `total` characters."""
+def widen(
+    index: PassageIndex,
+    hits: Sequence[Hit],
+    limit: int,
+    chars: int,
+    total: int,
+    shown: Sequence[tuple[str, str, int]] = (),
+) -> list[Hit]:
+    """The first `limit` windows of the hits, best first: each hit with its neighbours within `chars` characters,
+    up to what the prompt shows (`shown`, as `ranking.shown_ranges` gives it); windows that overlap merge into
+    one, and all of them together stay within `total` characters."""
     windows: list[Hit] = []
     room = total
     for hit in hits:
@@ -36,7 +44,8 @@ def widen(index: PassageIndex, hits: Sequence[Hit], limit: int, chars: int, tota
             continue
         if room <= 0:
             break
-        window = _grown(index.around(hit.stored, REACH, REACH), hit.stored, min(chars, room))
+        around = [found for found in index.around(hit.stored, REACH, REACH) if not in_prompt(found, shown)]
+        window = _grown(around, hit.stored, min(chars, room))
         size = min(chars, room, sum(passage_chars(found) for found in window))
         meets = next((n for n, other in enumerate(windows) if _overlap(other.window, window)), None)
         if meets is None and len(windows) == limit:
