@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.agent.context_budget import ContextBudget
+from bot.agent.context.budget import ContextBudget
 from bot.errors import BudgetExceeded, ProviderError
 from bot.hooks.handlers import Hooks
 from bot.hooks.hook_events import AfterCompaction, BeforeCompaction

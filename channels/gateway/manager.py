@@ -140,7 +140,7 @@ class ChannelManager:
                 error = f"no channel {message.chat.channel_key!r} is running"
                 logger.warning("[%s] %s; message dropped", message.chat.session_key, error)
                 await self._bus.mark_failed(message.id, error)
-                self._events.emit(DeliveryFailed(message.chat.session_key, message.id, message.in_reply_to, error))
+                self._events.emit(DeliveryFailed(message.chat, message.id, message.in_reply_to, error))
                 continue
             self._presence.replying(message.chat)
             slot.outbox.submit(message)

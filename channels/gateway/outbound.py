@@ -100,7 +100,7 @@ class ChannelOutbox:
             try:
                 await self._send_once(message)
                 self.delivered += 1
-                self._events.emit(Delivered(key, message.id, message.in_reply_to, message.kind))
+                self._events.emit(Delivered(message.chat, message.id, message.in_reply_to, message.kind))
                 return
             except DeliveryAmbiguous as exc:
                 await self._bus.count_ambiguous(message.id)
@@ -157,4 +157,4 @@ class ChannelOutbox:
     async def _give_up(self, message: OutboundMessage, error: str) -> None:
         logger.error("[%s] could not deliver %s: %s", message.chat.session_key, message.id, error)
         await self._bus.mark_failed(message.id, error)
-        self._events.emit(DeliveryFailed(message.chat.session_key, message.id, message.in_reply_to, error))
+        self._events.emit(DeliveryFailed(message.chat, message.id, message.in_reply_to, error))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.bus import ChatRef
 from bot.config.schema_ops import TelemetryConfig
 from bot.events import LLMCalled
 from bot.llm.prices import call_cost
@@ -62,8 +63,8 @@ async def test_message_texts_are_exported_only_when_capture_content_is_on(tmp_pa
 
 
 def test_telemetry_costs_count_cached_tokens_as_the_ledger_does() -> None:
-    cached = LLMCalled("telegram:1", "gpt-4o", 1000, 100, 0.5, cached_tokens=800)
-    plain = LLMCalled("telegram:1", "gpt-4o", 1000, 100, 0.5)
+    cached = LLMCalled(ChatRef("telegram", "1"), "gpt-4o", 1000, 100, 0.5, cached_tokens=800)
+    plain = LLMCalled(ChatRef("telegram", "1"), "gpt-4o", 1000, 100, 0.5)
     costs = CallCosts()
     assert costs.of(cached) == call_cost("gpt-4o", 1000, 100, 800)
     assert costs.of(cached) < costs.of(plain)  # type: ignore[operator]
