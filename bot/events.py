@@ -45,7 +45,8 @@ class TurnFinished(AboutChat):
 class LLMCalled(AboutChat):
     """One model call ended; `turn_id` names the turn (the run) it was made for, when it was made for one.
 
-    `cached_tokens` are the prompt tokens the provider read from its cache (priced lower).
+    `cached_tokens` are the prompt tokens the provider read from its cache (priced lower). `outcome` is `ok`, or
+    for a call that failed the kind of failure (the error class: `ProviderUnavailable`, `RequestRejected`, …).
     """
 
     chat: ChatRef
@@ -55,6 +56,7 @@ class LLMCalled(AboutChat):
     duration: float
     turn_id: str = ""
     cached_tokens: int = 0
+    outcome: str = "ok"
 
 
 @dataclass(frozen=True, slots=True)

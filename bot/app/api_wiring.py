@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 from bot.agent.persona.chat_models import ChatModels
 from bot.app.agent_wiring import AgentApp
 from bot.config.schema import Config
+from bot.config.schema_agents import DEFAULT_AGENT
 from bot.events import EventBus
+from bot.ops.dead_letters import AgentOf
 from bot.ops.health import GatewayHealth
 from bot.scheduler.cron import CronService
 from bot.scheduler.heartbeat import HeartbeatService
@@ -29,6 +31,7 @@ def api_channel(
     health: GatewayHealth | None = None,
     events: EventBus | None = None,
     webhooks: Sequence[web.RouteDef] = (),
+    agent_of: AgentOf = lambda chat: DEFAULT_AGENT,
 ) -> ApiChannel:
     """The API channel (WebSocket, OpenAI-compatible endpoint, web chat) with the owner's dashboard; it hears
     `events` (the agent's by default)."""
@@ -53,6 +56,7 @@ def api_channel(
         config.heartbeat,
         heartbeat,
         chat_model=chat_model,
+        dead_letters=(agent.bus.dead_letters, agent_of),
     )
 
     def history(key: str) -> list[dict[str, str]]:

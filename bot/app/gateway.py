@@ -13,6 +13,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from bot.access.activation import Activations
+from bot.agents.bindings import Bindings
 from bot.agents.handle import AgentHandle
 from bot.agents.heartbeats import AgentHeartbeats
 from bot.app.agent_rpc import control_handlers
@@ -24,6 +25,7 @@ from bot.app.chat_channels import access_policies, add_chat_channels, channel_ma
 from bot.app.rosters import agent_roster
 from bot.app.stores import Stores
 from bot.app.trigger_wiring import GatewayTriggers
+from bot.bus.messages import ChatRef, OutboundMessage
 from bot.cluster.roles import Role
 from bot.cluster.run_events import RunEventRelay
 from bot.config.paths import control_socket
@@ -33,6 +35,8 @@ from bot.events import EventBus
 from bot.hooks.hook_events import GatewayStart, GatewayStop
 from bot.llm.types import Provider
 from bot.ops.control import ControlServer, Handler
+from bot.ops.dead_letter_notice import DeadLetterNotice
+from bot.ops.dead_letters import AgentOf, queue_handlers
 from bot.ops.gateway_ops import gateway_handlers
 from bot.ops.health import GatewayHealth
 from bot.ops.reload import ConfigReload, ReloadReport
@@ -81,6 +85,7 @@ class Gateway:
         if role != "all" and self.leases is None:
             raise ConfigError(f"--role {role} needs bus.backend: redis (the local bus lives in one process)")
         self.config, self.role, self.bots = config, role, chat_bots(config)
+        self._agent_of: AgentOf = lambda chat: Bindings(self.config.bindings).route(chat).agent  # bindings in force
         self.agent = AgentApp(config, provider, bus, stores=stores)
         self._stack = AsyncExitStack()  # what start started, each part's stop above the one before it
         self._stack.push_async_callback(self.agent.stop)  # built (its stores open) now, so always stopped last
@@ -105,6 +110,7 @@ class Gateway:
             self.agent_heartbeats,
         )
         self.retention = RetentionTask(config)
+        self.dead_letter_notice = DeadLetterNotice(self.agent.events, self._tell_owner)
         self.telemetry: OtelTelemetry | None = None
 
     def _channels(
@@ -162,7 +168,7 @@ class Gateway:
         config, role, agent = self.config, self.role, self.agent
         served = config.channels.api.enabled or config.health.port is not None  # /metrics has a listener
         figures = PrometheusFigures(agent.events, agent.bus.stats) if served else None
-        self.health = GatewayHealth(config, self.manager, figures, is_fresh)
+        self.health = GatewayHealth(config, self.manager, figures, is_fresh, agent.bus.stats)
         self.health_server: HealthServer | None = None
         self.api: ApiChannel | None = None
         wanted = role == "worker" or (role == "gateway" and config.channels.api.enabled)
@@ -173,7 +179,15 @@ class Gateway:
             agent.events.subscribe(self.api_events.emit)
         if config.channels.api.enabled:
             self.api = api_channel(
-                config, self.manager, agent, self.cron, self.heartbeat, self.health, self.api_events, webhooks
+                config,
+                self.manager,
+                agent,
+                self.cron,
+                self.heartbeat,
+                self.health,
+                self.api_events,
+                webhooks,
+                self._agent_of,
             )
             self.manager.add(self.api)
             self.names.append("api")
@@ -192,6 +206,7 @@ class Gateway:
             **gateway_handlers(self.cron, self.manager, self.names, lambda: self.agent.budget.cramped),
             **control_handlers(self.api),
             **session_handlers(self.agent.bus.publish_inbound),
+            **queue_handlers(self.agent.bus.dead_letters, self._agent_of),
             **(self.triggers.control_handlers() if self.triggers is not None else {}),
         }
 
@@ -226,6 +241,8 @@ class Gateway:
         if role != "gateway":
             parts.append((self._start_scheduler, self.scheduler.stop))
         parts.append((self.retention.start, self.retention.stop))
+        if role != "worker" and self.config.ops.dead_letter_notice:
+            parts.append((at_once(self.dead_letter_notice.start), self.dead_letter_notice.stop))
         started, stopped = GatewayStart(tuple(self.names)), GatewayStop()
         parts.append((partial(hooks.run, "gateway_start", started), partial(hooks.run, "gateway_stop", stopped)))
         return parts
@@ -309,6 +326,17 @@ class Gateway:
             await self.heartbeat.reconfigure(config.heartbeat)
         if config.log_level is not None:
             set_level(config.log_level)
+
+    async def _tell_owner(self, text: str) -> None:
+        """A notice in the owner's latest DM, else the first owner's own chat on a channel that runs here."""
+        chat = self.agent.loop.last_owner_chat
+        if chat is None:
+            owners = (ChatRef.parse(owner) for owner in self.config.owners if ":" in owner)
+            chat = next((owner for owner in owners if owner.channel_key in self.names), None)
+        if chat is None:
+            logger.warning("dead letters wait, and no owner's chat is known to tell (see `relaybot queue list`)")
+            return
+        await self.agent.bus.publish_outbound(OutboundMessage(chat, text, kind="notice"))
 
     async def __aenter__(self) -> Gateway:
         await self.start()

@@ -11,6 +11,7 @@ from bot.agent.turn.repeats import STOP_AT, WARN_AT, RepeatGuard, refusal, stopp
 from bot.agent.turn.stream import StreamEmitter, summarize
 from bot.agent.turn.tool_progress import ToolProgress
 from bot.agent.turn.tool_results import DEFAULT_TOOL_RESULT_CHARS, clip_tool_message
+from bot.errors import BudgetExceeded, ProviderError
 from bot.events import EventBus, LLMCalled, ToolCalled, ToolFinished
 from bot.llm.types import LENGTH_NOTE, Provider, ToolCall, Usage, tool_call_message
 from bot.tools.base import ToolContext, ToolRegistry, ToolResult
@@ -81,15 +82,29 @@ class TurnRunner:
                 if arrived:
                     record(arrived)
             started = time.perf_counter()
-            if stream is None:
-                response = await self.provider.chat(messages, tools)
-            else:
-                try:
-                    response = await self.provider.chat(messages, tools, stream.begin())
-                except BaseException:
-                    stream.end("error")
-                    raise
-                stream.end(response.finish_reason)
+            try:
+                if stream is None:
+                    response = await self.provider.chat(messages, tools)
+                else:
+                    try:
+                        response = await self.provider.chat(messages, tools, stream.begin())
+                    except BaseException:
+                        stream.end("error")
+                        raise
+                    stream.end(response.finish_reason)
+            except ProviderError as exc:
+                if not isinstance(exc, BudgetExceeded):  # refused before any call was made
+                    failed_call = LLMCalled(
+                        ctx.chat,
+                        self.provider.model,
+                        0,
+                        0,
+                        time.perf_counter() - started,
+                        ctx.turn_id,
+                        outcome=type(exc).__name__,
+                    )
+                    self.events.emit(failed_call)
+                raise
             self.events.emit(
                 LLMCalled(
                     ctx.chat,

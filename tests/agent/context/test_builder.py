@@ -56,9 +56,9 @@ def owner_turn(workspace: Path) -> tuple[InboundMessage, MemoryScope]:
 def test_a_memory_file_rewritten_between_turns_is_in_the_next_prompt(tmp_path: Path) -> None:
     builder = ContextBuilder(tmp_path, "UTC")
     message, scope = owner_turn(tmp_path)
-    scope.replace_memory("Likes tea.")
+    scope.record([], "Likes tea.")
     assert "Likes tea." in builder.system_prompt(message, scope)
-    scope.replace_memory("Likes tee.")  # as consolidation writes it: the same size, a new file
+    scope.record([], "Likes tee.")  # as consolidation writes it: the same size, a new file
     assert "Likes tee." in builder.system_prompt(message, scope)
     scope.memory_file.write_text("Likes the.")  # edited in place
     os.utime(scope.memory_file, ns=(0, 1))
@@ -71,7 +71,7 @@ def test_the_prompt_follows_the_memory_share_of_the_window(tmp_path: Path) -> No
     share = [1000]
     builder = ContextBuilder(tmp_path, "UTC", memory_chars=lambda: share[0])
     message, scope = owner_turn(tmp_path)
-    scope.replace_memory("x" * 500)
+    scope.record([], "x" * 500)
     assert "only its first" not in builder.system_prompt(message, scope)
     share[0] = 100
     assert "only its first 100 are shown" in builder.system_prompt(message, scope)
