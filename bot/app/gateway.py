@@ -166,7 +166,8 @@ class Gateway:
         """Health and the API channel; with split roles, workers forward their run events and a gateway's API
         channel hears them beside its own."""
         config, role, agent = self.config, self.role, self.agent
-        figures = PrometheusFigures(agent.events, agent.bus.stats)
+        served = config.channels.api.enabled or config.health.port is not None  # /metrics has a listener
+        figures = PrometheusFigures(agent.events, agent.bus.stats) if served else None
         self.health = GatewayHealth(config, self.manager, figures, is_fresh, agent.bus.stats)
         self.health_server: HealthServer | None = None
         self.api: ApiChannel | None = None

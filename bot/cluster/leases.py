@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+EXPIRY_MARGIN = 0.005  # seconds past the holder's expiry before trying again, so the key is surely gone on the server
+
 
 def credential_key(secrets: list[str]) -> str:
     """A lease name for a bot credential that does not reveal it: a short hash of its secrets."""
@@ -28,9 +30,9 @@ class Lease:
 
     `hold()` waits until the lease is ours; `lost` is set when a renewal finds it gone, or when no renewal
     got through for most of the ttl (Redis unreachable: the holder can no longer prove it holds the lease,
-    so it must stop doing what the lease guards before a standby may take over). A standby retries every
-    third of the ttl, so it takes over at most 4/3 of the ttl after the holder died, and never while the
-    holder renews.
+    so it must stop doing what the lease guards before a standby may take over). A standby retries when the
+    holder's lease is due to expire (and at least every third of the ttl), so it takes over within one ttl
+    of the holder dying, and never while the holder renews.
     """
 
     def __init__(self, redis: Redis, key: str, holder: str, ttl: float) -> None:
@@ -64,16 +66,27 @@ class Lease:
             try:
                 if await self.try_acquire():
                     break
+                pause = await self._until_expiry()
             except RedisError as exc:
                 failures += 1
                 (logger.error if failures == 1 else logger.info)(
                     "lease %s: redis unreachable (%s: %s); retrying", self.key, type(exc).__name__, exc
                 )
-            await asyncio.sleep(self.interval)
+                pause = self.interval
+            await asyncio.sleep(pause)
         self._held = True
         self.lost.clear()
         logger.warning("holding lease %s", self.key)
         self._renewer = asyncio.create_task(self._keep(on_lost, attempt), name=f"lease:{self.key}")
+
+    async def _until_expiry(self) -> float:
+        """Seconds until the other holder's lease expires unless renewed (at most a third of the ttl)."""
+        remaining_ms = await self._redis.pttl(self.key)
+        if remaining_ms == -2:  # expired between our attempt and now: try again at once
+            return 0.0
+        if remaining_ms < 0:  # set without an expiry: keep the usual pace
+            return self.interval
+        return min(remaining_ms / 1000 + EXPIRY_MARGIN, self.interval)
 
     async def _keep(self, on_lost: Callable[[], Awaitable[None]] | None, renewed_at: float) -> None:
         """Renew every third of the ttl; lost once a renewal fails or none got through in 2/3 of the ttl."""

@@ -93,7 +93,7 @@ class BusConfig(Section):
 
     backend: Literal["local", "redis"] = "local"
     url: str | None = Field(default=None, validate_default=True)
-    lease: Duration = Field(default=10.0, gt=0)
+    lease: Duration = Field(default=6.0, gt=0)
     worker_lease: Duration = Field(default=3.0, gt=0)
     claim_idle: Duration = Field(default=30.0, gt=0)
     prefix: str = Field(default="relaybot", pattern=r"^[A-Za-z0-9_.-]+$")

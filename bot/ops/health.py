@@ -27,7 +27,7 @@ class GatewayHealth:
         self,
         config: Config,
         manager: ChannelsView,
-        figures: PrometheusFigures,
+        figures: PrometheusFigures | None,
         fresh: Callable[[Any], bool],
         bus_stats: BusStatsSource,
         clock: Callable[[], float] = time.monotonic,
@@ -59,8 +59,8 @@ class GatewayHealth:
         return ready, {"channels": channels, "model": model, "dead_letters": dead}
 
     async def metrics(self) -> bytes:
-        """The figures in Prometheus text."""
-        return await self._figures.render()
+        """The figures in Prometheus text (none are counted, so none shown, where nothing serves them)."""
+        return await self._figures.render() if self._figures is not None else b""
 
     async def _model_state(self) -> tuple[bool, str]:
         from bot.llm.transports.openai_endpoint import server_base

@@ -27,6 +27,7 @@ from channels.sent_replies import SentReplies
 from channels.streaming import LiveReply, StreamSettings
 from channels.telegram.albums import AlbumGatherer, AlbumPart, merge_album
 from channels.telegram.calls import call_bot_api
+from channels.telegram.library import skip_httpx_cli
 from channels.telegram.live import TelegramDraft, TelegramEdits
 from channels.telegram.menu import offer_commands
 from channels.telegram.moves import ChatMoves
@@ -81,6 +82,7 @@ class TelegramChannel(Channel):
         self.liveness = Liveness(config.poll_timeout)
 
     async def start(self) -> None:
+        skip_httpx_cli()
         from telegram.ext import Application
 
         from channels.telegram.http import AiohttpRequest, RawBotApi

@@ -50,3 +50,20 @@ async def test_a_holder_whose_lease_was_taken_learns_it_lost(redis_url: str) -> 
     await holder.release()
     assert await client.get("t:lease") == "intruder"
     await client.aclose()
+
+
+async def test_a_standby_tries_again_when_the_holders_lease_expires_not_a_third_of_its_ttl_later(
+    redis_url: str,
+) -> None:
+    import redis.asyncio as aioredis
+
+    client = aioredis.from_url(redis_url, decode_responses=True)
+    await client.set("t:lease", "dead holder", px=300)  # its holder died: nobody renews it
+    standby = Lease(client, "t:lease", "b", ttl=3.0)  # retrying every third of the ttl would take a second
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await asyncio.wait_for(standby.hold(), 3.0)
+    assert loop.time() - started < 0.9
+    assert await client.get("t:lease") == "b"
+    await standby.release()
+    await client.aclose()
