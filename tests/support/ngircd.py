@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.polling import until_blocking
+from tests.support.server_process import listening, stop_server
 
 SERVER_NAME = "irc.relaybot.test"
 ROOM = "#relay"
@@ -76,24 +77,11 @@ class NgircdServer:
         return server
 
     def _greets(self) -> bool:
-        if self.process.poll() is not None:
-            error = self.process.stderr.read() if self.process.stderr else b""
-            raise RuntimeError(f"ngircd exited: {error[-500:]!r}")
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                return True
-        except OSError:
-            return False
+        return listening(self.process, self.port, "ngircd")
 
     def stop(self) -> None:
         """Stop the server and remove its files."""
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(10)
-        shutil.rmtree(self.root, ignore_errors=True)
+        stop_server(self.process, self.root)
 
 
 @pytest.fixture(scope="session")
