@@ -18,7 +18,7 @@ MAX_METHODS = 20
 MAX_LINES = 400
 MAX_MODULES = 20
 PACKAGES = ("bot", "channels")
-STILL_WIDE = {"bot/agent": 27, "bot/llm": 23}
+STILL_WIDE = {"bot/agent": 27}
 """Folders wider than MAX_MODULES until they are split: each may not grow, and its line goes when it is split."""
 ATTRIBUTES = frozenset({"property", "cached_property", "setter"})
 

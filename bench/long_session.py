@@ -25,7 +25,7 @@ from typing import Any
 
 from rig import Bot, FakeProcess, bench_config
 
-import bot.llm.openai_http as fastpath
+import bot.llm.transports.openai_http as fastpath
 
 SIZES = (10, 1_000, 10_000)
 

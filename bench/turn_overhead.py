@@ -41,7 +41,7 @@ from rig import (
     write_config,
 )
 
-import bot.llm.openai_http as fastpath
+import bot.llm.transports.openai_http as fastpath
 from bot.bus import Trust
 
 SETTLE = 0.05  # seconds between litellm's call and the floor, so its leftover work lands on neither side
@@ -166,7 +166,7 @@ async def whole_gateway(home: Path, rounds: int, body: dict[str, Any], auto_reca
 async def interleaved(home: Path, rounds: int) -> dict[str, Any]:
     import aiohttp
 
-    from bot.llm.litellm_loader import import_litellm
+    from bot.llm.transports.litellm_loader import import_litellm
 
     tap = BodyTap()
     litellm = import_litellm()

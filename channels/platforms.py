@@ -3,7 +3,7 @@ line here (with its config section in bot/config/channels/)."""
 
 from __future__ import annotations
 
-from channels import discord, email, matrix, mattermost, signal, slack, telegram, whatsapp
+from channels import discord, email, irc, matrix, mattermost, signal, slack, telegram, whatsapp, xmpp
 from channels.kind import Kind
 
 KINDS: dict[str, Kind] = {
@@ -17,6 +17,8 @@ KINDS: dict[str, Kind] = {
         email.KIND,
         mattermost.KIND,
         signal.KIND,
+        irc.KIND,
+        xmpp.KIND,
     )
 }
 """The platforms by name, in the order their bots start and `relaybot doctor` lists them."""

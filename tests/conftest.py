@@ -15,12 +15,13 @@ from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import SLACK_OWNER
+from tests.support.gateway import SLACK_OWNER
 
 pytest_plugins = [
-    "tests.redis_server",  # `redis_url`
-    "tests.mail_servers",  # `dovecot`, `smtp_sink`
+    "tests.support.redis_server",  # `redis_url`
+    "tests.support.mail_servers",  # `dovecot`, `smtp_sink`
     "tests.support.matrix_fixtures",  # `synapse`, `matrix_world`
+    "tests.support.ngircd",  # `ngircd`, `throttling_ngircd`
 ]
 
 # Before any test imports litellm (lazily, through bot.llm): otherwise it downloads the price map at import.

@@ -25,7 +25,7 @@ def test_ci_runs_exactly_the_readme_test_command_and_leaves_pip_alone() -> None:
 def test_ci_installs_the_system_packages_the_readme_names() -> None:
     script = (ROOT / ".ci" / "run").read_text()
     packages = set(re.findall(r"\[([\w-]+)\]=", script))
-    assert packages == {"bubblewrap", "redis-server", "chromium", "dovecot-imapd"}
+    assert packages == {"bubblewrap", "redis-server", "chromium", "dovecot-imapd", "ngircd", "prosody"}
     readme = (ROOT / "README.md").read_text()
     assert all(f"`{package}`" in readme.split("## First steps")[0] for package in packages)
     assert "apt-get update" in script and "DEBIAN_FRONTEND=noninteractive" in script

@@ -5,8 +5,8 @@ from typer.testing import CliRunner
 
 from bot.cli.main import app
 from bot.logs import RedactSecrets, adopt_library_loggers, follow_lines, last_lines, setup_logging, third_party_level
-from tests.cli_process import env_for, run_cli, write_config
 from tests.fakes.openai_server import FakeLLM
+from tests.support.cli_process import env_for, run_cli, write_config
 
 
 def test_secrets_are_masked_in_log_lines(caplog) -> None:

@@ -8,7 +8,7 @@ from bot.bus import Trust
 from bot.setup.home import bundled
 from bot.skills import Skill, SkillLibrary, parse_skill, skills_prompt
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 
 def write_skill(root: Path, folder: str, frontmatter: str, body: str = "Do the thing.") -> Path:

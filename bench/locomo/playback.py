@@ -16,7 +16,7 @@ from locomo.cpu import measured, workers_noted
 from locomo.model import LocomoModel, Seen
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
-from tests.harness import GatewayUnderTest, next_event
+from tests.support.harness import GatewayUnderTest, next_event
 
 USER = 42  # the allowlisted Telegram user, writing in their DM
 WINDOW = 65_536  # the context window the fake model reports, as the other benches assume

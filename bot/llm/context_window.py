@@ -9,9 +9,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from bot.config.schema import LLMConfig
-from bot.llm.openai_endpoint import server_base
-from bot.llm.openai_http import openai_key
 from bot.llm.prices import model_record
+from bot.llm.transports.openai_endpoint import server_base
+from bot.llm.transports.openai_http import openai_key
 
 logger = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from typing import Any, Protocol
 
 from bot.config.schema_embeddings import EmbeddingsConfig
 from bot.errors import ProviderError
-from bot.llm.litellm_loader import import_litellm
 from bot.llm.prices import call_cost
+from bot.llm.transports.litellm_loader import import_litellm
 from bot.net.proxy import proxy_for
 from bot.net.tls import client_context
 

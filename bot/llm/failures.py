@@ -1,7 +1,7 @@
 """What a failed model call means: sorted by the provider's real HTTP status, retried or turned into our error tree.
 
-The classifier reads plain `Evidence`; each transport (`bot.llm.litellm_transport`, `bot.llm.openai_http`) turns its
-own exceptions into it, so this module imports no transport.
+The classifier reads plain `Evidence`; each transport (`bot/llm/transports/`: litellm, openai_http) turns its own
+exceptions into it, so this module imports no transport.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from typing import Any, Protocol
 
 from bot.errors import ProviderError
 from bot.llm.keys import call_key
-from bot.llm.litellm_loader import import_litellm
 from bot.llm.prices import image_cost
+from bot.llm.transports.litellm_loader import import_litellm
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """The model provider: chat and stream with one rule set (retries, timeouts, errors, cost) over either transport.
 
 The transport is litellm, or for `openai/…` models with `llm.fast_path` the direct OpenAI-compatible client
-(`bot.llm.openai_http`); each reads its own failures as evidence for `bot.llm.failures`.
+(`bot.llm.transports.openai_http`); each reads its own failures as evidence for `bot.llm.failures`.
 """
 
 from __future__ import annotations
@@ -15,16 +15,17 @@ from typing import Any
 
 from bot.config.schema import LLMConfig
 from bot.errors import MissingApiKey, ProviderError
-from bot.llm import litellm_transport, openai_http
 from bot.llm.cache_breakpoints import mark_cache_breakpoints, takes_cache_breakpoints
 from bot.llm.failures import Evidence, StreamCut, classify, retry_delay, to_provider_error
 from bot.llm.idle_timeout import IdleTimeout
-from bot.llm.litellm_loader import import_litellm
 from bot.llm.model_params import request_params
 from bot.llm.prices import call_cost, price_table
 from bot.llm.reasoning import ThinkFilter, ignore, reasoning_handler, reasoning_of, strip_think, think_text
 from bot.llm.stream_chunks import usage_of
 from bot.llm.stream_fold import StreamFold
+from bot.llm.transports import litellm as litellm_transport
+from bot.llm.transports import openai_http
+from bot.llm.transports.litellm_loader import import_litellm
 from bot.llm.types import (
     CUT_NOTE,
     LENGTH_NOTE,

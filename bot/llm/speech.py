@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bot.llm.keys import call_key
-from bot.llm.litellm_loader import import_litellm
+from bot.llm.transports.litellm_loader import import_litellm
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from typing import Protocol
 from bot.bus import Attachment, InboundMessage
 from bot.config.schema import LLMConfig
 from bot.llm.keys import call_key, inherited_key
-from bot.llm.litellm_loader import import_litellm
+from bot.llm.transports.litellm_loader import import_litellm
 
 logger = logging.getLogger(__name__)
 

@@ -58,7 +58,7 @@ class GatewayHealth:
         return await self._figures.render()
 
     async def _model_state(self) -> tuple[bool, str]:
-        from bot.llm.openai_endpoint import server_base
+        from bot.llm.transports.openai_endpoint import server_base
 
         if server_base(self._config.llm) is None:
             return True, "hosted provider (not probed)"

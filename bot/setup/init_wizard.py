@@ -15,7 +15,7 @@ Confirm = Callable[[str], bool]
 
 PlatformQuestions = Mapping[str, tuple[tuple[str, str], ...]]
 """By platform, the (key, question) pairs that enable it: its credentials."""
-SHOWN_KEYS = frozenset({"url", "account"})
+SHOWN_KEYS = frozenset({"url", "account", "server", "nick", "jid"})
 """Answers that are addresses or numbers, not secrets: echoed as typed."""
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from bot.config.schema import Config, LLMConfig
 from bot.errors import MissingApiKey, ModelNotFound, ProviderAuthError, ProviderError, ProviderUnreachable
-from bot.llm.openai_endpoint import server_base
+from bot.llm.transports.openai_endpoint import server_base
 from bot.setup.check import Check
 
 HTTP_TIMEOUT = 10.0
@@ -55,7 +55,7 @@ def fix_for(error: ProviderError) -> str:
 async def _check_models_endpoint(llm: LLMConfig, base: str) -> Check:
     import aiohttp
 
-    from bot.llm.openai_http import openai_key
+    from bot.llm.transports.openai_http import openai_key
 
     url = base.rstrip("/") + "/models"
     headers = {}

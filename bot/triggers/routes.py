@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from aiohttp import web
+from typing import TYPE_CHECKING
 
 from bot.triggers.desk import HookRequest, TriggerDesk
+
+if TYPE_CHECKING:
+    from aiohttp import web
 
 HOOKS = "/hooks/{name}"
 
 
 def hook_routes(desk: TriggerDesk) -> list[web.RouteDef]:
-    """The one route serving every trigger."""
+    """The one route serving every trigger (aiohttp is imported here, once triggers are configured)."""
+    from aiohttp import web
 
     async def handle(request: web.Request) -> web.Response:
         name = request.match_info["name"]

@@ -24,10 +24,10 @@ from channels.live_edits import EditedMessages
 from channels.mattermost.buttons import ACTIONS_PATH, action_key, verified
 from channels.mattermost.calls import MattermostApi
 from channels.mattermost.live import MattermostEdits
+from channels.mattermost.menu import COMMANDS_PATH, SlashCommands
 from channels.mattermost.missed import read_missed
 from channels.mattermost.parse import CHANNEL, DIRECT, parse_event, parse_press, parse_slash_command
 from channels.mattermost.send import MAX_MESSAGE_LENGTH, MattermostSender
-from channels.mattermost.slash import COMMANDS_PATH, SlashCommands
 from channels.mattermost.websocket import EventStream
 from channels.media import MediaRef, attach_media, download_capped
 from channels.streaming import LiveReply, StreamSettings

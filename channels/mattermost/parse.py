@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.bus import ChatRef, InboundMessage, Press
-from channels.mattermost.commands import command_name
+from channels.mattermost.menu import command_name
 from channels.media import MediaRef, kind_of
 
 CHANNEL = "mattermost"

@@ -5,7 +5,7 @@ from bot.agent.attachments import describe_attachment
 from bot.bus import Attachment
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import OWNER, TelegramBot
+from tests.support.gateway import OWNER, TelegramBot
 
 
 def tiny_pdf(text: str) -> bytes:

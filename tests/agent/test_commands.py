@@ -2,7 +2,7 @@ from pathlib import Path
 
 from bot.bus import Trust
 from tests.fakes.openai_server import FakeLLM
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 
 async def test_unknown_command_is_answered_without_the_model(tmp_path: Path, fake_llm: FakeLLM) -> None:

@@ -18,7 +18,7 @@ from bot.tools.base import Tool, ToolContext
 from bot.usage.charge import Charge, charged_to
 from tests.agent.test_context_budget import OVERFLOW, assert_tool_pairs_whole
 from tests.fakes.openai_server import FakeLLM, Reply, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 WINDOW = 6400  # with web_fetch alone: old rounds must be cut, then summarised, to fit
 PAGES = 6

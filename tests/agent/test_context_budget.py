@@ -9,7 +9,7 @@ from bot.errors import ContextOverflow, MessageTooLarge
 from bot.llm.context_window import ContextWindow
 from bot.llm.tokens import estimate_tokens
 from tests.fakes.openai_server import Error, FakeLLM, Text
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 OVERFLOW = Error(
     400,

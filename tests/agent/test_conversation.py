@@ -4,13 +4,10 @@ from pathlib import Path
 
 from bot.bus import Attachment, GroupLine, Quote, Trust
 from tests.fakes.openai_server import FakeLLM, Text
-from tests.harness import Harness
+from tests.support.harness import Harness
+from tests.support.model_requests import tool_names
 
 GROUP = "telegram:-100"
-
-
-def tool_names(request: dict) -> set[str]:
-    return {tool["function"]["name"] for tool in request.get("tools") or []}
 
 
 def last_user(request: dict) -> dict:

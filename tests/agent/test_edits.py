@@ -5,13 +5,10 @@ from pathlib import Path
 from bot.agent.edits import ANSWERED_NOTE, RERUN_NOTE, RUNNING_NOTE
 from bot.bus import Trust
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
+from tests.support.model_requests import user_texts
 
 CHAT = "telegram:5"
-
-
-def user_texts(request: dict) -> list[str]:
-    return [m["content"] for m in request["messages"] if m["role"] == "user"]
 
 
 async def test_an_edit_of_a_queued_message_replaces_its_text(tmp_path: Path, fake_llm: FakeLLM) -> None:

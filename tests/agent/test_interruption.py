@@ -8,7 +8,7 @@ from bot.agent.interruption import closing_results, human_duration
 from bot.sessions.store import SessionStore
 from bot.tools.base import Tool, ToolContext
 from tests.fakes.openai_server import FakeLLM, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 
 class WaitTool(Tool):

@@ -4,11 +4,8 @@ from pathlib import Path
 
 from bot.bus import Trust
 from tests.fakes.openai_server import Error, FakeLLM, Hang, Text, ToolCalls
-from tests.harness import Harness, TurnConcurrency
-
-
-def user_texts(request: dict) -> list[str]:
-    return [m["content"] for m in request["messages"] if m["role"] == "user"]
+from tests.support.harness import Harness, TurnConcurrency
+from tests.support.model_requests import tool_names, user_texts
 
 
 async def test_two_sessions_run_at_the_same_time(tmp_path: Path) -> None:
@@ -133,10 +130,6 @@ async def test_stopping_the_app_cancels_turns_in_flight(tmp_path: Path, fake_llm
     await fake_llm.wait_for_requests(1)
     await asyncio.wait_for(bot.__aexit__(None, None, None), 5)
     assert bot.app.loop.is_busy("test:1") is False
-
-
-def tool_names(request: dict) -> set[str]:
-    return {tool["function"]["name"] for tool in request.get("tools") or []}
 
 
 async def test_a_collected_turn_acts_with_its_least_trusted_sender(tmp_path: Path) -> None:

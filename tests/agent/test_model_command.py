@@ -5,7 +5,7 @@ from pathlib import Path
 from bot.bus import Press, Trust
 from bot.chats.settings import LocalChatSettings
 from tests.fakes.openai_server import FakeLLM, Text
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 MODELS = {"models": [{"name": "openai/big-model", "alias": "big"}, {"name": "openai/small-model", "alias": "small"}]}
 

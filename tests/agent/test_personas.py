@@ -8,7 +8,7 @@ from bot.config.schema import Config, LLMConfig, RouteConfig
 from bot.errors import ConfigError
 from bot.events import StreamDelta
 from tests.fakes.openai_server import FakeLLM
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 
 def message(channel: str, chat: str, server: str | None = None) -> InboundMessage:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.fakes.openai_server import FakeLLM, Text
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 
 async def test_an_unstreamed_replys_reasoning_is_kept_and_not_sent_back(tmp_path: Path, fake_llm: FakeLLM) -> None:

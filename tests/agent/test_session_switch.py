@@ -6,7 +6,7 @@ from pathlib import Path
 
 from bot.agent.commands.session_switch import NO_ARCHIVES, resume_number, size_text
 from tests.fakes.openai_server import FakeLLM
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 
 async def test_sessions_lists_and_resume_brings_a_conversation_back(tmp_path: Path, fake_llm: FakeLLM) -> None:

@@ -6,11 +6,8 @@ from pathlib import Path
 from bot.bus.journal import Journal
 from bot.config.paths import journal_path
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import Harness
-
-
-def user_texts(request: dict) -> list[str]:
-    return [m["content"] for m in request["messages"] if m["role"] == "user"]
+from tests.support.harness import Harness
+from tests.support.model_requests import user_texts
 
 
 async def steer_then_restart(

@@ -16,7 +16,7 @@ from bot.events import (
     event_to_json,
 )
 from tests.fakes.openai_server import FakeLLM, Text
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 CHAT = ChatRef("telegram", "42")
 

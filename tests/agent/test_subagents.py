@@ -4,15 +4,12 @@ from pathlib import Path
 from bot.agent.subagents import SUBAGENT_ITERATIONS
 from bot.events import SubagentCompleted, SubagentSpawned
 from tests.fakes.openai_server import FakeLLM, Hang, Reply, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
+from tests.support.model_requests import tool_names
 
 
 def is_subagent(body: dict) -> bool:
     return "background sub-agent" in body["messages"][0]["content"]
-
-
-def tool_names(body: dict) -> list[str]:
-    return [tool["function"]["name"] for tool in body.get("tools", [])]
 
 
 def script(body: dict) -> Reply:

@@ -7,7 +7,7 @@ from bot.bus import ChatRef, Trust
 from bot.events import EventBus, ToolUpdated
 from bot.llm.types import ToolCall
 from bot.tools.base import ToolContext
-from tests.harness import next_event
+from tests.support.harness import next_event
 
 
 async def _noop(message: object) -> None: ...

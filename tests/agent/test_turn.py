@@ -6,7 +6,7 @@ from bot.events import StreamDelta
 from bot.llm.types import CUT_NOTE, LENGTH_NOTE
 from bot.tools.base import Tool, ToolContext
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 
 class AddTool(Tool):

@@ -5,7 +5,7 @@ from bot.llm.types import ToolCall
 from bot.tools.base import Tool, ToolContext
 from tests.agent.test_turn import AddTool, CountingAdd, tool_messages
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 
 class Silent(Tool):

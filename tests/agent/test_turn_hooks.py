@@ -6,7 +6,7 @@ from pathlib import Path
 
 from bot.hooks.hook_events import AgentBootstrap, AgentEnd, CommandIssued, Replace
 from tests.fakes.openai_server import FakeLLM, Hang, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 
 async def test_agent_end_carries_the_turns_messages_and_usage(tmp_path: Path, fake_llm: FakeLLM) -> None:

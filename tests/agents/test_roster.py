@@ -12,7 +12,7 @@ from bot.app.agent_wiring import AgentApp, agent_roster
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.config.schema import Config
 from tests.fakes.openai_server import FakeLLM
-from tests.harness import make_config
+from tests.support.harness import make_config
 
 BOUND = {"agent": "work", "channel": "telegram", "chat": "5"}
 

@@ -98,7 +98,7 @@ async def test_status_shows_pending_work_and_ambiguous_sends(tmp_path: Path) -> 
     from typer.testing import CliRunner
 
     from bot.cli.main import app
-    from tests.cli_process import env_for
+    from tests.support.cli_process import env_for
 
     (tmp_path / "config.yaml").write_text("llm:\n  model: openai/x\n")
     bus = await restarted(tmp_path / "state" / "journal.db")

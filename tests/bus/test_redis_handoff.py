@@ -19,7 +19,7 @@ from bot.bus.redis.inbox import WORKERS
 from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM, Hang, Text, ToolCalls
-from tests.harness import RepliesCollector, make_config
+from tests.support.harness import RepliesCollector, make_config
 from tests.support.polling import until
 
 CHAT = ChatRef("test", "1")

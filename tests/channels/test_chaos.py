@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import TelegramBot
+from tests.support.gateway import TelegramBot
 
 CHATS = 12
 PER_CHAT = 10

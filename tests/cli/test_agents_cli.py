@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 from bot.access.pairing import PairingBook
 from bot.cli.main import app
 from bot.usage.ledger import CallRecord, UsageLedger
-from tests.cli_process import env_for
+from tests.support.cli_process import env_for
 
 CONFIG = """\
 llm: {model: openai/top-model}

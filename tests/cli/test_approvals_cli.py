@@ -6,7 +6,7 @@ from typer.testing import CliRunner
 
 from bot.cli.main import app
 from bot.plugins.allowlist import LocalAllowList
-from tests.cli_process import env_for
+from tests.support.cli_process import env_for
 
 
 def test_approvals_list_and_remove_by_number_or_exact_command(tmp_path: Path) -> None:

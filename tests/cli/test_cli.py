@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 
 from bot.cli.main import app
 from bot.tools.sandbox.exec_sandbox import bwrap_problem
-from tests.cli_process import env_for, run_cli, write_config
 from tests.fakes.openai_server import Error, FakeLLM
+from tests.support.cli_process import env_for, run_cli, write_config
 
 HEAVY = ("litellm", "telegram", "discord", "slack_bolt", "slack_sdk", "apscheduler")
 

@@ -11,7 +11,7 @@ from bot.config.loader import load_config
 from bot.config.paths import sessions_dir
 from bot.memory.members import FileMembers
 from bot.sessions.store import SessionStore
-from tests.cli_process import env_for
+from tests.support.cli_process import env_for
 
 
 def test_search_shows_a_chats_passages_with_dates_and_reindex_rebuilds_every_scope(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from bot.retry import RetryPolicy
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
-from tests.harness import make_config
+from tests.support.harness import make_config
 from tests.support.polling import until
 
 OWNER = 42

@@ -16,7 +16,7 @@ from bot.retry import RetryPolicy
 from tests.channels.api.conftest import OWNER_TOKEN, bearer, free_port
 from tests.channels.api.rpc.test_agent_rpc import RpcSocket
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import make_config
+from tests.support.harness import make_config
 
 
 def node(tmp_path: Path, fake_llm: FakeLLM, redis_url: str, role: Role, channels: dict[str, dict]) -> Gateway:

@@ -70,6 +70,8 @@ def test_every_bot_has_a_channel_key() -> None:
         "email",
         "mattermost",
         "signal",
+        "irc",
+        "xmpp",
     ]
 
 

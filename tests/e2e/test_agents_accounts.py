@@ -7,8 +7,8 @@ from pathlib import Path
 
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import OWNER
-from tests.harness import GatewayUnderTest
+from tests.support.gateway import OWNER
+from tests.support.harness import GatewayUnderTest
 
 WORK_TOKEN = "777:WORK-TOKEN"
 AGENTS = {

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM
-from tests.gateway import OWNER, DiscordBot
+from tests.support.gateway import OWNER, DiscordBot
 
 WORK = {"agents": [{"name": "work", "llm": {"model": "openai/work-model"}}]}
 

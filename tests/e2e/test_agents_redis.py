@@ -10,7 +10,7 @@ from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
-from tests.harness import make_config
+from tests.support.harness import make_config
 
 OWNER = 42
 GROUP = -1001

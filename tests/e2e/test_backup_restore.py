@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.cli_process import run_cli
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway_process import GatewayProcess
+from tests.support.cli_process import run_cli
+from tests.support.gateway_process import GatewayProcess
 from tests.support.polling import until
 
 OWNER = 42

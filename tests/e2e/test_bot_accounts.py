@@ -13,8 +13,8 @@ from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import OWNER, SLACK_OWNER, slack_section
-from tests.harness import GatewayUnderTest
+from tests.support.gateway import OWNER, SLACK_OWNER, slack_section
+from tests.support.harness import GatewayUnderTest
 
 WORK_TOKEN = "777:WORK-TOKEN"
 

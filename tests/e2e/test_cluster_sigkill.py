@@ -18,7 +18,7 @@ from bot.bus.redis.bus import RedisBus
 from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM
-from tests.harness import make_config
+from tests.support.harness import make_config
 from tests.support.polling import until
 
 SETTINGS = {

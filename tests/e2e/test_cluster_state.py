@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.bus import ChatRef
-from bot.llm.litellm_loader import import_litellm
+from bot.llm.transports.litellm_loader import import_litellm
 from bot.scheduler.heartbeat import Outcome
-from tests.cluster_node import OWNER, cluster_node
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
+from tests.support.cluster_node import OWNER, cluster_node
 
 import_litellm()  # at collection: a first import during a test would compete with the leases' renewal
 

@@ -12,7 +12,7 @@ from bot.config.paths import control_socket
 from bot.llm.provider import ModelProvider
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
-from tests.harness import make_config
+from tests.support.harness import make_config
 
 
 def loaded_after(*argv: str) -> str:
@@ -94,3 +94,9 @@ def test_the_composition_root_imports_no_library_a_tool_or_the_scheduler_loads_o
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = set(result.stdout.split())
     assert not loaded & {"aiohttp", "yarl", "sqlalchemy", "apscheduler", "litellm", "httpx", "telegram"}
+
+
+def test_help_loads_no_chat_library_of_the_open_protocols() -> None:
+    result = subprocess.run([sys.executable, "-c", loaded_after("--help")], capture_output=True, text=True, check=True)
+    loaded = set(result.stdout.rsplit("LOADED", 1)[1].split())
+    assert "relaybot" in result.stdout.lower() and not loaded & {"pydle", "slixmpp"}

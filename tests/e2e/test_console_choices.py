@@ -4,8 +4,8 @@ import asyncio
 import sys
 from pathlib import Path
 
-from tests.cli_process import env_for, write_config
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
+from tests.support.cli_process import env_for, write_config
 
 
 def tool_answers(request: dict) -> list[str]:

@@ -11,10 +11,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from tests.cli_process import env_for
 from tests.fakes.openai_server import FakeLLM, Hang, Text
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway_process import GatewayProcess
+from tests.support.cli_process import env_for
+from tests.support.gateway_process import GatewayProcess
 from tests.support.polling import until
 
 OWNER = 42

@@ -14,7 +14,7 @@ from bot.cli.main import app
 from bot.cluster.redis import RedisState
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway_process import GatewayProcess
+from tests.support.gateway_process import GatewayProcess
 from tests.support.polling import until
 
 OWNER = 42

@@ -9,7 +9,7 @@ from typing import Any
 from bot.access.pairing import PairingBook
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.gateway import OWNER, DiscordBot
+from tests.support.gateway import OWNER, DiscordBot
 
 MEMBER = 55
 STRANGER = 77

@@ -7,7 +7,7 @@ from pathlib import Path
 from tests.fakes.openai_server import FakeLLM, Reply, Text, ToolCalls
 from tests.fakes.telegram_server import FakeTelegram
 from tests.files.samples import docx_file, xlsx_file
-from tests.gateway import TelegramBot
+from tests.support.gateway import TelegramBot
 
 GUEST = 77
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"

@@ -15,10 +15,10 @@ from bot.cli.gateway_client import ask_gateway
 from bot.cli.main import app as cli_app
 from bot.config.loader import load_config
 from bot.scheduler.schedules import Schedule
-from tests.cli_process import env_for
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import TelegramBot
+from tests.support.cli_process import env_for
+from tests.support.gateway import TelegramBot
 from tests.support.polling import until
 
 

@@ -7,7 +7,7 @@ import pytest_asyncio
 
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import OWNER, TelegramBot
+from tests.support.gateway import OWNER, TelegramBot
 
 GROUP = -1002
 MEMBER = 55

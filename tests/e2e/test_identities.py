@@ -9,7 +9,7 @@ from bot.cli.main import app
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
-from tests.harness import GatewayUnderTest
+from tests.support.harness import GatewayUnderTest
 
 ALICE_TELEGRAM, ALICE_DISCORD = 123, 456
 

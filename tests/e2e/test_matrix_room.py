@@ -9,7 +9,7 @@ from bot.access.pairing import PairingBook
 from tests.channels.contract.gateways import user_texts
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
-from tests.harness import GatewayUnderTest
+from tests.support.harness import GatewayUnderTest
 from tests.support.matrix_world import MatrixWorld
 from tests.support.platform_matrix import Matrix, matrix_section
 

@@ -11,8 +11,8 @@ import pytest
 
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import OWNER, TelegramBot
 from tests.memory.test_memory import is_consolidation, save
+from tests.support.gateway import OWNER, TelegramBot
 
 ENTRY = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d\] (.+)$", re.MULTILINE)
 FILLER = ["the weather", "a pasta recipe", "my running plan", "a birthday card", "the news", "a crossword clue"]

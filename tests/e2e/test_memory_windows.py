@@ -13,8 +13,8 @@ import pytest
 from bot.memory.index.recall import RESULT_CHARS
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import OWNER, TelegramBot
 from tests.memory.test_memory import is_consolidation, save
+from tests.support.gateway import OWNER, TelegramBot
 
 REPLIES = {
     "What should I plant by the garden fence this year?": "Tulips would do well there.",

@@ -19,11 +19,11 @@ from bot.cluster.redis import RedisState
 from bot.config.channels.telegram import TelegramConfig
 from bot.usage.ledger import CallRecord
 from bot.usage.redis_ledger import RedisUsageLedger
-from tests.cli_process import env_for
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.slack_server import FakeSlack
-from tests.gateway import SLACK_OWNER, slack_section
-from tests.harness import GatewayUnderTest, Harness, make_config
+from tests.support.cli_process import env_for
+from tests.support.gateway import SLACK_OWNER, slack_section
+from tests.support.harness import GatewayUnderTest, Harness, make_config
 
 GUEST = {"chat": "telegram:9", "sender": "9", "trust": Trust.GUEST}
 

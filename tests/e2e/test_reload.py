@@ -7,10 +7,10 @@ from pathlib import Path
 
 import yaml
 
-from tests.cli_process import run_cli
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway_process import GatewayProcess
+from tests.support.cli_process import run_cli
+from tests.support.gateway_process import GatewayProcess
 from tests.support.polling import until
 
 OWNER = 42

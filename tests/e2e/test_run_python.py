@@ -7,7 +7,7 @@ import pytest
 from bot.tools.sandbox.python_sandbox import PythonLimits, python_sandbox
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.fakes.telegram_server import FakeTelegram, Upload
-from tests.gateway import TelegramBot
+from tests.support.gateway import TelegramBot
 
 pytestmark = pytest.mark.skipif(
     python_sandbox(PythonLimits()) is None, reason="bubblewrap is not installed or cannot run here"

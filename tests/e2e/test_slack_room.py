@@ -10,8 +10,8 @@ from bot.agent.edits import ANSWERED_NOTE
 from bot.cli.main import app
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.fakes.slack_server import FakeSlack
-from tests.gateway import SLACK_OWNER as OWNER
-from tests.gateway import SlackBot
+from tests.support.gateway import SLACK_OWNER as OWNER
+from tests.support.gateway import SlackBot
 
 CHANNEL = "C0GENERAL"
 MEMBER = "U0MEMBER"

@@ -12,7 +12,7 @@ import pytest_asyncio
 from bot.access.pairing import PairingBook
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import OWNER, TelegramBot
+from tests.support.gateway import OWNER, TelegramBot
 
 GROUP = -1003
 MEMBER = 55  # paired in the tests that need a second person

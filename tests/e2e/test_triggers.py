@@ -18,7 +18,7 @@ from bot.triggers.templates import UNTRUSTED_END
 from bot.triggers.verification import signature
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
-from tests.harness import GatewayUnderTest
+from tests.support.harness import GatewayUnderTest
 from tests.support.webhooks import PULL_REQUEST, SECRET, TARGET, free_port, github_trigger
 
 TOKEN = "owner-token-123"

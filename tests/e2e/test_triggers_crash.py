@@ -10,7 +10,7 @@ import aiohttp
 from bot.triggers.verification import signature
 from tests.fakes.openai_server import FakeLLM, Hang, Text
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway_process import GatewayProcess
+from tests.support.gateway_process import GatewayProcess
 from tests.support.webhooks import PULL_REQUEST, SECRET, TARGET, free_port, github_trigger
 
 

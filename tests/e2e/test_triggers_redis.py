@@ -14,7 +14,7 @@ from bot.retry import RetryPolicy
 from bot.triggers.verification import signature
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
-from tests.harness import make_config
+from tests.support.harness import make_config
 from tests.support.webhooks import PULL_REQUEST, SECRET, TARGET, free_port, github_trigger
 
 

@@ -12,8 +12,8 @@ from bot.llm.prices import call_cost, price_table
 from bot.scheduler.heartbeat import HeartbeatService, Outcome
 from bot.tools.base import Tool, ToolContext
 from tests.fakes.openai_server import Error, FakeLLM, Text, ToolCalls, echo
-from tests.harness import Harness
 from tests.memory.test_memory import consolidating, save
+from tests.support.harness import Harness
 
 
 class BigTool(Tool):

@@ -7,7 +7,7 @@ import pytest
 from bot.llm.keys import PLACEHOLDER_KEY
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram, Upload
-from tests.gateway import OWNER, TelegramBot
+from tests.support.gateway import OWNER, TelegramBot
 
 SPOKEN = {"transcription_model": "openai/whisper-1"}
 

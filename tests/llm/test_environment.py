@@ -6,8 +6,8 @@ import pytest
 
 from bot.config.schema import LLMConfig
 from bot.errors import ProviderError, ProviderUnreachable
-from bot.llm.openai_endpoint import BASE_VARIABLES, DEFAULT_BASE, base_url
 from bot.llm.provider import ModelProvider
+from bot.llm.transports.openai_endpoint import BASE_VARIABLES, DEFAULT_BASE, base_url
 from bot.retry import RetryPolicy
 from tests.fakes.http_proxy import ForwardingProxy
 from tests.fakes.openai_server import FakeLLM

@@ -17,12 +17,12 @@ from bot.errors import (
     RequestRejected,
 )
 from bot.llm.failures import classify
-from bot.llm.litellm_loader import import_litellm
-from bot.llm.litellm_transport import failure_evidence
 from bot.llm.provider import ModelProvider
+from bot.llm.transports.litellm import failure_evidence
+from bot.llm.transports.litellm_loader import import_litellm
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import Error, FakeLLM, Text
-from tests.harness import RecordedSleep
+from tests.support.harness import RecordedSleep
 
 USER = [{"role": "user", "content": "hi"}]
 

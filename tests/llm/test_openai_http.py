@@ -7,9 +7,9 @@ import pytest
 
 from bot.config.schema import LLMConfig
 from bot.errors import ProviderError, ProviderUnreachable
-from bot.llm.openai_http import fast_path_for, openai_key, wire_body
 from bot.llm.prices import call_cost, model_record
 from bot.llm.provider import ModelProvider, priced
+from bot.llm.transports.openai_http import fast_path_for, openai_key, wire_body
 from bot.llm.types import LLMResponse, Usage
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import Error, FakeLLM, Text, ToolCalls

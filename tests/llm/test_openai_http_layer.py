@@ -13,8 +13,8 @@ import pytest
 from bot.config.schema import LLMConfig
 from bot.errors import ProviderError
 from bot.llm.failures import Evidence, answer_error_evidence
-from bot.llm.openai_http import GarbledAnswer, read_answer
 from bot.llm.provider import ModelProvider
+from bot.llm.transports.openai_http import GarbledAnswer, read_answer
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import Error, FakeLLM, Hang, Reply, Text, ToolCalls
 
@@ -149,7 +149,7 @@ async def test_a_stream_abandoned_midway_closes_its_connection_at_once(fake_llm:
 async def test_a_stream_whose_body_ends_after_its_done_keeps_its_connection_for_the_next_call() -> None:
     from aiohttp import web
 
-    from bot.llm.openai_http import OpenAICompatible
+    from bot.llm.transports.openai_http import OpenAICompatible
     from tests.fakes.loopback import LoopbackSite
     from tests.support.polling import until
 

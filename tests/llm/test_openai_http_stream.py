@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from bot.llm.openai_http import ErrorInAnswer, GarbledAnswer, OpenAICompatible
+from bot.llm.transports.openai_http import ErrorInAnswer, GarbledAnswer, OpenAICompatible
 from tests.fakes.loopback import LoopbackSite
 
 USER = [{"role": "user", "content": "hi"}]

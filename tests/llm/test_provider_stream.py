@@ -11,7 +11,7 @@ from bot.llm.provider import ModelProvider
 from bot.llm.types import CUT_NOTE, LENGTH_NOTE, LLMResponse
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import RecordedSleep
+from tests.support.harness import RecordedSleep
 
 USER = [{"role": "user", "content": "hi"}]
 

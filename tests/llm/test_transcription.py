@@ -6,7 +6,7 @@ from bot.bus import Attachment, ChatRef, InboundMessage
 from bot.llm.transcription import VOICE_NOTE, note_voice
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import OWNER, TelegramBot
+from tests.support.gateway import OWNER, TelegramBot
 
 OGG = b"OggS\x00\x02fake-opus-audio"
 

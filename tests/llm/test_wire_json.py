@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bot.llm.openai_http import BodyEncoder
+from bot.llm.transports.openai_http import BodyEncoder
 
 SYSTEM = {"role": "system", "content": "You are relaybot. Ünïcode stays as it is."}
 TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]

@@ -9,7 +9,7 @@ from typing import Any
 
 from bot.bus import Trust
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 HEADING = "[From earlier conversations"
 

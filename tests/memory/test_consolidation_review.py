@@ -5,8 +5,8 @@ import pytest
 
 from bot.memory.files import MEMORY_CAP_CHARS
 from tests.fakes.openai_server import FakeLLM
-from tests.harness import Harness
 from tests.memory.test_memory import ENTRY, consolidating, consolidation_requests, save
+from tests.support.harness import Harness
 
 TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw_"
 

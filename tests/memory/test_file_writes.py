@@ -11,7 +11,7 @@ from bot.tools.base import ToolContext
 from bot.tools.files import EditFileTool, WriteFileTool
 from bot.tools.workspace import WorkspacePaths
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 NOON = datetime(2026, 11, 28, 12, tzinfo=UTC).timestamp()
 KEY = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"

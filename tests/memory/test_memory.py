@@ -11,7 +11,7 @@ from bot.llm.types import LLMResponse, ToolCall
 from bot.memory.files import MemoryScope
 from bot.sessions.store import SessionStore
 from tests.fakes.openai_server import Error, FakeLLM, Hang, Reply, Text, ToolCalls, echo
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 ENTRY = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d\] (.+)$", re.MULTILINE)
 SOURCE = re.compile(r" \(from console:me, \d{4}-\d\d-\d\d\)$", re.MULTILINE)

@@ -8,8 +8,8 @@ from typing import Any
 
 from bot.bus import Trust
 from tests.fakes.openai_server import Error, FakeLLM, Reply, Text
-from tests.harness import Harness
 from tests.memory.test_memory import is_consolidation, save
+from tests.support.harness import Harness
 
 HEADING = "[From earlier conversations"
 

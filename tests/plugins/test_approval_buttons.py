@@ -4,7 +4,7 @@ from pathlib import Path
 
 from bot.bus import InboundMessage, OutboundMessage, Press, Trust
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 EXEC_OFF_SANDBOX = {"exec": {"sandbox": "off"}}
 

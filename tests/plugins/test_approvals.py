@@ -9,7 +9,7 @@ import pytest
 from bot.bus import Trust
 from bot.plugins.danger import danger
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 EXEC_OFF_SANDBOX = {"exec": {"sandbox": "off"}}
 

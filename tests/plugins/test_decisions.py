@@ -4,8 +4,8 @@ import sys
 from pathlib import Path
 
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls, echo
-from tests.harness import GatewayUnderTest, Harness
 from tests.plugins.test_plugins import plugin_file, tool_answers
+from tests.support.harness import GatewayUnderTest, Harness
 
 EDITOR = """
 from bot.plugins import Replace

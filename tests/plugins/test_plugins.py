@@ -19,7 +19,7 @@ from bot.errors import ConfigError
 from bot.hooks.handlers import Hooks
 from bot.plugins import BeforeToolCall, Block, Replace
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import GatewayUnderTest, Harness
+from tests.support.harness import GatewayUnderTest, Harness
 
 GUARD = """
 from bot.plugins import Block

@@ -7,8 +7,8 @@ import pytest
 
 from bot.tools.sandbox.exec_sandbox import BwrapSandbox
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import Harness
 from tests.plugins.test_approvals import tool_answers
+from tests.support.harness import Harness
 
 EXEC_OFF_SANDBOX = {"exec": {"sandbox": "off"}}
 RULES = {"SOUL.md": "Be kind.\n", "AGENTS.md": "a manual\n", "USER.md": "The owner.\n", "skills/notes/SKILL.md": "x\n"}

@@ -13,8 +13,8 @@ from bot.scheduler.cron import CronService
 from bot.scheduler.schedules import Schedule, ScheduleError
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import OWNER, TelegramBot
-from tests.harness import next_event
+from tests.support.gateway import OWNER, TelegramBot
+from tests.support.harness import next_event
 
 OWNER_CHAT = ChatRef("telegram", str(OWNER))
 

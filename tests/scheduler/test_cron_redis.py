@@ -22,9 +22,9 @@ from bot.scheduler.heartbeat import HeartbeatService, Outcome
 from bot.scheduler.outcomes import OutcomeRelay
 from bot.scheduler.redis_cron import RunClaims
 from bot.scheduler.schedules import Schedule
-from tests.cluster_node import OWNER, cluster_node
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
+from tests.support.cluster_node import OWNER, cluster_node
 from tests.support.polling import until
 
 CHAT = ChatRef("telegram", str(OWNER))

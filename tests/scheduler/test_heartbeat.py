@@ -13,7 +13,7 @@ from bot.scheduler.heartbeat_ack import strip_ack
 from bot.setup.home import bundled
 from tests.fakes.openai_server import Error, FakeLLM, Hang, Text
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import OWNER, TelegramBot
+from tests.support.gateway import OWNER, TelegramBot
 
 
 def test_the_shipped_template_has_nothing_to_act_on() -> None:

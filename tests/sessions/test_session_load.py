@@ -12,7 +12,7 @@ from bot.sessions import tail as session_tail
 from bot.sessions.session import Session
 from bot.sessions.store import SessionStore
 from tests.fakes.openai_server import FakeLLM
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 MESSAGES = 100_000
 

@@ -10,11 +10,11 @@ from typer.testing import CliRunner
 
 from bot.cli.main import app
 from bot.setup.doctor import check_python, check_sandbox
-from tests.cli_process import env_for
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import Error, FakeLLM
 from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import FakeTelegram
+from tests.support.cli_process import env_for
 
 
 def write(home: Path, text: str) -> None:

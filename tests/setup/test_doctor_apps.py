@@ -6,8 +6,8 @@ from pathlib import Path
 
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.whatsapp_server import FakeWhatsApp
-from tests.mail_servers import BOT_ADDRESS, Dovecot, DovecotServer, SmtpSink
 from tests.setup.test_doctor import doctor, line, write
+from tests.support.mail_servers import BOT_ADDRESS, Dovecot, DovecotServer, SmtpSink
 
 
 def whatsapp_config(fake_llm: FakeLLM, fake: FakeWhatsApp, token: str, app_secret: str) -> str:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from bot.setup.filemodes import keep_private
-from tests.cli_process import env_for, write_config
 from tests.fakes.openai_server import FakeLLM
+from tests.support.cli_process import env_for, write_config
 
 
 def mode(path: Path) -> int:

@@ -16,8 +16,8 @@ from bot.setup.home import bundled
 from bot.setup.init_wizard import apply_settings, ask_settings, next_step
 from bot.setup.model_check import check_model
 from channels.platforms import KINDS
-from tests.cli_process import env_for
 from tests.fakes.openai_server import Error, FakeLLM
+from tests.support.cli_process import env_for
 
 OLD_CONFIG = """\
 # my own notes
@@ -66,6 +66,28 @@ def test_answers_are_written_into_the_example_with_its_comments() -> None:
     assert data["llm"]["api_key"] == ""  # no variable: a key in the shell must not reach the server
     assert data["channels"]["telegram"] == {**data["channels"]["telegram"], "enabled": True, "token": 'tok"en:1'}
     assert data["channels"]["discord"]["enabled"] is False and data["channels"]["api"]["enabled"] is False
+
+
+def test_irc_asks_for_its_server_and_nick_in_the_open_and_its_password_hidden() -> None:
+    asked: list[tuple[str, bool]] = []
+    answers = iter(["", "", "", "irc.libera.chat", "mybot", "pw"])
+
+    def ask(question: str, default: str, hidden: bool) -> str:
+        asked.append((question, hidden))
+        return next(answers)
+
+    settings = ask_settings(ask, lambda q: q == "Enable irc?", {name: kind.asks for name, kind in KINDS.items()})
+    import yaml
+
+    data = yaml.safe_load(apply_settings(bundled("config.example.yaml").read_text(), settings))
+    assert data["channels"]["irc"] == {
+        **data["channels"]["irc"],
+        "enabled": True,
+        "server": "irc.libera.chat",
+        "nick": "mybot",
+        "password": "pw",
+    }
+    assert [hidden for _, hidden in asked[3:]] == [False, False, True]
 
 
 def test_mattermost_asks_for_its_server_in_the_open_and_its_token_hidden() -> None:

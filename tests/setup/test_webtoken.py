@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from bot.cli.main import app
 from bot.config.loader import load_config
-from tests.cli_process import env_for
+from tests.support.cli_process import env_for
 
 
 def test_init_generates_an_api_token_and_prints_no_login_while_the_channel_is_off(tmp_path: Path) -> None:

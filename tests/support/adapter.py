@@ -18,7 +18,7 @@ from channels.telegram.channel import TelegramChannel
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import slack_section
+from tests.support.gateway import slack_section
 from tests.support.publishing import Published
 
 C = TypeVar("C", bound=Channel)

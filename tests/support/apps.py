@@ -17,8 +17,8 @@ from channels.whatsapp.channel import WhatsAppChannel
 from tests.fakes.loopback import LoopbackSite
 from tests.fakes.whatsapp_server import TEXT_LIMIT as WHATSAPP_LIMIT
 from tests.fakes.whatsapp_server import FakeWhatsApp, graph_error
-from tests.mail_servers import MailPlatform, text_of
 from tests.support.adapter import AdapterUnderTest
+from tests.support.mail_servers import MailPlatform, text_of
 from tests.support.platform import Platform
 
 WEBHOOK_PATH = "/whatsapp/webhook"

@@ -39,6 +39,9 @@ class Platform(ABC):
     """Whether the bot can edit a message it sent (else a live reply goes out whole, once)."""
     reacts: ClassVar[bool] = True
     """Whether the bot can put a reaction on a user's message (else the channel has no `react`)."""
+    carries_files: ClassVar[bool] = True
+    """Whether files travel in chats (else users cannot send one, and a file the bot sends becomes a notice naming
+    it)."""
     gateway_sections: ClassVar[dict[str, Any]] = {}
     """Top-level config sections the gateway needs for this platform (a webhook needs `health.port`)."""
 
@@ -133,7 +136,7 @@ class Platform(ABC):
         """Return once `check()` holds, re-checked whenever the fake records a call; `what` names it on a timeout."""
 
     def serving(self, gateway: Any) -> None:
-        """Told that `gateway` (a started `tests.harness.GatewayUnderTest`) serves the platform, e.g. where its
+        """Told that `gateway` (a started `tests.support.harness.GatewayUnderTest`) serves the platform, e.g. where its
         webhook is; most platforms need not know."""
         return None
 

@@ -16,11 +16,13 @@ from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_html import html_visible_text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.fakes.whatsapp_server import FakeWhatsApp
-from tests.mail_servers import MailPlatform
 from tests.support.adapter import AdapterUnderTest, discord_adapter, slack_adapter, telegram_adapter
 from tests.support.apps import Email, WhatsApp
+from tests.support.irc_world import IrcWorld
+from tests.support.mail_servers import MailPlatform
 from tests.support.matrix_world import MatrixWorld
 from tests.support.platform import Platform
+from tests.support.platform_irc import Irc
 from tests.support.platform_matrix import Matrix
 from tests.support.selfhosted import Mattermost, Signal
 
@@ -275,6 +277,7 @@ PLATFORMS: dict[str, tuple[type[Any], type[Platform]]] = {
     "email": (MailPlatform, Email),
     "mattermost": (FakeMattermost, Mattermost),
     "signal": (FakeSignalDaemon, Signal),
+    "irc": (IrcWorld, Irc),
 }
 """Each platform's fake server and its face, by channel name."""
 

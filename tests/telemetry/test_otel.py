@@ -15,7 +15,7 @@ from bot.telemetry.costs import CallCosts
 from bot.telemetry.otel import OtelTelemetry
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.fakes.otlp_collector import FakeCollector
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 
 async def run_turn_with_a_tool(tmp_path: Path, fake_llm: FakeLLM, capture: bool) -> FakeCollector:

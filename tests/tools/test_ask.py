@@ -10,7 +10,7 @@ from bot.errors import ToolError
 from bot.tools.ask import Questions
 from bot.tools.base import ToolContext
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
 from tests.support.polling import until
 
 ASK = ("ask_user", {"question": "Which colour?", "options": ["red", "green", "blue"]})

@@ -8,7 +8,7 @@ from bot.tools.base import ToolContext
 from bot.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
 from bot.tools.workspace import WorkspacePaths
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 PNG_HEADER = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 

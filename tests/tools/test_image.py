@@ -5,14 +5,11 @@ from pathlib import Path
 
 from bot.bus import Trust
 from tests.fakes.openai_server import PNG_PIXEL, FakeLLM, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
+from tests.support.model_requests import tool_names
 
 IMAGE = {"model": "openai/gpt-image-1", "quality": "low"}
 LITELLM_IMPORT = 60.0  # the first picture imports litellm (chat goes the direct route), slow on a busy machine
-
-
-def tool_names(request: dict) -> set[str]:
-    return {tool["function"]["name"] for tool in request.get("tools") or []}
 
 
 async def test_a_drawn_picture_is_saved_privately_in_the_outbox_sent_as_a_photo_and_metered(

@@ -19,15 +19,12 @@ from bot.config.schema_tools import MCPServerConfig
 from bot.tools.base import ToolRegistry
 from bot.tools.mcp.servers import MCPServer, probe
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
+from tests.support.model_requests import tool_names
 from tests.support.polling import accepts, until
 
 REPO = Path(__file__).resolve().parents[2]
 STDIO = {"command": sys.executable, "args": ["-m", "tests.fakes.mcp_server"], "cwd": str(REPO)}
-
-
-def tool_names(request: dict) -> list[str]:
-    return [tool["function"]["name"] for tool in request.get("tools") or []]
 
 
 def tool_answers(request: dict) -> list[str]:

@@ -9,7 +9,7 @@ from bot.events import TurnFinished
 from bot.tools.base import ToolContext
 from bot.tools.message import MessageTool
 from tests.fakes.openai_server import FakeLLM, Reply, Text, ToolCalls
-from tests.harness import Harness, TurnConcurrency
+from tests.support.harness import Harness, TurnConcurrency
 
 
 async def test_without_to_it_goes_to_the_current_chat_as_progress(

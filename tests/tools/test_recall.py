@@ -12,7 +12,7 @@ from bot.errors import ToolError
 from bot.tools.base import ToolContext
 from bot.tools.recall import RecallTool
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 MARCH_5 = 1772668800.0  # 2026-03-05 00:00 UTC
 

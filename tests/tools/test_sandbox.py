@@ -18,7 +18,7 @@ from bot.tools.sandbox.exec_sandbox import BwrapSandbox, HostShell, choose_launc
 from bot.tools.sandbox.launcher import exec_launcher
 from bot.tools.shell import ExecTool
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 CONFIG_SECRET = "sk-config-secret-4711"
 ENV_SECRET = "cloud-secret-0815"

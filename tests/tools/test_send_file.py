@@ -14,7 +14,7 @@ from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import OWNER, SLACK_OWNER, DiscordBot, SlackBot, TelegramBot
+from tests.support.gateway import OWNER, SLACK_OWNER, DiscordBot, SlackBot, TelegramBot
 
 PNG = b"\x89PNG\r\n\x1a\nfake-image"
 PDF = b"%PDF-1.4 fake report"

@@ -12,7 +12,7 @@ from bot.tools.base import ToolContext
 from bot.tools.sandbox.exec_sandbox import BwrapSandbox, HostShell, Launcher, scrubbed_env
 from bot.tools.shell import CappedOutput, ExecTool, deny_reason
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 CONFIG_SECRET = "sk-config-secret-value"
 

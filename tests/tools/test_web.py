@@ -15,7 +15,7 @@ from bot.tools.fetch.netguard import IPAddress, any_address, is_public
 from bot.tools.fetch.page import UNTRUSTED_END, WebFetchTool
 from tests.fakes.brave_server import API_KEY, FakeBrave, result
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import Harness
+from tests.support.harness import Harness
 
 ARTICLE = """<!doctype html><html><head><title>Duck facts</title></head><body>
 <nav><a href="/">Home</a> | <a href="/about">About</a></nav>

@@ -9,12 +9,14 @@ from bot.config.channels.api import ApiConfig
 from bot.config.channels.base import ChannelSection, account_problem
 from bot.config.channels.discord import DiscordConfig
 from bot.config.channels.email import EmailConfig
+from bot.config.channels.irc import IrcConfig
 from bot.config.channels.matrix import MatrixConfig
 from bot.config.channels.mattermost import MattermostConfig
 from bot.config.channels.signal import SignalConfig
 from bot.config.channels.slack import SlackConfig
 from bot.config.channels.telegram import TelegramConfig
 from bot.config.channels.whatsapp import WhatsAppConfig
+from bot.config.channels.xmpp import XmppConfig
 from bot.config.section import Section
 from bot.errors import ConfigError
 
@@ -28,6 +30,8 @@ class ChannelsConfig(Section):
     email: EmailConfig = EmailConfig()
     mattermost: MattermostConfig = MattermostConfig()
     signal: SignalConfig = SignalConfig()
+    irc: IrcConfig = IrcConfig()
+    xmpp: XmppConfig = XmppConfig()
     api: ApiConfig = ApiConfig()
 
     def chat_sections(self) -> dict[str, ChannelSection]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest_asyncio
 
 from tests.fakes.openai_server import FakeLLM
-from tests.harness import GatewayUnderTest
+from tests.support.harness import GatewayUnderTest
 
 OWNER_TOKEN = "owner-secret-token"
 GUEST_TOKEN = "guest-secret-token"

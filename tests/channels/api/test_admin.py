@@ -21,7 +21,7 @@ from tests.channels.api.browser import needs_chromium, phone_page
 from tests.channels.api.conftest import GUEST_TOKEN, OWNER_TOKEN, ApiBot, bearer
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import OWNER
+from tests.support.gateway import OWNER
 
 STRANGER = 77
 

@@ -9,7 +9,7 @@ from bot.errors import StreamBroken
 from bot.llm.provider import ModelProvider
 from bot.retry import RetryPolicy
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
-from tests.harness import make_config
+from tests.support.harness import make_config
 
 
 async def chat_once(tmp_path: Path, fake: FakeLLM, text: str) -> int:

@@ -11,8 +11,8 @@ from bot.agent.commands.help import help_text
 from bot.bus import Trust
 from channels.console.channel import OPENING
 from channels.console.terminal import LineBlocks, keep_line_breaks, render_markdown
-from tests.cli_process import env_for, write_config
 from tests.fakes.openai_server import FakeLLM, Text
+from tests.support.cli_process import env_for, write_config
 
 UP = "\x1b[A"
 

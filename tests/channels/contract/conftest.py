@@ -8,7 +8,7 @@ import pytest_asyncio
 
 from tests.channels.contract.gateways import gateway
 from tests.fakes.openai_server import FakeLLM
-from tests.harness import GatewayUnderTest
+from tests.support.harness import GatewayUnderTest
 from tests.support.platform import Platform
 from tests.support.platforms import PLATFORMS
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.fakes.openai_server import FakeLLM
-from tests.harness import GatewayUnderTest
+from tests.support.harness import GatewayUnderTest
 from tests.support.platform import Platform
 
 

@@ -9,7 +9,7 @@ import pytest
 from bot.access.pairing import PairingBook
 from tests.channels.contract.gateways import gateway, user_texts
 from tests.fakes.openai_server import FakeLLM, Text
-from tests.harness import GatewayUnderTest
+from tests.support.harness import GatewayUnderTest
 from tests.support.platform import Platform
 from tests.support.platforms import platforms_with
 

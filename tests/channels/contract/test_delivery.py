@@ -5,7 +5,7 @@ import asyncio
 from bot.events import DeliveryFailed
 from tests.channels.contract.gateways import user_texts
 from tests.fakes.openai_server import FakeLLM, Text
-from tests.harness import GatewayUnderTest, next_event
+from tests.support.harness import GatewayUnderTest, next_event
 from tests.support.platform import Platform
 
 RETRY_AFTER = 3.0

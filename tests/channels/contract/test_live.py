@@ -7,7 +7,7 @@ from pathlib import Path
 from bot.events import Delivered
 from tests.channels.contract.gateways import gateway
 from tests.fakes.openai_server import FakeLLM, Text
-from tests.harness import next_event
+from tests.support.harness import next_event
 from tests.support.platform import Platform
 
 REPLY = "Here is the answer you asked for, written slowly so that it streams in many small pieces."

@@ -16,8 +16,8 @@ from channels.abilities import OffersCommands, Reacts
 from channels.discord.channel import DiscordChannel
 from tests.fakes.discord_server import TEXT_LIMIT, FakeDiscord
 from tests.fakes.openai_server import FakeLLM, Text
-from tests.gateway import OWNER, DiscordBot
 from tests.support.adapter import discord_adapter
+from tests.support.gateway import OWNER, DiscordBot
 
 STRANGER = 77
 

@@ -11,9 +11,9 @@ from bot.bus import ChatRef, OutboundMessage
 from bot.events import Delivered
 from tests.fakes.discord_server import TEXT_LIMIT, FakeDiscord
 from tests.fakes.openai_server import FakeLLM, Text
-from tests.gateway import OWNER, DiscordBot
-from tests.harness import next_event
 from tests.support.adapter import discord_adapter
+from tests.support.gateway import OWNER, DiscordBot
+from tests.support.harness import next_event
 
 REPLY = "Here is the code:\n\n```python\n" + "\n".join(f"value_{i} = {i}" for i in range(12)) + "\n```\n\nThat's all."
 

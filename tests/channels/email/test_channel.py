@@ -13,8 +13,8 @@ from bot.config.channels.email import EmailConfig
 from bot.errors import BusClosed
 from bot.retry import RetryPolicy
 from channels.email.channel import EmailChannel
-from tests.harness import RecordedSleep
-from tests.mail_servers import BOT_ADDRESS, Dovecot, SmtpSink
+from tests.support.harness import RecordedSleep
+from tests.support.mail_servers import BOT_ADDRESS, Dovecot, SmtpSink
 
 ANN = "ann@example.org"
 

@@ -14,8 +14,8 @@ from channels.abilities import ReportsLiveness
 from channels.email.channel import EmailChannel
 from channels.email.mailbox import Mailbox
 from tests.channels.email.test_channel import ANN, Inbox, email_config, mail
-from tests.harness import RecordedSleep
-from tests.mail_servers import Dovecot, DovecotServer, SmtpSink
+from tests.support.harness import RecordedSleep
+from tests.support.mail_servers import Dovecot, DovecotServer, SmtpSink
 
 
 class PollTicks:

@@ -8,8 +8,8 @@ import pytest_asyncio
 
 from bot.access.pairing import PairingBook
 from tests.fakes.openai_server import FakeLLM, Text
-from tests.harness import GatewayUnderTest
-from tests.mail_servers import DovecotServer, MailPlatform
+from tests.support.harness import GatewayUnderTest
+from tests.support.mail_servers import DovecotServer, MailPlatform
 
 OWNER, STRANGER = "owner@example.org", "stranger@example.org"
 

@@ -8,7 +8,7 @@ from bot.bus import ChatRef, OutboundMessage
 from bot.config.channels.matrix import MatrixConfig
 from bot.errors import ChannelError
 from channels.matrix.channel import MatrixChannel
-from tests.harness import RecordedSleep
+from tests.support.harness import RecordedSleep
 from tests.support.matrix_world import MatrixWorld
 from tests.support.platform_matrix import Matrix, matrix_adapter
 

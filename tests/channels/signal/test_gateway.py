@@ -5,7 +5,7 @@ from pathlib import Path
 from tests.fakes.mattermost_server import FakeMattermost
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.signal_daemon import FakeSignalDaemon
-from tests.harness import GatewayUnderTest
+from tests.support.harness import GatewayUnderTest
 from tests.support.polling import until
 from tests.support.selfhosted import Mattermost, Signal
 

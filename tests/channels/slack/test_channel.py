@@ -14,8 +14,8 @@ from bot.config.channels.slack import SlackConfig
 from channels.slack.channel import SlackChannel
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.slack_server import FakeSlack
-from tests.gateway import SLACK_OWNER as OWNER
-from tests.gateway import SlackBot, slack_section
+from tests.support.gateway import SLACK_OWNER as OWNER
+from tests.support.gateway import SlackBot, slack_section
 from tests.support.polling import until
 
 STRANGER = "U0STRANGER"

@@ -2,9 +2,9 @@ from pathlib import Path
 
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.slack_server import FakeSlack
-from tests.gateway import SLACK_OWNER as OWNER
-from tests.gateway import SlackBot
 from tests.support.adapter import slack_adapter
+from tests.support.gateway import SLACK_OWNER as OWNER
+from tests.support.gateway import SlackBot
 
 CHANNEL = "C0GENERAL"
 

@@ -11,9 +11,9 @@ from bot.events import Delivered
 from channels.formatting import markdown_to_slack_mrkdwn
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.slack_server import FakeSlack
-from tests.gateway import SLACK_OWNER as OWNER
-from tests.gateway import SlackBot
-from tests.harness import next_event
+from tests.support.gateway import SLACK_OWNER as OWNER
+from tests.support.gateway import SlackBot
+from tests.support.harness import next_event
 
 REPLY = "Here is **the answer** you asked for, streamed into Slack piece by piece as it is written."
 

@@ -1,11 +1,9 @@
 import re
 import ssl
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from bot.access.pairing import PairingBook
 from bot.bus import InboundMessage
@@ -15,17 +13,10 @@ from channels.telegram.channel import TelegramChannel
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_html import html_visible_text
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import OWNER, TelegramBot
+from tests.support.gateway import OWNER, TelegramBot
 
 STRANGER = 77
 GROUP = -1001
-
-
-@pytest_asyncio.fixture
-async def bot(tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram) -> AsyncIterator[TelegramBot]:
-    async with TelegramBot(tmp_path, fake_llm, telegram) as running:
-        await running.gateway.manager.ready("telegram")
-        yield running
 
 
 async def test_owner_dm_gets_the_model_reply(bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:

@@ -1,23 +1,10 @@
 """A group Telegram upgraded to a supergroup: the chat moves to its new id and what is sent to it goes there."""
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
-import pytest_asyncio
-
 from bot.bus import ChatRef, OutboundMessage
-from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import TelegramBot
+from tests.support.gateway import TelegramBot
 
 GROUP, SUPERGROUP = -4001, -1004001
-
-
-@pytest_asyncio.fixture
-async def bot(tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram) -> AsyncIterator[TelegramBot]:
-    async with TelegramBot(tmp_path, fake_llm, telegram) as running:
-        await running.gateway.manager.ready("telegram")
-        yield running
 
 
 def sends_to(telegram: FakeTelegram, chat_id: int) -> int:

@@ -13,8 +13,8 @@ from channels.formatting import markdown_to_telegram_html
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.fakes.telegram_html import html_visible_text
 from tests.fakes.telegram_server import FakeTelegram
-from tests.gateway import OWNER, TelegramBot
-from tests.harness import next_event
+from tests.support.gateway import OWNER, TelegramBot
+from tests.support.harness import next_event
 
 GROUP = -1001
 REPLY = "Here is **the answer** you asked for, written slowly so that it streams in many small pieces."

@@ -16,7 +16,7 @@ from bot.retry import RetryPolicy
 from channels.whatsapp.channel import WhatsAppChannel
 from tests.fakes.loopback import LoopbackSite
 from tests.fakes.whatsapp_server import FakeWhatsApp, graph_error
-from tests.harness import RecordedSleep
+from tests.support.harness import RecordedSleep
 
 USER = "4915100000001"
 CHAT = ChatRef("whatsapp", USER)

@@ -10,8 +10,8 @@ import pytest_asyncio
 from bot.access.pairing import PairingBook
 from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.whatsapp_server import FakeWhatsApp
-from tests.harness import GatewayUnderTest
 from tests.support.apps import whatsapp_section
+from tests.support.harness import GatewayUnderTest
 
 OWNER, STRANGER = "4915100000042", "4915100000077"
 

@@ -13,7 +13,7 @@ from bot.bus import ChatRef, InboundMessage
 from bot.events import TurnFinished, TurnStarted
 from tests.channels.api.conftest import GUEST_TOKEN, OWNER_TOKEN, ApiBot, bearer
 from tests.fakes.openai_server import Error, Text, ToolCalls
-from tests.harness import next_event
+from tests.support.harness import next_event
 
 
 class RpcSocket:

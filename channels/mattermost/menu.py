@@ -1,4 +1,5 @@
-"""relaybot's commands as Mattermost custom slash commands, registered in each of the bot's teams."""
+"""relaybot's commands as Mattermost custom slash commands: their triggers (renamed where Mattermost has a built-in
+of that name), registered in each of the bot's teams."""
 
 from __future__ import annotations
 
@@ -8,9 +9,32 @@ from collections.abc import Sequence
 from bot.commands.catalogue import CommandSpec
 from bot.errors import ChannelError
 from channels.mattermost.calls import MattermostApi
-from channels.mattermost.commands import trigger_of
 
 logger = logging.getLogger(__name__)
+
+RESERVED = frozenset(
+    {
+        "away", "code", "collapse", "dnd", "echo", "expand", "groupmsg", "header", "help", "invite",
+        "invite_people", "join", "kick", "leave", "logout", "me", "msg", "mute", "offline", "online", "open",
+        "purpose", "remove", "rename", "search", "settings", "shortcuts", "shrug", "status",
+    }
+)  # fmt: skip
+"""Mattermost's built-in commands: a custom command may not take their trigger."""
+
+RENAMED_PREFIX = "relaybot-"
+
+
+def trigger_of(name: str) -> str:
+    """The trigger a relaybot command gets: itself, or `relaybot-<name>` where Mattermost has a built-in."""
+    return f"{RENAMED_PREFIX}{name}" if name in RESERVED else name
+
+
+def command_name(command: str) -> str:
+    """The relaybot command a slash command (`/relaybot-status`, `/new`) stands for."""
+    name = command.lstrip("/").lower()
+    renamed = name.removeprefix(RENAMED_PREFIX)
+    return renamed if renamed != name and renamed in RESERVED else name
+
 
 COMMANDS_PATH = "/mattermost/command"
 DESCRIPTION_LIMIT = 128

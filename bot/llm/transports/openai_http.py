@@ -20,7 +20,6 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from bot.config.schema import LLMConfig
-from bot.llm import openai_endpoint
 from bot.llm.failures import (
     Evidence,
     answer_error_evidence,
@@ -34,6 +33,7 @@ from bot.llm.failures import (
 from bot.llm.keys import environment_allowed
 from bot.llm.model_params import openai_body, request_headers
 from bot.llm.sse import EventReader
+from bot.llm.transports import openai_endpoint
 from bot.net.proxy import proxy_for
 from bot.net.tls import client_context
 

@@ -9,7 +9,7 @@ from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import FakeTelegram
-from tests.harness import GatewayUnderTest
+from tests.support.harness import GatewayUnderTest
 
 OWNER = 42
 SLACK_OWNER = "U0OWNER"

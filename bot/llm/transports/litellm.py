@@ -17,7 +17,7 @@ from bot.llm.failures import (
     socket_failure,
 )
 from bot.llm.keys import call_key
-from bot.llm.litellm_loader import import_litellm
+from bot.llm.transports.litellm_loader import import_litellm
 
 
 class RefusedTwice(Exception):
