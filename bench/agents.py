@@ -54,7 +54,8 @@ class Agents:
     """The gateway's agents without its channels: the default AgentApp and the router, replies matched by id."""
 
     def __init__(self, config: Config) -> None:
-        from bot.app.agent_wiring import AgentApp, agent_roster
+        from bot.app.agent_wiring import AgentApp
+        from bot.app.rosters import agent_roster
 
         self.default = AgentApp(config)
         self.roster = agent_roster(config, self.default)
@@ -62,7 +63,7 @@ class Agents:
         self._collector: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Agents:
-        await self.default.start(consume=False)
+        await self.default.start()
         await self.roster.start()
         self._collector = asyncio.create_task(self._collect())
         return self

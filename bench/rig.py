@@ -10,6 +10,7 @@ import statistics
 import subprocess
 import sys
 import time
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -96,9 +97,12 @@ class Bot:
         self.app = AgentApp(config)
         self.waiters: dict[str, asyncio.Future[OutboundMessage]] = {}
         self._collector: asyncio.Task[None] | None = None
+        self._stack = AsyncExitStack()  # the agent and its roster of one
 
     async def __aenter__(self) -> Bot:
-        await self.app.start()
+        from bot.app.rosters import answering
+
+        await self._stack.enter_async_context(answering(self.app))
         self._collector = asyncio.create_task(self._collect())
         return self
 
@@ -106,7 +110,7 @@ class Bot:
         assert self._collector is not None
         self._collector.cancel()
         await asyncio.gather(self._collector, return_exceptions=True)
-        await self.app.stop()
+        await self._stack.aclose()
 
     async def ask(self, chat: str, text: str, sender: str = "42", trust: Trust = Trust.OWNER) -> OutboundMessage:
         """Send as a user (the owner unless told) and wait for the reply."""

@@ -7,13 +7,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bot.bus import ChatRef
+from bot.bus import AboutChat, ChatRef
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
-class TurnStarted:
+class TurnStarted(AboutChat):
     """A turn began; `turn_id` is its run id (its last message's id), `message_ids` every message it carries.
 
     `text` is what the turn answers (its messages' texts), for telemetry that captures content.
@@ -24,13 +24,9 @@ class TurnStarted:
     message_ids: tuple[str, ...] = ()
     text: str = ""
 
-    @property
-    def session_key(self) -> str:
-        return self.chat.session_key
-
 
 @dataclass(frozen=True, slots=True)
-class TurnFinished:
+class TurnFinished(AboutChat):
     """A turn ended; `replied` is False when no final reply follows (stopped, or answered through `message`).
 
     `text` is the reply it is about to send (empty when none), for telemetry that captures content.
@@ -44,29 +40,27 @@ class TurnFinished:
     replied: bool = True
     text: str = ""
 
-    @property
-    def session_key(self) -> str:
-        return self.chat.session_key
-
 
 @dataclass(frozen=True, slots=True)
-class LLMCalled:
+class LLMCalled(AboutChat):
     """One model call ended; `turn_id` names the turn (the run) it was made for, when it was made for one.
 
-    `cached_tokens` are the prompt tokens the provider read from its cache (priced lower).
+    `cached_tokens` are the prompt tokens the provider read from its cache (priced lower). `outcome` is `ok`, or
+    for a call that failed the kind of failure (the error class: `ProviderUnavailable`, `RequestRejected`, …).
     """
 
-    session_key: str
+    chat: ChatRef
     model: str
     prompt_tokens: int
     completion_tokens: int
     duration: float
     turn_id: str = ""
     cached_tokens: int = 0
+    outcome: str = "ok"
 
 
 @dataclass(frozen=True, slots=True)
-class StreamStarted:
+class StreamStarted(AboutChat):
     """One model call of a turn began streaming; `msg_id` is fresh per call.
 
     `reply_to` is the platform id of the message answered and `recipient` its sender, for platforms whose live
@@ -79,13 +73,9 @@ class StreamStarted:
     reply_to: str | None = None
     recipient: str | None = None
 
-    @property
-    def session_key(self) -> str:
-        return self.chat.session_key
-
 
 @dataclass(frozen=True, slots=True)
-class StreamDelta:
+class StreamDelta(AboutChat):
     """Visible reply text, in order; never part of a NO_REPLY or of a `<think>` block."""
 
     chat: ChatRef
@@ -93,13 +83,9 @@ class StreamDelta:
     msg_id: str
     text: str
 
-    @property
-    def session_key(self) -> str:
-        return self.chat.session_key
-
 
 @dataclass(frozen=True, slots=True)
-class StreamEnded:
+class StreamEnded(AboutChat):
     """A streamed model call ended: `stop`, `tool_calls`, `length`, or `error` when it failed."""
 
     chat: ChatRef
@@ -107,13 +93,9 @@ class StreamEnded:
     msg_id: str
     finish_reason: str
 
-    @property
-    def session_key(self) -> str:
-        return self.chat.session_key
-
 
 @dataclass(frozen=True, slots=True)
-class ReasoningDelta:
+class ReasoningDelta(AboutChat):
     """The model's reasoning text (reasoning_content, thinking blocks): for consoles and logs, not for chats."""
 
     chat: ChatRef
@@ -121,16 +103,12 @@ class ReasoningDelta:
     msg_id: str
     text: str
 
-    @property
-    def session_key(self) -> str:
-        return self.chat.session_key
-
 
 @dataclass(frozen=True, slots=True)
-class ToolCalled:
+class ToolCalled(AboutChat):
     """A tool call began; `summary` is a short, capped rendering of its arguments."""
 
-    session_key: str
+    chat: ChatRef
     tool: str
     call_id: str
     turn_id: str = ""
@@ -138,10 +116,10 @@ class ToolCalled:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolUpdated:
+class ToolUpdated(AboutChat):
     """A running tool reported progress; `text` is what it reported (output so far, a step), capped."""
 
-    session_key: str
+    chat: ChatRef
     tool: str
     call_id: str
     text: str
@@ -149,10 +127,10 @@ class ToolUpdated:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolFinished:
+class ToolFinished(AboutChat):
     """A tool call ended; `summary` is the start of its result."""
 
-    session_key: str
+    chat: ChatRef
     tool: str
     call_id: str
     is_error: bool
@@ -166,45 +144,43 @@ class ToolFinished:
 
 
 @dataclass(frozen=True, slots=True)
-class ErrorOccurred:
-    session_key: str
+class ErrorOccurred(AboutChat):
+    """A turn failed: `where` is what failed (the model call, the turn), `error` the exception's type."""
+
+    chat: ChatRef
     where: str
     error: str
 
 
 @dataclass(frozen=True, slots=True)
-class ReplyDropped:
+class ReplyDropped(AboutChat):
     """A turn's reply was not sent: a `message_sending` hook blocked it; `turn_id` is the turn (the run) it ended."""
 
     chat: ChatRef
     turn_id: str
     reason: str
 
-    @property
-    def session_key(self) -> str:
-        return self.chat.session_key
-
 
 @dataclass(frozen=True, slots=True)
-class Delivered:
-    session_key: str
+class Delivered(AboutChat):
+    chat: ChatRef
     message_id: str
     in_reply_to: str | None
     kind: str
 
 
 @dataclass(frozen=True, slots=True)
-class DeliveryFailed:
-    session_key: str
+class DeliveryFailed(AboutChat):
+    chat: ChatRef
     message_id: str
     in_reply_to: str | None
     error: str
 
 
 @dataclass(frozen=True, slots=True)
-class CronRan:
+class CronRan(AboutChat):
     job_id: str
-    session_key: str
+    chat: ChatRef
     ok: bool
     delivered: bool
     error: str | None
@@ -217,19 +193,19 @@ class CronSkipped:
 
 
 @dataclass(frozen=True, slots=True)
-class SubagentSpawned:
+class SubagentSpawned(AboutChat):
     """A sub-agent started working on a task for the session that spawned it."""
 
-    session_key: str
+    chat: ChatRef
     subagent_id: str
     label: str
 
 
 @dataclass(frozen=True, slots=True)
-class SubagentCompleted:
+class SubagentCompleted(AboutChat):
     """A sub-agent ended: `status` is finished, timed out, failed or cancelled."""
 
-    session_key: str
+    chat: ChatRef
     subagent_id: str
     label: str
     status: str

@@ -23,6 +23,7 @@ THIRD_PARTY = (
     "litellm",
     "openai",
     "httpx",
+    "httpx2",  # the MCP SDK 2.x's HTTP client: an INFO line per MCP request otherwise
     "httpcore",
     "aiohttp",
     "discord",
@@ -35,21 +36,32 @@ THIRD_PARTY = (
 )
 
 
+def redactor(secrets: Iterable[str]) -> Callable[[str], str]:
+    """A function masking these secret values (tokens, keys) as `***` in any text, as the log does: for error
+    texts shown elsewhere (`relaybot status`, the dashboard, dead letters)."""
+    ordered = sorted({s for s in secrets if len(s) >= 6}, key=len, reverse=True)
+
+    def redact(text: str) -> str:
+        for secret in ordered:
+            text = text.replace(secret, "***")
+        return text
+
+    return redact
+
+
 class RedactSecrets(logging.Filter):
     """Replaces secret values (tokens, keys) in a record's final message with `***`."""
 
     def __init__(self, secrets: Iterable[str]) -> None:
         super().__init__()
-        self._secrets = sorted({s for s in secrets if len(s) >= 6}, key=len, reverse=True)
+        self._redact = redactor(secrets)
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.__dict__.get("_redacted_by") is self:
             return True  # each handler asks; the message is read once
         record.__dict__["_redacted_by"] = self
         message = record.getMessage()
-        redacted = message
-        for secret in self._secrets:
-            redacted = redacted.replace(secret, "***")
+        redacted = self._redact(message)
         if redacted != message:
             record.msg, record.args = redacted, None
         return True

@@ -3,7 +3,7 @@ line here (with its config section in bot/config/channels/)."""
 
 from __future__ import annotations
 
-from channels import discord, email, irc, matrix, mattermost, signal, slack, telegram, whatsapp, xmpp
+from channels import discord, email, irc, matrix, mattermost, signal, slack, teams, telegram, whatsapp, xmpp
 from channels.kind import Kind
 
 KINDS: dict[str, Kind] = {
@@ -19,6 +19,7 @@ KINDS: dict[str, Kind] = {
         signal.KIND,
         irc.KIND,
         xmpp.KIND,
+        teams.KIND,
     )
 }
 """The platforms by name, in the order their bots start and `relaybot doctor` lists them."""

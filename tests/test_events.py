@@ -5,7 +5,7 @@ CHAT = ChatRef("telegram", "42")
 
 
 def called(model: str) -> LLMCalled:
-    return LLMCalled(CHAT.session_key, model, 10, 2, 0.1)
+    return LLMCalled(CHAT, model, 10, 2, 0.1)
 
 
 def test_a_listener_hears_only_the_kinds_it_named_and_an_unnamed_one_hears_all() -> None:

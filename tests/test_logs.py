@@ -117,3 +117,12 @@ def test_version_prints_once() -> None:
 
     result = CliRunner().invoke(app, ["--version"])
     assert result.exit_code == 0 and result.output == f"relaybot {__version__}\n"
+
+
+def test_the_mcp_sdks_http_client_says_nothing_per_request_at_info() -> None:
+    try:
+        setup_logging("info")
+        assert not logging.getLogger("httpx2").isEnabledFor(logging.INFO)
+        assert logging.getLogger("bot").isEnabledFor(logging.INFO)
+    finally:
+        setup_logging("warning")

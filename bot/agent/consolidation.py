@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.agent.context_budget import ContextBudget
+from bot.agent.context.budget import ContextBudget
 from bot.errors import BudgetExceeded, ProviderError
 from bot.hooks.handlers import Hooks
 from bot.hooks.hook_events import AfterCompaction, BeforeCompaction
@@ -26,6 +26,7 @@ from bot.memory.files import (
     parse_update,
 )
 from bot.memory.locks import ScopeLocks
+from bot.memory.pair_write import finish_pair
 from bot.memory.review import Reviewed, Source, problems, settle
 from bot.sessions.session import Session, Sessions
 from bot.usage.charge import Charge, charged_to
@@ -203,6 +204,7 @@ class MemoryConsolidator:
             if session.consolidated >= stop:
                 return True
             start = session.consolidated
+            await asyncio.to_thread(finish_pair, scope.directory)  # a change a kill cut short: done or undone
             current = scope.read_memory()
             limit = await self._budget.input_limit([SAVE_MEMORY_TOOL])
             room = max(MIN_CHUNK_CHARS, limit * CHARS_PER_TOKEN - len(SAVE_MEMORY_INSTRUCTIONS) - len(current) - 200)
@@ -225,11 +227,12 @@ class MemoryConsolidator:
             return True
 
     async def _write(self, key: str, scope: MemoryScope, current: str, reviewed: Reviewed, stamp: str) -> None:
-        """Append the history entry and replace MEMORY.md; facts moved out for the cap go to HISTORY.md, logged."""
+        """Append the history entry and replace MEMORY.md, as one change; facts moved out for the cap go to
+        HISTORY.md, logged."""
         update = reviewed.update
         if reviewed.removed:
             logger.warning("[%s] memory update: %d injection or secret parts left out", key, reviewed.removed)
-        await asyncio.to_thread(scope.append_history, f"[{stamp}] {update.history_entry}")
+        entries = [f"[{stamp}] {update.history_entry}"]
         if reviewed.moved:
             logger.warning(
                 "[%s] MEMORY.md over %d characters: %d oldest facts moved to HISTORY.md",
@@ -237,10 +240,9 @@ class MemoryConsolidator:
                 MEMORY_CAP_CHARS,
                 len(reviewed.moved),
             )
-            moved = " | ".join(reviewed.moved)
-            await asyncio.to_thread(scope.append_history, f"[{stamp}] Facts moved out of MEMORY.md: {moved}")
-        if update.memory is not None and update.memory != current.strip():
-            await asyncio.to_thread(scope.replace_memory, update.memory + "\n")
+            entries.append(f"[{stamp}] Facts moved out of MEMORY.md: {' | '.join(reviewed.moved)}")
+        changed = update.memory is not None and update.memory != current.strip()
+        await asyncio.to_thread(scope.record, entries, update.memory + "\n" if changed and update.memory else None)
 
     async def _ask(self, key: str, current: str, transcript: str, source: Source) -> MemoryUpdate | None:
         """Ask the model for an update; one that cannot be saved as it is goes back once, saying why."""

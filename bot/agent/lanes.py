@@ -8,7 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bot.bus import TRUST_ORDER, InboundMessage, Trust
-from bot.commands.catalogue import NEW, RESUME
 from bot.commands.parse import parse_command
 
 
@@ -84,4 +83,5 @@ def may_join(message: InboundMessage, trust: Trust) -> bool:
 
 def is_new_session(message: InboundMessage) -> bool:
     """Whether a message switches the live session (/new, /reset, /resume N): it never merges with others."""
-    return message.kind == "user" and parse_command(message.text) in (NEW, RESUME)
+    command = parse_command(message.text) if message.kind == "user" else None
+    return command is not None and command.answered == "lane"

@@ -10,8 +10,13 @@ from pathlib import Path
 from typing import Literal
 
 from bot.agent.commands.session_switch import SessionSwitch
+from bot.agent.context.room import turn_trust
 from bot.agent.edits import EditDesk
-from bot.agent.interruption import (
+from bot.agent.lanes import Lane, is_new_session, next_batch, steering
+from bot.agent.loop_parts import LoopParts, instant_commands
+from bot.agent.owner_dm import LastOwnerDM, OwnerDM
+from bot.agent.session_turn import SessionTurns
+from bot.agent.turn.interruption import (
     CRASHED,
     MODEL_FAILED,
     SHUT_DOWN,
@@ -21,14 +26,9 @@ from bot.agent.interruption import (
     timed_out,
     timeout_reply,
 )
-from bot.agent.lanes import Lane, is_new_session, next_batch, steering
-from bot.agent.loop_parts import LoopParts, instant_commands
-from bot.agent.outbox import TurnOutbox
-from bot.agent.owner_dm import LastOwnerDM, OwnerDM
-from bot.agent.room import turn_trust
-from bot.agent.session_turn import SessionTurns
-from bot.agent.stream import is_silent
-from bot.agent.turn import EMPTY_REPLY, TurnResult
+from bot.agent.turn.outbox import TurnOutbox
+from bot.agent.turn.runner import EMPTY_REPLY, TurnResult
+from bot.agent.turn.stream import is_silent
 from bot.agent.turn_hooks import TurnHooks, TurnMark
 from bot.bus import ChatRef, Choice, InboundMessage, MessageBus, OutboundMessage
 from bot.chats.rules import ChatRules, ChatRulesBook
@@ -48,7 +48,7 @@ CRASH_REPLY = "Sorry, something went wrong on my side while answering. Please tr
 
 
 class AgentLoop:
-    """Consumes the inbound bus and answers each message on the outbound bus."""
+    """Answers each message a roster hands it (`accept`) on the outbound bus, one lane per session."""
 
     def __init__(
         self,
@@ -88,18 +88,9 @@ class AgentLoop:
         self._edits = EditDesk(parts.sessions, parts.context.user_text, bus.complete_inbound, parts.edits_remembered)
         self._slots = asyncio.Semaphore(config.max_concurrent_turns)
         self._lanes: dict[str, Lane] = {}
-        self._dispatcher: asyncio.Task[None] | None = None
-
-    async def start(self) -> None:
-        """Begin consuming inbound messages."""
-        self._dispatcher = asyncio.create_task(self._dispatch(), name="agent-dispatch")
 
     async def drain(self, grace: float) -> None:
-        """Stop taking messages and give running turns up to `grace` seconds to finish."""
-        if self._dispatcher:
-            self._dispatcher.cancel()
-            await asyncio.gather(self._dispatcher, return_exceptions=True)
-            self._dispatcher = None
+        """Drop queued messages (they stay pending in the bus) and give running turns up to `grace` seconds."""
         for lane in self._lanes.values():
             lane.pending.clear()
         turns = [lane.turn for lane in self._lanes.values() if lane.turn]
@@ -108,15 +99,14 @@ class AgentLoop:
             await asyncio.wait(turns, timeout=grace)
 
     async def stop(self) -> None:
-        """Stop consuming, cancel running turns (they stay pending in the bus) and wait for them to end."""
-        tasks = [self._dispatcher] if self._dispatcher else []
+        """Cancel running turns (they stay pending in the bus) and wait for them to end."""
+        tasks: list[asyncio.Task[None]] = []
         for lane in self._lanes.values():
             lane.pending.clear()
             tasks.extend(task for task in (lane.turn, lane.worker) if task)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        self._dispatcher = None
 
     @property
     def last_owner_chat(self) -> ChatRef | None:
@@ -126,14 +116,6 @@ class AgentLoop:
     def is_busy(self, session_key: str) -> bool:
         """Whether the session has a turn running or queued."""
         return session_key in self._lanes
-
-    async def _dispatch(self) -> None:
-        while True:
-            message = await self._bus.consume_inbound()
-            try:
-                await self.accept(message)
-            except Exception:
-                logger.exception("[%s] could not accept message %s", message.chat.session_key, message.id)
 
     async def accept(self, message: InboundMessage) -> None:
         """Route one message: immediate commands now, everything else into its session's lane."""
@@ -258,13 +240,13 @@ class AgentLoop:
             outcome = provider_outcome(exc)
             self._turns.close_unfinished(key, MODEL_FAILED)
             reply, kind = exc.user_message, "error"
-            self._events.emit(ErrorOccurred(key, "llm", type(exc).__name__))
+            self._events.emit(ErrorOccurred(message.chat, "llm", type(exc).__name__))
         except Exception as exc:
             outcome = "crashed"
             logger.exception("[%s] turn crashed", key)
             self._turns.close_unfinished(key, CRASHED)
             reply, kind = CRASH_REPLY, "error"
-            self._events.emit(ErrorOccurred(key, "turn", type(exc).__name__))
+            self._events.emit(ErrorOccurred(message.chat, "turn", type(exc).__name__))
         finally:
             if heartbeat and kind == "error":
                 reply = None  # nobody asked: a failed heartbeat is logged, never sent

@@ -5,19 +5,19 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from bot.agent.auto_recall import AutoRecall
-from bot.agent.chat_models import ChatModels
 from bot.agent.commands.account import AccountCommands
 from bot.agent.commands.instant import InstantCommands
 from bot.agent.commands.model import ModelCommand
 from bot.agent.commands.session_switch import SessionSwitch
 from bot.agent.consolidation import MemoryConsolidator
-from bot.agent.context import ContextBuilder
-from bot.agent.context_budget import ContextBudget
+from bot.agent.context.auto_recall import AutoRecall
+from bot.agent.context.budget import ContextBudget
+from bot.agent.context.builder import ContextBuilder
 from bot.agent.edits import REMEMBERED
 from bot.agent.owner_dm import OwnerDM
-from bot.agent.persona_turns import PersonaTurns
-from bot.agent.turn import TurnRunner
+from bot.agent.persona.chat_models import ChatModels
+from bot.agent.persona.runners import PersonaTurns
+from bot.agent.turn.runner import TurnRunner
 from bot.agent.turn_hooks import TurnHooks
 from bot.agent.voice_reply import VoiceReplies
 from bot.bus import InboundMessage, OutboundMessage

@@ -8,15 +8,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bot.agent.auto_recall import AutoRecall, with_recalled
 from bot.agent.consolidation import MemoryConsolidator
-from bot.agent.context import ContextBuilder
-from bot.agent.interruption import RESTARTED, closing_results
-from bot.agent.outbox import TurnOutbox
-from bot.agent.persona_turns import PersonaTurns
-from bot.agent.personas import Persona
-from bot.agent.stream import StreamEmitter
-from bot.agent.turn import TurnResult, TurnRunner
+from bot.agent.context.auto_recall import AutoRecall, with_recalled
+from bot.agent.context.builder import ContextBuilder
+from bot.agent.persona.routes import Persona
+from bot.agent.persona.runners import PersonaTurns
+from bot.agent.turn.interruption import RESTARTED, closing_results
+from bot.agent.turn.outbox import TurnOutbox
+from bot.agent.turn.runner import TurnResult, TurnRunner
+from bot.agent.turn.stream import StreamEmitter
 from bot.agent.turn_hooks import TurnHooks
 from bot.bus import InboundMessage, Trust, lowest_trust
 from bot.events import EventBus
@@ -115,7 +115,7 @@ class SessionTurns:
             window = self._memory_window
             if block := await self._recall.block(scope.directory, message.chat, asked, shown_from, window):
                 messages[-1] = with_recalled(messages[-1], block)
-        messages = await self._hooks.starting(session.key, message, text, messages, first=not session.messages)
+        messages = await self._hooks.starting(message, text, messages, first=not session.messages)
         if not again:
             self._sessions.append(session, [{"role": "user", "content": text}], inbound_ids=ids)
         ctx = ToolContext(

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from bot.agent.turn import TurnRunner
+from bot.agent.turn.runner import TurnRunner
 from bot.bus import InboundMessage
 from bot.bus.contract import Inbox
 from bot.errors import ProviderError
@@ -80,7 +80,7 @@ class SubagentManager:
         self._running[agent.id] = agent
         agent.task.add_done_callback(lambda _: self._running.pop(agent.id, None))
         logger.info("[%s] sub-agent %s (%s) started", origin.session_key, agent.id, label)
-        self._events.emit(SubagentSpawned(origin.session_key, agent.id, label))
+        self._events.emit(SubagentSpawned(origin.chat, agent.id, label))
         return agent.id
 
     def cancel_for(self, session_key: str) -> int:
@@ -109,7 +109,7 @@ class SubagentManager:
                     status, body = "finished", await self._work(agent, task, origin)
         except asyncio.CancelledError:
             logger.info("[%s] sub-agent %s cancelled", origin.session_key, agent.id)
-            self._events.emit(SubagentCompleted(origin.session_key, agent.id, agent.label, "cancelled"))
+            self._events.emit(SubagentCompleted(origin.chat, agent.id, agent.label, "cancelled"))
             raise
         except TimeoutError:
             status, body = "timed out", f"No result within {self._timeout:.0f}s."
@@ -119,7 +119,7 @@ class SubagentManager:
             logger.exception("[%s] sub-agent %s crashed", origin.session_key, agent.id)
             status, body = "failed", "It stopped on an internal error."
         logger.info("[%s] sub-agent %s %s", origin.session_key, agent.id, status)
-        self._events.emit(SubagentCompleted(origin.session_key, agent.id, agent.label, status))
+        self._events.emit(SubagentCompleted(origin.chat, agent.id, agent.label, status))
         await self._bus.publish_inbound(
             InboundMessage(
                 origin.chat,

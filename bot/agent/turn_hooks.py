@@ -96,22 +96,22 @@ class TurnHooks:
         """`agent_bootstrap`: the workspace files a hook chose for the system prompt, or None to keep the defaults."""
         if not self.hooks.has("agent_bootstrap"):
             return None
-        event = AgentBootstrap(message.chat.session_key, message.chat, message.trust.value, files)
+        event = AgentBootstrap(message.chat, message.trust.value, files)
         decision = await self.hooks.run("agent_bootstrap", event)
         if not isinstance(decision, Replace) or not isinstance(decision.value, list | tuple):
             return None
         return tuple(str(name) for name in decision.value)
 
     async def starting(
-        self, session_key: str, message: InboundMessage, text: str, messages: list[dict[str, Any]], first: bool
+        self, message: InboundMessage, text: str, messages: list[dict[str, Any]], first: bool
     ) -> list[dict[str, Any]]:
         """`session_start` on a first turn, then `before_agent_start` (its Replace is the turn's system prompt)."""
         if first and self.hooks.has("session_start"):
-            await self.hooks.run("session_start", SessionStart(session_key, message.chat))
+            await self.hooks.run("session_start", SessionStart(message.chat))
         if not self.hooks.has("before_agent_start"):
             return messages
         event = BeforeAgentStart(
-            session_key, message.chat, message.sender_id, message.trust.value, text, str(messages[0]["content"])
+            message.chat, message.sender_id, message.trust.value, text, str(messages[0]["content"])
         )
         decision = await self.hooks.run("before_agent_start", event)
         if isinstance(decision, Replace):
@@ -122,15 +122,13 @@ class TurnHooks:
         """`agent_end`: the turn's outcome, the reply it is about to send (None when it sends none), what it added."""
         if self.hooks.has("agent_end"):
             messages, (prompt, completion) = added
-            event = AgentEnd(
-                message.chat.session_key, message.chat, message.sender_id, outcome, reply, messages, prompt, completion
-            )
+            event = AgentEnd(message.chat, message.sender_id, outcome, reply, messages, prompt, completion)
             await self.hooks.run("agent_end", event)
 
-    async def session_ended(self, session_key: str, chat: ChatRef, closed: int) -> None:
+    async def session_ended(self, chat: ChatRef, closed: int) -> None:
         """`session_end`: /new archived a session that held `closed` messages."""
         if self.hooks.has("session_end"):
-            await self.hooks.run("session_end", SessionEnd(session_key, chat, closed))
+            await self.hooks.run("session_end", SessionEnd(chat, closed))
 
     async def sending(self, message: InboundMessage, text: str) -> str | None:
         """`message_sending`: the reply's text, as a plugin rewrote it, or None when one dropped it."""

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from bot.access.pairing import Pairing
-    from bot.agent.context import ContextBuilder
+    from bot.agent.context.builder import ContextBuilder
     from bot.agent.loop import AgentLoop
     from bot.agent.owner_dm import OwnerDM
     from bot.bus import MessageBus
@@ -62,7 +62,7 @@ class AgentHandle(Protocol):
     @property
     def plugins(self) -> Plugins: ...
 
-    async def start(self, warm: bool = True, consume: bool = True) -> None: ...
+    async def start(self, warm: bool = True) -> None: ...
 
     async def stop(self) -> None: ...
 

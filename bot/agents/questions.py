@@ -6,9 +6,9 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from bot.agent.context_budget import BudgetedProvider, ContextBudget
+from bot.agent.context.budget import BudgetedProvider, ContextBudget
 from bot.agent.subagents import EXCLUDED_TOOLS
-from bot.agent.turn import TurnRunner
+from bot.agent.turn.runner import TurnRunner
 from bot.agents.handle import AgentHandle
 from bot.bus import InboundMessage, new_id
 from bot.llm.context_window import ContextWindow

@@ -16,8 +16,11 @@ from bot.agents.bindings import Bindings, Route, routed_bindings
 from bot.agents.handle import AgentHandle, BuildAgent, StoresFor
 from bot.agents.inbox import deliver_files, has_files, staging_folder
 from bot.agents.questions import ask_agent
-from bot.agents.which_agent import asks_which_agent, which_agent_answer
+from bot.agents.which_agent import which_agent_answer
 from bot.bus import InboundMessage, OutboundMessage
+from bot.commands.catalogue import AGENT
+from bot.commands.parse import Invocation
+from bot.commands.router import CommandRouter
 from bot.config.agent_configs import agent_config, agent_names
 from bot.config.schema import Config
 from bot.config.schema_agents import DEFAULT_AGENT
@@ -55,6 +58,8 @@ class AgentRoster:
         self._waiting: dict[str, list[InboundMessage]] = {}  # messages for an agent being built, in order
         self._builds: set[asyncio.Task[None]] = set()
         self._dispatcher: asyncio.Task[None] | None = None
+        self._commands: CommandRouter[str] = CommandRouter("roster")
+        self._commands.add(AGENT, self._which_agent)
 
     @property
     def built(self) -> dict[str, AgentHandle]:
@@ -91,7 +96,7 @@ class AgentRoster:
             self.grant_questions(app)
             if self._on_build is not None:
                 await self._on_build(app)
-            await app.start(warm=False, consume=False)
+            await app.start(warm=False)
             self._apps[name] = app
             logger.info("agent %s started (workspace %s)", name, config.workspace)
             return app
@@ -135,8 +140,8 @@ class AgentRoster:
         route = self.route(message)
         if has_files(message):
             message = await self._deliver_files(message, route.agent)
-        if asks_which_agent(message):
-            await self._reply(message, which_agent_answer(route, len(agent_names(self.config))), "reply")
+        if (routed := self._commands.route(message)) is not None:
+            await self._reply(message, await routed[1](message, routed[0]), "reply")
             return
         app = self._apps.get(route.agent)
         if app is not None and route.agent not in self._waiting:
@@ -148,6 +153,9 @@ class AgentRoster:
             task = asyncio.create_task(self._build_then_accept(route.agent), name=f"agent-build:{route.agent}")
             self._builds.add(task)
             task.add_done_callback(self._builds.discard)
+
+    async def _which_agent(self, message: InboundMessage, found: Invocation) -> str:
+        return which_agent_answer(self.route(message), len(agent_names(self.config)))
 
     async def _deliver_files(self, message: InboundMessage, name: str) -> InboundMessage:
         """The message with its staged files in agent `name`'s workspace inbox; as it came when they cannot move."""

@@ -3,15 +3,6 @@
 from __future__ import annotations
 
 from bot.agents.bindings import Route
-from bot.bus import InboundMessage
-from bot.commands.catalogue import AGENT
-from bot.commands.parse import invocation
-
-
-def asks_which_agent(message: InboundMessage) -> bool:
-    """Whether a user typed /agent."""
-    found = invocation(message.text) if message.kind == "user" else None
-    return found is not None and found.built_in is AGENT
 
 
 def which_agent_answer(route: Route, agents: int) -> str:

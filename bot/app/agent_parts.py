@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from bot.agent.context import ContextBuilder
-from bot.agent.context_budget import ContextBudget
+from bot.agent.context.budget import ContextBudget
+from bot.agent.context.builder import ContextBuilder
 from bot.app.model_stack import ProviderFactory
 from bot.bus import Trust
 from bot.config.schema import Config, LLMConfig

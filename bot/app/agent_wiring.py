@@ -4,23 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from bot.agent.auto_recall import AutoRecall
-from bot.agent.chat_models import ChatModels, chosen_llm
 from bot.agent.commands.account import AccountCommands
 from bot.agent.consolidation import MemoryConsolidator
-from bot.agent.context_budget import BudgetedProvider, ContextBudget
+from bot.agent.context.auto_recall import AutoRecall
+from bot.agent.context.budget import BudgetedProvider, ContextBudget
 from bot.agent.edits import REMEMBERED as EDITS_REMEMBERED
 from bot.agent.loop import AgentLoop
 from bot.agent.loop_parts import LoopParts
-from bot.agent.persona_turns import PersonaTurns
-from bot.agent.personas import Persona, PersonaRouter, personas_from
+from bot.agent.persona.chat_models import ChatModels, chosen_llm
+from bot.agent.persona.routes import Persona, PersonaRouter, personas_from
+from bot.agent.persona.runners import PersonaTurns
 from bot.agent.subagents import SubagentManager
-from bot.agent.turn import TurnRunner
-from bot.agents.handle import AgentHandle
-from bot.agents.roster import AgentRoster
+from bot.agent.turn.runner import TurnRunner
 from bot.app import file_tools, voice
 from bot.app.agent_parts import (
     approval_mode,
@@ -33,9 +30,7 @@ from bot.app.agent_parts import (
     skill_library,
 )
 from bot.app.backend import stores_for
-from bot.app.folders import prepare_folders
-from bot.app.live_provider import SwappableProvider
-from bot.app.model_stack import ModelStack, ProviderPool
+from bot.app.model_stack import ModelStack, ProviderPool, SwappableProvider
 from bot.app.stores import Stores
 from bot.bus import InboundMessage, LocalBus, MessageBus, OutboundMessage
 from bot.chats.rules import ChatRulesBook
@@ -50,6 +45,7 @@ from bot.memory.index.scopes import QUICK_SEARCH, MemoryIndexes
 from bot.memory.index.semantic import semantic_memory
 from bot.plugins.approvals import ExecApprovals
 from bot.retry import RetryPolicy
+from bot.setup.folders import prepare_folders
 from bot.tools.ask import AskUserTool, Questions
 from bot.tools.base import ToolRegistry
 from bot.tools.image import GenerateImageTool
@@ -261,16 +257,14 @@ class AgentApp:
         self._notices.add(task)
         task.add_done_callback(self._notices.discard)
 
-    async def start(self, warm: bool = True, consume: bool = True) -> None:
-        """Start the bus (when this agent owns it), MCP servers and the loop; `warm` also starts loading the model's
-        provider now; without `consume` the loop takes messages only from whoever routes them to it."""
+    async def start(self, warm: bool = True) -> None:
+        """Start the bus (when this agent owns it) and MCP servers; `warm` also starts loading the model's provider
+        now. The loop takes messages from a roster (`bot.app.rosters`), the one inbound consumer."""
         if warm:
             self.warm_up()
         if self.owns_shared:
             await self.bus.start()
         await self.mcp.start()
-        if consume:
-            await self.loop.start()
 
     async def stop(self) -> None:
         await self.subagents.stop()
@@ -317,16 +311,3 @@ class AgentApp:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
-
-
-def agent_roster(
-    config: Config, default: AgentApp, on_build: Callable[[AgentHandle], Awaitable[None]] | None = None
-) -> AgentRoster:
-    """The roster of `default` and the further agents `config` lists, each sharing `default`'s bus, events and
-    model connections, with the stores its own config names."""
-
-    def build(derived: Config, name: str) -> AgentApp:
-        shared = SharedParts(default.bus, default.events, default.providers)
-        return AgentApp(derived, stores=stores_for(derived), shared=shared, name=name)
-
-    return AgentRoster(config, default, build, stores_for, on_build)

@@ -17,6 +17,7 @@ from bot.app.invites import invite_verdict
 from bot.app.stores import Stores
 from bot.config.schema import Config
 from bot.errors import ConfigError
+from bot.logs import redactor
 from bot.retry import RetryPolicy
 from channels.abilities import AdmitsInvites, CatchesUp, ServesWebhook
 from channels.gateway.manager import ChannelManager
@@ -55,6 +56,7 @@ def channel_manager(
         reactions=reactions,
         commands=command_menu(agent.plugins.hooks),
         menu_users={bot.key: menu_users(config, bot.platform) for bot in bots},
+        mask=redactor(config.secrets()),
     )
 
 

@@ -1,4 +1,5 @@
-"""The gateway: the agent plus every enabled channel behind one channel manager, and the scheduler."""
+"""The gateway: the agents, every enabled channel behind one channel manager, and the scheduler, as one role's parts
+started in order and stopped in reverse."""
 
 from __future__ import annotations
 
@@ -6,27 +7,37 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AsyncExitStack
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from bot.access.activation import Activations
-from bot.agent.chat_models import ChatModels
+from bot.agents.bindings import Bindings
 from bot.agents.handle import AgentHandle
 from bot.agents.heartbeats import AgentHeartbeats
 from bot.app.agent_rpc import control_handlers
-from bot.app.agent_wiring import AgentApp, agent_roster
+from bot.app.agent_wiring import AgentApp
+from bot.app.api_wiring import api_channel
 from bot.app.backend import deliveries_for, stores_for
 from bot.app.channel_kinds import ChatBot, chat_bots
 from bot.app.chat_channels import access_policies, add_chat_channels, channel_manager, check_webhooks_served
+from bot.app.rosters import agent_roster
+from bot.app.stores import Stores
 from bot.app.trigger_wiring import GatewayTriggers
+from bot.bus.messages import ChatRef, OutboundMessage
 from bot.cluster.roles import Role
+from bot.cluster.run_events import RunEventRelay
 from bot.config.paths import control_socket
 from bot.config.schema import Config
 from bot.errors import ConfigError
 from bot.events import EventBus
 from bot.hooks.hook_events import GatewayStart, GatewayStop
 from bot.llm.types import Provider
-from bot.ops.control import ControlServer
+from bot.ops.control import ControlServer, Handler
+from bot.ops.dead_letter_notice import DeadLetterNotice
+from bot.ops.dead_letters import AgentOf, queue_handlers
+from bot.ops.gateway_ops import gateway_handlers
 from bot.ops.health import GatewayHealth
 from bot.ops.reload import ConfigReload, ReloadReport
 from bot.ops.retention import RetentionTask
@@ -39,7 +50,6 @@ from bot.telemetry.prometheus import PrometheusFigures
 from bot.telemetry.switch import start_telemetry
 from bot.tools.cron import CronTool
 from bot.triggers.desk import trigger_sender
-from channels.gateway.manager import ChannelManager
 from channels.gateway.watchdog import is_fresh
 
 if TYPE_CHECKING:
@@ -53,54 +63,9 @@ logger = logging.getLogger(__name__)
 
 CHANNELS_FIRST = 5.0  # seconds the channels get to connect before the model's and scheduler's imports load
 
-
-def api_channel(
-    config: Config,
-    manager: ChannelManager,
-    agent: AgentApp,
-    cron: CronService,
-    heartbeat: HeartbeatService,
-    health: GatewayHealth | None = None,
-    events: EventBus | None = None,
-    webhooks: Sequence[web.RouteDef] = (),
-) -> ApiChannel:
-    """The API channel (WebSocket, OpenAI-compatible endpoint, web chat) with the owner's dashboard; it hears
-    `events` (the agent's by default)."""
-    from bot.ops.dashboard import Dashboard
-    from channels.api.channel import ApiChannel
-    from channels.api.transcript import HISTORY, chat_history
-
-    sessions = agent.sessions
-    models = ChatModels(config.llm.models, agent.stores.chat_settings())
-
-    def chat_model(key: str) -> str | None:
-        choice = models.chosen(key)
-        return f"{choice.name} ({choice.alias})" if choice else None
-
-    dashboard = Dashboard(
-        manager,
-        sessions.summaries,
-        agent.ledger,
-        config.timezone,
-        cron,
-        agent.pairing,
-        config.heartbeat,
-        heartbeat,
-        chat_model=chat_model,
-    )
-
-    def history(key: str) -> list[dict[str, str]]:
-        return chat_history(sessions.recent(key, 4 * HISTORY))
-
-    return ApiChannel(
-        manager.publisher("api"),
-        config.channels.api,
-        events or agent.events,
-        dashboard,
-        history=history,
-        health=health,
-        webhooks=webhooks,
-    )
+Step = Callable[[], Awaitable[object]]
+Part = tuple[Step | None, Step | None]
+"""A part's start and its stop; either may be None (a part with nothing to do on one side)."""
 
 
 class Gateway:
@@ -115,19 +80,45 @@ class Gateway:
         role: Role = "all",
     ) -> None:
         stores = stores_for(config)
-        bus = stores.bus()
+        bus = stores.bus()  # first: the leases ride on it
         self.leases = stores.leases()
         if role != "all" and self.leases is None:
             raise ConfigError(f"--role {role} needs bus.backend: redis (the local bus lives in one process)")
-        self.config = config
-        self.role = role
+        self.config, self.role, self.bots = config, role, chat_bots(config)
+        self._agent_of: AgentOf = lambda chat: Bindings(self.config.bindings).route(chat).agent  # bindings in force
         self.agent = AgentApp(config, provider, bus, stores=stores)
+        self._stack = AsyncExitStack()  # what start started, each part's stop above the one before it
+        self._stack.push_async_callback(self.agent.stop)  # built (its stores open) now, so always stopped last
         self.roster = agent_roster(config, self.agent, on_build=self._agent_built)
         self.roster.grant_questions(self.agent)
-        self.bots = chat_bots(config)
+        self._notices, self._activations = stores.ignore_notices(), Activations(stores.chat_settings())
+        webhooks = self._channels(stores, start_retry, channel_retry)
+        self.outcomes, self.relay, run_events = stores.relays(self.agent.events)
+        self.cron, self.heartbeat = self._scheduled(stores)
+        self._front_doors(run_events, webhooks)
+        self.lost_lease = asyncio.Event()
+        self.reloader = ConfigReload(config, self._apply_config)
+        self.control = ControlServer(control_socket(config), self._handlers())
+        self.agent_heartbeats = AgentHeartbeats(self.roster, self.outcomes)
+        self.scheduler = SchedulerLeadership(
+            self.cron,
+            self.heartbeat,
+            self.control,
+            self.leases,
+            stores.job_store_module,
+            self.lost_lease,
+            self.agent_heartbeats,
+        )
+        self.retention = RetentionTask(config)
+        self.dead_letter_notice = DeadLetterNotice(self.agent.events, self._tell_owner)
+        self.telemetry: OtelTelemetry | None = None
+
+    def _channels(
+        self, stores: Stores, start_retry: RetryPolicy | None, channel_retry: RetryPolicy | None
+    ) -> Sequence[web.RouteDef]:
+        """The channel manager with every enabled chat channel and the plugins'; the webhook routes they serve."""
+        config = self.config
         self.names = [bot.key for bot in self.bots]
-        self._notices = stores.ignore_notices()
-        self._activations = Activations(stores.chat_settings())
         self.manager = channel_manager(
             config,
             self.agent,
@@ -145,43 +136,57 @@ class Gateway:
             self.names.append(channel_class.name)
             self.manager.add(channel_class(self.manager.publisher(channel_class.name)))
         self.triggers: GatewayTriggers | None = None
-        if config.triggers and role != "worker":  # the webhooks are served where the channels run
+        if config.triggers and self.role != "worker":  # the webhooks are served where the channels run
             running = [*self.names, "api"] if config.channels.api.enabled else self.names
             self.triggers = GatewayTriggers(config, self.agent.bus, running, deliveries_for(config))
             webhooks = [*webhooks, *self.triggers.routes]
             if self.triggers.relay is not None:
                 self.manager.add(self.triggers.relay)
-        self.outcomes, self.relay, run_events = stores.relays(self.agent.events)
-        self.cron = stores.cron(self.agent.bus, self.agent.events, self.outcomes)
-        self.agent.registry.register(CronTool(self.cron, config.timezone))
-        self.heartbeat = HeartbeatService(
+        return webhooks
+
+    def _scheduled(self, stores: Stores) -> tuple[CronService, HeartbeatService]:
+        """The cron service (with the agent's cron tool over it) and the default agent's heartbeat."""
+        config, agent = self.config, self.agent
+        cron = stores.cron(agent.bus, agent.events, self.outcomes)
+        agent.registry.register(CronTool(cron, config.timezone))
+        heartbeat = HeartbeatService(
             config.heartbeat,
             config.workspace,
             config.timezone,
-            lambda: self.agent.loop.last_owner_chat,
-            self.agent.loop.is_busy,
-            self.agent.bus.publish_inbound,
-            self.agent.events,
+            lambda: agent.loop.last_owner_chat,
+            agent.loop.is_busy,
+            agent.bus.publish_inbound,
+            agent.events,
             record=stores.heartbeat_record(),
             outcomes=self.outcomes,
         )
-        self.started_at = time.time()
-        figures = PrometheusFigures(self.agent.events, self.agent.bus.stats)
-        self.health = GatewayHealth(config, self.manager, figures, is_fresh)
+        return cron, heartbeat
+
+    def _front_doors(self, run_events: RunEventRelay | None, webhooks: Sequence[web.RouteDef]) -> None:
+        """Health and the API channel; with split roles, workers forward their run events and a gateway's API
+        channel hears them beside its own."""
+        config, role, agent = self.config, self.role, self.agent
+        figures = PrometheusFigures(agent.events, agent.bus.stats)
+        self.health = GatewayHealth(config, self.manager, figures, is_fresh, agent.bus.stats)
         self.health_server: HealthServer | None = None
-        self.telemetry: OtelTelemetry | None = None
-        self.retention = RetentionTask(config)
         self.api: ApiChannel | None = None
-        # Split roles: workers forward their run events, a gateway's API channel hears them beside its own.
         wanted = role == "worker" or (role == "gateway" and config.channels.api.enabled)
         self.run_events = run_events if wanted else None
-        self.api_events = self.agent.events
+        self.api_events = agent.events
         if self.run_events is not None and role == "gateway":
             self.api_events = EventBus()
-            self.agent.events.subscribe(self.api_events.emit)
+            agent.events.subscribe(self.api_events.emit)
         if config.channels.api.enabled:
             self.api = api_channel(
-                config, self.manager, self.agent, self.cron, self.heartbeat, self.health, self.api_events, webhooks
+                config,
+                self.manager,
+                agent,
+                self.cron,
+                self.heartbeat,
+                self.health,
+                self.api_events,
+                webhooks,
+                self._agent_of,
             )
             self.manager.add(self.api)
             self.names.append("api")
@@ -192,60 +197,89 @@ class Gateway:
             from channels.health_http import HealthServer
 
             self.health_server = HealthServer(config.health.host, config.health.port, self.health, webhooks)
-        self.lost_lease = asyncio.Event()
-        self.reloader = ConfigReload(config, self._apply_config)
-        handlers = {
-            "cron.changed": self._cron_changed,
-            "cron.run": self._cron_run,
-            "status": self._status,
+
+    def _handlers(self) -> dict[str, Handler]:
+        """The control socket's ops: reload, status, cron, the agent RPC and session operations."""
+        return {
             "reload": self._reload,
+            **gateway_handlers(self.cron, self.manager, self.names, lambda: self.agent.budget.cramped),
             **control_handlers(self.api),
             **session_handlers(self.agent.bus.publish_inbound),
+            **queue_handlers(self.agent.bus.dead_letters, self._agent_of),
             **(self.triggers.control_handlers() if self.triggers is not None else {}),
         }
-        self.control = ControlServer(control_socket(config), handlers)
-        self.agent_heartbeats = AgentHeartbeats(self.roster, self.outcomes)
-        self.scheduler = SchedulerLeadership(
-            self.cron,
-            self.heartbeat,
-            self.control,
-            self.leases,
-            stores.job_store_module,
-            self.lost_lease,
-            self.agent_heartbeats,
-        )
+
+    def _parts(self) -> list[Part]:
+        """This role's parts in starting order; `stop` stops them in the reverse order."""
+        role, agent, hooks = self.role, self.agent, self.agent.plugins.hooks
+        parts: list[Part] = [(self._start_telemetry, None)]
+        if (triggers := self.triggers) is not None:
+            parts.append((at_once(partial(triggers.start, self.api_events)), at_once(triggers.stop)))
+        if self.health_server is not None:
+            parts.append((self.health_server.start, self.health_server.stop))
+        if role == "gateway":
+            parts.append((agent.bus.start, None))  # a gateway runs no turns: no agent loop, no MCP servers
+        else:
+            parts += [(partial(agent.start, warm=False), None), (self.roster.start, self.roster.stop)]
+        if self.relay is not None:
+            parts.append((partial(self.relay.start, listen=role != "gateway"), self.relay.stop))
+        if (run_events := self.run_events) is not None:
+            relay = (
+                partial(run_events.forward, agent.events)
+                if role == "worker"
+                else partial(run_events.replay, self.api_events)
+            )
+            parts.append((relay, run_events.stop))
+        if role != "worker":
+            if self.leases is not None:
+                relayed = [triggers.relay.key] if triggers and triggers.relay else []
+                hold = partial(self.leases.hold_channels, self.names, self._lost_channel, relayed)
+                parts.append((hold, self.leases.release))
+            parts.append((self.manager.start, self.manager.stop))
+        parts.append((None, self._finish_work))
+        if role != "gateway":
+            parts.append((self._start_scheduler, self.scheduler.stop))
+        parts.append((self.retention.start, self.retention.stop))
+        if role != "worker" and self.config.ops.dead_letter_notice:
+            parts.append((at_once(self.dead_letter_notice.start), self.dead_letter_notice.stop))
+        started, stopped = GatewayStart(tuple(self.names)), GatewayStop()
+        parts.append((partial(hooks.run, "gateway_start", started), partial(hooks.run, "gateway_stop", stopped)))
+        return parts
 
     async def start(self) -> None:
+        """Start this role's parts in order, each stop pushed on the stack once its part has started."""
+        for start, stop in self._parts():
+            if start is not None:
+                await start()
+            if stop is not None:
+                self._stack.push_async_callback(stop)
+
+    async def stop(self) -> None:
+        """Stop what started, in reverse: hooks, retention, the scheduler; then intake closes, running turns get
+        `shutdown_grace` and the outbox is flushed (the rest stays pending); then channels, relays, agents."""
+        await self._stack.aclose()
+
+    async def _start_telemetry(self) -> None:
+        """Export telemetry when configured; its stop goes on the stack only then."""
         self.telemetry = start_telemetry(self.config.telemetry, self.agent.events, self.agent.bus.stats)
-        if self.triggers is not None:
-            self.triggers.start(self.api_events)
-        if self.health_server is not None:
-            await self.health_server.start()
-        if self.role == "gateway":
-            await self.agent.bus.start()  # a gateway runs no turns: no agent loop, no MCP servers
-        else:
-            await self.agent.start(warm=False, consume=False)
-            await self.roster.start()
-        if self.relay is not None:
-            await self.relay.start(listen=self.role != "gateway")
-        if self.run_events is not None:
-            await (
-                self.run_events.forward(self.agent.events)
-                if self.role == "worker"
-                else self.run_events.replay(self.api_events)
-            )
-        if self.role != "worker":
-            if self.leases is not None:
-                relayed = [self.triggers.relay.key] if self.triggers and self.triggers.relay else []
-                await self.leases.hold_channels(self.names, self._lost_channel, relayed)
-            await self.manager.start()
-        if self.role != "gateway":
-            if self.role == "all":
-                await self._channels_first()
-            self.agent.warm_up()
-            await self.scheduler.start(self.agent.warmed)
-        await self.retention.start()
-        await self.agent.plugins.hooks.run("gateway_start", GatewayStart(tuple(self.names)))
+        if self.telemetry is not None:
+            self._stack.push_async_callback(self.telemetry.stop)
+
+    async def _start_scheduler(self) -> None:
+        if self.role == "all":
+            await self._channels_first()
+        self.agent.warm_up()
+        await self.scheduler.start(self.agent.warmed)
+
+    async def _finish_work(self) -> None:
+        """Close intake, give running turns `shutdown_grace`, flush the outbox in what is left of it."""
+        self.agent.bus.close_intake()
+        grace = self.config.shutdown_grace
+        started = time.monotonic()
+        await self.roster.drain(grace)
+        remaining = max(grace - (time.monotonic() - started), 0.1)
+        if self.role != "worker" and not await self.manager.flush(remaining):
+            logger.warning("stopping with unsent replies; they are sent at the next start")
 
     async def _channels_first(self) -> None:
         """Wait until each channel has tried to connect once (at most CHANNELS_FIRST seconds).
@@ -268,33 +302,6 @@ class Gateway:
         await self.manager.stop()
         self.lost_lease.set()
 
-    async def stop(self) -> None:
-        """Stop intake, let running turns finish within `shutdown_grace`, flush the outbox, leave the rest pending."""
-        await self.agent.plugins.hooks.run("gateway_stop", GatewayStop())
-        await self.retention.stop()
-        self.agent.bus.close_intake()
-        await self.scheduler.stop()
-        grace = self.config.shutdown_grace
-        started = time.monotonic()
-        await self.roster.drain(grace)
-        if not await self.manager.flush(max(grace - (time.monotonic() - started), 0.1)):
-            logger.warning("stopping with unsent replies; they are sent at the next start")
-        await self.manager.stop()
-        if self.leases is not None:
-            await self.leases.release()
-        if self.relay is not None:
-            await self.relay.stop()
-        await self.roster.stop()
-        if self.run_events is not None:
-            await self.run_events.stop()
-        await self.agent.stop()
-        if self.health_server is not None:
-            await self.health_server.stop()
-        if self.telemetry is not None:
-            await self.telemetry.stop()
-        if self.triggers is not None:
-            self.triggers.stop()
-
     async def reload(self) -> ReloadReport:
         """Re-read config.yaml and apply its live keys from the next turn (`relaybot reload`, SIGHUP)."""
         return await self.reloader.reload()
@@ -307,7 +314,7 @@ class Gateway:
         from bot.logs import set_level
 
         previous, self.config = self.config, config
-        bots, pairing_for = self._running_bots(config), self.roster.pairing_for
+        bots, pairing_for = running_bots(self.bots, config), self.roster.pairing_for
         self.manager.set_access(
             access_policies(config, self.agent, bots, self._notices, self._activations, pairing_for)
         )
@@ -319,30 +326,16 @@ class Gateway:
         if config.log_level is not None:
             set_level(config.log_level)
 
-    def _running_bots(self, config: Config) -> list[ChatBot]:
-        """The bots this gateway runs, with `config`'s settings; one it no longer lists keeps its old ones until
-        the restart that removes it (adding or removing a bot needs one)."""
-        fresh = {bot.key: bot for bot in chat_bots(config)}
-        return [fresh.get(bot.key, bot) for bot in self.bots]
-
-    async def _cron_changed(self, request: dict[str, Any]) -> dict[str, Any]:
-        self.cron.wakeup()
-        return {"ok": True}
-
-    async def _status(self, request: dict[str, Any]) -> dict[str, Any]:
-        channels = {name: health.as_dict() for name, health in self.manager.health().items()}
-        return {"ok": True, "started_at": self.started_at, "channels": channels, "context": self.agent.budget.cramped}
-
-    async def _cron_run(self, request: dict[str, Any]) -> dict[str, Any]:
-        job = next((job for job in self.cron.jobs() if job.id == str(request.get("id"))), None)
-        if job is None:
-            return {"ok": False, "error": "no such job"}
-        if job.payload.chat.channel_key not in self.names:
-            return {"ok": False, "error": f"its target {job.payload.target} is on a channel that is not enabled"}
-        record = await self.cron.run_now(job.id)
-        if record is None:
-            return {"ok": False, "error": "no such job"}
-        return {"ok": record.ok, "delivered": record.delivered, "error": record.error}
+    async def _tell_owner(self, text: str) -> None:
+        """A notice in the owner's latest DM, else the first owner's own chat on a channel that runs here."""
+        chat = self.agent.loop.last_owner_chat
+        if chat is None:
+            owners = (ChatRef.parse(owner) for owner in self.config.owners if ":" in owner)
+            chat = next((owner for owner in owners if owner.channel_key in self.names), None)
+        if chat is None:
+            logger.warning("dead letters wait, and no owner's chat is known to tell (see `relaybot queue list`)")
+            return
+        await self.agent.bus.publish_outbound(OutboundMessage(chat, text, kind="notice"))
 
     async def __aenter__(self) -> Gateway:
         await self.start()
@@ -350,3 +343,19 @@ class Gateway:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
+
+
+def running_bots(bots: list[ChatBot], config: Config) -> list[ChatBot]:
+    """The bots this gateway runs, with `config`'s settings; one it no longer lists keeps its old ones until
+    the restart that removes it (adding or removing a bot needs one)."""
+    fresh = {bot.key: bot for bot in chat_bots(config)}
+    return [fresh.get(bot.key, bot) for bot in bots]
+
+
+def at_once(step: Callable[[], object]) -> Step:
+    """A synchronous start or stop as a part's step."""
+
+    async def run() -> None:
+        step()
+
+    return run

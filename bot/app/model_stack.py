@@ -1,4 +1,5 @@
-"""The provider each model setting gets: every model metered, fallbacks behind the primary."""
+"""The provider each model setting gets: every model metered, fallbacks behind the primary; and the provider a
+reload of `llm` swaps."""
 
 from __future__ import annotations
 
@@ -54,3 +55,19 @@ class ProviderPool:
         provider = self._make(llm)
         self.made.append((llm, provider))
         return provider
+
+
+class SwappableProvider:
+    """Answers with the provider it holds now; `swap` takes effect from the next call.
+
+    `chat` is the held provider's own method, not a forwarding one: a call pays for no extra frame.
+    """
+
+    def __init__(self, provider: Provider) -> None:
+        self.swap(provider)
+
+    def swap(self, provider: Provider) -> None:
+        """Use `provider` from the next call on (calls under way finish on the old one)."""
+        self._provider = provider
+        self.model = provider.model
+        self.chat = provider.chat

@@ -12,6 +12,7 @@ from typing import Any
 from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
 from bot.app.gateway import Gateway
+from bot.app.rosters import answering
 from bot.cancelling import cancel_and_wait
 from bot.cluster.roles import Role
 from bot.config.schema import Config
@@ -45,7 +46,7 @@ async def run_console(config: Config, message: str | None, provider: Provider | 
     manager = ChannelManager(agent.bus, agent.events)
     console = ConsoleChannel(manager.publisher("console"), agent.events, history_file=config.state_dir / "chat_history")
     manager.add(console)
-    async with agent:
+    async with answering(agent):
         await manager.start()
         try:
             await manager.ready("console")

@@ -1,4 +1,4 @@
-"""Backing up a relaybot home (config, workspace, state, Redis keys) and restoring it into an empty home."""
+"""Backing up a relaybot home (config, workspaces, state, Redis keys) and restoring it into an empty home."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ logger = logging.getLogger(__name__)
 
 CONFIG_MEMBER = "config.yaml"
 WORKSPACE = "workspace"
+AGENTS = "agents"  # each further agent's workspace, by name (its state is inside the state folder already)
 STATE = "state"
 
 
@@ -31,13 +32,18 @@ class Restored:
 
 
 def create_backup(config: Config, target: Path) -> Manifest:
-    """Write one archive of the config, workspace and state (and the bus's Redis keys) while the bot may run."""
+    """Write one archive of the config, every agent's workspace and the state (and the bus's Redis keys) while
+    the bot may run."""
     redis = config.bus.url if config.bus.backend == "redis" else None
     with tempfile.TemporaryDirectory(prefix="relaybot-backup-") as staging_name:
         staging = Path(staging_name)
         if config.source is not None:
             copy_plain(config.source, staging / CONFIG_MEMBER)
         snapshot_folder(config.workspace, staging / WORKSPACE)
+        for agent in config.agents:
+            workspace = agent.workspace_under(config.workspace)
+            if workspace.is_dir():
+                snapshot_folder(workspace, staging / AGENTS / agent.name)
         snapshot_folder(config.state_dir, staging / STATE)
         if redis is not None:
             keys = export_keys(redis, config.bus.prefix, staging / REDIS_MEMBER)
@@ -50,8 +56,8 @@ def create_backup(config: Config, target: Path) -> Manifest:
 def restore_backup(archive: Path, home: Path) -> Restored:
     """Unpack `archive` into `home`, which must be empty or absent; then put its Redis keys back, if any.
 
-    The workspace and state go to `home/workspace` and `home/state`, where a config without explicit
-    `workspace` or `state_dir` keys looks for them.
+    The workspace and state go to `home/workspace` and `home/state`, each further agent's workspace to
+    `home/agents/<name>`: where a config without explicit `workspace` or `state_dir` keys looks for them.
     """
     if home.exists() and (not home.is_dir() or any(home.iterdir())):
         raise BackupError(f"{home} is not empty; restore only into an empty or new home", str(archive))

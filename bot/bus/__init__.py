@@ -4,6 +4,7 @@ from bot.bus.contract import BusStats, MessageBus
 from bot.bus.local import LocalBus
 from bot.bus.messages import (
     TRUST_ORDER,
+    AboutChat,
     Attachment,
     ChatRef,
     Choice,
@@ -19,6 +20,7 @@ from bot.bus.messages import (
 )
 
 __all__ = [
+    "AboutChat",
     "TRUST_ORDER",
     "Attachment",
     "BusStats",

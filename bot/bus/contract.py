@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from bot.bus.dead_letters import DeadLetter
 from bot.bus.messages import InboundMessage, OutboundMessage
 
 
@@ -28,6 +29,29 @@ class BusStats:
     outbound_pending: int = 0
     outbound_failed: int = 0
     ambiguous_sends: int = 0
+    oldest_dead: float | None = None  # when the oldest waiting dead letter failed (epoch seconds)
+
+    @property
+    def dead_letters(self) -> int:
+        """Failed messages and replies waiting for an operator's retry or drop."""
+        return self.inbound_failed + self.outbound_failed
+
+
+class DeadLetters(Protocol):
+    """Messages that failed for good, kept for the operator: listed, put back (queued at once) or dropped; and
+    the rounds of a reply whose failure passes, before it becomes one."""
+
+    async def letters(self, chat: str | None = None) -> list[DeadLetter]:
+        """Every dead letter, oldest first, optionally of one chat (its session key)."""
+
+    async def retry(self, ids: Sequence[str]) -> list[str]:
+        """Run these inbound messages again and send these replies again; the ids that were dead letters."""
+
+    async def drop(self, ids: Sequence[str] = (), before: float | None = None) -> int:
+        """Forget dead letters by id, or those that failed before `before`; how many."""
+
+    async def defer(self, message_id: str, error: str) -> int:
+        """A round of sends of a reply failed for a reason that passes; it stays pending. The rounds failed so far."""
 
 
 class Inbox(Protocol):
@@ -71,10 +95,14 @@ class Outbox(Protocol):
         """The whole message is delivered."""
 
     async def mark_failed(self, message_id: str, error: str) -> None:
-        """The message cannot be delivered; it is not retried."""
+        """The message cannot be delivered: it becomes a dead letter, with `error` as the reason."""
 
     async def count_ambiguous(self, message_id: str) -> None:
         """A send of this message may or may not have reached the platform (it is retried once)."""
+
+    @property
+    def dead_letters(self) -> DeadLetters:
+        """The failed messages, and the later rounds of replies whose failure passes."""
 
 
 class MessageBus(Inbox, Outbox, Protocol):

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from bot.bus.contract import BusStats
+from bot.bus.dead_letters import DeadLetter, Revived, drop_dead, format_age, list_dead, oldest_dead, revive
 from bot.bus.messages import (
     InboundMessage,
     OutboundMessage,
@@ -30,6 +31,7 @@ CREATE TABLE IF NOT EXISTS inbox (
     body TEXT NOT NULL,
     state TEXT NOT NULL DEFAULT 'pending',
     starts INTEGER NOT NULL DEFAULT 0,
+    error TEXT,
     updated REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS outbox (
@@ -39,12 +41,23 @@ CREATE TABLE IF NOT EXISTS outbox (
     state TEXT NOT NULL DEFAULT 'pending',
     chunks_sent INTEGER NOT NULL DEFAULT 0,
     ambiguous INTEGER NOT NULL DEFAULT 0,
+    attempts INTEGER NOT NULL DEFAULT 0,
     error TEXT,
     updated REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS inbox_state ON inbox (state, seq);
 CREATE INDEX IF NOT EXISTS outbox_state ON outbox (state, seq);
 """
+_ADDED_COLUMNS = (("inbox", "error", "TEXT"), ("outbox", "attempts", "INTEGER NOT NULL DEFAULT 0"))
+"""Columns a journal written by an older relaybot lacks, added when it is opened."""
+FINISHED = "state NOT IN ('pending', 'failed')"
+"""Rows retention may forget: dead letters stay until an operator retries or drops them."""
+
+
+def _add_missing_columns(db: sqlite3.Connection) -> None:
+    for table, column, kind in _ADDED_COLUMNS:
+        if column not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
 
 def dedupe_key(message: InboundMessage) -> str | None:
@@ -68,10 +81,11 @@ class Journal:
         db = open_store(self._path, cache=True, threads=True)
         db.execute(f"PRAGMA cache_size=-{PAGE_CACHE_KIB}")
         db.executescript(_SCHEMA)
+        _add_missing_columns(db)
         cutoff = self._now() - RETENTION
         with db:
-            db.execute("DELETE FROM inbox WHERE state != 'pending' AND updated < ?", (cutoff,))
-            db.execute("DELETE FROM outbox WHERE state != 'pending' AND updated < ?", (cutoff,))
+            db.execute(f"DELETE FROM inbox WHERE {FINISHED} AND updated < ?", (cutoff,))
+            db.execute(f"DELETE FROM outbox WHERE {FINISHED} AND updated < ?", (cutoff,))
         self._db = db
 
     def close(self) -> None:
@@ -100,8 +114,8 @@ class Journal:
         with self.db:
             self.db.executemany("UPDATE inbox SET starts = starts + 1 WHERE id = ?", [(i,) for i in ids])
 
-    def set_inbound(self, ids: Sequence[str], state: str) -> None:
-        """Move messages to `done`, `failed` or back to `pending` (uncounting their last start)."""
+    def set_inbound(self, ids: Sequence[str], state: str, error: str | None = None) -> None:
+        """Move messages to `done`, `failed` (with why) or back to `pending` (uncounting their last start)."""
         now = self._now()
         with self.db:
             if state == "pending":
@@ -111,7 +125,8 @@ class Journal:
                 )
             else:
                 self.db.executemany(
-                    "UPDATE inbox SET state = ?, updated = ? WHERE id = ?", [(state, now, i) for i in ids]
+                    "UPDATE inbox SET state = ?, error = ?, updated = ? WHERE id = ?",
+                    [(state, error, now, i) for i in ids],
                 )
 
     def pending_inbound(self) -> tuple[list[InboundMessage], list[InboundMessage]]:
@@ -155,10 +170,33 @@ class Journal:
             self._chunks[message_id] = max(self._chunks[message_id], index + 1)
 
     def set_outbound(self, message_id: str, state: str, error: str | None = None) -> None:
+        """Record a message `sent`, or `failed` with why (a dead letter, after at least one round of sends)."""
         self._chunks.pop(message_id, None)
         self.db.execute(
-            "UPDATE outbox SET state = ?, error = ?, updated = ? WHERE id = ?", (state, error, self._now(), message_id)
+            "UPDATE outbox SET state = ?, error = ?, attempts = max(attempts, ? = 'failed'), updated = ? WHERE id = ?",
+            (state, error, state, self._now(), message_id),
         )
+
+    def defer_outbound(self, message_id: str, error: str) -> int:
+        """A round of sends failed for a reason that passes: the message stays pending; the rounds failed so far."""
+        self.db.execute(
+            "UPDATE outbox SET attempts = attempts + 1, error = ?, updated = ? WHERE id = ?",
+            (error, self._now(), message_id),
+        )
+        row = self.db.execute("SELECT attempts FROM outbox WHERE id = ?", (message_id,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def dead_letters(self, chat: str | None = None) -> list[DeadLetter]:
+        """Every dead letter, oldest first, optionally of one chat."""
+        return list_dead(self.db, chat)
+
+    def revive(self, ids: Sequence[str]) -> Revived:
+        """Put dead letters back to pending; the messages to queue again."""
+        return revive(self.db, ids, self._now())
+
+    def drop_dead(self, ids: Sequence[str] = (), before: float | None = None) -> int:
+        """Forget dead letters by id, or those that failed before `before`; how many."""
+        return drop_dead(self.db, ids, before)
 
     def count_ambiguous(self, message_id: str) -> None:
         self.db.execute("UPDATE outbox SET ambiguous = ambiguous + 1 WHERE id = ?", (message_id,))
@@ -173,6 +211,7 @@ class Journal:
             outbound_pending=count("SELECT count(*) FROM outbox WHERE state = 'pending'"),
             outbound_failed=count("SELECT count(*) FROM outbox WHERE state = 'failed'"),
             ambiguous_sends=count("SELECT sum(ambiguous) FROM outbox"),
+            oldest_dead=oldest_dead(self.db),
         )
 
 
@@ -186,22 +225,32 @@ def describe_journal(path: Path) -> str:
         stats = journal.stats()
     finally:
         journal.close()
-    return (
+    return describe_stats(stats, time.time())
+
+
+def describe_stats(stats: BusStats, now: float) -> str:
+    """Pending and failed counts, sends that may have arrived twice, and how long the oldest dead letter waits."""
+    line = (
         f"{stats.inbound_pending} messages pending, {stats.inbound_failed} failed; "
         f"{stats.outbound_pending} replies unsent, {stats.outbound_failed} undeliverable; "
         f"{stats.ambiguous_sends} ambiguous sends (may have arrived twice)"
     )
+    if stats.oldest_dead is None:
+        return line
+    waited = format_age(now - stats.oldest_dead)
+    return f"{line}; {stats.dead_letters} dead letters, the oldest {waited} old (see `relaybot queue list`)"
 
 
 def prune_journal(path: Path, before: float) -> int:
-    """Forget finished inbox and outbox rows last changed before `before` (safe beside a running gateway)."""
+    """Forget finished inbox and outbox rows last changed before `before`, dead letters aside (safe beside a
+    running gateway)."""
     if not path.exists():
         return 0
     db = sqlite3.connect(path, timeout=30)
     try:
         with db:
-            inbox = db.execute("DELETE FROM inbox WHERE state != 'pending' AND updated < ?", (before,)).rowcount
-            outbox = db.execute("DELETE FROM outbox WHERE state != 'pending' AND updated < ?", (before,)).rowcount
+            inbox = db.execute(f"DELETE FROM inbox WHERE {FINISHED} AND updated < ?", (before,)).rowcount
+            outbox = db.execute(f"DELETE FROM outbox WHERE {FINISHED} AND updated < ?", (before,)).rowcount
         return inbox + outbox
     finally:
         db.close()

@@ -8,12 +8,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bot.bus.contract import BusStats
+from bot.bus.dead_letters import DeadLetter
 from bot.bus.journal import Journal
 from bot.bus.messages import InboundMessage, OutboundMessage
 from bot.errors import BusClosed
 
 logger = logging.getLogger(__name__)
 
+CRASH_REASON = "its turn stopped the process twice (the crash limit)"
 CRASH_APOLOGY = (
     "Sorry, I couldn't answer your message: it stopped me twice while I was working on it, "
     "so I have set it aside. Please try again, perhaps worded differently."
@@ -29,6 +31,7 @@ class LocalBus:
         self._outbound: asyncio.Queue[OutboundMessage] = asyncio.Queue()
         self._open = False
         self._intake_closed = False
+        self._dead = LocalDeadLetters(self._journal, self._inbound, self._outbound)
 
     async def start(self) -> None:
         if self._open:
@@ -42,7 +45,7 @@ class LocalBus:
             logger.error(
                 "[%s] message %s crashed the process twice; marked failed", message.chat.session_key, message.id
             )
-            self._journal.set_inbound([message.id], "failed")
+            self._journal.set_inbound([message.id], "failed", CRASH_REASON)
             if message.kind == "user":
                 target = message.edit_of or message.platform_message_id  # an edit's own id names no platform message
                 apology = OutboundMessage(message.chat, CRASH_APOLOGY, message.id, target, "error")
@@ -106,5 +109,41 @@ class LocalBus:
     async def count_ambiguous(self, message_id: str) -> None:
         self._journal.count_ambiguous(message_id)
 
+    @property
+    def dead_letters(self) -> LocalDeadLetters:
+        return self._dead
+
     async def stats(self) -> BusStats:
         return self._journal.stats()
+
+
+class LocalDeadLetters:
+    """The journal's dead letters; a retry queues the messages on the bus's queues (queues nobody reads when the
+    CLI opened the journal with no gateway running: the next start finds the messages pending)."""
+
+    def __init__(
+        self,
+        journal: Journal,
+        inbound: asyncio.Queue[InboundMessage],
+        outbound: asyncio.Queue[OutboundMessage],
+    ) -> None:
+        self._journal = journal
+        self._inbound = inbound
+        self._outbound = outbound
+
+    async def letters(self, chat: str | None = None) -> list[DeadLetter]:
+        return self._journal.dead_letters(chat)
+
+    async def retry(self, ids: Sequence[str]) -> list[str]:
+        revived = self._journal.revive(ids)
+        for message in revived.inbound:
+            self._inbound.put_nowait(message)
+        for reply in revived.outbound:
+            self._outbound.put_nowait(reply)
+        return revived.ids
+
+    async def drop(self, ids: Sequence[str] = (), before: float | None = None) -> int:
+        return self._journal.drop_dead(ids, before)
+
+    async def defer(self, message_id: str, error: str) -> int:
+        return self._journal.defer_outbound(message_id, error)

@@ -104,6 +104,18 @@ class ChatRef:
         return cls(channel, parts[1], parts[2] if len(parts) == 3 else None, account or None)
 
 
+class AboutChat:
+    """A base for the frozen events about one chat: their `chat` field, and the session key derived from it."""
+
+    __slots__ = ()
+    chat: ChatRef
+
+    @property
+    def session_key(self) -> str:
+        """The chat's session key (`telegram:123`), for consumers that index by the string."""
+        return self.chat.session_key
+
+
 def channel_key(channel: str, account: str | None) -> str:
     """How the gateway names one bot of a platform: `telegram` for the default bot, `telegram@work` for another."""
     return f"{channel}@{account}" if account else channel

@@ -11,7 +11,7 @@ def agents(
     ctx: typer.Context,
     chats: bool = typer.Option(True, "--chats/--no-chats", help="Also list each agent's chats (its sessions)."),
 ) -> None:
-    """List the agents (workspace, model), the bindings most specific first, and the chats each agent has."""
+    """List the agents (model and server, workspace), the bindings most specific first, and each agent's chats."""
     from bot.agents.bindings import Bindings
     from bot.app.backend import stores_for
     from bot.config.agent_configs import agent_config, agent_names
@@ -19,7 +19,8 @@ def agents(
     config = load(ctx.obj)
     for name in agent_names(config):
         own = agent_config(config, name)
-        typer.echo(f"{name:<16} model {own.llm.model}, workspace {own.workspace}")
+        server = f" at {own.llm.api_base}" if own.llm.api_base else ""
+        typer.echo(f"{name:<16} model {own.llm.model}{server}, workspace {own.workspace}")
         if chats:
             for summary in sorted(stores_for(own).sessions().summaries(0.0), key=lambda s: s["key"]):
                 typer.echo(f"  {summary['key']} ({summary['messages']} messages)")

@@ -41,6 +41,9 @@ def status(ctx: typer.Context) -> None:
         for name in [key for key in bots if key.partition("@")[0] == platform] or [platform]:
             line = describe_channel(name in bots, health.get(name), reply is not None)
             typer.echo(f"{name + ':':<10} {line}")
+    api = config.channels.api
+    where = f" (web chat and API at http://{api.host}:{api.port}/)" if api.enabled else ""
+    typer.echo(f"{'api:':<10} {describe_channel(api.enabled, health.get('api'), reply is not None)}{where}")
     for line in stores.delivery:
         typer.echo(line)
     typer.echo(f"exec:      {_exec_status(config)}")

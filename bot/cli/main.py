@@ -16,6 +16,7 @@ from bot.cli import (
     manifests,
     memory,
     pairing,
+    queue,
     serve,
     sessions,
     setup,
@@ -24,7 +25,10 @@ from bot.cli import (
 from bot.cli.options import Options
 
 app = typer.Typer(
-    help="relaybot: a self-hosted AI assistant for Telegram, Discord and Slack.",
+    help=(
+        "relaybot: a self-hosted AI assistant for Telegram, Discord, Slack, Matrix, WhatsApp, Signal, email, "
+        "Mattermost and the web."
+    ),
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,
@@ -71,7 +75,6 @@ for command in (
     serve.chat,
     serve.run,
     serve.reload,
-    agent.agent,
     agents.agents,
     sessions.sessions,
     inspect.status,
@@ -87,6 +90,8 @@ app.add_typer(cron.app, name="cron")
 app.add_typer(backup.app, name="backup")
 app.add_typer(approvals.app, name="approvals")
 app.add_typer(memory.app, name="memory")
+app.add_typer(queue.app, name="queue")
+app.add_typer(agent.app, name="agent")
 app.add_typer(triggers.app, name="triggers")
 
 

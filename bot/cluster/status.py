@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
+from bot.bus.dead_letters import format_age
 from bot.bus.redis.bus import RedisBus
 from bot.bus.redis.inbox import WORKERS
 from bot.bus.redis.outbox import GATEWAYS
@@ -49,6 +51,9 @@ async def describe_cluster(bus: RedisBus) -> list[str]:
             f"backlog: {stats.inbound_pending} messages pending, {stats.outbound_pending} replies unsent; "
             f"{stats.inbound_failed} failed, {stats.outbound_failed} undeliverable"
         )
+        if stats.oldest_dead is not None:
+            waited = format_age(time.time() - stats.oldest_dead)
+            lines.append(f"dead letters: {stats.dead_letters}, the oldest {waited} old (see `relaybot queue list`)")
         return lines
     finally:
         await bus.stop()

@@ -13,13 +13,17 @@ Place = Literal["console", "direct", "group"]
 CONSOLE_CHANNEL = "console"
 EVERYWHERE: frozenset[Place] = frozenset({"console", "direct", "group"})
 PLATFORM_CHATS: frozenset[Place] = frozenset({"direct", "group"})
+Answered = Literal["gate", "roster", "lane", "loop", "terminal"]
+"""Where a command is answered: the access gate, the agents' roster, the session's lane, the agent loop at once, or
+the terminal chat itself."""
 
 
 @dataclass(frozen=True, slots=True)
 class BuiltIn:
     """One built-in command: its name, what menus and /help say, where it applies and the lowest role that may use it.
 
-    `listed` is False for `/start`, which platforms send themselves: /help and the menus leave it out."""
+    `listed` is False for `/start`, which platforms send themselves: /help and the menus leave it out. `answered` is
+    the one place that answers it (a `CommandRouter` of that place holds its handler)."""
 
     name: str
     summary: str  # a native menu's line, at most 100 characters (Slack's and Discord's limit)
@@ -29,6 +33,7 @@ class BuiltIn:
     role: Trust = Trust.GUEST
     aliases: tuple[str, ...] = ()
     listed: bool = True
+    answered: Answered = "loop"
     words: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -44,6 +49,7 @@ NEW = BuiltIn(
     "Start a fresh conversation",
     "start a fresh conversation (what matters is kept in memory)",
     aliases=("reset",),
+    answered="lane",
 )
 STOP = BuiltIn("stop", "Stop what I'm doing", "stop what I'm doing right now")
 STATUS = BuiltIn(
@@ -66,10 +72,19 @@ SESSIONS = BuiltIn(
     "this chat's archived conversations; /resume N makes one the live conversation again",
 )
 RESUME = BuiltIn(
-    "resume", "Resume an archived conversation: /resume N", "make archived conversation N live again", args="N"
+    "resume",
+    "Resume an archived conversation: /resume N",
+    "make archived conversation N live again",
+    args="N",
+    answered="lane",
 )
 HELP = BuiltIn("help", "What I can do", "this list")
-AGENT = BuiltIn("agent", "Which agent answers here", "which of this gateway's agents answers in this chat, and why")
+AGENT = BuiltIn(
+    "agent",
+    "Which agent answers here",
+    "which of this gateway's agents answers in this chat, and why",
+    answered="roster",
+)
 APPROVE = BuiltIn(
     "approve",
     "Approve a waiting command: /approve CODE",
@@ -91,6 +106,7 @@ ACTIVATION = BuiltIn(
     args="mention|always",
     places=frozenset({"group"}),
     role=Trust.ADMIN,
+    answered="gate",
 )
 PAIR = BuiltIn(
     "pair",
@@ -107,6 +123,7 @@ EXIT = BuiltIn(
     "leave the terminal chat (Ctrl-D too)",
     places=frozenset({"console"}),
     aliases=("quit",),
+    answered="terminal",
 )
 
 BUILT_INS: tuple[BuiltIn, ...] = (

@@ -13,7 +13,7 @@ from bot.config.channels.sections import ChannelsConfig
 from bot.config.durations import Duration
 from bot.config.schema_agents import DEFAULT_AGENT, AgentEntry, BindingConfig, check_agents
 from bot.config.schema_memory import MemoryConfig
-from bot.config.schema_ops import HealthConfig, RetentionConfig, TelemetryConfig
+from bot.config.schema_ops import HealthConfig, OpsConfig, RetentionConfig, TelemetryConfig
 from bot.config.schema_tools import SERVER_NAME, MCPServerConfig, ToolsConfig
 from bot.config.schema_triggers import TriggerConfig
 from bot.config.schema_voice import VoiceConfig
@@ -243,6 +243,7 @@ class Config(Section):
     log_level: Literal["trace", "debug", "info", "warning", "error"] | None = None
     telemetry: TelemetryConfig = TelemetryConfig()
     retention: RetentionConfig = RetentionConfig()
+    ops: OpsConfig = OpsConfig()
     voice: VoiceConfig = VoiceConfig()
     agents: list[AgentEntry] = []
     bindings: list[BindingConfig] = []

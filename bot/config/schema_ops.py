@@ -25,6 +25,12 @@ class TelemetryConfig(Section):
     service_name: str = "relaybot"
 
 
+class OpsConfig(Section):
+    """What the bot tells its operator by itself."""
+
+    dead_letter_notice: bool = True  # a DM to the owner, at most hourly, when replies become dead letters
+
+
 class RetentionConfig(Section):
     """How long finished state is kept; pruned once a day (null: forever)."""
 

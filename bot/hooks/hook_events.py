@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bot.bus import ChatRef
+from bot.bus import AboutChat, ChatRef
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,10 +55,9 @@ class MessageSent:
 
 
 @dataclass(frozen=True, slots=True)
-class BeforeAgentStart:
+class BeforeAgentStart(AboutChat):
     """A turn is about to call the model with `system_prompt` (Replace(text) makes `text` the system prompt)."""
 
-    session_key: str
     chat: ChatRef
     sender_id: str
     role: str
@@ -67,27 +66,25 @@ class BeforeAgentStart:
 
 
 @dataclass(frozen=True, slots=True)
-class AgentBootstrap:
+class AgentBootstrap(AboutChat):
     """A turn's system prompt is about to be built with `files` (workspace-relative names, in order).
 
     Replace(names) builds it with those files instead: add some, drop some, reorder them.
     """
 
-    session_key: str
     chat: ChatRef
     role: str
     files: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
-class AgentEnd:
+class AgentEnd(AboutChat):
     """A turn ended: how (answered, timed out, stopped, ...), the reply if any, what it added and the tokens it used.
 
     `messages` are the messages the turn added to its session (the user's, the model's, tool results);
     `prompt_tokens` and `completion_tokens` add up its model calls.
     """
 
-    session_key: str
     chat: ChatRef
     sender_id: str
     outcome: str
@@ -98,37 +95,36 @@ class AgentEnd:
 
 
 @dataclass(frozen=True, slots=True)
-class BeforeToolCall:
+class BeforeToolCall(AboutChat):
     """The model asked for a tool (Block(reason) refuses it, Replace(arguments) changes its arguments)."""
 
     tool: str
     arguments: dict[str, Any]
-    session_key: str
+    chat: ChatRef
     sender_id: str
     role: str
-    chat: ChatRef | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class AfterToolCall:
+class AfterToolCall(AboutChat):
     """A tool call finished (Replace(text) gives the model `text` as the result instead)."""
 
     tool: str
     arguments: dict[str, Any]
     result: str
     is_error: bool
-    session_key: str
+    chat: ChatRef
     sender_id: str
     role: str
 
 
 @dataclass(frozen=True, slots=True)
-class ToolResultPersist:
+class ToolResultPersist(AboutChat):
     """A tool result is about to be saved in the session (Replace(text) saves `text` instead)."""
 
     tool: str
     result: str
-    session_key: str
+    chat: ChatRef
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,18 +145,16 @@ class AfterCompaction:
 
 
 @dataclass(frozen=True, slots=True)
-class SessionStart:
+class SessionStart(AboutChat):
     """A session's first turn begins (a new chat, or the first message after /new)."""
 
-    session_key: str
     chat: ChatRef
 
 
 @dataclass(frozen=True, slots=True)
-class SessionEnd:
+class SessionEnd(AboutChat):
     """A session was closed by /new."""
 
-    session_key: str
     chat: ChatRef
     messages: int
 

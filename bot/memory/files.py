@@ -11,7 +11,7 @@ from typing import Any
 
 from bot.bus import InboundMessage, Trust
 from bot.llm.types import LLMResponse, tool_call_message
-from bot.storage.private_file import write_private
+from bot.memory.pair_write import write_pair
 
 MAIN_SCOPE_CHANNELS = frozenset({"console"})
 SAVE_MEMORY = "save_memory"
@@ -51,9 +51,17 @@ class MemoryScope:
         finally:
             os.close(fd)
 
-    def replace_memory(self, text: str) -> None:
-        """Replace MEMORY.md atomically: a synced temp file renamed over the old one."""
-        write_private(self.memory_file, text)
+    def record(self, entries: list[str], memory: str | None) -> None:
+        """Append `entries` to HISTORY.md and, unless `memory` is None, replace MEMORY.md with it: as one change."""
+        if memory is None:
+            for entry in entries:
+                self.append_history(entry)
+            return
+        try:
+            history = self.history_file.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            history = "# History\n"
+        write_pair(self.directory, memory, history + "".join(f"\n{entry}\n" for entry in entries))
 
 
 def scope_for(workspace: Path, message: InboundMessage) -> MemoryScope:

@@ -1,1 +1,2 @@
-"""Operations of a running gateway: its control socket, reload, health, dashboard, retention, lock and leadership."""
+"""Operations of a running gateway: its control socket, reload, health, dashboard, retention, dead letters,
+lock and leadership."""

@@ -11,7 +11,9 @@ from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 from bot.access.pairing import Pairing
+from bot.bus.contract import DeadLetters
 from bot.config.schema import HeartbeatConfig
+from bot.ops.dead_letters import AgentOf, drop_letters, list_letters, retry_letters
 from bot.scheduler.cron import CronService
 from bot.usage.ledger import Ledger
 
@@ -73,6 +75,7 @@ class Dashboard:
         heartbeat_runs: HeartbeatView,
         clock: Callable[[], float] = time.time,
         chat_model: Callable[[str], str | None] = lambda key: None,
+        dead_letters: tuple[DeadLetters, AgentOf] | None = None,
     ) -> None:
         self._channels = channels
         self._sessions = sessions
@@ -84,6 +87,7 @@ class Dashboard:
         self._heartbeat_runs = heartbeat_runs
         self._clock = clock
         self._chat_model = chat_model
+        self._dead_letters = dead_letters  # the bus's failed messages, and which agent each chat goes to
 
     async def snapshot(self) -> dict[str, Any]:
         """Everything the page shows, as JSON data; the session files are read in a worker thread."""
@@ -116,10 +120,11 @@ class Dashboard:
                 "last_run": self._heartbeat_runs.last_run,
                 "last_outcome": self._heartbeat_runs.last_outcome,
             },
+            "dead_letters": await list_letters(*self._dead_letters) if self._dead_letters else [],
         }
 
     async def act(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Run one action: cron.run, cron.remove, pairing.approve or pairing.revoke."""
+        """Run one action: cron.run, cron.remove, pairing.approve, pairing.revoke, queue.retry or queue.drop."""
         match request.get("op"):
             case "cron.run":
                 record = await self._cron.run_now(str(request.get("id")))
@@ -135,6 +140,13 @@ class Dashboard:
             case "pairing.revoke":
                 revoked = self._pairing.revoke(str(request.get("channel")), str(request.get("user_id")))
                 return {"ok": revoked} if revoked else {"ok": False, "error": "that sender was not approved"}
+            case "queue.retry" | "queue.drop" if self._dead_letters is not None:
+                dead, ids = self._dead_letters[0], [str(request.get("id"))]
+                if request["op"] == "queue.retry":
+                    done = bool(await retry_letters(dead, ids))
+                else:
+                    done = bool(await drop_letters(dead, ids))
+                return {"ok": True} if done else {"ok": False, "error": "no such dead letter"}
         return {"ok": False, "error": "unknown action"}
 
     def _channel_rows(self) -> list[dict[str, Any]]:

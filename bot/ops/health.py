@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from bot.config.schema import Config
-from bot.telemetry.prometheus import PrometheusFigures
+from bot.telemetry.prometheus import BusStatsSource, PrometheusFigures
 
 MODEL_PROBE_EVERY = 30.0  # seconds a model probe's answer is reused
 
@@ -29,17 +29,20 @@ class GatewayHealth:
         manager: ChannelsView,
         figures: PrometheusFigures,
         fresh: Callable[[Any], bool],
+        bus_stats: BusStatsSource,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._config = config
         self._manager = manager
         self._figures = figures
         self._fresh = fresh  # whether a channel's last poll is recent enough (the gateway's watchdog rule)
+        self._bus_stats = bus_stats
         self._clock = clock
         self._model: tuple[float, bool, str] | None = None
 
     async def readiness(self) -> tuple[bool, dict[str, Any]]:
-        """Whether the gateway is ready, with each channel's and the model's state."""
+        """Whether the gateway is ready, with each channel's and the model's state, and the dead letters waiting
+        (they do not make it unready: the operator's `relaybot queue` deals with them)."""
         channels: dict[str, str] = {}
         live = self._manager.liveness()
         for name, connected in self._manager.connected().items():
@@ -51,7 +54,9 @@ class GatewayHealth:
                 channels[name] = "ok"
         model_ok, model = await self._model_state()
         ready = model_ok and all(state == "ok" for state in channels.values())
-        return ready, {"channels": channels, "model": model}
+        stats = await self._bus_stats()
+        dead = {"count": stats.dead_letters, "since": stats.oldest_dead}
+        return ready, {"channels": channels, "model": model, "dead_letters": dead}
 
     async def metrics(self) -> bytes:
         """The figures in Prometheus text."""

@@ -323,7 +323,7 @@ class CronService:
             self._deliveries.forget(key)
         record = RunRecord(job_id, ran_at, ok=error is None, delivered=delivered, error=error)
         self._runs.append(record)
-        self._events.emit(CronRan(job_id, payload.target, record.ok, delivered, error))
+        self._events.emit(CronRan(job_id, payload.chat, record.ok, delivered, error))
         outcome = "delivered" if delivered else f"failed: {error}"
         logger.info("[%s] cron job %s ran (%s)", payload.target, job_id, outcome)
         return record

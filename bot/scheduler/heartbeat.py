@@ -175,7 +175,7 @@ class HeartbeatService:
 
     def _on_model_call(self, event: Event) -> None:
         """A successful model call anywhere in this process proves the key works again."""
-        if isinstance(event, LLMCalled) and self._refusals:
+        if isinstance(event, LLMCalled) and event.outcome == "ok" and self._refusals:
             if self.paused_for_key:
                 logger.info("heartbeat resumed: a model call succeeded")
             self._refusals = 0

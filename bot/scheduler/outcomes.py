@@ -53,8 +53,7 @@ def _decode(kind: str, body: str) -> Event | None:
     if cls is None:
         return None
     data: dict[str, Any] = json.loads(body)
-    if cls is TurnFinished:
-        data["chat"] = ChatRef(**data["chat"])
+    data["chat"] = ChatRef(**data["chat"])
     return cls(**data)
 
 

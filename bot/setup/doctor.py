@@ -105,8 +105,8 @@ async def check_context(config: Config, tool_schemas: ToolSchemas) -> Check:
     it cannot even hold the prompt and the tools)."""
     import json
 
-    from bot.agent.context import ContextBuilder
-    from bot.agent.context_budget import MIN_EXCHANGES, MIN_REPLY_RESERVE
+    from bot.agent.context.budget import MIN_EXCHANGES, MIN_REPLY_RESERVE
+    from bot.agent.context.builder import ContextBuilder
     from bot.bus import ChatRef, InboundMessage, Trust
     from bot.llm.context_window import DEFAULT_WINDOW, ContextWindow
     from bot.llm.tokens import CHARS_PER_TOKEN

@@ -178,6 +178,11 @@ class OtelTelemetry:
                 "relaybot.cost_usd": cost if cost is not None else 0.0,
             },
         )
+        if event.outcome != "ok":
+            from opentelemetry.trace import Status, StatusCode
+
+            span.set_attribute("error.type", event.outcome)
+            span.set_status(Status(StatusCode.ERROR, event.outcome))
         span.end(end_time=end)
 
     def _tool_called(self, event: ToolCalled) -> None:

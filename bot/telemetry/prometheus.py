@@ -25,7 +25,12 @@ class PrometheusFigures:
         self._turn_seconds = Histogram(
             "relaybot_turn_seconds", "Turn duration.", buckets=LATENCY_BUCKETS, registry=registry
         )
-        self._calls = Counter("relaybot_llm_calls", "Model calls.", ["model"], registry=registry)
+        self._calls = Counter(
+            "relaybot_llm_calls",
+            "Model calls, by model and outcome (ok, or the failure).",
+            ["model", "outcome"],
+            registry=registry,
+        )
         self._tokens = Counter(
             "relaybot_llm_tokens", "Tokens, by model and direction.", ["model", "type"], registry=registry
         )
@@ -42,6 +47,12 @@ class PrometheusFigures:
         self._inbox = Gauge("relaybot_inbox_depth", "Inbound messages not finished yet.", registry=registry)
         self._outbox = Gauge("relaybot_outbox_backlog", "Replies not sent yet.", registry=registry)
         self._ambiguous = Gauge("relaybot_ambiguous_sends", "Sends that may have arrived twice.", registry=registry)
+        self._dead = Gauge(
+            "relaybot_dead_letters",
+            "Messages (in) and replies (out) that failed for good and wait for `relaybot queue`.",
+            ["direction"],
+            registry=registry,
+        )
         self.close = events.subscribe(self._on_event, TurnFinished, LLMCalled, ToolFinished)
 
     def _on_event(self, event: Event) -> None:
@@ -49,7 +60,7 @@ class PrometheusFigures:
             self._turns.labels(event.outcome).inc()
             self._turn_seconds.observe(event.duration)
         elif isinstance(event, LLMCalled):
-            self._calls.labels(event.model).inc()
+            self._calls.labels(event.model, event.outcome).inc()
             self._tokens.labels(event.model, "input").inc(event.prompt_tokens)
             self._tokens.labels(event.model, "output").inc(event.completion_tokens)
             self._call_seconds.labels(event.model).observe(event.duration)
@@ -68,4 +79,6 @@ class PrometheusFigures:
         self._inbox.set(stats.inbound_pending)
         self._outbox.set(stats.outbound_pending)
         self._ambiguous.set(stats.ambiguous_sends)
+        self._dead.labels("in").set(stats.inbound_failed)
+        self._dead.labels("out").set(stats.outbound_failed)
         return generate_latest(self.registry)

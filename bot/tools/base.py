@@ -160,9 +160,7 @@ class ToolRegistry:
         if self.hooks and self.hooks.has("before_tool_call"):
             from bot.hooks.hook_events import BeforeToolCall, Block, Replace
 
-            event = BeforeToolCall(
-                call.name, dict(call.arguments), ctx.session_key, ctx.sender_id, ctx.trust.value, ctx.chat
-            )
+            event = BeforeToolCall(call.name, dict(call.arguments), ctx.chat, ctx.sender_id, ctx.trust.value)
             decision = await self.hooks.run("before_tool_call", event)
             if isinstance(decision, Block):
                 logger.info("[%s] tool %s blocked by a plugin: %s", ctx.session_key, call.name, decision.reason)
@@ -181,7 +179,7 @@ class ToolRegistry:
                     dict(call.arguments),
                     result.content,
                     result.is_error,
-                    ctx.session_key,
+                    ctx.chat,
                     ctx.sender_id,
                     ctx.trust.value,
                 ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from typing import ClassVar
@@ -30,6 +31,8 @@ from channels.numbered import NumberedChoices
 
 logger = logging.getLogger(__name__)
 
+IDLE_HOLD = 10.0  # seconds a turn's `idle` status waits for its reply (a plugin may have held the reply back)
+
 
 class ApiChannel(Channel):
     """Serves /ws, /v1, the web chat and (given a backend) the dashboard; one session per token and session name."""
@@ -57,6 +60,7 @@ class ApiChannel(Channel):
             TokenBook(config.tokens), lockout or FailureLockout(), WebSessions(), OriginPolicy(config.allowed_origins)
         )
         self._client_ids: dict[str, str] = {}
+        self._idle: dict[str, tuple[str, Frame]] = {}  # turn id -> (session, its `idle` status), held for its reply
         self._choices = NumberedChoices()
         self._admin = admin
         self._history = history
@@ -106,6 +110,8 @@ class ApiChannel(Channel):
             frame["prompt_id"] = message.prompt_id
         self.hub.emit(key, frame)
         self._emit_runs(self.runs.replied(message))
+        if message.kind != "progress" and message.in_reply_to:
+            self._release_idle(message.in_reply_to)
 
     async def start_run(
         self,
@@ -182,11 +188,21 @@ class ApiChannel(Channel):
         key = event.session_key
         turn_id = getattr(event, "turn_id", "")
         ours = key.startswith(f"{CHANNEL}:")  # other sessions' events matter only to adopted runs
-        if ours and (frame := event_frame(event, self._client_ids.get(turn_id, turn_id or None))) is not None:
+        frame = event_frame(event, self._client_ids.get(turn_id, turn_id or None)) if ours else None
+        if isinstance(event, TurnFinished) and event.replied and frame is not None:
+            # The turn's reply reaches send() through the outbox, after this event: the client hears it first.
+            self._idle[turn_id] = (key, frame)
+            asyncio.get_running_loop().call_later(IDLE_HOLD, self._release_idle, turn_id)
+        elif frame is not None:
             self.hub.emit(key, frame)
         self._emit_runs(self.runs.observe(event))
         if ours and isinstance(event, TurnFinished) and not event.replied:
             self._client_ids.pop(turn_id, None)
+
+    def _release_idle(self, turn_id: str) -> None:
+        """Send a turn's held `idle` status: after its reply, or after IDLE_HOLD when no reply came this way."""
+        if (held := self._idle.pop(turn_id, None)) is not None:
+            self.hub.emit(*held)
 
     def _emit_runs(self, frames: list[tuple[Run, Frame]]) -> None:
         for run, frame in frames:

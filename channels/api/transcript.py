@@ -8,7 +8,7 @@ from typing import Any
 from channels.api.frames import Frame
 
 HISTORY = 50
-# The runtime header the agent puts before each stored user message (bot/agent/context.py).
+# The runtime header the agent puts before each stored user message (bot/agent/context/builder.py).
 _HEADER = re.compile(r"^\[(?:system message for )?\S+ (?:DM|group) [^\n]* · \d{4}-\d\d-\d\d \d\d:\d\d \w+\]\n?", re.M)
 
 

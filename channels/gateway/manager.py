@@ -44,14 +44,17 @@ class ChannelManager:
         commands: Sequence[CommandSpec] = (),
         remembered: int = RECENT_DELIVERIES,
         menu_users: Mapping[str, Sequence[str]] | None = None,
+        mask: Callable[[str], str] = str,
     ) -> None:
         """`reactions` is each channel's `reactions` setting; `commands` the native command menu, its privileged
-        commands shown to each channel's `menu_users`; `remembered` bounds the inbound ids kept to drop redeliveries."""
+        commands shown to each channel's `menu_users`; `remembered` bounds the inbound ids kept to drop redeliveries;
+        `mask` hides the config's secrets in the error texts kept for status, the dashboard and dead letters."""
         self._bus = bus
         self._events = events or EventBus()
         self._send_retry = send_retry
+        self._mask = mask
         self._tasks = OwnedTasks()
-        self._supervisor = Supervisor(self._tasks.spawn, start_retry, clock, commands, menu_users)
+        self._supervisor = Supervisor(self._tasks.spawn, start_retry, clock, commands, menu_users, mask)
         self._presence = Presence(self._supervisor.slots, reactions or {}, self._tasks.spawn)
         self._intake = Intake(
             bus, self._supervisor.slots, self._tasks.spawn, self._presence.accepted, rate_limit, remembered
@@ -67,7 +70,14 @@ class ChannelManager:
         """Register a channel before `start`; up to `send_concurrency` of its chats receive at once."""
         ready = asyncio.Event()
         outbox = ChannelOutbox(
-            channel, self._bus, self._events, ready, send_concurrency, self._send_retry, self._presence.finish_live
+            channel,
+            self._bus,
+            self._events,
+            ready,
+            send_concurrency,
+            self._send_retry,
+            self._presence.finish_live,
+            mask=self._mask,
         )
         self._slots[channel.key] = Slot(channel, outbox, ready)
 
@@ -140,7 +150,7 @@ class ChannelManager:
                 error = f"no channel {message.chat.channel_key!r} is running"
                 logger.warning("[%s] %s; message dropped", message.chat.session_key, error)
                 await self._bus.mark_failed(message.id, error)
-                self._events.emit(DeliveryFailed(message.chat.session_key, message.id, message.in_reply_to, error))
+                self._events.emit(DeliveryFailed(message.chat, message.id, message.in_reply_to, error))
                 continue
             self._presence.replying(message.chat)
             slot.outbox.submit(message)

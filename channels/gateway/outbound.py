@@ -6,10 +6,11 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from bot.bus import OutboundMessage
 from bot.bus.contract import Outbox
+from bot.bus.dead_letters import LATER_RETRIES, format_age
 from bot.cancelling import cancel_and_wait
 from bot.errors import ChannelError, ChannelUnavailable, DeliveryAmbiguous, RateLimited
 from bot.events import Delivered, DeliveryFailed, EventBus
@@ -37,7 +38,12 @@ class ChannelOutbox:
         retry: RetryPolicy | None = None,
         finish_live: Callable[[OutboundMessage], Awaitable[bool]] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        later: Sequence[float] = LATER_RETRIES,
+        mask: Callable[[str], str] = str,
     ) -> None:
+        """`later`: the waits before each further round of sends for a failure that passes (waited with the
+        retry policy's sleep); when they are spent, the message becomes a dead letter. `mask` hides the config's
+        secrets in the reasons kept."""
         self._channel = channel
         self._bus = bus
         self._events = events
@@ -48,6 +54,9 @@ class ChannelOutbox:
         self._clock = clock
         self._chats: dict[str, deque[OutboundMessage]] = {}
         self._workers: dict[str, asyncio.Task[None]] = {}
+        self._later = tuple(later)
+        self._mask = mask
+        self._waiting: set[asyncio.Task[None]] = set()  # messages waiting for a later round
         self._paused_until = 0.0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -70,9 +79,10 @@ class ChannelOutbox:
         return True
 
     async def stop(self) -> None:
-        """Cancel the workers; unsent messages stay pending in the journal."""
-        workers = list(self._workers.values())
+        """Cancel the workers and the later rounds; unsent messages stay pending in the journal."""
+        workers = [*self._workers.values(), *self._waiting]
         await cancel_and_wait(*workers)
+        self._waiting.clear()
         self._workers.clear()
         self._chats.clear()
 
@@ -91,16 +101,17 @@ class ChannelOutbox:
 
     async def _deliver(self, message: OutboundMessage) -> None:
         """Send with retries: a 429 pauses this chat (or every chat when global) and spends no attempt;
-        5xx and resets spend one each; an ambiguous drop retries once."""
+        5xx and resets spend one each; an ambiguous drop retries once; spent attempts wait for a later round."""
         key = message.chat.session_key
         ambiguous = 0
         failures = 0
+        reason = ""
         await self._wait_for_global_pause()
         while True:
             try:
                 await self._send_once(message)
                 self.delivered += 1
-                self._events.emit(Delivered(key, message.id, message.in_reply_to, message.kind))
+                self._events.emit(Delivered(message.chat, message.id, message.in_reply_to, message.kind))
                 return
             except DeliveryAmbiguous as exc:
                 await self._bus.count_ambiguous(message.id)
@@ -113,16 +124,17 @@ class ChannelOutbox:
                 wait = exc.retry_after
                 if exc.whole_bot:
                     self._paused_until = max(self._paused_until, self._clock() + wait)
-            except ChannelUnavailable:
+            except ChannelUnavailable as exc:
                 failures += 1
+                reason = str(exc) or type(exc).__name__
                 wait = self._retry.delay(failures)
-            except ChannelError as exc:
-                return await self._give_up(message, f"{type(exc).__name__}: {exc}")
+            except ChannelError as exc:  # the chat is gone, the bot blocked or refused: it cannot pass
+                return await self._give_up(message, str(exc) or type(exc).__name__)
             except Exception as exc:
                 logger.exception("[%s] delivery of %s crashed", key, message.id)
                 return await self._give_up(message, type(exc).__name__)
             if failures >= self._retry.attempts:
-                return await self._give_up(message, f"still failing after {failures} attempts")
+                return await self._try_later(message, f"still failing after {failures} attempts ({reason})")
             wait = max(wait, self._paused_until - self._clock())
             logger.info("[%s] send %s failed; retry in %.1fs", key, message.id, wait)
             await self._retry.sleep(wait)
@@ -154,7 +166,26 @@ class ChannelOutbox:
         if wait > 0:
             await self._retry.sleep(wait)
 
+    async def _try_later(self, message: OutboundMessage, error: str) -> None:
+        """A failure that passes outlasted this round: send again after the next of `later`, or give up."""
+        error = self._mask(error)
+        rounds = await self._bus.dead_letters.defer(message.id, error)
+        if rounds > len(self._later):
+            return await self._give_up(message, f"{error}; {rounds} rounds over {format_age(sum(self._later))}")
+        wait = self._later[rounds - 1]
+        logger.warning(
+            "[%s] send %s failed: %s; trying again in %s", message.chat.session_key, message.id, error, format_age(wait)
+        )
+        task = asyncio.create_task(self._send_later(message, wait), name=f"send-later:{message.id}")
+        self._waiting.add(task)
+        task.add_done_callback(self._waiting.discard)
+
+    async def _send_later(self, message: OutboundMessage, wait: float) -> None:
+        await self._retry.sleep(wait)
+        self.submit(message)
+
     async def _give_up(self, message: OutboundMessage, error: str) -> None:
+        error = self._mask(error)
         logger.error("[%s] could not deliver %s: %s", message.chat.session_key, message.id, error)
         await self._bus.mark_failed(message.id, error)
-        self._events.emit(DeliveryFailed(message.chat.session_key, message.id, message.in_reply_to, error))
+        self._events.emit(DeliveryFailed(message.chat, message.id, message.in_reply_to, error))

@@ -45,6 +45,7 @@ class Supervisor:
         clock: Callable[[], float] = time.time,
         commands: Sequence[CommandSpec] = (),
         menu_users: Mapping[str, Sequence[str]] | None = None,
+        mask: Callable[[str], str] = str,
     ) -> None:
         """`spawn` runs background work; `commands` is the native command menu offered once a channel starts,
         its privileged commands to each channel's `menu_users` (owners' and admins' user ids)."""
@@ -55,6 +56,7 @@ class Supervisor:
         self._commands = commands
         self._menu_users = menu_users or {}
         self._health: dict[str, ChannelHealth] = {}
+        self._mask = mask  # the config's secrets out of the errors kept for status and the dashboard
 
     def start(self) -> None:
         """Start every channel in the background, retrying failures."""
@@ -107,7 +109,7 @@ class Supervisor:
             except Exception as exc:
                 slot.tried.set()
                 failures += 1
-                error = f"{type(exc).__name__}: {exc}"
+                error = self._mask(f"{type(exc).__name__}: {exc}")
                 delay = self._start_retry.delay(min(failures, 12))
                 previous = self._health[name]
                 since = previous.since if previous.state == "failed" else self._clock()

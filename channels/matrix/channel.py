@@ -147,7 +147,8 @@ class MatrixChannel(Channel):
             client.device_id = state.device_id if not token else None
             return state
         answer = await call_matrix(partial(client.login, password, device_name=self._config.device_name))
-        state = SyncState(client.user_id, answer.device_id, answer.access_token, None)
+        # The sync position is the account's, not the device's: a new login resumes where the last one stopped.
+        state = SyncState(client.user_id, answer.device_id, answer.access_token, state.next_batch)
         self._state_file.save(state)
         logger.info("matrix: logged in as %s (device %s)", client.user_id, answer.device_id)
         return state

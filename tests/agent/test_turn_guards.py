@@ -3,7 +3,7 @@ from typing import Any
 
 from bot.llm.types import ToolCall
 from bot.tools.base import Tool, ToolContext
-from tests.agent.test_turn import AddTool, CountingAdd, tool_messages
+from tests.agent.turn.test_runner import AddTool, CountingAdd, tool_messages
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.support.harness import Harness
 

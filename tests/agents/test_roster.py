@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest_asyncio
 
 from bot.agents.roster import AgentRoster
-from bot.app.agent_wiring import AgentApp, agent_roster
+from bot.app.agent_wiring import AgentApp
+from bot.app.rosters import agent_roster, answering
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.config.schema import Config
 from tests.fakes.openai_server import FakeLLM
@@ -26,7 +27,7 @@ async def roster(tmp_path: Path, fake_llm: FakeLLM) -> AsyncIterator[AgentRoster
     config = config_with(tmp_path, fake_llm, bindings=[BOUND, {"agent": "team", "channel": "discord"}])
     default = AgentApp(config)
     roster = agent_roster(config, default)
-    await default.start(warm=False, consume=False)
+    await default.start(warm=False)
     await roster.start()
     yield roster
     await roster.stop()
@@ -101,7 +102,7 @@ async def test_other_agents_chats_are_answered_while_an_agent_is_being_built(tmp
     )
     default = AgentApp(config)
     roster = agent_roster(config, default)
-    await default.start(warm=False, consume=False)
+    await default.start(warm=False)
     await roster.start()
     try:
         first, second = message(ChatRef("telegram", "5"), "one"), message(ChatRef("telegram", "6"), "two")
@@ -115,3 +116,16 @@ async def test_other_agents_chats_are_answered_while_an_agent_is_being_built(tmp
     finally:
         await roster.stop()
         await default.stop()
+
+
+async def test_a_roster_of_one_answers_every_chat_with_its_agent_whatever_the_bindings(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    agent = AgentApp(config_with(tmp_path, fake_llm, bindings=[BOUND]))
+    async with answering(agent) as roster:
+        await agent.bus.publish_inbound(message(ChatRef("telegram", "5"), "/agent"))
+        reply = await agent.bus.consume_outbound()
+        assert reply.text == "Agent main answers here (it is this gateway's only agent)."
+        await agent.bus.publish_inbound(message(ChatRef("telegram", "5")))
+        assert (await agent.bus.consume_outbound()).text.startswith("echo: ")
+        assert list(roster.built) == ["main"]

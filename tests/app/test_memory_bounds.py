@@ -24,6 +24,7 @@ from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
 from bot.app.channel_kinds import ChatBot
 from bot.app.chat_channels import access_policies
+from bot.app.rosters import answering
 from bot.bus import ChatRef, InboundMessage, OutboundMessage
 from bot.config.schema import Config
 from bot.llm.types import LLMResponse, Usage
@@ -132,19 +133,18 @@ async def test_the_gateway_path_keeps_nothing_per_chat_once_its_bounded_memories
     manager = ChannelManager(app.bus, app.events, access, rate_limit=rate_limit, remembered=BOUND)
     channel = RememberingChannel()
     manager.add(channel)
-    await app.start()
-    await manager.start()
-    tracemalloc.start(1)
-    try:
-        await one_message_chats(manager, channel, 0, FILLED)
-        snapshots = [traced()]
-        for window in range(WINDOWS):
-            await one_message_chats(manager, channel, FILLED + window * MEASURED, MEASURED)
-            snapshots.append(traced())
-    finally:
-        tracemalloc.stop()
-        await manager.stop()
-        await app.stop()
+    async with answering(app):
+        await manager.start()
+        tracemalloc.start(1)
+        try:
+            await one_message_chats(manager, channel, 0, FILLED)
+            snapshots = [traced()]
+            for window in range(WINDOWS):
+                await one_message_chats(manager, channel, FILLED + window * MEASURED, MEASURED)
+                snapshots.append(traced())
+        finally:
+            tracemalloc.stop()
+            await manager.stop()
     # What a chat keeps grows in every window; a one-off (a set resized, floats on the free list) in one only.
     growths = [after.compare_to(before, "lineno") for before, after in itertools.pairwise(snapshots)]
     growth = min(growths, key=lambda stats: sum(stat.size_diff for stat in stats))

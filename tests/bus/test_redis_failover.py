@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from bot.bus import ChatRef, InboundMessage
+from bot.bus import ChatRef, InboundMessage, OutboundMessage
 from bot.bus.redis.bus import RedisBus
 from bot.bus.redis.inbox import DEAD_CHECKS_PER_LEASE
 from tests.bus.test_redis_handoff import PausableBus
@@ -65,7 +65,7 @@ async def test_a_worker_stalled_for_half_its_lease_keeps_its_messages(redis_url:
         await bus.stop()
 
 
-async def test_a_message_whose_turns_died_twice_is_answered_with_an_apology_by_the_third_worker(
+async def test_a_message_whose_turns_died_twice_gets_an_apology_then_a_retry_runs_it_again(
     redis_url: str,
 ) -> None:
     gateway = RedisBus(redis_url, consumer="gateway", block=0.02)
@@ -88,7 +88,19 @@ async def test_a_message_whose_turns_died_twice_is_answered_with_an_apology_by_t
     assert (apology.in_reply_to, apology.kind) == (message.id, "error")
     assert not taken.done(), "the message is not run a third time"
     taken.cancel()
+    await asyncio.gather(taken, return_exceptions=True)
     assert (await gateway.stats()).inbound_failed == 1
+    [letter] = await gateway.dead_letters.letters()
+    assert (letter.id, letter.direction, letter.attempts, letter.text) == (message.id, "in", 2, "poison")
+
+    assert await gateway.dead_letters.retry([message.id]) == [message.id]  # run again, its crash count reset
+    async with asyncio.timeout(5):
+        again = await third.consume_inbound()
+    assert again.id == message.id and await gateway.dead_letters.letters() == []
+    await third.begin_inbound([message.id])
+    await third.publish_outbound(OutboundMessage(CHATS[0], "answered", message.id, id="answer"), [message.id])
+    async with asyncio.timeout(5):
+        assert (await gateway.consume_outbound()).text == "answered"
     for worker in dead:
         worker.resume()
     for bus in (third, *dead, gateway):

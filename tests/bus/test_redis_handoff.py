@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest_asyncio
 
 from bot.app.agent_wiring import AgentApp
+from bot.app.rosters import answering
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.bus.messages import inbound_to_json
 from bot.bus.redis.bus import RedisBus
@@ -67,6 +69,7 @@ class Cluster(RepliesCollector):
         self.b = self._worker("b", self.b_bus)
         self._start_collecting()
         self._collector: asyncio.Task[None] | None = None
+        self._stack = AsyncExitStack()  # each worker with its roster of one
 
     def _worker(self, name: str, bus: RedisBus) -> AgentApp:
         config = make_config(
@@ -82,8 +85,8 @@ class Cluster(RepliesCollector):
     async def start(self) -> None:
         await self.gateway.start()
         self._collector = asyncio.create_task(self._collect())
-        await self.a.start()
-        await self.b.start()
+        for worker in (self.a, self.b):
+            await self._stack.enter_async_context(answering(worker))
 
     async def stop(self) -> None:
         self.a_bus.resume()
@@ -91,8 +94,7 @@ class Cluster(RepliesCollector):
         if self._collector:
             self._collector.cancel()
             await asyncio.gather(self._collector, return_exceptions=True)
-        await self.b.stop()
-        await self.a.stop()
+        await self._stack.aclose()
         await self.gateway.stop()
 
     async def send(self, text: str) -> InboundMessage:

@@ -21,4 +21,4 @@ def test_each_kind_is_named_after_its_package_and_its_config_section() -> None:
 
 
 def test_only_a_webhook_platform_needs_the_gateway_http_server() -> None:
-    assert [name for name, kind in KINDS.items() if kind.webhook] == ["whatsapp"]
+    assert [name for name, kind in KINDS.items() if kind.webhook] == ["whatsapp", "teams"]

@@ -63,3 +63,25 @@ def test_agent_without_a_gateway_says_so(tmp_path: Path) -> None:
     (tmp_path / "config.yaml").write_text(f"state_dir: {tmp_path / 'state'}\n")
     result = CliRunner().invoke(cli_app, ["--config", str(tmp_path / "config.yaml"), "agent", "-m", "hi"])
     assert result.exit_code == 1 and "No gateway is running" in result.stderr
+
+
+async def test_a_run_started_without_wait_is_waited_for_later_by_its_id(
+    api_bot: ApiBot, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    config = config_for(api_bot, tmp_path / "config.yaml")
+    fake_llm.script(Text("Done in the background.", latency=0.5))
+    code, out, _ = await cli(config, "-m", "take your time")
+    run_id = out.strip()
+    assert code == 0 and run_id
+    code, out, _ = await cli(config, "wait", run_id)
+    assert (code, out) == (0, "Done in the background.\n")
+    code, out, _ = await cli(config, "wait", run_id, "--json")
+    assert code == 0 and json.loads(out)["reply"] == "Done in the background."
+    code, _, err = await cli(config, "wait", "no-such-run")
+    assert code == 1 and err.startswith("error: ")
+
+
+async def test_agent_without_a_message_or_a_subcommand_says_how_to_use_it(tmp_path: Path) -> None:
+    (tmp_path / "config.yaml").write_text(f"state_dir: {tmp_path / 'state'}\n")
+    code, _, err = await cli(tmp_path / "config.yaml")
+    assert code == 2 and "relaybot agent wait RUN_ID" in err

@@ -14,7 +14,7 @@ CONFIG = """\
 llm: {model: openai/top-model}
 agents:
   - name: work
-    llm: {model: openai/work-model}
+    llm: {model: openai/work-model, api_base: "http://127.0.0.1:8081/v1"}
 bindings:
   - {agent: work, channel: discord, server: "77"}
   - {agent: work, channel: telegram, chat: "-100", thread: "7"}
@@ -39,7 +39,8 @@ def test_agents_lists_each_agent_its_chats_and_the_bindings_most_specific_first(
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0].startswith("main") and "top-model" in lines[0]
-    assert lines[1].startswith("work") and "work-model" in lines[1] and str(tmp_path / "agents" / "work") in lines[1]
+    assert lines[1].startswith("work") and "work-model at http://127.0.0.1:8081/v1" in lines[1]
+    assert str(tmp_path / "agents" / "work") in lines[1]
     assert any(line.startswith("  discord:555 (") for line in lines)
     assert "  bindings[1] telegram chat -100 thread 7 -> work" in lines
     assert lines.index("  bindings[1] telegram chat -100 thread 7 -> work") < lines.index(

@@ -12,7 +12,7 @@ from bot.tools.sandbox.exec_sandbox import bwrap_problem
 from tests.fakes.openai_server import Error, FakeLLM
 from tests.support.cli_process import env_for, run_cli, write_config
 
-HEAVY = ("litellm", "telegram", "discord", "slack_bolt", "slack_sdk", "apscheduler")
+HEAVY = ("litellm", "telegram", "discord", "slack_bolt", "slack_sdk", "apscheduler", "microsoft_agents", "jwt")
 
 
 def test_help_loads_no_heavy_module() -> None:

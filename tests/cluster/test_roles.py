@@ -89,7 +89,7 @@ async def test_a_gateway_receives_and_a_worker_answers(
     telegram.text("hello", chat_id=OWNER, user_id=OWNER)
     (sent,) = await telegram.wait_for_sent(1)
     assert sent["text"] == "from a worker"
-    assert len(worker.manager._tasks) == 0 and gateway.agent.loop._dispatcher is None
+    assert len(worker.manager._tasks) == 0 and gateway.roster._dispatcher is None
     await worker.stop()
     await gateway.stop()
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import aiohttp
 
 from bot.app.gateway import Gateway
+from bot.bus import ChatRef
 from bot.cluster.roles import Role
 from bot.cluster.run_events import decode, encode
 from bot.events import HeartbeatTicked, ToolUpdated, TurnFinished
@@ -48,7 +49,7 @@ async def test_a_workers_run_events_reach_the_gateways_subscribers(
     finally:
         await worker.stop()
         await gateway.stop()
-    assert seen and gateway.agent.loop._dispatcher is None  # the turn ran in the worker
+    assert seen and gateway.roster._dispatcher is None  # the turn ran in the worker
     streams = [(f["stream"], f["data"].get("phase")) for f in events]
     assert streams[0] == ("lifecycle", "start") and streams[-1] == ("lifecycle", "end")
     assert [f["seq"] for f in events] == list(range(1, len(events) + 1))
@@ -61,6 +62,9 @@ async def test_a_workers_run_events_reach_the_gateways_subscribers(
 
 
 def test_an_event_survives_its_encoding_for_the_stream() -> None:
-    for event in (ToolUpdated("api:me:default", "exec", "c1", "half way", "turn-1"), HeartbeatTicked("quiet")):
+    for event in (
+        ToolUpdated(ChatRef("api", "me", "default"), "exec", "c1", "half way", "turn-1"),
+        HeartbeatTicked("quiet"),
+    ):
         fields = encode(event)
         assert decode(str(fields["kind"]), str(fields["body"])) == event

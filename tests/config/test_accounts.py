@@ -72,6 +72,7 @@ def test_every_bot_has_a_channel_key() -> None:
         "signal",
         "irc",
         "xmpp",
+        "teams",
     ]
 
 

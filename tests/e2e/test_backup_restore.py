@@ -62,3 +62,32 @@ async def test_backup_during_a_burst_restores_sessions_memory_cron_pairing_and_l
     await restored.stop()
     prompt = json.dumps(fake_llm.requests[-1]["messages"])
     assert "zebra-1187" in prompt and "Quill" in prompt
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file under `root` by its relative path, with its bytes."""
+    return {str(path.relative_to(root)): path.read_bytes() for path in sorted(root.rglob("*")) if path.is_file()}
+
+
+async def test_a_home_with_two_further_agents_restores_every_workspace(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    home, fresh = tmp_path / "home", tmp_path / "fresh"
+    home.mkdir()
+    (home / "config.yaml").write_text(
+        f"llm: {{model: openai/fake-model, api_key: sk-test, api_base: '{fake_llm.base_url}'}}\n"
+        "agents:\n  - name: work\n  - name: family\n"
+    )
+    for folder, memory in [("workspace", "main facts"), ("agents/work", "the Q3 plan"), ("agents/family", "birthdays")]:
+        (home / folder / "memory").mkdir(parents=True)
+        (home / folder / "memory" / "MEMORY.md").write_text(f"{memory}\n")
+        (home / folder / "memory" / "HISTORY.md").write_text(f"[2026-12-01] talked about {memory}\n")
+        (home / folder / "SOUL.md").write_text(f"I keep {memory}.\n")
+    (home / "agents" / "work" / "files").mkdir()
+    (home / "agents" / "work" / "files" / "report.pdf").write_bytes(b"%PDF-1.7 received")
+
+    code, _, err = await run_cli(home, "backup", "create", str(tmp_path / "b.tar.gz"))
+    assert code == 0, err
+    code, _, err = await run_cli(fresh, "backup", "restore", str(tmp_path / "b.tar.gz"), "--home", str(fresh))
+    assert code == 0, err
+    for folder in ("workspace", "agents/work", "agents/family"):
+        assert tree(fresh / folder) == tree(home / folder), folder
+    assert (fresh / "agents" / "work" / "files" / "report.pdf").read_bytes() == b"%PDF-1.7 received"

@@ -39,8 +39,8 @@ async def cli(config: Path, *args: str) -> tuple[int, str]:
     ("args", "problem"),
     [
         (
-            ["--to", "irc:1", "--every", "1h"],
-            "no channel 'irc'; channels are telegram, discord, slack, matrix, whatsapp, email, mattermost, signal",
+            ["--to", "icq:1", "--every", "1h"],
+            "no channel 'icq'; channels are telegram, discord, slack",
         ),
         (["--to", "discord:1", "--every", "1h"], "channel discord is not enabled"),
         (["--to", "telegram:1", "--every", "5"], "'5' has no unit"),
@@ -70,7 +70,7 @@ async def test_cron_run_for_a_disabled_channel_fails_at_once_in_one_line(
     ]
 
 
-async def test_status_shows_a_rejected_token_as_failed_after_one_error_line(
+async def test_status_shows_a_rejected_token_masked_as_failed_after_one_error_line(
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="channels.gateway.supervisor")
@@ -84,6 +84,7 @@ async def test_status_shows_a_rejected_token_as_failed_after_one_error_line(
     assert "gateway:   running for" in output
     line = next(line for line in output.splitlines() if line.startswith("telegram:"))
     assert "FAILED" in line and "last error: " in line and "rejected by the server" in line
+    assert "REVOKED-TOKEN" not in output and "***" in line  # masked as the log masks it
 
 
 def test_status_without_a_gateway_says_it_is_not_running(tmp_path: Path) -> None:
@@ -113,3 +114,11 @@ def test_a_gateway_that_does_not_answer_fails_in_one_line(tmp_path: Path, capsys
             conn.close()
     assert exited.value.exit_code == 1
     assert capsys.readouterr().err == "error: the gateway did not answer within 0s; check it with `relaybot logs`.\n"
+
+
+def test_status_lists_the_web_chat_and_api_channel(tmp_path: Path) -> None:
+    (tmp_path / "config.yaml").write_text("channels:\n  api:\n    enabled: true\n    port: 8765\n")
+    result = CliRunner().invoke(cli_app, ["status"], env=env_for(tmp_path))
+    assert result.exit_code == 0
+    line = next(line for line in result.output.splitlines() if line.startswith("api:"))
+    assert line == "api:       enabled (gateway not running) (web chat and API at http://127.0.0.1:8765/)"

@@ -103,6 +103,23 @@ async def test_a_restart_resumes_from_the_stored_sync_token_without_replaying(
     assert texts[1].endswith("while it was down") and texts[2].endswith("after")
 
 
+async def test_a_new_login_by_password_resumes_the_accounts_sync_position(
+    tmp_path: Path, fake_llm: FakeLLM, matrix_world: MatrixWorld
+) -> None:
+    world, front = matrix_world, matrix_world.front
+    owner = world.client(OWNER)
+    async with matrix_bot(tmp_path, fake_llm, world):  # logged in with the access token
+        room = await world.direct_room(OWNER)
+        assert room is not None
+        await owner.send(room, text("before the switch"))
+        await front.wait_until(lambda: len(front.posted) == 1, "the first answer")
+    await owner.send(room, text("sent while it was down"))
+    async with matrix_bot(tmp_path, fake_llm, world, access_token="", password=world.bot.password):
+        await front.wait_until(lambda: len(front.posted) == 2, "the missed message answered after the new login")
+    texts = user_texts(fake_llm)
+    assert len(texts) == 2 and texts[1].endswith("sent while it was down")
+
+
 async def test_a_strangers_invite_is_declined_with_a_pairing_code_and_joined_once_approved(
     tmp_path: Path, fake_llm: FakeLLM, matrix_world: MatrixWorld
 ) -> None:

@@ -1,4 +1,4 @@
-from bot.agent.tool_results import clip_text, clip_tool_message
+from bot.agent.turn.tool_results import clip_text, clip_tool_message
 from bot.llm.cache_breakpoints import mark_cache_breakpoints, takes_cache_breakpoints
 
 

@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from bot.agent.personas import personas_from
+from bot.agent.persona.routes import personas_from
 from bot.config.schema import LLMConfig, PersonaConfig
 from bot.llm.model_params import openai_body
 from bot.llm.provider import ModelProvider

@@ -206,7 +206,7 @@ def test_history_file_is_one_greppable_line_per_entry(tmp_path: Path) -> None:
     scope.append_history("[2025-01-03 11:00] Second.")
     text = scope.history_file.read_text()
     assert text == "# History\n\n[2025-01-02 10:00] First.\n\n[2025-01-03 11:00] Second.\n"
-    scope.replace_memory("- fact\n")
+    scope.record([], "- fact\n")
     assert scope.read_memory() == "- fact\n"
     assert sorted(p.name for p in scope.directory.iterdir()) == ["HISTORY.md", "MEMORY.md"]
 

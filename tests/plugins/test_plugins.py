@@ -147,7 +147,7 @@ async def test_a_slow_hook_blocks_unless_its_plugin_allows_and_replace_changes_a
         await asyncio.Event().wait()  # never set: the hook answers only after its timeout
         return Block("too late")
 
-    event = BeforeToolCall("write_file", {"path": "x"}, "t:1", "u", "owner")
+    event = BeforeToolCall("write_file", {"path": "x"}, ChatRef("t", "1"), "u", "owner")
     guarded = Hooks(timeout=0.05)
     guarded.on("before_tool_call", slow, plugin="slowpoke")
     assert await guarded.run("before_tool_call", event) == Block(
@@ -163,7 +163,9 @@ async def test_a_slow_hook_blocks_unless_its_plugin_allows_and_replace_changes_a
 async def test_an_unknown_decision_at_a_guarding_hook_blocks(answer: object) -> None:
     hooks = Hooks()
     hooks.on("before_tool_call", lambda event: answer, plugin="odd")
-    decision = await hooks.run("before_tool_call", BeforeToolCall("exec", {"command": "ls"}, "t:1", "u", "user"))
+    decision = await hooks.run(
+        "before_tool_call", BeforeToolCall("exec", {"command": "ls"}, ChatRef("t", "1"), "u", "user")
+    )
     assert isinstance(decision, Block) and "odd" in decision.reason
 
 

@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from bot.storage.private_file import write_private
 from tests.fakes.openai_server import FakeLLM
 
 
@@ -17,10 +18,10 @@ def env_for(home: Path) -> dict[str, str]:
 
 
 def write_config(home: Path, fake: FakeLLM) -> Path:
-    """A config in `home` with only the model, pointed at the fake server."""
+    """A config in `home` with only the model, pointed at the fake server, private as `relaybot init` writes it."""
     home.mkdir(parents=True, exist_ok=True)
     path = home / "config.yaml"
-    path.write_text(f"llm:\n  model: openai/fake-model\n  api_key: sk-test\n  api_base: {fake.base_url}\n")
+    write_private(path, f"llm:\n  model: openai/fake-model\n  api_key: sk-test\n  api_base: {fake.base_url}\n")
     return path
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, TypeVar
 
 from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
 from bot.app.gateway import Gateway
+from bot.app.rosters import answering
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
 from bot.config.schema import Config
 from bot.events import Delivered, EventBus, TurnFinished, TurnStarted
@@ -107,9 +109,10 @@ class Harness(RepliesCollector):
             self.app.registry.register(tool)
         self._start_collecting()
         self._collector: asyncio.Task[None] | None = None
+        self._stack = AsyncExitStack()  # the agent and its roster of one
 
     async def __aenter__(self) -> Harness:
-        await self.app.start()
+        await self._stack.enter_async_context(answering(self.app))
         self._collector = asyncio.create_task(self._collect())
         return self
 
@@ -117,7 +120,7 @@ class Harness(RepliesCollector):
         if self._collector:
             self._collector.cancel()
             await asyncio.gather(self._collector, return_exceptions=True)
-        await self.app.stop()
+        await self._stack.aclose()
 
     async def send(
         self, text: str, chat: str = "test:1", sender: str = "u1", trust: Trust = Trust.OWNER, **fields: Any
@@ -135,7 +138,7 @@ class Harness(RepliesCollector):
         while True:
             message = await self.app.bus.consume_outbound()
             await self.app.bus.mark_sent(message.id)
-            self.app.events.emit(Delivered(message.chat.session_key, message.id, message.in_reply_to, message.kind))
+            self.app.events.emit(Delivered(message.chat, message.id, message.in_reply_to, message.kind))
             await self._arrive(message)
 
 

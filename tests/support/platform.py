@@ -42,6 +42,8 @@ class Platform(ABC):
     carries_files: ClassVar[bool] = True
     """Whether files travel in chats (else users cannot send one, and a file the bot sends becomes a notice naming
     it)."""
+    files_in_groups: ClassVar[bool] = True
+    """Whether the bot can send files in a group (else only in a direct chat, and a group gets a line naming them)."""
     gateway_sections: ClassVar[dict[str, Any]] = {}
     """Top-level config sections the gateway needs for this platform (a webhook needs `health.port`)."""
 
@@ -134,6 +136,10 @@ class Platform(ABC):
     @abstractmethod
     async def wait_for(self, check: Callable[[], bool], what: str) -> None:
         """Return once `check()` holds, re-checked whenever the fake records a call; `what` names it on a timeout."""
+
+    def direct_chat(self, user: str) -> ChatRef:
+        """The bot's direct chat with `user` (on most platforms the chat's id is the user's)."""
+        return ChatRef(self.name, user)
 
     def serving(self, gateway: Any) -> None:
         """Told that `gateway` (a started `tests.support.harness.GatewayUnderTest`) serves the platform, e.g. where its

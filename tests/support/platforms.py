@@ -13,6 +13,7 @@ from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.mattermost_server import FakeMattermost
 from tests.fakes.signal_daemon import FakeSignalDaemon
 from tests.fakes.slack_server import FakeSlack
+from tests.fakes.teams_server import FakeTeams
 from tests.fakes.telegram_html import html_visible_text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.fakes.whatsapp_server import FakeWhatsApp
@@ -24,6 +25,7 @@ from tests.support.matrix_world import MatrixWorld
 from tests.support.platform import Platform
 from tests.support.platform_irc import Irc
 from tests.support.platform_matrix import Matrix
+from tests.support.platform_teams import Teams
 from tests.support.selfhosted import Mattermost, Signal
 
 
@@ -278,6 +280,7 @@ PLATFORMS: dict[str, tuple[type[Any], type[Platform]]] = {
     "mattermost": (FakeMattermost, Mattermost),
     "signal": (FakeSignalDaemon, Signal),
     "irc": (IrcWorld, Irc),
+    "teams": (FakeTeams, Teams),
 }
 """Each platform's fake server and its face, by channel name."""
 

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from bot.bus import ChatRef
 from bot.config.schema_ops import TelemetryConfig
 from bot.events import LLMCalled
 from bot.llm.prices import call_cost
 from bot.telemetry.costs import CallCosts
 from bot.telemetry.otel import OtelTelemetry
-from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
+from tests.fakes.openai_server import Error, FakeLLM, Text, ToolCalls
 from tests.fakes.otlp_collector import FakeCollector
 from tests.support.harness import Harness
 
@@ -62,8 +63,8 @@ async def test_message_texts_are_exported_only_when_capture_content_is_on(tmp_pa
 
 
 def test_telemetry_costs_count_cached_tokens_as_the_ledger_does() -> None:
-    cached = LLMCalled("telegram:1", "gpt-4o", 1000, 100, 0.5, cached_tokens=800)
-    plain = LLMCalled("telegram:1", "gpt-4o", 1000, 100, 0.5)
+    cached = LLMCalled(ChatRef("telegram", "1"), "gpt-4o", 1000, 100, 0.5, cached_tokens=800)
+    plain = LLMCalled(ChatRef("telegram", "1"), "gpt-4o", 1000, 100, 0.5)
     costs = CallCosts()
     assert costs.of(cached) == call_cost("gpt-4o", 1000, 100, 800)
     assert costs.of(cached) < costs.of(plain)  # type: ignore[operator]
@@ -77,3 +78,17 @@ async def test_log_lines_inside_a_turn_carry_its_trace_id(
     trace_id = collector.spans[0]["trace_id"]
     turn_lines = [r.getMessage() for r in caplog.records if "turn answered" in r.getMessage()]
     assert turn_lines and all(f"trace_id={trace_id}" in line for line in turn_lines)
+
+
+async def test_a_failed_model_call_is_a_span_with_an_error_status(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.script(Error(503, "overloaded"), Error(503, "overloaded"), Error(503, "overloaded"), Error(503, "over"))
+    async with FakeCollector() as collector, Harness(tmp_path, fake_llm) as bot:
+        config = TelemetryConfig(otlp_endpoint=collector.endpoint)
+        telemetry = OtelTelemetry(bot.app.events, config, collector.endpoint, bot.app.bus.stats, export_interval=0.2)
+        telemetry.start()
+        await bot.ask("hello?")
+        await telemetry.stop()
+        await collector.wait_for(lambda: any(span["name"].startswith("chat") for span in collector.spans))
+    (chat,) = [span for span in collector.spans if span["name"].startswith("chat")]
+    assert chat["attributes"]["error.type"] == "ProviderUnavailable"
+    assert chat["status"] == 2  # ERROR

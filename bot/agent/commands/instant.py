@@ -9,9 +9,9 @@ from bot.agent.commands.approval import approval_answer
 from bot.agent.commands.help import GREETING, UNKNOWN_COMMAND, help_text, not_usable
 from bot.agent.commands.model import PROMPT_ID, ModelCommand
 from bot.agent.commands.session_switch import SessionSwitch
-from bot.agent.context_budget import ContextBudget
-from bot.agent.persona_turns import PersonaTurns
-from bot.agent.turn import TurnRunner
+from bot.agent.context.budget import ContextBudget
+from bot.agent.persona.runners import PersonaTurns
+from bot.agent.turn.runner import TurnRunner
 from bot.agent.turn_hooks import TurnHooks
 from bot.bus import Choice, InboundMessage
 from bot.commands.catalogue import (
@@ -19,16 +19,15 @@ from bot.commands.catalogue import (
     DENY,
     HELP,
     MODEL,
-    NEW,
     PAIR,
-    RESUME,
     SESSIONS,
     START,
     STATUS,
     USAGE,
     place_of,
 )
-from bot.commands.parse import invocation
+from bot.commands.parse import Invocation, invocation
+from bot.commands.router import CommandRouter
 from bot.plugins.approvals import ExecApprovals
 from bot.sessions.session import Sessions
 
@@ -66,37 +65,76 @@ class InstantCommands:
         self._model = model
         self._switch = switch
         self._approvals = approvals
+        self._routes = self._router()
+
+    def _router(self) -> CommandRouter[Answer]:
+        """Each command the loop answers at once, with its handler; the plugins' commands beside them."""
+        router: CommandRouter[Answer] = CommandRouter("loop")
+        router.add(HELP, self._help)
+        router.add(START, self._greet)
+        router.add(STATUS, self._status)
+        if self._switch is not None:
+            router.add(SESSIONS, self._sessions_listed)
+        if self._model is not None:
+            router.add(MODEL, self._model_answer)
+        if self._account is not None:
+            router.add(USAGE, self._usage)
+            router.add(PAIR, self._pair)
+        if self._approvals is not None:
+            router.add(APPROVE, self._approval)
+            router.add(DENY, self._approval)
+        router.add_plugins(self._hooks.hooks.commands, self._plugin)
+        return router
 
     async def answer(self, message: InboundMessage) -> Answer | None:
-        """The answer to a user's command (not /stop or /new), or None when the message is no such command."""
+        """The answer to a user's command (not /stop), or None when the message is no such command or one its lane
+        answers (/new, /resume)."""
         found = invocation(message.text) if message.kind == "user" else None
         if found is None:
             return None
         command, place = found.built_in, place_of(message)
         if command is not None and not command.usable(place, message.trust):
             return Answer(not_usable(command, place))
-        if command is HELP:
-            return Answer(help_text(place, message.trust))
-        if command is START:
-            return Answer(GREETING)
-        if command is STATUS:
-            await self._sessions.load(message.chat.session_key)  # a session not cached is read off the event loop
-            return Answer(self.status(message))
-        if command is SESSIONS and self._switch is not None:
-            return Answer(await self._switch.listing(message))
-        if command is MODEL and self._model is not None:
-            text, choices = self._model.answer(message)
-            return Answer(text, choices, PROMPT_ID if choices else None)
-        if command is USAGE and self._account is not None:
-            return Answer(self._account.usage(message))
-        if command is PAIR and self._account is not None:
-            return Answer(self._account.pair(message))
-        if command in (APPROVE, DENY) and self._approvals is not None:
-            return Answer(approval_answer(self._approvals, message, found.args, deny=command is DENY))
+        routed = self._routes.route_invocation(found)
+        if routed is not None:
+            return await routed[1](message, found)
+        return None if command is not None and command.answered == "lane" else Answer(UNKNOWN_COMMAND)
+
+    async def _help(self, message: InboundMessage, found: Invocation) -> Answer:
+        return Answer(help_text(place_of(message), message.trust))
+
+    async def _greet(self, message: InboundMessage, found: Invocation) -> Answer:
+        return Answer(GREETING)
+
+    async def _status(self, message: InboundMessage, found: Invocation) -> Answer:
+        await self._sessions.load(message.chat.session_key)  # a session not cached is read off the event loop
+        return Answer(self.status(message))
+
+    async def _sessions_listed(self, message: InboundMessage, found: Invocation) -> Answer:
+        assert self._switch is not None
+        return Answer(await self._switch.listing(message))
+
+    async def _model_answer(self, message: InboundMessage, found: Invocation) -> Answer:
+        assert self._model is not None
+        text, choices = self._model.answer(message)
+        return Answer(text, choices, PROMPT_ID if choices else None)
+
+    async def _usage(self, message: InboundMessage, found: Invocation) -> Answer:
+        assert self._account is not None
+        return Answer(self._account.usage(message))
+
+    async def _pair(self, message: InboundMessage, found: Invocation) -> Answer:
+        assert self._account is not None
+        return Answer(self._account.pair(message))
+
+    async def _approval(self, message: InboundMessage, found: Invocation) -> Answer:
+        assert self._approvals is not None
+        return Answer(approval_answer(self._approvals, message, found.args, deny=found.built_in is DENY))
+
+    async def _plugin(self, message: InboundMessage, found: Invocation) -> Answer:
         invoked = self._hooks.command(message)
-        if invoked is not None:
-            return Answer(await self._hooks.hooks.answer(*invoked))
-        return None if command in (NEW, RESUME) else Answer(UNKNOWN_COMMAND)  # these switch the session in the lane
+        assert invoked is not None
+        return Answer(await self._hooks.hooks.answer(*invoked))
 
     def status(self, message: InboundMessage) -> str:
         """/status: the model, persona, role, session length, tokens used and budget left."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from bot.agent.chat_models import ChatModels
+from bot.agent.persona.chat_models import ChatModels
 from bot.bus import Choice, InboundMessage, OutboundMessage, Trust
 
 logger = logging.getLogger(__name__)

@@ -96,4 +96,4 @@ class SessionSwitch:
         """The archived session's memory is consolidated in the background; session_end hears of it."""
         if self._memory and old.messages:
             self._memory.archive(old, scope_for(self._workspace, message))
-        await self._hooks.session_ended(message.chat.session_key, message.chat, len(old.messages))
+        await self._hooks.session_ended(message.chat, len(old.messages))

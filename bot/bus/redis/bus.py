@@ -16,6 +16,7 @@ from bot.bus.contract import BusStats
 from bot.bus.messages import InboundMessage, OutboundMessage
 from bot.bus.redis.backlog import StreamBacklog, stream_backlog
 from bot.bus.redis.connection import TIMEOUT, StreamScope, default_consumer
+from bot.bus.redis.dead_letters import RedisDeadLetters
 from bot.bus.redis.inbox import DEAD_CHECKS_PER_LEASE, WORKERS, RedisInbox
 from bot.bus.redis.outbox import ChannelOutboxes
 from bot.bus.redis.readers import Readers
@@ -45,7 +46,10 @@ class RedisBus:
         claim_idle_ms = int(claim_idle * 1000)
         block_ms = min(max(int(block * 1000), 1), MAX_BLOCK_MS)
         idle_block_ms = max(min(block_ms * 5, lease_ms // DEAD_CHECKS_PER_LEASE, MAX_BLOCK_MS, int(timeout * 500)), 1)
-        self._inbox = RedisInbox(self._scope, lease_ms, claim_idle_ms, block_ms, idle_block_ms, self.publish_outbound)
+        self._dead = RedisDeadLetters(self._scope)  # before the inbox, which records its crashed messages there
+        self._inbox = RedisInbox(
+            self._scope, lease_ms, claim_idle_ms, block_ms, idle_block_ms, self.publish_outbound, self._dead
+        )
         self._outboxes = ChannelOutboxes(self._scope, claim_idle_ms, idle_block_ms, block_ms)
         self._intake_closed = False
         self._readers = Readers(partial(create_groups, self._inbox, self._outboxes))
@@ -131,7 +135,14 @@ class RedisBus:
         await self._outboxes.finish(message_id, "sent")
 
     async def mark_failed(self, message_id: str, error: str) -> None:
-        await self._outboxes.finish(message_id, "failed", error)
+        body = await self._outboxes.finish(message_id, "failed", error)
+        if body is not None:
+            rounds = int(await self.redis.hget(self.key("out", message_id), "rounds") or 0)
+            await self._dead.record("out", body, message_id, error, max(rounds, 1))
+
+    @property
+    def dead_letters(self) -> RedisDeadLetters:
+        return self._dead
 
     async def count_ambiguous(self, message_id: str) -> None:
         await self._outboxes.count_ambiguous()
@@ -144,16 +155,15 @@ class RedisBus:
 
     async def stats(self) -> BusStats:
         inbox, *outboxes = await self.backlog()
-        counters = await self.redis.mget(
-            [self.key("stats", name) for name in ("inbound_failed", "outbound_failed", "ambiguous")]
-        )
-        failed_in, failed_out, ambiguous = (int(value or 0) for value in counters)
+        ambiguous = int(await self.redis.get(self.key("stats", "ambiguous")) or 0)
+        failed_in, failed_out, oldest = await self._dead.counts()
         return BusStats(
             inbound_pending=inbox.pending + inbox.unread,
             inbound_failed=failed_in,
             outbound_pending=sum(outbox.pending + outbox.unread for outbox in outboxes),
             outbound_failed=failed_out,
             ambiguous_sends=ambiguous,
+            oldest_dead=oldest,
         )
 
 

@@ -20,9 +20,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from bot.bus.journal import CRASH_LIMIT, RETENTION, dedupe_key
-from bot.bus.local import CRASH_APOLOGY
+from bot.bus.local import CRASH_APOLOGY, CRASH_REASON
 from bot.bus.messages import InboundMessage, OutboundMessage, inbound_to_json
 from bot.bus.redis.connection import StreamRead, StreamScope
+from bot.bus.redis.dead_letters import RedisDeadLetters
 from bot.bus.redis.handoff import HandoffStream, ReadEntry, read_entries
 from bot.bus.redis.outbox import Completion
 from bot.bus.redis.scripts import ADMIT, BEGIN, CLAIM_DEAD, PUBLISH_INBOUND, RELEASE, RENEW
@@ -52,9 +53,17 @@ class RedisInbox:
     """Accepts inbound messages into the inbox stream and hands this worker the ones it may run, in session order."""
 
     def __init__(
-        self, scope: StreamScope, lease_ms: int, claim_idle_ms: int, block_ms: int, idle_block_ms: int, reply: Reply
+        self,
+        scope: StreamScope,
+        lease_ms: int,
+        claim_idle_ms: int,
+        block_ms: int,
+        idle_block_ms: int,
+        reply: Reply,
+        dead: RedisDeadLetters,
     ) -> None:
         self._scope = scope
+        self._dead = dead
         self._lease_ms = lease_ms
         self._claim_idle_ms = claim_idle_ms
         self._block_ms = block_ms
@@ -293,10 +302,11 @@ class RedisInbox:
     async def _crashed_too_often(self, message: InboundMessage) -> bool:
         """A claimed message whose turns started CRASH_LIMIT times without finishing fails with one apology."""
         redis = self._scope.redis
-        if int(await redis.get(self._scope.key("starts", message.id)) or 0) < CRASH_LIMIT:
+        starts = int(await redis.get(self._scope.key("starts", message.id)) or 0)
+        if starts < CRASH_LIMIT:
             return False
         logger.error("[%s] message %s crashed workers twice; marked failed", message.chat.session_key, message.id)
-        await redis.incr(self._scope.key("stats", "inbound_failed"))
+        await self._dead.record_inbound(message, CRASH_REASON, starts)
         if message.kind == "user":
             target = message.edit_of or message.platform_message_id  # an edit's own id names no platform message
             apology = OutboundMessage(message.chat, CRASH_APOLOGY, message.id, target, "error")

@@ -59,7 +59,7 @@ class ChannelOutboxes:
         self._discover_ms = discover_ms
         self.channels: tuple[str, ...] | None = None  # None: every channel that has an outbox
         self.queue: asyncio.Queue[OutboundMessage] = asyncio.Queue()
-        self._entries: dict[str, tuple[str, str]] = {}  # outbound message id -> (stream, entry id)
+        self._entries: dict[str, tuple[str, str, str]] = {}  # outbound message id -> (stream, entry id, body)
         self._grouped: set[str] = set()  # channels whose outbox has the gateways group
         self._known: list[str] = []  # every channel's outbox, as last discovered (when `channels` is None)
         self._next_discovery = 0.0
@@ -108,16 +108,18 @@ class ChannelOutboxes:
         """The platform confirmed chunk `index` of a message."""
         await self._scope.redis.hset(self._scope.key("out", message_id), "chunks", index + 1)
 
-    async def finish(self, message_id: str, state: str, error: str | None = None) -> None:
-        """Record a message as sent or failed and acknowledge its entry (when this gateway read it), in one script."""
+    async def finish(self, message_id: str, state: str, error: str | None = None) -> str | None:
+        """Record a message as sent or failed and acknowledge its entry (when this gateway read it), in one script;
+        the message's body when this gateway read it."""
         assert self._finish is not None, "the redis bus is not started"
-        keys = [self._scope.key("out", message_id), self._scope.key("stats", "outbound_failed")]
+        keys = [self._scope.key("out", message_id)]
         args: list[EncodableT] = [state, error or "", GATEWAYS]
         found = self._entries.pop(message_id, None)
         if found is not None:  # nothing to acknowledge when this gateway did not read the entry
             keys.append(found[0])
             args.append(found[1])
         await self._finish(keys=keys, args=args)
+        return found[2] if found is not None else None
 
     async def count_ambiguous(self) -> None:
         """Count a send that may or may not have reached the platform."""
@@ -170,7 +172,7 @@ class ChannelOutboxes:
             for entry, fields in entries:
                 if not fields or fields["id"] in self._entries:
                     continue
-                self._entries[fields["id"]] = (stream, entry)
+                self._entries[fields["id"]] = (stream, entry, fields["body"])
                 self.queue.put_nowait(outbound_from_json(fields["body"]))
 
     async def backlog(self) -> list[StreamBacklog]:

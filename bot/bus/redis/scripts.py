@@ -116,13 +116,12 @@ return #KEYS
 """
 
 FINISH = """
--- Record an outbound message as sent or failed, acknowledge its outbox entry (when the gateway read one) and
--- count a failure, in one step.
--- KEYS: outbound state hash, failure counter, then the outbox stream when there is an entry to acknowledge
--- ARGV: state, error, outbox group, entry id (when KEYS[3])
+-- Record an outbound message as sent or failed and acknowledge its outbox entry (when the gateway read one),
+-- in one step.
+-- KEYS: outbound state hash, then the outbox stream when there is an entry to acknowledge
+-- ARGV: state, error, outbox group, entry id (when KEYS[2])
 redis.call('HSET', KEYS[1], 'state', ARGV[1], 'error', ARGV[2])
-if KEYS[3] then redis.call('XACK', KEYS[3], ARGV[3], ARGV[4]) end
-if ARGV[1] == 'failed' then redis.call('INCR', KEYS[2]) end
+if KEYS[2] then redis.call('XACK', KEYS[2], ARGV[3], ARGV[4]) end
 return 1
 """
 

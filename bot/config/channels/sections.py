@@ -14,6 +14,7 @@ from bot.config.channels.matrix import MatrixConfig
 from bot.config.channels.mattermost import MattermostConfig
 from bot.config.channels.signal import SignalConfig
 from bot.config.channels.slack import SlackConfig
+from bot.config.channels.teams import TeamsConfig
 from bot.config.channels.telegram import TelegramConfig
 from bot.config.channels.whatsapp import WhatsAppConfig
 from bot.config.channels.xmpp import XmppConfig
@@ -32,6 +33,7 @@ class ChannelsConfig(Section):
     signal: SignalConfig = SignalConfig()
     irc: IrcConfig = IrcConfig()
     xmpp: XmppConfig = XmppConfig()
+    teams: TeamsConfig = TeamsConfig()
     api: ApiConfig = ApiConfig()
 
     def chat_sections(self) -> dict[str, ChannelSection]:

@@ -274,7 +274,8 @@ class MemoryIndexes:
                 return found
             path = self.path_for(directory)
             if warn_missing and not path.exists() and self._has_sources(directory):
-                logger.warning("memory index %s is missing: rebuilding it from the session logs", path)
+                # A fresh home's first message, or an index deleted on purpose: rebuilt by itself, nothing to act on.
+                logger.info("memory index %s is missing: rebuilding it from the session logs", path)
             try:
                 index = MemoryIndex.open(path)
             except IndexUnusable as exc:

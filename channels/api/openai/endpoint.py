@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections import defaultdict
 from collections.abc import AsyncIterator
@@ -12,18 +13,25 @@ from typing import Any
 from aiohttp import web
 
 from bot.bus import new_id
+from bot.storage.recent import RecentMap
 from channels.api.frames import Frame
 from channels.api.hub import session_chat
 from channels.api.openai.request import parse_completion
 from channels.api.rpc.methods import RunChannel
 from channels.api.rpc.runs import Run, run_topic
 
+logger = logging.getLogger(__name__)
+
 MODEL = "relaybot"
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+REMEMBERED_OUTCOMES = 1000  # the latest completions answered under an idempotency key, per gateway
+NO_RETRY = {"x-should-retry": "false"}  # the run failed for good: a retry would run the whole turn again
 
 
 def add_routes(app: web.Application, channel: RunChannel) -> None:
     """Mount /v1/models and /v1/chat/completions."""
     locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+    outcomes: RecentMap[tuple[str, str], web.Response] = RecentMap(REMEMBERED_OUTCOMES)
 
     async def models(request: web.Request) -> web.Response:
         channel.gate.check(request)
@@ -39,7 +47,10 @@ def add_routes(app: web.Application, channel: RunChannel) -> None:
             body = None
         asked = parse_completion(body)
         chat = session_chat(caller, asked.session)
+        key = request.headers.get(IDEMPOTENCY_HEADER)
         async with locks[chat.session_key]:  # one request per session at a time: never two in one turn
+            if key and (done := outcomes.get((caller.name, key))) is not None:
+                return _again(done)
             frames: asyncio.Queue[Frame] = asyncio.Queue()
 
             def watch(run: Run) -> None:
@@ -49,7 +60,10 @@ def add_routes(app: web.Application, channel: RunChannel) -> None:
             try:
                 if asked.stream:
                     return await _stream(request, run, _run_frames(frames), asked.include_usage)
-                return await _complete(run, _run_frames(frames))
+                response = await _complete(run, _run_frames(frames))
+                if key:
+                    outcomes[(caller.name, key)] = response
+                return response
             finally:
                 channel.hub.unwatch(run_topic(run.id), frames)
 
@@ -66,12 +80,19 @@ async def _run_frames(queue: asyncio.Queue[Frame]) -> AsyncIterator[Frame]:
             return
 
 
+def _again(first: web.Response) -> web.Response:
+    """A repeat of a request already answered under the same idempotency key: the first run's outcome."""
+    assert first.body is not None and not isinstance(first.body, str)
+    headers = {name: value for name, value in first.headers.items() if name.lower().startswith("x-")}
+    return web.Response(body=first.body, status=first.status, content_type="application/json", headers=headers)
+
+
 def _envelope(completion_id: str, kind: str, choices: list[dict[str, Any]]) -> dict[str, Any]:
     return {"id": completion_id, "object": kind, "created": int(time.time()), "model": MODEL, "choices": choices}
 
 
 def _error(message: str) -> dict[str, Any]:
-    return {"error": {"message": message, "type": "server_error"}}
+    return {"error": {"message": message, "type": "server_error", "code": "run_failed"}}
 
 
 def _usage(run: Run) -> dict[str, int]:
@@ -90,7 +111,7 @@ async def _complete(run: Run, frames: AsyncIterator[Frame]) -> web.Response:
     async for _ in frames:
         pass
     if run.status == "error":
-        return web.json_response(_error(run.reply or run.error or "the run failed"), status=502)
+        return web.json_response(_error(run.reply or run.error or "the run failed"), status=502, headers=NO_RETRY)
     message = {"role": "assistant", "content": run.reply or ""}
     completion = _envelope(
         f"chatcmpl-{new_id()}",
@@ -107,6 +128,16 @@ async def _stream(
     """SSE in the OpenAI chunk format; text that was not streamed (a notice, a reply after tools) comes at the end."""
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
     await response.prepare(request)
+    try:
+        await _stream_run(response, run, frames, include_usage)
+    except ConnectionResetError:  # the client went away (it stopped reading): normal, and its run goes on
+        logger.debug("completion stream of run %s: the client left", run.id)
+    return response
+
+
+async def _stream_run(
+    response: web.StreamResponse, run: Run, frames: AsyncIterator[Frame], include_usage: bool
+) -> None:
     completion_id = f"chatcmpl-{new_id()}"
 
     async def send(payload: dict[str, Any]) -> None:
@@ -132,4 +163,3 @@ async def _stream(
         await send(_envelope(completion_id, "chat.completion.chunk", []) | {"usage": _usage(run)})
     await response.write(b"data: [DONE]\n\n")
     await response.write_eof()
-    return response

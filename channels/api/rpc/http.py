@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -13,6 +14,8 @@ from channels.api.rpc import methods as rpc
 from channels.api.rpc.methods import RpcError, RunChannel
 from channels.api.rpc.runs import run_topic
 from channels.api.web.auth import Caller
+
+logger = logging.getLogger(__name__)
 
 Call = Callable[[RunChannel, Caller, dict[str, Any]], Awaitable[dict[str, Any]]]
 
@@ -58,6 +61,8 @@ def add_routes(app: web.Application, channel: RunChannel) -> None:
                 if frame["stream"] == "lifecycle" and frame["data"]["phase"] in ("end", "error"):
                     break
             await response.write_eof()
+        except ConnectionResetError:  # the client stopped watching: normal, and the run goes on
+            logger.debug("event stream of run %s: the client left", run.id)
         finally:
             channel.hub.unwatch(run_topic(run.id), queue)
         return response

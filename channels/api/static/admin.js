@@ -82,6 +82,11 @@
       return [j.id, j.name, j.schedule, j.target, j.next_run || "never", last,
         button("Run now", { op: "cron.run", id: j.id }), button("Remove", { op: "cron.remove", id: j.id }, true)];
     }));
+    table($("dead"), ["id", "", "chat", "agent", "failed", "attempts", "reason", "message", "", ""],
+      state.dead_letters.map(function (d) {
+        return [d.id, d.direction, d.chat, d.agent, when(d.when), d.attempts, d.reason, d.preview,
+          button("Retry", { op: "queue.retry", id: d.id }), button("Drop", { op: "queue.drop", id: d.id }, true)];
+      }));
     $("heartbeat").textContent = "";
     for (const key of Object.keys(state.heartbeat)) {
       const dt = document.createElement("dt"); dt.textContent = key;

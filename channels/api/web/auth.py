@@ -67,8 +67,12 @@ class FailureLockout:
         del self._locked_until[address]
         return False
 
-    def failed(self, address: str) -> None:
-        """Record a wrong token; the fifth within the window locks the address."""
+    def retry_after(self, address: str) -> float:
+        """Seconds until a locked-out address may try again (0 when it is not locked)."""
+        return max(self._locked_until.get(address, 0.0) - self._clock(), 0.0)
+
+    def failed(self, address: str) -> bool:
+        """Record a wrong token; the fifth within the window locks the address (True then)."""
         now = self._clock()
         recent = self._failures.setdefault(address, deque())
         recent.append(now)
@@ -77,3 +81,5 @@ class FailureLockout:
         if len(recent) >= MAX_FAILURES:
             self._locked_until[address] = now + WINDOW
             del self._failures[address]
+            return True
+        return False

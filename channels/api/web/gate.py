@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import logging
+import math
 from dataclasses import dataclass
 
 from aiohttp import web
@@ -10,6 +13,8 @@ from channels.api.web.auth import Caller, FailureLockout, TokenBook
 from channels.api.web.origins import OriginPolicy
 from channels.api.web.sessions import CSRF_HEADER, WebSession, WebSessions
 
+logger = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True, slots=True)
 class Access:
@@ -17,6 +22,14 @@ class Access:
 
     caller: Caller
     session: WebSession | None
+
+
+def refusal(
+    error: type[web.HTTPException], message: str, kind: str, code: str, headers: dict[str, str] | None = None
+) -> web.HTTPException:
+    """An HTTP error whose body is OpenAI's error shape, so its clients (and the SDK) show the message."""
+    body = json.dumps({"error": {"message": message, "type": kind, "code": code}})
+    return error(text=body, content_type="application/json", headers=headers)
 
 
 def bearer_token(request: web.Request) -> str | None:
@@ -36,8 +49,16 @@ class Gatekeeper:
 
     def refuse_locked(self, request: web.Request) -> None:
         """Raise HTTPTooManyRequests while the request's address is locked out."""
-        if self._lockout.locked(request.remote or "?"):
-            raise web.HTTPTooManyRequests(text="too many wrong tokens; try again in a minute")
+        address = request.remote or "?"
+        if self._lockout.locked(address):
+            wait = math.ceil(self._lockout.retry_after(address))
+            raise refusal(
+                web.HTTPTooManyRequests,
+                f"too many wrong tokens from this address; try again in {wait}s",
+                "rate_limit_error",
+                "locked_out",
+                {"Retry-After": str(wait)},
+            )
 
     def caller_for(self, request: web.Request, token: str) -> Caller:
         """The caller a presented token belongs to; a wrong one counts against the address's lockout."""
@@ -45,9 +66,15 @@ class Gatekeeper:
         self.refuse_locked(request)
         caller = self._book.caller(token) if token else None
         if caller is None:
-            if token:
-                self._lockout.failed(address)
-            raise web.HTTPUnauthorized(text="a valid API token is needed", headers={"WWW-Authenticate": "Bearer"})
+            if token and self._lockout.failed(address):
+                logger.warning("API: %s sent too many wrong tokens; refused for a minute", address)
+            raise refusal(
+                web.HTTPUnauthorized,
+                "a valid API token is needed (Authorization: Bearer …)",
+                "invalid_request_error",
+                "invalid_api_key",
+                {"WWW-Authenticate": "Bearer"},
+            )
         return caller
 
     def access(self, request: web.Request, owner_only: bool = False) -> Access:
@@ -56,7 +83,7 @@ class Gatekeeper:
         session = None if token is not None else self.sessions.of(request)
         caller = session.caller if session is not None else self.caller_for(request, token or "")
         if owner_only and not caller.is_owner:
-            raise web.HTTPUnauthorized(text="an owner token is needed")
+            raise refusal(web.HTTPUnauthorized, "an owner token is needed", "invalid_request_error", "not_owner")
         return Access(caller, session)
 
     def check(self, request: web.Request, owner_only: bool = False) -> Caller:

@@ -122,3 +122,24 @@ async def test_approving_a_code_on_the_dashboard_lets_the_stranger_in(
     telegram.text("now?", chat_id=STRANGER, user_id=STRANGER)
     replies = await telegram.wait_for_sent(2)
     assert replies[1]["chat_id"] == STRANGER and replies[1]["text"].endswith("now?")
+
+
+@needs_chromium
+async def test_a_reply_to_a_blocked_chat_is_listed_on_the_dashboard_and_retried_there(
+    paired_bot: ApiBot, telegram: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    telegram.fail("sendMessage", status=403, description="Forbidden: bot was blocked by the user")
+    fake_llm.script(Text("Otters hold hands while they sleep."))
+    telegram.text("tell me about otters", chat_id=OWNER, user_id=OWNER)
+    (notice,) = await telegram.wait_for_sent(1)  # the owner is told; the reply itself waits as a dead letter
+    assert "relaybot queue list" in notice["text"]
+    async with phone_page() as page:
+        await page.goto(f"{paired_bot.url}/admin")
+        await page.fill("#token", OWNER_TOKEN)
+        await page.click("#login button")
+        row = page.locator("#dead tr", has_text="Forbidden: bot was blocked by the user")
+        await row.get_by_role("button", name="Retry").click()
+        await page.wait_for_selector("#state:has-text('done')")
+        assert await page.locator("#dead tr", has_text="Otters").count() == 0
+    replies = await telegram.wait_for_sent(2)
+    assert replies[1]["text"] == "Otters hold hands while they sleep."

@@ -27,7 +27,7 @@ async def frames_until_reply(ws: aiohttp.ClientWebSocketResponse) -> list[dict]:
         frames.append(frame)
 
 
-async def test_message_streams_in_and_the_reply_comes_exactly_once(api_bot: ApiBot, fake_llm) -> None:
+async def test_message_streams_in_and_the_reply_comes_exactly_once_before_idle(api_bot: ApiBot, fake_llm) -> None:
     fake_llm.script(Text("Hello there, this is a streamed reply of some length."))
     async with aiohttp.ClientSession() as http, http.ws_connect(f"{api_bot.url}/ws", headers=bearer(OWNER_TOKEN)) as ws:
         hello = await ws.receive_json(timeout=5)
@@ -41,8 +41,8 @@ async def test_message_streams_in_and_the_reply_comes_exactly_once(api_bot: ApiB
     replies = [f for f in frames if f["type"] == "message"]
     text = "Hello there, this is a streamed reply of some length."
     assert replies == [{"type": "message", "text": text, "reply_to": "c1", "kind": "reply"}]
-    assert {"type": "status", "state": "idle", "outcome": "answered", "replied": True, "reply_to": "c1"} in frames
-    assert frames[-1]["type"] == "message"
+    idle = {"type": "status", "state": "idle", "outcome": "answered", "replied": True, "reply_to": "c1"}
+    assert frames[-2:] == [replies[0], idle]  # the reply first, then the turn's end
 
 
 async def test_tool_progress_is_sent_as_tool_call_and_tool_result(api_bot: ApiBot, fake_llm, tmp_path) -> None:

@@ -73,7 +73,9 @@ async def test_a_refusal_fails_that_reply_alone_with_the_platforms_reason(
     event = await failed
     assert platform.forbidden in event.error and "Traceback" not in event.error
     assert platform.send_attempts() == 1  # a refusal is final: never retried
+    await platform.wait_sent(1)  # the owner hears of the dead letter (here, in the very chat: one refusal only)
     platform.dm("second", platform.owner)
-    await platform.wait_sent(1)
-    (answer,) = platform.sent()
+    await platform.wait_sent(2)
+    notice, answer = platform.sent()
+    assert "relaybot queue list" in notice
     assert answer.endswith("second") and user_texts(fake_llm)[1].endswith("second")

@@ -30,12 +30,18 @@ async def test_a_file_the_bot_sends_is_uploaded_with_its_name(
 ) -> None:
     report = tmp_path / "report.txt"
     report.write_text("all systems nominal\n")
-    message = OutboundMessage(platform.group_chat, "the report", files=(Attachment(str(report), "text/plain"),))
+    files = (Attachment(str(report), "text/plain"),)
+    message = OutboundMessage(platform.group_chat, "the report", files=files)
     await bot.gateway.agent.bus.publish_outbound(message)
     if not platform.carries_files:  # declared: no files in chats, so the file is named in a notice instead
         await platform.wait_sent(2)
         assert platform.sent()[0] == "the report" and "report.txt" in platform.sent()[1]
         assert platform.uploads() == []
         return
+    if not platform.files_in_groups:  # declared: files go only to direct chats, and a group gets a line naming them
+        await platform.wait_for(lambda: any("report.txt" in text for text in platform.sent()), "the file named")
+        assert platform.uploads() == []
+        message = OutboundMessage(platform.direct_chat(platform.owner), "the report", files=files)
+        await bot.gateway.agent.bus.publish_outbound(message)
     await platform.wait_uploads(1)
     assert platform.uploads() == ["report.txt"]

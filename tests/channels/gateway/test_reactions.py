@@ -86,7 +86,7 @@ async def test_status_turns_the_mark_into_done_or_failed_at_the_turn_end() -> No
     events.emit(TurnStarted(DM, first.id))
     await publish(second)  # arrives during the turn: the next turn answers it
     events.emit(TurnFinished(DM, first.id, "answered", 1, 0.1))
-    events.emit(Delivered(DM.session_key, f"{first.id}:reply", first.id, "reply"))
+    events.emit(Delivered(DM, f"{first.id}:reply", first.id, "reply"))
     events.emit(TurnStarted(DM, second.id))
     events.emit(TurnFinished(DM, second.id, "crashed", 1, 0.1, replied=False))
     expected = [("d1", "10", "seen"), ("d1", "11", "seen"), ("d1", "10", "done"), ("d1", "11", "failed")]
@@ -102,9 +102,9 @@ async def test_a_replying_turn_is_marked_once_its_reply_is_delivered_and_failed_
         await manager.publisher("fake")(turn)
         events.emit(TurnStarted(DM, turn.id))
         events.emit(TurnFinished(DM, turn.id, "answered", 1, 0.1))
-    events.emit(Delivered(DM.session_key, "progress-1", delivered.id, "progress"))  # not the answer: no mark yet
-    events.emit(DeliveryFailed(DM.session_key, f"{refused.id}:reply", refused.id, "refused"))
-    events.emit(Delivered(DM.session_key, f"{delivered.id}:reply", delivered.id, "reply"))
+    events.emit(Delivered(DM, "progress-1", delivered.id, "progress"))  # not the answer: no mark yet
+    events.emit(DeliveryFailed(DM, f"{refused.id}:reply", refused.id, "refused"))
+    events.emit(Delivered(DM, f"{delivered.id}:reply", delivered.id, "reply"))
     expected = [("d1", "12", "seen"), ("d1", "13", "seen"), ("d1", "13", "failed"), ("d1", "12", "done")]
     await until(lambda: channel.reactions == expected, timeout=5)
     await manager.stop()

@@ -1,0 +1,1 @@
+"""Who answers: personas and their routes, the model each chat chose, and their turn runners."""
