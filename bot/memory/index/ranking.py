@@ -126,7 +126,7 @@ def joined(first: Sequence[Row], leads: Sequence[Row]) -> list[Row]:
     return list(rows.values())
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=256)
 def _roots(asked: str, answered: str) -> frozenset[str]:
     """The roots of a passage's words (the same passages come up turn after turn: kept for a while)."""
     return frozenset(roots_of(f"{asked} {answered}"))
