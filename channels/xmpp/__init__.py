@@ -21,7 +21,7 @@ def build(
     """One bot's channel; slixmpp is imported only here, when the bot is built."""
     from channels.xmpp.channel import XmppChannel
 
-    return XmppChannel(publish, cast("XmppConfig", section), retry)
+    return XmppChannel(publish, cast("XmppConfig", section), retry, media_dir=media)
 
 
 KIND = Kind(

@@ -7,7 +7,8 @@ import asyncio
 import logging
 from dataclasses import replace
 from functools import partial
-from typing import ClassVar, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from bot.bus import ChatRef, OutboundMessage
 from bot.cancelling import cancel_and_wait
@@ -17,12 +18,16 @@ from bot.retry import RetryPolicy
 from channels.base import Channel, Publish
 from channels.formatting import split_for_platform
 from channels.live_edits import EditedMessages
+from channels.media import MediaRef, attach_media, download_capped
 from channels.numbered import NumberedChoices
 from channels.streaming import LiveReply, StreamSettings
 from channels.xmpp.client import ACK_TIMEOUT, XmppClient
 from channels.xmpp.files import no_upload_notice, upload
 from channels.xmpp.live import XmppCorrections
-from channels.xmpp.parse import CHANNEL, Stanza, parse_stanza
+from channels.xmpp.parse import CHANNEL, Stanza, parse_stanza, shared_file, without_link
+
+if TYPE_CHECKING:
+    import aiohttp
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +49,7 @@ class XmppChannel(Channel):
         retry: RetryPolicy | None = None,
         connect_timeout: float = CONNECT_TIMEOUT,
         ack_timeout: float = ACK_TIMEOUT,
+        media_dir: Path | None = None,
     ) -> None:
         self._publish = publish
         self._config = config
@@ -56,6 +62,8 @@ class XmppChannel(Channel):
         self._lost = asyncio.Event()
         self._keeper: asyncio.Task[None] | None = None
         self._stopping = False
+        self._media_dir = media_dir
+        self._http: aiohttp.ClientSession | None = None
 
     @property
     def nick(self) -> str:
@@ -71,6 +79,10 @@ class XmppChannel(Channel):
         if not self._config.jid:
             raise ChannelError("channels.xmpp needs jid and password")
         self._stopping = False
+        if self._media_dir is not None:
+            import aiohttp
+
+            self._http = aiohttp.ClientSession()
         await self._connect()
         self._keeper = asyncio.create_task(self._keep_connected(), name="xmpp-reconnect")
 
@@ -83,6 +95,9 @@ class XmppChannel(Channel):
         if client is not None:
             client.disconnect()
             await asyncio.sleep(0)
+        http, self._http = self._http, None
+        if http is not None:
+            await http.close()
 
     async def send(self, message: OutboundMessage) -> None:
         """The text (choices as numbered lines) as one message, then each file by HTTP upload (or a notice)."""
@@ -170,11 +185,18 @@ class XmppChannel(Channel):
                 logger.warning("xmpp: reconnect failed: %s", exc)
                 self._lost.set()
 
+    async def _fetch(self, media: MediaRef, target: Path) -> None:
+        """Download a shared file (an HTTP-upload URL: the link itself grants access, XEP-0363 §5)."""
+        assert self._http is not None
+        await download_capped(self._http, media.source, target, {})
+
     async def _on_stanza(self, stanza: Stanza) -> None:
         message = parse_stanza(stanza, self._config.jid, self.nick)
         if message is None:
             return
         message = replace(message, stream=self._streaming.mode != "off")
+        if (media := shared_file(stanza)) is not None and self._media_dir is not None:
+            message = await attach_media(without_link(message), [media], self._media_dir, self._fetch)
         if message.edit_of is None and (pressed := self._choices.press(message.chat, message.text)):
             press, label = pressed
             message = replace(message, press=press, text=label)

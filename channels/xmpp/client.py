@@ -94,6 +94,7 @@ class XmppClient(slixmpp.ClientXMPP):
             slixmpp.JID(real).bare if real else "",
             msg["replace"]["id"] or "",
             bool(msg["delay"]["stamp"]),
+            msg["oob"]["url"] or "",
         )
         await self._on_stanza(stanza)
 

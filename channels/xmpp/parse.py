@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import mimetypes
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import PurePosixPath
+from urllib.parse import unquote, urlsplit
 
 from bot.bus import ChatRef, InboundMessage
+from channels.media import MediaRef, kind_of
 
 CHANNEL = "xmpp"
 
@@ -22,6 +26,22 @@ class Stanza:
     real_jid: str = ""  # the occupant's bare JID, where the room shows it to the bot
     replaces: str = ""  # XEP-0308: the id of the message this one corrects
     delayed: bool = False  # XEP-0203: room history replayed on join, not a new message
+    link: str = ""  # XEP-0066: the URL of a file the message carries (as clients send HTTP-upload files)
+
+
+def shared_file(stanza: Stanza) -> MediaRef | None:
+    """The file a message shares, where its body is just its XEP-0066 link (how clients send a file); else None."""
+    if not stanza.link or stanza.body.strip() != stanza.link or urlsplit(stanza.link).scheme not in ("http", "https"):
+        return None
+    name = unquote(PurePosixPath(urlsplit(stanza.link).path).name) or "file"
+    mime_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
+    unique = stanza.message_id or str(abs(hash(stanza.link)))
+    return MediaRef(stanza.link, unique, kind_of(mime_type), mime_type, None, name)
+
+
+def without_link(message: InboundMessage) -> InboundMessage:
+    """The message of a shared file: the file comes as an attachment, so the link is not also its text."""
+    return replace(message, text="")
 
 
 def mentions(body: str, nick: str) -> tuple[bool, str]:

@@ -26,7 +26,9 @@ from tests.support.platform import Platform
 from tests.support.platform_irc import Irc
 from tests.support.platform_matrix import Matrix
 from tests.support.platform_teams import Teams
+from tests.support.platform_xmpp import Xmpp
 from tests.support.selfhosted import Mattermost, Signal
+from tests.support.xmpp_world import XmppWorld
 
 
 class Telegram(Platform):
@@ -281,6 +283,7 @@ PLATFORMS: dict[str, tuple[type[Any], type[Platform]]] = {
     "signal": (FakeSignalDaemon, Signal),
     "irc": (IrcWorld, Irc),
     "teams": (FakeTeams, Teams),
+    "xmpp": (XmppWorld, Xmpp),
 }
 """Each platform's fake server and its face, by channel name."""
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +30,7 @@ class XmppUser(slixmpp.ClientXMPP):  # type: ignore[misc]
 
     def __init__(self, jid: str, password: str, port: int) -> None:
         super().__init__(jid, password)
-        for plugin in ("xep_0030", "xep_0045", "xep_0066", "xep_0184", "xep_0199", "xep_0308"):
+        for plugin in ("xep_0030", "xep_0045", "xep_0066", "xep_0184", "xep_0199", "xep_0308", "xep_0363"):
             self.register_plugin(plugin)
         self.enable_plaintext, self.enable_starttls, self.enable_direct_tls = True, False, False
         self.plugin["feature_mechanisms"].unencrypted_plain = True
@@ -58,6 +59,12 @@ class XmppUser(slixmpp.ClientXMPP):  # type: ignore[misc]
         msg["id"] = self.new_id()
         msg.send()
         return str(msg["id"])
+
+    async def upload(self, content: bytes, name: str, mime_type: str) -> str:
+        """Put a file on the server's HTTP upload service (XEP-0363) and return its download URL."""
+        data = io.BytesIO(content)
+        upload = self.plugin["xep_0363"].upload_file
+        return str(await upload(name, size=len(content), content_type=mime_type, input_file=data, timeout=15))
 
     def from_(self, sender: str) -> list[Got]:
         """What `sender` (a bare JID, or room/nick) sent this user, in order."""

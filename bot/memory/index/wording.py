@@ -7,6 +7,7 @@ import re
 from functools import lru_cache
 
 ROOT_CHARS = 5
+ROOTS_KEPT = 8192  # stems kept: a few languages' everyday vocabulary, about 1.5 MB at most
 _SUFFIXES: tuple[str, ...] = ("ations", "ation", "ings", "ing", "ions", "ion", "ments", "ment", "edly", "ies")
 _SUFFIXES += ("ied", "ed", "es", "ic", "ly", "s", "y")  # longest first: the first that fits is cut
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -26,13 +27,15 @@ neighbour neighbor|colour color|favourite favorite|ill sick|car vehicle|house ho
 """
 
 
-@lru_cache(maxsize=65536)  # a chat's vocabulary is small next to how often its words are read
 def root(word: str) -> str:
     """A word's light stem, at most ROOT_CHARS letters: what its inflections and derivations share; a word with
     digits (a code, a number, an id) stays whole."""
     word = word.lower()
-    if not word.isalpha():
-        return word
+    return _stem(word) if word.isalpha() else word
+
+
+@lru_cache(maxsize=ROOTS_KEPT)  # words recur far more than they are new; numbers and ids, which never end, stay out
+def _stem(word: str) -> str:
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]

@@ -61,7 +61,6 @@ async def test_in_a_room_only_a_mention_is_answered(tmp_path: Path, fake_llm: Fa
     assert world.owner is not None
     async with gateway(tmp_path, fake_llm, world) as bot:
         await bot.gateway.manager.ready("xmpp")
-        await world.owner.join(ROOM, "owner")
         world.owner.say(ROOM, "talking among ourselves", "groupchat")
         world.owner.say(ROOM, "bot: what do you think?", "groupchat")
         (answer,) = await world.owner.wait_for(1, f"{ROOM}/bot")

@@ -2,7 +2,7 @@
 
 from bot.errors import ChannelError, ChannelUnavailable
 from channels.xmpp.calls import stanza_error
-from channels.xmpp.parse import Stanza, mentions, parse_stanza
+from channels.xmpp.parse import Stanza, mentions, parse_stanza, shared_file
 
 BOT, NICK = "bot@example.org", "bot"
 
@@ -46,3 +46,17 @@ def test_a_wait_error_is_transient_and_others_are_final() -> None:
     refused = stanza_error("cancel", "not-acceptable", "not in the room")
     assert isinstance(waiting, ChannelUnavailable) and waiting.code == "resource-constraint"
     assert type(refused) is ChannelError and refused.code == "not-acceptable"
+
+
+def test_a_message_that_is_just_its_link_shares_a_file_named_by_the_url() -> None:
+    link = "http://127.0.0.1:5280/file_share/Abc/launch%20notes.txt"
+    media = shared_file(Stanza("chat", "owner@localhost", link, "m1", link=link))
+    assert media is not None and (media.name, media.mime_type, media.kind) == ("launch notes.txt", "text/plain", "file")
+    assert media.source == link and media.filename == "m1.txt"
+
+
+def test_a_link_with_words_around_it_or_no_http_url_shares_no_file() -> None:
+    link = "http://127.0.0.1:5280/file_share/Abc/photo.png"
+    assert shared_file(Stanza("chat", "owner@localhost", f"look: {link}", "m1", link=link)) is None
+    assert shared_file(Stanza("chat", "owner@localhost", "file:///etc/passwd", "m2", link="file:///etc/passwd")) is None
+    assert shared_file(Stanza("chat", "owner@localhost", link, "m3")) is None
