@@ -9,11 +9,21 @@ from zoneinfo import ZoneInfo
 
 from bot.memory.index.passages import ExchangePart
 from bot.memory.index.query import parse_query
-from bot.memory.index.ranking import Hit, Shown, best_hits, keyword_ranking, shown_ranges
+from bot.memory.index.ranking import (
+    Hit,
+    Shown,
+    best_hits,
+    joined,
+    keyword_ranking,
+    keyword_rows,
+    rescored,
+    shown_ranges,
+)
 from bot.memory.index.rendering import render_window
 from bot.memory.index.restating import question_roots, restates
 from bot.memory.index.store import MemoryIndex
 from bot.memory.index.windows import widen
+from bot.memory.index.word_counts import WordCounts
 from bot.sessions.logs import Cursor
 
 DAY = 1_780_000_000.0
@@ -93,6 +103,27 @@ def test_the_second_pass_finds_what_a_first_hit_names(tmp_path: Path) -> None:
     )
     assert "Dana loves grilled sardines" not in [hit.stored.passage.asked for hit in hits(index, "sister")]
     assert "Dana loves grilled sardines" in [hit.stored.passage.asked for hit in hits(index, "sister", follow=True)]
+
+
+def test_the_second_pass_scores_as_one_search_of_both_word_sets_would(tmp_path: Path) -> None:
+    index = chat(
+        tmp_path,
+        [
+            ("My sister Dana moved to Porto", "Nice"),
+            ("Dana loves grilled sardines", "Yum"),
+            ("My sister likes sardines too", "Ha"),
+            *filler(6),
+        ],
+    )
+    query = parse_query("sister", NOW)
+    wider = parse_query("sister dana sardines", NOW)
+    counts = WordCounts()
+    first = keyword_rows(index, query, 5, None, None, (), counts)
+    leads = keyword_rows(index, wider, 5, None, None, (), counts, ("dana", "sardines"))
+    reused = rescored(wider, joined(first, leads), DAY, counts)
+    whole = keyword_ranking(index, wider, 5, DAY)
+    assert [rowid for rowid, _ in reused] == [rowid for rowid, _ in whole]
+    assert [round(score, 6) for _, score in reused] == [round(score, 6) for _, score in whole]
 
 
 def test_a_window_stops_where_the_prompt_already_shows_the_chat(tmp_path: Path) -> None:

@@ -52,6 +52,9 @@ class Hit:
     chars: int = 0  # the characters its window may take when shown (0: no window)
 
 
+Row = tuple[int, float, float, str, str]  # a keyword hit as the index gives it: id, BM25, time, asked, answered
+
+
 def keyword_ranking(
     index: PassageIndex,
     query: Query,
@@ -65,12 +68,34 @@ def keyword_ranking(
     """Keyword hits as (passage id, score), best first: BM25 weighed by how much of the question (by rarity) a
     passage covers, lifted a little for recent ones and those in the question's period. `counts` keeps how many
     passages hold each word, for further searches."""
+    counts = WordCounts() if counts is None else counts
+    return rescored(query, keyword_rows(index, query, limit, since, until, leave_out, counts), now, counts)
+
+
+def keyword_rows(
+    index: PassageIndex,
+    query: Query,
+    limit: int,
+    since: float | None,
+    until: float | None,
+    leave_out: Sequence[tuple[str, str, int]],
+    counts: WordCounts,
+    searched_words: tuple[str, ...] = (),
+) -> list[Row]:
+    """The index's best keyword hits for the query's words (the common ones left out), or only for
+    `searched_words` when given; the query's words are counted into `counts` meanwhile."""
     if not query.words:
         return []
-    counts = WordCounts() if counts is None else counts
     total = counts.count(index, query.words)
-    searched = _without_common(query, counts, total)
-    found = index.keyword(searched.expression, max(limit, CANDIDATES), since, until, leave_out)
+    searched = replace(query, words=searched_words) if searched_words else _without_common(query, counts, total)
+    return index.keyword(searched.expression, max(limit, CANDIDATES), since, until, leave_out)
+
+
+def rescored(query: Query, found: Sequence[Row], now: float, counts: WordCounts) -> list[tuple[int, float]]:
+    """Keyword hits as `keyword_ranking` orders them (their words counted in `counts` already)."""
+    if not query.words:
+        return []
+    total = counts.total
     weights = [_idf(counts[word], total) * (NAME_WEIGHT if word in query.names else 1.0) for word in query.words]
     concepts = [(frozenset(concept), weight) for concept, weight in zip(query.concepts, weights, strict=True)]
     whole = sum(weights) or 1.0
@@ -88,6 +113,17 @@ def keyword_ranking(
         scored.append((rowid, score * (COVER_FLOOR + (1 - COVER_FLOOR) * covered / whole) * lift, ts))
     scored.sort(key=lambda item: (-item[1], -item[2], item[0]))
     return [(rowid, score) for rowid, score, _ in scored]
+
+
+def joined(first: Sequence[Row], leads: Sequence[Row]) -> list[Row]:
+    """The hits of the question's words and those of the added ones as one search of both would score them: BM25
+    adds up over the terms, so a passage both found scores the sum (one only the second found lacks its share of
+    the question's words, which kept it out of the first's best)."""
+    rows = {row[0]: row for row in first}
+    for rowid, score, ts, asked, answered in leads:
+        earlier = rows.get(rowid)
+        rows[rowid] = (rowid, score + (earlier[1] if earlier is not None else 0.0), ts, asked, answered)
+    return list(rows.values())
 
 
 @lru_cache(maxsize=256)
@@ -137,13 +173,16 @@ def best_hits(
     `follow` fuses in a second search with what the first hits name (`second_pass`)."""
     leave_out = shown_ranges(index, shown) if shown is not None else []
     counts = WordCounts() if counts is None else counts
-    keyword = keyword_ranking(index, query, limit, now, since, until, leave_out, counts)
+    rows = keyword_rows(index, query, limit, since, until, leave_out, counts)
+    keyword = rescored(query, rows, now, counts)
     scores = dict(keyword)
     rankings = [[rowid for rowid, _ in keyword]]
     first = index.passages(rowid for rowid, _ in keyword[:FED_BACK]) if follow else {}
     wider = expanded(index, query, [f"{p.passage.asked}\n{p.passage.answered}" for p in first.values()], counts)
-    if wider is not None:
-        followed = keyword_ranking(index, wider, limit, now, since, until, leave_out, counts)
+    if wider is not None:  # only the added words are searched: the question's were, and their hits are reused
+        leads = wider.words[len(query.words) :]
+        led = keyword_rows(index, wider, limit, since, until, leave_out, counts, leads)
+        followed = rescored(wider, joined(rows, led), now, counts)
         rankings.append([rowid for rowid, _ in followed])
     rankings += [ranker(index, query, max(limit, CANDIDATES), since, until) for ranker in rankers]
     ordered = fuse(rankings)

@@ -18,6 +18,12 @@ class WordCounts:
     def __init__(self) -> None:
         self._counts: dict[str, int] = {}
         self._total = 0  # the scope's size when they were counted
+        self._last = 0  # its size at the last count
+
+    @property
+    def total(self) -> int:
+        """About how many passages the scope held when last counted."""
+        return self._last
 
     def __getitem__(self, word: str) -> int:
         return self._counts[word]
@@ -33,4 +39,5 @@ class WordCounts:
             if len(missing) < len(set(words)):
                 return self.count(index, words)
         self._counts.update(zip(missing, matching, strict=True))
+        self._last = total
         return total
