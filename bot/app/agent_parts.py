@@ -7,7 +7,6 @@ from pathlib import Path
 
 from bot.agent.context.budget import ContextBudget
 from bot.agent.context.builder import ContextBuilder
-from bot.app.model_stack import ProviderFactory
 from bot.bus import Trust
 from bot.config.schema import Config, LLMConfig
 from bot.hooks.handlers import Hooks
@@ -34,6 +33,7 @@ from bot.tools.send_file import SendFileTool
 from bot.tools.shell import ExecTool
 from bot.tools.skills import LoadSkillTool
 from bot.tools.workspace import WorkspacePaths
+from bot.usage.model_stack import ProviderFactory
 
 logger = logging.getLogger(__name__)
 

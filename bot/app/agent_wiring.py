@@ -30,7 +30,6 @@ from bot.app.agent_parts import (
     skill_library,
 )
 from bot.app.backend import stores_for
-from bot.app.model_stack import ModelStack, ProviderPool, SwappableProvider
 from bot.app.stores import Stores
 from bot.bus import InboundMessage, LocalBus, MessageBus, OutboundMessage
 from bot.chats.rules import ChatRulesBook
@@ -56,6 +55,7 @@ from bot.tools.spawn import SpawnTool
 from bot.usage.budgets import BudgetGuard
 from bot.usage.metered_images import MeteredImages
 from bot.usage.metered_speech import MeteredSpeech
+from bot.usage.model_stack import ModelStack, ProviderPool, SwappableProvider
 
 logger = logging.getLogger(__name__)
 

@@ -3,8 +3,8 @@
 import asyncio
 from typing import Any
 
-from bot.app.model_stack import SwappableProvider
 from bot.llm.types import LLMResponse
+from bot.usage.model_stack import SwappableProvider
 
 
 class Named:
