@@ -82,6 +82,15 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
     _guard_native_clients(monkeypatch)
+    _resolve_through_socket(monkeypatch)
+
+
+def _resolve_through_socket(monkeypatch: pytest.MonkeyPatch) -> None:
+    """aiohttp resolves with aiodns (c-ares, which never calls Python's socket) once slixmpp brings it: make it
+    resolve with getaddrinfo, which the guard checks."""
+    from aiohttp import connector, resolver
+
+    monkeypatch.setattr(connector, "DefaultResolver", resolver.ThreadedResolver)
 
 
 def _guard_native_clients(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import email.utils
 import logging
 import socket
+import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -195,9 +196,15 @@ def socket_failure(chain: Iterable[BaseException]) -> str:
     for error in chain:
         if isinstance(error, ConnectionRefusedError):
             reason = "connection refused"
-        elif isinstance(error, socket.gaierror):
+        elif isinstance(error, socket.gaierror) or _failed_lookup(error):
             reason = "unknown host"
     return reason
+
+
+def _failed_lookup(error: BaseException) -> bool:
+    """Whether aiohttp found no address for the host (with aiodns, its lookups raise no socket.gaierror)."""
+    aiohttp = sys.modules.get("aiohttp")  # only a loaded aiohttp can have raised it
+    return aiohttp is not None and isinstance(error, aiohttp.ClientConnectorDNSError)
 
 
 def kind_without_status(exc: BaseException) -> Kind | None:

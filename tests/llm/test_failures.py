@@ -16,7 +16,7 @@ from bot.errors import (
     ProviderUnreachable,
     RequestRejected,
 )
-from bot.llm.failures import classify
+from bot.llm.failures import classify, socket_failure
 from bot.llm.provider import ModelProvider
 from bot.llm.transports.litellm import failure_evidence
 from bot.llm.transports.litellm_loader import import_litellm
@@ -90,6 +90,16 @@ async def test_an_unknown_host_fails_after_one_quick_retry_naming_it(monkeypatch
         await provider(sleep, api_base="http://llm.invalid:8000/v1").chat(USER, on_delta=lambda _: None)
     assert info.value.address == "http://llm.invalid:8000" and info.value.reason == "unknown host"
     assert len(sleep.waits) == 1
+
+
+def test_a_lookup_aiohttp_made_with_aiodns_reads_as_an_unknown_host() -> None:
+    from aiohttp import ClientConnectorDNSError
+    from aiohttp.client_reqrep import ConnectionKey
+
+    key = ConnectionKey("llm.invalid", 8000, False, True, None, None, None, None)
+    failed = ClientConnectorDNSError(key, OSError(4, "Domain name not found"))
+    assert socket_failure([failed]) == "unknown host"
+    assert socket_failure([ConnectionResetError()]) == ""
 
 
 @pytest.mark.parametrize("status", [429, 500, 503])
