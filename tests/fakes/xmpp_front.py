@@ -26,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
+from tests.support.polling import until
+
 LOOPBACK = "127.0.0.1"
 STANZAS = "urn:ietf:params:xml:ns:xmpp-stanzas"
 _BOUND = re.compile(rb"<jid>([^<]+)</jid>")
@@ -185,12 +187,17 @@ class XmppFront:
 
     async def _reach_server(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """The server's connection; while it restarts (refusing), the bot's connection waits, as a slow one would."""
-        for _ in range(100):
+        reached: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+
+        async def connects() -> bool:
             try:
-                return await asyncio.open_connection(LOOPBACK, self.server_port)
+                reached.append(await asyncio.open_connection(LOOPBACK, self.server_port))
             except ConnectionRefusedError:
-                await asyncio.sleep(0.1)
-        return await asyncio.open_connection(LOOPBACK, self.server_port)
+                return False
+            return True
+
+        await until(connects, 10, interval=0.1)
+        return reached[0]
 
     async def _record(self, message: tuple[str, str, str, str, str, str], passed: bool) -> None:
         async with self._changed:
