@@ -37,6 +37,16 @@ class Passage:
     first: int = 0  # the number of the exchange's first message in its log
 
 
+@dataclass(frozen=True, slots=True)
+class StoredPassage:
+    """A passage as the index holds it, with where it came from."""
+
+    id: int
+    session: str
+    log: str
+    passage: Passage
+
+
 @dataclass(slots=True)
 class ExchangePart:
     """An exchange read from log entries; `opens` is False for replies continuing the exchange before them."""
