@@ -110,7 +110,7 @@ class Gateway:
             self.agent_heartbeats,
         )
         self.retention = RetentionTask(config)
-        self.dead_letter_notice = DeadLetterNotice(self.agent.events, self._tell_owner)
+        self.dead_letter_notice = DeadLetterNotice(self.api_events, self._tell_owner)  # with the workers' failures
         self.telemetry: OtelTelemetry | None = None
 
     def _channels(
