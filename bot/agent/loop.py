@@ -6,6 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
@@ -276,7 +277,10 @@ class AgentLoop:
         logger.info(
             "[%s] turn failed for good; %d message(s) kept as dead letters", message.chat.session_key, len(batch)
         )
-        await self._bus.fail_inbound(batch, reason, apology_for(message, sending) if sending is not None else None)
+        said = None
+        if sending is not None:  # it completes the turn's live message in place, as an answer would
+            said = replace(apology_for(message, sending), finalises=message.id if message.stream else None)
+        await self._bus.fail_inbound(batch, reason, said)
         if sending is not None:
             await self._hooks.sent(message, sending)
 

@@ -171,7 +171,8 @@ class Gateway:
         self.health = GatewayHealth(config, self.manager, figures, is_fresh, agent.bus.stats)
         self.health_server: HealthServer | None = None
         self.api: ApiChannel | None = None
-        wanted = role == "worker" or (role == "gateway" and config.channels.api.enabled)
+        listening = config.channels.api.enabled or config.ops.dead_letter_notice  # the notice hears workers' failures
+        wanted = role == "worker" or (role == "gateway" and listening)
         self.run_events = run_events if wanted else None
         self.api_events = agent.events
         if self.run_events is not None and role == "gateway":
