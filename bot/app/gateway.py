@@ -215,6 +215,8 @@ class Gateway:
         """This role's parts in starting order; `stop` stops them in the reverse order."""
         role, agent, hooks = self.role, self.agent, self.agent.plugins.hooks
         parts: list[Part] = [(self._start_telemetry, None)]
+        if role != "worker" and self.config.ops.dead_letter_notice:  # before the bus: it hears the crash limit's
+            parts.append((at_once(self.dead_letter_notice.start), self.dead_letter_notice.stop))
         if (triggers := self.triggers) is not None:
             parts.append((at_once(partial(triggers.start, self.api_events)), at_once(triggers.stop)))
         if self.health_server is not None:
@@ -242,8 +244,6 @@ class Gateway:
         if role != "gateway":
             parts.append((self._start_scheduler, self.scheduler.stop))
         parts.append((self.retention.start, self.retention.stop))
-        if role != "worker" and self.config.ops.dead_letter_notice:
-            parts.append((at_once(self.dead_letter_notice.start), self.dead_letter_notice.stop))
         started, stopped = GatewayStart(tuple(self.names)), GatewayStop()
         parts.append((partial(hooks.run, "gateway_start", started), partial(hooks.run, "gateway_stop", stopped)))
         return parts

@@ -140,15 +140,18 @@ def seed_crashed_message(tmp_path: Path, text: str) -> InboundMessage:
     return message
 
 
-async def test_a_message_past_the_crash_limit_is_listed_and_retried_at_the_next_start_and_answered(
+async def test_a_message_past_the_crash_limit_is_told_to_the_owner_listed_retried_at_the_next_start_and_answered(
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
 ) -> None:
     message = seed_crashed_message(tmp_path, "the question that crashed")
     async with TelegramBot(tmp_path, fake_llm, telegram) as running:
         config = config_for(running)
         assert journal_path(running.config) == tmp_path / "state" / "journal.db"
-        [apology] = await telegram.wait_for_sent(1)
+        apology, notice = sorted(
+            await telegram.wait_for_sent(2), key=lambda sent: "stopped me twice" not in sent["text"]
+        )
         assert "stopped me twice" in apology["text"]
+        assert notice["text"].startswith("1 message could not be answered; they wait as dead letters")
         [letter] = await letters(config)
         assert (letter["id"], letter["direction"], letter["attempts"]) == (message.id, "in", 2)
         assert "crash limit" in letter["reason"] and letter["preview"] == "the question that crashed"
@@ -160,8 +163,8 @@ async def test_a_message_past_the_crash_limit_is_listed_and_retried_at_the_next_
     assert (code, output) == (0, "Retried 1 dead letter (at the gateway's next start).\n")
 
     async with TelegramBot(tmp_path, fake_llm, telegram) as running:
-        sent = await telegram.wait_for_sent(2)
-        assert sent[1]["text"].startswith("echo: ") and "the question that crashed" in sent[1]["text"]
+        sent = await telegram.wait_for_sent(3)
+        assert sent[2]["text"].startswith("echo: ") and "the question that crashed" in sent[2]["text"]
         assert await letters(config_for(running)) == []
 
 
