@@ -27,6 +27,14 @@ def test_help_loads_no_heavy_module() -> None:
     assert result.stdout.strip().endswith("HEAVY []")
 
 
+def test_help_names_every_chat_platform() -> None:
+    from channels.platforms import KINDS
+
+    tagline = CliRunner().invoke(app, ["--help"]).output.split("\n\n")[1].lower()
+    assert [name for name in KINDS if name not in tagline] == []
+    assert "web chat" in tagline and "terminal" in tagline
+
+
 def test_init_creates_config_0600_and_workspace_and_is_idempotent(tmp_path: Path) -> None:
     runner = CliRunner()
     env = env_for(tmp_path)
@@ -83,6 +91,16 @@ async def test_chat_message_answers_once_end_to_end(tmp_path: Path, fake_llm: Fa
     assert out.strip().endswith("hello from the cli") and out.startswith("echo: ")
     assert fake_llm.requests[0]["stream"] is True
     assert list((tmp_path / "state" / "sessions").glob("console*.jsonl"))
+
+
+async def test_agent_in_the_terminal_names_the_gateways_other_agents(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    config = write_config(tmp_path, fake_llm)
+    with config.open("a") as file:
+        file.write("agents:\n  - name: work\n  - name: family\n")
+    code, out, err = await run_cli(tmp_path, "chat", "-m", "/agent")
+    assert code == 0, err
+    assert "Agent main answers here: this chat always talks to it" in out
+    assert "the gateway's other agents (work, family)" in out and "only agent" not in out
 
 
 async def test_chat_message_with_refused_key_exits_nonzero(tmp_path: Path, fake_llm: FakeLLM) -> None:
