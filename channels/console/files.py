@@ -7,7 +7,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.bus import Attachment, ChatRef
+from bot.bus import Attachment, ChatRef, new_id
 from channels.media import kind_of
 
 USAGE = "Send a file with /file PATH, and words for the bot after it if you like."
@@ -38,7 +38,7 @@ def stage_file(path: Path, staging: Path, chat: ChatRef) -> Attachment:
     under its own name; OSError when it cannot be read."""
     if not path.is_file():
         raise FileNotFoundError(f"no file at {path}")
-    target = staging / chat.folder / path.name
+    target = staging / chat.folder / f"{new_id()[:8]}-{path.name}"  # a file sent twice is two files
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     shutil.copyfile(path, target)
     mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
