@@ -51,7 +51,7 @@ class VoiceReplies:
         if not self.wanted(batch) or not text.strip() or message.chat.channel not in UPLOAD_LIMITS:
             return  # nothing to say, or a chat that takes no files (the terminal): the text is the whole reply
         try:
-            with charged_to(charge_for(message, message.chat.session_key)):
+            with charged_to(charge_for(message)):
                 speech = await self._speech.speak(text)
             path = await asyncio.to_thread(save_to_outbox, self._workspace, message.chat, "voice", ".ogg", speech.data)
             if self._files is not None:

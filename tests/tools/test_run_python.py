@@ -43,7 +43,7 @@ class Chat:
         self.ctx = ToolContext(ChatRef("telegram", "5"), "5", Trust.USER, "turn", send, memory_dir=memory)
 
     async def run(self, code: str, **args: object) -> str:
-        with charged_to(Charge(session_key="telegram:5", sender="telegram:5", role=Trust.USER)):
+        with charged_to(Charge(chat=ChatRef("telegram", "5"), sender="telegram:5", role=Trust.USER)):
             return await self.tool.run({"code": code, **args}, self.ctx)
 
 

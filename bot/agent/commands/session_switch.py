@@ -95,5 +95,5 @@ class SessionSwitch:
     async def _set_aside(self, message: InboundMessage, old: Session) -> None:
         """The archived session's memory is consolidated in the background; session_end hears of it."""
         if self._memory and old.messages:
-            self._memory.archive(old, scope_for(self._workspace, message))
+            self._memory.archive(old, scope_for(self._workspace, message), message.chat)
         await self._hooks.session_ended(message.chat, len(old.messages))
