@@ -40,7 +40,8 @@ class ManifestWriter(Protocol):
 class Kind:
     """A chat platform: `name` is its config section under `channels` and its channel name on the bus; `webhook` says
     whether the platform calls the gateway over HTTP; `asks` holds (key, question) pairs for `relaybot init`;
-    `manifest` writes the app manifest of a platform set up by pasting one (Slack)."""
+    `manifest` writes the app manifest of a platform set up by pasting one (Slack); `upload_limit` is the largest
+    file, in bytes, a bot may send there (None: the tools send it no files)."""
 
     name: str
     build: ChannelBuilder
@@ -48,3 +49,4 @@ class Kind:
     webhook: bool = False
     asks: tuple[tuple[str, str], ...] = ()
     manifest: ManifestWriter | None = None
+    upload_limit: int | None = None

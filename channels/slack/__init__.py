@@ -42,4 +42,5 @@ KIND = Kind(
         ("app_token", "Slack app token for Socket Mode (xapp-…)"),
     ),
     manifest=manifest,
+    upload_limit=1024 * 1024 * 1024,
 )

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.app.channel_kinds import upload_limits
 from bot.bus import ChatRef, OutboundMessage, Trust
 from bot.errors import ToolError
 from bot.files.records import FileBook
@@ -34,7 +35,7 @@ class Chat:
         meter = PythonTime(self.ledger, {Trust.USER: daily_seconds}, "UTC")
         sandbox = python_sandbox(limits)
         assert sandbox is not None
-        self.tool = RunPythonTool(sandbox, self.files, self.workspace, meter, available_libraries())
+        self.tool = RunPythonTool(sandbox, self.files, self.workspace, meter, available_libraries(), upload_limits())
 
         async def send(message: OutboundMessage) -> None:
             self.sent.append(message)
