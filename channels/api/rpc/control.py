@@ -6,11 +6,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bot.bus import Trust
+from bot.config.schema_agents import API_CLI_CALLER
 from bot.ops.control import Handler
 from channels.api.rpc.methods import RpcError, RunStarter, start, wait
 from channels.api.web.auth import Caller
 
-CLI_NAME = "cli"
+CLI_NAME = API_CLI_CALLER
 """The caller name of runs started from the command line: their sessions are `api:cli:<session>`."""
 NO_API = "relaybot agent runs through the API channel; set channels.api.enabled: true and restart"
 Call = Callable[[RunStarter, Caller, dict[str, Any]], Awaitable[dict[str, Any]]]
