@@ -20,7 +20,7 @@ from bot.agents.which_agent import which_agent_answer
 from bot.bus import InboundMessage, OutboundMessage
 from bot.commands.catalogue import AGENT
 from bot.commands.parse import Invocation
-from bot.commands.router import CommandRouter
+from bot.commands.router import CommandRouter, Handler
 from bot.config.agent_configs import agent_config, agent_names
 from bot.config.schema import Config
 from bot.config.schema_agents import DEFAULT_AGENT
@@ -61,7 +61,7 @@ class AgentRoster:
         self._waiting: dict[str, list[InboundMessage]] = {}  # messages for an agent being built, in order
         self._builds: set[asyncio.Task[None]] = set()
         self._dispatcher: asyncio.Task[None] | None = None
-        self._commands: CommandRouter[str] = CommandRouter("roster")
+        self._commands: CommandRouter[Handler[str]] = CommandRouter("roster")
         self._commands.add(AGENT, self._which_agent)
 
     @property

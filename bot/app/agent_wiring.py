@@ -30,6 +30,7 @@ from bot.app.agent_parts import (
     skill_library,
 )
 from bot.app.backend import stores_for
+from bot.app.channel_kinds import upload_limits
 from bot.app.stores import Stores
 from bot.bus import InboundMessage, LocalBus, MessageBus, OutboundMessage
 from bot.chats.rules import ChatRulesBook
@@ -133,8 +134,10 @@ class AgentApp:
         self.registry.register(SpawnTool(self.subagents))
         if config.tools.image.model:
             images = MeteredImages(image_model(config), self.ledger, self.guard)
-            self.registry.register(GenerateImageTool(images, config.workspace, self.files))
-        self.mcp = MCPServers(config.mcp_servers, self.registry, workspace=config.workspace, files=self.files)
+            self.registry.register(GenerateImageTool(images, config.workspace, upload_limits(), self.files))
+        self.mcp = MCPServers(
+            config.mcp_servers, self.registry, workspace=config.workspace, files=self.files, uploads=upload_limits()
+        )
         self.loop = AgentLoop(
             self.bus, self.events, config.agent, config.workspace, self._loop_parts(), self.plugins.hooks
         )

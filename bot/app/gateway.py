@@ -16,7 +16,6 @@ from bot.access.activation import Activations
 from bot.agents.bindings import Bindings
 from bot.agents.handle import AgentHandle
 from bot.agents.heartbeats import AgentHeartbeats
-from bot.app.agent_rpc import control_handlers
 from bot.app.agent_wiring import AgentApp
 from bot.app.api_wiring import api_channel
 from bot.app.backend import deliveries_for, stores_for
@@ -202,6 +201,8 @@ class Gateway:
 
     def _handlers(self) -> dict[str, Handler]:
         """The control socket's ops: reload, status, cron, the agent RPC and session operations."""
+        from channels.api.rpc.control import control_handlers  # the API channel's parts load only in the gateway
+
         return {
             "reload": self._reload,
             **gateway_handlers(self.cron, self.manager, self.names, lambda: self.agent.budget.cramped),

@@ -13,7 +13,7 @@ from bot.cli import (
     backup,
     cron,
     inspect,
-    manifests,
+    manifest,
     memory,
     pairing,
     queue,
@@ -84,7 +84,7 @@ for command in (
     inspect.usage,
 ):
     app.command()(command)
-app.command("slack-manifest")(manifests.slack_manifest)
+app.command()(manifest.manifest)
 app.add_typer(pairing.app, name="pairing")
 app.add_typer(cron.app, name="cron")
 app.add_typer(backup.app, name="backup")
