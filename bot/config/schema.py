@@ -283,6 +283,18 @@ class Config(Section):
         return self
 
     @model_validator(mode="after")
+    def _memory_index_has_its_redis(self) -> Config:
+        if self.memory.index == "redis" and self.bus.backend != "redis":
+            raise ConfigError(
+                "memory.index: redis keeps the index in the bus's Redis: needs bus.backend: redis", "memory.index"
+            )
+        if self.memory.index == "redis" and self.memory.embeddings is not None:
+            raise ConfigError(
+                "memory.embeddings keeps vectors in the SQLite index: needs memory.index: sqlite", "memory.index"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _routes_name_personas(self) -> Config:
         for index, route in enumerate(self.routes):
             if route.persona not in self.personas:

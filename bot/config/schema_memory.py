@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from bot.config.schema_embeddings import EmbeddingsConfig
@@ -16,8 +18,9 @@ class AutoRecallConfig(Section):
 
 
 class MemoryConfig(Section):
-    """Long-term memory's search: the recall before each turn (the recall tool is always there), and the
-    embedding model that adds semantic search (none: keywords only)."""
+    """Long-term memory's search: where the index is kept, the recall before each turn (the recall tool is always
+    there), and the embedding model that adds semantic search (none: keywords only)."""
 
+    index: Literal["sqlite", "redis"] = "sqlite"  # redis: in the bus's Redis, shared by every process (bus redis)
     auto_recall: AutoRecallConfig = AutoRecallConfig()
     embeddings: EmbeddingsConfig | None = None

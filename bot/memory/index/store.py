@@ -273,6 +273,20 @@ class MemoryIndex:
         )
 
 
+class FileIndexes:
+    """Each scope's index in an SQLite file of its own (`IndexHome`)."""
+
+    def open(self, scope: str, path: Path) -> MemoryIndex:
+        return MemoryIndex.open(path)
+
+    def exists(self, scope: str, path: Path) -> bool:
+        return path.exists()
+
+    def delete(self, scope: str, path: Path) -> None:
+        for name in (path.name, path.name + "-wal", path.name + "-shm"):
+            (path.parent / name).unlink(missing_ok=True)
+
+
 def _stored(row: tuple[int, str, str, str, int, float, str, str, str]) -> StoredPassage:
     rowid, kind, session, log, first, ts, speaker, asked, answered = row
     return StoredPassage(rowid, session, log, Passage(kind, ts, speaker, asked, answered, first))
