@@ -1,5 +1,6 @@
 """The memory index's write side on both backends (SQLite files and Redis), and the Redis index ranking exactly as
-the SQLite one on the same passages: the same hits, in the same order, with the same BM25 scores."""
+the SQLite one on the same passages: the same hits, in the same order, with the same BM25 scores, and the same
+windows after the second pass."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from bot.cluster.redis import RedisState
 from bot.memory.index.passages import ExchangePart, Passage
 from bot.memory.index.protocols import IndexHome, ScopeIndex
 from bot.memory.index.query import parse_query
+from bot.memory.index.ranking import Hit, best_hits
 from bot.memory.index.redis_store import RedisIndex
 from bot.memory.index.store import MemoryIndex
+from bot.memory.index.windows import widen
 from bot.sessions.logs import Cursor
 
 DAY = 1_780_000_000.0
@@ -179,6 +182,7 @@ def test_redis_ranks_exactly_as_sqlite_on_the_same_passages(tmp_path: Path, redi
     redis = RedisIndex.open(RedisState(redis_url, prefix="t"), "memory", tmp_path / "index.sqlite3")
     for index in (sqlite, redis):
         fill(index, random.Random(7))
+    assert list(redis.passages([9, 3, 5])) == list(sqlite.passages([9, 3, 5])) == [3, 5, 9]  # read in that order
     for question in QUESTIONS:
         expression = parse_query(question, NOW).expression
         for window in ((None, None), (DAY + 3000, DAY + 9000)):
@@ -187,6 +191,13 @@ def test_redis_ranks_exactly_as_sqlite_on_the_same_passages(tmp_path: Path, redi
             assert [row[0] for row in found] == [row[0] for row in expected], question
             assert [row[1] for row in found] == pytest.approx([row[1] for row in expected], rel=1e-12, abs=0)
         assert redis.matching([expression, '"basil"']) == sqlite.matching([expression, '"basil"'])
+        query = parse_query(question, NOW)
+        hits = [widen(index, best_hits(index, query, 20, DAY, follow=True), 5, 2000, 7600) for index in (sqlite, redis)]
+        assert [windows(found) for found in hits[1]] == [windows(found) for found in hits[0]], question
+
+
+def windows(hit: Hit) -> tuple[int, float, list[int]]:
+    return hit.stored.id, hit.score, [found.id for found in hit.window]
 
 
 def fill(index: ScopeIndex, rnd: random.Random) -> None:

@@ -217,8 +217,8 @@ class RedisIndex:
         return counts, _highest(self._client, self.keys)
 
     def passages(self, ids: Iterable[int]) -> dict[int, StoredPassage]:
-        """The stored passages with these ids."""
-        wanted = list(ids)
+        """The stored passages with these ids, by id (as SQLite gives them: callers read them in that order)."""
+        wanted = sorted(set(ids))
         pipe = self._client.pipeline(transaction=False)
         for rowid in wanted:
             pipe.hmget(self.keys.passage(rowid), _FIELDS)
