@@ -1,10 +1,10 @@
-"""Keyword search over a scope's Redis index: the postings of an expression's terms read in two round trips and
+"""Keyword search over a scope's Redis index: the postings of an expression's terms read in one round trip and
 ranked by FTS5's BM25 in Python, with the SQLite index's filters and order (score, newest, session, first)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from bot.memory.index.fts_terms import Counts, Phrase, Tokenizer, bm25, frequency, idf, phrases
@@ -43,48 +43,89 @@ def _counts(value: str) -> Counts:
     return int(asked), int(answered)
 
 
-def phrase_postings(client: redis.Redis, keys: Keys, found: Sequence[Phrase]) -> list[dict[int, Counts]]:
+# One round trip for a search's postings: each phrase's terms (a prefix's looked up in `terms`) with their postings,
+# and with "1" first, the length and time of every passage found and the scope's counts. Its keys share the scope's
+# hash slot. HMGET in slices: Lua unpacks at most a few thousand arguments.
+POSTINGS = """
+local base, out, seen, ids = KEYS[1], {}, {}, {}
+for i = 2, #ARGV do
+  local kind, rest = string.sub(ARGV[i], 1, 1), string.sub(ARGV[i], 2)
+  local terms = {}
+  if kind == 'p' then
+    terms = redis.call('ZRANGEBYLEX', base .. ':terms', '[' .. rest, '(' .. rest .. '\255')
+  elseif rest ~= '' then
+    for term in string.gmatch(rest, '[^\t]+') do terms[#terms + 1] = term end
+  end
+  local phrase = {}
+  for _, term in ipairs(terms) do
+    local flat = redis.call('HGETALL', base .. ':t:' .. term)
+    phrase[#phrase + 1] = flat
+    if ARGV[1] == '1' then
+      for j = 1, #flat, 2 do
+        if not seen[flat[j]] then seen[flat[j]] = true; ids[#ids + 1] = flat[j] end
+      end
+    end
+  end
+  out[#out + 1] = phrase
+end
+local meta = {}
+for s = 1, #ids, 4000 do
+  local slice = redis.call('HMGET', base .. ':meta', unpack(ids, s, math.min(s + 3999, #ids)))
+  for _, value in ipairs(slice) do meta[#meta + 1] = value end
+end
+return {redis.call('HMGET', base .. ':stats', 'rows', 'tokens'), out, ids, meta}
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """Each phrase's passages with its occurrences there; with `meta`, the scope's passages and tokens and the
+    length and time of every passage found."""
+
+    postings: list[dict[int, Counts]]
+    rows: int = 0
+    tokens: int = 0
+    meta: dict[int, tuple[int, float]] = field(default_factory=dict)
+
+
+def phrase_postings(client: redis.Redis, keys: Keys, found: Sequence[Phrase], meta: bool) -> Found:
     """Each phrase's passages with its occurrences there (a prefix's terms added up; a phrase of several tokens
-    counted where all are, as often as its rarest: FTS5 would also want them adjacent)."""
-    pipe = client.pipeline(transaction=False)
+    counted where all are, as often as its rarest: FTS5 would also want them adjacent), in one round trip."""
+    args = ["1" if meta else "0"]
     for phrase in found:
-        if phrase.prefix and phrase.tokens:
-            start = phrase.tokens[0].encode()
-            pipe.zrangebylex(keys("terms"), b"[" + start, b"(" + start + b"\xff")
-    expanded = iter(pipe.execute())
-    wanted = [
-        [*next(expanded), *phrase.tokens[1:]] if phrase.prefix and phrase.tokens else list(phrase.tokens)
-        for phrase in found
-    ]
-    for terms in wanted:
-        for term in terms:
-            pipe.hgetall(keys.term(term))
-    replies = iter(pipe.execute())
-    postings: list[dict[int, Counts]] = []
-    for phrase, terms in zip(found, wanted, strict=True):
-        read = [next(replies) for _ in terms]
-        if phrase.prefix:
-            postings.append(_added(read))
-        else:
-            postings.append(_all_of(read))
-    return postings
+        args.append(f"p{phrase.tokens[0]}" if phrase.prefix and phrase.tokens else "e" + "\t".join(phrase.tokens))
+    stats, replies, ids, lengths = client.register_script(POSTINGS)(keys=[keys.base], args=args)
+    postings = [_added(read) if phrase.prefix else _all_of(read) for phrase, read in zip(found, replies, strict=True)]
+    kept = {}
+    for rowid, value in zip(ids, lengths, strict=True):
+        if value:  # (gone if deleted meanwhile)
+            length, ts = value.split(" ")
+            kept[int(rowid)] = (int(length), float(ts))
+    return Found(postings, int(stats[0] or 0), int(stats[1] or 0), kept)
 
 
-def _added(read: list[dict[str, str]]) -> dict[int, Counts]:
+def _added(read: list[list[str]]) -> dict[int, Counts]:
+    if len(read) == 1:
+        return _pairs(read[0])
     total: dict[int, Counts] = {}
     for term in read:
-        for rowid, value in term.items():
-            asked, answered = _counts(value)
-            was = total.get(int(rowid), (0, 0))
-            total[int(rowid)] = (was[0] + asked, was[1] + answered)
+        for rowid, (asked, answered) in _pairs(term).items():
+            was = total.get(rowid, (0, 0))
+            total[rowid] = (was[0] + asked, was[1] + answered)
     return total
 
 
-def _all_of(read: list[dict[str, str]]) -> dict[int, Counts]:
+def _all_of(read: list[list[str]]) -> dict[int, Counts]:
     if not read:
         return {}
-    common = set(read[0]).intersection(*read[1:])
-    return {int(rowid): min((_counts(term[rowid]) for term in read), key=sum) for rowid in common}
+    terms = [_pairs(term) for term in read]
+    common = set(terms[0]).intersection(*terms[1:])
+    return {rowid: min((term[rowid] for term in terms), key=sum) for rowid in common}
+
+
+def _pairs(flat: list[str]) -> dict[int, Counts]:
+    """A term's postings as HGETALL gives them flat: id, "asked answered", id, …"""
+    return {int(flat[n]): _counts(flat[n + 1]) for n in range(0, len(flat), 2)}
 
 
 def keyword(
@@ -98,28 +139,16 @@ def keyword(
     leave_out: Sequence[tuple[str, str, int]] = (),
 ) -> list[Row]:
     """The best `limit` passages for an expression, as `store.MemoryIndex.keyword` finds and orders them."""
-    postings = phrase_postings(client, keys, phrases(expression, tokenizer))
-    found = set().union(*postings)
-    if not found:
-        return []
-    ids = list(found)
-    pipe = client.pipeline(transaction=False)
-    pipe.hmget(keys("stats"), ["rows", "tokens"])
-    pipe.hmget(keys("meta"), [str(rowid) for rowid in ids])
-    (rows_text, tokens_text), meta = pipe.execute()
-    rows, tokens = int(rows_text or 0), int(tokens_text or 0)
-    average = tokens / rows if rows else 1.0
-    weights = [idf(rows, len(hits)) for hits in postings]
+    found = phrase_postings(client, keys, phrases(expression, tokenizer), meta=True)
+    postings = found.postings
+    average = found.tokens / found.rows if found.rows else 1.0
+    weights = [idf(found.rows, len(hits)) for hits in postings]
     scored: list[tuple[float, float, int]] = []
-    for rowid, kept in zip(ids, meta, strict=True):
-        if kept is None:
-            continue  # deleted between the two reads
-        length_text, ts_text = kept.split(" ")
-        ts = float(ts_text)
+    for rowid, (length, ts) in found.meta.items():
         if (since is not None and ts < since) or (until is not None and ts >= until):
             continue
         present = [(w, frequency(hits[rowid])) for w, hits in zip(weights, postings, strict=True) if rowid in hits]
-        scored.append((bm25(present, int(length_text), average), ts, rowid))
+        scored.append((bm25(present, length, average), ts, rowid))
     scored.sort(key=lambda item: (-item[0], -item[1], item[2]))
     return _best(client, keys, scored, limit, leave_out)
 
@@ -160,5 +189,5 @@ def matching(client: redis.Redis, keys: Keys, tokenizer: Tokenizer, expressions:
     """How many passages match each expression."""
     parsed = [phrases(expression, tokenizer) for expression in expressions]
     flat = [phrase for found in parsed for phrase in found]
-    postings = iter(phrase_postings(client, keys, flat))
+    postings = iter(phrase_postings(client, keys, flat, meta=False).postings)
     return [len(set().union(*(next(postings) for _ in found))) for found in parsed]

@@ -10,6 +10,7 @@ read). Each write is one MULTI under WATCH, so two processes never store the sam
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
@@ -28,13 +29,34 @@ from bot.sessions.redis_store import glob_escaped
 if TYPE_CHECKING:
     import redis
     from redis.client import Pipeline
-    from redis.typing import EncodableT, FieldT
+    from redis.typing import EncodableT
 
 logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "1"
 _FIELDS = ("kind", "session", "log", "first", "ts", "speaker", "asked", "answered")
-_TOKENIZER = Tokenizer()  # one for the process: it is a small in-memory table
+_TOKENIZER = Tokenizer()
+Batch = list[list[str]]  # commands to run as one script, in order
+# A batch's commands run in order; their keys are the scope's, in its hash slot.
+APPLY = """
+local commands = cjson.decode(ARGV[1])
+for _, command in ipairs(commands) do redis.call(unpack(command)) end
+return #commands
+"""
+# A passage's neighbours in its log, read in one round trip: (id, fields…) of up to ARGV[2] before and ARGV[3] after.
+AROUND = """
+local function rows(ids)
+  local found = {}
+  for _, id in ipairs(ids) do
+    local row = redis.call('HMGET', KEYS[2] .. ':p:' .. id, unpack(ARGV, 4))
+    if row[1] then table.insert(row, 1, id); found[#found + 1] = row end
+  end
+  return found
+end
+local earlier = redis.call('ZREVRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '-inf', 'LIMIT', 0, ARGV[2])
+local later = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf', 'LIMIT', 0, ARGV[3])
+return {rows(earlier), rows(later)}
+"""  # one for the process: it is a small in-memory table
 
 
 class RedisIndexes:
@@ -108,7 +130,7 @@ class RedisIndex:
         field = _log_field(session, end.log)
         terms = _TOKENIZER.passages([(p.asked, "\n".join(p.replies)) for p in parts])
 
-        def write(pipe: Pipeline) -> bool:
+        def write(pipe: Pipeline, batch: Batch) -> bool:
             logs = {as_text(name): _log_value(value) for name, value in pipe.hgetall(self.keys("logs")).items()}
             offset, _, _, open_id = logs.get(field, (0, 0, False, None))
             if offset != start.offset:
@@ -121,19 +143,19 @@ class RedisIndex:
             pipe.multi()
             if extended is not None and open_id is not None:
                 if extended.kind:  # (gone only if the index was cleared meanwhile)
-                    _extend(pipe, self.keys, open_id, extended, "\n".join(todo[0][0].replies))
+                    _extend(batch, self.keys, open_id, extended, "\n".join(todo[0][0].replies))
                 todo = todo[1:]
             for part, found in todo:
                 reply = "\n".join(part.replies)
                 passage = Passage("exchange", part.ts, part.speaker, part.asked, reply, part.first)
-                _insert(pipe, self.keys, next_id, session, end.log, passage, found)
+                _insert(batch, self.keys, next_id, session, end.log, passage, found)
                 open_id, next_id = next_id, next_id + 1
             if live:  # the session's other logs are archived now
                 for name, (was_offset, count, was_live, was_open) in logs.items():
                     other = name.split("\n", 1)
                     if was_live and other[0] == session and other[1] != end.log:
-                        pipe.hset(self.keys("logs"), name, _log_text(was_offset, count, False, was_open))
-            pipe.hset(self.keys("logs"), field, _log_text(end.offset, end.count, live, open_id))
+                        batch.append(["HSET", self.keys("logs"), name, _log_text(was_offset, count, False, was_open)])
+            batch.append(["HSET", self.keys("logs"), field, _log_text(end.offset, end.count, live, open_id)])
             return True
 
         return self._transaction([self.keys("logs"), self.keys("ids")], write)
@@ -142,13 +164,13 @@ class RedisIndex:
         """Note that a log is no longer the session's live one."""
         field = _log_field(session, log)
 
-        def write(pipe: Pipeline) -> bool:
+        def write(pipe: Pipeline, batch: Batch) -> bool:
             stored = pipe.hget(self.keys("logs"), field)
             if stored is None:
                 return False
             offset, count, _, open_id = _log_value(stored)
             pipe.multi()
-            pipe.hset(self.keys("logs"), field, _log_text(offset, count, False, open_id))
+            batch.append(["HSET", self.keys("logs"), field, _log_text(offset, count, False, open_id)])
             return True
 
         self._transaction([self.keys("logs")], write)
@@ -156,13 +178,13 @@ class RedisIndex:
     def drop_log(self, session: str, log: str) -> None:
         """Forget a log that no longer exists, with its passages."""
 
-        def write(pipe: Pipeline) -> bool:
+        def write(pipe: Pipeline, batch: Batch) -> bool:
             ids = [int(rowid) for rowid in zset_members(pipe.zrange(self.keys("x", _log_field(session, log)), 0, -1))]
             gone = [(rowid, _passage(pipe, self.keys, rowid)) for rowid in ids]
             pipe.multi()
             for rowid, passage in gone:
-                _delete(pipe, self.keys, rowid, session, log, passage)
-            pipe.hdel(self.keys("logs"), _log_field(session, log))
+                _delete(batch, self.keys, rowid, session, log, passage)
+            batch.append(["HDEL", self.keys("logs"), _log_field(session, log)])
             return True
 
         self._transaction([self.keys("logs"), self.keys("ids")], write)
@@ -181,7 +203,7 @@ class RedisIndex:
         added = list(passages)
         terms = _TOKENIZER.passages([(p.asked, p.answered) for p in added])
 
-        def write(pipe: Pipeline) -> bool:
+        def write(pipe: Pipeline, batch: Batch) -> bool:
             if as_text(pipe.hget(self.keys("marks"), mark) or "") != was:
                 return False
             dropped = []
@@ -191,10 +213,10 @@ class RedisIndex:
             next_id = _next_id(pipe, self.keys, {rowid for rowid, _ in dropped})
             pipe.multi()
             for rowid, passage in dropped:
-                _delete(pipe, self.keys, rowid, "", "", passage)
+                _delete(batch, self.keys, rowid, "", "", passage)
             for n, (passage, found) in enumerate(zip(added, terms, strict=True)):
-                _insert(pipe, self.keys, next_id + n, "", "", passage, found)
-            pipe.hset(self.keys("marks"), mark, value)
+                _insert(batch, self.keys, next_id + n, "", "", passage, found)
+            batch.append(["HSET", self.keys("marks"), mark, value])
             return True
 
         self._transaction([self.keys("marks"), self.keys("ids")], write)
@@ -228,14 +250,13 @@ class RedisIndex:
     def around(self, found: StoredPassage, before: int, after: int) -> list[StoredPassage]:
         """The passage with up to `before` exchanges before it and `after` after it in the same log, in order."""
         log = self.keys("x", _log_field(found.session, found.log))
-        first = found.passage.first
-        pipe = self._client.pipeline(transaction=False)
-        pipe.zrevrangebyscore(log, f"({first}", "-inf", start=0, num=before)
-        pipe.zrangebyscore(log, f"({first}", "+inf", start=0, num=after)
-        earlier, later = pipe.execute()
-        stored = self.passages([*map(int, earlier), *map(int, later)])
-        ordered = [stored[int(rowid)] for rowid in reversed(earlier) if int(rowid) in stored]
-        return [*ordered, found, *(stored[int(rowid)] for rowid in later if int(rowid) in stored)]
+        args: list[EncodableT] = [found.passage.first, before, after, *_FIELDS]
+        earlier, later = self._client.register_script(AROUND)(keys=[log, self.keys.base], args=args)
+        return [
+            *(_stored(int(r[0]), r[1:]) for r in reversed(earlier)),
+            found,
+            *(_stored(int(r[0]), r[1:]) for r in later),
+        ]
 
     def clear(self) -> None:
         """Forget every passage and read mark, so the next catch-up reads every source again."""
@@ -264,17 +285,21 @@ class RedisIndex:
                 self._logs.setdefault(session, {})[log] = (Cursor(log, offset, count), live, open_id)
         return self._logs
 
-    def _transaction(self, watched: list[str], write: Callable[[Pipeline], bool]) -> bool:
-        """Run `write` (reads, then `multi()` and writes) under WATCH until no other process wrote between."""
+    def _transaction(self, watched: list[str], write: Callable[[Pipeline, Batch], bool]) -> bool:
+        """Run `write` under WATCH until no other process wrote between: it reads, calls `multi()` and gives its writes
+        to the batch, sent as one script (redis-py packs each command slowly), the read marks last."""
         from redis.exceptions import WatchError
 
         with self._client.pipeline() as pipe:
             while True:
+                batch: Batch = []
                 try:
                     pipe.watch(*watched)
-                    if not write(pipe):
+                    if not write(pipe, batch):
                         pipe.reset()
                         return False
+                    if batch:  # EVAL, not EVALSHA: a script missing inside MULTI would fail alone, the rest applied
+                        pipe.eval(APPLY, 1, self.keys.base, json.dumps(batch, ensure_ascii=False))
                     pipe.incr(self.keys("written"))
                     pipe.execute()
                     return True
@@ -301,58 +326,57 @@ def _passage(pipe: Pipeline, keys: Keys, rowid: int) -> Passage:
     return _stored(rowid, values).passage if values[0] else Passage("", 0.0, "", "")
 
 
-def _insert(pipe: Pipeline, keys: Keys, rowid: int, session: str, log: str, passage: Passage, terms: Terms) -> None:
-    """Queue the writes that store a passage under `rowid`."""
+def _insert(batch: Batch, keys: Keys, rowid: int, session: str, log: str, passage: Passage, terms: Terms) -> None:
+    """The writes that store a passage under `rowid`."""
     p = passage
     values = (p.kind, session, log, p.first, repr(p.ts), p.speaker, p.asked, p.answered)
-    fields: dict[FieldT, EncodableT] = dict(zip(_FIELDS, values, strict=True))
-    pipe.hset(keys.passage(rowid), mapping=fields)
-    _index(pipe, keys, rowid, terms, p.ts)
+    batch.append(["HSET", keys.passage(rowid), *(str(v) for pair in zip(_FIELDS, values, strict=True) for v in pair)])
+    _index(batch, keys, rowid, terms, p.ts)
     if p.kind == "exchange":
-        pipe.zadd(keys("x", _log_field(session, log)), {str(rowid): p.first})
+        batch.append(["ZADD", keys("x", _log_field(session, log)), str(p.first), str(rowid)])
     else:
-        pipe.sadd(keys("kind", p.kind), rowid)
+        batch.append(["SADD", keys("kind", p.kind), str(rowid)])
 
 
-def _index(pipe: Pipeline, keys: Keys, rowid: int, terms: Terms, ts: float) -> None:
+def _index(batch: Batch, keys: Keys, rowid: int, terms: Terms, ts: float) -> None:
     for term, counts in terms.counts.items():
-        pipe.hset(keys.term(term), str(rowid), posting(counts))
+        batch.append(["HSET", keys.term(term), str(rowid), posting(counts)])
     if terms.counts:
-        pipe.zadd(keys("terms"), dict.fromkeys(terms.counts, 0))
-    pipe.hset(keys("meta"), str(rowid), f"{terms.length} {ts!r}")
-    pipe.zadd(keys("ids"), {str(rowid): rowid})
-    pipe.hincrby(keys("stats"), "rows", 1)
-    pipe.hincrby(keys("stats"), "tokens", terms.length)
+        batch.append(["ZADD", keys("terms"), *(v for term in terms.counts for v in ("0", term))])
+    batch.append(["HSET", keys("meta"), str(rowid), f"{terms.length} {ts!r}"])
+    batch.append(["ZADD", keys("ids"), str(rowid), str(rowid)])
+    batch.append(["HINCRBY", keys("stats"), "rows", "1"])
+    batch.append(["HINCRBY", keys("stats"), "tokens", str(terms.length)])
 
 
-def _unindex(pipe: Pipeline, keys: Keys, rowid: int, passage: Passage) -> None:
+def _unindex(batch: Batch, keys: Keys, rowid: int, passage: Passage) -> None:
     [terms] = _TOKENIZER.passages([(passage.asked, passage.answered)])
     for term in terms.counts:
-        pipe.hdel(keys.term(term), str(rowid))
-    pipe.hdel(keys("meta"), str(rowid))
-    pipe.zrem(keys("ids"), str(rowid))
-    pipe.hincrby(keys("stats"), "rows", -1)
-    pipe.hincrby(keys("stats"), "tokens", -terms.length)
+        batch.append(["HDEL", keys.term(term), str(rowid)])
+    batch.append(["HDEL", keys("meta"), str(rowid)])
+    batch.append(["ZREM", keys("ids"), str(rowid)])
+    batch.append(["HINCRBY", keys("stats"), "rows", "-1"])
+    batch.append(["HINCRBY", keys("stats"), "tokens", str(-terms.length)])
 
 
-def _delete(pipe: Pipeline, keys: Keys, rowid: int, session: str, log: str, passage: Passage) -> None:
+def _delete(batch: Batch, keys: Keys, rowid: int, session: str, log: str, passage: Passage) -> None:
     if not passage.kind:
         return
-    _unindex(pipe, keys, rowid, passage)
-    pipe.delete(keys.passage(rowid))
+    _unindex(batch, keys, rowid, passage)
+    batch.append(["DEL", keys.passage(rowid)])
     if passage.kind == "exchange":
-        pipe.zrem(keys("x", _log_field(session, log)), str(rowid))
+        batch.append(["ZREM", keys("x", _log_field(session, log)), str(rowid)])
     else:
-        pipe.srem(keys("kind", passage.kind), rowid)
+        batch.append(["SREM", keys("kind", passage.kind), str(rowid)])
 
 
-def _extend(pipe: Pipeline, keys: Keys, rowid: int, was: Passage, reply: str) -> None:
+def _extend(batch: Batch, keys: Keys, rowid: int, was: Passage, reply: str) -> None:
     """Add a reply read later to an exchange: its terms are counted again."""
     answered = f"{was.answered}\n{reply}" if was.answered else reply
-    _unindex(pipe, keys, rowid, was)
+    _unindex(batch, keys, rowid, was)
     [terms] = _TOKENIZER.passages([(was.asked, answered)])
-    pipe.hset(keys.passage(rowid), "answered", answered)
-    _index(pipe, keys, rowid, terms, was.ts)
+    batch.append(["HSET", keys.passage(rowid), "answered", answered])
+    _index(batch, keys, rowid, terms, was.ts)
 
 
 def _log_field(session: str, log: str) -> str:
