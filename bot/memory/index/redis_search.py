@@ -7,12 +7,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from bot.bus.redis.connection import as_text
 from bot.memory.index.fts_terms import Counts, Phrase, Tokenizer, bm25, frequency, idf, phrases
+from bot.memory.index.passages import Passage
+from bot.memory.index.store import StoredPassage
 
 if TYPE_CHECKING:
     import redis
+    from redis.typing import EncodableT
 
 Row = tuple[int, float, float, str, str]  # id, BM25 (higher better), time, asked, answered
+FIELDS = ("kind", "session", "log", "first", "ts", "speaker", "asked", "answered")  # a passage's hash
 BATCH = 64  # passages read at a time while the best are checked against `leave_out`
 
 
@@ -191,3 +196,38 @@ def matching(client: redis.Redis, keys: Keys, tokenizer: Tokenizer, expressions:
     flat = [phrase for found in parsed for phrase in found]
     postings = iter(phrase_postings(client, keys, flat, meta=False).postings)
     return [len(set().union(*(next(postings) for _ in found))) for found in parsed]
+
+
+# A passage's neighbours in its log, read in one round trip: (id, fields…) of up to ARGV[2] before and ARGV[3] after.
+AROUND = """
+local function rows(ids)
+  local found = {}
+  for _, id in ipairs(ids) do
+    local row = redis.call('HMGET', KEYS[2] .. ':p:' .. id, unpack(ARGV, 4))
+    if row[1] then table.insert(row, 1, id); found[#found + 1] = row end
+  end
+  return found
+end
+local earlier = redis.call('ZREVRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '-inf', 'LIMIT', 0, ARGV[2])
+local later = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf', 'LIMIT', 0, ARGV[3])
+return {rows(earlier), rows(later)}
+"""
+
+
+def around(
+    client: redis.Redis, keys: Keys, log: str, found: StoredPassage, before: int, after: int
+) -> list[StoredPassage]:
+    """The passage with up to `before` and `after` exchanges of its log (`log`, the key of their ids) around it."""
+    args: list[EncodableT] = [found.passage.first, before, after, *FIELDS]
+    earlier, later = client.register_script(AROUND)(keys=[log, keys.base], args=args)
+    return [
+        *(stored(int(r[0]), r[1:]) for r in reversed(earlier)),
+        found,
+        *(stored(int(r[0]), r[1:]) for r in later),
+    ]
+
+
+def stored(rowid: int, values: Sequence[bytes | str | None]) -> StoredPassage:
+    """A passage from its hash's FIELDS."""
+    kind, session, log, first, ts, speaker, asked, answered = (as_text(value or "") for value in values)
+    return StoredPassage(rowid, session, log, Passage(kind, float(ts), speaker, asked, answered, int(first)))

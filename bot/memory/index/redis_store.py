@@ -21,7 +21,7 @@ from bot.cluster.redis import RedisState, zset_members
 from bot.memory.index import redis_search
 from bot.memory.index.fts_terms import Terms, Tokenizer
 from bot.memory.index.passages import ExchangePart, Passage
-from bot.memory.index.redis_search import Keys, posting
+from bot.memory.index.redis_search import FIELDS, Keys, posting, stored
 from bot.memory.index.store import IndexUnusable, StoredPassage
 from bot.sessions.logs import Cursor
 from bot.sessions.redis_store import glob_escaped
@@ -29,34 +29,33 @@ from bot.sessions.redis_store import glob_escaped
 if TYPE_CHECKING:
     import redis
     from redis.client import Pipeline
-    from redis.typing import EncodableT
 
 logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "1"
-_FIELDS = ("kind", "session", "log", "first", "ts", "speaker", "asked", "answered")
-_TOKENIZER = Tokenizer()
+_TOKENIZER = Tokenizer()  # one for the process: it is a small in-memory table
 Batch = list[list[str]]  # commands to run as one script, in order
-# A batch's commands run in order; their keys are the scope's, in its hash slot.
+# A batch's commands run in order; their keys are the scope's, in its hash slot. POST and UNPOST add and remove a
+# passage's postings (and note its terms), so a passage's terms go as one list.
 APPLY = """
-local commands = cjson.decode(ARGV[1])
-for _, command in ipairs(commands) do redis.call(unpack(command)) end
-return #commands
-"""
-# A passage's neighbours in its log, read in one round trip: (id, fields…) of up to ARGV[2] before and ARGV[3] after.
-AROUND = """
-local function rows(ids)
-  local found = {}
-  for _, id in ipairs(ids) do
-    local row = redis.call('HMGET', KEYS[2] .. ':p:' .. id, unpack(ARGV, 4))
-    if row[1] then table.insert(row, 1, id); found[#found + 1] = row end
+local terms = KEYS[1] .. ':terms'
+for _, command in ipairs(cjson.decode(ARGV[1])) do
+  local name = command[1]
+  if name == 'POST' or name == 'UNPOST' then -- POST id term posting term posting…; UNPOST id term term…
+    local id, step = command[2], name == 'POST' and 2 or 1
+    for i = 3, #command, step do
+      if step == 2 then
+        redis.call('HSET', KEYS[1] .. ':t:' .. command[i], id, command[i + 1])
+        redis.call('ZADD', terms, 0, command[i])
+      else
+        redis.call('HDEL', KEYS[1] .. ':t:' .. command[i], id)
+      end
+    end
+  else
+    redis.call(unpack(command))
   end
-  return found
 end
-local earlier = redis.call('ZREVRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '-inf', 'LIMIT', 0, ARGV[2])
-local later = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf', 'LIMIT', 0, ARGV[3])
-return {rows(earlier), rows(later)}
-"""  # one for the process: it is a small in-memory table
+"""
 
 
 class RedisIndexes:
@@ -243,20 +242,14 @@ class RedisIndex:
         wanted = sorted(set(ids))
         pipe = self._client.pipeline(transaction=False)
         for rowid in wanted:
-            pipe.hmget(self.keys.passage(rowid), _FIELDS)
+            pipe.hmget(self.keys.passage(rowid), FIELDS)
         replies = pipe.execute()
-        return {rowid: _stored(rowid, values) for rowid, values in zip(wanted, replies, strict=True) if values[0]}
+        return {rowid: stored(rowid, values) for rowid, values in zip(wanted, replies, strict=True) if values[0]}
 
     def around(self, found: StoredPassage, before: int, after: int) -> list[StoredPassage]:
         """The passage with up to `before` exchanges before it and `after` after it in the same log, in order."""
         log = self.keys("x", _log_field(found.session, found.log))
-        args: list[EncodableT] = [found.passage.first, before, after, *_FIELDS]
-        earlier, later = self._client.register_script(AROUND)(keys=[log, self.keys.base], args=args)
-        return [
-            *(_stored(int(r[0]), r[1:]) for r in reversed(earlier)),
-            found,
-            *(_stored(int(r[0]), r[1:]) for r in later),
-        ]
+        return redis_search.around(self._client, self.keys, log, found, before, after)
 
     def clear(self) -> None:
         """Forget every passage and read mark, so the next catch-up reads every source again."""
@@ -322,15 +315,15 @@ def _next_id(pipe: Pipeline, keys: Keys, dropped: Collection[int] = ()) -> int:
 
 def _passage(pipe: Pipeline, keys: Keys, rowid: int) -> Passage:
     """A stored passage read under WATCH (kind "" when it is gone)."""
-    values = pipe.hmget(keys.passage(rowid), _FIELDS)
-    return _stored(rowid, values).passage if values[0] else Passage("", 0.0, "", "")
+    values = pipe.hmget(keys.passage(rowid), FIELDS)
+    return stored(rowid, values).passage if values[0] else Passage("", 0.0, "", "")
 
 
 def _insert(batch: Batch, keys: Keys, rowid: int, session: str, log: str, passage: Passage, terms: Terms) -> None:
     """The writes that store a passage under `rowid`."""
     p = passage
     values = (p.kind, session, log, p.first, repr(p.ts), p.speaker, p.asked, p.answered)
-    batch.append(["HSET", keys.passage(rowid), *(str(v) for pair in zip(_FIELDS, values, strict=True) for v in pair)])
+    batch.append(["HSET", keys.passage(rowid), *(str(v) for pair in zip(FIELDS, values, strict=True) for v in pair)])
     _index(batch, keys, rowid, terms, p.ts)
     if p.kind == "exchange":
         batch.append(["ZADD", keys("x", _log_field(session, log)), str(p.first), str(rowid)])
@@ -339,10 +332,7 @@ def _insert(batch: Batch, keys: Keys, rowid: int, session: str, log: str, passag
 
 
 def _index(batch: Batch, keys: Keys, rowid: int, terms: Terms, ts: float) -> None:
-    for term, counts in terms.counts.items():
-        batch.append(["HSET", keys.term(term), str(rowid), posting(counts)])
-    if terms.counts:
-        batch.append(["ZADD", keys("terms"), *(v for term in terms.counts for v in ("0", term))])
+    batch.append(["POST", str(rowid), *(v for term, counts in terms.counts.items() for v in (term, posting(counts)))])
     batch.append(["HSET", keys("meta"), str(rowid), f"{terms.length} {ts!r}"])
     batch.append(["ZADD", keys("ids"), str(rowid), str(rowid)])
     batch.append(["HINCRBY", keys("stats"), "rows", "1"])
@@ -351,8 +341,7 @@ def _index(batch: Batch, keys: Keys, rowid: int, terms: Terms, ts: float) -> Non
 
 def _unindex(batch: Batch, keys: Keys, rowid: int, passage: Passage) -> None:
     [terms] = _TOKENIZER.passages([(passage.asked, passage.answered)])
-    for term in terms.counts:
-        batch.append(["HDEL", keys.term(term), str(rowid)])
+    batch.append(["UNPOST", str(rowid), *terms.counts])
     batch.append(["HDEL", keys("meta"), str(rowid)])
     batch.append(["ZREM", keys("ids"), str(rowid)])
     batch.append(["HINCRBY", keys("stats"), "rows", "-1"])
@@ -391,8 +380,3 @@ def _log_value(text: bytes | str) -> tuple[int, int, bool, int | None]:
     """(offset, messages read, live, open passage id) of a stored log cursor."""
     offset, count, live, open_id = as_text(text).split(" ")
     return int(offset), int(count), live == "1", int(open_id) if open_id else None
-
-
-def _stored(rowid: int, values: Sequence[bytes | str | None]) -> StoredPassage:
-    kind, session, log, first, ts, speaker, asked, answered = (as_text(value or "") for value in values)
-    return StoredPassage(rowid, session, log, Passage(kind, float(ts), speaker, asked, answered, int(first)))
