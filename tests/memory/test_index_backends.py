@@ -156,7 +156,9 @@ def test_neighbours_are_the_exchanges_of_the_same_log_in_order(index: ScopeIndex
     index.add_exchanges("tg:1", parts, Cursor("l"), Cursor("l", 7, 14), True)
     index.add_exchanges("tg:2", [exchange(0, "Line elsewhere")], Cursor("l"), Cursor("l", 1, 1), True)
     [middle] = index.passages([4]).values()
-    assert [found.passage.asked for found in index.around(middle, 2, 3)] == [f"Line {n}" for n in range(1, 7)]
+    [[*near], [*first]] = index.around([middle, index.passages([1])[1]], 2, 3)
+    assert [found.passage.asked for found in near] == [f"Line {n}" for n in range(1, 7)]
+    assert [found.passage.asked for found in first] == [f"Line {n}" for n in range(4)]
 
 
 def test_a_cleared_index_forgets_passages_and_marks(index: ScopeIndex) -> None:

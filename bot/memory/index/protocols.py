@@ -38,8 +38,9 @@ class PassageIndex(Protocol):
         """The stored passages with these ids."""
         ...
 
-    def around(self, found: StoredPassage, before: int, after: int) -> list[StoredPassage]:
-        """The passage with up to `before` and `after` exchanges of its log around it, in order."""
+    def around(self, found: Sequence[StoredPassage], before: int, after: int) -> list[list[StoredPassage]]:
+        """Each passage with up to `before` and `after` exchanges of its log around it, in order (all at once: a
+        backend across a network reads them in one round trip)."""
         ...
 
     def live_logs(self, chat: str) -> list[tuple[str, str, int]]:

@@ -49,8 +49,8 @@ def _counts(value: str) -> Counts:
 
 
 # One round trip for a search's postings: each phrase's terms (a prefix's looked up in `terms`) with their postings,
-# and with "1" first, the length and time of every passage found and the scope's counts. Its keys share the scope's
-# hash slot. HMGET in slices: Lua unpacks at most a few thousand arguments.
+# the scope's counts and highest id, and with "1" first, the length and time of every passage found. Its keys share
+# the scope's hash slot. HMGET in slices: Lua unpacks at most a few thousand arguments.
 POSTINGS = """
 local base, out, seen, ids = KEYS[1], {}, {}, {}
 for i = 2, #ARGV do
@@ -78,7 +78,8 @@ for s = 1, #ids, 4000 do
   local slice = redis.call('HMGET', base .. ':meta', unpack(ids, s, math.min(s + 3999, #ids)))
   for _, value in ipairs(slice) do meta[#meta + 1] = value end
 end
-return {redis.call('HMGET', base .. ':stats', 'rows', 'tokens'), out, ids, meta}
+local top = redis.call('ZREVRANGE', base .. ':ids', 0, 0)
+return {redis.call('HMGET', base .. ':stats', 'rows', 'tokens'), out, ids, meta, top}
 """
 
 
@@ -91,6 +92,7 @@ class Found:
     rows: int = 0
     tokens: int = 0
     meta: dict[int, tuple[int, float]] = field(default_factory=dict)
+    highest: int = 0  # the highest passage id
 
 
 def phrase_postings(client: redis.Redis, keys: Keys, found: Sequence[Phrase], meta: bool) -> Found:
@@ -99,14 +101,14 @@ def phrase_postings(client: redis.Redis, keys: Keys, found: Sequence[Phrase], me
     args = ["1" if meta else "0"]
     for phrase in found:
         args.append(f"p{phrase.tokens[0]}" if phrase.prefix and phrase.tokens else "e" + "\t".join(phrase.tokens))
-    stats, replies, ids, lengths = client.register_script(POSTINGS)(keys=[keys.base], args=args)
+    stats, replies, ids, lengths, top = client.register_script(POSTINGS)(keys=[keys.base], args=args)
     postings = [_added(read) if phrase.prefix else _all_of(read) for phrase, read in zip(found, replies, strict=True)]
     kept = {}
     for rowid, value in zip(ids, lengths, strict=True):
         if value:  # (gone if deleted meanwhile)
             length, ts = value.split(" ")
             kept[int(rowid)] = (int(length), float(ts))
-    return Found(postings, int(stats[0] or 0), int(stats[1] or 0), kept)
+    return Found(postings, int(stats[0] or 0), int(stats[1] or 0), kept, int(top[0]) if top else 0)
 
 
 def _added(read: list[list[str]]) -> dict[int, Counts]:
@@ -190,41 +192,59 @@ def _ordered(kept: list[tuple[float, float, str, int, Row]], limit: int) -> list
     return [item[4] for item in kept[:limit]]
 
 
-def matching(client: redis.Redis, keys: Keys, tokenizer: Tokenizer, expressions: Sequence[str]) -> list[int]:
-    """How many passages match each expression."""
+def matching(
+    client: redis.Redis, keys: Keys, tokenizer: Tokenizer, expressions: Sequence[str]
+) -> tuple[list[int], int]:
+    """How many passages match each expression, and the highest passage id, in one round trip."""
     parsed = [phrases(expression, tokenizer) for expression in expressions]
-    flat = [phrase for found in parsed for phrase in found]
-    postings = iter(phrase_postings(client, keys, flat, meta=False).postings)
-    return [len(set().union(*(next(postings) for _ in found))) for found in parsed]
+    found = phrase_postings(client, keys, [phrase for each in parsed for phrase in each], meta=False)
+    postings = iter(found.postings)
+    return [len(set().union(*(next(postings) for _ in each))) for each in parsed], found.highest
 
 
-# A passage's neighbours in its log, read in one round trip: (id, fields…) of up to ARGV[2] before and ARGV[3] after.
+# Passages' neighbours in their logs, read in one round trip: for each (log, first) of ARGV[4…], (id, fields…) of up
+# to ARGV[1] exchanges before and ARGV[2] after it; ARGV[3] names the fields after the passages.
 AROUND = """
+local fields = {}
+for i = 1, tonumber(ARGV[3]) do fields[i] = ARGV[3 + i] end
 local function rows(ids)
   local found = {}
   for _, id in ipairs(ids) do
-    local row = redis.call('HMGET', KEYS[2] .. ':p:' .. id, unpack(ARGV, 4))
+    local row = redis.call('HMGET', KEYS[1] .. ':p:' .. id, unpack(fields))
     if row[1] then table.insert(row, 1, id); found[#found + 1] = row end
   end
   return found
 end
-local earlier = redis.call('ZREVRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '-inf', 'LIMIT', 0, ARGV[2])
-local later = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf', 'LIMIT', 0, ARGV[3])
-return {rows(earlier), rows(later)}
+local out = {}
+for i = 4 + #fields, #ARGV, 2 do
+  local log, first = KEYS[1] .. ':x:' .. ARGV[i], ARGV[i + 1]
+  local earlier = redis.call('ZREVRANGEBYSCORE', log, '(' .. first, '-inf', 'LIMIT', 0, ARGV[1])
+  local later = redis.call('ZRANGEBYSCORE', log, '(' .. first, '+inf', 'LIMIT', 0, ARGV[2])
+  out[#out + 1] = {rows(earlier), rows(later)}
+end
+return out
 """
 
 
 def around(
-    client: redis.Redis, keys: Keys, log: str, found: StoredPassage, before: int, after: int
-) -> list[StoredPassage]:
-    """The passage with up to `before` and `after` exchanges of its log (`log`, the key of their ids) around it."""
-    args: list[EncodableT] = [found.passage.first, before, after, *FIELDS]
-    earlier, later = client.register_script(AROUND)(keys=[log, keys.base], args=args)
+    client: redis.Redis, keys: Keys, found: Sequence[StoredPassage], before: int, after: int
+) -> list[list[StoredPassage]]:
+    """Each passage with up to `before` and `after` exchanges of its log around it, in one round trip."""
+    if not found:
+        return []
+    args: list[EncodableT] = [before, after, len(FIELDS), *FIELDS]
+    for each in found:
+        args += [log_field(each.session, each.log), each.passage.first]
+    read = client.register_script(AROUND)(keys=[keys.base], args=args)
     return [
-        *(stored(int(r[0]), r[1:]) for r in reversed(earlier)),
-        found,
-        *(stored(int(r[0]), r[1:]) for r in later),
+        [*(stored(int(r[0]), r[1:]) for r in reversed(earlier)), each, *(stored(int(r[0]), r[1:]) for r in later)]
+        for each, (earlier, later) in zip(found, read, strict=True)
     ]
+
+
+def log_field(session: str, log: str) -> str:
+    """How a log is named in the index's keys and its `logs` hash."""
+    return f"{session}\n{log}"
 
 
 def stored(rowid: int, values: Sequence[bytes | str | None]) -> StoredPassage:

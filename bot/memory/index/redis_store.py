@@ -21,7 +21,7 @@ from bot.cluster.redis import RedisState, zset_members
 from bot.memory.index import redis_search
 from bot.memory.index.fts_terms import Terms, Tokenizer
 from bot.memory.index.passages import ExchangePart, Passage
-from bot.memory.index.redis_search import FIELDS, Keys, posting, stored
+from bot.memory.index.redis_search import FIELDS, Keys, log_field, posting, stored
 from bot.memory.index.store import IndexUnusable, StoredPassage
 from bot.sessions.logs import Cursor
 from bot.sessions.redis_store import glob_escaped
@@ -126,7 +126,7 @@ class RedisIndex:
     ) -> bool:
         """Store exchanges read from one log between two cursors, with the new cursor, at once; False (and nothing
         stored) when the log's stored cursor is no longer `start`: another process got there first."""
-        field = _log_field(session, end.log)
+        field = log_field(session, end.log)
         terms = _TOKENIZER.passages([(p.asked, "\n".join(p.replies)) for p in parts])
 
         def write(pipe: Pipeline, batch: Batch) -> bool:
@@ -161,7 +161,7 @@ class RedisIndex:
 
     def mark_archived(self, session: str, log: str) -> None:
         """Note that a log is no longer the session's live one."""
-        field = _log_field(session, log)
+        field = log_field(session, log)
 
         def write(pipe: Pipeline, batch: Batch) -> bool:
             stored = pipe.hget(self.keys("logs"), field)
@@ -178,12 +178,12 @@ class RedisIndex:
         """Forget a log that no longer exists, with its passages."""
 
         def write(pipe: Pipeline, batch: Batch) -> bool:
-            ids = [int(rowid) for rowid in zset_members(pipe.zrange(self.keys("x", _log_field(session, log)), 0, -1))]
+            ids = [int(rowid) for rowid in zset_members(pipe.zrange(self.keys("x", log_field(session, log)), 0, -1))]
             gone = [(rowid, _passage(pipe, self.keys, rowid)) for rowid in ids]
             pipe.multi()
             for rowid, passage in gone:
                 _delete(batch, self.keys, rowid, session, log, passage)
-            batch.append(["HDEL", self.keys("logs"), _log_field(session, log)])
+            batch.append(["HDEL", self.keys("logs"), log_field(session, log)])
             return True
 
         self._transaction([self.keys("logs"), self.keys("ids")], write)
@@ -234,8 +234,7 @@ class RedisIndex:
 
     def matching(self, expressions: Sequence[str]) -> tuple[list[int], int]:
         """How many passages match each expression, and the highest passage id (about how many there are)."""
-        counts = redis_search.matching(self._client, self.keys, _TOKENIZER, expressions)
-        return counts, _highest(self._client, self.keys)
+        return redis_search.matching(self._client, self.keys, _TOKENIZER, expressions)
 
     def passages(self, ids: Iterable[int]) -> dict[int, StoredPassage]:
         """The stored passages with these ids, by id (as SQLite gives them: callers read them in that order)."""
@@ -246,10 +245,9 @@ class RedisIndex:
         replies = pipe.execute()
         return {rowid: stored(rowid, values) for rowid, values in zip(wanted, replies, strict=True) if values[0]}
 
-    def around(self, found: StoredPassage, before: int, after: int) -> list[StoredPassage]:
-        """The passage with up to `before` exchanges before it and `after` after it in the same log, in order."""
-        log = self.keys("x", _log_field(found.session, found.log))
-        return redis_search.around(self._client, self.keys, log, found, before, after)
+    def around(self, found: Sequence[StoredPassage], before: int, after: int) -> list[list[StoredPassage]]:
+        """Each passage with up to `before` and `after` exchanges of its log around it, in order, in one round trip."""
+        return redis_search.around(self._client, self.keys, found, before, after)
 
     def clear(self) -> None:
         """Forget every passage and read mark, so the next catch-up reads every source again."""
@@ -302,11 +300,6 @@ class RedisIndex:
                     self._logs = self._marks = None
 
 
-def _highest(client: redis.Redis | Pipeline, keys: Keys) -> int:
-    top = zset_members(client.zrevrange(keys("ids"), 0, 0))
-    return int(top[0]) if top else 0
-
-
 def _next_id(pipe: Pipeline, keys: Keys, dropped: Collection[int] = ()) -> int:
     """The id SQLite would give the next passage: one above the highest of those kept."""
     top = [int(rowid) for rowid in zset_members(pipe.zrevrange(keys("ids"), 0, len(dropped)))]
@@ -326,7 +319,7 @@ def _insert(batch: Batch, keys: Keys, rowid: int, session: str, log: str, passag
     batch.append(["HSET", keys.passage(rowid), *(str(v) for pair in zip(FIELDS, values, strict=True) for v in pair)])
     _index(batch, keys, rowid, terms, p.ts)
     if p.kind == "exchange":
-        batch.append(["ZADD", keys("x", _log_field(session, log)), str(p.first), str(rowid)])
+        batch.append(["ZADD", keys("x", log_field(session, log)), str(p.first), str(rowid)])
     else:
         batch.append(["SADD", keys("kind", p.kind), str(rowid)])
 
@@ -354,7 +347,7 @@ def _delete(batch: Batch, keys: Keys, rowid: int, session: str, log: str, passag
     _unindex(batch, keys, rowid, passage)
     batch.append(["DEL", keys.passage(rowid)])
     if passage.kind == "exchange":
-        batch.append(["ZREM", keys("x", _log_field(session, log)), str(rowid)])
+        batch.append(["ZREM", keys("x", log_field(session, log)), str(rowid)])
     else:
         batch.append(["SREM", keys("kind", passage.kind), str(rowid)])
 
@@ -366,10 +359,6 @@ def _extend(batch: Batch, keys: Keys, rowid: int, was: Passage, reply: str) -> N
     [terms] = _TOKENIZER.passages([(was.asked, answered)])
     batch.append(["HSET", keys.passage(rowid), "answered", answered])
     _index(batch, keys, rowid, terms, was.ts)
-
-
-def _log_field(session: str, log: str) -> str:
-    return f"{session}\n{log}"
 
 
 def _log_text(offset: int, count: int, live: bool, open_id: int | None) -> str:
