@@ -57,6 +57,8 @@ WORDS = (  # a few that stem, fold accents or split oddly, and common ones
     "3d",
     "x²",
     "naïve",
+    "Straße",
+    "strangers",
     "the",
     "a",
     "and",
@@ -82,6 +84,7 @@ QUESTIONS = (
     "naive relations",
     "3d nationality",
     "tomato cats dogs pups kitties",
+    "die Straße",
 )
 
 
@@ -193,6 +196,9 @@ def test_redis_ranks_exactly_as_sqlite_on_the_same_passages(tmp_path: Path, redi
             assert [row[0] for row in found] == [row[0] for row in expected], question
             assert [row[1] for row in found] == pytest.approx([row[1] for row in expected], rel=1e-12, abs=0)
         assert redis.matching([expression, '"basil"']) == sqlite.matching([expression, '"basil"'])
+    for expression in ('"stra"*', '"naiv"*', '"caf"*'):  # a prefix whose terms go on past ASCII, or fold to it
+        assert redis.keyword(expression, 40, None, None) == sqlite.keyword(expression, 40, None, None)
+        assert redis.matching([expression]) == sqlite.matching([expression])
         query = parse_query(question, NOW)
         hits = [widen(index, best_hits(index, query, 20, DAY, follow=True), 5, 2000, 7600) for index in (sqlite, redis)]
         assert [windows(found) for found in hits[1]] == [windows(found) for found in hits[0]], question

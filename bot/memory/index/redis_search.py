@@ -4,7 +4,7 @@ ranked by FTS5's BM25 in Python, with the SQLite index's filters and order (scor
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.bus.redis.connection import as_text
@@ -49,15 +49,15 @@ def _counts(value: str) -> Counts:
 
 
 # One round trip for a search's postings: each phrase's terms (a prefix's looked up in `terms`) with their postings,
-# the scope's counts and highest id, and with "1" first, the length and time of every passage found. Its keys share
-# the scope's hash slot. HMGET in slices: Lua unpacks at most a few thousand arguments.
+# the scope's counts, and the length and time of every passage found. Its keys share the scope's hash slot. HMGET in
+# slices: Lua unpacks at most a few thousand arguments.
 POSTINGS = """
 local base, out, seen, ids = KEYS[1], {}, {}, {}
-for i = 2, #ARGV do
+for i = 1, #ARGV do
   local kind, rest = string.sub(ARGV[i], 1, 1), string.sub(ARGV[i], 2)
   local terms = {}
   if kind == 'p' then
-    terms = redis.call('ZRANGEBYLEX', base .. ':terms', '[' .. rest, '(' .. rest .. '\255')
+    terms = redis.call('ZRANGEBYLEX', base .. ':terms', '[' .. rest, '(' .. rest .. '\\255')
   elseif rest ~= '' then
     for term in string.gmatch(rest, '[^\t]+') do terms[#terms + 1] = term end
   end
@@ -65,10 +65,8 @@ for i = 2, #ARGV do
   for _, term in ipairs(terms) do
     local flat = redis.call('HGETALL', base .. ':t:' .. term)
     phrase[#phrase + 1] = flat
-    if ARGV[1] == '1' then
-      for j = 1, #flat, 2 do
-        if not seen[flat[j]] then seen[flat[j]] = true; ids[#ids + 1] = flat[j] end
-      end
+    for j = 1, #flat, 2 do
+      if not seen[flat[j]] then seen[flat[j]] = true; ids[#ids + 1] = flat[j] end
     end
   end
   out[#out + 1] = phrase
@@ -78,37 +76,33 @@ for s = 1, #ids, 4000 do
   local slice = redis.call('HMGET', base .. ':meta', unpack(ids, s, math.min(s + 3999, #ids)))
   for _, value in ipairs(slice) do meta[#meta + 1] = value end
 end
-local top = redis.call('ZREVRANGE', base .. ':ids', 0, 0)
-return {redis.call('HMGET', base .. ':stats', 'rows', 'tokens'), out, ids, meta, top}
+return {redis.call('HMGET', base .. ':stats', 'rows', 'tokens'), out, ids, meta}
 """
 
 
 @dataclass(frozen=True, slots=True)
 class Found:
-    """Each phrase's passages with its occurrences there; with `meta`, the scope's passages and tokens and the
-    length and time of every passage found."""
+    """Each phrase's passages with its occurrences there, the scope's passages and tokens, and the length and time
+    of every passage found."""
 
     postings: list[dict[int, Counts]]
-    rows: int = 0
-    tokens: int = 0
-    meta: dict[int, tuple[int, float]] = field(default_factory=dict)
-    highest: int = 0  # the highest passage id
+    rows: int
+    tokens: int
+    meta: dict[int, tuple[int, float]]
 
 
-def phrase_postings(client: redis.Redis, keys: Keys, found: Sequence[Phrase], meta: bool) -> Found:
+def phrase_postings(client: redis.Redis, keys: Keys, found: Sequence[Phrase]) -> Found:
     """Each phrase's passages with its occurrences there (a prefix's terms added up; a phrase of several tokens
     counted where all are, as often as its rarest: FTS5 would also want them adjacent), in one round trip."""
-    args = ["1" if meta else "0"]
-    for phrase in found:
-        args.append(f"p{phrase.tokens[0]}" if phrase.prefix and phrase.tokens else "e" + "\t".join(phrase.tokens))
-    stats, replies, ids, lengths, top = client.register_script(POSTINGS)(keys=[keys.base], args=args)
+    args = list(map(_argument, found))
+    stats, replies, ids, lengths = client.register_script(POSTINGS)(keys=[keys.base], args=args)
     postings = [_added(read) if phrase.prefix else _all_of(read) for phrase, read in zip(found, replies, strict=True)]
     kept = {}
     for rowid, value in zip(ids, lengths, strict=True):
         if value:  # (gone if deleted meanwhile)
             length, ts = value.split(" ")
             kept[int(rowid)] = (int(length), float(ts))
-    return Found(postings, int(stats[0] or 0), int(stats[1] or 0), kept, int(top[0]) if top else 0)
+    return Found(postings, int(stats[0] or 0), int(stats[1] or 0), kept)
 
 
 def _added(read: list[list[str]]) -> dict[int, Counts]:
@@ -146,7 +140,7 @@ def keyword(
     leave_out: Sequence[tuple[str, str, int]] = (),
 ) -> list[Row]:
     """The best `limit` passages for an expression, as `store.MemoryIndex.keyword` finds and orders them."""
-    found = phrase_postings(client, keys, phrases(expression, tokenizer), meta=True)
+    found = phrase_postings(client, keys, phrases(expression, tokenizer))
     postings = found.postings
     average = found.tokens / found.rows if found.rows else 1.0
     weights = [idf(found.rows, len(hits)) for hits in postings]
@@ -192,14 +186,64 @@ def _ordered(kept: list[tuple[float, float, str, int, Row]], limit: int) -> list
     return [item[4] for item in kept[:limit]]
 
 
+# How many passages match each group of phrases (ARGV[1]: the groups' sizes), counted where they are: a word's
+# ids, not its postings, are all a count needs. A lone word's count is its postings' length; a phrase of several
+# words counts where all are. Then the highest passage id.
+COUNTS = """
+local base, counts, at = KEYS[1], {}, 2
+local function ids(phrase, seen, n)
+  local kind, rest = string.sub(phrase, 1, 1), string.sub(phrase, 2)
+  local terms = {}
+  if kind == 'p' then
+    terms = redis.call('ZRANGEBYLEX', base .. ':terms', '[' .. rest, '(' .. rest .. '\\255')
+  else
+    for term in string.gmatch(rest, '[^\\t]+') do terms[#terms + 1] = term end
+    if #terms > 1 then
+      for _, id in ipairs(redis.call('HKEYS', base .. ':t:' .. terms[1])) do
+        local all = true
+        for k = 2, #terms do all = all and redis.call('HEXISTS', base .. ':t:' .. terms[k], id) == 1 end
+        if all and not seen[id] then seen[id] = true; n = n + 1 end
+      end
+      return n
+    end
+  end
+  for _, term in ipairs(terms) do
+    for _, id in ipairs(redis.call('HKEYS', base .. ':t:' .. term)) do
+      if not seen[id] then seen[id] = true; n = n + 1 end
+    end
+  end
+  return n
+end
+for size in string.gmatch(ARGV[1], '%d+') do
+  size = tonumber(size)
+  local rest = string.sub(ARGV[at], 2)
+  if size == 1 and string.sub(ARGV[at], 1, 1) == 'e' and not string.find(rest, '\\t') then
+    counts[#counts + 1] = rest == '' and 0 or redis.call('HLEN', base .. ':t:' .. rest)
+  else
+    local seen, n = {}, 0
+    for k = at, at + size - 1 do n = ids(ARGV[k], seen, n) end
+    counts[#counts + 1] = n
+  end
+  at = at + size
+end
+local top = redis.call('ZREVRANGE', base .. ':ids', 0, 0)
+return {counts, top}
+"""
+
+
 def matching(
     client: redis.Redis, keys: Keys, tokenizer: Tokenizer, expressions: Sequence[str]
 ) -> tuple[list[int], int]:
     """How many passages match each expression, and the highest passage id, in one round trip."""
     parsed = [phrases(expression, tokenizer) for expression in expressions]
-    found = phrase_postings(client, keys, [phrase for each in parsed for phrase in each], meta=False)
-    postings = iter(found.postings)
-    return [len(set().union(*(next(postings) for _ in each))) for each in parsed], found.highest
+    args = [" ".join(str(len(each)) for each in parsed), *(_argument(p) for each in parsed for p in each)]
+    counts, top = client.register_script(COUNTS)(keys=[keys.base], args=args)
+    return [int(count) for count in counts], int(top[0]) if top else 0
+
+
+def _argument(phrase: Phrase) -> str:
+    """A phrase as the scripts take it: "p" and a prefix, or "e" and its tokens."""
+    return f"p{phrase.tokens[0]}" if phrase.prefix and phrase.tokens else "e" + "\t".join(phrase.tokens)
 
 
 # Passages' neighbours in their logs, read in one round trip: for each (log, first) of ARGV[4…], (id, fields…) of up
