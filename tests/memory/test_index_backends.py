@@ -5,6 +5,7 @@ windows after the second pass."""
 from __future__ import annotations
 
 import random
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -119,6 +120,20 @@ def test_a_write_from_a_stale_cursor_stores_nothing(index: ScopeIndex) -> None:
     assert index.add_exchanges("tg:1", [exchange(0, "Tulips by the fence")], Cursor("l"), Cursor("l", 1, 1), True)
     assert not index.add_exchanges("tg:1", [exchange(0, "Tulips by the fence")], Cursor("l"), Cursor("l", 1, 1), True)
     assert said(index, "tulips") == ["Tulips by the fence"]
+
+
+def test_two_processes_catching_up_one_log_at_once_store_it_once(tmp_path: Path, index_home: IndexHome) -> None:
+    views = [index_home.open("memory", tmp_path / "index.sqlite3") for _ in range(2)]
+    parts = [exchange(n, f"Message {n} about the garden") for n in range(300)]
+
+    def catch_up(index: ScopeIndex) -> bool:
+        return index.add_exchanges("tg:1", parts, Cursor("l"), Cursor("l", 300, 300), True)
+
+    with ThreadPoolExecutor(2) as pool:
+        stored = list(pool.map(catch_up, views))
+    assert sorted(stored) == [False, True]
+    assert [view.size() for view in views] == [300, 300]
+    assert views[1].matching(['"garden"']) == ([300], 300)
 
 
 def test_a_new_live_log_archives_the_old_one_and_a_dropped_log_takes_its_passages(index: ScopeIndex) -> None:
