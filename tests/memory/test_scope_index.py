@@ -13,6 +13,7 @@ from bot.cluster.redis import RedisState
 from bot.memory.index.protocols import IndexHome, PassageIndex
 from bot.memory.index.query import Query
 from bot.memory.index.ranking import Shown
+from bot.memory.index.redis_store import RedisIndexes
 from bot.memory.index.scopes import MemoryIndexes
 from bot.memory.members import FileMembers, ScopeMembers
 from bot.memory.redis_members import RedisMembers
@@ -194,6 +195,25 @@ async def test_an_index_of_another_version_is_rebuilt(tmp_path: Path) -> None:
 
     assert asked(await index.search(scope, "violin")) == ["Violin lessons on Tuesday"]
     await index.stop()
+
+
+async def test_a_redis_index_of_another_version_is_rebuilt(tmp_path: Path, redis_url: str) -> None:
+    shared = RedisState(redis_url, prefix="t")
+    backend = Backend(SessionStore(tmp_path / "sessions"), FileLogs(tmp_path / "sessions"), FileMembers(tmp_path / "l"))
+    scope = tmp_path / "ws" / "memory"
+    backend.say("telegram:1", "Violin lessons on Tuesday", "Fun")
+    index = indexes(tmp_path, backend, home=RedisIndexes(shared))
+    await index.join(scope, "telegram:1")
+    await index.stop()
+    version = shared.key("memory-index", "{memory}", "version")
+    shared.client.set(version, "0")
+    shared.client.hset(shared.key("memory-index", "{memory}", "marks"), "history", "left by the old version")
+
+    assert asked(await index.search(scope, "violin")) == ["Violin lessons on Tuesday"]
+    assert shared.client.get(version) == "1"
+    assert shared.client.hget(shared.key("memory-index", "{memory}", "marks"), "history") is None
+    await index.stop()
+    shared.client.close()
 
 
 async def test_a_session_file_rewritten_in_place_is_indexed_once(tmp_path: Path) -> None:
