@@ -6,6 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
@@ -22,6 +23,7 @@ from bot.agent.turn.interruption import (
     SHUT_DOWN,
     STOPPED,
     bounded,
+    dead_letter_reason,
     provider_outcome,
     timed_out,
     timeout_reply,
@@ -31,6 +33,7 @@ from bot.agent.turn.runner import EMPTY_REPLY, TurnResult
 from bot.agent.turn.stream import is_silent
 from bot.agent.turn_hooks import TurnHooks, TurnMark
 from bot.bus import ChatRef, Choice, InboundMessage, MessageBus, OutboundMessage
+from bot.bus.dead_letters import apology_for
 from bot.chats.rules import ChatRules, ChatRulesBook
 from bot.commands.catalogue import NEW, STOP
 from bot.commands.parse import parse_command
@@ -199,6 +202,7 @@ class AgentLoop:
         iterations = 0
         reply: str | None = None
         kind: ReplyKind = "reply"
+        failure: str | None = None  # why the turn failed for good: its messages become dead letters
         heartbeat = any(m.origin == "heartbeat" for m in batch)
         try:
             rules = self._rules_of(message)
@@ -239,13 +243,13 @@ class AgentLoop:
         except ProviderError as exc:
             outcome = provider_outcome(exc)
             self._turns.close_unfinished(key, MODEL_FAILED)
-            reply, kind = exc.user_message, "error"
+            reply, kind, failure = exc.user_message, "error", dead_letter_reason(exc)
             self._events.emit(ErrorOccurred(message.chat, "llm", type(exc).__name__))
         except Exception as exc:
             outcome = "crashed"
             logger.exception("[%s] turn crashed", key)
             self._turns.close_unfinished(key, CRASHED)
-            reply, kind = CRASH_REPLY, "error"
+            reply, kind, failure = CRASH_REPLY, "error", dead_letter_reason(exc)
             self._events.emit(ErrorOccurred(message.chat, "turn", type(exc).__name__))
         finally:
             if heartbeat and kind == "error":
@@ -256,12 +260,29 @@ class AgentLoop:
             )
             logger.info("[%s] turn %s in %.2fs (%s)", key, outcome, duration, message.id)
         await self._hooks.ended(message, outcome, reply, mark.since(self._sessions))
-        if reply is not None:
+        if failure is not None and not heartbeat:
+            await self._fail(batch, failure, reply)
+        elif reply is not None:
             await self._reply(message, reply, kind, completes=ids, finalises=message.id if message.stream else None)
             if self._voice is not None and kind == "reply":
                 await self._voice.reply(batch, reply)
         else:
             await self._bus.complete_inbound(ids)
+
+    async def _fail(self, batch: list[InboundMessage], reason: str, apology: str | None) -> None:
+        """The turn failed for good: its messages wait as dead letters (a retry runs them again) and the sender gets
+        the apology once, under its own id, so the answer of a retry is not mistaken for one already sent."""
+        message = batch[-1]
+        sending = await self._hooks.sending(message, apology) if apology is not None else None
+        logger.info(
+            "[%s] turn failed for good; %d message(s) kept as dead letters", message.chat.session_key, len(batch)
+        )
+        said = None
+        if sending is not None:  # it completes the turn's live message in place, as an answer would
+            said = replace(apology_for(message, sending), finalises=message.id if message.stream else None)
+        await self._bus.fail_inbound(batch, reason, said)
+        if sending is not None:
+            await self._hooks.sent(message, sending)
 
     async def _late_edits(self, lane: Lane) -> None:
         """Edits that came after the turn's last model call: handled as edits of an answered message."""

@@ -44,8 +44,11 @@ class AgentRoster:
         build: BuildAgent,
         stores: StoresFor,
         on_build: Callable[[AgentHandle], Awaitable[None]] | None = None,
+        configured: list[str] | None = None,
     ) -> None:
         self.config = config
+        # A roster of one (the terminal chat's) still names the gateway's other agents in /agent.
+        self._configured = configured
         self.default = default
         self._build = build
         self.stores = stores
@@ -155,7 +158,9 @@ class AgentRoster:
             task.add_done_callback(self._builds.discard)
 
     async def _which_agent(self, message: InboundMessage, found: Invocation) -> str:
-        return which_agent_answer(self.route(message), len(agent_names(self.config)))
+        if self._configured is not None:
+            return which_agent_answer(self.route(message), self._configured, fixed=True)
+        return which_agent_answer(self.route(message), agent_names(self.config))
 
     async def _deliver_files(self, message: InboundMessage, name: str) -> InboundMessage:
         """The message with its staged files in agent `name`'s workspace inbox; as it came when they cannot move."""

@@ -35,7 +35,7 @@ from bot.bus import InboundMessage, LocalBus, MessageBus, OutboundMessage
 from bot.chats.rules import ChatRulesBook
 from bot.config.schema import Config, LLMConfig, ModelChoiceConfig
 from bot.config.schema_agents import DEFAULT_AGENT
-from bot.events import EventBus
+from bot.events import EventBus, MessageFailed
 from bot.llm.context_window import ContextWindow
 from bot.llm.transcription import SpeechModel, Transcriber
 from bot.llm.types import Provider, Warmable
@@ -90,6 +90,10 @@ class AgentApp:
         self.owns_shared = shared is None  # the default agent starts and stops what the others borrow
         self.bus: MessageBus = shared.bus if shared else bus or LocalBus()
         self.events = shared.events if shared else EventBus()
+        if shared is None:  # the bus's own dead letters (the crash limit, failed turns) reach the owner's notice
+            self.bus.dead_letters.on_inbound_failed(
+                lambda message, reason: self.events.emit(MessageFailed(message.chat, message.id, reason))
+            )
         self.providers = shared.providers if shared else ProviderPool(provider_factory(config, provider, retry))
         prepare_folders(config)
         self.ledger = self.stores.ledger()

@@ -27,7 +27,7 @@ from bot.cli.options import Options
 app = typer.Typer(
     help=(
         "relaybot: a self-hosted AI assistant for Telegram, Discord, Slack, Matrix, WhatsApp, Signal, email, "
-        "Mattermost and the web."
+        "Mattermost, IRC, XMPP, Microsoft Teams, a web chat and the terminal."
     ),
     no_args_is_help=True,
     add_completion=False,

@@ -117,6 +117,15 @@ PAIR = BuiltIn(
     role=Trust.ADMIN,
 )
 START = BuiltIn("start", "Say hello", "a greeting", listed=False)
+FILE = BuiltIn(
+    "file",
+    "Send a file from this machine",
+    "send a file from this machine, with words for the bot after it",
+    args="PATH [text]",
+    places=frozenset({"console"}),
+    role=Trust.OWNER,
+    answered="terminal",
+)
 EXIT = BuiltIn(
     "exit",
     "Leave the terminal chat",
@@ -141,6 +150,7 @@ BUILT_INS: tuple[BuiltIn, ...] = (
     ACTIVATION,
     PAIR,
     START,
+    FILE,
     EXIT,
 )
 """The built-in commands in the order /help and the menus list them."""

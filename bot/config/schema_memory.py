@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from bot.config.schema_embeddings import EmbeddingsConfig
 from bot.config.section import Section
+from bot.errors import ConfigError
 
 
 class AutoRecallConfig(Section):
@@ -24,3 +25,9 @@ class MemoryConfig(Section):
     index: Literal["sqlite", "redis"] = "sqlite"  # redis: in the bus's Redis, shared by every process (bus redis)
     auto_recall: AutoRecallConfig = AutoRecallConfig()
     embeddings: EmbeddingsConfig | None = None
+
+    @model_validator(mode="after")
+    def _vectors_need_the_sqlite_index(self) -> MemoryConfig:
+        if self.index == "redis" and self.embeddings is not None:
+            raise ConfigError("embeddings keep their vectors in the SQLite index: needs memory.index: sqlite", "memory")
+        return self
