@@ -113,7 +113,7 @@ class AgentApp:
         quick = QUICK_SEARCH if memory.local else 0.0
         folders = (config.workspace, config.state_dir)
         self.indexes = MemoryIndexes(
-            memory.logs, memory.members, *folders, config.timezone, quick=quick, bulk=memory.bulk
+            memory.logs, memory.members, *folders, config.timezone, quick=quick, bulk=memory.bulk, home=memory.home
         )
         self.indexes.semantic = semantic_memory(config.memory.embeddings, self.ledger, self.guard)
         self.registry.register(RecallTool(IndexRecall(self.indexes, config.timezone), config.timezone))

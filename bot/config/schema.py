@@ -290,6 +290,12 @@ class Config(Section):
         return self
 
     @model_validator(mode="after")
+    def _memory_index_has_its_redis(self) -> Config:
+        if self.memory.index == "redis" and self.bus.backend != "redis":
+            raise ConfigError("redis keeps the index in the bus's Redis: needs bus.backend: redis", "memory.index")
+        return self
+
+    @model_validator(mode="after")
     def _routes_name_personas(self) -> Config:
         for index, route in enumerate(self.routes):
             if route.persona not in self.personas:
