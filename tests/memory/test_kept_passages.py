@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.memory.index.kept_passages import PASSAGE_OVERHEAD, KeptPassages
-from bot.memory.index.passages import ExchangePart, Passage
+from bot.memory.index.passages import PASSAGE_OVERHEAD, ExchangePart, KeptPassages, Passage
 from bot.memory.index.store import MemoryIndex, StoredPassage
 from bot.sessions.logs import Cursor
 
@@ -31,20 +30,20 @@ def test_a_log_grown_after_a_search_shows_its_new_exchange_among_the_neighbours(
     index = MemoryIndex.open(tmp_path / "index.sqlite3")
     offset = said(index, 0, 3)
     last = max(index.passages(range(1, 10)).values(), key=lambda found: found.passage.first)
-    assert replies(index.around(last, 3, 3)) == ["Reply 0", "Reply 1", "Reply 2"]
+    assert replies(index.around([last], 3, 3)[0]) == ["Reply 0", "Reply 1", "Reply 2"]
     said(index, 3, 1, offset)
-    assert replies(index.around(last, 3, 3)) == ["Reply 0", "Reply 1", "Reply 2", "Reply 3"]
+    assert replies(index.around([last], 3, 3)[0]) == ["Reply 0", "Reply 1", "Reply 2", "Reply 3"]
 
 
 def test_a_reply_that_grew_is_read_again(tmp_path: Path) -> None:
     index = MemoryIndex.open(tmp_path / "index.sqlite3")
     offset = said(index, 0, 2)
     [first, open_one] = index.passages([1, 2]).values()
-    assert replies(index.around(first, 3, 3)) == ["Reply 0", "Reply 1"]
+    assert replies(index.around([first], 3, 3)[0]) == ["Reply 0", "Reply 1"]
     more = [ExchangePart(False, 4, DAY + 200, "Ann", "", ["and more"])]
     assert index.add_exchanges(KEY, more, Cursor("live", offset), Cursor("live", offset + 1, 5), True)
     assert index.passages([2])[2].passage.answered == "Reply 1\nand more"
-    assert replies(index.around(first, 3, 3)) == ["Reply 0", "Reply 1\nand more"]
+    assert replies(index.around([first], 3, 3)[0]) == ["Reply 0", "Reply 1\nand more"]
     assert open_one.passage.answered == "Reply 1"  # what an earlier search holds stays as it was
 
 
@@ -53,13 +52,13 @@ def test_what_another_connection_wrote_is_seen_after_refresh(tmp_path: Path) -> 
     said(index, 0, 2)
     index.refresh()
     [first, _] = index.passages([1, 2]).values()
-    assert len(index.around(first, 3, 3)) == 2
+    assert len(index.around([first], 3, 3)[0]) == 2
     other = MemoryIndex.open(tmp_path / "index.sqlite3")
     other.drop_log(KEY, "live")
     said(other, 5, 1)  # the dropped passages' ids come back for others
     index.refresh()
     assert [found.passage.asked for found in index.passages([1, 2]).values()] == ["Note 5"]
-    assert replies(index.around(index.passages([1])[1], 3, 3)) == ["Reply 5"]
+    assert replies(index.around([index.passages([1])[1]], 3, 3)[0]) == ["Reply 5"]
 
 
 def passage(rowid: int, chars: int) -> StoredPassage:

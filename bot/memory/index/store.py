@@ -11,10 +11,10 @@ import logging
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
-from bot.memory.index.kept_passages import KeptPassages
-from bot.memory.index.passages import ExchangePart, Passage
+from bot.memory.index.passages import ExchangePart, KeptPassages, Passage
 from bot.memory.index.passages import StoredPassage as StoredPassage  # where ranking and backends import it from
 from bot.sessions.logs import Cursor
 from bot.storage.sqlite import open_store
@@ -216,9 +216,12 @@ class MemoryIndex:
         """The stored passages with these ids, in id order."""
         return self._read.passages(ids, lambda wanted: _read_passages(self._db, wanted))
 
-    def around(self, found: StoredPassage, before: int, after: int) -> list[StoredPassage]:
-        """The passage with up to `before` exchanges before it and `after` after it in the same log, in order."""
-        return self._read.around(found, before, after, lambda: _neighbours(self._db, found, before, after))
+    def around(self, found: Sequence[StoredPassage], before: int, after: int) -> list[list[StoredPassage]]:
+        """Each passage with up to `before` exchanges before it and `after` after it in the same log, in order."""
+        return [
+            self._read.around(each, before, after, partial(_neighbours, self._db, each, before, after))
+            for each in found
+        ]
 
     def clear(self) -> None:
         """Forget every passage and read mark, so the next catch-up reads every source again."""
@@ -265,6 +268,20 @@ class MemoryIndex:
             "INSERT INTO passage_text (passage_text, rowid, asked, answered) VALUES ('delete', ?, ?, ?)",
             (rowid, asked, answered),
         )
+
+
+class FileIndexes:
+    """Each scope's index in an SQLite file of its own (`IndexHome`)."""
+
+    def open(self, scope: str, path: Path) -> MemoryIndex:
+        return MemoryIndex.open(path)
+
+    def exists(self, scope: str, path: Path) -> bool:
+        return path.exists()
+
+    def delete(self, scope: str, path: Path) -> None:
+        for name in (path.name, path.name + "-wal", path.name + "-shm"):
+            (path.parent / name).unlink(missing_ok=True)
 
 
 def _stored(row: tuple[int, str, str, str, int, float, str, str, str]) -> StoredPassage:
