@@ -36,6 +36,8 @@ def widen(
     windows: list[Hit] = []
     room = total
     full = False  # no further window: a summary further down may still join
+    exchanges = [hit.stored for hit in hits if hit.stored.passage.kind == "exchange"]
+    neighbours: dict[int, list[StoredPassage]] = {}  # read `limit` hits at a time (one round trip, across a network)
     for hit in hits:
         if full and hit.stored.passage.kind == "exchange":
             continue
@@ -51,7 +53,11 @@ def widen(
         if room <= 0:
             full = True
             continue
-        around = [found for found in index.around(hit.stored, REACH, REACH) if not in_prompt(found, shown)]
+        if hit.stored.id not in neighbours:
+            at = next(n for n, found in enumerate(exchanges) if found.id == hit.stored.id)
+            read = exchanges[at : at + limit]
+            neighbours.update(zip((found.id for found in read), index.around(read, REACH, REACH), strict=True))
+        around = [found for found in neighbours[hit.stored.id] if not in_prompt(found, shown)]
         window = _grown(around, hit.stored, min(chars, room))
         size = min(chars, room, sum(passage_chars(found) for found in window))
         meets = next((n for n, other in enumerate(windows) if _overlap(other.window, window)), None)
