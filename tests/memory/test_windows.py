@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.memory.index.passages import ExchangePart
+from bot.memory.index.passages import ExchangePart, Passage
 from bot.memory.index.protocols import IndexHome, ScopeIndex
 from bot.memory.index.query import parse_query
 from bot.memory.index.ranking import (
@@ -25,7 +25,7 @@ from bot.memory.index.ranking import (
 )
 from bot.memory.index.rendering import render_window
 from bot.memory.index.restating import question_roots, restates
-from bot.memory.index.windows import widen
+from bot.memory.index.windows import SUMMARY_CHARS, widen
 from bot.memory.index.word_counts import WordCounts
 from bot.sessions.logs import Cursor
 
@@ -138,3 +138,15 @@ def test_a_window_stops_where_the_prompt_already_shows_the_chat(chat: Chat) -> N
     shown = shown_ranges(index, Shown("telegram:1", 10))  # exchanges from the sixth on are in the prompt
     [window] = widen(index, hits(index, "tulips fence"), 5, 2000, 7600, shown)
     assert [found.passage.first for found in window.window] == [2, 4, 6, 8]
+
+
+def test_the_best_summary_goes_beside_five_windows_not_in_place_of_one(chat: Chat) -> None:
+    index = chat([exchange for n in range(6) for exchange in [(f"tulips {n}", "ok"), *filler(8, 10 * n)]])
+    summary = "Ann planted tulips by the fence. " * 60
+    index.add_entries([Passage("entry", DAY, "history", summary)], "history", "", "1")
+    windows = widen(index, hits(index, "tulips"), 5, 2000, 7600)
+    kinds = [window.stored.passage.kind for window in windows]
+    assert kinds.count("exchange") == 5 and kinds.count("entry") == 1
+    [entry] = [window for window in windows if window.stored.passage.kind == "entry"]
+    assert entry.chars == SUMMARY_CHARS
+    assert len(render_window(entry, ZoneInfo("UTC"))) <= SUMMARY_CHARS + 40
