@@ -138,6 +138,7 @@ class KeptPassages:
     def __init__(self, max_chars: int = KEPT_CHARS) -> None:
         self._passages: RecentMap[int, StoredPassage] = RecentMap(KEPT_PASSAGES, weight=_weight, max_weight=max_chars)
         self._around: dict[tuple[str, str], dict[tuple[int, int, int], Neighbours]] = {}
+        self._open_ended: dict[tuple[str, str], set[tuple[int, int, int]]] = {}  # fewer after than asked: a log's end
 
     def passages(
         self, ids: Iterable[int], read: Callable[[list[int]], Iterable[StoredPassage]]
@@ -179,15 +180,18 @@ class KeptPassages:
             self._passages[stored.id] = stored
         if sum(map(len, self._around.values())) >= KEPT_PASSAGES:
             self._around.clear()
+            self._open_ended.clear()
             log = self._around.setdefault((found.session, found.log), {})
         log[key] = (tuple(stored.id for stored in earlier), tuple(stored.id for stored in later))
+        if len(later) < after:
+            self._open_ended.setdefault((found.session, found.log), set()).add(key)
         return [*earlier, found, *later]
 
     def grown(self, session: str, log: str) -> None:
         """Exchanges were added to a log: what was kept of its last passages' neighbours may lack them."""
-        kept = self._around.get((session, log))
-        if kept:
-            self._around[session, log] = {key: ids for key, ids in kept.items() if len(ids[1]) >= key[2]}
+        kept = self._around.get((session, log), {})
+        for key in self._open_ended.pop((session, log), ()):
+            kept.pop(key, None)
 
     def changed(self, rowid: int) -> None:
         """A passage's text changed."""
@@ -197,6 +201,7 @@ class KeptPassages:
         """Anything may have changed (passages dropped, or written by another connection)."""
         self._passages.clear()
         self._around.clear()
+        self._open_ended.clear()
 
 
 def _weight(stored: StoredPassage) -> int:

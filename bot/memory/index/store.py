@@ -188,10 +188,9 @@ class MemoryIndex:
         leave_out: Sequence[tuple[str, str, int]] = (),
     ) -> list[tuple[int, float, float, str, str]]:
         """The best `limit` passages matching an FTS5 expression, as (id, BM25 score (higher better), time, asked,
-        answered), best first; each `leave_out` (session, log, first) skips that log's passages from that number on.
-        The texts come from the passages kept between searches (reading them in the ranking statement costs more)."""
+        answered), best first; each `leave_out` (session, log, first) skips that log's passages from that number on."""
         sql = (
-            f"SELECT p.id, -bm25(passage_text, 1.0, {ANSWER_WEIGHT}) AS score, p.ts "
+            f"SELECT p.id, -bm25(passage_text, 1.0, {ANSWER_WEIGHT}) AS score, p.ts, p.asked, p.answered "
             "FROM passage_text "
             "JOIN passages p ON p.id = passage_text.rowid WHERE passage_text MATCH ?"
         )
@@ -206,11 +205,7 @@ class MemoryIndex:
             sql += " AND NOT (p.session = ? AND p.log = ? AND p.first >= ?)"
             args.extend((session, log, first))
         sql += " ORDER BY score DESC, p.ts DESC, p.session, p.first LIMIT ?"
-        rows = self._db.execute(sql, (*args, limit)).fetchall()
-        texts = self.passages(rowid for rowid, _, _ in rows)
-        return [
-            (rowid, score, ts, texts[rowid].passage.asked, texts[rowid].passage.answered) for rowid, score, ts in rows
-        ]
+        return self._db.execute(sql, (*args, limit)).fetchall()
 
     def passages(self, ids: Iterable[int]) -> dict[int, StoredPassage]:
         """The stored passages with these ids, in id order."""
