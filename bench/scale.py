@@ -21,6 +21,7 @@ import logging
 import math
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -43,6 +44,9 @@ from rig import (
 
 from bot.bus.redis.bus import RedisBus
 from bot.bus.redis.inbox import WORKERS
+from bot.config.schema import BusConfig
+
+LEASE = BusConfig().lease  # a channel credential's lease, which a standby gateway waits out
 
 SETTINGS = {
     "heartbeat": {"enabled": False},
@@ -201,6 +205,55 @@ async def failover(home: Path, url: str, model_url: str, messages: int = 40, cha
     print(f"its {held} messages (with those handed to it after the kill) taken over {taken:.1f} s after the kill")
 
 
+async def takeover(home: Path, url: str, model_url: str, hang: bool = False) -> tuple[float, float, float]:
+    """Two gateways on one bot token and a worker; the one polling Telegram is SIGKILLed (or SIGSTOPped: `hang`).
+
+    Returns the lease's time left at the kill, when the standby polled Telegram, and when a message sent at the
+    kill was answered, in seconds after it.
+    """
+    prefix = f"takeover{int(time.time() * 1000) % 10_000_000}"
+    async with TimedTelegram() as telegram:
+        processes = start_processes(home, url, model_url, prefix, telegram, 1)
+        processes.append(start_processes(home, url, model_url, prefix, telegram, 0)[0])  # the standby gateway
+        try:
+            await wait_for_workers(url, prefix, 1)
+            await telegram.wait_for_call("getUpdates", 1, timeout=120)
+            await asyncio.sleep(1.0)  # both gateways settled: the holder renews, the standby waits on the lease
+            probe = RedisBus(url, prefix=prefix, consumer="bench-probe")
+            await probe.start()
+            [lease] = await probe.redis.keys(probe.key("lease", "channel", "telegram", "*"))
+            holder, left = await probe.redis.get(lease), await probe.redis.pttl(lease)
+            await probe.stop()
+            [doomed] = [p for p in processes if f"-{p.pid}-" in holder]
+            doomed.send_signal(signal.SIGSTOP if hang else signal.SIGKILL)
+            killed = time.perf_counter()
+            polls = len(telegram.calls)
+            telegram.text("q0q", chat_id=3000, user_id=3000)
+            async with asyncio.timeout(60):
+                while not any(method == "getUpdates" for method, _ in telegram.calls[polls:]):
+                    await asyncio.sleep(0.01)
+            polled = time.perf_counter() - killed
+            answered = await telegram.reply_to(0, timeout=60) - killed
+        finally:
+            if hang:
+                doomed.kill()
+            stop_processes(processes)
+    return left / 1000, polled, answered
+
+
+async def takeovers(home: Path, url: str, model_url: str) -> None:
+    """The standby's takeover after a SIGKILL, against a hung holder (SIGSTOP) that only its lease's ttl unseats."""
+    print(f"\nStandby gateway: two gateways on one bot token (bus.lease {LEASE:.0f} s), one worker, 0 s model;")
+    print("the one polling Telegram is SIGKILLed, or SIGSTOPped (hung: the baseline, the lease's ttl alone decides)")
+    print("| holder | lease left at the kill | standby polls Telegram | a message sent at the kill answered | load |")
+    print("|---|---|---|---|---|")
+    for hang in (False, True):
+        left, polled, answered = await takeover(home, url, model_url, hang)
+        name = "SIGSTOP (baseline)" if hang else "SIGKILL"
+        print(f"| {name} | {left:.1f} s | {polled:.1f} s | {answered:.1f} s | {load_average()} |", flush=True)
+    print("target: the standby takes over <= 8 s after a SIGKILL")
+
+
 async def pending_of(probe: RedisBus, name_part: str) -> int:
     """How many inbox entries the worker whose consumer name contains `name_part` holds unacknowledged."""
     summary = await probe.redis.xpending(probe.key("inbox"), WORKERS)
@@ -243,7 +296,8 @@ async def main() -> None:
     parser.add_argument("--chats", type=int, default=50)
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--rounds", type=int, default=100, help="sequential messages per bus for the overhead")
-    parser.add_argument("--parts", default="scale,failover,overhead", help="which parts to run, comma-separated")
+    parts = "scale,failover,takeover,overhead"
+    parser.add_argument("--parts", default=parts, help="which parts to run, comma-separated")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     logging.basicConfig(level=logging.ERROR)
@@ -265,6 +319,9 @@ async def main() -> None:
             if "failover" in parts:
                 with FakeProcess(latency=1.0) as model:
                     await failover(home, redis.url, model.base_url)
+            if "takeover" in parts:
+                with FakeProcess(latency=0.0) as model:
+                    await takeovers(home, redis.url, model.base_url)
             if "overhead" in parts:
                 with FakeProcess(latency=0.0) as model:
                     shared = {"backend": "redis", "url": redis.url, "prefix": "overhead"}
