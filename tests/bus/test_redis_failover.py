@@ -115,7 +115,7 @@ async def test_a_message_whose_turns_died_twice_gets_an_apology_then_a_retry_run
     taken = asyncio.create_task(third.consume_inbound())
     async with asyncio.timeout(5):
         apology = await gateway.consume_outbound()
-    assert (apology.in_reply_to, apology.kind) == (message.id, "error")
+    assert (apology.in_reply_to, apology.kind, apology.id) == (message.id, "error", f"{message.id}:apology")
     assert not taken.done(), "the message is not run a third time"
     taken.cancel()
     await asyncio.gather(taken, return_exceptions=True)

@@ -20,11 +20,10 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
+from bot.bus.dead_letters import CRASH_APOLOGY, CRASH_REASON, apology_for
 from bot.bus.journal import CRASH_LIMIT, RETENTION, dedupe_key
-from bot.bus.local import CRASH_APOLOGY, CRASH_REASON
 from bot.bus.messages import InboundMessage, OutboundMessage, inbound_to_json
 from bot.bus.redis.connection import StreamRead, StreamScope
-from bot.bus.redis.dead_letters import RedisDeadLetters
 from bot.bus.redis.departures import Departures
 from bot.bus.redis.handoff import HandoffStream, ReadEntry, read_entries
 from bot.bus.redis.outbox import Completion
@@ -43,7 +42,7 @@ BATCH = 100
 RENEWALS_PER_LEASE = 4  # a worker renews every quarter of its lease, so a stall of half a lease still keeps it
 DEAD_CHECKS_PER_LEASE = 12  # a dead worker's entries are claimed at most a twelfth of a lease after it lapsed
 
-Reply = Callable[[OutboundMessage, Sequence[str]], Awaitable[bool]]
+Fail = Callable[[Sequence[InboundMessage], str, OutboundMessage | None], Awaitable[None]]
 
 
 def _entry_order(entry_id: str) -> tuple[int, int]:
@@ -61,16 +60,14 @@ class RedisInbox:
         claim_idle_ms: int,
         block_ms: int,
         idle_block_ms: int,
-        reply: Reply,
-        dead: RedisDeadLetters,
+        fail: Fail,
     ) -> None:
         self._scope = scope
-        self._dead = dead
         self._lease_ms = lease_ms
         self._claim_idle_ms = claim_idle_ms
         self._block_ms = block_ms
         self._idle_block_ms = idle_block_ms
-        self._reply = reply  # how a message that crashed workers too often gets its apology
+        self._fail = fail  # how a message that crashed workers too often becomes a dead letter, with its apology
         self.queue: asyncio.Queue[InboundMessage] = asyncio.Queue()
         self._held: dict[str, InboundMessage] = {}
         self._claimed: set[str] = set()
@@ -320,13 +317,9 @@ class RedisInbox:
         if starts < CRASH_LIMIT:
             return False
         logger.error("[%s] message %s crashed workers twice; marked failed", message.chat.session_key, message.id)
-        await self._dead.record_inbound(message, CRASH_REASON, starts)
-        if message.kind == "user":
-            target = message.edit_of or message.platform_message_id  # an edit's own id names no platform message
-            apology = OutboundMessage(message.chat, CRASH_APOLOGY, message.id, target, "error")
-            await self._reply(apology, [message.id])
-        else:
-            await self.complete([message.id])
+        await self._fail(
+            [message], CRASH_REASON, apology_for(message, CRASH_APOLOGY) if message.kind == "user" else None
+        )
         return True
 
     async def _renew(self) -> None:

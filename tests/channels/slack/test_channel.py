@@ -1,12 +1,10 @@
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from bot.access.pairing import PairingBook
 from bot.bus import InboundMessage
@@ -20,12 +18,6 @@ from tests.support.polling import until
 
 STRANGER = "U0STRANGER"
 CHANNEL = "C0GENERAL"
-
-
-@pytest_asyncio.fixture
-async def bot(tmp_path: Path, fake_llm: FakeLLM, slack: FakeSlack) -> AsyncIterator[SlackBot]:
-    async with SlackBot(tmp_path, fake_llm, slack) as running:
-        yield running
 
 
 def last_user_text(fake_llm: FakeLLM, index: int = -1) -> str:

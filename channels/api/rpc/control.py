@@ -3,32 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bot.bus import Trust
+from bot.config.schema_agents import API_CLI_CALLER
 from bot.ops.control import Handler
+from channels.api.rpc.methods import RpcError, RunStarter, start, wait
+from channels.api.web.auth import Caller
 
-if TYPE_CHECKING:
-    from channels.api.rpc.methods import RunStarter
-    from channels.api.web.auth import Caller
-
-CLI_NAME = "cli"
+CLI_NAME = API_CLI_CALLER
 """The caller name of runs started from the command line: their sessions are `api:cli:<session>`."""
 NO_API = "relaybot agent runs through the API channel; set channels.api.enabled: true and restart"
-Call = Callable[["RunStarter", "Caller", dict[str, Any]], Awaitable[dict[str, Any]]]
+Call = Callable[[RunStarter, Caller, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 def control_handlers(runs: RunStarter | None) -> dict[str, Handler]:
     """The `agent` and `agent.wait` ops; both refuse in one line when the API channel is off."""
-    from channels.api.rpc import methods as rpc
-
-    return {"agent": _handler(runs, rpc.start), "agent.wait": _handler(runs, rpc.wait)}
+    return {"agent": _handler(runs, start), "agent.wait": _handler(runs, wait)}
 
 
 def _handler(runs: RunStarter | None, call: Call) -> Handler:
-    from channels.api.rpc.methods import RpcError
-    from channels.api.web.auth import Caller
-
     owner = Caller(CLI_NAME, Trust.OWNER, is_owner=True)
 
     async def handle(request: dict[str, Any]) -> dict[str, Any]:
