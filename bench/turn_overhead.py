@@ -44,6 +44,8 @@ from rig import (
 import bot.llm.transports.openai_http as fastpath
 from bot.bus import Trust
 
+FLOOR_TARGET = 2.0  # the gateway's push-to-reply time against the three-call floor, at most
+CPU_TARGET = 3.5  # ms of the gateway's CPU per message, at most
 SETTLE = 0.05  # seconds between litellm's call and the floor, so its leftover work lands on neither side
 
 
@@ -159,8 +161,13 @@ async def whole_gateway(home: Path, rounds: int, body: dict[str, Any], auto_reca
     print(f"   three-call floor (poll, model, send): {summary(floor)}")
     print(f"   relaybot, push to reply:             {summary(times)}")
     mean, median = statistics.mean(times) / statistics.mean(floor), statistics.median(times) / statistics.median(floor)
-    print(f"   relaybot / floor: {mean:.2f}x mean, {median:.2f}x median")
-    print(f"   gateway CPU per message: {summary(cpu)}")
+    print(f"   relaybot / floor: {mean:.2f}x mean, {median:.2f}x median   {_target(mean, FLOOR_TARGET, 'x')}")
+    print(f"   gateway CPU per message: {summary(cpu)}   {_target(statistics.mean(cpu) * 1000, CPU_TARGET, ' ms')}")
+
+
+def _target(mean: float, target: float, unit: str) -> str:
+    """The target beside a mean figure, and whether the mean meets it (issue 50's targets)."""
+    return f"target <= {target:g}{unit} (mean) {'met' if mean <= target else 'MISSED'}"
 
 
 async def interleaved(home: Path, rounds: int) -> dict[str, Any]:

@@ -4,6 +4,7 @@ plain-BM25 comparators on the same history, with the sizes beside them."""
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +42,7 @@ class Scored:
     passages: int  # in recall's result
     restated: int  # of them, those holding an earlier question of the chat
     answered: bool  # whether the model saw the question and the tool's result at all
+    bm25_cpu: float = 0.0  # seconds of CPU plain BM25's search took: the floor auto-recall's cost is read against
 
 
 def prompt_text(messages: list[dict[str, Any]]) -> str:
@@ -82,7 +84,9 @@ def score_one(conversation: Conversation, question: Question, seen: Seen, index:
     """One question's figures; `index` holds the history before it."""
     lines = [conversation.lines[dia_id].text for dia_id in question.evidence]
     prompt = prompt_text(seen.prompt)
+    started = time.thread_time()
     hits = index.top(question.text)
+    bm25_cpu = time.thread_time() - started
     bm25 = index.found(hits)
     around = index.found(with_neighbours(hits, len(index.texts)))
     return Scored(
@@ -102,4 +106,5 @@ def score_one(conversation: Conversation, question: Question, seen: Seen, index:
         passages=len(passages := PASSAGE.split(seen.found)[1:]),
         restated=sum(bool(TAG.search(passage)) for passage in passages),
         answered=bool(seen.prompt and seen.found),
+        bm25_cpu=bm25_cpu,
     )

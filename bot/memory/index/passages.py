@@ -1,4 +1,5 @@
-"""What the memory index holds: a chat's messages as exchanges, HISTORY.md's entries and MEMORY.md's facts.
+"""What the memory index holds: a chat's messages as exchanges, HISTORY.md's entries and MEMORY.md's facts; and
+the stored passages a scope's searches keep between them (`KeptPassages`).
 
 Only what people and the assistant said is kept: tool calls and results, and blocks recalled into a
 prompt, never count as things the chat said.
@@ -7,13 +8,14 @@ prompt, never count as things the chat said.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.sessions.logs import LogEntry
+from bot.storage.recent import RecentMap
 
 RECALL_HEADING = "From earlier conversations"
 MESSAGE_CHARS = 8000  # of one message, indexed; longer ones are cut
@@ -35,6 +37,16 @@ class Passage:
     asked: str  # the user's message, the entry, or the fact
     answered: str = ""  # the reply to the message, or the heading a fact sits under
     first: int = 0  # the number of the exchange's first message in its log
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPassage:
+    """A passage as the index holds it, with where it came from."""
+
+    id: int
+    session: str
+    log: str
+    passage: Passage
 
 
 @dataclass(slots=True)
@@ -110,3 +122,87 @@ def memory_facts(text: str, ts: float) -> Iterator[Passage]:
         fact = _BULLET.sub("", stripped)
         if len(fact) > 2:
             yield Passage("fact", ts, "memory", fact[:MESSAGE_CHARS], heading)
+
+
+KEPT_CHARS = 256_000  # one scope's kept passages weigh at most (text, and PASSAGE_OVERHEAD each)
+KEPT_PASSAGES = 4096  # passages kept at most, and neighbour lists
+PASSAGE_OVERHEAD = 200  # characters a kept passage weighs beyond its text (the objects around it)
+Neighbours = tuple[tuple[int, ...], tuple[int, ...]]  # ids before a passage (nearest last) and after it, in order
+
+
+class KeptPassages:
+    """Stored passages by id and the ids of each one's neighbours, within KEPT_CHARS: the same ones come up turn
+    after turn, and a passage never changes once stored except the open exchange of a live log, whose reply grows.
+    Their index tells them what changed (a passage, a log grown) or that anything may have (`forget`)."""
+
+    def __init__(self, max_chars: int = KEPT_CHARS) -> None:
+        self._passages: RecentMap[int, StoredPassage] = RecentMap(KEPT_PASSAGES, weight=_weight, max_weight=max_chars)
+        self._around: dict[tuple[str, str], dict[tuple[int, int, int], Neighbours]] = {}
+        self._open_ended: dict[tuple[str, str], set[tuple[int, int, int]]] = {}  # fewer after than asked: a log's end
+
+    def passages(
+        self, ids: Iterable[int], read: Callable[[list[int]], Iterable[StoredPassage]]
+    ) -> dict[int, StoredPassage]:
+        """The passages with these ids, in id order: kept ones as kept, the others read (and kept)."""
+        found: dict[int, StoredPassage] = {}
+        missing = []
+        for rowid in ids:
+            kept = self._passages.get(rowid, fresh=True)
+            if kept is None:
+                missing.append(rowid)
+            else:
+                found[rowid] = kept
+        if missing:
+            for stored in read(missing):
+                found[stored.id] = self._passages[stored.id] = stored
+        return {rowid: found[rowid] for rowid in sorted(found)}
+
+    def around(
+        self,
+        found: StoredPassage,
+        before: int,
+        after: int,
+        read: Callable[[], tuple[list[StoredPassage], list[StoredPassage]]],
+    ) -> list[StoredPassage]:
+        """`found` with up to `before` and `after` neighbours, as kept or as `read` gives them (nearest first)."""
+        log = self._around.setdefault((found.session, found.log), {})
+        key = (found.passage.first, before, after)
+        ids = log.get(key)
+        if ids is not None:
+            kept = [self._passages.get(rowid) for rowid in (*ids[0], *ids[1])]
+            if all(stored is not None for stored in kept):
+                earlier = [stored for stored in kept[: len(ids[0])] if stored is not None]
+                later = [stored for stored in kept[len(ids[0]) :] if stored is not None]
+                return [*earlier, found, *later]
+        nearer, later = read()
+        earlier = nearer[::-1]
+        for stored in (*earlier, *later):
+            self._passages[stored.id] = stored
+        if sum(map(len, self._around.values())) >= KEPT_PASSAGES:
+            self._around.clear()
+            self._open_ended.clear()
+            log = self._around.setdefault((found.session, found.log), {})
+        log[key] = (tuple(stored.id for stored in earlier), tuple(stored.id for stored in later))
+        if len(later) < after:
+            self._open_ended.setdefault((found.session, found.log), set()).add(key)
+        return [*earlier, found, *later]
+
+    def grown(self, session: str, log: str) -> None:
+        """Exchanges were added to a log: what was kept of its last passages' neighbours may lack them."""
+        kept = self._around.get((session, log), {})
+        for key in self._open_ended.pop((session, log), ()):
+            kept.pop(key, None)
+
+    def changed(self, rowid: int) -> None:
+        """A passage's text changed."""
+        self._passages.pop(rowid, None)
+
+    def forget(self) -> None:
+        """Anything may have changed (passages dropped, or written by another connection)."""
+        self._passages.clear()
+        self._around.clear()
+        self._open_ended.clear()
+
+
+def _weight(stored: StoredPassage) -> int:
+    return len(stored.passage.asked) + len(stored.passage.answered) + PASSAGE_OVERHEAD

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from functools import lru_cache
 from zoneinfo import ZoneInfo
 
 from bot.memory.index.passages import MESSAGE_CHARS, RECALL_HEADING
@@ -13,6 +14,7 @@ RECALL_END = "[end of recalled passages]"
 BLOCK_HEAD = f"[{RECALL_HEADING} (this chat's memory; may be out of date)]"
 MIN_PART = 60  # characters a cut message keeps at least
 BLOCK_SLACK = 16  # the block's line breaks, and a window's labels beyond the estimate
+DAYS_KEPT = 1024  # passages' day labels kept: the same passages come up turn after turn
 
 
 def cut(text: str, limit: int) -> str:
@@ -28,10 +30,16 @@ def cut(text: str, limit: int) -> str:
     return head + "…"
 
 
+@lru_cache(maxsize=DAYS_KEPT)
+def day_label(ts: float, zone: ZoneInfo) -> str:
+    """A passage's day as it is shown: `2026-03-05 (Thu)`."""
+    return datetime.fromtimestamp(ts, zone).strftime("%Y-%m-%d (%a)")
+
+
 def render_hit(hit: Hit, zone: ZoneInfo, asked_chars: int, answered_chars: int) -> str:
     """One passage: `2026-03-05 (Thu), Ann: …` and the reply under it; an entry or fact says where it is from."""
     passage = hit.stored.passage
-    day = datetime.fromtimestamp(passage.ts, zone).strftime("%Y-%m-%d (%a)")
+    day = day_label(passage.ts, zone)
     if passage.kind == "entry":
         return f"{day}, conversation summary: {cut(passage.asked, asked_chars)}"
     if passage.kind == "fact":
@@ -56,7 +64,7 @@ def render_window(hit: Hit, zone: ZoneInfo) -> str:
     day = ""
     for found in window:
         passage = found.passage
-        date = datetime.fromtimestamp(passage.ts, zone).strftime("%Y-%m-%d (%a)")
+        date = day_label(passage.ts, zone)
         head = f"{date}, " if date != day else ""
         day = date
         if passage.asked:

@@ -11,10 +11,11 @@ import logging
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
-from bot.memory.index.passages import ExchangePart, Passage
+from bot.memory.index.passages import ExchangePart, KeptPassages, Passage
+from bot.memory.index.passages import StoredPassage as StoredPassage  # where ranking and backends import it from
 from bot.sessions.logs import Cursor
 from bot.storage.sqlite import open_store
 
@@ -53,16 +54,6 @@ def damaged(exc: Exception) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and "no such" in str(exc)  # a table or column gone
 
 
-@dataclass(frozen=True, slots=True)
-class StoredPassage:
-    """A passage as the index holds it, with where it came from."""
-
-    id: int
-    session: str
-    log: str
-    passage: Passage
-
-
 class MemoryIndex:
     """The passages of one scope and how far each source was read; keyword search over them ranked by BM25."""
 
@@ -70,6 +61,7 @@ class MemoryIndex:
         self._db = db
         self.path = path
         self._kept = _ReadMarks(db)
+        self._read = KeptPassages()  # passages searches read, kept between them
 
     @classmethod
     def open(cls, path: Path) -> MemoryIndex:
@@ -101,6 +93,7 @@ class MemoryIndex:
         if version != self._kept.version:
             self._kept.version = version
             self._kept.forget()
+            self._read.forget()
 
     def cursors(self, session: str) -> dict[str, tuple[Cursor, bool]]:
         """Each known log of the session: how far it was read, and whether it is the live one."""
@@ -133,6 +126,7 @@ class MemoryIndex:
             for part in parts:
                 if not part.opens and open_id is not None:
                     self._extend_reply(open_id, "\n".join(part.replies))
+                    self._read.changed(open_id)
                     continue
                 passage = Passage("exchange", part.ts, part.speaker, part.asked, "\n".join(part.replies), part.first)
                 open_id = self._insert(session, end.log, passage)
@@ -142,6 +136,7 @@ class MemoryIndex:
                 "INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?, ?, ?)",
                 (session, end.log, end.offset, end.count, int(live), open_id),
             )
+            self._read.grown(session, end.log)
         return True
 
     def mark_archived(self, session: str, log: str) -> None:
@@ -159,6 +154,7 @@ class MemoryIndex:
                 self._unindex(rowid, asked, answered)
             self._db.execute("DELETE FROM passages WHERE session = ? AND log = ?", (session, log))
             self._db.execute("DELETE FROM logs WHERE session = ? AND log = ?", (session, log))
+            self._read.forget()  # a dropped passage's id may come back for another
 
     def mark(self, name: str) -> str:
         """A source's read mark (HISTORY.md's offset, MEMORY.md's stamp); "" when none."""
@@ -178,6 +174,7 @@ class MemoryIndex:
                 for rowid, asked, answered in rows.fetchall():
                     self._unindex(rowid, asked, answered)
                 self._db.execute("DELETE FROM passages WHERE kind = ?", (replace,))
+                self._read.forget()
             for passage in passages:
                 self._insert("", "", passage)
             self._db.execute("INSERT OR REPLACE INTO marks VALUES (?, ?)", (mark, value))
@@ -211,17 +208,15 @@ class MemoryIndex:
         return self._db.execute(sql, (*args, limit)).fetchall()
 
     def passages(self, ids: Iterable[int]) -> dict[int, StoredPassage]:
-        """The stored passages with these ids."""
-        wanted = list(ids)
-        if not wanted:
-            return {}
-        marks = ",".join("?" * len(wanted))
-        rows = self._db.execute(f"SELECT {_COLUMNS} FROM passages WHERE id IN ({marks})", wanted)
-        return {row[0]: _stored(row) for row in rows}
+        """The stored passages with these ids, in id order."""
+        return self._read.passages(ids, lambda wanted: _read_passages(self._db, wanted))
 
     def around(self, found: Sequence[StoredPassage], before: int, after: int) -> list[list[StoredPassage]]:
         """Each passage with up to `before` exchanges before it and `after` after it in the same log, in order."""
-        return [_around(self._db, each, before, after) for each in found]
+        return [
+            self._read.around(each, before, after, partial(_neighbours, self._db, each, before, after))
+            for each in found
+        ]
 
     def clear(self) -> None:
         """Forget every passage and read mark, so the next catch-up reads every source again."""
@@ -229,6 +224,7 @@ class MemoryIndex:
             for table in ("passages", "logs", "marks"):
                 self._db.execute(f"DELETE FROM {table}")
             self._db.execute("INSERT INTO passage_text (passage_text) VALUES ('delete-all')")
+            self._read.forget()
 
     def matching(self, expressions: Sequence[str]) -> tuple[list[int], int]:
         """How many passages match each FTS5 expression, and the highest passage id (about how many there are), in
@@ -283,17 +279,31 @@ class FileIndexes:
             (path.parent / name).unlink(missing_ok=True)
 
 
-def _around(db: sqlite3.Connection, found: StoredPassage, before: int, after: int) -> list[StoredPassage]:
-    select = f"SELECT {_COLUMNS} FROM passages WHERE session = ? AND log = ? AND kind = 'exchange' AND first"
-    key = (found.session, found.log, found.passage.first)
-    earlier = db.execute(f"{select} < ? ORDER BY first DESC LIMIT ?", (*key, before)).fetchall()
-    later = db.execute(f"{select} > ? ORDER BY first LIMIT ?", (*key, after)).fetchall()
-    return [*map(_stored, reversed(earlier)), found, *map(_stored, later)]
-
-
 def _stored(row: tuple[int, str, str, str, int, float, str, str, str]) -> StoredPassage:
     rowid, kind, session, log, first, ts, speaker, asked, answered = row
     return StoredPassage(rowid, session, log, Passage(kind, ts, speaker, asked, answered, first))
+
+
+def _read_passages(db: sqlite3.Connection, ids: list[int]) -> Iterator[StoredPassage]:
+    marks = ",".join("?" * len(ids))
+    return map(_stored, db.execute(f"SELECT {_COLUMNS} FROM passages WHERE id IN ({marks})", ids))
+
+
+def _neighbours(
+    db: sqlite3.Connection, found: StoredPassage, before: int, after: int
+) -> tuple[list[StoredPassage], list[StoredPassage]]:
+    """Up to `before` exchanges before the passage (nearest first) and `after` after it, in one statement."""
+    select = f"SELECT {_COLUMNS} FROM passages WHERE session = ? AND log = ? AND kind = 'exchange' AND first"
+    key = (found.session, found.log, found.passage.first)
+    rows = db.execute(
+        f"SELECT * FROM ({select} < ? ORDER BY first DESC LIMIT ?) "
+        f"UNION ALL SELECT * FROM ({select} > ? ORDER BY first LIMIT ?)",
+        (*key, before, *key, after),
+    ).fetchall()
+    ordered = sorted(map(_stored, rows), key=lambda stored: stored.passage.first)
+    first = found.passage.first
+    earlier = [stored for stored in reversed(ordered) if stored.passage.first < first]
+    return earlier, [stored for stored in ordered if stored.passage.first > first]
 
 
 class _ReadMarks:
