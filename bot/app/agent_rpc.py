@@ -20,23 +20,23 @@ Call = Callable[["RunStarter", "Caller", dict[str, Any]], Awaitable[dict[str, An
 
 def control_handlers(runs: RunStarter | None) -> dict[str, Handler]:
     """The `agent` and `agent.wait` ops; both refuse in one line when the API channel is off."""
-    from channels.api.rpc import methods as rpc
-
-    return {"agent": _handler(runs, rpc.start), "agent.wait": _handler(runs, rpc.wait)}
+    return {"agent": _handler(runs, "start"), "agent.wait": _handler(runs, "wait")}
 
 
-def _handler(runs: RunStarter | None, call: Call) -> Handler:
-    from channels.api.rpc.methods import RpcError
-    from channels.api.web.auth import Caller
-
-    owner = Caller(CLI_NAME, Trust.OWNER, is_owner=True)
+def _handler(runs: RunStarter | None, method: str) -> Handler:
+    """The op calling the API channel's RPC `method`, imported on the first call: the API channel's modules (aiohttp's
+    server among them) are no part of a gateway's start when the channel is off."""
 
     async def handle(request: dict[str, Any]) -> dict[str, Any]:
         if runs is None:
             return {"ok": False, "error": NO_API}
+        from channels.api.rpc import methods as rpc
+        from channels.api.web.auth import Caller
+
+        call: Call = getattr(rpc, method)
         try:
-            return {"ok": True, **await call(runs, owner, request)}
-        except RpcError as error:
+            return {"ok": True, **await call(runs, Caller(CLI_NAME, Trust.OWNER, is_owner=True), request)}
+        except rpc.RpcError as error:
             return {"ok": False, "error": error.message}
 
     return handle
