@@ -7,7 +7,9 @@ Run from the repository root: python bench/memory.py [--chats 3000] [--baseline 
 Part 0 is the issue's own measurement: a real `relaybot run` made by `relaybot init` (Telegram only,
 `dm_policy: open`, the fake model in a process of its own) long-polls the fake Telegram in this
 process; one-message DMs from different people, 20 at a time, each answered by a sendMessage, and the
-gateway's RSS read (after the reply) at each count of `--gateway`. `--gateway-growth N` runs the same
+gateway's RSS read (two seconds after the last reply, once the turns went quiet) at each count of `--gateway`.
+A second gateway, the baseline, runs the same at the same time with `MALLOC_ARENA_MAX` set to glibc's own
+default, which makes relaybot leave the allocator as glibc sets it (no arena limit, no trim). `--gateway-growth N` runs the same
 gateway in this process under tracemalloc, N and 2N chats apart, and prints what it kept between them
 by line (the fake Telegram's and the bench's own allocations left out).
 Each count of chats runs in a fresh child process: a bot from `relaybot init`'s workspace, the
