@@ -9,9 +9,9 @@ Part 0 is the issue's own measurement: a real `relaybot run` made by `relaybot i
 process; one-message DMs from different people, 20 at a time, each answered by a sendMessage, and the
 gateway's RSS read (two seconds after the last reply, once the turns went quiet) at each count of `--gateway`.
 A second gateway, the baseline, runs the same at the same time with `MALLOC_ARENA_MAX` set to glibc's own
-default, which makes relaybot leave the allocator as glibc sets it (no arena limit, no trim). `--gateway-growth N` runs the same
-gateway in this process under tracemalloc, N and 2N chats apart, and prints what it kept between them
-by line (the fake Telegram's and the bench's own allocations left out).
+default, which makes relaybot leave the allocator as glibc sets it (no arena limit, no trim).
+`--gateway-growth N` runs the same gateway in this process under tracemalloc, N and 2N chats apart, and prints
+what it kept between them by line (the fake Telegram's and the bench's own allocations left out).
 Each count of chats runs in a fresh child process: a bot from `relaybot init`'s workspace, the
 fake model (0 s) in a process of its own, one turn per chat (a different guest's DM each),
 20 chats at a time. The child prints
