@@ -1,16 +1,18 @@
 """Scale-out on the redis bus: throughput and p99 for 1, 2 and 4 worker processes, and the bus's own overhead.
 
 Run from the repository root:  python bench/scale.py [--messages 200] [--chats 50] [--workers 1,2,4]
-                                [--parts scale,failover,overhead]
+                                [--parts scale,failover,takeover,overhead]
 Starts a redis-server in a temp dir, the fake model in its own process (0 s, then 1 s per answer) and
 the fake Telegram in this one; one real `relaybot run --role gateway` process polls it and 1, 2 or 4
 real `relaybot run --role worker` processes answer, all made by `relaybot init`. A burst of user
 messages is pushed to the fake Telegram at once; throughput is messages over the time from the first
 push to the last reply sent, latency each message's push to its reply; each process's CPU is read from
 /proc (schedstat) around the burst. The failover part SIGKILLs one of two workers while it holds
-messages and times the kill to the last answer. The overhead part runs two bots in this process, one on
-the local bus and one on the redis bus, asked one message at a time in alternation (wall time and this
-process's CPU per message).
+messages and times the kill to the last answer, against a worker that hangs instead (SIGSTOP: only its
+lease tells it is gone). The takeover part SIGKILLs the gateway polling Telegram while a standby waits
+on its lease, and times the standby's first poll, against a holder that hangs. The overhead part runs
+two bots in this process, one on the local bus and one on the redis bus, asked one message at a time in
+alternation (wall time and this process's CPU per message).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import logging
 import math
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -43,6 +46,10 @@ from rig import (
 
 from bot.bus.redis.bus import RedisBus
 from bot.bus.redis.inbox import WORKERS
+from bot.config.schema import BusConfig
+
+LEASE = BusConfig().lease  # a channel credential's lease, which a standby gateway waits out
+WORKER_LEASE = BusConfig().worker_lease  # a worker's liveness lease, which a hung worker's messages wait out
 
 SETTINGS = {
     "heartbeat": {"enabled": False},
@@ -164,17 +171,20 @@ async def scale_run(home: Path, url: str, model_url: str, workers: int, messages
     )
 
 
-async def failover(home: Path, url: str, model_url: str, messages: int = 40, chats: int = 10) -> None:
-    """Two workers answer a burst (1 s model); one is SIGKILLed mid-burst: the time from the kill to the last answer."""
+async def failover(
+    home: Path, url: str, model_url: str, hang: bool = False, messages: int = 40, chats: int = 10
+) -> str:
+    """Two workers answer a burst (1 s model); one is SIGKILLed (or SIGSTOPped: `hang`) mid-burst: a table row with
+    the time from the kill to its messages taken over and to the last answer."""
     prefix = f"failover{int(time.time() * 1000) % 10_000_000}"
     async with TimedTelegram() as telegram:
         processes = start_processes(home, url, model_url, prefix, telegram, 2)
+        doomed = processes[1]
         try:
             await wait_for_workers(url, prefix, 2)
             await telegram.wait_for_call("getUpdates", 1, timeout=120)
             for n in range(messages):
                 telegram.text(f"q{n}q", chat_id=2000 + n % chats, user_id=2000 + n % chats)
-            doomed = processes[1]
             probe = RedisBus(url, prefix=prefix, consumer="bench-probe")
             await probe.start()
             in_hand = held = 0
@@ -182,9 +192,9 @@ async def failover(home: Path, url: str, model_url: str, messages: int = 40, cha
                 while not in_hand:
                     await asyncio.sleep(0.05)
                     in_hand = await pending_of(probe, f"-{doomed.pid}-")
-            doomed.kill()
+            doomed.send_signal(signal.SIGSTOP if hang else signal.SIGKILL)
             killed = time.perf_counter()
-            async with asyncio.timeout(60):  # the other worker claims them once the dead one's lease lapsed
+            async with asyncio.timeout(60):  # the other worker claims them once it knows the worker is dead
                 while pending := await pending_of(probe, f"-{doomed.pid}-"):
                     held = max(held, pending)  # entries of its sessions are still handed to it until then
                     await asyncio.sleep(0.02)
@@ -195,10 +205,71 @@ async def failover(home: Path, url: str, model_url: str, messages: int = 40, cha
                     await asyncio.sleep(0.01)
             last = max(telegram.arrived.values()) - killed
         finally:
+            if hang:
+                doomed.kill()
             stop_processes(processes)
-    print(f"\nFailover: 2 workers, {messages} messages over {chats} chats, 1 s model; one worker SIGKILLed holding")
-    print(f"{in_hand} messages: every message answered, the last {last:.1f} s after the kill ({load_average()})")
-    print(f"its {held} messages (with those handed to it after the kill) taken over {taken:.1f} s after the kill")
+    name = "SIGSTOP (hung: the baseline, its lease decides)" if hang else "SIGKILL"
+    return f"| {name} | {in_hand} | {held} | {taken:.1f} s | {last:.1f} s | {load_average()} |"
+
+
+async def failovers(home: Path, url: str, model_url: str, messages: int = 40, chats: int = 10) -> None:
+    """A worker SIGKILLed mid-burst, against one that hangs (SIGSTOP): its messages move only once its lease lapsed."""
+    print(f"\nFailover: 2 workers (bus.worker_lease {WORKER_LEASE:.0f} s), {messages} messages over {chats} chats,")
+    print("1 s model; one worker SIGKILLed (or SIGSTOPped) while it holds messages; every message answered")
+    print("| worker | held at the kill | held with those handed to it after | taken over | last answer | load |")
+    print("|---|---|---|---|---|---|")
+    for hang in (False, True):
+        print(await failover(home, url, model_url, hang, messages, chats), flush=True)
+    print("target: the last answer <= 5 s after a SIGKILL (its chats' queued 1 s turns take up to 4 s of it)")
+
+
+async def takeover(home: Path, url: str, model_url: str, hang: bool = False) -> tuple[float, float, float]:
+    """Two gateways on one bot token and a worker; the one polling Telegram is SIGKILLed (or SIGSTOPped: `hang`).
+
+    Returns the lease's time left at the kill, when the standby polled Telegram, and when a message sent at the
+    kill was answered, in seconds after it.
+    """
+    prefix = f"takeover{int(time.time() * 1000) % 10_000_000}"
+    async with TimedTelegram() as telegram:
+        processes = start_processes(home, url, model_url, prefix, telegram, 1)
+        processes.append(start_processes(home, url, model_url, prefix, telegram, 0)[0])  # the standby gateway
+        try:
+            await wait_for_workers(url, prefix, 1)
+            await telegram.wait_for_call("getUpdates", 1, timeout=120)
+            await asyncio.sleep(1.0)  # both gateways settled: the holder renews, the standby waits on the lease
+            probe = RedisBus(url, prefix=prefix, consumer="bench-probe")
+            await probe.start()
+            [lease] = await probe.redis.keys(probe.key("lease", "channel", "telegram", "*"))
+            holder, left = await probe.redis.get(lease), await probe.redis.pttl(lease)
+            await probe.stop()
+            [doomed] = [p for p in processes if f"-{p.pid}-" in holder]
+            doomed.send_signal(signal.SIGSTOP if hang else signal.SIGKILL)
+            killed = time.perf_counter()
+            polls = len(telegram.calls)
+            telegram.text("q0q", chat_id=3000, user_id=3000)
+            async with asyncio.timeout(60):
+                while not any(method == "getUpdates" for method, _ in telegram.calls[polls:]):
+                    await asyncio.sleep(0.01)
+            polled = time.perf_counter() - killed
+            answered = await telegram.reply_to(0, timeout=60) - killed
+        finally:
+            if hang:
+                doomed.kill()
+            stop_processes(processes)
+    return left / 1000, polled, answered
+
+
+async def takeovers(home: Path, url: str, model_url: str) -> None:
+    """The standby's takeover after a SIGKILL, against a hung holder (SIGSTOP) that only its lease's ttl unseats."""
+    print(f"\nStandby gateway: two gateways on one bot token (bus.lease {LEASE:.0f} s), one worker, 0 s model;")
+    print("the one polling Telegram is SIGKILLed, or SIGSTOPped (hung: the baseline, the lease's ttl alone decides)")
+    print("| holder | lease left at the kill | standby polls Telegram | a message sent at the kill answered | load |")
+    print("|---|---|---|---|---|")
+    for hang in (False, True):
+        left, polled, answered = await takeover(home, url, model_url, hang)
+        name = "SIGSTOP (baseline)" if hang else "SIGKILL"
+        print(f"| {name} | {left:.1f} s | {polled:.1f} s | {answered:.1f} s | {load_average()} |", flush=True)
+    print("target: the standby takes over <= 8 s after a SIGKILL")
 
 
 async def pending_of(probe: RedisBus, name_part: str) -> int:
@@ -243,7 +314,8 @@ async def main() -> None:
     parser.add_argument("--chats", type=int, default=50)
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--rounds", type=int, default=100, help="sequential messages per bus for the overhead")
-    parser.add_argument("--parts", default="scale,failover,overhead", help="which parts to run, comma-separated")
+    parts = "scale,failover,takeover,overhead"
+    parser.add_argument("--parts", default=parts, help="which parts to run, comma-separated")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     logging.basicConfig(level=logging.ERROR)
@@ -264,7 +336,10 @@ async def main() -> None:
                         print(row, flush=True)
             if "failover" in parts:
                 with FakeProcess(latency=1.0) as model:
-                    await failover(home, redis.url, model.base_url)
+                    await failovers(home, redis.url, model.base_url)
+            if "takeover" in parts:
+                with FakeProcess(latency=0.0) as model:
+                    await takeovers(home, redis.url, model.base_url)
             if "overhead" in parts:
                 with FakeProcess(latency=0.0) as model:
                     shared = {"backend": "redis", "url": redis.url, "prefix": "overhead"}

@@ -178,6 +178,15 @@ class DeliveryFailed(AboutChat):
 
 
 @dataclass(frozen=True, slots=True)
+class MessageFailed(AboutChat):
+    """An inbound message failed for good (its turn failed, or crashed the process twice): a dead letter now."""
+
+    chat: ChatRef
+    message_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class CronRan(AboutChat):
     job_id: str
     chat: ChatRef
@@ -233,6 +242,7 @@ Event = (
     | ReplyDropped
     | Delivered
     | DeliveryFailed
+    | MessageFailed
     | CronRan
     | CronSkipped
     | SubagentSpawned

@@ -19,6 +19,7 @@ from tests.support.gateway import SLACK_OWNER
 
 pytest_plugins = [
     "tests.support.redis_server",  # `redis_url`
+    "tests.support.index_homes",  # `index_home`
     "tests.support.mail_servers",  # `dovecot`, `smtp_sink`
     "tests.support.matrix_fixtures",  # `synapse`, `matrix_world`
     "tests.support.ngircd",  # `ngircd`, `throttling_ngircd`

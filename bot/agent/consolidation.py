@@ -11,6 +11,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.agent.context.budget import ContextBudget
+from bot.bus import ChatRef
 from bot.errors import BudgetExceeded, ProviderError
 from bot.hooks.handlers import Hooks
 from bot.hooks.hook_events import AfterCompaction, BeforeCompaction
@@ -125,17 +126,17 @@ class MemoryConsolidator:
         # calls save_memory must not cost an extra request on every turn.
         self._retry_at: dict[int, int] = {}
 
-    def after_turn(self, session: Session, scope: MemoryScope) -> None:
-        """Start consolidating once `window` messages are unconsolidated, unless the session's task is running."""
+    def after_turn(self, session: Session, scope: MemoryScope, chat: ChatRef) -> None:
+        """Start consolidating `chat`'s session once `window` messages are unconsolidated, unless its task runs."""
         if id(session) in self._tasks or session.total - session.consolidated < self._window:
             return
         if session.total < self._retry_at.get(id(session), 0):
             return
-        self._start(session, self._consolidate_backlog(session, scope))
+        self._start(session, chat, self._consolidate_backlog(session, scope))
 
-    def archive(self, session: Session, scope: MemoryScope) -> None:
-        """Consolidate everything left in a session that /new archived, after its running task if any."""
-        self._start(session, self._consolidate_rest(session, scope, self._tasks.get(id(session))))
+    def archive(self, session: Session, scope: MemoryScope, chat: ChatRef) -> None:
+        """Consolidate everything left in a session of `chat` that /new archived, after its running task if any."""
+        self._start(session, chat, self._consolidate_rest(session, scope, self._tasks.get(id(session))))
 
     async def idle(self) -> None:
         """Return once no consolidation is running."""
@@ -152,9 +153,9 @@ class MemoryConsolidator:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
 
-    def _start(self, session: Session, work: Coroutine[Any, Any, None]) -> None:
+    def _start(self, session: Session, chat: ChatRef, work: Coroutine[Any, Any, None]) -> None:
         key = id(session)
-        task = asyncio.create_task(self._supervise(session, work), name=f"memory:{session.key}")
+        task = asyncio.create_task(self._supervise(session, chat, work), name=f"memory:{session.key}")
         self._tasks[key] = task
 
         def forget(done: asyncio.Task[None]) -> None:
@@ -163,17 +164,17 @@ class MemoryConsolidator:
 
         task.add_done_callback(forget)
 
-    async def _supervise(self, session: Session, work: Coroutine[Any, Any, None]) -> None:
+    async def _supervise(self, session: Session, chat: ChatRef, work: Coroutine[Any, Any, None]) -> None:
         before = session.consolidated
-        await self._hooks.run("before_compaction", BeforeCompaction(session.key, len(session.messages) - before))
+        await self._hooks.run("before_compaction", BeforeCompaction(chat, len(session.messages) - before))
         ok = False
         try:
-            with charged_to(Charge("consolidation", session.key)):
+            with charged_to(Charge("consolidation", chat)):
                 await work
             ok = True
         except Exception:
             logger.exception("[%s] memory consolidation crashed; it will be retried after a later turn", session.key)
-        await self._hooks.run("after_compaction", AfterCompaction(session.key, session.consolidated - before, ok))
+        await self._hooks.run("after_compaction", AfterCompaction(chat, session.consolidated - before, ok))
 
     async def _consolidate_backlog(self, session: Session, scope: MemoryScope) -> None:
         await self._sessions.load_unconsolidated(session)

@@ -6,13 +6,14 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
 from bot.agent.commands.session_switch import SessionSwitch
 from bot.agent.context.room import turn_trust
 from bot.agent.edits import EditDesk
-from bot.agent.lanes import Lane, is_new_session, next_batch, steering
+from bot.agent.lanes import Lane, next_batch, steering
 from bot.agent.loop_parts import LoopParts, instant_commands
 from bot.agent.owner_dm import LastOwnerDM, OwnerDM
 from bot.agent.session_turn import SessionTurns
@@ -22,6 +23,7 @@ from bot.agent.turn.interruption import (
     SHUT_DOWN,
     STOPPED,
     bounded,
+    dead_letter_reason,
     provider_outcome,
     timed_out,
     timeout_reply,
@@ -31,8 +33,8 @@ from bot.agent.turn.runner import EMPTY_REPLY, TurnResult
 from bot.agent.turn.stream import is_silent
 from bot.agent.turn_hooks import TurnHooks, TurnMark
 from bot.bus import ChatRef, Choice, InboundMessage, MessageBus, OutboundMessage
+from bot.bus.dead_letters import apology_for
 from bot.chats.rules import ChatRules, ChatRulesBook
-from bot.commands.catalogue import NEW, STOP
 from bot.commands.parse import parse_command
 from bot.config.schema import AgentConfig
 from bot.errors import ProviderError, TurnTimedOut
@@ -70,7 +72,8 @@ class AgentLoop:
         self._hooks = TurnHooks(hooks or Hooks(), events)
         self._hooks.hooks.prompts.notify_with(bus.publish_outbound)
         self._switch = SessionSwitch(parts.sessions, self._hooks, workspace, parts.memory, parts.timezone)
-        self._commands = instant_commands(parts, self._hooks, self._switch, bus.publish_outbound)
+        self._commands = instant_commands(parts, self._hooks, self._switch, bus.publish_outbound, self._stop_session)
+        self._lane_commands = self._switch.router()
         self._turns = SessionTurns(
             parts.runner,
             parts.sessions,
@@ -127,27 +130,32 @@ class AgentLoop:
             return
         self._owner_dm.note(message)
         command = parse_command(message.text) if message.kind == "user" else None
-        if command in (STOP, NEW):
+        if command is not None and command.heard:
             await self._hooks.issued(message)
-        if command is STOP:
-            await self._stop_session(message)
+        if command is not None and command.urgent and await self._answered(message):
             return
         if await self._hooks.hooks.prompts.take(message):  # a press or an answer a waiting turn needs now
             await self._bus.complete_inbound([message.id])
             return
-        answer = await self._commands.answer(message)
-        if answer is not None:
-            if answer.text is None:
-                await self._bus.complete_inbound([message.id])
-            else:
-                buttons = (answer.choices, answer.prompt_id)
-                await self._reply(message, answer.text, completes=[message.id], buttons=buttons)
+        if await self._answered(message):
             return
         received = await self._hooks.received(message)
         if isinstance(received, Block):
             await self._reply(message, received.reason, completes=[message.id])
             return
         self._enqueue(received)
+
+    async def _answered(self, message: InboundMessage) -> bool:
+        """Whether the message was a command the loop answers at once, now answered."""
+        answer = await self._commands.answer(message)
+        if answer is None:
+            return False
+        if answer.text is None:
+            await self._bus.complete_inbound([message.id])
+        else:
+            buttons = (answer.choices, answer.prompt_id)
+            await self._reply(message, answer.text, completes=[message.id], buttons=buttons)
+        return True
 
     def _enqueue(self, message: InboundMessage) -> None:
         key = message.chat.session_key
@@ -187,8 +195,10 @@ class AgentLoop:
         message = batch[-1]
         key = message.chat.session_key
         ids = [m.id for m in batch]
-        if is_new_session(message):  # /new, /reset, /resume N: the live session changes between turns
-            await self._reply(message, await self._switch.switch(message), completes=ids)
+        routed = self._lane_commands.route(message)  # /new, /reset, /resume N: the live session changes between turns
+        if routed is not None:
+            found, switch = routed
+            await self._reply(message, await switch(message, found), completes=ids)
             return
         await self._bus.begin_inbound(ids)
         mark = TurnMark.of(await self._sessions.load(key))  # agent_end reports what the turn added to the session
@@ -199,6 +209,7 @@ class AgentLoop:
         iterations = 0
         reply: str | None = None
         kind: ReplyKind = "reply"
+        failure: str | None = None  # why the turn failed for good: its messages become dead letters
         heartbeat = any(m.origin == "heartbeat" for m in batch)
         try:
             rules = self._rules_of(message)
@@ -239,13 +250,13 @@ class AgentLoop:
         except ProviderError as exc:
             outcome = provider_outcome(exc)
             self._turns.close_unfinished(key, MODEL_FAILED)
-            reply, kind = exc.user_message, "error"
+            reply, kind, failure = exc.user_message, "error", dead_letter_reason(exc)
             self._events.emit(ErrorOccurred(message.chat, "llm", type(exc).__name__))
         except Exception as exc:
             outcome = "crashed"
             logger.exception("[%s] turn crashed", key)
             self._turns.close_unfinished(key, CRASHED)
-            reply, kind = CRASH_REPLY, "error"
+            reply, kind, failure = CRASH_REPLY, "error", dead_letter_reason(exc)
             self._events.emit(ErrorOccurred(message.chat, "turn", type(exc).__name__))
         finally:
             if heartbeat and kind == "error":
@@ -256,12 +267,29 @@ class AgentLoop:
             )
             logger.info("[%s] turn %s in %.2fs (%s)", key, outcome, duration, message.id)
         await self._hooks.ended(message, outcome, reply, mark.since(self._sessions))
-        if reply is not None:
+        if failure is not None and not heartbeat:
+            await self._fail(batch, failure, reply)
+        elif reply is not None:
             await self._reply(message, reply, kind, completes=ids, finalises=message.id if message.stream else None)
             if self._voice is not None and kind == "reply":
                 await self._voice.reply(batch, reply)
         else:
             await self._bus.complete_inbound(ids)
+
+    async def _fail(self, batch: list[InboundMessage], reason: str, apology: str | None) -> None:
+        """The turn failed for good: its messages wait as dead letters (a retry runs them again) and the sender gets
+        the apology once, under its own id, so the answer of a retry is not mistaken for one already sent."""
+        message = batch[-1]
+        sending = await self._hooks.sending(message, apology) if apology is not None else None
+        logger.info(
+            "[%s] turn failed for good; %d message(s) kept as dead letters", message.chat.session_key, len(batch)
+        )
+        said = None
+        if sending is not None:  # it completes the turn's live message in place, as an answer would
+            said = replace(apology_for(message, sending), finalises=message.id if message.stream else None)
+        await self._bus.fail_inbound(batch, reason, said)
+        if sending is not None:
+            await self._hooks.sent(message, sending)
 
     async def _late_edits(self, lane: Lane) -> None:
         """Edits that came after the turn's last model call: handled as edits of an answered message."""
@@ -271,13 +299,13 @@ class AgentLoop:
             if follow is not None:
                 lane.pending.append(follow)
 
-    async def _stop_session(self, message: InboundMessage) -> None:
+    async def _stop_session(self, message: InboundMessage) -> str:
+        """/stop: the chat's running turn and sub-agents cancelled, its queue dropped; the reply to send."""
         key = message.chat.session_key
         lane = self._lanes.get(key)
         helpers = self._on_stop(key) if self._on_stop else 0
         if lane is None and not helpers:
-            await self._reply(message, "Nothing to stop.", completes=[message.id])
-            return
+            return "Nothing to stop."
         notes = []
         if lane is not None:
             dropped_ids = lane.stop()
@@ -287,8 +315,7 @@ class AgentLoop:
         if helpers:
             notes.append(f"cancelled {helpers} background task{'s' if helpers != 1 else ''}")
         logger.info("[%s] stopped by /stop", key)
-        text = "Stopped" + (f" and {' and '.join(notes)}" if notes else "") + "."
-        await self._reply(message, text, completes=[message.id])
+        return "Stopped" + (f" and {' and '.join(notes)}" if notes else "") + "."
 
     async def _reply(
         self,

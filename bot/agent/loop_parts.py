@@ -55,6 +55,7 @@ def instant_commands(
     hooks: TurnHooks,
     switch: SessionSwitch,
     publish: Callable[[OutboundMessage], Awaitable[object]],
+    stop: Callable[[InboundMessage], Awaitable[str]],
 ) -> InstantCommands:
     """The commands answered at once, /model's picker registered for its presses when the chat settings are at hand."""
     model: ModelCommand | None = None
@@ -76,4 +77,5 @@ def instant_commands(
         model,
         switch,
         parts.approvals,
+        stop,
     )

@@ -69,7 +69,7 @@ class SessionTurns:
         """Run the turn, acting with `trust` (by default the batch's lowest) and charged to its sender."""
         trust = trust or lowest_trust(batch)
         session = await self._sessions.load(batch[-1].chat.session_key)
-        with charged_to(charge_for(_trusted(batch[-1], trust), session.key)):
+        with charged_to(charge_for(_trusted(batch[-1], trust))):
             if self._transcriber is not None:
                 batch = [await self._transcriber.apply(m) for m in batch]
             else:
@@ -159,7 +159,7 @@ class SessionTurns:
             if self._recall is not None and not recalling:  # else a later search indexes what this one saved, at
                 self._recall.saved(scope.directory, session.key)  # the latest once it has left the prompt
         if self._memory:
-            self._memory.after_turn(session, scope)
+            self._memory.after_turn(session, scope, message.chat)
         return result
 
 

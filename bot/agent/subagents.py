@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from bot.agent.turn.runner import TurnRunner
-from bot.bus import InboundMessage
+from bot.bus import ChatRef, InboundMessage
 from bot.bus.contract import Inbox
 from bot.errors import ProviderError
 from bot.events import EventBus, SubagentCompleted, SubagentSpawned
@@ -135,7 +135,8 @@ class SubagentManager:
         )
 
     async def _work(self, agent: _Running, task: str, origin: ToolContext) -> str:
-        session = self._sessions.get(f"subagent:{agent.id}")
+        chat = ChatRef("subagent", agent.id)  # the sub-agent's own session, charged and hooked as its chat
+        session = self._sessions.get(chat.session_key)
         messages = [
             {
                 "role": "system",
@@ -149,6 +150,6 @@ class SubagentManager:
             provider, registry = self._persona_tools(origin.persona)
         runner = TurnRunner(provider, registry.without(EXCLUDED_TOOLS), self._events, SUBAGENT_ITERATIONS)
         ctx = replace(origin, turn_id=agent.id)
-        with charged_to(replace(current_charge(), purpose="subagent", session_key=session.key)):
+        with charged_to(replace(current_charge(), purpose="subagent", chat=chat)):
             result = await runner.run(messages, ctx, record=lambda new: self._sessions.append(session, new))
         return result.text

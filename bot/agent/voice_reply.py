@@ -14,7 +14,7 @@ from bot.llm.speech import TextToSpeech
 from bot.memory.files import scope_for
 from bot.tools.chat_files import ChatFiles
 from bot.tools.outbox_files import save_to_outbox
-from bot.tools.send_file import UPLOAD_LIMITS
+from bot.tools.uploads import UploadLimits
 from bot.usage.charge import charge_for, charged_to
 
 logger = logging.getLogger(__name__)
@@ -31,9 +31,11 @@ class VoiceReplies:
         speech: TextToSpeech,
         workspace: Path,
         publish: Callable[[OutboundMessage], Awaitable[object]],
+        uploads: UploadLimits,
         files: ChatFiles | None = None,
     ) -> None:
         self._mode = mode
+        self._uploads = uploads
         self._speech = speech
         self._workspace = workspace
         self._publish = publish
@@ -48,10 +50,10 @@ class VoiceReplies:
     async def reply(self, batch: Sequence[InboundMessage], text: str) -> None:
         """Send `text` spoken to the batch's chat; a failure is logged and the text reply stands alone."""
         message = batch[-1]
-        if not self.wanted(batch) or not text.strip() or message.chat.channel not in UPLOAD_LIMITS:
+        if not self.wanted(batch) or not text.strip() or not self._uploads.takes_files(message.chat):
             return  # nothing to say, or a chat that takes no files (the terminal): the text is the whole reply
         try:
-            with charged_to(charge_for(message, message.chat.session_key)):
+            with charged_to(charge_for(message)):
                 speech = await self._speech.speak(text)
             path = await asyncio.to_thread(save_to_outbox, self._workspace, message.chat, "voice", ".ogg", speech.data)
             if self._files is not None:

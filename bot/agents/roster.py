@@ -20,7 +20,7 @@ from bot.agents.which_agent import which_agent_answer
 from bot.bus import InboundMessage, OutboundMessage
 from bot.commands.catalogue import AGENT
 from bot.commands.parse import Invocation
-from bot.commands.router import CommandRouter
+from bot.commands.router import CommandRouter, Handler
 from bot.config.agent_configs import agent_config, agent_names
 from bot.config.schema import Config
 from bot.config.schema_agents import DEFAULT_AGENT
@@ -44,8 +44,11 @@ class AgentRoster:
         build: BuildAgent,
         stores: StoresFor,
         on_build: Callable[[AgentHandle], Awaitable[None]] | None = None,
+        configured: list[str] | None = None,
     ) -> None:
         self.config = config
+        # A roster of one (the terminal chat's) still names the gateway's other agents in /agent.
+        self._configured = configured
         self.default = default
         self._build = build
         self.stores = stores
@@ -58,7 +61,7 @@ class AgentRoster:
         self._waiting: dict[str, list[InboundMessage]] = {}  # messages for an agent being built, in order
         self._builds: set[asyncio.Task[None]] = set()
         self._dispatcher: asyncio.Task[None] | None = None
-        self._commands: CommandRouter[str] = CommandRouter("roster")
+        self._commands: CommandRouter[Handler[str]] = CommandRouter("roster")
         self._commands.add(AGENT, self._which_agent)
 
     @property
@@ -155,7 +158,9 @@ class AgentRoster:
             task.add_done_callback(self._builds.discard)
 
     async def _which_agent(self, message: InboundMessage, found: Invocation) -> str:
-        return which_agent_answer(self.route(message), len(agent_names(self.config)))
+        if self._configured is not None:
+            return which_agent_answer(self.route(message), self._configured, fixed=True)
+        return which_agent_answer(self.route(message), agent_names(self.config))
 
     async def _deliver_files(self, message: InboundMessage, name: str) -> InboundMessage:
         """The message with its staged files in agent `name`'s workspace inbox; as it came when they cannot move."""

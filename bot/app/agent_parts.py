@@ -7,6 +7,7 @@ from pathlib import Path
 
 from bot.agent.context.budget import ContextBudget
 from bot.agent.context.builder import ContextBuilder
+from bot.app.channel_kinds import upload_limits
 from bot.bus import Trust
 from bot.config.schema import Config, LLMConfig
 from bot.hooks.handlers import Hooks
@@ -74,7 +75,7 @@ def build_registry(
     tools.append(search_tool(config.tools.web_search))
     tools.append(WebFetchTool(any_address if config.tools.web_fetch.allow_private else is_public))
     tools.append(MessageTool())
-    tools.append(SendFileTool(WorkspacePaths(config.workspace, restrict=True)))
+    tools.append(SendFileTool(WorkspacePaths(config.workspace, restrict=True), upload_limits()))
     tools.append(LoadSkillTool(skills))
     return ToolRegistry(tools, role_tools(config), hooks=hooks)
 

@@ -30,12 +30,13 @@ from bot.app.agent_parts import (
     skill_library,
 )
 from bot.app.backend import stores_for
+from bot.app.channel_kinds import upload_limits
 from bot.app.stores import Stores
 from bot.bus import InboundMessage, LocalBus, MessageBus, OutboundMessage
 from bot.chats.rules import ChatRulesBook
 from bot.config.schema import Config, LLMConfig, ModelChoiceConfig
 from bot.config.schema_agents import DEFAULT_AGENT
-from bot.events import EventBus
+from bot.events import EventBus, MessageFailed
 from bot.llm.context_window import ContextWindow
 from bot.llm.transcription import SpeechModel, Transcriber
 from bot.llm.types import Provider, Warmable
@@ -90,6 +91,10 @@ class AgentApp:
         self.owns_shared = shared is None  # the default agent starts and stops what the others borrow
         self.bus: MessageBus = shared.bus if shared else bus or LocalBus()
         self.events = shared.events if shared else EventBus()
+        if shared is None:  # the bus's own dead letters (the crash limit, failed turns) reach the owner's notice
+            self.bus.dead_letters.on_inbound_failed(
+                lambda message, reason: self.events.emit(MessageFailed(message.chat, message.id, reason))
+            )
         self.providers = shared.providers if shared else ProviderPool(provider_factory(config, provider, retry))
         prepare_folders(config)
         self.ledger = self.stores.ledger()
@@ -108,7 +113,7 @@ class AgentApp:
         quick = QUICK_SEARCH if memory.local else 0.0
         folders = (config.workspace, config.state_dir)
         self.indexes = MemoryIndexes(
-            memory.logs, memory.members, *folders, config.timezone, quick=quick, bulk=memory.bulk
+            memory.logs, memory.members, *folders, config.timezone, quick=quick, bulk=memory.bulk, home=memory.home
         )
         self.indexes.semantic = semantic_memory(config.memory.embeddings, self.ledger, self.guard)
         self.registry.register(RecallTool(IndexRecall(self.indexes, config.timezone), config.timezone))
@@ -129,8 +134,10 @@ class AgentApp:
         self.registry.register(SpawnTool(self.subagents))
         if config.tools.image.model:
             images = MeteredImages(image_model(config), self.ledger, self.guard)
-            self.registry.register(GenerateImageTool(images, config.workspace, self.files))
-        self.mcp = MCPServers(config.mcp_servers, self.registry, workspace=config.workspace, files=self.files)
+            self.registry.register(GenerateImageTool(images, config.workspace, upload_limits(), self.files))
+        self.mcp = MCPServers(
+            config.mcp_servers, self.registry, workspace=config.workspace, files=self.files, uploads=upload_limits()
+        )
         self.loop = AgentLoop(
             self.bus, self.events, config.agent, config.workspace, self._loop_parts(), self.plugins.hooks
         )

@@ -35,6 +35,7 @@ def api_channel(
 ) -> ApiChannel:
     """The API channel (WebSocket, OpenAI-compatible endpoint, web chat) with the owner's dashboard; it hears
     `events` (the agent's by default)."""
+    from bot.agents.inbox import staging_folder
     from bot.ops.dashboard import Dashboard
     from channels.api.channel import ApiChannel
     from channels.api.transcript import HISTORY, chat_history
@@ -70,4 +71,5 @@ def api_channel(
         history=history,
         health=health,
         webhooks=webhooks,
+        staging=staging_folder(config.state_dir),
     )

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from bot.bus.messages import channel_key
 from bot.config.channels.base import ChannelSection
 from bot.config.schema import Config
+from bot.tools.uploads import UploadLimits
 from channels.kind import Kind
 from channels.platforms import KINDS
 
@@ -45,3 +46,8 @@ def chat_bots(config: Config) -> list[ChatBot]:
         for name in enabled_channels(config)
         for account, section in sections[name].bots().items()
     ]
+
+
+def upload_limits() -> UploadLimits:
+    """Which chats take files from the bot and up to what size, as each platform's KIND says."""
+    return UploadLimits({kind.name: kind.upload_limit for kind in KINDS.values() if kind.upload_limit is not None})

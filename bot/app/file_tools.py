@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from bot.app.channel_kinds import upload_limits
 from bot.bus import Trust
 from bot.config.paths import files_path
 from bot.config.schema import Config
@@ -29,7 +30,7 @@ def chat_files(config: Config) -> ChatFiles:
 
 def file_tools(config: Config, files: ChatFiles, ledger: Ledger, guard: BudgetGuard | None) -> list[Tool]:
     """list_files and read_document for every role, send_file taking file ids, and run_python when it can be offered."""
-    send = SendFileTool(WorkspacePaths(config.workspace, restrict=True), files)  # in place of the one without ids
+    send = SendFileTool(WorkspacePaths(config.workspace, restrict=True), upload_limits(), files)  # takes file ids too
     tools: list[Tool] = [ListFilesTool(files, config.timezone), ReadDocumentTool(files), send]
     if python := python_tool(config, files, ledger, guard):
         tools.append(python)
@@ -54,4 +55,4 @@ def python_tool(config: Config, files: ChatFiles, ledger: Ledger, guard: BudgetG
         Trust.OWNER: seconds.owner,
     }
     meter = PythonTime(ledger, daily, config.timezone, guard)
-    return RunPythonTool(sandbox, files, config.workspace, meter, available_libraries())
+    return RunPythonTool(sandbox, files, config.workspace, meter, available_libraries(), upload_limits())

@@ -16,7 +16,6 @@ from bot.access.activation import Activations
 from bot.agents.bindings import Bindings
 from bot.agents.handle import AgentHandle
 from bot.agents.heartbeats import AgentHeartbeats
-from bot.app.agent_rpc import control_handlers
 from bot.app.agent_wiring import AgentApp
 from bot.app.api_wiring import api_channel
 from bot.app.backend import deliveries_for, stores_for
@@ -110,7 +109,7 @@ class Gateway:
             self.agent_heartbeats,
         )
         self.retention = RetentionTask(config)
-        self.dead_letter_notice = DeadLetterNotice(self.agent.events, self._tell_owner)
+        self.dead_letter_notice = DeadLetterNotice(self.api_events, self._tell_owner)  # with the workers' failures
         self.telemetry: OtelTelemetry | None = None
 
     def _channels(
@@ -171,7 +170,8 @@ class Gateway:
         self.health = GatewayHealth(config, self.manager, figures, is_fresh, agent.bus.stats)
         self.health_server: HealthServer | None = None
         self.api: ApiChannel | None = None
-        wanted = role == "worker" or (role == "gateway" and config.channels.api.enabled)
+        listening = config.channels.api.enabled or config.ops.dead_letter_notice  # the notice hears workers' failures
+        wanted = role == "worker" or (role == "gateway" and listening)
         self.run_events = run_events if wanted else None
         self.api_events = agent.events
         if self.run_events is not None and role == "gateway":
@@ -201,6 +201,8 @@ class Gateway:
 
     def _handlers(self) -> dict[str, Handler]:
         """The control socket's ops: reload, status, cron, the agent RPC and session operations."""
+        from channels.api.rpc.control import control_handlers  # the API channel's parts load only in the gateway
+
         return {
             "reload": self._reload,
             **gateway_handlers(self.cron, self.manager, self.names, lambda: self.agent.budget.cramped),
@@ -214,6 +216,8 @@ class Gateway:
         """This role's parts in starting order; `stop` stops them in the reverse order."""
         role, agent, hooks = self.role, self.agent, self.agent.plugins.hooks
         parts: list[Part] = [(self._start_telemetry, None)]
+        if role != "worker" and self.config.ops.dead_letter_notice:  # before the bus: it hears the crash limit's
+            parts.append((at_once(self.dead_letter_notice.start), self.dead_letter_notice.stop))
         if (triggers := self.triggers) is not None:
             parts.append((at_once(partial(triggers.start, self.api_events)), at_once(triggers.stop)))
         if self.health_server is not None:
@@ -241,8 +245,6 @@ class Gateway:
         if role != "gateway":
             parts.append((self._start_scheduler, self.scheduler.stop))
         parts.append((self.retention.start, self.retention.stop))
-        if role != "worker" and self.config.ops.dead_letter_notice:
-            parts.append((at_once(self.dead_letter_notice.start), self.dead_letter_notice.stop))
         started, stopped = GatewayStart(tuple(self.names)), GatewayStop()
         parts.append((partial(hooks.run, "gateway_start", started), partial(hooks.run, "gateway_stop", stopped)))
         return parts

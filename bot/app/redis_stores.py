@@ -75,7 +75,12 @@ class RedisStores:
         from bot.sessions.redis_logs import RedisLogs
 
         locks = RedisScopeLocks(self.state, self._config.workspace)
-        return MemoryBackend(locks, RedisLogs(self.state), RedisMembers(self.state), local=False)
+        home = None
+        if self._config.memory.index == "redis":
+            from bot.memory.index.redis_store import RedisIndexes
+
+            home = RedisIndexes(self.state)
+        return MemoryBackend(locks, RedisLogs(self.state), RedisMembers(self.state), local=False, home=home)
 
     def pairing(self) -> Pairing:
         from bot.access.redis_pairing import RedisPairingBook

@@ -9,25 +9,31 @@ from bot.agents.handle import AgentHandle
 from bot.agents.roster import AgentRoster
 from bot.app.agent_wiring import AgentApp, SharedParts
 from bot.app.backend import stores_for
+from bot.config.agent_configs import agent_names
 from bot.config.schema import Config
 
 
 def agent_roster(
-    config: Config, default: AgentApp, on_build: Callable[[AgentHandle], Awaitable[None]] | None = None
+    config: Config,
+    default: AgentApp,
+    on_build: Callable[[AgentHandle], Awaitable[None]] | None = None,
+    configured: list[str] | None = None,
 ) -> AgentRoster:
     """The roster of `default` and the further agents `config` lists, each sharing `default`'s bus, events and
-    model connections, with the stores its own config names."""
+    model connections, with the stores its own config names; `configured` names the gateway's agents when the
+    roster serves only some."""
 
     def build(derived: Config, name: str) -> AgentApp:
         shared = SharedParts(default.bus, default.events, default.providers)
         return AgentApp(derived, stores=stores_for(derived), shared=shared, name=name)
 
-    return AgentRoster(config, default, build, stores_for, on_build)
+    return AgentRoster(config, default, build, stores_for, on_build, configured)
 
 
 def roster_of_one(agent: AgentApp) -> AgentRoster:
     """A roster whose only agent is `agent`, whatever agents and bindings its config lists (the terminal chat's)."""
-    return agent_roster(agent.config.model_copy(update={"agents": [], "bindings": []}), agent)
+    alone = agent.config.model_copy(update={"agents": [], "bindings": []})
+    return agent_roster(alone, agent, configured=agent_names(agent.config))
 
 
 @asynccontextmanager

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Coroutine
 from typing import Any
 
+from bot.agents.inbox import staging_folder
 from bot.app.agent_wiring import AgentApp
 from bot.app.backend import stores_for
 from bot.app.gateway import Gateway
@@ -45,7 +46,9 @@ async def run_console(config: Config, message: str | None, provider: Provider | 
     """`relaybot chat`: the agent on a terminal; returns the exit code."""
     agent = AgentApp(config, provider)
     manager = ChannelManager(agent.bus, agent.events)
-    console = ConsoleChannel(manager.publisher("console"), agent.events, history_file=config.state_dir / "chat_history")
+    history = config.state_dir / "chat_history"
+    staging = staging_folder(config.state_dir)
+    console = ConsoleChannel(manager.publisher("console"), agent.events, history_file=history, staging=staging)
     manager.add(console)
     async with answering(agent):
         await manager.start()

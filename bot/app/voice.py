@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from bot.agent.voice_reply import VoiceReplies
+from bot.app.channel_kinds import upload_limits
 from bot.bus import OutboundMessage
 from bot.config.schema import Config
 from bot.llm.keys import inherited_key
@@ -30,4 +31,5 @@ def voice_replies(
     api_key = inherited_key(own_key, voice.tts_api_base, config.llm.api_key.get_secret_value(), config.llm.api_base)
     api_base = voice.tts_api_base or config.llm.api_base
     speech = SpeechSynthesis(voice.tts_model, voice.tts_voice, api_base, api_key, voice.timeout, voice.max_chars)
-    return VoiceReplies(voice.reply, MeteredVoice(speech, ledger, guard), config.workspace, publish, files)
+    metered = MeteredVoice(speech, ledger, guard)
+    return VoiceReplies(voice.reply, metered, config.workspace, publish, upload_limits(), files)

@@ -3,8 +3,9 @@
 Inbound: `publish_inbound` returns only once the message is durable, so a channel acknowledges the
 platform after it. `consume_inbound` leases the message to this process: it stays pending until
 `complete_inbound` (its turn finished and the reply is in the outbox) or goes back with
-`release_inbound`. `begin_inbound` counts a turn start; a message whose turns started twice without
-finishing crashed the process twice and is failed on the next start, with one apology.
+`release_inbound`, or fails for good with `fail_inbound` (a dead letter, with one apology). `begin_inbound` counts a
+turn start; a message whose turns started twice without finishing crashed the process twice and is failed on the
+next start the same way.
 
 Outbound: `publish_outbound` is durable before it returns (and may complete inbound messages in the
 same write); chunks are marked sent one by one, so a restart resumes after the last confirmed chunk.
@@ -12,7 +13,7 @@ same write); chunks are marked sent one by one, so a restart resumes after the l
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -53,6 +54,9 @@ class DeadLetters(Protocol):
     async def defer(self, message_id: str, error: str) -> int:
         """A round of sends of a reply failed for a reason that passes; it stays pending. The rounds failed so far."""
 
+    def on_inbound_failed(self, listener: Callable[[InboundMessage, str], None]) -> None:
+        """Call `listener` with each inbound message this process makes a dead letter, and why."""
+
 
 class Inbox(Protocol):
     """Carries inbound messages to the agent: producers publish, the agent consumes and settles them."""
@@ -74,6 +78,12 @@ class Inbox(Protocol):
 
     async def release_inbound(self, message_ids: Sequence[str]) -> None:
         """Give messages back unfinished (a graceful stop); the next start runs them again."""
+
+    async def fail_inbound(
+        self, messages: Sequence[InboundMessage], reason: str, apology: OutboundMessage | None = None
+    ) -> None:
+        """These messages failed for good: they wait as dead letters with `reason`, and `apology` is journaled for
+        delivery in the same write, once by its id (a retried message that fails again is not apologised for twice)."""
 
 
 class Outbox(Protocol):

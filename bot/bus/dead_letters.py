@@ -16,6 +16,11 @@ from bot.bus.messages import (
 )
 
 Direction = Literal["in", "out"]
+CRASH_REASON = "its turn stopped the process twice (the crash limit)"
+CRASH_APOLOGY = (
+    "Sorry, I couldn't answer your message: it stopped me twice while I was working on it, "
+    "so I have set it aside. Please try again, perhaps worded differently."
+)
 PREVIEW_CHARS = 60
 LATER_RETRIES = (60.0, 300.0, 1800.0, 7200.0)
 """After a send's quick retries fail for a reason that passes, it is tried again after 1 m, 5 m, 30 m and 2 h."""
@@ -51,6 +56,18 @@ class Revived:
     def ids(self) -> list[str]:
         """Every revived message's id, inbound first."""
         return [m.id for m in self.inbound] + [m.id for m in self.outbound]
+
+
+def apology_id(message_id: str) -> str:
+    """The id of the apology for a message that failed for good (beside `<id>:reply`, its answer's)."""
+    return f"{message_id}:apology"
+
+
+def apology_for(message: InboundMessage, text: str) -> OutboundMessage:
+    """The one message telling a sender their message failed for good; its id is not the reply's, so the answer of
+    a retry is still sent, and a second failure of the same message is not apologised for again."""
+    target = message.edit_of or message.platform_message_id  # an edit's own id names no platform message
+    return OutboundMessage(message.chat, text, message.id, target, "error", id=apology_id(message.id))
 
 
 def list_dead(db: sqlite3.Connection, chat: str | None = None) -> list[DeadLetter]:

@@ -129,6 +129,25 @@ class Journal:
                     [(state, error, now, i) for i in ids],
                 )
 
+    def fail_inbound(self, ids: Sequence[str], reason: str, apology: OutboundMessage | None) -> bool:
+        """Make these messages dead letters with `reason` and journal the apology, in one transaction; whether the
+        apology is new (False when this message was apologised for before)."""
+        now = self._now()
+        with self.db:
+            self.db.executemany(
+                "UPDATE inbox SET state = 'failed', error = ?, updated = ? WHERE id = ?",
+                [(reason, now, i) for i in ids],
+            )
+            if apology is None:
+                return False
+            cursor = self.db.execute(
+                "INSERT OR IGNORE INTO outbox (id, body, updated) VALUES (?, ?, ?)",
+                (apology.id, outbound_to_json(apology), now),
+            )
+        if cursor.rowcount == 1:
+            self._chunks[apology.id] = 0
+        return cursor.rowcount == 1
+
     def pending_inbound(self) -> tuple[list[InboundMessage], list[InboundMessage]]:
         """Pending messages in arrival order, split into (to run again, crashed the process too often)."""
         rows = self.db.execute("SELECT body, starts FROM inbox WHERE state = 'pending' ORDER BY seq").fetchall()

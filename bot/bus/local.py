@@ -4,22 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from bot.bus.contract import BusStats
-from bot.bus.dead_letters import DeadLetter
+from bot.bus.dead_letters import CRASH_APOLOGY, CRASH_REASON, DeadLetter, apology_for
 from bot.bus.journal import Journal
 from bot.bus.messages import InboundMessage, OutboundMessage
 from bot.errors import BusClosed
 
 logger = logging.getLogger(__name__)
-
-CRASH_REASON = "its turn stopped the process twice (the crash limit)"
-CRASH_APOLOGY = (
-    "Sorry, I couldn't answer your message: it stopped me twice while I was working on it, "
-    "so I have set it aside. Please try again, perhaps worded differently."
-)
 
 
 class LocalBus:
@@ -45,11 +39,8 @@ class LocalBus:
             logger.error(
                 "[%s] message %s crashed the process twice; marked failed", message.chat.session_key, message.id
             )
-            self._journal.set_inbound([message.id], "failed", CRASH_REASON)
-            if message.kind == "user":
-                target = message.edit_of or message.platform_message_id  # an edit's own id names no platform message
-                apology = OutboundMessage(message.chat, CRASH_APOLOGY, message.id, target, "error")
-                await self.publish_outbound(apology)
+            apology = apology_for(message, CRASH_APOLOGY) if message.kind == "user" else None
+            await self.fail_inbound([message], CRASH_REASON, apology)
         for message in again:
             self._inbound.put_nowait(message)
         if again or crashed:
@@ -83,6 +74,13 @@ class LocalBus:
 
     async def release_inbound(self, message_ids: Sequence[str]) -> None:
         self._journal.set_inbound(message_ids, "pending")
+
+    async def fail_inbound(
+        self, messages: Sequence[InboundMessage], reason: str, apology: OutboundMessage | None = None
+    ) -> None:
+        if self._journal.fail_inbound([m.id for m in messages], reason, apology) and apology is not None:
+            self._outbound.put_nowait(apology)
+        self._dead.failed(messages, reason)
 
     async def publish_outbound(self, message: OutboundMessage, completes: Sequence[str] = ()) -> bool:
         await self.start()
@@ -130,6 +128,16 @@ class LocalDeadLetters:
         self._journal = journal
         self._inbound = inbound
         self._outbound = outbound
+        self._listeners: list[Callable[[InboundMessage, str], None]] = []
+
+    def on_inbound_failed(self, listener: Callable[[InboundMessage, str], None]) -> None:
+        self._listeners.append(listener)
+
+    def failed(self, messages: Sequence[InboundMessage], reason: str) -> None:
+        """Tell the listeners of these new inbound dead letters."""
+        for message in messages:
+            for listener in self._listeners:
+                listener(message, reason)
 
     async def letters(self, chat: str | None = None) -> list[DeadLetter]:
         return self._journal.dead_letters(chat)

@@ -13,7 +13,7 @@ from bot.cli import (
     backup,
     cron,
     inspect,
-    manifests,
+    manifest,
     memory,
     pairing,
     queue,
@@ -27,7 +27,7 @@ from bot.cli.options import Options
 app = typer.Typer(
     help=(
         "relaybot: a self-hosted AI assistant for Telegram, Discord, Slack, Matrix, WhatsApp, Signal, email, "
-        "Mattermost and the web."
+        "Mattermost, IRC, XMPP, Microsoft Teams, a web chat and the terminal."
     ),
     no_args_is_help=True,
     add_completion=False,
@@ -84,7 +84,7 @@ for command in (
     inspect.usage,
 ):
     app.command()(command)
-app.command("slack-manifest")(manifests.slack_manifest)
+app.command()(manifest.manifest)
 app.add_typer(pairing.app, name="pairing")
 app.add_typer(cron.app, name="cron")
 app.add_typer(backup.app, name="backup")

@@ -54,7 +54,8 @@ def _indexes(config: Config) -> tuple[MemoryIndexes, Stores]:
 
     stores = stores_for(config)
     memory = stores.memory()
-    indexes = MemoryIndexes(memory.logs, memory.members, config.workspace, config.state_dir, config.timezone)
+    folders = (config.workspace, config.state_dir)
+    indexes = MemoryIndexes(memory.logs, memory.members, *folders, config.timezone, home=memory.home)
     if config.memory.embeddings is not None:
         ledger = stores.ledger()
         guard = BudgetGuard(config.budgets, ledger, config.timezone)

@@ -66,7 +66,7 @@ def init(
         checks = _run_checks(config)
         for check in checks:
             typer.echo(check.line())
-    typer.echo(f"\n{next_step(options.config, checks)}")
+    typer.echo(f"\n{next_step(options.config, checks, config.llm.api_base if config else None)}")
 
 
 def _ask_for_settings(config_file: Path) -> None:

@@ -9,6 +9,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from bot.bus.redis.departures import LOOK_EVERY, Departures
 from bot.bus.redis.scripts import RELEASE, RENEW
 from bot.cancelling import cancel_and_wait
 
@@ -32,13 +33,16 @@ class Lease:
     got through for most of the ttl (Redis unreachable: the holder can no longer prove it holds the lease,
     so it must stop doing what the lease guards before a standby may take over). A standby retries when the
     holder's lease is due to expire (and at least every third of the ttl), so it takes over within one ttl
-    of the holder dying, and never while the holder renews.
+    of the holder dying, and never while the holder renews. With `departures`, a standby also watches the
+    holder's connections (a holder is named as its connections are): once they all closed, its process is gone,
+    and the standby deletes the lease (compare-and-delete) and takes it at once, without waiting out the ttl.
     """
 
-    def __init__(self, redis: Redis, key: str, holder: str, ttl: float) -> None:
+    def __init__(self, redis: Redis, key: str, holder: str, ttl: float, departures: Departures | None = None) -> None:
         self._redis = redis
         self.key = key
         self.holder = holder
+        self._departures = departures
         self._ttl_ms = max(int(ttl * 1000), 30)
         self.lost = asyncio.Event()
         self._held = False
@@ -67,6 +71,8 @@ class Lease:
                 if await self.try_acquire():
                     break
                 pause = await self._until_expiry()
+                if self._departures is not None:
+                    pause = 0.0 if await self._holder_departed() else min(pause, LOOK_EVERY)
             except RedisError as exc:
                 failures += 1
                 (logger.error if failures == 1 else logger.info)(
@@ -78,6 +84,17 @@ class Lease:
         self.lost.clear()
         logger.warning("holding lease %s", self.key)
         self._renewer = asyncio.create_task(self._keep(on_lost, attempt), name=f"lease:{self.key}")
+
+    async def _holder_departed(self) -> bool:
+        """Whether the holder's connections all closed; its lease is then deleted (unless it changed hands)."""
+        assert self._departures is not None
+        gone = await self._departures.gone(self._redis)
+        holder = await self._redis.get(self.key) if gone else None
+        if holder is None or holder not in gone:
+            return False
+        logger.warning("lease %s: its holder %s disconnected; taking over", self.key, holder)
+        await self._release(keys=[self.key], args=[holder])
+        return True
 
     async def _until_expiry(self) -> float:
         """Seconds until the other holder's lease expires unless renewed (at most a third of the ttl)."""

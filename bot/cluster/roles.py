@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, SecretStr
 
+from bot.bus.redis.departures import Departures
 from bot.cluster.leases import Lease, credential_key
 
 if TYPE_CHECKING:
@@ -38,7 +39,8 @@ class ClusterLeases:
         self._leases: list[Lease] = []
 
     def _lease(self, *parts: str) -> Lease:
-        lease = Lease(self._bus.redis, self._bus.key("lease", *parts), self._bus.consumer, self._config.bus.lease)
+        ttl = self._config.bus.lease
+        lease = Lease(self._bus.redis, self._bus.key("lease", *parts), self._bus.consumer, ttl, Departures())
         self._leases.append(lease)
         return lease
 

@@ -22,6 +22,7 @@ from bot.events import (
     EventBus,
     HeartbeatTicked,
     LLMCalled,
+    MessageFailed,
     ReasoningDelta,
     ReplyDropped,
     StreamDelta,
@@ -58,9 +59,11 @@ FORWARDED: dict[str, type[Any]] = {
         SubagentSpawned,
         SubagentCompleted,
         HeartbeatTicked,
+        MessageFailed,
     )
 }
-"""The events a run's watchers (and an owner's socket, for the heartbeat) see, by name: what a worker forwards."""
+"""The events a run's watchers (and an owner's socket, for the heartbeat; the gateway's dead-letter notice, for a
+worker's failed messages) see, by name: what a worker forwards."""
 KEEP = 10_000
 """Stream entries kept (approximately): a gateway reads from the end, so only a moment's worth matters."""
 BACKLOG = 10_000

@@ -23,7 +23,9 @@ class BuiltIn:
     """One built-in command: its name, what menus and /help say, where it applies and the lowest role that may use it.
 
     `listed` is False for `/start`, which platforms send themselves: /help and the menus leave it out. `answered` is
-    the one place that answers it (a `CommandRouter` of that place holds its handler)."""
+    the one place that answers it (a `CommandRouter` of that place holds its handler); `heard` says the plugins'
+    `command` hook hears it as it arrives, before it acts; `urgent` that it is answered before a waiting prompt could
+    take it as its answer."""
 
     name: str
     summary: str  # a native menu's line, at most 100 characters (Slack's and Discord's limit)
@@ -34,6 +36,8 @@ class BuiltIn:
     aliases: tuple[str, ...] = ()
     listed: bool = True
     answered: Answered = "loop"
+    heard: bool = False
+    urgent: bool = False
     words: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -50,8 +54,9 @@ NEW = BuiltIn(
     "start a fresh conversation (what matters is kept in memory)",
     aliases=("reset",),
     answered="lane",
+    heard=True,
 )
-STOP = BuiltIn("stop", "Stop what I'm doing", "stop what I'm doing right now")
+STOP = BuiltIn("stop", "Stop what I'm doing", "stop what I'm doing right now", heard=True, urgent=True)
 STATUS = BuiltIn(
     "status",
     "Model, persona, role, tokens and budget",
@@ -117,6 +122,15 @@ PAIR = BuiltIn(
     role=Trust.ADMIN,
 )
 START = BuiltIn("start", "Say hello", "a greeting", listed=False)
+FILE = BuiltIn(
+    "file",
+    "Send a file from this machine",
+    "send a file from this machine, with words for the bot after it",
+    args="PATH [text]",
+    places=frozenset({"console"}),
+    role=Trust.OWNER,
+    answered="terminal",
+)
 EXIT = BuiltIn(
     "exit",
     "Leave the terminal chat",
@@ -141,6 +155,7 @@ BUILT_INS: tuple[BuiltIn, ...] = (
     ACTIVATION,
     PAIR,
     START,
+    FILE,
     EXIT,
 )
 """The built-in commands in the order /help and the menus list them."""

@@ -11,11 +11,18 @@ from pydantic import BaseModel, Field, PrivateAttr, SecretStr, ValidationInfo, f
 from bot.bus import Trust
 from bot.config.channels.sections import ChannelsConfig
 from bot.config.durations import Duration
-from bot.config.schema_agents import DEFAULT_AGENT, AgentEntry, BindingConfig, check_agents
+from bot.config.schema_agents import (
+    API_CLI_CALLER,
+    DEFAULT_AGENT,
+    AgentEntry,
+    BindingConfig,
+    check_agents,
+    check_reachable,
+)
 from bot.config.schema_memory import MemoryConfig
 from bot.config.schema_ops import HealthConfig, OpsConfig, RetentionConfig, TelemetryConfig
 from bot.config.schema_tools import SERVER_NAME, MCPServerConfig, ToolsConfig
-from bot.config.schema_triggers import TriggerConfig
+from bot.config.schema_triggers import TRIGGER_CHANNEL, TriggerConfig
 from bot.config.schema_voice import VoiceConfig
 from bot.config.section import Section
 from bot.errors import ConfigError
@@ -283,6 +290,12 @@ class Config(Section):
         return self
 
     @model_validator(mode="after")
+    def _memory_index_has_its_redis(self) -> Config:
+        if self.memory.index == "redis" and self.bus.backend != "redis":
+            raise ConfigError("redis keeps the index in the bus's Redis: needs bus.backend: redis", "memory.index")
+        return self
+
+    @model_validator(mode="after")
     def _routes_name_personas(self) -> Config:
         for index, route in enumerate(self.routes):
             if route.persona not in self.personas:
@@ -298,6 +311,8 @@ class Config(Section):
     def _agents_and_bindings(self) -> Config:
         check_agents(self.agents, self.bindings, self.workspace)  # each agent's own sections: in the loader
         sections = self.channels.chat_sections()
+        callers = {API_CLI_CALLER, *(token.name for token in self.channels.api.tokens)}
+        check_reachable(self.bindings, [*sections, TRIGGER_CHANNEL], callers)
         for index, binding in enumerate(self.bindings):
             section = sections.get(binding.channel)
             if binding.account is not None and section is not None and binding.account not in section.bots():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Literal
 
@@ -15,6 +16,10 @@ DEFAULT_AGENT = "main"
 AGENT_NAME = r"^[a-z0-9][a-z0-9_-]{0,31}$"
 BINDING_FIELDS = ("thread", "chat", "server", "account", "channel")
 """A binding's match fields, most specific first: the first one a binding sets is its level."""
+API_CHANNEL = "api"
+API_CLI_CALLER = "cli"
+"""`relaybot agent`'s caller name: its runs are the API chats `api:cli:<session>`."""
+API_FORM = "an API session is chat: <token name> (cli for `relaybot agent`), thread: <session>"
 
 
 class AgentEntry(Section):
@@ -120,3 +125,30 @@ def check_agents(agents: list[AgentEntry], bindings: list[BindingConfig], worksp
                     "at the same level; make one more specific",
                     f"bindings[{index}]",
                 )
+
+
+def check_reachable(bindings: list[BindingConfig], channels: Collection[str], api_callers: Collection[str]) -> None:
+    """Raise ConfigError naming the key of a binding no message can ever match: an unknown channel (the terminal
+    chat's too: it always talks to main), or an API binding in another form than `chat: <caller>, thread: <session>`
+    (`api_callers`: the token names, and cli)."""
+    known = sorted({*channels, API_CHANNEL})
+    for index, binding in enumerate(bindings):
+        where = f"bindings[{index}]"
+        if binding.channel not in known:
+            raise ConfigError(
+                f"no channel {binding.channel!r}, so it never matches (channels: {', '.join(known)}; "
+                "the terminal chat always talks to main)",
+                f"{where}.channel",
+            )
+        if binding.channel != API_CHANNEL:
+            continue
+        for name in ("account", "server"):
+            if getattr(binding, name) is not None:
+                raise ConfigError(f"API chats have no {name}, so it never matches; {API_FORM}", f"{where}.{name}")
+        if binding.chat is not None and binding.chat not in api_callers:
+            callers = ", ".join(sorted(api_callers))
+            raise ConfigError(
+                f"no API caller {binding.chat!r} (channels.api.tokens names and cli: {callers}), so it never "
+                f"matches; {API_FORM}",
+                f"{where}.chat",
+            )

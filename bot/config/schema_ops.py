@@ -28,7 +28,7 @@ class TelemetryConfig(Section):
 class OpsConfig(Section):
     """What the bot tells its operator by itself."""
 
-    dead_letter_notice: bool = True  # a DM to the owner, at most hourly, when replies become dead letters
+    dead_letter_notice: bool = True  # a DM to the owner, at most hourly, when messages or replies become dead letters
 
 
 class RetentionConfig(Section):

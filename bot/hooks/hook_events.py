@@ -128,18 +128,18 @@ class ToolResultPersist(AboutChat):
 
 
 @dataclass(frozen=True, slots=True)
-class BeforeCompaction:
-    """Memory consolidation of a session begins; `messages` are not yet consolidated."""
+class BeforeCompaction(AboutChat):
+    """Memory consolidation of a chat's session begins; `messages` are not yet consolidated."""
 
-    session_key: str
+    chat: ChatRef
     messages: int
 
 
 @dataclass(frozen=True, slots=True)
-class AfterCompaction:
+class AfterCompaction(AboutChat):
     """Consolidation ended: `messages` were folded into memory; `ok` is False when it crashed."""
 
-    session_key: str
+    chat: ChatRef
     messages: int
     ok: bool
 

@@ -79,12 +79,13 @@ return 1
 """
 
 # KEYS: archived meta, archived log, live meta, live log, index. ARGV: new generation, session key, now.
-# Makes an archive the live session (the live one was archived just before); 0 when the archive is gone.
+# Makes an archive the live session (the live one was archived just before), noting its length as where it was
+# resumed; 0 when the archive is gone.
 _RESUME = """
 if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 redis.call('RENAME', KEYS[2], KEYS[4])
 if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('RENAME', KEYS[1], KEYS[3]) else redis.call('DEL', KEYS[3]) end
-redis.call('HSET', KEYS[3], 'gen', ARGV[1])
+redis.call('HSET', KEYS[3], 'gen', ARGV[1], 'resumed', redis.call('LLEN', KEYS[4]))
 redis.call('ZADD', KEYS[5], ARGV[3], ARGV[2])
 return 1
 """
@@ -141,6 +142,7 @@ class RedisSessionStore(SessionCache):
         session.prompt_tokens = int(fields.get("prompt", 0))
         session.completion_tokens = int(fields.get("completion", 0))
         session.consolidated = max(session.consolidated, int(fields.get("consolidated", 0)))
+        session.resumed = int(fields["resumed"]) if "resumed" in fields else None
         self._trim(session)
         return session
 

@@ -16,6 +16,7 @@ class Session:
 
     `messages` holds the messages from absolute index `base` on (older ones stay in the store);
     `consolidated` and `total` are absolute message counts. `path` is the session's file on the local store.
+    `resumed` is the message count when /resume made the session live again (None when it never was).
     """
 
     key: str
@@ -27,6 +28,7 @@ class Session:
     base: int = 0
     size: int = 0
     inbound_ids: set[str] = field(default_factory=set)
+    resumed: int | None = None
     safe: SafeHistory = field(default_factory=SafeHistory, init=False, repr=False, compare=False)
 
     @property
@@ -38,8 +40,11 @@ class Session:
         """The last unconsolidated messages, at most `limit`, never splitting a tool call from its results.
 
         A new list each call; the walk behind it covers only the messages appended since the last call.
+        A resumed session shows its consolidated messages too, as it did before it was archived, until
+        consolidation moves past the point where it was resumed.
         """
-        start = max(self.consolidated, self.total - limit, self.base)
+        shown_from = 0 if self.resumed is not None and self.consolidated <= self.resumed else self.consolidated
+        start = max(shown_from, self.total - limit, self.base)
         return self.safe.window(self.messages, self.base, start)
 
 

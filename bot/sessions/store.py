@@ -198,6 +198,9 @@ class SessionStore(SessionCache):
         fresh = self._lookup(key)  # the empty session reset cached: the next read finds the resumed file
         if fresh is not None:
             self._forget(fresh)
+        resumed = self.get(key)
+        resumed.resumed = resumed.total  # its messages are shown again, though consolidated when it was archived
+        self._write(self._file(resumed), _encoded([{"type": "resumed", "at": resumed.total}]))
         return old
 
     def summaries(self, since: float) -> list[dict[str, Any]]:

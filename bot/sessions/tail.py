@@ -50,6 +50,8 @@ def read_whole(path: Path, key: str, repair: bool = True) -> Session:
                 found.completion_tokens += int(record.get("completion", 0))
             elif kind == "consolidated":
                 found.consolidated = int(record.get("upto", 0))
+            elif kind == "resumed":
+                found.resumed = int(record.get("at", 0))
     return found
 
 
@@ -110,6 +112,8 @@ def _read_tail(path: Path, key: str, tail: int) -> Session:
             totals = record["totals"]
         elif kind == "consolidated" and consolidated is None:
             consolidated = int(record.get("upto", 0))
+        elif kind == "resumed" and found.resumed is None:
+            found.resumed = int(record.get("at", 0))
     backwards.reverse()
     found.messages = backwards
     found.base = (total or 0) - len(backwards)

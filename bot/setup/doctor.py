@@ -13,6 +13,7 @@ from bot.bus.messages import channel_key
 from bot.config.schema import Config
 from bot.config.schema_tools import MCPServerConfig
 from bot.setup.check import Check, Probe
+from bot.setup.embeddings_check import check_embeddings
 from bot.setup.model_check import check_model
 
 if TYPE_CHECKING:
@@ -165,6 +166,8 @@ async def run_checks(
     platform's credential probe by name, asked for each bot of an enabled one."""
     checks = [check_folder("workspace", config.workspace), check_folder("state", config.state_dir)]
     probes: list[Awaitable[Check | list[Check]]] = [check_model(config), check_context(config, tool_schemas)]
+    if config.memory.embeddings is not None:
+        probes.append(check_embeddings(config.memory.embeddings))
     for name, section in config.channels.chat_sections().items():
         probe = platforms.get(name)
         if probe is not None and section.enabled:

@@ -51,13 +51,18 @@ def apply_settings(text: str, settings: dict[KeyPath, str]) -> str:
     return text
 
 
-def next_step(config_file: Path, checks: list[Check] | None) -> str:
-    """init's last words: the fix for the first ✗ its checks found, else how to go on (what to set when none ran)."""
+def next_step(config_file: Path, checks: list[Check] | None, server: str | None = None) -> str:
+    """init's last words: the fix for the first ✗ its checks found, else how to go on (what to set when none ran,
+    for a model on the provider's own service or on the `server` URL llm.api_base names)."""
     if checks is None:
+        settings = (
+            f"llm.model and llm.api_base ({server}), and llm.api_key if that server needs one,"
+            if server
+            else "llm.model (and llm.api_key, or the provider's variable such as OPENAI_API_KEY)"
+        )
         return (
-            f"Next: check llm.model (and llm.api_key, or the provider's variable such as OPENAI_API_KEY) in "
-            f"{config_file},\nrun `relaybot doctor`, talk to the bot with `relaybot chat`, then connect a chat app "
-            "and `relaybot run`."
+            f"Next: check {settings} in {config_file},\nrun `relaybot doctor`, talk to the bot with `relaybot chat`, "
+            "then connect a chat app and `relaybot run`."
         )
     failed = next((check for check in checks if check.status == "fail"), None)
     if failed is None:

@@ -14,6 +14,8 @@ HTTP_TIMEOUT = 10.0
 NO_MODEL_LIST = (404, 405, 501)  # a chat-only server (or proxy) has no /models: ask for a chat answer instead
 START_SERVER = "start the model server, or correct llm.api_base"
 CHECK_MODEL = "check llm.model: the server does not know that model"
+NEEDS_KEY = "the server wants a key: set llm.api_key"
+WRONG_KEY = "set llm.api_key to a key the server accepts"
 
 
 async def check_model(config: Config) -> Check:
@@ -75,8 +77,9 @@ async def _check_models_endpoint(llm: LLMConfig, base: str) -> Check:
     except ValueError:
         payload = None  # a 200 that is not JSON: the chat request below decides
     if status in (401, 403):
-        fix = "set llm.api_key to a key the server accepts" if key else "the server wants a key: set llm.api_key"
-        return Check("model", "fail", f"{url} refused the key ({status})", fix)
+        if not key:
+            return Check("model", "fail", f"{url} wants a key; none was sent ({status})", NEEDS_KEY)
+        return Check("model", "fail", f"{url} refused the key ({status})", WRONG_KEY)
     if status in NO_MODEL_LIST:
         return await _check_by_chat(llm, f"{llm.model} at {base} answers (the server lists no models: {status})")
     if status != 200:

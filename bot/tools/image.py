@@ -11,7 +11,7 @@ from bot.llm.images import EXTENSIONS, ImageMaker
 from bot.tools.base import Tool, ToolContext
 from bot.tools.chat_files import ChatFiles
 from bot.tools.outbox_files import outbox_attachment, save_to_outbox
-from bot.tools.send_file import UPLOAD_LIMITS
+from bot.tools.uploads import UploadLimits
 
 
 class GenerateImageTool(Tool):
@@ -31,9 +31,12 @@ class GenerateImageTool(Tool):
         "required": ["prompt"],
     }
 
-    def __init__(self, images: ImageMaker, workspace: Path, files: ChatFiles | None = None) -> None:
+    def __init__(
+        self, images: ImageMaker, workspace: Path, uploads: UploadLimits, files: ChatFiles | None = None
+    ) -> None:
         self._images = images
         self._workspace = workspace
+        self._uploads = uploads
         self._files = files
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
@@ -48,7 +51,7 @@ class GenerateImageTool(Tool):
         shown = str(path.relative_to(self._workspace))
         if self._files is not None:  # a record of the chat's, like every file made for it
             shown += f", file_id {(await self._files.made(ctx, path)).id}"
-        if ctx.chat.channel not in UPLOAD_LIMITS:
+        if not self._uploads.takes_files(ctx.chat):
             return f"Drew the picture and saved it as {shown}; this chat cannot show pictures, so tell the user where."
         attachment = outbox_attachment(path, image.mime_type)
         caption = str(args.get("caption") or "")

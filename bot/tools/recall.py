@@ -38,7 +38,8 @@ class RecallTool(Tool):
     for_everyone = True
     description = (
         "Search this chat's own memory: every earlier message (also those no longer in the conversation), "
-        "summaries and saved facts. Returns the five best passages with their dates."
+        "summaries and saved facts. Returns the five best passages with their dates, and beside them the "
+        "conversation summary that matches best."
     )
     parameters = {
         "type": "object",

@@ -22,8 +22,8 @@ from bot.tools.base import Tool, ToolContext
 from bot.tools.chat_files import ChatFiles, file_label
 from bot.tools.outbox_files import outbox_attachment, save_to_outbox
 from bot.tools.sandbox.python_sandbox import DRIVER, PythonSandbox
-from bot.tools.send_file import UPLOAD_LIMITS
 from bot.tools.shell import CappedOutput
+from bot.tools.uploads import UploadLimits
 from bot.usage.python_time import PythonTime
 
 MAX_TAR_BYTES = 24 * 1024 * 1024  # the driver returns up to 20 MB of files; the rest of the stream is dropped
@@ -46,9 +46,16 @@ class RunPythonTool(Tool):
     name = "run_python"
 
     def __init__(
-        self, sandbox: PythonSandbox, files: ChatFiles, workspace: Path, meter: PythonTime, libraries: list[str]
+        self,
+        sandbox: PythonSandbox,
+        files: ChatFiles,
+        workspace: Path,
+        meter: PythonTime,
+        libraries: list[str],
+        uploads: UploadLimits,
     ) -> None:
         self._sandbox = sandbox
+        self._uploads = uploads
         self._files = files
         self._workspace = workspace
         self._meter = meter
@@ -140,7 +147,7 @@ class RunPythonTool(Tool):
         if records:
             lines.append("Files written (now this chat's files):\n" + "\n".join(f"- {file_label(r)}" for r in records))
         if records and send:
-            if ctx.chat.channel not in UPLOAD_LIMITS:
+            if not self._uploads.takes_files(ctx.chat):
                 lines.append("[this chat cannot receive files; tell the user their names]")
             else:
                 attachments = tuple(outbox_attachment(r.path, r.mime_type) for r in records[:10])

@@ -10,14 +10,12 @@ from bot.bus import Attachment, ChatRef, OutboundMessage, Trust
 from bot.errors import ToolError
 from bot.tools.base import Tool, ToolContext
 from bot.tools.chat_files import ChatFiles
+from bot.tools.uploads import MB, UploadLimits
 from bot.tools.workspace import WorkspacePaths
 
 CHAT_FOLDERS = ("inbox", "outbox")
 """Below admin, send_file sends only files in the asking chat's own `inbox/<chat>/` and `outbox/<chat>/`."""
 
-MB = 1024 * 1024
-# The most a bot may upload: Telegram's Bot API (photos 10 MB), Discord without server boosts, Slack.
-UPLOAD_LIMITS = {"telegram": 50 * MB, "discord": 10 * MB, "slack": 1024 * MB}
 PHOTO_LIMIT = 10 * MB
 MAX_FILES = 10  # Telegram's album and Discord's attachments per message
 PHOTO_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
@@ -62,8 +60,9 @@ class SendFileTool(Tool):
         },
     }
 
-    def __init__(self, paths: WorkspacePaths, chat_files: ChatFiles | None = None) -> None:
+    def __init__(self, paths: WorkspacePaths, uploads: UploadLimits, chat_files: ChatFiles | None = None) -> None:
         self._paths = paths
+        self._uploads = uploads
         self._chat_files = chat_files
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
@@ -95,7 +94,7 @@ class SendFileTool(Tool):
             )
         if not path.is_file():
             raise ToolError(f"{shown} is not a file in the workspace.")
-        limit = UPLOAD_LIMITS.get(ctx.chat.channel)
+        limit = self._uploads.of(ctx.chat)
         if limit is None:
             raise ToolError(f"this chat ({ctx.chat.channel}) cannot receive files; tell the user the path: {shown}")
         size = path.stat().st_size

@@ -8,7 +8,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from bot.bus import InboundMessage, Trust
+from bot.bus import ChatRef, InboundMessage, Trust
 
 Purpose = Literal[
     "chat",
@@ -31,12 +31,18 @@ BACKGROUND: frozenset[str] = frozenset({"heartbeat", "consolidation", "embedding
 
 @dataclass(frozen=True, slots=True)
 class Charge:
-    """The ledger's who and why: `sender` is a person or `channel:user id`, None for background work."""
+    """The ledger's who and why: the chat it is for, and `sender`, a person or `channel:user id` (None for background
+    work)."""
 
     purpose: Purpose = "chat"
-    session_key: str | None = None
+    chat: ChatRef | None = None
     sender: str | None = None
     role: Trust | None = None
+
+    @property
+    def session_key(self) -> str | None:
+        """The chat's session key, as the ledger records it; None for work of no chat."""
+        return None if self.chat is None else self.chat.session_key
 
     @property
     def is_background(self) -> bool:
@@ -73,14 +79,14 @@ def payer_of(message: InboundMessage) -> str:
     return message.person or sender_ref(message.chat.channel, message.sender_id)
 
 
-def charge_for(message: InboundMessage, session_key: str) -> Charge:
+def charge_for(message: InboundMessage) -> Charge:
     """The charge of a turn: the sender's chat, a cron job's creator, a trigger (`trigger:<name>`), or the heartbeat
     (no sender)."""
     if message.origin == "heartbeat":
-        return Charge("heartbeat", session_key, None, message.trust)
+        return Charge("heartbeat", message.chat, None, message.trust)
     if message.kind == "system":
         purpose: Purpose = "chat"
         if message.origin == "cron" or message.origin == "trigger":
             purpose = message.origin
-        return Charge(purpose, session_key, message.charge_to, message.trust)
-    return Charge("chat", session_key, payer_of(message), message.trust)
+        return Charge(purpose, message.chat, message.charge_to, message.trust)
+    return Charge("chat", message.chat, payer_of(message), message.trust)

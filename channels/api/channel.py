@@ -5,14 +5,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import ClassVar
 
 from aiohttp import web
 
-from bot.bus import ChatRef, EarlierMessage, InboundMessage, OutboundMessage, new_id
+from bot.bus import Attachment, ChatRef, EarlierMessage, InboundMessage, OutboundMessage, new_id
 from bot.config.channels.api import ApiConfig
 from bot.events import CronSkipped, Event, EventBus, HeartbeatTicked, TurnFinished
-from channels.api import admin, pages, ws
+from channels.api import admin, pages, uploads, ws
 from channels.api.admin import AdminBackend
 from channels.api.frames import Frame, event_frame, message_frame
 from channels.api.hub import CHANNEL, OWNERS, Hub
@@ -49,9 +50,12 @@ class ApiChannel(Channel):
         history: Callable[[str], list[Frame]] = lambda key: [],
         health: HealthProbe | None = None,
         webhooks: Sequence[web.RouteDef] = (),
+        staging: Path | None = None,
     ) -> None:
-        """`webhooks` are other channels' routes (a platform calling in) served beside the API's own."""
+        """`webhooks` are other channels' routes (a platform calling in) served beside the API's own; `staging` is
+        where the web chat's uploads wait for the router (None: no uploads)."""
         self._publish = publish
+        self.staging = staging
         self._config = config
         self._events = events
         self.hub = Hub()
@@ -80,6 +84,7 @@ class ApiChannel(Channel):
         openai_endpoint.add_routes(app, self)
         agent_http.add_routes(app, self)
         pages.add_routes(app, self)
+        uploads.add_routes(app, self)
         if self._admin is not None:
             admin.add_routes(app, self.gate, self._admin)
         if self._health is not None:
@@ -153,10 +158,18 @@ class ApiChannel(Channel):
         self.runs.add(run_id, owner, session_key, adopted=True)
         self.hub.emit(OWNERS, {"type": "run", "runId": run_id, "owner": owner, "session": session_key})
 
-    async def submit(self, caller: Caller, chat: ChatRef, text: str, client_id: str | None = None) -> str:
-        """Publish a caller's text (a number answers the latest choices); returns the client id the reply will name."""
+    async def submit(
+        self,
+        caller: Caller,
+        chat: ChatRef,
+        text: str,
+        client_id: str | None = None,
+        attachments: tuple[Attachment, ...] = (),
+    ) -> str:
+        """Publish a caller's text, with the files uploaded for it (a number alone answers the latest choices);
+        returns the client id the reply will name."""
         client_id = client_id or new_id()
-        if (pressed := self._choices.press(chat, text)) is not None:
+        if not attachments and (pressed := self._choices.press(chat, text)) is not None:
             press, label = pressed
             who = f"api:{caller.name}"
             await self._publish(InboundMessage(chat, who, label, caller.trust, caller.name, press=press))
@@ -168,6 +181,7 @@ class ApiChannel(Channel):
             trust=caller.trust,
             sender_name=caller.name,
             stream=True,
+            attachments=attachments,
             platform_message_id=client_id,
         )
         self._client_ids[message.id] = client_id

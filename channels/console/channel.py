@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import ClassVar, TextIO
 
 from bot.bus import ChatRef, InboundMessage, OutboundMessage, Trust
-from bot.commands.catalogue import CONSOLE_CHANNEL, EXIT
+from bot.commands.catalogue import CONSOLE_CHANNEL, EXIT, FILE
 from bot.commands.parse import parse_command
-from bot.events import Event, EventBus, ReasoningDelta, StreamDelta, TurnFinished
+from bot.events import Event, EventBus, ReasoningDelta, StreamDelta, ToolCalled, TurnFinished
 from channels.base import Channel, Publish
+from channels.console.files import USAGE, parse_file_command, stage_file
 from channels.console.terminal import LineBlocks, prompt_lines, render_markdown
 from channels.numbered import NumberedChoices
 
@@ -34,8 +35,10 @@ class ConsoleChannel(Channel):
         out: TextIO | None = None,
         history_file: Path | None = None,
         interactive: bool | None = None,
+        staging: Path | None = None,
     ) -> None:
         self._publish = publish
+        self._staging = staging  # where /file copies a file for the router to hand to the agent; None: no /file
         self._out = out or sys.stdout  # looked up now, not at import, so a replaced stdout is honoured
         self._events = events
         self._history_file = history_file
@@ -79,9 +82,34 @@ class ConsoleChannel(Channel):
             await self._publish(pressing)
             waiter.set_result(OutboundMessage(CONSOLE_CHAT, ""))  # a press gets no reply of its own
             return waiter
+        if parse_command(text) is FILE:
+            return await self._send_file(text, waiter)
         message = InboundMessage(CONSOLE_CHAT, sender_id="owner", text=text, trust=Trust.OWNER, stream=True)
         self._waiting[message.id] = waiter
         await self._publish(message)
+        return waiter
+
+    async def _send_file(self, line: str, waiter: asyncio.Future[OutboundMessage]) -> asyncio.Future[OutboundMessage]:
+        """`/file PATH [words]`: the file copied to the staging folder and sent with the words, as an upload is."""
+        command = parse_file_command(line)
+        if command is None or self._staging is None:
+            return self._said(USAGE if self._staging else "This terminal chat cannot send files.", waiter)
+        try:
+            attachment = await asyncio.to_thread(stage_file, command.path, self._staging, CONSOLE_CHAT)
+        except OSError as exc:
+            return self._said(f"Could not send {command.path}: {exc.strerror or exc}.", waiter)
+        message = InboundMessage(
+            CONSOLE_CHAT, "owner", command.text, Trust.OWNER, stream=True, attachments=(attachment,)
+        )
+        self._waiting[message.id] = waiter
+        await self._publish(message)
+        return waiter
+
+    def _said(self, text: str, waiter: asyncio.Future[OutboundMessage]) -> asyncio.Future[OutboundMessage]:
+        """A line the terminal answers itself, with no turn: the waiter resolves at once."""
+        self._write(text + "\n")
+        self._out.flush()
+        waiter.set_result(OutboundMessage(CONSOLE_CHAT, text))
         return waiter
 
     async def repl(self, prompt: str = "you> ") -> None:
@@ -133,11 +161,21 @@ class ConsoleChannel(Channel):
             elif ready := self._reasoning.setdefault(event.turn_id, LineBlocks()).feed(event.text):
                 self._out.write(f"{DIM}{''.join(ready)}{RESET}")
             self._out.flush()
+        elif isinstance(event, ToolCalled) and event.session_key == CONSOLE_CHAT.session_key:
+            self._show_tool(event)
         elif isinstance(event, TurnFinished) and not event.replied and event.turn_id in self._waiting:
             # No reply will come (answered through `message`, or stopped): stop waiting for one.
             self._end_streamed_line(event.turn_id)
             self._out.flush()
             self._finish(event.turn_id, OutboundMessage(CONSOLE_CHAT, "", in_reply_to=event.turn_id))
+
+    def _show_tool(self, event: ToolCalled) -> None:
+        """On a terminal, a dimmed line per tool the turn runs (`message` is its own output); piped output stays
+        the replies alone."""
+        if not self._interactive or event.tool == "message":
+            return
+        self._out.write(f"{DIM}· {event.tool} {event.summary}".rstrip() + f"{RESET}\n")
+        self._out.flush()
 
     def _end_streamed_line(self, turn_id: str | None) -> bool:
         """End the text streamed for a turn, if any; True when there was some."""

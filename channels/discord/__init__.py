@@ -29,4 +29,5 @@ KIND = Kind(
     build,
     check_discord,
     asks=(("token", "Discord bot token (developer portal; enable the Message Content intent)"),),
+    upload_limit=10 * 1024 * 1024,  # a server without boosts
 )

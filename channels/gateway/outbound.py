@@ -17,12 +17,13 @@ from bot.events import Delivered, DeliveryFailed, EventBus
 from bot.retry import RetryPolicy
 from channels.base import Channel
 from channels.delivery import ChunkProgress, chunk_progress
+from channels.gateway.send_slots import SendSlots
 
 logger = logging.getLogger(__name__)
 
 SEND_RETRY = RetryPolicy(attempts=7, base_delay=0.25)
-"""A 5xx or a reset is retried soon (0.125-0.25 s, the chat's later replies wait behind it), then backing off
-to 8 s; the seven attempts span about 15 s of outage, as five from 1 s did."""
+"""A 5xx or a reset is retried at once (the chat's later replies wait behind it), then after 0.25-0.5 s, backing
+off to 8 s; the seven attempts span about 15 s of outage, as five from 1 s did."""
 
 
 class ChannelOutbox:
@@ -48,7 +49,7 @@ class ChannelOutbox:
         self._bus = bus
         self._events = events
         self._ready = ready
-        self._pool = asyncio.Semaphore(concurrency)
+        self._pool = SendSlots(concurrency)
         self._retry = retry or SEND_RETRY
         self._finish_live = finish_live
         self._clock = clock
@@ -101,15 +102,17 @@ class ChannelOutbox:
 
     async def _deliver(self, message: OutboundMessage) -> None:
         """Send with retries: a 429 pauses this chat (or every chat when global) and spends no attempt;
-        5xx and resets spend one each; an ambiguous drop retries once; spent attempts wait for a later round."""
+        5xx and resets spend one each (the first retried at once); an ambiguous drop retries once; spent
+        attempts wait for a later round. A retry takes the next free send slot before any first attempt."""
         key = message.chat.session_key
         ambiguous = 0
         failures = 0
+        retry = False
         reason = ""
         await self._wait_for_global_pause()
         while True:
             try:
-                await self._send_once(message)
+                await self._send_once(message, retry)
                 self.delivered += 1
                 self._events.emit(Delivered(message.chat, message.id, message.in_reply_to, message.kind))
                 return
@@ -119,7 +122,7 @@ class ChannelOutbox:
                 if ambiguous > 1:
                     return await self._give_up(message, f"connection dropped twice after sending ({exc})")
                 failures += 1
-                wait = self._retry.delay(failures)
+                wait = self._backoff(failures)
             except RateLimited as exc:
                 wait = exc.retry_after
                 if exc.whole_bot:
@@ -127,7 +130,7 @@ class ChannelOutbox:
             except ChannelUnavailable as exc:
                 failures += 1
                 reason = str(exc) or type(exc).__name__
-                wait = self._retry.delay(failures)
+                wait = self._backoff(failures)
             except ChannelError as exc:  # the chat is gone, the bot blocked or refused: it cannot pass
                 return await self._give_up(message, str(exc) or type(exc).__name__)
             except Exception as exc:
@@ -137,15 +140,21 @@ class ChannelOutbox:
                 return await self._try_later(message, f"still failing after {failures} attempts ({reason})")
             wait = max(wait, self._paused_until - self._clock())
             logger.info("[%s] send %s failed; retry in %.1fs", key, message.id, wait)
-            await self._retry.sleep(wait)
+            retry = True
+            if wait > 0:
+                await self._retry.sleep(wait)
 
-    async def _send_once(self, message: OutboundMessage) -> None:
+    def _backoff(self, failures: int) -> float:
+        """The wait after a transient failure: none after the first (most pass at once), then the policy's."""
+        return self._retry.delay(failures) if failures > 1 else 0.0
+
+    async def _send_once(self, message: OutboundMessage, retry: bool = False) -> None:
         """Finish the turn's live reply with it, or send it (holding a pool slot) after the chunks already confirmed."""
         # Finishing a live reply first waits for its update in flight: a slot held through that wait stalls other chats.
         if self._finish_live is not None and await self._finish_live(message):
             await self._bus.mark_sent(message.id)
             return
-        async with self._pool:
+        async with self._pool.slot(retry):
             await self._send_after_confirmed(message)
 
     async def _send_after_confirmed(self, message: OutboundMessage) -> None:

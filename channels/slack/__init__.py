@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from bot.config.channels.base import ChannelSection
 from bot.retry import RetryPolicy
@@ -12,6 +13,7 @@ from channels.kind import Kind
 from channels.slack.probe import check_slack
 
 if TYPE_CHECKING:
+    from bot.commands.catalogue import CommandSpec
     from bot.config.channels.slack import SlackConfig
 
 
@@ -24,6 +26,13 @@ def build(
     return SlackChannel(publish, cast("SlackConfig", section), media, retry, account=account)
 
 
+def manifest(name: str, commands: Sequence[CommandSpec]) -> dict[str, Any]:
+    """The Slack app manifest to paste at api.slack.com/apps; its module is imported only when one is asked for."""
+    from channels.slack.manifest import slack_manifest
+
+    return slack_manifest(name, commands)
+
+
 KIND = Kind(
     "slack",
     build,
@@ -32,4 +41,6 @@ KIND = Kind(
         ("bot_token", "Slack bot token (xoxb-…)"),
         ("app_token", "Slack app token for Socket Mode (xapp-…)"),
     ),
+    manifest=manifest,
+    upload_limit=1024 * 1024 * 1024,
 )

@@ -24,4 +24,10 @@ def build(
     return TelegramChannel(publish, cast("TelegramConfig", section), media, retry, account=account)
 
 
-KIND = Kind("telegram", build, check_telegram, asks=(("token", "Telegram bot token (from @BotFather)"),))
+KIND = Kind(
+    "telegram",
+    build,
+    check_telegram,
+    asks=(("token", "Telegram bot token (from @BotFather)"),),
+    upload_limit=50 * 1024 * 1024,  # the Bot API's limit (photos 10 MB)
+)

@@ -2,10 +2,11 @@ import asyncio
 import json
 from pathlib import Path
 
-from bot.bus import Trust
+from bot.bus import InboundMessage, Trust
 from tests.fakes.openai_server import Error, FakeLLM, Hang, Text, ToolCalls
 from tests.support.harness import Harness, TurnConcurrency
 from tests.support.model_requests import tool_names, user_texts
+from tests.support.polling import until
 
 
 async def test_two_sessions_run_at_the_same_time(tmp_path: Path) -> None:
@@ -60,6 +61,21 @@ async def test_stop_cancels_the_running_turn(tmp_path: Path, fake_llm: FakeLLM) 
         assert not [out for out in bot.outbox if out.in_reply_to == work.id]
         history = bot.app.sessions.get("test:1").messages
     assert [m["content"] for m in history if m["role"] == "assistant"] == [reply]
+
+
+async def test_stop_is_answered_before_a_waiting_prompt_could_take_it(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    taken: list[str] = []
+
+    async def waiting_for_any_text(message: InboundMessage) -> bool:
+        taken.append(message.text)
+        return True
+
+    async with Harness(tmp_path, fake_llm) as bot:
+        bot.app.plugins.hooks.prompts.on(waiting_for_any_text)
+        assert await bot.ask("/stop") == "Nothing to stop."
+        await bot.send("/help")
+        await until(lambda: taken == ["/help"], 5)  # the prompt took /help: no event reports it
+    assert fake_llm.requests == []
 
 
 async def test_stop_with_nothing_running(tmp_path: Path, fake_llm: FakeLLM) -> None:

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from bot.agent.commands.session_switch import NO_ARCHIVES, resume_number, size_text
-from tests.fakes.openai_server import FakeLLM
+from bot.sessions.store import SessionStore
+from tests.fakes.openai_server import FakeLLM, Reply, ToolCalls, echo
 from tests.support.harness import Harness
+
+
+def consolidating(body: dict) -> Reply:
+    """A save_memory call for consolidation requests, an echo for the chat's."""
+    if "save_memory" in json.dumps(body.get("tools") or []):
+        return ToolCalls((("save_memory", {"history_entry": "Pancakes.", "memory_update": "- Likes pancakes."}),))
+    return echo(body)
 
 
 async def test_sessions_lists_and_resume_brings_a_conversation_back(tmp_path: Path, fake_llm: FakeLLM) -> None:
@@ -34,3 +43,28 @@ async def test_sessions_lists_and_resume_brings_a_conversation_back(tmp_path: Pa
 def test_resume_reads_its_number_and_sizes_read_well() -> None:
     assert [resume_number(t) for t in ("/resume 2", "/resume", "/resume two", "/resume 1 2")] == [2, None, None, None]
     assert [size_text(n) for n in (812, 14 * 1024, int(2.3 * 1024 * 1024))] == ["812 B", "14 KB", "2.3 MB"]
+
+
+async def test_a_resumed_session_is_shown_to_the_model_as_it_was_though_consolidated(tmp_path: Path) -> None:
+    async with FakeLLM(default=consolidating) as fake, Harness(tmp_path, fake) as bot:
+        await bot.ask("pancakes please")
+        await bot.ask("with blueberries")
+        await bot.ask("/new")
+        await bot.app.memory.idle()
+        assert "Pancakes." in (bot.config.workspace / "memory" / "HISTORY.md").read_text()  # consolidated whole
+        await bot.ask("waffles now")
+        assert (await bot.ask("/resume 1")).startswith("Resumed the session of 'pancakes please' (4 messages)")
+        await bot.ask("and syrup?")
+        chats = [body for body in fake.requests if "save_memory" not in json.dumps(body.get("tools") or [])]
+        history = [(message["role"], message["content"].split("\n")[-1]) for message in chats[-1]["messages"][1:-1]]
+        assert history == [
+            ("user", "pancakes please"),
+            ("assistant", "pancakes please"),  # the echo of it
+            ("user", "with blueberries"),
+            ("assistant", "with blueberries"),
+        ]
+        assert "waffles" not in json.dumps(chats[-1]["messages"][1:])
+    reread = SessionStore(bot.config.state_dir / "sessions").get("test:1")  # as the next start reads it
+    assert [message["content"].split("\n")[-1] for message in reread.history(50)][:3] == ["pancakes please"] * 2 + [
+        "with blueberries"
+    ]

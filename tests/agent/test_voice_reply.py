@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from bot.agent.voice_reply import VoiceReplies
+from bot.app.channel_kinds import upload_limits
 from bot.bus import Attachment, ChatRef, InboundMessage, OutboundMessage
 from bot.errors import BudgetExceeded, ProviderError
 from bot.llm.speech import Speech
@@ -32,7 +33,7 @@ def replies(tmp_path: Path, mode: str, speaker: Speaker, sent: list[OutboundMess
     async def publish(message: OutboundMessage) -> None:
         sent.append(message)
 
-    return VoiceReplies(mode, speaker, tmp_path, publish)  # type: ignore[arg-type]
+    return VoiceReplies(mode, speaker, tmp_path, publish, upload_limits())  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -125,7 +125,10 @@ async def test_a_roster_of_one_answers_every_chat_with_its_agent_whatever_the_bi
     async with answering(agent) as roster:
         await agent.bus.publish_inbound(message(ChatRef("telegram", "5"), "/agent"))
         reply = await agent.bus.consume_outbound()
-        assert reply.text == "Agent main answers here (it is this gateway's only agent)."
+        assert reply.text == (
+            "Agent main answers here: this chat always talks to it; the gateway's other agents (work, team) answer "
+            "in the chats bound to them."
+        )
         await agent.bus.publish_inbound(message(ChatRef("telegram", "5")))
         assert (await agent.bus.consume_outbound()).text.startswith("echo: ")
         assert list(roster.built) == ["main"]

@@ -6,6 +6,7 @@ import sqlite3
 from pathlib import Path
 
 from bot.bus import ChatRef, InboundMessage, LocalBus, OutboundMessage
+from bot.bus.dead_letters import apology_for
 from bot.bus.journal import RETENTION, Journal, prune_journal
 
 CHAT = ChatRef("telegram", "42")
@@ -58,7 +59,7 @@ async def test_a_retried_message_runs_again_and_a_retried_reply_resumes_after_it
     bus = LocalBus(tmp_path / "journal.db")
     await bus.start()
     apology = await bus.consume_outbound()
-    assert apology.kind == "error"
+    assert (apology.kind, apology.id) == ("error", f"{message.id}:apology")
     assert [d.id for d in await bus.dead_letters.letters(CHAT.session_key)] == [message.id]
     assert sorted(await bus.dead_letters.retry([message.id, "r1", "unknown"])) == sorted([message.id, "r1"])
     assert (await bus.consume_inbound()).id == message.id
@@ -87,3 +88,38 @@ def test_a_journal_from_before_dead_letters_gains_their_columns(tmp_path: Path) 
     journal.set_outbound("r1", "failed", "Bad Gateway")
     assert [d.attempts for d in journal.dead_letters()] == [1]
     journal.close()
+
+
+async def test_a_failed_turns_message_is_one_dead_letter_and_its_apology_is_sent_once_whatever_the_retries(
+    tmp_path: Path,
+) -> None:
+    bus = LocalBus(tmp_path / "journal.db")
+    told: list[tuple[str, str]] = []
+    bus.dead_letters.on_inbound_failed(lambda message, reason: told.append((message.id, reason)))
+    await bus.start()
+    message = InboundMessage(CHAT, "42", "what now?", platform_message_id="9")
+    await bus.publish_inbound(message)
+    for _ in range(2):  # it fails, is retried, and fails again
+        assert (await bus.consume_inbound()).id == message.id
+        await bus.begin_inbound([message.id])
+        await bus.fail_inbound([message], "the model is down", apology_for(message, "Sorry."))
+        [letter] = await bus.dead_letters.letters()
+        assert (letter.id, letter.direction, letter.attempts, letter.reason) == (
+            message.id,
+            "in",
+            1,
+            "the model is down",
+        )
+        assert await bus.dead_letters.retry([message.id]) == [message.id]
+    apology = await bus.consume_outbound()
+    assert (apology.id, apology.text, apology.reply_to_platform_id) == (f"{message.id}:apology", "Sorry.", "9")
+    assert told == [(message.id, "the model is down")] * 2
+    stats = await bus.stats()
+    assert (stats.outbound_pending, stats.inbound_pending, stats.dead_letters) == (1, 1, 0)
+
+    assert (await bus.consume_inbound()).id == message.id  # the third run answers: its reply is not the apology
+    assert await bus.publish_outbound(
+        OutboundMessage(CHAT, "Here.", message.id, id=f"{message.id}:reply"), [message.id]
+    )
+    assert (await bus.consume_outbound()).text == "Here."
+    await bus.stop()

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from bot.bus import ChatRef, InboundMessage, LocalBus, OutboundMessage
-from bot.bus.local import CRASH_APOLOGY
+from bot.bus.dead_letters import CRASH_APOLOGY
 from bot.errors import BusClosed
 
 CHAT = ChatRef("telegram", "42")

@@ -47,6 +47,36 @@ async def test_a_dead_workers_messages_are_claimed_within_its_lease_and_a_check(
         await bus.stop()
 
 
+async def test_a_worker_whose_connections_all_closed_loses_its_messages_long_before_its_lease_lapses(
+    redis_url: str,
+) -> None:
+    from tests.support.polling import until
+
+    lease = 60.0  # longer than the test may take: only the closed connections tell the worker died
+    doomed = PausableBus(redis_url, consumer="doomed", block=0.02, lease=lease, claim_idle=600.0)
+    gateway, sent = await hold_three(redis_url, doomed)
+    await until(lambda: server_up_two_seconds(gateway), 5)  # a just-started server may miss reconnecting clients
+    survivor = RedisBus(redis_url, consumer="survivor", block=0.02, lease=lease, claim_idle=600.0)
+    reading = asyncio.create_task(survivor.consume_inbound())
+    await until(lambda: "doomed" in survivor._inbox._departures.connected, 5)
+    await doomed.pause()  # it runs no more rounds, so it reconnects nothing
+    for client in await gateway.redis.client_list(_type="normal"):  # what the kernel does to a SIGKILLed process
+        if client["name"] == "doomed":
+            await gateway.redis.client_kill_filter(_id=client["id"])
+    async with asyncio.timeout(10):
+        claimed = {(await reading).id} | {(await survivor.consume_inbound()).id for _ in CHATS[1:]}
+    assert claimed == sent
+    assert await gateway.redis.pttl(doomed.key("alive", "doomed")) == -2, "its liveness lease was ended"
+    doomed.resume()
+    for bus in (survivor, doomed, gateway):
+        await bus.stop()
+
+
+async def server_up_two_seconds(bus: RedisBus) -> bool:
+    """Whether the server has been up two seconds (a dead worker is told by its connections only after that)."""
+    return int((await bus.redis.info("server"))["uptime_in_seconds"]) >= 2
+
+
 @pytest.mark.slow
 async def test_a_worker_stalled_for_half_its_lease_keeps_its_messages(redis_url: str) -> None:
     stalled = PausableBus(redis_url, consumer="stalled", block=0.02, lease=LEASE, claim_idle=60.0)
@@ -85,7 +115,7 @@ async def test_a_message_whose_turns_died_twice_gets_an_apology_then_a_retry_run
     taken = asyncio.create_task(third.consume_inbound())
     async with asyncio.timeout(5):
         apology = await gateway.consume_outbound()
-    assert (apology.in_reply_to, apology.kind) == (message.id, "error")
+    assert (apology.in_reply_to, apology.kind, apology.id) == (message.id, "error", f"{message.id}:apology")
     assert not taken.done(), "the message is not run a third time"
     taken.cancel()
     await asyncio.gather(taken, return_exceptions=True)

@@ -85,3 +85,16 @@ async def test_agent_without_a_message_or_a_subcommand_says_how_to_use_it(tmp_pa
     (tmp_path / "config.yaml").write_text(f"state_dir: {tmp_path / 'state'}\n")
     code, _, err = await cli(tmp_path / "config.yaml")
     assert code == 2 and "relaybot agent wait RUN_ID" in err
+
+
+async def test_a_session_bound_to_an_agent_is_answered_by_it(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    bound = {"agent": "work", "channel": "api", "chat": "cli", "thread": "work"}
+    async with ApiBot(tmp_path / "bot", fake_llm, agents=[{"name": "work"}], bindings=[bound]) as bot:
+        config = config_for(bot, tmp_path / "config.yaml")
+        code, out, _ = await cli(config, "-m", "for work", "--session", "work", "--wait")
+        assert code == 0 and out.endswith("for work\n")
+        work = bot.gateway.roster.built["work"]
+        assert work.sessions.get("api:cli:work").messages
+        assert not bot.gateway.agent.sessions.get("api:cli:work").messages
+        code, out, _ = await cli(config, "-m", "elsewhere", "--session", "other", "--wait")
+        assert code == 0 and bot.gateway.agent.sessions.get("api:cli:other").messages

@@ -10,7 +10,9 @@ from typer.testing import CliRunner
 from bot.cli.main import app
 from bot.tools.sandbox.exec_sandbox import bwrap_problem
 from tests.fakes.openai_server import Error, FakeLLM
+from tests.files.samples import docx_file
 from tests.support.cli_process import env_for, run_cli, write_config
+from tests.support.document_reader import read_the_attached_document
 
 HEAVY = ("litellm", "telegram", "discord", "slack_bolt", "slack_sdk", "apscheduler", "microsoft_agents", "jwt")
 
@@ -25,6 +27,14 @@ def test_help_loads_no_heavy_module() -> None:
     assert "relaybot init" not in result.stderr
     assert "chat" in result.stdout
     assert result.stdout.strip().endswith("HEAVY []")
+
+
+def test_help_names_every_chat_platform() -> None:
+    from channels.platforms import KINDS
+
+    tagline = CliRunner().invoke(app, ["--help"]).output.split("\n\n")[1].lower()
+    assert [name for name in KINDS if name not in tagline] == []
+    assert "web chat" in tagline and "terminal" in tagline
 
 
 def test_init_creates_config_0600_and_workspace_and_is_idempotent(tmp_path: Path) -> None:
@@ -83,6 +93,34 @@ async def test_chat_message_answers_once_end_to_end(tmp_path: Path, fake_llm: Fa
     assert out.strip().endswith("hello from the cli") and out.startswith("echo: ")
     assert fake_llm.requests[0]["stream"] is True
     assert list((tmp_path / "state" / "sessions").glob("console*.jsonl"))
+
+
+async def test_agent_in_the_terminal_names_the_gateways_other_agents(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    config = write_config(tmp_path, fake_llm)
+    with config.open("a") as file:
+        file.write("agents:\n  - name: work\n  - name: family\n")
+    code, out, err = await run_cli(tmp_path, "chat", "-m", "/agent")
+    assert code == 0, err
+    assert "Agent main answers here: this chat always talks to it" in out
+    assert "the gateway's other agents (work, family)" in out and "only agent" not in out
+
+
+async def test_a_file_sent_with_file_in_the_terminal_chat_is_read_by_read_document(tmp_path: Path) -> None:
+    plan = docx_file(tmp_path / "garden plan.docx", "Garden plan", ["Plant tomatoes in May."])
+    async with FakeLLM(default=read_the_attached_document) as fake:
+        write_config(tmp_path / "home", fake)
+        code, out, err = await run_cli(tmp_path / "home", "chat", "-m", f"/file '{plan}' what is in it?")
+        missing = await run_cli(tmp_path / "home", "chat", "-m", "/file /no/such.pdf")
+    assert code == 0, err
+    assert out.startswith("Read: ") and "Plant tomatoes in May." in out
+    asked = fake.requests[0]["messages"][-1]["content"]
+    assert "\nwhat is in it?\n[attached file: f_" in asked and " garden plan.docx (" in asked
+    [tool] = [m for m in fake.requests[1]["messages"] if m["role"] == "assistant"][-1]["tool_calls"]
+    assert tool["function"]["name"] == "read_document"
+    inbox = tmp_path / "home" / "workspace" / "inbox" / "console" / "local"
+    [kept] = list(inbox.iterdir())  # moved in from the staging folder
+    assert kept.name.endswith("-garden plan.docx") and kept.read_bytes() == plan.read_bytes()
+    assert missing[0] == 0 and "Could not send /no/such.pdf" in missing[1] and len(fake.requests) == 2
 
 
 async def test_chat_message_with_refused_key_exits_nonzero(tmp_path: Path, fake_llm: FakeLLM) -> None:

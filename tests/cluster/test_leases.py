@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 import pytest
 
 from bot.cancelling import cancel_and_wait
 from bot.cluster.leases import Lease
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
 TTL = 1.0  # wide, so a holder on a loaded machine still renews well inside it (0.3 s did not leave room)
 
@@ -67,3 +71,33 @@ async def test_a_standby_tries_again_when_the_holders_lease_expires_not_a_third_
     assert await client.get("t:lease") == "b"
     await standby.release()
     await client.aclose()
+
+
+async def test_a_standby_takes_over_at_once_when_the_holders_connections_all_close(redis_url: str) -> None:
+    import redis.asyncio as aioredis
+
+    from bot.bus.redis.departures import Departures
+    from tests.support.polling import until
+
+    ttl = 30.0  # far longer than the test may take: only the closed connections can hand the lease over
+    holder_client = aioredis.from_url(redis_url, decode_responses=True, client_name="holder-1")
+    client = aioredis.from_url(redis_url, decode_responses=True, client_name="standby-1")
+    await until(lambda: up_two_seconds(client), 5)  # a server just started may still miss its reconnecting clients
+    holder = Lease(holder_client, "t:lease", "holder-1", ttl=ttl)
+    departures = Departures()
+    standby = Lease(client, "t:lease", "standby-1", ttl=ttl, departures=departures)
+    await holder.hold()
+    waiting = asyncio.create_task(standby.hold())
+    await until(lambda: "holder-1" in departures.connected, 5)
+    assert not waiting.done()
+    await cancel_and_wait(holder._renewer)  # the holder's process dies: no release, its sockets closed by the kernel
+    await holder_client.aclose()
+    await asyncio.wait_for(waiting, 5)
+    assert await client.get("t:lease") == "standby-1"
+    await standby.release()
+    await client.aclose()
+
+
+async def up_two_seconds(client: Redis) -> bool:
+    """Whether the server has been up two seconds (Departures reads its uptime in whole seconds)."""
+    return int((await client.info("server"))["uptime_in_seconds"]) >= 2

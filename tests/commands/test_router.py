@@ -5,7 +5,7 @@ import pytest
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.commands.catalogue import AGENT, BUILT_INS, HELP, NEW
 from bot.commands.parse import Invocation
-from bot.commands.router import CommandRouter
+from bot.commands.router import CommandRouter, Handler
 
 
 def typed(text: str, system: bool = False) -> InboundMessage:
@@ -17,7 +17,7 @@ async def said(message: InboundMessage, found: Invocation) -> str:
 
 
 async def test_a_command_is_routed_to_its_handler_with_its_arguments() -> None:
-    router: CommandRouter[str] = CommandRouter("loop")
+    router: CommandRouter[Handler[str]] = CommandRouter("loop")
     router.add(HELP, said)
     routed = router.route(typed("/help@mybot now"))
     assert routed is not None and await routed[1](typed("/help"), routed[0]) == "help:now"
@@ -27,13 +27,13 @@ async def test_a_command_is_routed_to_its_handler_with_its_arguments() -> None:
 
 def test_a_handler_added_where_the_catalogue_does_not_answer_the_command_is_refused() -> None:
     with pytest.raises(ValueError, match="/agent is answered at the roster"):
-        CommandRouter[str]("loop").add(AGENT, said)
+        CommandRouter[Handler[str]]("loop").add(AGENT, said)
     with pytest.raises(ValueError, match="/new is answered at the lane"):
-        CommandRouter[str]("loop").add(NEW, said)
+        CommandRouter[Handler[str]]("loop").add(NEW, said)
 
 
 async def test_a_plugin_command_goes_through_the_same_router_and_is_read_live() -> None:
-    router: CommandRouter[str] = CommandRouter("loop")
+    router: CommandRouter[Handler[str]] = CommandRouter("loop")
     commands: dict[str, object] = {}
     router.add_plugins(commands, said)
     assert router.route(typed("/weather Oslo")) is None

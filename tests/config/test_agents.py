@@ -116,3 +116,25 @@ def test_ask_agent_names_known_agents_only(tmp_path: Path) -> None:
 def test_an_agents_workspace_is_read_from_the_config_files_folder(tmp_path: Path) -> None:
     config = load(tmp_path, "agents:\n  - name: work\n    workspace: work-ws\n")
     assert agent_config(config, "work").workspace == tmp_path / "work-ws"
+
+
+def test_a_binding_that_can_never_match_is_refused_naming_its_key(tmp_path: Path) -> None:
+    agents = "agents:\n  - name: work\n"
+    error = error_for(tmp_path, agents + "bindings:\n  - {agent: work, channel: cli, chat: x}\n")
+    assert error.key == "bindings[0].channel" and "no channel 'cli', so it never matches" in str(error)
+    error = error_for(tmp_path, agents + "bindings:\n  - {agent: work, channel: console}\n")
+    assert error.key == "bindings[0].channel" and "the terminal chat always talks to main" in str(error)
+    error = error_for(tmp_path, agents + "bindings:\n  - {agent: work, channel: api, chat: work}\n")
+    assert error.key == "bindings[0].chat" and "no API caller 'work'" in str(error)
+    assert "chat: <token name> (cli for `relaybot agent`), thread: <session>" in str(error)
+    error = error_for(tmp_path, agents + "bindings:\n  - {agent: work, channel: api, server: '1'}\n")
+    assert error.key == "bindings[0].server"
+
+
+def test_an_api_binding_names_a_token_or_cli_as_its_chat(tmp_path: Path) -> None:
+    text = (
+        "agents:\n  - name: work\nchannels:\n  api:\n    tokens: [{token: t0k3n, name: phone}]\n"
+        "bindings:\n  - {agent: work, channel: api, chat: cli, thread: work}\n"
+        "  - {agent: work, channel: api, chat: phone}\n  - {agent: work, channel: trigger, chat: deploys}\n"
+    )
+    assert len(load(tmp_path, text).bindings) == 3

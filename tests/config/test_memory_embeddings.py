@@ -40,3 +40,16 @@ def test_a_bad_embeddings_value_names_its_key(tmp_path: Path, section: str, name
     path.write_text(f"memory:\n  embeddings: {section}\n")
     with pytest.raises(ConfigError, match=named.replace(".", r"\.")):
         load_config(path, env={})
+
+
+def test_a_redis_memory_index_needs_the_redis_bus_and_no_embeddings(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    redis_bus = "bus:\n  backend: redis\n  url: redis://127.0.0.1:6379/0\n"
+    path.write_text(redis_bus + "memory:\n  index: redis\n")
+    assert load_config(path, env={}).memory.index == "redis"
+    path.write_text("memory:\n  index: redis\n")
+    with pytest.raises(ConfigError, match="needs bus.backend: redis"):
+        load_config(path, env={})
+    path.write_text(redis_bus + "memory:\n  index: redis\n  embeddings:\n    model: nomic-embed-text\n")
+    with pytest.raises(ConfigError, match="needs memory.index: sqlite"):
+        load_config(path, env={})

@@ -1,22 +1,26 @@
-"""Dead letters through the real gateway and the Telegram fake: listed with the platform's reason, retried (a reply
-re-sent, never regenerated; a message run again), dropped; a passing outage is outlasted by the later rounds."""
+"""Dead letters through the real gateway and the Telegram fake: listed with the platform's or model's reason, retried
+(a reply re-sent, never regenerated; a message run again), dropped; a passing outage is outlasted by the later
+rounds; the owner hears of them."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from bot.bus import ChatRef, InboundMessage, Trust
 from bot.bus.journal import Journal
 from bot.cli.main import app as cli_app
 from bot.config.paths import journal_path
-from bot.events import DeliveryFailed
+from bot.events import DeliveryFailed, MessageFailed
 from tests.e2e.test_health import get
-from tests.fakes.openai_server import FakeLLM, Text
+from tests.fakes.openai_server import Error, FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.support.gateway import OWNER, TelegramBot
 from tests.support.harness import next_event
@@ -136,15 +140,18 @@ def seed_crashed_message(tmp_path: Path, text: str) -> InboundMessage:
     return message
 
 
-async def test_a_message_past_the_crash_limit_is_listed_and_retried_at_the_next_start_and_answered(
+async def test_a_message_past_the_crash_limit_is_told_to_the_owner_listed_retried_at_the_next_start_and_answered(
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
 ) -> None:
     message = seed_crashed_message(tmp_path, "the question that crashed")
     async with TelegramBot(tmp_path, fake_llm, telegram) as running:
         config = config_for(running)
         assert journal_path(running.config) == tmp_path / "state" / "journal.db"
-        [apology] = await telegram.wait_for_sent(1)
+        apology, notice = sorted(
+            await telegram.wait_for_sent(2), key=lambda sent: "stopped me twice" not in sent["text"]
+        )
         assert "stopped me twice" in apology["text"]
+        assert notice["text"].startswith("1 message could not be answered; they wait as dead letters")
         [letter] = await letters(config)
         assert (letter["id"], letter["direction"], letter["attempts"]) == (message.id, "in", 2)
         assert "crash limit" in letter["reason"] and letter["preview"] == "the question that crashed"
@@ -156,6 +163,71 @@ async def test_a_message_past_the_crash_limit_is_listed_and_retried_at_the_next_
     assert (code, output) == (0, "Retried 1 dead letter (at the gateway's next start).\n")
 
     async with TelegramBot(tmp_path, fake_llm, telegram) as running:
-        sent = await telegram.wait_for_sent(2)
-        assert sent[1]["text"].startswith("echo: ") and "the question that crashed" in sent[1]["text"]
+        sent = await telegram.wait_for_sent(3)
+        assert sent[2]["text"].startswith("echo: ") and "the question that crashed" in sent[2]["text"]
         assert await letters(config_for(running)) == []
+
+
+class Lines(logging.Handler):
+    """Keeps the messages logged to it (on the logger itself: the CLI's logging setup replaces the root's handlers)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+@pytest.fixture
+def retry_log() -> Iterator[list[str]]:
+    """What `bot.ops.dead_letters` logs at INFO during the test."""
+    logger, lines = logging.getLogger("bot.ops.dead_letters"), Lines()
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    logger.addHandler(lines)
+    yield lines.lines
+    logger.removeHandler(lines)
+    logger.setLevel(level)
+
+
+REFUSED_KEY = "its turn failed: the model call failed (ProviderAuthError)"
+
+
+async def test_a_message_whose_turn_failed_is_apologised_for_once_listed_and_answered_when_retried(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, retry_log: list[str]
+) -> None:
+    async with TelegramBot(tmp_path, fake_llm, telegram) as running:
+        await running.gateway.manager.ready("telegram")
+        config = config_for(running)
+        fake_llm.script(Error(401, "Incorrect API key provided"), Error(401, "Incorrect API key provided"))
+        telegram.text("when is high tide?", chat_id=OWNER, user_id=OWNER)
+        first = await telegram.wait_for_sent(2)  # the apology, and the owner's notice (the sender is the owner)
+        texts = sorted(sent["text"] for sent in first)
+        assert texts[0].startswith("1 message could not be answered; they wait as dead letters")
+        assert "key" in texts[1] and texts[1].startswith("Sorry")
+        [letter] = await letters(config)
+        assert (letter["direction"], letter["chat"], letter["attempts"]) == ("in", f"telegram:{OWNER}", 1)
+        assert letter["reason"] == REFUSED_KEY and letter["preview"] == "when is high tide?"
+        status = await cli(config, "status")
+        assert "0 messages pending, 1 failed" in status[1]
+
+        # The key is still refused: the retry fails again, waits again as one dead letter, with no second apology.
+        failed_again = asyncio.create_task(next_event(running.gateway.agent.events, MessageFailed))
+        assert await last_line(config, "queue", "retry", letter["id"]) == (0, "Retried 1 dead letter (now).")
+        assert (await failed_again).message_id == letter["id"]
+        assert [(d["id"], d["reason"]) for d in await letters(config)] == [(letter["id"], REFUSED_KEY)]
+
+        # Mended: the retry runs the turn again and its answer goes out (not taken for the apology already sent).
+        assert await last_line(config, "queue", "retry", "--all") == (0, "Retried 1 dead letter (now).")
+        sent = await telegram.wait_for_sent(3)
+        assert sent[2]["text"].startswith("echo: ") and "when is high tide?" in sent[2]["text"]
+        assert await letters(config) == []
+        assert sum(s["text"].startswith("Sorry") for s in telegram.sent) == 1
+    assert retry_log == [f"[telegram:{OWNER}] dead letter {letter['id']} retried: running its turn again"] * 2
+
+
+async def last_line(config: Path, *args: str) -> tuple[int, str]:
+    """The exit code and last line of a CLI command (the in-process gateway's log lines, captured here, come first)."""
+    code, output = await cli(config, *args)
+    return code, output.splitlines()[-1]

@@ -92,3 +92,38 @@ async def test_recall_shows_neighbours_ranks_restatements_down_and_follows_a_lea
     assert len(plants) <= RESULT_CHARS + 200
     assert keys.index("the blue vase") < keys.index("I don't know yet.")
     assert "grilled sardines" in sister  # no word of the question: found through Dana, whom the first hit names
+
+
+def garden_reply(body: dict[str, Any]) -> Any:
+    """Consolidations save an entry about the garden; "Tulips again?" calls recall for tulips; all else is noted."""
+    if is_consolidation(body):
+        return save("Ann planted tulips along the garden fence and keeps a notebook of them.", "# Memory\n")
+    last = body["messages"][-1]
+    if last["role"] == "tool":
+        return Text("Here is what I found.")
+    if str(last["content"]).endswith("Tulips again?"):
+        return ToolCalls((("recall", {"query": "tulips"}),))
+    return Text("Noted.")
+
+
+@pytest.mark.parametrize("backend", ["local", "redis"])
+async def test_recall_gives_five_windows_and_the_best_summary_beside_them(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, backend: str, request: pytest.FixtureRequest
+) -> None:
+    fake_llm.default = garden_reply
+    bus = {"backend": "redis", "url": request.getfixturevalue("redis_url")} if backend == "redis" else {}
+    async with TelegramBot(
+        tmp_path, fake_llm, telegram, {"streaming": "off"}, agent={"memory_window": 4}, bus=bus
+    ) as bot:
+        await bot.gateway.manager.ready("telegram")
+        said = [line for n in range(6) for line in [f"The tulips in bed {n} opened", *filler(7 * n, 7)]]
+        sent = await chat(telegram, said, 0)  # seven between: no two windows meet
+        telegram.text("Tulips again?", chat_id=OWNER, user_id=OWNER)
+        await telegram.wait_for_sent(sent + 1)
+
+    [found] = [str(m["content"]) for body in fake_llm.requests for m in body["messages"] if m["role"] == "tool"]
+    passages = re.split(r"^\d\. ", found, flags=re.MULTILINE)[1:]
+    summaries = [passage for passage in passages if "conversation summary: Ann planted tulips" in passage]
+    assert len(passages) == 6 and len(summaries) == 1  # five windows of what was said, and the summary
+    assert sum("The tulips in bed" in passage for passage in passages) == 5
+    assert len(found) <= RESULT_CHARS + 200

@@ -223,7 +223,7 @@ async def test_reactions_and_the_thinking_status_follow_a_turn(
 
 
 def test_the_slack_manifest_asks_for_what_the_adapter_uses() -> None:
-    result = CliRunner().invoke(app, ["slack-manifest"])
+    result = CliRunner().invoke(app, ["manifest", "slack"])
     assert result.exit_code == 0, result.output
     manifest = yaml.safe_load(result.output)
     scopes = set(manifest["oauth_config"]["scopes"]["bot"])

@@ -9,6 +9,7 @@ from typing import Any
 
 from bot.bus import Trust
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
+from tests.memory.test_memory import consolidating, save
 from tests.support.harness import Harness
 
 HEADING = "[From earlier conversations"
@@ -78,11 +79,12 @@ async def test_a_chat_rule_or_a_persona_switches_it_off(tmp_path: Path, fake_llm
 async def test_an_earlier_recall_result_in_the_history_is_cut_short_at_a_word_end(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
-    long = " ".join(f"Trip note {n}: we walked along the harbour and ate grilled sardines." for n in range(60))
-    memory = tmp_path / "workspace" / "memory"
-    memory.mkdir(parents=True)
-    (memory / "HISTORY.md").write_text(f"# History\n\n[2026-05-01 10:00] {long}\n")
+    fake_llm.default = consolidating(lambda body: save("Talked about a trip.", "# Memory\n"))
     async with Harness(tmp_path, fake_llm) as bot:
+        for n in range(4):  # an archived conversation: windows of it are what recall finds
+            await bot.ask(f"Trip note {n}: " + "we walked along the harbour and ate grilled sardines. " * 8)
+        await bot.ask("/new")
+        await bot.app.memory.idle()
         fake_llm.script(ToolCalls((("recall", {"query": "sardines harbour"}),)), Text("Found it."))
         await bot.ask("what did we eat?")
         await bot.ask("thanks")

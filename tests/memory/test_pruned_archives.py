@@ -1,4 +1,5 @@
-"""Archives that retention deletes leave every memory index at its next catch-up, on both backends."""
+"""Archives that retention deletes leave every memory index at its next catch-up, on both session backends and
+with the index in SQLite files or in Redis."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from bot.cluster.redis import RedisState
 from bot.config.schema_ops import RetentionConfig
+from bot.memory.index.protocols import IndexHome
 from bot.memory.members import FileMembers
 from bot.memory.redis_members import RedisMembers
 from bot.ops.redis_retention import prune_redis
@@ -45,10 +47,10 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Back
 
 
 async def test_passages_of_an_archive_retention_deleted_leave_every_workers_index(
-    tmp_path: Path, store: tuple[Backend, Backend, Prune]
+    tmp_path: Path, store: tuple[Backend, Backend, Prune], index_home: IndexHome
 ) -> None:
     first, second, prune = store
-    index_a, index_b = indexes(tmp_path, first, "a"), indexes(tmp_path, second, "b")
+    index_a, index_b = indexes(tmp_path, first, "a", index_home), indexes(tmp_path, second, "b", index_home)
     scope = tmp_path / "ws" / "memory"
     first.say("telegram:1", "The old alarm code is 4821", "Noted")
     first.sessions.reset("telegram:1")
@@ -65,10 +67,10 @@ async def test_passages_of_an_archive_retention_deleted_leave_every_workers_inde
 
 
 async def test_a_pass_that_deletes_nothing_leaves_the_index_as_it_is(
-    tmp_path: Path, store: tuple[Backend, Backend, Prune]
+    tmp_path: Path, store: tuple[Backend, Backend, Prune], index_home: IndexHome
 ) -> None:
     backend, _, prune = store
-    index = indexes(tmp_path, backend)
+    index = indexes(tmp_path, backend, home=index_home)
     scope = tmp_path / "ws" / "memory"
     backend.say("telegram:1", "The bike lock code is 5150", "Noted")
     found = asked(await index.search(scope, "bike lock", join="telegram:1"))

@@ -8,12 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from bot.agent.consolidation import MemoryConsolidator
+from bot.bus import ChatRef
 from bot.cluster.redis import RedisState
 from bot.llm.types import LLMResponse, ToolCall
 from bot.memory.files import MemoryScope
 from bot.memory.locks import RedisScopeLocks
 from bot.sessions.redis_store import RedisSessionStore
 from tests.support.lock_attempts import lock_attempts, tried_since
+
+CHAT = ChatRef("console", "me")
 
 ENTRY = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d\] (.+)$", re.MULTILINE)
 
@@ -58,7 +61,7 @@ async def test_two_workers_consolidating_one_session_write_each_chunk_once(redis
     session_a = store_a.get("console:me")
     for n in range(3):
         store_a.append(session_a, [{"role": "user", "content": f"q{n}"}, {"role": "assistant", "content": f"a{n}"}])
-    memory_a.after_turn(session_a, scope)  # A starts and waits on the model, holding the scope's lock
+    memory_a.after_turn(session_a, scope, CHAT)  # A starts and waits on the model, holding the scope's lock
     await asyncio.wait_for(model.asked.wait(), 5)
 
     session_b = store_b.get("console:me")  # the next turn, on B, before A's consolidation ends
@@ -66,7 +69,7 @@ async def test_two_workers_consolidating_one_session_write_each_chunk_once(redis
     assert session_b.consolidated == 0
     server = RedisState(redis_url)  # the server's own count of SETs, which every lock attempt is
     tries = await lock_attempts(server)
-    memory_b.after_turn(session_b, scope)  # B wants the same chunk: it waits for A's lock
+    memory_b.after_turn(session_b, scope, CHAT)  # B wants the same chunk: it waits for A's lock
     await tried_since(server, tries)
     await server.aclose()
     assert model.requests == 1

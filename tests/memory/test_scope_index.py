@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from bot.cluster.redis import RedisState
+from bot.memory.index.protocols import IndexHome, PassageIndex
 from bot.memory.index.query import Query
 from bot.memory.index.ranking import Shown
+from bot.memory.index.redis_store import RedisIndexes
 from bot.memory.index.scopes import MemoryIndexes
-from bot.memory.index.store import MemoryIndex
 from bot.memory.members import FileMembers, ScopeMembers
 from bot.memory.redis_members import RedisMembers
 from bot.sessions.logs import FileLogs, SessionLogs
@@ -58,10 +59,9 @@ def backends(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[B
     shared.client.close()
 
 
-def indexes(tmp_path: Path, backend: Backend, worker: str = "a") -> MemoryIndexes:
-    return MemoryIndexes(
-        backend.logs, backend.members, tmp_path / "ws", tmp_path / f"state-{worker}", "UTC", clock=lambda: 1.78e9
-    )
+def indexes(tmp_path: Path, backend: Backend, worker: str = "a", home: IndexHome | None = None) -> MemoryIndexes:
+    state = tmp_path / f"state-{worker}"
+    return MemoryIndexes(backend.logs, backend.members, tmp_path / "ws", state, "UTC", clock=lambda: 1.78e9, home=home)
 
 
 def asked(hits: list[Any]) -> list[str]:
@@ -69,10 +69,10 @@ def asked(hits: list[Any]) -> list[str]:
 
 
 async def test_every_message_of_live_and_archived_sessions_is_found_by_stemmed_words(
-    tmp_path: Path, backends: tuple[Backend, Backend]
+    tmp_path: Path, backends: tuple[Backend, Backend], index_home: IndexHome
 ) -> None:
     backend = backends[0]
-    index = indexes(tmp_path, backend)
+    index = indexes(tmp_path, backend, home=index_home)
     scope = tmp_path / "ws" / "memory"
     backend.say("telegram:1", "We hiked the Eagle Crest trail", "Sounds lovely")
     await index.join(scope, "telegram:1")
@@ -91,10 +91,10 @@ async def test_every_message_of_live_and_archived_sessions_is_found_by_stemmed_w
 
 
 async def test_a_second_worker_catches_up_from_the_shared_store_with_identical_results(
-    tmp_path: Path, backends: tuple[Backend, Backend]
+    tmp_path: Path, backends: tuple[Backend, Backend], index_home: IndexHome
 ) -> None:
     first, second = backends
-    index_a, index_b = indexes(tmp_path, first, "a"), indexes(tmp_path, second, "b")
+    index_a, index_b = indexes(tmp_path, first, "a", index_home), indexes(tmp_path, second, "b", index_home)
     scope = tmp_path / "ws" / "memory"
     for n in range(30):
         first.say("telegram:1", f"Note {n}: the garden needs tomatoes and basil", f"Noted {n}")
@@ -110,9 +110,11 @@ async def test_a_second_worker_catches_up_from_the_shared_store_with_identical_r
     await index_b.stop()
 
 
-async def test_passages_in_the_prompt_history_are_left_out(tmp_path: Path, backends: tuple[Backend, Backend]) -> None:
+async def test_passages_in_the_prompt_history_are_left_out(
+    tmp_path: Path, backends: tuple[Backend, Backend], index_home: IndexHome
+) -> None:
     backend = backends[0]
-    index = indexes(tmp_path, backend)
+    index = indexes(tmp_path, backend, home=index_home)
     scope = tmp_path / "ws" / "memory"
     backend.say("telegram:1", "The wifi password is on the fridge", "OK")
     backend.say("telegram:1", "The fridge is making noise", "Call a repair")
@@ -123,10 +125,9 @@ async def test_passages_in_the_prompt_history_are_left_out(tmp_path: Path, backe
     await index.stop()
 
 
-async def test_history_entries_and_memory_facts_are_passages_with_dates(tmp_path: Path) -> None:
-    index = MemoryIndexes(
-        FileLogs(tmp_path / "s"), FileMembers(tmp_path / "l"), tmp_path / "ws", tmp_path / "state", "UTC"
-    )
+async def test_history_entries_and_memory_facts_are_passages_with_dates(tmp_path: Path, index_home: IndexHome) -> None:
+    logs, members = FileLogs(tmp_path / "s"), FileMembers(tmp_path / "l")
+    index = MemoryIndexes(logs, members, tmp_path / "ws", tmp_path / "state", "UTC", home=index_home)
     scope = tmp_path / "ws" / "memory"
     scope.mkdir(parents=True)
     (scope / "HISTORY.md").write_text("# History\n\n[2026-02-01 09:30] Planned the trip to Porto with Ben.\n")
@@ -196,6 +197,25 @@ async def test_an_index_of_another_version_is_rebuilt(tmp_path: Path) -> None:
     await index.stop()
 
 
+async def test_a_redis_index_of_another_version_is_rebuilt(tmp_path: Path, redis_url: str) -> None:
+    shared = RedisState(redis_url, prefix="t")
+    backend = Backend(SessionStore(tmp_path / "sessions"), FileLogs(tmp_path / "sessions"), FileMembers(tmp_path / "l"))
+    scope = tmp_path / "ws" / "memory"
+    backend.say("telegram:1", "Violin lessons on Tuesday", "Fun")
+    index = indexes(tmp_path, backend, home=RedisIndexes(shared))
+    await index.join(scope, "telegram:1")
+    await index.stop()
+    version = shared.key("memory-index", "{memory}", "version")
+    shared.client.set(version, "0")
+    shared.client.hset(shared.key("memory-index", "{memory}", "marks"), "history", "left by the old version")
+
+    assert asked(await index.search(scope, "violin")) == ["Violin lessons on Tuesday"]
+    assert shared.client.get(version) == "1"
+    assert shared.client.hget(shared.key("memory-index", "{memory}", "marks"), "history") is None
+    await index.stop()
+    shared.client.close()
+
+
 async def test_a_session_file_rewritten_in_place_is_indexed_once(tmp_path: Path) -> None:
     store = SessionStore(tmp_path / "sessions")
     backend = Backend(store, FileLogs(tmp_path / "sessions"), FileMembers(tmp_path / "lists"))
@@ -212,18 +232,18 @@ async def test_a_session_file_rewritten_in_place_is_indexed_once(tmp_path: Path)
     await index.stop()
 
 
-async def test_a_further_ranked_list_is_fused_with_the_keyword_one(tmp_path: Path) -> None:
+async def test_a_further_ranked_list_is_fused_with_the_keyword_one(tmp_path: Path, index_home: IndexHome) -> None:
     store = SessionStore(tmp_path / "sessions")
     backend = Backend(store, FileLogs(tmp_path / "sessions"), FileMembers(tmp_path / "lists"))
     scope = tmp_path / "ws" / "memory"
     backend.say("telegram:1", "We planted tulips by the fence", "Lovely")
     backend.say("telegram:1", "The fence needs new paint", "OK")
     backend.say("telegram:1", "Spring flowers make me happy", "Same")
-    index = indexes(tmp_path, backend)
+    index = indexes(tmp_path, backend, home=index_home)
     await index.join(scope, "telegram:1")
     fed: list[str] = []
 
-    def semantic(found: MemoryIndex, query: Query, limit: int, since: float | None, until: float | None) -> list[int]:
+    def semantic(found: PassageIndex, query: Query, limit: int, since: float | None, until: float | None) -> list[int]:
         stored = sorted(found.passages(range(1, 11)).values(), key=lambda each: each.id)
         fed.extend(each.passage.asked for each in stored)
         return [each.id for each in stored if "flowers" in each.passage.asked]
@@ -235,9 +255,11 @@ async def test_a_further_ranked_list_is_fused_with_the_keyword_one(tmp_path: Pat
     assert fed[:3] == ["We planted tulips by the fence", "The fence needs new paint", "Spring flowers make me happy"]
 
 
-async def test_a_resumed_session_is_indexed_once(tmp_path: Path, backends: tuple[Backend, Backend]) -> None:
+async def test_a_resumed_session_is_indexed_once(
+    tmp_path: Path, backends: tuple[Backend, Backend], index_home: IndexHome
+) -> None:
     backend = backends[0]
-    index = indexes(tmp_path, backend)
+    index = indexes(tmp_path, backend, home=index_home)
     scope = tmp_path / "ws" / "memory"
     backend.say("telegram:1", "The spare tyre is in the garage loft", "Noted")
     await index.join(scope, "telegram:1")

@@ -3,11 +3,15 @@ restated questions ranked down; the second pass."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from bot.memory.index.passages import ExchangePart
+import pytest
+
+from bot.memory.index.passages import ExchangePart, Passage
+from bot.memory.index.protocols import IndexHome, ScopeIndex
 from bot.memory.index.query import parse_query
 from bot.memory.index.ranking import (
     Hit,
@@ -21,8 +25,7 @@ from bot.memory.index.ranking import (
 )
 from bot.memory.index.rendering import render_window
 from bot.memory.index.restating import question_roots, restates
-from bot.memory.index.store import MemoryIndex
-from bot.memory.index.windows import widen
+from bot.memory.index.windows import SUMMARY_CHARS, widen
 from bot.memory.index.word_counts import WordCounts
 from bot.sessions.logs import Cursor
 
@@ -30,18 +33,26 @@ DAY = 1_780_000_000.0
 NOW = datetime(2026, 6, 1, tzinfo=ZoneInfo("UTC"))
 
 
-def chat(tmp_path: Path, exchanges: list[tuple[str, str]]) -> MemoryIndex:
-    """An index holding one log of these (asked, answered) exchanges, a minute apart."""
-    index = MemoryIndex.open(tmp_path / "index.sqlite3")
-    parts = [
-        ExchangePart(True, 2 * n, DAY + 60 * n, "Ann", asked, [answered])
-        for n, (asked, answered) in enumerate(exchanges)
-    ]
-    assert index.add_exchanges("telegram:1", parts, Cursor("live"), Cursor("live", 1, 2 * len(parts)), True)
-    return index
+Chat = Callable[[list[tuple[str, str]]], ScopeIndex]
 
 
-def hits(index: MemoryIndex, text: str, limit: int = 20, follow: bool = False) -> list[Hit]:
+@pytest.fixture
+def chat(tmp_path: Path, index_home: IndexHome) -> Chat:
+    """Makes an index holding one log of these (asked, answered) exchanges, a minute apart: on SQLite, and on Redis."""
+
+    def make(exchanges: list[tuple[str, str]]) -> ScopeIndex:
+        index = index_home.open("memory", tmp_path / "index.sqlite3")
+        parts = [
+            ExchangePart(True, 2 * n, DAY + 60 * n, "Ann", asked, [answered])
+            for n, (asked, answered) in enumerate(exchanges)
+        ]
+        assert index.add_exchanges("telegram:1", parts, Cursor("live"), Cursor("live", 1, 2 * len(parts)), True)
+        return index
+
+    return make
+
+
+def hits(index: ScopeIndex, text: str, limit: int = 20, follow: bool = False) -> list[Hit]:
     return best_hits(index, parse_query(text, NOW), limit, DAY + 86400, follow=follow)
 
 
@@ -49,8 +60,8 @@ def filler(count: int, start: int = 0) -> list[tuple[str, str]]:
     return [(f"Small talk number {n} about nothing much", "Nice.") for n in range(start, start + count)]
 
 
-def test_a_hit_comes_with_its_reply_and_the_exchanges_around_it(tmp_path: Path) -> None:
-    index = chat(tmp_path, [*filler(4), ("Which tulips for the fence?", "Deep red ones."), *filler(4, 4)])
+def test_a_hit_comes_with_its_reply_and_the_exchanges_around_it(chat: Chat) -> None:
+    index = chat([*filler(4), ("Which tulips for the fence?", "Deep red ones."), *filler(4, 4)])
     [window] = widen(index, hits(index, "tulips fence"), 5, 2000, 7600)
     said = [found.passage.asked for found in window.window]
     assert said[3] == "Which tulips for the fence?" and len(said) == 7  # three before, three after
@@ -58,9 +69,9 @@ def test_a_hit_comes_with_its_reply_and_the_exchanges_around_it(tmp_path: Path) 
     assert text.startswith("2026-05-28 (Thu), Ann: Small talk number 1") and "  you replied: Deep red ones." in text
 
 
-def test_windows_grow_nearest_first_within_their_budget_and_merge_where_they_overlap(tmp_path: Path) -> None:
+def test_windows_grow_nearest_first_within_their_budget_and_merge_where_they_overlap(chat: Chat) -> None:
     long = "word " * 150
-    index = chat(tmp_path, [(long, "a"), ("tulips here", "b"), (long, "c"), ("more tulips", "d"), *filler(9)])
+    index = chat([(long, "a"), ("tulips here", "b"), (long, "c"), ("more tulips", "d"), *filler(9)])
     [merged] = widen(index, hits(index, "tulips"), 5, 900, 7600)
     assert [found.passage.answered for found in merged.window] == [
         "b",
@@ -72,18 +83,16 @@ def test_windows_grow_nearest_first_within_their_budget_and_merge_where_they_ove
     assert len(render_window(merged, ZoneInfo("UTC"))) <= merged.chars
 
 
-def test_all_windows_together_stay_within_the_total(tmp_path: Path) -> None:
+def test_all_windows_together_stay_within_the_total(chat: Chat) -> None:
     far = [exchange for n in range(6) for exchange in [(f"tulips {n} " + "x " * 300, "ok"), *filler(8, 10 * n)]]
-    index = chat(tmp_path, far)
+    index = chat(far)
     windows = widen(index, hits(index, "tulips"), 5, 2000, 3000)
     assert sum(window.chars for window in windows) <= 3000
     assert sum(len(render_window(window, ZoneInfo("UTC"))) for window in windows) <= 3000 + 40 * len(windows)
 
 
-def test_an_earlier_asking_of_the_question_ranks_below_what_answers_it(tmp_path: Path) -> None:
-    index = chat(
-        tmp_path, [("The spare keys are in the blue vase", "OK"), *filler(3), ("Where are the spare keys?", "No idea.")]
-    )
+def test_an_earlier_asking_of_the_question_ranks_below_what_answers_it(chat: Chat) -> None:
+    index = chat([("The spare keys are in the blue vase", "OK"), *filler(3), ("Where are the spare keys?", "No idea.")])
     query = parse_query("Where are the spare keys?", NOW)
     ranked = [index.passages([rowid])[rowid].passage.asked for rowid, _ in keyword_ranking(index, query, 5, DAY)]
     assert ranked == ["The spare keys are in the blue vase", "Where are the spare keys?"]
@@ -96,18 +105,16 @@ def test_only_a_near_identical_question_is_a_restatement() -> None:
     assert not restates("Are the spare keys in the blue vase by the door?", question)  # it adds words of its own
 
 
-def test_the_second_pass_finds_what_a_first_hit_names(tmp_path: Path) -> None:
+def test_the_second_pass_finds_what_a_first_hit_names(chat: Chat) -> None:
     index = chat(
-        tmp_path,
         [("My sister Dana moved to Porto", "Nice"), *filler(8), ("Dana loves grilled sardines", "Yum"), *filler(8, 8)],
     )
     assert "Dana loves grilled sardines" not in [hit.stored.passage.asked for hit in hits(index, "sister")]
     assert "Dana loves grilled sardines" in [hit.stored.passage.asked for hit in hits(index, "sister", follow=True)]
 
 
-def test_the_second_pass_scores_as_one_search_of_both_word_sets_would(tmp_path: Path) -> None:
+def test_the_second_pass_scores_as_one_search_of_both_word_sets_would(chat: Chat) -> None:
     index = chat(
-        tmp_path,
         [
             ("My sister Dana moved to Porto", "Nice"),
             ("Dana loves grilled sardines", "Yum"),
@@ -126,8 +133,20 @@ def test_the_second_pass_scores_as_one_search_of_both_word_sets_would(tmp_path: 
     assert [round(score, 6) for _, score in reused] == [round(score, 6) for _, score in whole]
 
 
-def test_a_window_stops_where_the_prompt_already_shows_the_chat(tmp_path: Path) -> None:
-    index = chat(tmp_path, [*filler(4), ("Which tulips for the fence?", "Deep red ones."), *filler(4, 4)])
+def test_a_window_stops_where_the_prompt_already_shows_the_chat(chat: Chat) -> None:
+    index = chat([*filler(4), ("Which tulips for the fence?", "Deep red ones."), *filler(4, 4)])
     shown = shown_ranges(index, Shown("telegram:1", 10))  # exchanges from the sixth on are in the prompt
     [window] = widen(index, hits(index, "tulips fence"), 5, 2000, 7600, shown)
     assert [found.passage.first for found in window.window] == [2, 4, 6, 8]
+
+
+def test_the_best_summary_goes_beside_five_windows_not_in_place_of_one(chat: Chat) -> None:
+    index = chat([exchange for n in range(6) for exchange in [(f"tulips {n}", "ok"), *filler(8, 10 * n)]])
+    summary = "Ann planted tulips by the fence. " * 60
+    index.add_entries([Passage("entry", DAY, "history", summary)], "history", "", "1")
+    windows = widen(index, hits(index, "tulips"), 5, 2000, 7600)
+    kinds = [window.stored.passage.kind for window in windows]
+    assert kinds.count("exchange") == 5 and kinds.count("entry") == 1
+    [entry] = [window for window in windows if window.stored.passage.kind == "entry"]
+    assert entry.chars == SUMMARY_CHARS
+    assert len(render_window(entry, ZoneInfo("UTC"))) <= SUMMARY_CHARS + 40

@@ -1,10 +1,12 @@
-"""The owner's dead-letter notice: the first at once, then at most one an hour carrying everything meanwhile."""
+"""The owner's dead-letter notice: the first at once, then at most one an hour carrying everything meanwhile, messages
+not answered as well as replies not delivered."""
 
 from __future__ import annotations
 
 import asyncio
 
-from bot.events import DeliveryFailed, EventBus
+from bot.bus import ChatRef
+from bot.events import DeliveryFailed, EventBus, MessageFailed
 from bot.ops.dead_letter_notice import DeadLetterNotice
 
 
@@ -45,12 +47,13 @@ async def test_new_dead_letters_reach_the_owner_at_most_once_an_hour() -> None:
     notice.start()
     events.emit(failed(1))
     await asyncio.sleep(0)
-    assert sent == ["1 reply could not be delivered and wait as dead letters; see them with `relaybot queue list`."]
+    assert sent == ["1 reply could not be delivered; they wait as dead letters: see them with `relaybot queue list`."]
 
     hour.advance(600)
     for n in (2, 3, 4):
         events.emit(failed(n))
-    for _ in range(3):
+    events.emit(MessageFailed(ChatRef("telegram", "42"), "m1", "its turn stopped the process twice (the crash limit)"))
+    for _ in range(4):
         await asyncio.sleep(0)
     assert len(sent) == 1 and hour.waits == [3000.0]  # the rest of the hour
     hour.advance(2999)
@@ -59,7 +62,7 @@ async def test_new_dead_letters_reach_the_owner_at_most_once_an_hour() -> None:
     hour.advance(1)
     for _ in range(3):
         await asyncio.sleep(0)
-    assert sent[1].startswith("3 replies could not be delivered")
+    assert sent[1].startswith("1 message could not be answered and 3 replies could not be delivered;")
     await notice.stop()
     events.emit(failed(5))
     await asyncio.sleep(0)

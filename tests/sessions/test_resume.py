@@ -83,3 +83,22 @@ def test_summaries_count_the_messages_of_live_sessions_only(stores: Callable[[],
     fill(store)
     talk(store, KEY, "more")
     assert [(s["key"], s["messages"]) for s in store.summaries(0)] == [(KEY, 4)]
+
+
+def test_a_resumed_archive_is_shown_though_consolidated_until_consolidation_moves_past_it(
+    stores: Callable[[], Sessions],
+) -> None:
+    store = stores()
+    fill(store)
+    pancakes = store.archives(KEY)[1]
+    assert store.resume(KEY, pancakes.id).messages  # "live now" set aside
+    session = store.get(KEY)
+    store.mark_consolidated(session, session.total)  # as consolidation leaves an archived session
+    assert [m["content"] for m in session.history(50)][-1] == "About pancakes."
+    again = stores().get(KEY)  # as after a restart
+    assert [m["content"] for m in again.history(50)][-1] == "About pancakes."
+    talk(store, KEY, "more pancakes")
+    talk(store, KEY, "syrup")
+    session = store.get(KEY)
+    store.mark_consolidated(session, session.total - 2)  # consolidation moved past where it was resumed
+    assert [m["content"] for m in session.history(50)] == [m["content"] for m in session.messages[-2:]]

@@ -241,3 +241,35 @@ async def test_each_agent_has_its_own_checks_and_only_the_one_whose_model_is_dow
     assert line(output, "agent home: workspace").startswith("✓") and "first message" in line(
         output, "agent home: workspace"
     )
+
+
+async def test_a_server_wanting_a_key_is_told_apart_from_one_refusing_the_key_sent(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.required_key = "sk-right"
+    write(tmp_path, f"llm:\n  model: openai/fake-model\n  api_base: {fake_llm.base_url}\n")
+    code, output = await doctor(tmp_path)
+    assert code == 1
+    assert line(output, "model").startswith(f"✗ model: {fake_llm.base_url}/models wants a key; none was sent (401)")
+    assert "refused" not in line(output, "model") and "→ the server wants a key: set llm.api_key" in output
+    write(tmp_path, f"llm:\n  model: openai/fake-model\n  api_base: {fake_llm.base_url}\n  api_key: sk-wrong\n")
+    code, output = await doctor(tmp_path)
+    assert line(output, "model").startswith(f"✗ model: {fake_llm.base_url}/models refused the key (401)")
+
+
+async def test_the_embeddings_server_is_checked_when_one_is_configured(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    base = f"llm:\n  model: openai/fake-model\n  api_base: {fake_llm.base_url}\n"
+    write(tmp_path, base)
+    _, output = await doctor(tmp_path)
+    assert "embeddings:" not in output
+    embeddings = f"memory:\n  embeddings: {{model: openai/fake-embed, api_base: '{fake_llm.base_url}'}}\n"
+    write(tmp_path, base + embeddings)
+    code, output = await doctor(tmp_path)
+    assert code == 0, output
+    assert line(output, "embeddings").startswith(f"✓ embeddings: openai/fake-embed at {fake_llm.base_url} answers (")
+    assert fake_llm.embedding_requests[-1]["input"] == ["ping"]
+    fake_llm.embedding_failure = Error(503)
+    code, output = await doctor(tmp_path)
+    assert code == 1
+    assert line(output, "embeddings").startswith(f"✗ embeddings: openai/fake-embed at {fake_llm.base_url} did not")
+    assert "→ check memory.embeddings (model, api_base, api_key)" in line(output, "embeddings")

@@ -17,7 +17,7 @@ from bot.setup.init_wizard import apply_settings, ask_settings, next_step
 from bot.setup.model_check import check_model
 from channels.platforms import KINDS
 from tests.fakes.openai_server import Error, FakeLLM
-from tests.support.cli_process import env_for
+from tests.support.cli_process import env_for, run_cli, write_config
 
 OLD_CONFIG = """\
 # my own notes
@@ -174,3 +174,17 @@ def test_non_interactive_init_asks_nothing(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["init", "--non-interactive"], env=env_for(tmp_path))
     assert result.exit_code == 0 and "Model" not in result.output
     assert load_config(tmp_path / "config.yaml").llm.model == "openai/gpt-4o-mini"
+
+
+async def test_rerunning_init_on_a_server_config_names_the_server_not_a_provider_variable(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    write_config(tmp_path, fake_llm)
+    code, out, err = await run_cli(tmp_path, "init")
+    assert code == 0, err
+    assert f"Next: check llm.model and llm.api_base ({fake_llm.base_url})" in out
+    assert "OPENAI_API_KEY" not in out
+    (tmp_path / "config.yaml").write_text("llm:\n  model: openai/gpt-4o-mini\n")
+    code, out, err = await run_cli(tmp_path, "init")
+    assert code == 0, err
+    assert "Next: check llm.model (and llm.api_key, or the provider's variable such as OPENAI_API_KEY)" in out

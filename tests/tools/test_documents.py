@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.app.channel_kinds import upload_limits
 from bot.bus import ChatRef, Trust
 from bot.errors import ToolError
 from bot.files.records import FileBook
@@ -84,7 +85,7 @@ async def test_a_user_sends_back_a_file_of_the_chat_by_its_id_but_never_another_
     other = context(tmp_path, "6")
     (tmp_path / "secret.txt").write_text("the other chat's")
     theirs = files.register(other.memory_dir, other.chat, tmp_path / "secret.txt")
-    tool = SendFileTool(WorkspacePaths(tmp_path / "workspace", restrict=True), files)
+    tool = SendFileTool(WorkspacePaths(tmp_path / "workspace", restrict=True), upload_limits(), files)
     assert "Sent outbox/telegram/5/summary-20261128.csv" in await tool.run({"file_ids": [record.id]}, ctx)
     assert [Path(f.path) for f in sent[0].files] == [made.resolve()]
     with pytest.raises(ToolError, match="no such file"):

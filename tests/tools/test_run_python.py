@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.app.channel_kinds import upload_limits
 from bot.bus import ChatRef, OutboundMessage, Trust
 from bot.errors import ToolError
 from bot.files.records import FileBook
@@ -34,7 +35,7 @@ class Chat:
         meter = PythonTime(self.ledger, {Trust.USER: daily_seconds}, "UTC")
         sandbox = python_sandbox(limits)
         assert sandbox is not None
-        self.tool = RunPythonTool(sandbox, self.files, self.workspace, meter, available_libraries())
+        self.tool = RunPythonTool(sandbox, self.files, self.workspace, meter, available_libraries(), upload_limits())
 
         async def send(message: OutboundMessage) -> None:
             self.sent.append(message)
@@ -43,7 +44,7 @@ class Chat:
         self.ctx = ToolContext(ChatRef("telegram", "5"), "5", Trust.USER, "turn", send, memory_dir=memory)
 
     async def run(self, code: str, **args: object) -> str:
-        with charged_to(Charge(session_key="telegram:5", sender="telegram:5", role=Trust.USER)):
+        with charged_to(Charge(chat=ChatRef("telegram", "5"), sender="telegram:5", role=Trust.USER)):
             return await self.tool.run({"code": code, **args}, self.ctx)
 
 

@@ -4,12 +4,14 @@ from pathlib import Path
 
 import pytest
 
+from bot.app.channel_kinds import upload_limits
 from bot.bus import ChatRef, OutboundMessage, Trust
 from bot.bus.messages import Attachment, outbound_from_json, outbound_to_json
 from bot.errors import ToolError
 from bot.tools.base import ToolContext
 from bot.tools.send_file import MB, SendFileTool
 from bot.tools.workspace import WorkspacePaths
+from channels.platforms import KINDS
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.fakes.slack_server import FakeSlack
@@ -120,7 +122,7 @@ async def test_more_than_ten_files_or_none_are_refused(tmp_path: Path) -> None:
     async def send(message: OutboundMessage) -> None:
         raise AssertionError("nothing may be sent")
 
-    tool = SendFileTool(WorkspacePaths(tmp_path, restrict=True))
+    tool = SendFileTool(WorkspacePaths(tmp_path, restrict=True), upload_limits())
     ctx = ToolContext(ChatRef("telegram", "5"), "42", Trust.OWNER, "turn", send)
     with pytest.raises(ToolError, match="give path"):
         await tool.run({}, ctx)
@@ -137,13 +139,27 @@ async def test_a_file_over_the_platform_limit_is_refused_before_upload(tmp_path:
     async def send(message: OutboundMessage) -> None:
         sent.append(message)
 
-    tool = SendFileTool(WorkspacePaths(tmp_path, restrict=True))
+    tool = SendFileTool(WorkspacePaths(tmp_path, restrict=True), upload_limits())
     ctx = ToolContext(ChatRef("discord", "5001"), "42", Trust.OWNER, "turn", send)
     with pytest.raises(ToolError, match="discord accepts files up to 10 MB"):
         await tool.run({"path": "big.bin"}, ctx)
     with pytest.raises(ToolError, match="outside the workspace"):
         await tool.run({"path": "../secret"}, ctx)
     assert sent == []
+
+
+async def test_a_platform_whose_kind_names_no_upload_limit_gets_no_file(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hi")
+
+    async def send(message: OutboundMessage) -> None:
+        raise AssertionError("nothing may be sent")
+
+    limits = upload_limits()
+    assert {name for name, kind in KINDS.items() if kind.upload_limit} == set(limits.by_platform)
+    tool = SendFileTool(WorkspacePaths(tmp_path, restrict=True), limits)
+    ctx = ToolContext(ChatRef("irc", "#room"), "42", Trust.OWNER, "turn", send)
+    with pytest.raises(ToolError, match=r"this chat \(irc\) cannot receive files"):
+        await tool.run({"path": "notes.txt"}, ctx)
 
 
 def test_an_outbound_file_survives_the_journal_codec() -> None:
@@ -162,7 +178,7 @@ async def sent_by(tmp_path: Path, trust: Trust, path: str) -> list[OutboundMessa
     async def send(message: OutboundMessage) -> None:
         sent.append(message)
 
-    tool = SendFileTool(WorkspacePaths(tmp_path, restrict=True))
+    tool = SendFileTool(WorkspacePaths(tmp_path, restrict=True), upload_limits())
     await tool.run({"path": path}, ToolContext(CHAT, "7", trust, "turn", send))
     return sent
 

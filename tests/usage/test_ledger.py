@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.bus import Trust
+from bot.bus import ChatRef, Trust
 from bot.cluster.redis import RedisState
 from bot.config.schema import BudgetsConfig, Limit
 from bot.errors import BudgetExceeded
@@ -78,23 +78,23 @@ def test_a_sender_override_replaces_the_role_limit_and_background_has_its_own_ca
         user=Limit(monthly_tokens=100), senders={"telegram:42": Limit(daily_usd=0.5)}, background=Limit(daily_usd=1.0)
     )
     guard = BudgetGuard(config, ledger, "Europe/Berlin", clock=lambda: NOW, notify_owner=notes.append)
-    user = Charge("chat", "telegram:1", "telegram:1", Trust.USER)
+    user = Charge("chat", ChatRef("telegram", "1"), "telegram:1", Trust.USER)
     ledger.record(call(NOW - 60, "telegram:1", 85, None))  # 95 with the completion
     guard.check(user)
     ledger.record(call(NOW - 30, "telegram:1", 5, None))
     with pytest.raises(BudgetExceeded, match="monthly token budget.*resets 2026-04-01 00:00"):
         guard.check(user)
-    vip = Charge("chat", "telegram:42", "telegram:42", Trust.USER)
+    vip = Charge("chat", ChatRef("telegram", "42"), "telegram:42", Trust.USER)
     ledger.record(call(NOW - 60, "telegram:42", 1000, 0.2))
     guard.check(vip)
     assert guard.left(vip) == "$0.30 today"
-    background = Charge("heartbeat", "heartbeat:main")
+    background = Charge("heartbeat", ChatRef("heartbeat", "main"))
     ledger.record(call(NOW - 60, None, 10, 1.0, "consolidation"))
     for _ in range(2):
         with pytest.raises(BudgetExceeded):
             guard.check(background)
     assert len(notes) == 1 and "paused" in notes[0]
-    assert guard.left(Charge("chat", "x", "telegram:7", Trust.OWNER)) == "unlimited"
+    assert guard.left(Charge("chat", ChatRef("telegram", "x"), "telegram:7", Trust.OWNER)) == "unlimited"
 
 
 def test_chart_draws_one_bar_per_day() -> None:

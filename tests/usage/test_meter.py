@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from bot.bus import Trust
+from bot.bus import ChatRef, Trust
 from bot.config.schema import BudgetsConfig, Limit
 from bot.errors import BudgetExceeded, ProviderUnavailable
 from bot.llm.prices import call_cost, records
@@ -45,7 +45,7 @@ def metered(tmp_path: Path, stub: Stub, guard: BudgetGuard | None = None) -> tup
 
 async def test_cached_tokens_are_recorded_and_priced_at_the_cache_rate(tmp_path: Path) -> None:
     provider, ledger = metered(tmp_path, Stub(LLMResponse("hi", usage=Usage(1000, 10, 600))))
-    with charged_to(Charge("cron", "telegram:1", "telegram:5", Trust.USER)):
+    with charged_to(Charge("cron", ChatRef("telegram", "1"), "telegram:5", Trust.USER)):
         await provider.chat([{"role": "user", "content": "hi"}])
     (call,) = ledger.calls()
     assert (call.purpose, call.sender, call.cached_tokens, call.estimated) == ("cron", "telegram:5", 600, False)
@@ -64,7 +64,7 @@ async def test_failed_calls_are_rows_and_a_used_up_budget_makes_no_call(tmp_path
     ledger = UsageLedger(tmp_path / "usage.db")
     guard = BudgetGuard(BudgetsConfig(guest=Limit(daily_tokens=100)), ledger, "UTC")
     provider = MeteredProvider(stub, ledger, guard, prices=lambda: PRICES)
-    with charged_to(Charge("chat", "telegram:9", "telegram:9", Trust.GUEST)):
+    with charged_to(Charge("chat", ChatRef("telegram", "9"), "telegram:9", Trust.GUEST)):
         with pytest.raises(ProviderUnavailable):
             await provider.chat([])
         await provider.chat([])
@@ -90,11 +90,11 @@ async def test_guests_get_5000_tokens_a_month_out_of_the_box_and_users_are_unlim
     stub = Stub(*(LLMResponse("ok", usage=Usage(2000, 500)) for _ in range(3)))
     ledger = UsageLedger(tmp_path / "usage.db")
     provider = MeteredProvider(stub, ledger, BudgetGuard(BudgetsConfig(), ledger, "UTC"), prices=lambda: PRICES)
-    with charged_to(Charge("chat", "telegram:9", "telegram:9", Trust.GUEST)):
+    with charged_to(Charge("chat", ChatRef("telegram", "9"), "telegram:9", Trust.GUEST)):
         await provider.chat([])
         await provider.chat([])
         with pytest.raises(BudgetExceeded, match="monthly token budget"):
             await provider.chat([])
-    with charged_to(Charge("chat", "telegram:8", "telegram:8", Trust.USER)):
+    with charged_to(Charge("chat", ChatRef("telegram", "8"), "telegram:8", Trust.USER)):
         await provider.chat([])
     assert stub.calls == 3

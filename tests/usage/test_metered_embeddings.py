@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.bus import Trust
+from bot.bus import ChatRef, Trust
 from bot.config.schema import BudgetsConfig, Limit
 from bot.errors import BudgetExceeded, ProviderError
 from bot.llm.embeddings import Embedded
@@ -34,7 +34,7 @@ async def test_each_call_is_a_row_with_its_tokens_charged_to_who_it_serves(tmp_p
     ledger = UsageLedger(tmp_path / "usage.db")
     inner = Embedder(Embedded([[1.0]], 12, 0.0001), Embedded([[1.0]], 3, None), ProviderError("down"))
     embeddings = MeteredEmbeddings(inner, ledger, clock=lambda: 1000.0)
-    with charged_to(Charge("chat", "telegram:1", "telegram:5", Trust.USER)):
+    with charged_to(Charge("chat", ChatRef("telegram", "1"), "telegram:5", Trust.USER)):
         await embeddings.embed(["a question"])
     with charged_to(Charge("embedding")):
         await embeddings.embed(["a passage"])

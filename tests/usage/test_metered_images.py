@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.bus import Trust
+from bot.bus import ChatRef, Trust
 from bot.config.schema import BudgetsConfig, Limit
 from bot.errors import BudgetExceeded, ProviderError
 from bot.llm.images import GeneratedImage
@@ -33,7 +33,7 @@ async def test_each_picture_is_a_row_with_its_cost_charged_to_the_turns_sender(t
     ledger = UsageLedger(tmp_path / "usage.db")
     painter = Painter(GeneratedImage(b"png", "image/png", 0.011), ProviderError("no picture"))
     images = MeteredImages(painter, ledger, clock=lambda: 1000.0)
-    with charged_to(Charge("chat", "telegram:1", "alice", Trust.ADMIN)):
+    with charged_to(Charge("chat", ChatRef("telegram", "1"), "alice", Trust.ADMIN)):
         assert (await images.generate("a duck")).data == b"png"
         with pytest.raises(ProviderError):
             await images.generate("a goose")
@@ -48,6 +48,6 @@ async def test_a_used_up_budget_draws_nothing(tmp_path: Path) -> None:
     ledger = UsageLedger(tmp_path / "usage.db")
     guard = BudgetGuard(BudgetsConfig(admin=Limit(daily_usd=0)), ledger, "UTC")
     painter = Painter(GeneratedImage(b"never", "image/png"))
-    with charged_to(Charge("chat", "telegram:9", "telegram:9", Trust.ADMIN)), pytest.raises(BudgetExceeded):
+    with charged_to(Charge("chat", ChatRef("telegram", "9"), "telegram:9", Trust.ADMIN)), pytest.raises(BudgetExceeded):
         await MeteredImages(painter, ledger, guard).generate("a duck")
     assert painter.calls == 0 and ledger.calls() == []

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.bus import Trust
+from bot.bus import ChatRef, Trust
 from bot.config.schema import BudgetsConfig, Limit
 from bot.errors import BudgetExceeded
 from bot.llm.transcription import Transcript
@@ -32,7 +32,7 @@ class Speech:
 async def test_each_transcription_is_a_row_charged_to_the_turns_sender(tmp_path: Path) -> None:
     ledger = UsageLedger(tmp_path / "usage.db")
     speech = MeteredSpeech(Speech(Transcript("hello", 0.006), OSError("unreadable")), ledger, clock=lambda: 1000.0)
-    with charged_to(Charge("chat", "telegram:1", "telegram:5", Trust.USER)):
+    with charged_to(Charge("chat", ChatRef("telegram", "1"), "telegram:5", Trust.USER)):
         assert (await speech.transcribe(tmp_path / "a.ogg")).text == "hello"
         with pytest.raises(OSError):
             await speech.transcribe(tmp_path / "b.ogg")
@@ -47,6 +47,6 @@ async def test_a_used_up_budget_makes_no_request(tmp_path: Path) -> None:
     ledger = UsageLedger(tmp_path / "usage.db")
     guard = BudgetGuard(BudgetsConfig(guest=Limit(daily_tokens=0)), ledger, "UTC")
     inner = Speech(Transcript("never"))
-    with charged_to(Charge("chat", "telegram:9", "telegram:9", Trust.GUEST)), pytest.raises(BudgetExceeded):
+    with charged_to(Charge("chat", ChatRef("telegram", "9"), "telegram:9", Trust.GUEST)), pytest.raises(BudgetExceeded):
         await MeteredSpeech(inner, ledger, guard).transcribe(tmp_path / "a.ogg")
     assert inner.calls == 0 and ledger.calls() == []

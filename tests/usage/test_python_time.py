@@ -5,15 +5,15 @@ from pathlib import Path
 
 import pytest
 
-from bot.bus import Trust
+from bot.bus import ChatRef, Trust
 from bot.errors import BudgetExceeded
 from bot.usage.charge import Charge, charged_to
 from bot.usage.ledger import UsageLedger
 from bot.usage.python_time import PythonTime
 
 NOON = datetime(2026, 11, 28, 12, tzinfo=UTC).timestamp()
-ANN = Charge(session_key="telegram:5", sender="telegram:5", role=Trust.USER)
-BO = Charge(session_key="telegram:6", sender="telegram:6", role=Trust.USER)
+ANN = Charge(chat=ChatRef("telegram", "5"), sender="telegram:5", role=Trust.USER)
+BO = Charge(chat=ChatRef("telegram", "6"), sender="telegram:6", role=Trust.USER)
 
 
 def test_a_users_seconds_run_out_for_the_day_and_come_back_the_next(tmp_path: Path) -> None:

@@ -59,7 +59,7 @@ class AccountCommands:
 
     def budget_left(self, message: InboundMessage) -> str:
         """What the sender may still use, in words."""
-        return self._guard.left(charge_for(message, message.chat.session_key))
+        return self._guard.left(charge_for(message))
 
     def pair(self, message: InboundMessage) -> str:
         """`/pair approve CODE` or `/pair revoke ID` on the chat's own channel (the catalogue admits admins only)."""

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bot.access.activation import Activations
 from bot.bus import InboundMessage, Trust
 from bot.chats.settings import Activation
 from bot.commands.catalogue import ACTIVATION
-from bot.commands.parse import invocation
+from bot.commands.parse import Invocation
+from bot.commands.router import CommandRouter
+
+GateHandler = Callable[[InboundMessage, Invocation, Trust], str]
+"""A command answered at the access gate: called at once with the sender's role, it returns the reply."""
 
 USAGE = "Use /activation mention (answer when mentioned) or /activation always (answer every message)."
 ONLY_ADMINS = "Only an admin or owner can change when I answer in this group."
@@ -19,12 +25,15 @@ class ActivationCommand:
 
     def __init__(self, activations: Activations) -> None:
         self._activations = activations
+        self._routes: CommandRouter[GateHandler] = CommandRouter("gate")
+        self._routes.add(ACTIVATION, self._activation)
 
     def answer(self, message: InboundMessage, role: Trust) -> str | None:
-        """The reply to `/activation …` from a sender of `role`, or None when the message is not that command."""
-        found = invocation(message.text)
-        if found is None or found.built_in is not ACTIVATION:
-            return None
+        """The reply to a command the gate answers (`/activation …`) from a sender of `role`, or None for others."""
+        routed = self._routes.route(message)
+        return None if routed is None else routed[1](message, routed[0], role)
+
+    def _activation(self, message: InboundMessage, found: Invocation, role: Trust) -> str:
         if message.is_direct:
             return ONLY_GROUPS
         args = found.args.lower().split()

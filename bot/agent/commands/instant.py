@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot.agent.commands.account import AccountCommands
@@ -23,11 +24,12 @@ from bot.commands.catalogue import (
     SESSIONS,
     START,
     STATUS,
+    STOP,
     USAGE,
     place_of,
 )
 from bot.commands.parse import Invocation, invocation
-from bot.commands.router import CommandRouter
+from bot.commands.router import CommandRouter, Handler
 from bot.plugins.approvals import ExecApprovals
 from bot.sessions.session import Sessions
 
@@ -42,7 +44,8 @@ class Answer:
 
 
 class InstantCommands:
-    """Answers /help, /start, /status, /usage, /pair, /model, /sessions, /approve, /deny, plugin and unknown ones."""
+    """Answers /stop, /help, /start, /status, /usage, /pair, /model, /sessions, /approve, /deny, plugin and unknown
+    ones."""
 
     def __init__(
         self,
@@ -55,6 +58,7 @@ class InstantCommands:
         model: ModelCommand | None = None,
         switch: SessionSwitch | None = None,
         approvals: ExecApprovals | None = None,
+        stop: Callable[[InboundMessage], Awaitable[str]] | None = None,
     ) -> None:
         self._sessions = sessions
         self._runner = runner
@@ -65,11 +69,14 @@ class InstantCommands:
         self._model = model
         self._switch = switch
         self._approvals = approvals
+        self._stop = stop
         self._routes = self._router()
 
-    def _router(self) -> CommandRouter[Answer]:
+    def _router(self) -> CommandRouter[Handler[Answer]]:
         """Each command the loop answers at once, with its handler; the plugins' commands beside them."""
-        router: CommandRouter[Answer] = CommandRouter("loop")
+        router: CommandRouter[Handler[Answer]] = CommandRouter("loop")
+        if self._stop is not None:
+            router.add(STOP, self._stopped)
         router.add(HELP, self._help)
         router.add(START, self._greet)
         router.add(STATUS, self._status)
@@ -81,14 +88,14 @@ class InstantCommands:
             router.add(USAGE, self._usage)
             router.add(PAIR, self._pair)
         if self._approvals is not None:
-            router.add(APPROVE, self._approval)
-            router.add(DENY, self._approval)
+            router.add(APPROVE, self._approve)
+            router.add(DENY, self._deny)
         router.add_plugins(self._hooks.hooks.commands, self._plugin)
         return router
 
     async def answer(self, message: InboundMessage) -> Answer | None:
-        """The answer to a user's command (not /stop), or None when the message is no such command or one its lane
-        answers (/new, /resume)."""
+        """The answer to a user's command, or None when the message is no such command or one its lane answers (/new,
+        /resume)."""
         found = invocation(message.text) if message.kind == "user" else None
         if found is None:
             return None
@@ -99,6 +106,10 @@ class InstantCommands:
         if routed is not None:
             return await routed[1](message, found)
         return None if command is not None and command.answered == "lane" else Answer(UNKNOWN_COMMAND)
+
+    async def _stopped(self, message: InboundMessage, found: Invocation) -> Answer:
+        assert self._stop is not None
+        return Answer(await self._stop(message))
 
     async def _help(self, message: InboundMessage, found: Invocation) -> Answer:
         return Answer(help_text(place_of(message), message.trust))
@@ -127,9 +138,13 @@ class InstantCommands:
         assert self._account is not None
         return Answer(self._account.pair(message))
 
-    async def _approval(self, message: InboundMessage, found: Invocation) -> Answer:
+    async def _approve(self, message: InboundMessage, found: Invocation) -> Answer:
         assert self._approvals is not None
-        return Answer(approval_answer(self._approvals, message, found.args, deny=found.built_in is DENY))
+        return Answer(approval_answer(self._approvals, message, found.args, deny=False))
+
+    async def _deny(self, message: InboundMessage, found: Invocation) -> Answer:
+        assert self._approvals is not None
+        return Answer(approval_answer(self._approvals, message, found.args, deny=True))
 
     async def _plugin(self, message: InboundMessage, found: Invocation) -> Answer:
         invoked = self._hooks.command(message)

@@ -10,8 +10,9 @@ from zoneinfo import ZoneInfo
 from bot.agent.consolidation import MemoryConsolidator
 from bot.agent.turn_hooks import TurnHooks
 from bot.bus import InboundMessage
-from bot.commands.catalogue import RESUME
-from bot.commands.parse import parse_command
+from bot.commands.catalogue import NEW, RESUME
+from bot.commands.parse import Invocation
+from bot.commands.router import CommandRouter, Handler
 from bot.memory.files import scope_for
 from bot.sessions.archive import ArchivedSession
 from bot.sessions.session import Session, Sessions
@@ -70,13 +71,24 @@ class SessionSwitch:
         heading = "Archived sessions (/resume N makes one the live session again):"
         return "\n".join([heading, *archive_lines(archives, self._zone)])
 
-    async def switch(self, message: InboundMessage) -> str:
-        """/new (or /reset) and /resume N, run in the chat's lane: the reply to send."""
+    def router(self) -> CommandRouter[Handler[str]]:
+        """The commands answered in the chat's lane, between turns: /new (or /reset) and /resume N."""
+        router: CommandRouter[Handler[str]] = CommandRouter("lane")
+        router.add(NEW, self.fresh)
+        router.add(RESUME, self.resume)
+        return router
+
+    async def fresh(self, message: InboundMessage, found: Invocation) -> str:
+        """/new (or /reset): the live session archived, a fresh one in its place; the reply to send."""
         key = message.chat.session_key
         await self._sessions.load(key)  # a session not cached is read off the event loop first
-        if parse_command(message.text) is not RESUME:
-            await self._set_aside(message, self._sessions.reset(key))
-            return NEW_SESSION
+        await self._set_aside(message, self._sessions.reset(key))
+        return NEW_SESSION
+
+    async def resume(self, message: InboundMessage, found: Invocation) -> str:
+        """/resume N: archived session N live again, the live one archived; the reply to send."""
+        key = message.chat.session_key
+        await self._sessions.load(key)
         number = resume_number(message.text)
         archives = await self._archives(message)
         if number is None or not 1 <= number <= len(archives):
@@ -95,5 +107,5 @@ class SessionSwitch:
     async def _set_aside(self, message: InboundMessage, old: Session) -> None:
         """The archived session's memory is consolidated in the background; session_end hears of it."""
         if self._memory and old.messages:
-            self._memory.archive(old, scope_for(self._workspace, message))
+            self._memory.archive(old, scope_for(self._workspace, message), message.chat)
         await self._hooks.session_ended(message.chat, len(old.messages))

@@ -85,17 +85,19 @@ class TurnCompactor:
         return self._size(messages, start) <= limit
 
     async def _summarise_hooked(self, messages: list[dict[str, Any]], start: int, latest: int, limit: int) -> None:
-        """`_summarise`, between the compaction hooks of the turn's session (`ok` False when it failed)."""
-        if self._hooks is None:
+        """`_summarise`, between the compaction hooks of the turn's chat (`ok` False when it failed); a call charged to
+        no chat has no hooks to tell."""
+        chat = current_charge().chat
+        if self._hooks is None or chat is None:
             await self._summarise(messages, start, latest, limit)
             return
-        key, folded, ok = current_charge().session_key or "", latest - start - 1, False
-        await self._hooks.run("before_compaction", BeforeCompaction(key, folded))
+        folded, ok = latest - start - 1, False
+        await self._hooks.run("before_compaction", BeforeCompaction(chat, folded))
         try:
             await self._summarise(messages, start, latest, limit)
             ok = True
         finally:
-            await self._hooks.run("after_compaction", AfterCompaction(key, folded, ok))
+            await self._hooks.run("after_compaction", AfterCompaction(chat, folded, ok))
 
     async def _summarise(self, messages: list[dict[str, Any]], start: int, latest: int, limit: int) -> None:
         """Replace the rounds between the user's message and the latest round with one note written by the model."""

@@ -6,7 +6,15 @@ import asyncio
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from bot.errors import BudgetExceeded, ProviderAuthError, ProviderError, TurnTimedOut
+from bot.errors import (
+    BudgetExceeded,
+    ModelNotFound,
+    PromptTooLarge,
+    ProviderAuthError,
+    ProviderError,
+    ProviderUnavailable,
+    TurnTimedOut,
+)
 
 T = TypeVar("T")
 
@@ -22,6 +30,21 @@ def provider_outcome(exc: ProviderError) -> str:
     if isinstance(exc, BudgetExceeded):
         return "budget exceeded"
     return "key refused" if isinstance(exc, ProviderAuthError) else "provider error"
+
+
+OWNER_FIXES = (ProviderUnavailable, ProviderAuthError, ModelNotFound, PromptTooLarge)
+"""Model failures that time or the owner mends (the server, the key, the model's name, the prompt's size)."""
+
+
+def dead_letter_reason(exc: Exception) -> str | None:
+    """Why a turn that raised `exc` leaves its messages as dead letters, or None when it does not: a crash, or a
+    model failure the owner or time mends. One the sender must mend (a budget, a conversation or message too long,
+    a request the provider refuses) is answered and done, as a timed-out turn is."""
+    if isinstance(exc, OWNER_FIXES):
+        return f"its turn failed: the model call failed ({type(exc).__name__})"
+    if isinstance(exc, ProviderError):
+        return None
+    return f"its turn crashed ({type(exc).__name__}; the traceback is in the log)"
 
 
 def timed_out(seconds: float) -> str:

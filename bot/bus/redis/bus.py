@@ -8,7 +8,7 @@ contracts on one object and owns the readers (readers.py supervises them through
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -46,10 +46,8 @@ class RedisBus:
         claim_idle_ms = int(claim_idle * 1000)
         block_ms = min(max(int(block * 1000), 1), MAX_BLOCK_MS)
         idle_block_ms = max(min(block_ms * 5, lease_ms // DEAD_CHECKS_PER_LEASE, MAX_BLOCK_MS, int(timeout * 500)), 1)
-        self._dead = RedisDeadLetters(self._scope)  # before the inbox, which records its crashed messages there
-        self._inbox = RedisInbox(
-            self._scope, lease_ms, claim_idle_ms, block_ms, idle_block_ms, self.publish_outbound, self._dead
-        )
+        self._dead = RedisDeadLetters(self._scope)
+        self._inbox = RedisInbox(self._scope, lease_ms, claim_idle_ms, block_ms, idle_block_ms, self.fail_inbound)
         self._outboxes = ChannelOutboxes(self._scope, claim_idle_ms, idle_block_ms, block_ms)
         self._intake_closed = False
         self._readers = Readers(partial(create_groups, self._inbox, self._outboxes))
@@ -59,9 +57,10 @@ class RedisBus:
         """This process's name in the streams' groups and on the leases it holds."""
         return self._scope.consumer
 
-    def key(self, *parts: str) -> str:
-        """A key under this bot's prefix."""
-        return self._scope.key(*parts)
+    @property
+    def key(self) -> Callable[..., str]:
+        """Makes a key under this bot's prefix from its parts."""
+        return self._scope.key
 
     @property
     def redis(self) -> Redis:
@@ -111,6 +110,18 @@ class RedisBus:
 
     async def release_inbound(self, message_ids: Sequence[str]) -> None:
         await self._inbox.release(message_ids)
+
+    async def fail_inbound(
+        self, messages: Sequence[InboundMessage], reason: str, apology: OutboundMessage | None = None
+    ) -> None:
+        # Recorded before the entries are acknowledged: a crash in between runs the message again, never loses it.
+        for message in messages:
+            starts = int(await self.redis.get(self.key("starts", message.id)) or 0)
+            await self._dead.record_inbound(message, reason, max(starts, 1))
+        if apology is not None:
+            await self.publish_outbound(apology, [m.id for m in messages])
+        else:
+            await self._inbox.complete([m.id for m in messages])
 
     async def publish_outbound(self, message: OutboundMessage, completes: Sequence[str] = ()) -> bool:
         await self.start()

@@ -20,8 +20,11 @@ TIMEOUT = 5.0  # every command's socket wait; longer than any BLOCK, so a blocke
 StreamRead = list[list[Any]] | dict[Any, Any]
 
 
-def connect(url: str, timeout: float = TIMEOUT) -> Redis:
-    """A redis.asyncio client whose every wait is bounded and whose transient failures are retried twice."""
+def connect(url: str, timeout: float = TIMEOUT, name: str | None = None) -> Redis:
+    """A redis.asyncio client whose every wait is bounded and whose transient failures are retried twice.
+
+    `name` is set on each of its connections (CLIENT SETNAME), so others can tell whether this process is connected.
+    """
     import redis.asyncio as aioredis
     from redis.asyncio.retry import Retry
     from redis.backoff import ExponentialBackoff
@@ -35,6 +38,7 @@ def connect(url: str, timeout: float = TIMEOUT) -> Redis:
         health_check_interval=30,
         retry=Retry(ExponentialBackoff(cap=1.0, base=0.1), 2),
         retry_on_error=[ConnectionError, TimeoutError],
+        client_name=name,
     )
 
 
@@ -70,6 +74,13 @@ class StreamScope:
         return ":".join((self._prefix, *parts))
 
     @property
+    def client_name(self) -> str | None:
+        """The name every connection of this scope carries in Redis (departures.py watches for it to vanish)."""
+        from bot.bus.redis.departures import client_name
+
+        return client_name(self.consumer)
+
+    @property
     def is_open(self) -> bool:
         """Whether the client exists (from `open` until `close`)."""
         return self._redis is not None
@@ -84,8 +95,8 @@ class StreamScope:
         """Make the client and the wire for the bus's scripts (no command is sent yet)."""
         from bot.bus.redis.wire import AsyncWire
 
-        self._redis = connect(self._url, self._timeout)
-        self._wire = AsyncWire(self._url, self._timeout)
+        self._redis = connect(self._url, self._timeout, self.client_name)
+        self._wire = AsyncWire(self._url, self._timeout, self.client_name)
         return self._redis
 
     def script(self, source: str) -> AsyncWiredScript:
@@ -108,7 +119,7 @@ class StreamScope:
         """A wire of one reader's own, for its blocking reads (which would hold up every command on a shared one)."""
         from bot.bus.redis.wire import AsyncWire
 
-        wire = AsyncWire(self._url, self._timeout)
+        wire = AsyncWire(self._url, self._timeout, self.client_name)
         self._reader_wires.append(wire)
         return wire
 

@@ -41,6 +41,10 @@ class RedisDeadLetters:
     def __init__(self, scope: StreamScope, clock: Callable[[], float] = time.time) -> None:
         self._scope = scope
         self._clock = clock
+        self._listeners: list[Callable[[InboundMessage, str], None]] = []
+
+    def on_inbound_failed(self, listener: Callable[[InboundMessage, str], None]) -> None:
+        self._listeners.append(listener)
 
     @property
     def hash(self) -> str:
@@ -53,8 +57,10 @@ class RedisDeadLetters:
         await self._scope.redis.hset(self.hash, message_id, json.dumps(record))
 
     async def record_inbound(self, message: InboundMessage, reason: str, attempts: int) -> None:
-        """Keep an inbound message that failed for good."""
+        """Keep an inbound message that failed for good, and tell the listeners."""
         await self.record("in", inbound_to_json(message), message.id, reason, attempts)
+        for listener in self._listeners:
+            listener(message, reason)
 
     async def record_outbound(self, message: OutboundMessage, reason: str, attempts: int) -> None:
         """Keep a reply that could not be delivered."""

@@ -5,10 +5,11 @@ other worker holds the session's lock, and every earlier pending entry of the se
 worker, so one session's turns run one at a time, in arrival order, across workers. A worker renews its locks,
 the idle time of its entries and its liveness lease (`alive:<worker>`, renewed last, so it outlives the locks)
 every quarter of the lease; once that lease lapses the worker is dead and another claims its entries
-(CLAIM_DEAD, checked every twelfth of a lease) and runs them again. Entries idle past `claim_idle` are claimed
-as well (XAUTOCLAIM), a safety net; a live worker's entries stay its own, however long its turns take. An
-entry of a session whose turn runs on another worker is handed to that worker (handoff.py), so /stop, /approve
-and steering reach the running turn.
+(CLAIM_DEAD, checked every twelfth of a lease) and runs them again. A worker whose connections all closed
+(its process died) has its lease ended by the first worker to notice (departures.py), well before it lapses.
+Entries idle past `claim_idle` are claimed as well (XAUTOCLAIM), a safety net; a live worker's entries stay its
+own, however long its turns take. An entry of a session whose turn runs on another worker is handed to that
+worker (handoff.py), so /stop, /approve and steering reach the running turn.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
+from bot.bus.dead_letters import CRASH_APOLOGY, CRASH_REASON, apology_for
 from bot.bus.journal import CRASH_LIMIT, RETENTION, dedupe_key
-from bot.bus.local import CRASH_APOLOGY, CRASH_REASON
 from bot.bus.messages import InboundMessage, OutboundMessage, inbound_to_json
 from bot.bus.redis.connection import StreamRead, StreamScope
-from bot.bus.redis.dead_letters import RedisDeadLetters
+from bot.bus.redis.departures import Departures
 from bot.bus.redis.handoff import HandoffStream, ReadEntry, read_entries
 from bot.bus.redis.outbox import Completion
 from bot.bus.redis.scripts import ADMIT, BEGIN, CLAIM_DEAD, PUBLISH_INBOUND, RELEASE, RENEW
@@ -41,7 +42,7 @@ BATCH = 100
 RENEWALS_PER_LEASE = 4  # a worker renews every quarter of its lease, so a stall of half a lease still keeps it
 DEAD_CHECKS_PER_LEASE = 12  # a dead worker's entries are claimed at most a twelfth of a lease after it lapsed
 
-Reply = Callable[[OutboundMessage, Sequence[str]], Awaitable[bool]]
+Fail = Callable[[Sequence[InboundMessage], str, OutboundMessage | None], Awaitable[None]]
 
 
 def _entry_order(entry_id: str) -> tuple[int, int]:
@@ -59,16 +60,14 @@ class RedisInbox:
         claim_idle_ms: int,
         block_ms: int,
         idle_block_ms: int,
-        reply: Reply,
-        dead: RedisDeadLetters,
+        fail: Fail,
     ) -> None:
         self._scope = scope
-        self._dead = dead
         self._lease_ms = lease_ms
         self._claim_idle_ms = claim_idle_ms
         self._block_ms = block_ms
         self._idle_block_ms = idle_block_ms
-        self._reply = reply  # how a message that crashed workers too often gets its apology
+        self._fail = fail  # how a message that crashed workers too often becomes a dead letter, with its apology
         self.queue: asyncio.Queue[InboundMessage] = asyncio.Queue()
         self._held: dict[str, InboundMessage] = {}
         self._claimed: set[str] = set()
@@ -77,6 +76,7 @@ class RedisInbox:
         self._next_claim = self._next_dead_check = self._next_renew = 0.0
         self._handoff: HandoffStream | None = None
         self._trimmer = StreamTrimmer()
+        self._departures = Departures()
         self._scripts: dict[str, AsyncWiredScript] = {}
         self._wire: AsyncWire | None = None  # this reader's own, for its blocking reads
 
@@ -226,7 +226,7 @@ class RedisInbox:
         if now >= self._next_renew:
             await self._renew()
             self._next_renew = now + self._lease_ms / 1000 / RENEWALS_PER_LEASE
-        if now >= self._next_dead_check:
+        if await self._end_departed() or now >= self._next_dead_check:
             await self._claim_dead()
             self._next_dead_check = now + max(self._lease_ms / 1000 / DEAD_CHECKS_PER_LEASE, 0.05)
         if now >= self._next_claim:
@@ -238,8 +238,19 @@ class RedisInbox:
         await self._admit_held()
         await self._trimmer.maybe_trim(redis, [(inbox, WORKERS)])
 
+    async def _end_departed(self) -> bool:
+        """End the liveness lease of each worker whose connections all closed; True when one was ended."""
+        ended = False
+        for worker in await self._departures.gone(self._scope.redis):
+            if await self._scope.redis.delete(self.alive_prefix + worker):
+                logger.warning(
+                    "redis bus: worker %s disconnected; its lease ended, its messages are taken over", worker
+                )
+                ended = True
+        return ended
+
     async def _claim_dead(self) -> None:
-        """Take the entries of dead workers: those whose liveness lease lapsed."""
+        """Take the entries of dead workers: those whose liveness lease lapsed (or was ended by `_end_departed`)."""
         inbox, me = self.stream, self._scope.consumer
         dead = await self._scripts["claim_dead"](keys=[inbox], args=[WORKERS, me, self.alive_prefix, BATCH])
         entries = [(entry, dict(zip(fields[::2], fields[1::2], strict=True))) for entry, fields in dead if fields]
@@ -306,13 +317,9 @@ class RedisInbox:
         if starts < CRASH_LIMIT:
             return False
         logger.error("[%s] message %s crashed workers twice; marked failed", message.chat.session_key, message.id)
-        await self._dead.record_inbound(message, CRASH_REASON, starts)
-        if message.kind == "user":
-            target = message.edit_of or message.platform_message_id  # an edit's own id names no platform message
-            apology = OutboundMessage(message.chat, CRASH_APOLOGY, message.id, target, "error")
-            await self._reply(apology, [message.id])
-        else:
-            await self.complete([message.id])
+        await self._fail(
+            [message], CRASH_REASON, apology_for(message, CRASH_APOLOGY) if message.kind == "user" else None
+        )
         return True
 
     async def _renew(self) -> None:

@@ -78,14 +78,16 @@ def _log_failure(future: asyncio.Future[Any]) -> None:
         logger.warning("redis: a command sent without waiting failed (%s: %s)", type(outcome).__name__, outcome)
 
 
-def _handshake(target: dict[str, Any]) -> list[tuple[EncodableT, ...]]:
-    """The commands a new connection sends first: AUTH and SELECT, as the URL asks."""
+def _handshake(target: dict[str, Any], name: str | None = None) -> list[tuple[EncodableT, ...]]:
+    """The commands a new connection sends first: AUTH and SELECT, as the URL asks, and its name when given."""
     commands: list[tuple[EncodableT, ...]] = []
     if target["password"] is not None:
         user = (target["username"],) if target["username"] else ()
         commands.append(("AUTH", *user, target["password"]))
     if target["db"]:
         commands.append(("SELECT", target["db"]))
+    if name is not None:
+        commands.append(("CLIENT", "SETNAME", name))
     return commands
 
 
@@ -128,9 +130,10 @@ class _Replies(asyncio.Protocol):
 class AsyncWire:
     """An asyncio connection for short commands (never a blocking one), shared by every task of one loop."""
 
-    def __init__(self, url: str, timeout: float) -> None:
+    def __init__(self, url: str, timeout: float, name: str | None = None) -> None:
         self._target = wire_target(url)
         self._timeout = timeout
+        self._name = name
         self._replies: _Replies | None = None
         self._connecting: asyncio.Lock | None = None
 
@@ -186,7 +189,7 @@ class AsyncWire:
             except (OSError, TimeoutError) as exc:
                 raise WireDown(f"could not connect: {exc}") from exc
             try:
-                for command in _handshake(self._target):
+                for command in _handshake(self._target, self._name):
                     await self._send(replies, command)
             except BaseException:
                 replies.abort()

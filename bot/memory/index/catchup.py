@@ -14,7 +14,7 @@ from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from bot.memory.index.passages import exchange_parts, history_entries, memory_facts
-from bot.memory.index.store import MemoryIndex
+from bot.memory.index.protocols import ScopeIndex
 from bot.sessions.logs import Cursor, SessionLogs
 
 logger = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ BATCH = 1000  # log entries per transaction: a huge log is indexed in slices, a 
 
 
 def catch_up_sessions(
-    index: MemoryIndex, logs: SessionLogs, keys: list[str], shown: Shown = None, bulk: Bulk | None = None
+    index: ScopeIndex, logs: SessionLogs, keys: list[str], shown: Shown = None, bulk: Bulk | None = None
 ) -> int:
     """Index what the sessions' logs gained since the last catch-up; how many messages were read. With `shown`
     (session, n), that session's live log is left for later when all it gained is from message n on (what the
@@ -77,7 +77,7 @@ def catch_up_sessions(
     return read
 
 
-def _drop_pruned(index: MemoryIndex, logs: SessionLogs, keys: list[str], heads: dict[str, Cursor]) -> None:
+def _drop_pruned(index: ScopeIndex, logs: SessionLogs, keys: list[str], heads: dict[str, Cursor]) -> None:
     """Forget the logs retention deleted: those neither live nor among the sessions' archives any more."""
     for key in keys:
         kept = set(logs.archived(key))
@@ -88,7 +88,7 @@ def _drop_pruned(index: MemoryIndex, logs: SessionLogs, keys: list[str], heads: 
 
 
 def caught_up(
-    index: MemoryIndex, logs: SessionLogs, keys: list[str], history: Path, memory: Path, shown: Shown = None
+    index: ScopeIndex, logs: SessionLogs, keys: list[str], history: Path, memory: Path, shown: Shown = None
 ) -> bool:
     """Whether a catch-up would read nothing now (so a search can go without one): a few stats and lookups."""
     heads = logs.live_heads(keys)
@@ -110,7 +110,7 @@ def _unread(key: str, cursor: Cursor, head: Cursor, shown: Shown) -> bool:
 
 
 def read_log(
-    index: MemoryIndex, logs: SessionLogs, key: str, cursor: Cursor, live: bool, bulk: Bulk | None = None
+    index: ScopeIndex, logs: SessionLogs, key: str, cursor: Cursor, live: bool, bulk: Bulk | None = None
 ) -> int:
     """Index one log from `cursor` on, in slices (a big backlog in `bulk`'s child process first); messages read."""
     if bulk is not None and logs.backlog(key, cursor) >= bulk.threshold:
@@ -134,7 +134,7 @@ def read_log(
         time.sleep(0)  # between slices, let the event loop's thread have the GIL
 
 
-def catch_up_history(index: MemoryIndex, path: Path, zone: ZoneInfo) -> None:
+def catch_up_history(index: ScopeIndex, path: Path, zone: ZoneInfo) -> None:
     """Index HISTORY.md's new entries; all of them again when the file was replaced or cut."""
     was, mark = index.mark("history"), _history_mark(path)
     if was == mark:
@@ -153,7 +153,7 @@ def catch_up_history(index: MemoryIndex, path: Path, zone: ZoneInfo) -> None:
     index.add_entries(history_entries(text, zone), "history", was, mark, replace="entry" if start == 0 else None)
 
 
-def catch_up_memory(index: MemoryIndex, path: Path) -> None:
+def catch_up_memory(index: ScopeIndex, path: Path) -> None:
     """Index MEMORY.md's facts again when the file changed (it is rewritten whole)."""
     was, mark = index.mark("memory"), _memory_mark(path)
     if was == mark:

@@ -18,10 +18,11 @@ from zoneinfo import ZoneInfo
 
 from bot.memory.index.catchup import Bulk, catch_up_history, catch_up_memory, catch_up_sessions, caught_up
 from bot.memory.index.catchup import Shown as Seen
+from bot.memory.index.protocols import IndexHome, ScopeIndex
 from bot.memory.index.query import parse_query
 from bot.memory.index.ranking import Hit, Ranker, Shown, best_hits, shown_ranges
 from bot.memory.index.semantic import SemanticMemory
-from bot.memory.index.store import IndexUnusable, MemoryIndex, damaged
+from bot.memory.index.store import FileIndexes, IndexUnusable, damaged
 from bot.memory.index.windows import widen
 from bot.memory.index.word_counts import WordCounts
 from bot.memory.members import ScopeMembers
@@ -44,7 +45,7 @@ class _Open:
     """An open index with the lock that serialises its use, the scope's files it indexes and the sessions known to be
     listed for it."""
 
-    index: MemoryIndex
+    index: ScopeIndex
     history: Path
     memory: Path
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -75,10 +76,12 @@ class MemoryIndexes:
         save_delay: float = SAVE_DELAY,
         quick: float = 0.0,
         bulk: Bulk | None = None,
+        home: IndexHome | None = None,
     ) -> None:
         """`quick`: a scope whose last search took less (in seconds) is searched on the caller's thread when its
         index needs no catch-up; 0 always searches in a worker thread (as where the logs are across a network).
-        `bulk` indexes a big backlog in another process."""
+        `bulk` indexes a big backlog in another process. `home` keeps the indexes (None: SQLite files under
+        `state_dir`)."""
         self._logs = logs
         self._members = members
         self._workspace = workspace
@@ -91,6 +94,7 @@ class MemoryIndexes:
         self._delay = save_delay
         self._quick = quick
         self._bulk = bulk
+        self._home: IndexHome = FileIndexes() if home is None else home
         self._names: RecentMap[Path, str] = RecentMap(MAX_LISTED)  # scope folder -> name (resolving costs stats)
         self._listed: RecentMap[tuple[Path, str], None] = RecentMap(MAX_LISTED)  # (scope, session) known listed
         self.rankers: list[Ranker] = []  # further ranked lists fused with the keyword one
@@ -272,16 +276,16 @@ class MemoryIndexes:
             found = self._open.get(directory, fresh=True)
             if found is not None:
                 return found
-            path = self.path_for(directory)
-            if warn_missing and not path.exists() and self._has_sources(directory):
+            path, scope = self.path_for(directory), self.scope_name(directory)
+            if warn_missing and not self._home.exists(scope, path) and self._has_sources(directory):
                 # A fresh home's first message, or an index deleted on purpose: rebuilt by itself, nothing to act on.
                 logger.info("memory index %s is missing: rebuilding it from the session logs", path)
             try:
-                index = MemoryIndex.open(path)
+                index = self._home.open(scope, path)
             except IndexUnusable as exc:
                 logger.warning("memory index %s cannot be used (%s): rebuilding it", path, exc)
-                _delete(path)
-                index = MemoryIndex.open(path)
+                self._home.delete(scope, path)
+                index = self._home.open(scope, path)
             # the least recently used index past `max_open` is closed
             found = self._open[directory] = _Open(index, directory / "HISTORY.md", directory / "MEMORY.md")
             return found
@@ -292,7 +296,7 @@ class MemoryIndexes:
             found = self._open.pop(directory, None)
         if found is not None:
             found.close()
-        _delete(self.path_for(directory))
+        self._home.delete(self.scope_name(directory), self.path_for(directory))
 
     def _note_listed(self, directory: Path, key: str) -> None:
         self._listed[directory, key] = None
@@ -330,8 +334,3 @@ def _scope_name(directory: Path, workspace: Path) -> str:
         return directory.resolve().relative_to(workspace.resolve()).as_posix()
     except ValueError:
         return Path("outside", *directory.resolve().parts[1:]).as_posix()
-
-
-def _delete(path: Path) -> None:
-    for name in (path.name, path.name + "-wal", path.name + "-shm"):
-        (path.parent / name).unlink(missing_ok=True)

@@ -219,13 +219,9 @@ class MemoryIndex:
         rows = self._db.execute(f"SELECT {_COLUMNS} FROM passages WHERE id IN ({marks})", wanted)
         return {row[0]: _stored(row) for row in rows}
 
-    def around(self, found: StoredPassage, before: int, after: int) -> list[StoredPassage]:
-        """The passage with up to `before` exchanges before it and `after` after it in the same log, in order."""
-        select = f"SELECT {_COLUMNS} FROM passages WHERE session = ? AND log = ? AND kind = 'exchange' AND first"
-        key = (found.session, found.log, found.passage.first)
-        earlier = self._db.execute(f"{select} < ? ORDER BY first DESC LIMIT ?", (*key, before)).fetchall()
-        later = self._db.execute(f"{select} > ? ORDER BY first LIMIT ?", (*key, after)).fetchall()
-        return [*map(_stored, reversed(earlier)), found, *map(_stored, later)]
+    def around(self, found: Sequence[StoredPassage], before: int, after: int) -> list[list[StoredPassage]]:
+        """Each passage with up to `before` exchanges before it and `after` after it in the same log, in order."""
+        return [_around(self._db, each, before, after) for each in found]
 
     def clear(self) -> None:
         """Forget every passage and read mark, so the next catch-up reads every source again."""
@@ -271,6 +267,28 @@ class MemoryIndex:
             "INSERT INTO passage_text (passage_text, rowid, asked, answered) VALUES ('delete', ?, ?, ?)",
             (rowid, asked, answered),
         )
+
+
+class FileIndexes:
+    """Each scope's index in an SQLite file of its own (`IndexHome`)."""
+
+    def open(self, scope: str, path: Path) -> MemoryIndex:
+        return MemoryIndex.open(path)
+
+    def exists(self, scope: str, path: Path) -> bool:
+        return path.exists()
+
+    def delete(self, scope: str, path: Path) -> None:
+        for name in (path.name, path.name + "-wal", path.name + "-shm"):
+            (path.parent / name).unlink(missing_ok=True)
+
+
+def _around(db: sqlite3.Connection, found: StoredPassage, before: int, after: int) -> list[StoredPassage]:
+    select = f"SELECT {_COLUMNS} FROM passages WHERE session = ? AND log = ? AND kind = 'exchange' AND first"
+    key = (found.session, found.log, found.passage.first)
+    earlier = db.execute(f"{select} < ? ORDER BY first DESC LIMIT ?", (*key, before)).fetchall()
+    later = db.execute(f"{select} > ? ORDER BY first LIMIT ?", (*key, after)).fetchall()
+    return [*map(_stored, reversed(earlier)), found, *map(_stored, later)]
 
 
 def _stored(row: tuple[int, str, str, str, int, float, str, str, str]) -> StoredPassage:

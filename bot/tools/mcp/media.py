@@ -14,7 +14,7 @@ from bot.bus import OutboundMessage
 from bot.tools.base import ToolContext
 from bot.tools.chat_files import ChatFiles
 from bot.tools.outbox_files import outbox_attachment, save_to_outbox
-from bot.tools.send_file import UPLOAD_LIMITS
+from bot.tools.uploads import UploadLimits
 
 MAX_FILES = 10
 
@@ -48,7 +48,12 @@ def media_of(result: Any) -> list[Media]:
 
 
 async def deliver(
-    media: list[Media], workspace: Path, ctx: ToolContext, server: str, files: ChatFiles | None = None
+    media: list[Media],
+    workspace: Path,
+    ctx: ToolContext,
+    server: str,
+    uploads: UploadLimits,
+    files: ChatFiles | None = None,
 ) -> str:
     """Save each file in the chat's outbox (a record of the chat's, with `files`) and send them in one message; a note
     for the model says where they are."""
@@ -61,7 +66,7 @@ async def deliver(
     if files is not None:
         ids = [(await files.made(ctx, path, item.name)).id for path, item in zip(paths, media, strict=False)]
         shown += f" (file ids {', '.join(ids)})"
-    if ctx.chat.channel not in UPLOAD_LIMITS:
+    if not uploads.takes_files(ctx.chat):
         return f"[the tool returned {len(paths)} file(s), saved as {shown}; this chat cannot show files]"
     attachments = tuple(outbox_attachment(path, item.mime_type) for path, item in zip(paths, media, strict=False))
     await ctx.send(OutboundMessage(ctx.chat, "", in_reply_to=ctx.turn_id, kind="progress", files=attachments))

@@ -18,6 +18,7 @@ from bot.errors import ToolError, ToolUnavailable
 from bot.tools.base import Tool, ToolContext, ToolRegistry
 from bot.tools.chat_files import ChatFiles
 from bot.tools.mcp.media import Media, deliver, media_of
+from bot.tools.uploads import UploadLimits
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +122,9 @@ class MCPTool(Tool):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> str:
         text, media = await self.server.call_with_media(self.remote_name, args)
         if media and self.server.workspace is not None:
-            note = await deliver(media, self.server.workspace, ctx, self.server.name, self.server.files)
+            note = await deliver(
+                media, self.server.workspace, ctx, self.server.name, self.server.uploads, self.server.files
+            )
             return f"{text}\n{note}" if text else note
         return text
 
@@ -139,11 +142,13 @@ class MCPServer:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         workspace: Path | None = None,
         files: ChatFiles | None = None,
+        uploads: UploadLimits | None = None,
     ) -> None:
         self.name = name
         self.config = config
         self.workspace = workspace  # where pictures and resources the tools return are saved (outbox/<chat>/)
         self.files = files  # where they are recorded as the chat's files
+        self.uploads = uploads or UploadLimits()  # which chats they can be sent to (none unless told)
         self._registry = registry
         self._restart_delay = restart_delay
         self._max_restart_delay = max_restart_delay

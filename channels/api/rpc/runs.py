@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from bot.bus import OutboundMessage
+from bot.bus.dead_letters import apology_id
 from bot.events import (
     Event,
     LLMCalled,
@@ -171,9 +172,9 @@ class RunBook:
 
         From a worker the reply can overtake its turn's last events: it then waits for the turn's end, or HOLD_REPLY.
         """
-        if message.in_reply_to is None or message.id != f"{message.in_reply_to}:reply":
-            return []
         turn = message.in_reply_to
+        if turn is None or message.id not in (f"{turn}:reply", apology_id(turn)):  # a failed turn ends in its apology
+            return []
         runs = self._turns.get(turn)
         if runs and all(run.status is None for run in runs) and turn not in self._held:
             self._held[turn] = (message, asyncio.get_running_loop().call_later(self._hold, self._release, turn))

@@ -147,13 +147,45 @@
     };
   }
 
+  // A chosen file waits beside the text box and goes with the next message, by POST /upload; the reply comes
+  // over the WebSocket like any other.
+  function attached() { return $("file").files.length ? $("file").files[0] : null; }
+
+  function showAttached() {
+    const file = attached();
+    $("attached").hidden = !file;
+    $("attached-name").textContent = file ? "Attached: " + file.name : "";
+  }
+
+  async function upload(file, text) {
+    const form = new FormData();
+    form.append("file", file, file.name);
+    form.append("text", text);
+    form.append("id", String(Date.now()));
+    const answer = await fetch("/upload", {
+      method: "POST", body: form, credentials: "same-origin", headers: { "X-CSRF-Token": csrf },
+    });
+    if (!answer.ok) bubble("error", "The file was not sent: " + ((await answer.text()) || answer.status));
+  }
+
+  $("attach").addEventListener("click", function () { $("file").click(); });
+  $("file").addEventListener("change", showAttached);
+  $("unattach").addEventListener("click", function () { $("file").value = ""; showAttached(); });
+
   $("compose").addEventListener("submit", function (event) {
     event.preventDefault();
     const text = $("text").value.trim();
-    if (!text || !socket || socket.readyState !== WebSocket.OPEN) return;
-    bubble("user", text);
+    const file = attached();
+    if ((!text && !file) || !socket || socket.readyState !== WebSocket.OPEN) return;
+    bubble("user", file ? "[" + file.name + "]" + (text ? "\n" + text : "") : text);
     live = null;
-    socket.send(JSON.stringify({ type: "message", text: text, id: String(Date.now()) }));
+    if (file) {
+      upload(file, text);
+      $("file").value = "";
+      showAttached();
+    } else {
+      socket.send(JSON.stringify({ type: "message", text: text, id: String(Date.now()) }));
+    }
     $("text").value = "";
   });
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.agent.turn.compaction import TurnCompactor, tokens_of
+from bot.bus import ChatRef
 from bot.errors import PromptTooLarge
 from bot.hooks.handlers import Hooks
 from bot.hooks.hook_events import AfterCompaction, BeforeCompaction
@@ -209,6 +210,7 @@ async def test_summarising_a_turn_runs_the_compaction_hooks_of_its_session() -> 
     hooks.on("before_compaction", heard.append)
     hooks.on("after_compaction", heard.append)
     notes, messages = Notes(), research_turn(rounds=6, size=6000)
-    with charged_to(Charge("chat", "telegram:5")):
+    with charged_to(Charge("chat", ChatRef("telegram", "5"))):
         await TurnCompactor(notes, hooks).fit(messages, limit=2500)
-    assert heard == [BeforeCompaction("telegram:5", 10), AfterCompaction("telegram:5", 10, True)]
+    chat = ChatRef("telegram", "5")
+    assert heard == [BeforeCompaction(chat, 10), AfterCompaction(chat, 10, True)]

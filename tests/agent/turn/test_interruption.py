@@ -4,7 +4,18 @@ from typing import Any
 
 import pytest
 
-from bot.agent.turn.interruption import closing_results, human_duration
+from bot.agent.turn.interruption import closing_results, dead_letter_reason, human_duration
+from bot.errors import (
+    BudgetExceeded,
+    ContextOverflow,
+    MessageTooLarge,
+    ModelNotFound,
+    PromptTooLarge,
+    ProviderAuthError,
+    ProviderUnavailable,
+    ProviderUnreachable,
+    RequestRejected,
+)
 from bot.sessions.store import SessionStore
 from bot.tools.base import Tool, ToolContext
 from tests.fakes.openai_server import FakeLLM, ToolCalls
@@ -124,3 +135,27 @@ async def test_calls_left_open_by_a_dead_process_are_closed_on_the_next_turn(tmp
         "Wrote notes.txt",
         "Not finished: the bot stopped (crash or restart) before this call completed.",
     ]
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ProviderUnavailable("503"),
+        ProviderUnreachable("127.0.0.1:9", "refused"),
+        ProviderAuthError("401"),
+        ModelNotFound("404"),
+        PromptTooLarge("too big"),
+        KeyError("oops"),
+    ],
+)
+def test_a_turn_failing_for_a_reason_the_owner_or_time_mends_leaves_a_dead_letter(error: Exception) -> None:
+    reason = dead_letter_reason(error)
+    assert reason is not None and type(error).__name__ in reason
+
+
+@pytest.mark.parametrize(
+    "error",
+    [BudgetExceeded("spent"), ContextOverflow("long"), MessageTooLarge("huge"), RequestRejected("400")],
+)
+def test_a_turn_failing_for_a_reason_the_sender_mends_is_answered_and_done(error: Exception) -> None:
+    assert dead_letter_reason(error) is None

@@ -10,6 +10,8 @@ from playwright.async_api import Page
 from tests.channels.api.browser import needs_chromium, phone_page
 from tests.channels.api.conftest import OWNER_TOKEN, ApiBot
 from tests.fakes.openai_server import Hang, Text, ToolCalls
+from tests.files.samples import docx_file
+from tests.support.document_reader import read_the_attached_document
 
 README_SCREENSHOT = Path(__file__).resolve().parents[3] / "channels" / "api" / "static" / "web-chat.png"
 
@@ -102,3 +104,26 @@ async def test_tool_progress_stop_and_new(api_bot: ApiBot, fake_llm) -> None:
         await page.click("#new")
         await page.wait_for_selector(".msg.bot.final:has-text('Started a new conversation.')")
         assert await page.locator(".msg.user").count() == 0
+
+
+async def test_a_file_attached_in_the_web_chat_is_read_by_read_document(
+    api_bot: ApiBot, fake_llm, tmp_path: Path
+) -> None:
+    fake_llm.default = read_the_attached_document
+    plan = docx_file(tmp_path / "plan.docx", "Garden plan", ["Plant tomatoes in May."])
+    async with phone_page() as page:
+        await log_in(page, api_bot)
+        await page.set_input_files("#file", str(plan))
+        await page.wait_for_selector("#attached:has-text('plan.docx')")
+        await page.fill("#text", "what does it say?")
+        await page.press("#text", "Enter")
+        await page.wait_for_selector(".tool.ok[data-name='read_document']")
+        final = await page.wait_for_selector(".msg.bot.final:has-text('Plant tomatoes in May.')")
+        assert (await final.inner_text()).count("Read: ") == 1
+        assert await page.locator(".msg.user").inner_text() == "[plan.docx]\nwhat does it say?"
+        assert await page.is_hidden("#attached")
+    asked = fake_llm.requests[0]["messages"][-1]["content"]
+    assert "\nwhat does it say?\n[attached file: f_" in asked and " plan.docx (" in asked
+    inbox = api_bot.config.workspace / "inbox" / "api" / "me"
+    [kept] = list(inbox.iterdir())
+    assert kept.name.endswith("-plan.docx") and kept.read_bytes() == plan.read_bytes()

@@ -12,7 +12,9 @@ from bot.bus import Trust
 from channels.console.channel import OPENING
 from channels.console.terminal import LineBlocks, keep_line_breaks, render_markdown
 from tests.fakes.openai_server import FakeLLM, Text
+from tests.files.samples import docx_file
 from tests.support.cli_process import env_for, write_config
+from tests.support.document_reader import read_the_attached_document
 
 UP = "\x1b[A"
 
@@ -93,3 +95,31 @@ async def test_terminal_chat_stays_live_while_a_reply_streams(tmp_path: Path, fa
     history = (tmp_path / "state" / "chat_history").read_text()
     assert "/foo" in history and "tell me a long story" in history
     assert " INFO " not in output and "turn cancelled" in (tmp_path / "state" / "logs" / "chat.log").read_text()
+
+
+def send_a_file(home: Path, path: Path, transcript: io.StringIO) -> int:
+    env = {**env_for(home), "PROMPT_TOOLKIT_NO_CPR": "1", "TERM": "xterm"}
+    child = pexpect.spawn(
+        sys.executable, ["-m", "bot", "chat"], env=env, encoding="utf-8", timeout=30, dimensions=(40, 120)
+    )
+    child.logfile_read = transcript
+    child.expect_exact("you>")
+    child.sendline(f"/file {path} what does it say?")
+    child.expect_exact("· read_document")
+    child.expect_exact("Plant tomatoes in May.")
+    child.sendline("/file")
+    child.expect_exact("Send a file with /file PATH")
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    child.close()
+    return child.exitstatus
+
+
+async def test_a_file_sent_on_the_terminal_shows_the_tool_that_reads_it(tmp_path: Path) -> None:
+    plan = docx_file(tmp_path / "plan.docx", "Garden plan", ["Plant tomatoes in May."])
+    transcript = io.StringIO()
+    async with FakeLLM(default=read_the_attached_document) as fake:
+        write_config(tmp_path / "home", fake)
+        status = await asyncio.wait_for(asyncio.to_thread(send_a_file, tmp_path / "home", plan, transcript), 90)
+    assert status == 0, transcript.getvalue()
+    assert len(fake.requests) == 2 and "read_document" in transcript.getvalue()

@@ -61,7 +61,9 @@ async def test_a_server_error_is_retried_and_the_reply_sent_once(
     platform.dm("hello", platform.owner)
     await platform.wait_sent(1)
     assert len(platform.sent()) == 1 and platform.send_attempts() == 2
-    assert len(bot.sleep.waits) == 1
+    # The outbox retries a 5xx at once; a channel that retries its own calls (email, Teams, WhatsApp, XMPP)
+    # waits one backoff first.
+    assert len(bot.sleep.waits) <= 1
 
 
 async def test_a_refusal_fails_that_reply_alone_with_the_platforms_reason(

@@ -1,11 +1,9 @@
 import json
 import logging
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 
 from bot.access.pairing import PairingBook
 from bot.bus import InboundMessage
@@ -20,13 +18,6 @@ from tests.support.adapter import discord_adapter
 from tests.support.gateway import OWNER, DiscordBot
 
 STRANGER = 77
-
-
-@pytest_asyncio.fixture
-async def bot(tmp_path: Path, fake_llm: FakeLLM, discord: FakeDiscord) -> AsyncIterator[DiscordBot]:
-    async with DiscordBot(tmp_path, fake_llm, discord) as running:
-        await running.gateway.manager.ready("discord")
-        yield running
 
 
 def last_user_text(fake_llm: FakeLLM) -> str:

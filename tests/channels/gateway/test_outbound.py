@@ -100,6 +100,21 @@ async def test_an_ambiguous_send_is_retried_once_and_counted() -> None:
     assert (stats.ambiguous_sends, stats.outbound_failed) == (3, 1)
 
 
+async def test_a_5xx_is_retried_at_once_then_after_a_backoff() -> None:
+    channel = ScriptedChannel({"a1": [ChannelUnavailable("502")], "a2": [ChannelUnavailable("502")] * 2})
+    sleep = HeldSleep()
+    outbox, bus = await outbox_for(channel, sleep)
+    await submit(outbox, bus, A, "a1")
+    assert await outbox.flush(1)  # the held sleep was never asked for: the retry went at once
+    assert channel.sent == ["a1"] and sleep.waits == []
+    await submit(outbox, bus, A, "a2")
+    await asyncio.wait_for(sleep.asked.wait(), 5)  # its second failure backs off
+    assert channel.attempts == ["a1", "a1", "a2", "a2"] and len(sleep.waits) == 1
+    sleep.release.set()
+    assert await outbox.flush(1)
+    assert channel.sent == ["a1", "a2"]
+
+
 async def test_rate_limits_spend_no_attempt_so_a_reply_outlasts_a_burst_of_them() -> None:
     failures: list[BotError] = [RateLimited(1)] * 6 + [ChannelUnavailable("502")] * 4
     channel, sleep = ScriptedChannel({"a1": failures}), HeldSleep()

@@ -1,21 +1,10 @@
-from collections.abc import AsyncIterator
-from pathlib import Path
-
-import pytest_asyncio
-
 from bot.bus import ChatRef, Choice, OutboundMessage
 from channels.slack.buttons import choice_blocks
 from tests.fakes.slack_server import FakeSlack
-from tests.support.adapter import AdapterUnderTest, slack_adapter
+from tests.support.adapter import AdapterUnderTest
 
 CHAT = ChatRef("slack", "C0GENERAL", "100.000001")
 CHOICES = (Choice("once", "Allow once", "primary"), Choice("always", "Allow always"), Choice("deny", "Deny", "danger"))
-
-
-@pytest_asyncio.fixture
-async def bot(tmp_path: Path, slack: FakeSlack) -> AsyncIterator[AdapterUnderTest]:
-    async with slack_adapter(slack, tmp_path / "media") as running:
-        yield running
 
 
 def test_choices_become_one_actions_block_under_the_text() -> None:
@@ -29,13 +18,15 @@ def test_choices_become_one_actions_block_under_the_text() -> None:
     ]
 
 
-async def test_choices_are_rendered_as_buttons_and_a_press_comes_back(bot: AdapterUnderTest, slack: FakeSlack) -> None:
-    await bot.channel.send(OutboundMessage(CHAT, "Run **ls**?", choices=CHOICES, prompt_id="K7Q"))
+async def test_choices_are_rendered_as_buttons_and_a_press_comes_back(
+    adapter: AdapterUnderTest, slack: FakeSlack
+) -> None:
+    await adapter.channel.send(OutboundMessage(CHAT, "Run **ls**?", choices=CHOICES, prompt_id="K7Q"))
     (posted,) = slack.posted
     assert posted["thread_ts"] == CHAT.thread_id and posted["text"] == "Run *ls*?"
     assert posted["blocks"][1]["elements"][2]["text"]["text"] == "Deny"
     slack.press(posted, "Allow always", user="U0OWNER")
-    pressed = await bot.next()
+    pressed = await adapter.next()
     assert pressed.press.prompt_id == "K7Q" and pressed.press.choice_id == "always"
     assert pressed.press.prompt_message_id == f"C0GENERAL:{posted['ts']}" and pressed.chat == CHAT
     assert (pressed.text, pressed.sender_id, pressed.sender_name) == ("Allow always", "U0OWNER", "Olive")
@@ -44,20 +35,20 @@ async def test_choices_are_rendered_as_buttons_and_a_press_comes_back(bot: Adapt
     assert envelope.acked and envelope.ack_delay < 3.0
 
 
-async def test_a_long_text_goes_first_and_the_buttons_after_it(bot: AdapterUnderTest, slack: FakeSlack) -> None:
+async def test_a_long_text_goes_first_and_the_buttons_after_it(adapter: AdapterUnderTest, slack: FakeSlack) -> None:
     text = "\n\n".join(["A paragraph of the plan, long enough to matter. " * 10] * 8)
-    await bot.channel.send(OutboundMessage(CHAT, text, choices=CHOICES, prompt_id="P1"))
+    await adapter.channel.send(OutboundMessage(CHAT, text, choices=CHOICES, prompt_id="P1"))
     assert len(slack.posted) == 2 and "blocks" not in slack.posted[0]
     assert slack.posted[1]["text"] == "Allow once / Allow always / Deny"
     assert slack.posted[1]["blocks"][0]["block_id"] == "relaybot:P1"
 
 
 async def test_edit_of_replaces_the_prompt_in_place_without_its_buttons(
-    bot: AdapterUnderTest, slack: FakeSlack
+    adapter: AdapterUnderTest, slack: FakeSlack
 ) -> None:
-    await bot.channel.send(OutboundMessage(CHAT, "Run ls?", choices=CHOICES, prompt_id="K7Q"))
+    await adapter.channel.send(OutboundMessage(CHAT, "Run ls?", choices=CHOICES, prompt_id="K7Q"))
     prompt = f"C0GENERAL:{slack.posted[0]['ts']}"
-    await bot.channel.send(OutboundMessage(CHAT, "Run ls? **Allowed once** by Olive", edit_of=prompt))
+    await adapter.channel.send(OutboundMessage(CHAT, "Run ls? **Allowed once** by Olive", edit_of=prompt))
     (update,) = slack.updates
     assert (update["ts"], update["text"], update["blocks"]) == (
         slack.posted[0]["ts"],
@@ -68,10 +59,10 @@ async def test_edit_of_replaces_the_prompt_in_place_without_its_buttons(
 
 
 async def test_a_prompt_closed_without_a_press_is_updated_in_place_without_its_buttons(
-    bot: AdapterUnderTest, slack: FakeSlack
+    adapter: AdapterUnderTest, slack: FakeSlack
 ) -> None:
-    await bot.channel.send(OutboundMessage(CHAT, "Run ls?", choices=CHOICES, prompt_id="K7Q"))
-    await bot.channel.send(OutboundMessage(CHAT, "Run ls?\nTimed out, not run.", prompt_id="K7Q"))
+    await adapter.channel.send(OutboundMessage(CHAT, "Run ls?", choices=CHOICES, prompt_id="K7Q"))
+    await adapter.channel.send(OutboundMessage(CHAT, "Run ls?\nTimed out, not run.", prompt_id="K7Q"))
     (update,) = slack.updates
     assert (update["ts"], update["text"], update["blocks"]) == (
         slack.posted[0]["ts"],
@@ -82,34 +73,34 @@ async def test_a_prompt_closed_without_a_press_is_updated_in_place_without_its_b
 
 
 async def test_closing_a_prompt_the_adapter_does_not_know_sends_the_text_anew(
-    bot: AdapterUnderTest, slack: FakeSlack
+    adapter: AdapterUnderTest, slack: FakeSlack
 ) -> None:
-    await bot.channel.send(OutboundMessage(CHAT, "Timed out, not run.", prompt_id="ZZZ"))
+    await adapter.channel.send(OutboundMessage(CHAT, "Timed out, not run.", prompt_id="ZZZ"))
     assert slack.updates == [] and [p["text"] for p in slack.posted] == ["Timed out, not run."]
 
 
-async def test_an_edit_slack_refuses_is_sent_anew(bot: AdapterUnderTest, slack: FakeSlack) -> None:
-    await bot.channel.send(OutboundMessage(CHAT, "decided", edit_of="C0GENERAL:999.000001"))
+async def test_an_edit_slack_refuses_is_sent_anew(adapter: AdapterUnderTest, slack: FakeSlack) -> None:
+    await adapter.channel.send(OutboundMessage(CHAT, "decided", edit_of="C0GENERAL:999.000001"))
     assert slack.updates == [] and [p["text"] for p in slack.posted] == ["decided"]
 
 
-async def test_a_revised_answer_replaces_the_earlier_reply(bot: AdapterUnderTest, slack: FakeSlack) -> None:
+async def test_a_revised_answer_replaces_the_earlier_reply(adapter: AdapterUnderTest, slack: FakeSlack) -> None:
     question = "C0GENERAL:100.000005"
-    await bot.channel.send(OutboundMessage(CHAT, "first answer", reply_to_platform_id=question))
-    await bot.channel.send(OutboundMessage(CHAT, "second answer", revises_reply_to=question))
+    await adapter.channel.send(OutboundMessage(CHAT, "first answer", reply_to_platform_id=question))
+    await adapter.channel.send(OutboundMessage(CHAT, "second answer", revises_reply_to=question))
     assert [u["text"] for u in slack.updates] == ["second answer"] and len(slack.posted) == 1
-    await bot.channel.send(OutboundMessage(CHAT, "unknown one", revises_reply_to="C0GENERAL:1.000001"))
+    await adapter.channel.send(OutboundMessage(CHAT, "unknown one", revises_reply_to="C0GENERAL:1.000001"))
     assert len(slack.posted) == 2 and len(slack.updates) == 1
 
 
-async def test_a_private_notice_is_ephemeral(bot: AdapterUnderTest, slack: FakeSlack) -> None:
-    await bot.channel.send(OutboundMessage(CHAT, "Not yours to decide.", kind="notice", private_to="U0STRANGER"))
+async def test_a_private_notice_is_ephemeral(adapter: AdapterUnderTest, slack: FakeSlack) -> None:
+    await adapter.channel.send(OutboundMessage(CHAT, "Not yours to decide.", kind="notice", private_to="U0STRANGER"))
     assert slack.posted == []
     (notice,) = slack.ephemeral
     assert (notice["user"], notice["channel"], notice["thread_ts"]) == ("U0STRANGER", "C0GENERAL", CHAT.thread_id)
 
 
-async def test_a_refused_private_notice_is_posted(bot: AdapterUnderTest, slack: FakeSlack) -> None:
+async def test_a_refused_private_notice_is_posted(adapter: AdapterUnderTest, slack: FakeSlack) -> None:
     slack.fail("chat.postEphemeral", status=200, error="user_not_in_channel")
-    await bot.channel.send(OutboundMessage(CHAT, "Not yours.", kind="notice", private_to="U0STRANGER"))
+    await adapter.channel.send(OutboundMessage(CHAT, "Not yours.", kind="notice", private_to="U0STRANGER"))
     assert [p["text"] for p in slack.posted] == ["Not yours."]

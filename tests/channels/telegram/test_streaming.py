@@ -141,10 +141,9 @@ async def test_a_turn_failing_mid_stream_is_marked_and_apologised_for(
     bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
 ) -> None:
     fake_llm.script(Text(REPLY, chunk_delay=0.02, cut_after=6, cut="drop"))
-    done = asyncio.create_task(delivered(bot))
     ask_in_group(telegram, "explain")
-    await done
-    live, apology = telegram.sent
+    await telegram.wait_for_sent(3)  # the live message, its apology, and the owner's dead-letter notice in a DM
+    live, apology = (sent for sent in telegram.sent if sent["chat_id"] == GROUP)
     final = telegram.edits[-1]
     assert final["message_id"] == live["message_id"]
     visible = html_visible_text(final["text"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.app.agent_rpc import NO_API, control_handlers
+from channels.api.rpc.control import NO_API, control_handlers
 
 
 async def test_agent_ops_refuse_in_one_line_without_the_api_channel() -> None:

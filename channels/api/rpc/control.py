@@ -6,13 +6,14 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from bot.bus import Trust
+from bot.config.schema_agents import API_CLI_CALLER
 from bot.ops.control import Handler
 
 if TYPE_CHECKING:
     from channels.api.rpc.methods import RunStarter
     from channels.api.web.auth import Caller
 
-CLI_NAME = "cli"
+CLI_NAME = API_CLI_CALLER
 """The caller name of runs started from the command line: their sessions are `api:cli:<session>`."""
 NO_API = "relaybot agent runs through the API channel; set channels.api.enabled: true and restart"
 Call = Callable[["RunStarter", "Caller", dict[str, Any]], Awaitable[dict[str, Any]]]
