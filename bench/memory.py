@@ -7,9 +7,11 @@ Run from the repository root: python bench/memory.py [--chats 3000] [--baseline 
 Part 0 is the issue's own measurement: a real `relaybot run` made by `relaybot init` (Telegram only,
 `dm_policy: open`, the fake model in a process of its own) long-polls the fake Telegram in this
 process; one-message DMs from different people, 20 at a time, each answered by a sendMessage, and the
-gateway's RSS read (after the reply) at each count of `--gateway`. `--gateway-growth N` runs the same
-gateway in this process under tracemalloc, N and 2N chats apart, and prints what it kept between them
-by line (the fake Telegram's and the bench's own allocations left out).
+gateway's RSS read (two seconds after the last reply, once the turns went quiet) at each count of `--gateway`.
+A second gateway, the baseline, runs the same at the same time with `MALLOC_ARENA_MAX` set to glibc's own
+default, which makes relaybot leave the allocator as glibc sets it (no arena limit, no trim).
+`--gateway-growth N` runs the same gateway in this process under tracemalloc, N and 2N chats apart, and prints
+what it kept between them by line (the fake Telegram's and the bench's own allocations left out).
 Each count of chats runs in a fresh child process: a bot from `relaybot init`'s workspace, the
 fake model (0 s) in a process of its own, one turn per chat (a different guest's DM each),
 20 chats at a time. The child prints
@@ -28,6 +30,7 @@ import argparse
 import asyncio
 import gc
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -50,6 +53,9 @@ from rig import (
 
 from bot.bus import Trust
 from bot.llm.prices import price_table
+
+QUIET_READ = 2.0  # seconds after a count's last reply before RSS is read
+TARGETS = {3000: 1.0, 6000: 0.8}  # MB more than the count before, issue 50
 
 
 def rss_kb() -> int:
@@ -132,32 +138,49 @@ def gateway_home(home: Path, telegram: TimedTelegram, base_url: str, **agent: An
     return config_file
 
 
-async def gateway_rss(home: Path, counts: list[int]) -> None:
-    """Part 0: the RSS of a real `relaybot run` after each count of one-message DMs through the fake Telegram."""
+GLIBC_DEFAULT = {"MALLOC_ARENA_MAX": str(8 * (os.cpu_count() or 1))}  # glibc's own limit; relaybot then leaves it be
+
+
+async def gateway_figures(home: Path, counts: list[int], base_url: str, env: dict[str, str]) -> list[tuple[int, int]]:
+    """The RSS of a real `relaybot run` (KB) after 20 one-message DMs and after each count of them."""
     figures: list[tuple[int, int]] = []
+    async with TimedTelegram() as telegram:
+        config_file = gateway_home(home, telegram, base_url)
+        gateway = RelaybotProcess(home, config_file, env=env)
+        try:
+            await telegram.wait_for_call("getUpdates", 1, timeout=120)
+            await dm_chats(telegram, 0, 20)
+            await asyncio.sleep(QUIET_READ)
+            figures.append((20, process_rss_kb(gateway.process.pid)))
+            done = 0
+            for count in counts:
+                await dm_chats(telegram, 20 + done, count - done)
+                done = count
+                await asyncio.sleep(QUIET_READ)  # the last replies' bookkeeping, and the trim once turns go quiet
+                figures.append((count, process_rss_kb(gateway.process.pid)))
+        finally:
+            gateway.stop()
+    return figures
+
+
+async def gateway_rss(home: Path, counts: list[int]) -> None:
+    """Part 0: the RSS of a real `relaybot run` after each count of one-message DMs through the fake Telegram, beside
+    the same gateway with glibc's own allocator settings (MALLOC_ARENA_MAX set: no arena limit, no trim) at once."""
     with FakeProcess(0.0) as fake:
-        async with TimedTelegram() as telegram:
-            config_file = gateway_home(home, telegram, fake.base_url)
-            gateway = RelaybotProcess(home, config_file)
-            try:
-                await telegram.wait_for_call("getUpdates", 1, timeout=120)
-                await dm_chats(telegram, 0, 20)
-                await asyncio.sleep(1)
-                idle = process_rss_kb(gateway.process.pid)
-                done = 0
-                for count in counts:
-                    await dm_chats(telegram, 20 + done, count - done)
-                    done = count
-                    await asyncio.sleep(1)  # the last replies' bookkeeping
-                    figures.append((count, process_rss_kb(gateway.process.pid)))
-            finally:
-                gateway.stop()
+        tuned, baseline = await asyncio.gather(
+            gateway_figures(home / "tuned", counts, fake.base_url, {}),
+            gateway_figures(home / "baseline", counts, fake.base_url, GLIBC_DEFAULT),
+        )
     print(f"0. gateway RSS, one-message DMs through `relaybot run` and the fake Telegram ({load_average()}):")
-    print(f"   after 20 chats {idle / 1024:.1f} MB")
-    last = idle
-    for count, rss in figures:
-        print(f"   after {count:,} chats {rss / 1024:.1f} MB ({(rss - last) / 1024:+.1f} MB)")
-        last = rss
+    print("   chats    relaybot's allocator settings    baseline: glibc's own (MALLOC_ARENA_MAX set)")
+    for i, ((count, rss), (_, base)) in enumerate(zip(tuned, baseline, strict=True)):
+        grew = f"({(rss - tuned[i - 1][1]) / 1024:+.1f} MB)" if i else ""
+        base_grew = f"({(base - baseline[i - 1][1]) / 1024:+.1f} MB)" if i else ""
+        print(f"   {count:>6,}   {rss / 1024:6.1f} MB {grew:12}           {base / 1024:6.1f} MB {base_grew}")
+    growth = {count: (rss - tuned[i][1]) / 1024 for i, (count, rss) in enumerate(tuned[1:])}
+    for count, target in TARGETS.items():
+        if count in growth:
+            print(f"   to {count:,} chats: {growth[count]:+.1f} MB (target ≤ +{target} MB)")
 
 
 async def gateway_growth(chats: int, home: Path) -> None:

@@ -18,6 +18,7 @@ from bot.cancelling import cancel_and_wait
 from bot.cluster.roles import Role
 from bot.config.schema import Config
 from bot.llm.types import Provider
+from bot.ops.allocator import QuietTrim, limit_arenas
 from bot.ops.gateway_lock import AlreadyRunning
 from channels.console.channel import ConsoleChannel
 from channels.gateway.manager import ChannelManager
@@ -64,6 +65,7 @@ async def run_console(config: Config, message: str | None, provider: Provider | 
 
 async def run_gateway(config: Config, role: Role = "all") -> int:
     """`relaybot run`: serve until SIGINT or SIGTERM; 1 at once when another gateway holds this home."""
+    limit_arenas()  # before the gateway's threads take arenas of their own
     lock = stores_for(config).process_lock()
     if lock is None:
         await _serve(config, role)
@@ -86,6 +88,7 @@ async def _serve(config: Config, role: Role = "all") -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     gateway = Gateway(config, role=role)
+    trim = QuietTrim(gateway.agent.events)
     reloads: set[asyncio.Task[object]] = set()
 
     def reload_on_hangup() -> None:
@@ -109,6 +112,7 @@ async def _serve(config: Config, role: Role = "all") -> None:
                 await asyncio.wait([stopping, lost], return_when=asyncio.FIRST_COMPLETED)
         finally:
             await gateway.stop()
+            await trim.stop()
     finally:
         await cancel_and_wait(stopping, lost, *reloads)
     logger.info("gateway stopped")

@@ -1,0 +1,107 @@
+"""A long conversation replayed: the development conversations played as ten chats at once through a real gateway.
+
+Run from the repository root: python bench/replay.py [--locomo ../shared/data/locomo-dev] [--rounds 2]
+                              [--exchanges N]
+
+A real `relaybot run` made by `relaybot init` (Telegram only, the ten people allowlisted, replies sent whole, no flood
+limit) long-polls the fake Telegram served by this process; the fake model (0 s, answering consolidation with
+save_memory) runs in a process of its own. Ten people each replay one LoCoMo conversation in their DM (chat `i`
+plays conversation `i mod count`), every message sent once the reply to the last one arrived, all ten at once.
+The figure is exchanges answered per second of wall time, with the memory index kept as it is by default
+(auto-recall on, every message indexed). The baseline, in the same run and alternated with it, is the same replay
+with auto-recall off (`memory.auto_recall.enabled: false`; messages still indexed, in the background).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from locomo.conversation import Conversation, load
+from rig import FakeProcess, RelaybotProcess, TimedTelegram, init_home, load_average, write_config
+
+CHATS = 10
+TARGET = 300.0  # exchanges a second, issue 50
+FIRST_USER = 500_000
+
+
+async def replay(
+    home: Path, base_url: str, conversations: list[Conversation], exchanges: int | None, auto_recall: bool
+) -> tuple[float, float, int]:
+    """Ten chats replaying the conversations at once through a fresh gateway: (exchanges/s, gateway CPU ms per
+    exchange, exchanges answered)."""
+    counter = itertools.count(1)
+    async with TimedTelegram() as telegram:
+        config_file = init_home(home)
+        section = {
+            "enabled": True,
+            "token": telegram.token,
+            "api_base": telegram.base_url,
+            "dm_policy": "allowlist",
+            "allow_from": [str(FIRST_USER + i) for i in range(CHATS)],
+            "streaming": "off",
+        }
+        memory: dict[str, Any] = {"auto_recall": {"enabled": auto_recall}}
+        write_config(config_file, base_url, channels={"telegram": section}, access={"rate_limit": 0}, memory=memory)
+        gateway = RelaybotProcess(home, config_file)
+        try:
+            await telegram.wait_for_call("getUpdates", 1, timeout=120)
+
+            async def chat(user: int, conversation: Conversation) -> int:
+                said = 0
+                for exchange in conversation.exchanges[:exchanges]:
+                    n = next(counter)
+                    telegram.text(f"q{n}q {exchange.asked}", chat_id=user, user_id=user, first_name=f"P{user}")
+                    await telegram.reply_to(n, timeout=120)
+                    said += 1
+                return said
+
+            cpu = gateway.cpu
+            started = time.perf_counter()
+            said = await asyncio.gather(
+                *(chat(FIRST_USER + i, conversations[i % len(conversations)]) for i in range(CHATS))
+            )
+            wall = time.perf_counter() - started
+            cpu = gateway.cpu - cpu
+        finally:
+            gateway.stop()
+    total = sum(said)
+    return total / wall, cpu * 1000 / total, total
+
+
+async def main(folder: Path, rounds: int, exchanges: int | None) -> None:
+    conversations = load(folder)
+    rates: dict[bool, list[float]] = {True: [], False: []}
+    with tempfile.TemporaryDirectory() as tmp, FakeProcess(0.0, consolidating=True) as fake:
+        for run in range(rounds):
+            for auto_recall in (True, False):
+                home = Path(tmp) / f"{run}-{auto_recall}"
+                rate, cpu, total = await replay(home, fake.base_url, conversations, exchanges, auto_recall)
+                rates[auto_recall].append(rate)
+                name = "index kept, auto-recall on " if auto_recall else "baseline, auto-recall off"
+                print(
+                    f"round {run + 1}, {name}: {total:,} exchanges in {CHATS} chats, {rate:.0f} exchanges/s,"
+                    f" gateway CPU {cpu:.2f} ms an exchange ({load_average()})",
+                    flush=True,
+                )
+    kept, baseline = statistics.median(rates[True]), statistics.median(rates[False])
+    print(
+        f"replay, ten chats at once, 0 s model: {kept:.0f} exchanges/s with the index kept (target ≥ {TARGET:.0f};"
+        f" 107 at issue 50's start), baseline with auto-recall off {baseline:.0f}/s, median of {rounds}"
+        f" ({load_average()})"
+    )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--locomo", type=Path, default=Path("../shared/data/locomo-dev"), help="LoCoMo folder")
+    parser.add_argument("--rounds", type=int, default=2, help="alternations of the two replays")
+    parser.add_argument("--exchanges", type=int, help="the first N exchanges of each conversation (all by default)")
+    args = parser.parse_args()
+    asyncio.run(main(args.locomo, args.rounds, args.exchanges))
