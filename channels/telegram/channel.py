@@ -27,7 +27,7 @@ from channels.sent_replies import SentReplies
 from channels.streaming import LiveReply, StreamSettings
 from channels.telegram.albums import AlbumGatherer, AlbumPart, merge_album
 from channels.telegram.calls import call_bot_api
-from channels.telegram.library import skip_httpx_cli, without_passport_crypto
+from channels.telegram.library import skip_httpx_cli
 from channels.telegram.live import TelegramDraft, TelegramEdits
 from channels.telegram.menu import offer_commands
 from channels.telegram.moves import ChatMoves
@@ -83,8 +83,7 @@ class TelegramChannel(Channel):
 
     async def start(self) -> None:
         skip_httpx_cli()
-        with without_passport_crypto():
-            from telegram.ext import Application
+        from telegram.ext import Application
 
         from channels.telegram.http import AiohttpRequest, RawBotApi
 
