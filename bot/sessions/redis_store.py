@@ -42,8 +42,10 @@ end
 return {meta, total, from, redis.call('LRANGE', KEYS[2], from, -1)}
 """
 
-# KEYS: meta hash. ARGV: upto. Raises the consolidation mark, never lowers it; returns the mark.
+# KEYS: meta hash, log list. ARGV: upto. Raises the consolidation mark, never lowers it; returns the mark, or -1
+# when the log is gone (another process resumed or pruned the archive): no mark on keys nothing reads.
 _CONSOLIDATED = """
+if redis.call('EXISTS', KEYS[2]) == 0 then return -1 end
 local mark = tonumber(redis.call('HGET', KEYS[1], 'consolidated') or '0')
 if tonumber(ARGV[1]) > mark then
   mark = tonumber(ARGV[1])
@@ -202,7 +204,10 @@ class RedisSessionStore(SessionCache):
     def mark_consolidated(self, session: Session, upto: int) -> None:
         """Record that messages before `upto` now live in long-term memory (a mark only ever rises)."""
         session = self._redis(session)
-        session.consolidated = int(self._consolidated_script(keys=[session.meta_key], args=[upto]))
+        mark = int(self._consolidated_script(keys=[session.meta_key, session.log_key], args=[upto]))
+        if mark < 0:
+            logger.info("[%s] session moved by another process while consolidating: mark not kept", session.key)
+        session.consolidated = max(mark, upto)
         current = self._sessions.get(session.key)
         if isinstance(current, RedisSession) and current is not session and current.meta_key == session.meta_key:
             current.consolidated = max(current.consolidated, session.consolidated)
@@ -236,7 +241,8 @@ class RedisSessionStore(SessionCache):
         archived_log = self._shared.key("session-archive", archive, "log")
         keys = [old.meta_key, old.log_key, archived_meta, archived_log, self._index]
         self._reset_script(keys=keys, args=[gen, key])
-        old.meta_key, old.log_key = archived_meta, archived_log
+        for copy in self._copies(lambda session: getattr(session, "meta_key", None) == old.meta_key):
+            self._moved(copy, archived_meta, archived_log)  # a consolidation still running marks the archive
         self._remember(self._new(key, gen))
         return old
 
@@ -262,12 +268,15 @@ class RedisSessionStore(SessionCache):
         meta, log = (self._shared.key("session-archive", archive, part) for part in ("meta", "log"))
         if archive_id.count(".") != 1 or not self._shared.client.exists(log):
             raise KeyError(archive_id)
+        returning = self._copies(lambda session: getattr(session, "meta_key", None) == meta)
         old = self.reset(key)
         live = self._new(key)
         if not self._resume_script(
             keys=[meta, log, live.meta_key, live.log_key, self._index], args=[new_id(), key, time.time()]
         ):
             raise KeyError(archive_id)  # another process resumed it meanwhile
+        for copy in returning:  # the archive's consolidation, if still running, marks the live keys now
+            self._moved(copy, live.meta_key, live.log_key)
         cached = self._lookup(key)
         if cached is not None:
             self._forget(cached)
@@ -291,6 +300,11 @@ class RedisSessionStore(SessionCache):
 
     def _meta(self, key: str) -> str:
         return self._shared.key("session", key, "meta")
+
+    @staticmethod
+    def _moved(session: Session, meta_key: str, log_key: str) -> None:
+        found = RedisSessionStore._redis(session)
+        found.meta_key, found.log_key = meta_key, log_key
 
     @staticmethod
     def _redis(session: Session) -> RedisSession:
