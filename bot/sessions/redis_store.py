@@ -42,16 +42,23 @@ end
 return {meta, total, from, redis.call('LRANGE', KEYS[2], from, -1)}
 """
 
-# KEYS: meta hash, log list. ARGV: upto. Raises the consolidation mark, never lowers it; returns the mark, or -1
-# when the log is gone (another process resumed or pruned the archive): no mark on keys nothing reads.
+# KEYS: meta hash, log list, the live meta hash of its session. ARGV: upto, the generation the session was read at.
+# Raises the consolidation mark, never lowers it. A session whose keys now hold another generation (archived or
+# reset by another process) is marked only where another process resumed it: the live keys, whose meta names the
+# archive it came from; else nowhere (no mark on keys nothing reads, or on another conversation).
+# Returns the mark (-1 when none was kept), the meta hash it is on and that hash's generation.
 _CONSOLIDATED = """
-if redis.call('EXISTS', KEYS[2]) == 0 then return -1 end
-local mark = tonumber(redis.call('HGET', KEYS[1], 'consolidated') or '0')
+local meta = KEYS[1]
+if redis.call('EXISTS', KEYS[2]) == 0 or (redis.call('HGET', meta, 'gen') or '') ~= ARGV[2] then
+  if redis.call('HGET', KEYS[3], 'resumed_from') ~= KEYS[1] then return {-1, '', ''} end
+  meta = KEYS[3]
+end
+local mark = tonumber(redis.call('HGET', meta, 'consolidated') or '0')
 if tonumber(ARGV[1]) > mark then
   mark = tonumber(ARGV[1])
-  redis.call('HSET', KEYS[1], 'consolidated', mark)
+  redis.call('HSET', meta, 'consolidated', mark)
 end
-return mark
+return {mark, meta, redis.call('HGET', meta, 'gen') or ''}
 """
 
 # KEYS: meta hash, log list, index (or ''). ARGV: now, session key, then the records.
@@ -87,7 +94,7 @@ _RESUME = """
 if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 redis.call('RENAME', KEYS[2], KEYS[4])
 if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('RENAME', KEYS[1], KEYS[3]) else redis.call('DEL', KEYS[3]) end
-redis.call('HSET', KEYS[3], 'gen', ARGV[1], 'resumed', redis.call('LLEN', KEYS[4]))
+redis.call('HSET', KEYS[3], 'gen', ARGV[1], 'resumed', redis.call('LLEN', KEYS[4]), 'resumed_from', KEYS[1])
 redis.call('ZADD', KEYS[5], ARGV[3], ARGV[2])
 return 1
 """
@@ -204,10 +211,14 @@ class RedisSessionStore(SessionCache):
     def mark_consolidated(self, session: Session, upto: int) -> None:
         """Record that messages before `upto` now live in long-term memory (a mark only ever rises)."""
         session = self._redis(session)
-        mark = int(self._consolidated_script(keys=[session.meta_key, session.log_key], args=[upto]))
-        if mark < 0:
-            logger.info("[%s] session moved by another process while consolidating: mark not kept", session.key)
-        session.consolidated = max(mark, upto)
+        keys = [session.meta_key, session.log_key, self._meta(session.key)]
+        mark, meta, gen = (_text(part) for part in self._consolidated_script(keys=keys, args=[upto, session.gen]))
+        if int(mark) < 0:
+            logger.info("[%s] session archived or resumed elsewhere while consolidated: mark not kept", session.key)
+        elif meta != session.meta_key:  # another process resumed the archive: its keys are the live ones now
+            logger.info("[%s] archive resumed elsewhere while it was consolidated: marked live", session.key)
+            self._moved(session, meta, self._shared.key("session", session.key, "log"), gen)
+        session.consolidated = max(int(mark), upto)
         current = self._sessions.get(session.key)
         if isinstance(current, RedisSession) and current is not session and current.meta_key == session.meta_key:
             current.consolidated = max(current.consolidated, session.consolidated)
@@ -271,12 +282,13 @@ class RedisSessionStore(SessionCache):
         returning = self._copies(lambda session: getattr(session, "meta_key", None) == meta)
         old = self.reset(key)
         live = self._new(key)
+        gen = new_id()
         if not self._resume_script(
-            keys=[meta, log, live.meta_key, live.log_key, self._index], args=[new_id(), key, time.time()]
+            keys=[meta, log, live.meta_key, live.log_key, self._index], args=[gen, key, time.time()]
         ):
             raise KeyError(archive_id)  # another process resumed it meanwhile
         for copy in returning:  # the archive's consolidation, if still running, marks the live keys now
-            self._moved(copy, live.meta_key, live.log_key)
+            self._moved(copy, live.meta_key, live.log_key, gen)
         cached = self._lookup(key)
         if cached is not None:
             self._forget(cached)
@@ -302,9 +314,12 @@ class RedisSessionStore(SessionCache):
         return self._shared.key("session", key, "meta")
 
     @staticmethod
-    def _moved(session: Session, meta_key: str, log_key: str) -> None:
+    def _moved(session: Session, meta_key: str, log_key: str, gen: str | None = None) -> None:
+        """Point a copy at the keys its session now lives in; `gen` when the move gave the session a new one."""
         found = RedisSessionStore._redis(session)
         found.meta_key, found.log_key = meta_key, log_key
+        if gen is not None:
+            found.gen = gen
 
     @staticmethod
     def _redis(session: Session) -> RedisSession:
@@ -317,6 +332,10 @@ class RedisSessionStore(SessionCache):
         session.messages.extend(r["message"] for r in records)
         for record in records:
             session.inbound_ids.update(record.get("inbound", ()))
+
+
+def _text(value: bytes | str | int) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def glob_escaped(text: str) -> str:

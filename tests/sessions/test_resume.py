@@ -140,15 +140,21 @@ def test_a_consolidation_outliving_a_resume_and_another_new_marks_the_archive_it
     assert sorted(a.first_words for a in again.archives(KEY)) == ["live now", "pancakes", "waffles"]
 
 
-def test_a_resume_by_another_worker_leaves_no_mark_on_keys_nothing_reads(redis_url: str, tmp_path: Path) -> None:
+def test_an_archive_resumed_by_another_worker_while_it_consolidates_is_marked_live(
+    redis_url: str, tmp_path: Path
+) -> None:
     state = RedisState(redis_url, prefix=f"t{id(tmp_path)}")
     one, two = RedisSessionStore(state), RedisSessionStore(state)
     fill(one)
-    consolidating = one.reset(KEY)
-    archive = next(a for a in two.archives(KEY) if a.first_words == "live now")
-    two.resume(KEY, archive.id)
+    consolidating = one.reset(KEY)  # /new on worker one, whose consolidation holds this copy
+    two.resume(KEY, next(a for a in two.archives(KEY) if a.first_words == "live now").id)  # /resume on worker two
     before = sorted(state.client.scan_iter(match=state.key("session-archive", "*")))
     one.mark_consolidated(consolidating, consolidating.total)
-    assert consolidating.consolidated == consolidating.total  # the round ends all the same
-    assert sorted(state.client.scan_iter(match=state.key("session-archive", "*"))) == before
+    assert two.get(KEY).consolidated == 2 and RedisSessionStore(state).get(KEY).consolidated == 2
+    assert sorted(state.client.scan_iter(match=state.key("session-archive", "*"))) == before  # no stray keys
+    two.reset(KEY)  # archived again: a later mark of the old copy lands on no fresh session
+    talk(two, KEY, "fresh")
+    stale = RedisSessionStore(state).get(KEY)
+    one.mark_consolidated(consolidating, consolidating.total)
+    assert RedisSessionStore(state).get(KEY).consolidated == stale.consolidated == 0
     state.client.close()
