@@ -267,6 +267,9 @@ class AgentLoop:
             )
             logger.info("[%s] turn %s in %.2fs (%s)", key, outcome, duration, message.id)
         await self._hooks.ended(message, outcome, reply, mark.since(self._sessions))
+        if failure is not None and all(m.awaited for m in batch):
+            logger.info("[%s] turn failed for good; its caller gets the error, no dead letter is kept", key)
+            failure = None
         if failure is not None and not heartbeat:
             await self._fail(batch, failure, reply)
         elif reply is not None:

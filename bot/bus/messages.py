@@ -213,6 +213,9 @@ class InboundMessage:
     edit_of: str | None = None  # the platform id of the user's message this edit replaces
     press: Press | None = None  # a button press; `text` holds the choice's label
     conversation: tuple[EarlierMessage, ...] = ()  # a client's own history: the turn reads it, not the session's
+    awaited: bool = (
+        False  # a caller waits for the outcome in its response (an API run): a failure is answered, not kept
+    )
     id: str = field(default_factory=new_id)
     created_at: float = field(default_factory=time.time)
 

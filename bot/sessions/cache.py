@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
+
 from bot.sessions.session import Session
 from bot.storage.recent import RecentMap
 
@@ -21,6 +24,9 @@ class SessionCache:
         self._sessions: RecentMap[str, Session] = RecentMap(
             max_sessions, weight=lambda session: session.size, max_weight=max_bytes
         )
+        # Every session object still in use, cached or not (a background consolidation holds an archived one):
+        # when /new or /resume moves a session's file or keys, each copy is pointed at where it now lives.
+        self._in_use: weakref.WeakValueDictionary[int, Session] = weakref.WeakValueDictionary()
 
     @property
     def cached(self) -> int:
@@ -43,6 +49,11 @@ class SessionCache:
     def _remember(self, session: Session) -> None:
         """Cache a session (replacing any cached one of its key), evicting others past the bounds."""
         self._sessions[session.key] = session
+        self._in_use[id(session)] = session
+
+    def _copies(self, where: Callable[[Session], bool]) -> list[Session]:
+        """The session objects in use that `where` picks (those of one file or set of keys)."""
+        return [session for session in list(self._in_use.values()) if where(session)]
 
     def _forget(self, session: Session) -> None:
         """Drop a session from the cache, if it is the cached one of its key."""

@@ -42,14 +42,23 @@ end
 return {meta, total, from, redis.call('LRANGE', KEYS[2], from, -1)}
 """
 
-# KEYS: meta hash. ARGV: upto. Raises the consolidation mark, never lowers it; returns the mark.
+# KEYS: meta hash, log list, the live meta hash of its session. ARGV: upto, the generation the session was read at.
+# Raises the consolidation mark, never lowers it. A session whose keys now hold another generation (archived or
+# reset by another process) is marked only where another process resumed it: the live keys, whose meta names the
+# archive it came from; else nowhere (no mark on keys nothing reads, or on another conversation).
+# Returns the mark (-1 when none was kept), the meta hash it is on and that hash's generation.
 _CONSOLIDATED = """
-local mark = tonumber(redis.call('HGET', KEYS[1], 'consolidated') or '0')
+local meta = KEYS[1]
+if redis.call('EXISTS', KEYS[2]) == 0 or (redis.call('HGET', meta, 'gen') or '') ~= ARGV[2] then
+  if redis.call('HGET', KEYS[3], 'resumed_from') ~= KEYS[1] then return {-1, '', ''} end
+  meta = KEYS[3]
+end
+local mark = tonumber(redis.call('HGET', meta, 'consolidated') or '0')
 if tonumber(ARGV[1]) > mark then
   mark = tonumber(ARGV[1])
-  redis.call('HSET', KEYS[1], 'consolidated', mark)
+  redis.call('HSET', meta, 'consolidated', mark)
 end
-return mark
+return {mark, meta, redis.call('HGET', meta, 'gen') or ''}
 """
 
 # KEYS: meta hash, log list, index (or ''). ARGV: now, session key, then the records.
@@ -85,7 +94,7 @@ _RESUME = """
 if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 redis.call('RENAME', KEYS[2], KEYS[4])
 if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('RENAME', KEYS[1], KEYS[3]) else redis.call('DEL', KEYS[3]) end
-redis.call('HSET', KEYS[3], 'gen', ARGV[1], 'resumed', redis.call('LLEN', KEYS[4]))
+redis.call('HSET', KEYS[3], 'gen', ARGV[1], 'resumed', redis.call('LLEN', KEYS[4]), 'resumed_from', KEYS[1])
 redis.call('ZADD', KEYS[5], ARGV[3], ARGV[2])
 return 1
 """
@@ -202,7 +211,14 @@ class RedisSessionStore(SessionCache):
     def mark_consolidated(self, session: Session, upto: int) -> None:
         """Record that messages before `upto` now live in long-term memory (a mark only ever rises)."""
         session = self._redis(session)
-        session.consolidated = int(self._consolidated_script(keys=[session.meta_key], args=[upto]))
+        keys = [session.meta_key, session.log_key, self._meta(session.key)]
+        mark, meta, gen = (_text(part) for part in self._consolidated_script(keys=keys, args=[upto, session.gen]))
+        if int(mark) < 0:
+            logger.info("[%s] session archived or resumed elsewhere while consolidated: mark not kept", session.key)
+        elif meta != session.meta_key:  # another process resumed the archive: its keys are the live ones now
+            logger.info("[%s] archive resumed elsewhere while it was consolidated: marked live", session.key)
+            self._moved(session, meta, self._shared.key("session", session.key, "log"), gen)
+        session.consolidated = max(int(mark), upto)
         current = self._sessions.get(session.key)
         if isinstance(current, RedisSession) and current is not session and current.meta_key == session.meta_key:
             current.consolidated = max(current.consolidated, session.consolidated)
@@ -236,7 +252,8 @@ class RedisSessionStore(SessionCache):
         archived_log = self._shared.key("session-archive", archive, "log")
         keys = [old.meta_key, old.log_key, archived_meta, archived_log, self._index]
         self._reset_script(keys=keys, args=[gen, key])
-        old.meta_key, old.log_key = archived_meta, archived_log
+        for copy in self._copies(lambda session: getattr(session, "meta_key", None) == old.meta_key):
+            self._moved(copy, archived_meta, archived_log)  # a consolidation still running marks the archive
         self._remember(self._new(key, gen))
         return old
 
@@ -262,12 +279,16 @@ class RedisSessionStore(SessionCache):
         meta, log = (self._shared.key("session-archive", archive, part) for part in ("meta", "log"))
         if archive_id.count(".") != 1 or not self._shared.client.exists(log):
             raise KeyError(archive_id)
+        returning = self._copies(lambda session: getattr(session, "meta_key", None) == meta)
         old = self.reset(key)
         live = self._new(key)
+        gen = new_id()
         if not self._resume_script(
-            keys=[meta, log, live.meta_key, live.log_key, self._index], args=[new_id(), key, time.time()]
+            keys=[meta, log, live.meta_key, live.log_key, self._index], args=[gen, key, time.time()]
         ):
             raise KeyError(archive_id)  # another process resumed it meanwhile
+        for copy in returning:  # the archive's consolidation, if still running, marks the live keys now
+            self._moved(copy, live.meta_key, live.log_key, gen)
         cached = self._lookup(key)
         if cached is not None:
             self._forget(cached)
@@ -293,6 +314,14 @@ class RedisSessionStore(SessionCache):
         return self._shared.key("session", key, "meta")
 
     @staticmethod
+    def _moved(session: Session, meta_key: str, log_key: str, gen: str | None = None) -> None:
+        """Point a copy at the keys its session now lives in; `gen` when the move gave the session a new one."""
+        found = RedisSessionStore._redis(session)
+        found.meta_key, found.log_key = meta_key, log_key
+        if gen is not None:
+            found.gen = gen
+
+    @staticmethod
     def _redis(session: Session) -> RedisSession:
         if not isinstance(session, RedisSession):
             raise TypeError(f"session {session.key} was not read from Redis")
@@ -303,6 +332,10 @@ class RedisSessionStore(SessionCache):
         session.messages.extend(r["message"] for r in records)
         for record in records:
             session.inbound_ids.update(record.get("inbound", ()))
+
+
+def _text(value: bytes | str | int) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def glob_escaped(text: str) -> str:

@@ -172,7 +172,8 @@ class SessionStore(SessionCache):
                     break
                 archived = path.with_name(f"{path.stem}.{stamp}-{again}{ARCHIVED_SUFFIX}")
             os.replace(path, archived)
-            old.path = archived
+            for copy in self._copies(lambda session: self._file(session) == path):
+                copy.path = archived  # a consolidation still running on an older copy marks the archive
         self._remember(Session(key=key, path=self._path(key)))
         return old
 
@@ -192,9 +193,12 @@ class SessionStore(SessionCache):
         if not _ARCHIVE_ID.fullmatch(archive_id) or not archived.exists():
             raise KeyError(archive_id)
         taken = archived.with_name(archived.name + ".resuming")  # out of the way of the archive reset makes
+        returning = self._copies(lambda session: session.path == archived)  # before reset may reuse its name
         os.replace(archived, taken)
         old = self.reset(key)
         os.replace(taken, self._path(key))
+        for copy in returning:  # the archive's consolidation, if still running, marks the live file now
+            copy.path = self._path(key)
         fresh = self._lookup(key)  # the empty session reset cached: the next read finds the resumed file
         if fresh is not None:
             self._forget(fresh)

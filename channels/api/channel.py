@@ -146,6 +146,7 @@ class ApiChannel(Channel):
             stream=True,
             platform_message_id=new_id(),
             conversation=conversation,
+            awaited=True,  # its caller gets the failure and retries itself: no dead letter whose answer nobody reads
         )
         run = self.runs.add(message.id, caller.name, chat.session_key, idempotency_key)
         if watch is not None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 from bot.agent.commands.session_switch import NO_ARCHIVES, resume_number, size_text
 from bot.sessions.store import SessionStore
-from tests.fakes.openai_server import FakeLLM, Reply, ToolCalls, echo
+from tests.fakes.openai_server import FakeLLM, Held, Reply, ToolCalls, echo
 from tests.support.harness import Harness
 
 
@@ -69,3 +70,28 @@ async def test_a_resumed_session_is_shown_to_the_model_as_it_was_though_consolid
     assert [message["content"].split("\n")[-1] for message in reread.history(50)][:3] == ["pancakes please"] * 2 + [
         "with blueberries"
     ]
+
+
+async def test_an_archive_resumed_while_it_consolidates_gets_the_mark_on_its_live_file(tmp_path: Path) -> None:
+    release = asyncio.Event()
+
+    def held(body: dict) -> Reply:
+        reply = consolidating(body)
+        return Held(reply, release) if isinstance(reply, ToolCalls) else reply
+
+    async with FakeLLM(default=held) as fake, Harness(tmp_path, fake) as bot:
+        await bot.ask("pancakes please")
+        await bot.ask("with blueberries")
+        await bot.ask("/new")
+        await fake.wait_for_requests(3)  # the archive's consolidation call, held open
+        await bot.ask("waffles now")
+        assert (await bot.ask("/resume 1")).startswith("Resumed the session of 'pancakes please' (4 messages)")
+        release.set()
+        await bot.app.memory.idle()
+        assert "Pancakes." in (bot.config.workspace / "memory" / "HISTORY.md").read_text()
+        await bot.ask("and syrup?")
+        chats = [body for body in fake.requests if "save_memory" not in json.dumps(body.get("tools") or [])]
+        assert chats[-1]["messages"][1]["content"].endswith("pancakes please")  # still shown, as it was
+    store = SessionStore(bot.config.state_dir / "sessions")  # as the next start reads it
+    assert store.get("test:1").consolidated == 4
+    assert [archive.first_words for archive in store.archives("test:1")] == ["waffles now"]  # no stray file

@@ -100,7 +100,15 @@ class Hang:
     """No answer until the client disconnects or the server stops (then the connection drops)."""
 
 
-Reply = Text | ToolCalls | Error | Hang
+@dataclass(frozen=True)
+class Held:
+    """`reply`, answered only once the test sets `release`: a call held open while the test acts."""
+
+    reply: Text | ToolCalls | Error
+    release: asyncio.Event
+
+
+Reply = Text | ToolCalls | Error | Hang | Held
 
 
 def echo(body: dict) -> Reply:
@@ -321,6 +329,9 @@ class FakeLLM:
             status, message, param, code = refused
             return _error_response(Error(status, message, param=param, code=code))
         reply = self._script.popleft() if self._script else self.default(body)
+        if isinstance(reply, Held):
+            await reply.release.wait()
+            reply = reply.reply
 
         if isinstance(reply, Hang):
             await self._stopping.wait()

@@ -102,3 +102,59 @@ def test_a_resumed_archive_is_shown_though_consolidated_until_consolidation_move
     session = store.get(KEY)
     store.mark_consolidated(session, session.total - 2)  # consolidation moved past where it was resumed
     assert [m["content"] for m in session.history(50)] == [m["content"] for m in session.messages[-2:]]
+
+
+def test_a_consolidation_still_running_when_its_archive_is_resumed_marks_the_live_session(
+    stores: Callable[[], Sessions],
+) -> None:
+    store = stores()
+    fill(store)
+    consolidating = store.reset(KEY)  # /new: its consolidation holds this copy while the model answers
+    talk(store, KEY, "fresh")
+    resumed = next(a for a in store.archives(KEY) if a.first_words == "live now")
+    store.resume(KEY, resumed.id)
+    store.mark_consolidated(consolidating, consolidating.total)  # the model answered: the round ends
+    assert store.get(KEY).consolidated == 2
+    again = stores()
+    assert again.get(KEY).consolidated == 2
+    assert [m["content"] for m in again.get(KEY).history(50)] == [
+        consolidating.messages[0]["content"],
+        "About live now.",
+    ]
+    assert [a.first_words for a in again.archives(KEY)] == ["fresh", "waffles", "pancakes"]  # no stray archive
+
+
+def test_a_consolidation_outliving_a_resume_and_another_new_marks_the_archive_it_is_in(
+    stores: Callable[[], Sessions],
+) -> None:
+    store = stores()
+    fill(store)
+    consolidating = store.reset(KEY)
+    store.resume(KEY, next(a for a in store.archives(KEY) if a.first_words == "live now").id)
+    store.reset(KEY)  # /new again: the resumed session is archived once more
+    talk(store, KEY, "fresh")
+    store.mark_consolidated(consolidating, consolidating.total)
+    again = stores()
+    assert again.get(KEY).consolidated == 0  # the fresh session is not marked
+    assert [a.first_words for a in again.archives(KEY)][:1] == ["live now"]
+    assert sorted(a.first_words for a in again.archives(KEY)) == ["live now", "pancakes", "waffles"]
+
+
+def test_an_archive_resumed_by_another_worker_while_it_consolidates_is_marked_live(
+    redis_url: str, tmp_path: Path
+) -> None:
+    state = RedisState(redis_url, prefix=f"t{id(tmp_path)}")
+    one, two = RedisSessionStore(state), RedisSessionStore(state)
+    fill(one)
+    consolidating = one.reset(KEY)  # /new on worker one, whose consolidation holds this copy
+    two.resume(KEY, next(a for a in two.archives(KEY) if a.first_words == "live now").id)  # /resume on worker two
+    before = sorted(state.client.scan_iter(match=state.key("session-archive", "*")))
+    one.mark_consolidated(consolidating, consolidating.total)
+    assert two.get(KEY).consolidated == 2 and RedisSessionStore(state).get(KEY).consolidated == 2
+    assert sorted(state.client.scan_iter(match=state.key("session-archive", "*"))) == before  # no stray keys
+    two.reset(KEY)  # archived again: a later mark of the old copy lands on no fresh session
+    talk(two, KEY, "fresh")
+    stale = RedisSessionStore(state).get(KEY)
+    one.mark_consolidated(consolidating, consolidating.total)
+    assert RedisSessionStore(state).get(KEY).consolidated == stale.consolidated == 0
+    state.client.close()
