@@ -17,7 +17,7 @@ from bot.bus.messages import (
     outbound_from_json,
     outbound_to_json,
 )
-from bot.storage.sqlite import open_store
+from bot.storage.sqlite import open_store, transaction
 
 CRASH_LIMIT = 2
 PAGE_CACHE_KIB = 512  # SQLite's page cache (default 2 MB) fills as the file grows, in RSS tracemalloc never sees
@@ -83,7 +83,7 @@ class Journal:
         db.executescript(_SCHEMA)
         _add_missing_columns(db)
         cutoff = self._now() - RETENTION
-        with db:
+        with transaction(db):
             db.execute(f"DELETE FROM inbox WHERE {FINISHED} AND updated < ?", (cutoff,))
             db.execute(f"DELETE FROM outbox WHERE {FINISHED} AND updated < ?", (cutoff,))
         self._db = db
@@ -111,13 +111,13 @@ class Journal:
         return cursor.rowcount == 1
 
     def begin_inbound(self, ids: Sequence[str]) -> None:
-        with self.db:
+        with transaction(self.db):
             self.db.executemany("UPDATE inbox SET starts = starts + 1 WHERE id = ?", [(i,) for i in ids])
 
     def set_inbound(self, ids: Sequence[str], state: str, error: str | None = None) -> None:
         """Move messages to `done`, `failed` (with why) or back to `pending` (uncounting their last start)."""
         now = self._now()
-        with self.db:
+        with transaction(self.db):
             if state == "pending":
                 rows = [(now, i) for i in ids]
                 self.db.executemany(
@@ -133,7 +133,7 @@ class Journal:
         """Make these messages dead letters with `reason` and journal the apology, in one transaction; whether the
         apology is new (False when this message was apologised for before)."""
         now = self._now()
-        with self.db:
+        with transaction(self.db):
             self.db.executemany(
                 "UPDATE inbox SET state = 'failed', error = ?, updated = ? WHERE id = ?",
                 [(reason, now, i) for i in ids],
@@ -158,7 +158,7 @@ class Journal:
     def add_outbound(self, message: OutboundMessage, completes: Sequence[str]) -> bool:
         """Journal a message and complete inbound ones in one transaction; False for a known id."""
         now = self._now()
-        with self.db:
+        with transaction(self.db):
             cursor = self.db.execute(
                 "INSERT OR IGNORE INTO outbox (id, body, updated) VALUES (?, ?, ?)",
                 (message.id, outbound_to_json(message), now),
