@@ -14,6 +14,7 @@ from bot.bus.messages import (
     inbound_from_json,
     outbound_from_json,
 )
+from bot.storage.sqlite import transaction
 
 Direction = Literal["in", "out"]
 CRASH_REASON = "its turn stopped the process twice (the crash limit)"
@@ -94,7 +95,7 @@ def revive(db: sqlite3.Connection, ids: Sequence[str], now: float) -> Revived:
     chunks already confirmed); ids that are not dead letters are ignored."""
     inbound: list[InboundMessage] = []
     outbound: list[OutboundMessage] = []
-    with db:
+    with transaction(db):
         for message_id in ids:
             row = db.execute("SELECT body FROM inbox WHERE id = ? AND state = 'failed'", (message_id,)).fetchone()
             if row is not None:
@@ -116,7 +117,7 @@ def revive(db: sqlite3.Connection, ids: Sequence[str], now: float) -> Revived:
 
 def drop_dead(db: sqlite3.Connection, ids: Sequence[str] = (), before: float | None = None) -> int:
     """Forget these dead letters, or every one that failed before `before`; how many went."""
-    with db:
+    with transaction(db):
         if before is not None:
             inbox = db.execute("DELETE FROM inbox WHERE state = 'failed' AND updated < ?", (before,)).rowcount
             outbox = db.execute("DELETE FROM outbox WHERE state = 'failed' AND updated < ?", (before,)).rowcount

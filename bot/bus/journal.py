@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 
 from bot.bus.contract import BusStats
@@ -17,7 +18,7 @@ from bot.bus.messages import (
     outbound_from_json,
     outbound_to_json,
 )
-from bot.storage.sqlite import open_store
+from bot.storage.sqlite import open_store, transaction
 
 CRASH_LIMIT = 2
 PAGE_CACHE_KIB = 512  # SQLite's page cache (default 2 MB) fills as the file grows, in RSS tracemalloc never sees
@@ -60,6 +61,16 @@ def _add_missing_columns(db: sqlite3.Connection) -> None:
             db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
 
+def _each(db: sqlite3.Connection, sql: str, rows: Sequence[tuple[object, ...]]) -> None:
+    """The statement once per row: in one transaction when there are several, alone for one (a statement is atomic
+    by itself, and BEGIN and COMMIT would cost more than it)."""
+    if len(rows) > 1:
+        with transaction(db):
+            db.executemany(sql, rows)
+    elif rows:
+        db.execute(sql, rows[0])
+
+
 def dedupe_key(message: InboundMessage) -> str | None:
     """What makes a platform redelivery recognisable: the chat and the platform's message id."""
     if message.platform_message_id is None:
@@ -83,7 +94,7 @@ class Journal:
         db.executescript(_SCHEMA)
         _add_missing_columns(db)
         cutoff = self._now() - RETENTION
-        with db:
+        with transaction(db):
             db.execute(f"DELETE FROM inbox WHERE {FINISHED} AND updated < ?", (cutoff,))
             db.execute(f"DELETE FROM outbox WHERE {FINISHED} AND updated < ?", (cutoff,))
         self._db = db
@@ -111,29 +122,29 @@ class Journal:
         return cursor.rowcount == 1
 
     def begin_inbound(self, ids: Sequence[str]) -> None:
-        with self.db:
-            self.db.executemany("UPDATE inbox SET starts = starts + 1 WHERE id = ?", [(i,) for i in ids])
+        _each(self.db, "UPDATE inbox SET starts = starts + 1 WHERE id = ?", [(i,) for i in ids])
 
     def set_inbound(self, ids: Sequence[str], state: str, error: str | None = None) -> None:
         """Move messages to `done`, `failed` (with why) or back to `pending` (uncounting their last start)."""
         now = self._now()
-        with self.db:
-            if state == "pending":
-                rows = [(now, i) for i in ids]
-                self.db.executemany(
-                    "UPDATE inbox SET starts = max(starts - 1, 0), updated = ? WHERE id = ? AND state = 'pending'", rows
-                )
-            else:
-                self.db.executemany(
-                    "UPDATE inbox SET state = ?, error = ?, updated = ? WHERE id = ?",
-                    [(state, error, now, i) for i in ids],
-                )
+        if state == "pending":
+            _each(
+                self.db,
+                "UPDATE inbox SET starts = max(starts - 1, 0), updated = ? WHERE id = ? AND state = 'pending'",
+                [(now, i) for i in ids],
+            )
+        else:
+            _each(
+                self.db,
+                "UPDATE inbox SET state = ?, error = ?, updated = ? WHERE id = ?",
+                [(state, error, now, i) for i in ids],
+            )
 
     def fail_inbound(self, ids: Sequence[str], reason: str, apology: OutboundMessage | None) -> bool:
         """Make these messages dead letters with `reason` and journal the apology, in one transaction; whether the
         apology is new (False when this message was apologised for before)."""
         now = self._now()
-        with self.db:
+        with transaction(self.db):
             self.db.executemany(
                 "UPDATE inbox SET state = 'failed', error = ?, updated = ? WHERE id = ?",
                 [(reason, now, i) for i in ids],
@@ -158,11 +169,9 @@ class Journal:
     def add_outbound(self, message: OutboundMessage, completes: Sequence[str]) -> bool:
         """Journal a message and complete inbound ones in one transaction; False for a known id."""
         now = self._now()
-        with self.db:
-            cursor = self.db.execute(
-                "INSERT OR IGNORE INTO outbox (id, body, updated) VALUES (?, ?, ?)",
-                (message.id, outbound_to_json(message), now),
-            )
+        row = (message.id, outbound_to_json(message), now)
+        with transaction(self.db) if completes else nullcontext():
+            cursor = self.db.execute("INSERT OR IGNORE INTO outbox (id, body, updated) VALUES (?, ?, ?)", row)
             self.db.executemany(
                 "UPDATE inbox SET state = 'done', updated = ? WHERE id = ?", [(now, i) for i in completes]
             )

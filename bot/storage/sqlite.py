@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from bot.storage.private_file import PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE
@@ -32,3 +34,16 @@ def open_store(
         db.close()  # not a database, or a corrupt one: the caller says what that means for its store
         raise
     return db
+
+
+@contextmanager
+def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction on an autocommit connection from `open_store`: all its statements or none, in one WAL
+    commit (`with db:` alone neither begins one nor groups the statements)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        db.rollback()
+        raise
+    db.commit()

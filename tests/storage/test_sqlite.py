@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.storage.sqlite import open_store
+from bot.storage.sqlite import open_store, transaction
 
 
 def test_a_new_store_is_private_in_a_private_folder_and_journals_ahead(tmp_path: Path) -> None:
@@ -35,4 +35,18 @@ def test_an_in_memory_store_makes_no_file(tmp_path: Path, monkeypatch: pytest.Mo
     db = open_store(":memory:")
     db.execute("CREATE TABLE t (x)")
     assert list(tmp_path.iterdir()) == []
+    db.close()
+
+
+def test_a_transaction_keeps_all_its_statements_or_none(tmp_path: Path) -> None:
+    db = open_store(tmp_path / "store.db")
+    db.execute("CREATE TABLE rows (id TEXT PRIMARY KEY, state TEXT)")
+    with transaction(db):
+        db.execute("INSERT INTO rows VALUES ('a', 'pending')")
+        db.execute("UPDATE rows SET state = 'done' WHERE id = 'a'")
+    with pytest.raises(sqlite3.IntegrityError), transaction(db):
+        db.execute("INSERT INTO rows VALUES ('b', 'pending')")
+        db.execute("INSERT INTO rows VALUES ('a', 'again')")  # fails: the insert of 'b' goes with it
+    assert db.execute("SELECT id, state FROM rows").fetchall() == [("a", "done")]
+    assert db.in_transaction is False
     db.close()
