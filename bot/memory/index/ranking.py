@@ -97,14 +97,19 @@ def rescored(query: Query, found: Sequence[Row], now: float, counts: WordCounts)
         return []
     total = counts.total
     weights = [_idf(counts[word], total) * (NAME_WEIGHT if word in query.names else 1.0) for word in query.words]
-    concepts = [(frozenset(concept), weight) for concept, weight in zip(query.concepts, weights, strict=True)]
+    owners: dict[str, list[int]] = {}  # each root of the question's concepts -> the concepts it stands for
+    for number, concept in enumerate(query.concepts):
+        for one in concept:
+            owners.setdefault(one, []).append(number)
+    asked_for = frozenset(owners)
     whole = sum(weights) or 1.0
     window = (query.since, query.until) if query.since is not None and query.until is not None else None
     scored = []
     asked_roots = question_roots(query.words)
     for rowid, score, ts, asked, answered in found:
-        roots = _roots(asked, answered)
-        covered = sum(weight for concept, weight in concepts if not roots.isdisjoint(concept))
+        # the concepts the passage covers, from the few question roots it holds (not concept by concept)
+        held = {number for one in _roots(asked, answered) & asked_for for number in owners[one]}
+        covered = sum(weights[number] for number in sorted(held))  # in order, as floats add
         lift = 1.0 + RECENCY_LIFT * 0.5 ** (max(0.0, now - ts) / RECENCY_HALF_LIFE)
         if window is not None and window[0] <= ts < window[1]:
             lift += WINDOW_LIFT

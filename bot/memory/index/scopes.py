@@ -150,7 +150,8 @@ class MemoryIndexes:
         def run(found: _Open) -> list[Hit]:
             if join is not None:
                 self._join(directory, found, join)
-            self._catch_up(directory, found, seen)
+            if not self._caught_up(directory, found, seen):  # a look costs less than a catch-up that reads nothing
+                self._catch_up(directory, found, seen)
             return ranked(found)
 
         hits = self._search_here(directory, join, seen, ranked)
@@ -172,8 +173,7 @@ class MemoryIndexes:
             if found.closed or (join is not None and join not in found.members):
                 return None
             found.index.refresh()
-            keys = self._members.members(self.scope_name(directory))
-            if not caught_up(found.index, self._logs, keys, found.history, found.memory, seen):
+            if not self._caught_up(directory, found, seen):
                 return None
             if join is not None:
                 self._note_listed(directory, join)
@@ -318,6 +318,11 @@ class MemoryIndexes:
         return any((directory / name).exists() for name in names) or bool(
             self._members.members(self.scope_name(directory))
         )
+
+    def _caught_up(self, directory: Path, found: _Open, shown: Seen) -> bool:
+        """Whether a catch-up would read nothing now."""
+        keys = self._members.members(self.scope_name(directory))
+        return caught_up(found.index, self._logs, keys, found.history, found.memory, shown)
 
     def _catch_up(self, directory: Path, found: _Open, shown: tuple[str, int] | None = None) -> None:
         started = time.perf_counter()

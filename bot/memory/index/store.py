@@ -23,6 +23,7 @@ logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 ANSWER_WEIGHT = 0.6  # a word in the reply counts for less than one in what the user said
+MERGE_PAGES = 16  # FTS5 pages merged after each write: small writes leave many segments, which every search reads
 _SCHEMA = """
 CREATE TABLE passages (
     id INTEGER PRIMARY KEY, kind TEXT NOT NULL, session TEXT NOT NULL, log TEXT NOT NULL,
@@ -130,6 +131,8 @@ class MemoryIndex:
                     continue
                 passage = Passage("exchange", part.ts, part.speaker, part.asked, "\n".join(part.replies), part.first)
                 open_id = self._insert(session, end.log, passage)
+            if parts:
+                db.execute("INSERT INTO passage_text (passage_text, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
             if live:
                 db.execute("UPDATE logs SET live = 0 WHERE session = ? AND log != ?", (session, end.log))
             db.execute(
