@@ -34,7 +34,8 @@ from channels.sent_replies import SentReplies
 
 BOUND = 50  # each count bound on the path, lowered from 1,000-1,024 so a few hundred chats fill them all
 FILLED = 300  # chats before the first snapshot
-MEASURED = 600  # chats between two snapshots
+MEASURED = 1_200  # chats between two snapshots: enough that SQLite's dead cursor references (up to 200 a
+# connection, about 16 KB, pruned every 200th cursor) stay below PER_CHAT_BYTES a chat whatever their phase
 WINDOWS = 2  # measured windows, one after another
 PER_CHAT_BYTES = 48  # a forgotten bound keeps 100-300 bytes a chat; what bounded memories leave is noise below 20
 AT_ONCE = 100
