@@ -5,8 +5,8 @@ from __future__ import annotations
 import aiohttp
 
 from tests.channels.api.conftest import GUEST_TOKEN, OWNER_TOKEN, ApiBot, bearer
-from tests.support.polling import until
 from tests.channels.api.web.test_front_door import cookie_session, log_in
+from tests.support.polling import until
 
 
 def form(name: str | None = "notes.txt", text: str = "read this", session: str | None = None) -> aiohttp.FormData:
