@@ -27,7 +27,9 @@ def plain(text: str) -> None:
     pass
 
 
-@pytest.mark.parametrize("handler", [Sink(), Blocked(), plain, print, lambda text: None], ids=repr)
+@pytest.mark.parametrize(
+    "handler", [Sink(), Blocked(), plain, print, lambda text: None], ids=["sink", "blocked", "plain", "print", "lambda"]
+)
 def test_a_handler_takes_reasoning_exactly_when_it_is_a_reasoning_sink(handler: Any) -> None:
     assert (reasoning_handler(handler) is not ignore) is isinstance(handler, ReasoningSink)
 
