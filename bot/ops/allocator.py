@@ -65,6 +65,11 @@ class QuietTrim:
         self._task: asyncio.Task[None] | None = None
         self._unsubscribe = events.subscribe(self._on_event, TurnStarted, TurnFinished) if self._free else None
 
+    @property
+    def scheduled(self) -> bool:
+        """Whether a trim waits for the quiet spell to end."""
+        return self._timer is not None
+
     def _on_event(self, event: object) -> None:
         if self._timer is not None:
             self._timer.cancel()

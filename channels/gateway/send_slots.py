@@ -20,6 +20,11 @@ class SendSlots:
         self._retries: deque[asyncio.Future[None]] = deque()
         self._firsts: deque[asyncio.Future[None]] = deque()
 
+    @property
+    def waiting(self) -> int:
+        """How many sends wait for a slot."""
+        return sum(not waiter.done() for queue in (self._retries, self._firsts) for waiter in queue)
+
     @asynccontextmanager
     async def slot(self, retry: bool = False) -> AsyncIterator[None]:
         """Hold a slot for the block; `retry` for a message whose earlier attempt failed."""

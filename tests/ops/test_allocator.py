@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -29,9 +28,7 @@ async def test_trims_once_no_turn_runs_and_not_while_one_does() -> None:
     events.emit(started("a"))
     events.emit(started("b"))
     events.emit(finished("a"))
-    for _ in range(3):  # let a timer due at once fire, were one set while turn b runs
-        await asyncio.sleep(0)
-    assert calls == []
+    assert not trim.scheduled and calls == []  # no trim waits while turn b runs
     events.emit(finished("b"))
     await until(lambda: trim.trims == 1, timeout=5)
     assert calls == ["trim"]
@@ -44,9 +41,7 @@ async def test_a_turn_starting_before_the_quiet_spell_ends_puts_the_trim_off() -
     events.emit(started("a"))
     events.emit(finished("a"))
     events.emit(started("b"))  # before the loop ran the timer
-    for _ in range(3):
-        await asyncio.sleep(0)
-    assert calls == []
+    assert not trim.scheduled and calls == []
     events.emit(finished("b"))
     await until(lambda: trim.trims == 1, timeout=5)
     await trim.stop()

@@ -48,8 +48,7 @@ class XmppUser(slixmpp.ClientXMPP):  # type: ignore[misc]
         return self
 
     async def offline(self) -> None:
-        self.disconnect()
-        await asyncio.sleep(0)
+        await asyncio.wait_for(self.disconnect(), 15)  # the future ends once the stream is closed
 
     async def join(self, room: str, nick: str) -> None:
         await self.plugin["xep_0045"].join_muc_wait(slixmpp.JID(room), nick, maxstanzas=0)

@@ -3,6 +3,7 @@
 import asyncio
 
 from channels.gateway.send_slots import SendSlots
+from tests.support.polling import until
 
 
 async def test_a_waiting_retry_takes_the_next_free_slot_before_earlier_first_attempts() -> None:
@@ -15,11 +16,11 @@ async def test_a_waiting_retry_takes_the_next_free_slot_before_earlier_first_att
                 await until.wait()
 
     holder = asyncio.create_task(send("holder", until=gate))
-    await asyncio.sleep(0)
+    await until(lambda: order == ["holder"], timeout=5)
     firsts = [asyncio.create_task(send(name)) for name in ("b1", "c1")]
-    await asyncio.sleep(0)
+    await until(lambda: slots.waiting == 2, timeout=5)
     retry = asyncio.create_task(send("a1 again", retry=True))
-    await asyncio.sleep(0)
+    await until(lambda: slots.waiting == 3, timeout=5)
     assert order == ["holder"]
     gate.set()
     await asyncio.gather(holder, *firsts, retry)
@@ -34,9 +35,8 @@ async def test_a_cancelled_waiter_leaves_its_place_and_no_slot_is_lost() -> None
             await gate.wait()
 
     holder = asyncio.create_task(hold())
-    await asyncio.sleep(0)
     gone = asyncio.create_task(hold())
-    await asyncio.sleep(0)
+    await until(lambda: slots.waiting == 1, timeout=5)  # the holder has the slot, `gone` waits for it
     gone.cancel()
     await asyncio.gather(gone, return_exceptions=True)
     gate.set()
