@@ -18,6 +18,7 @@ from channels.irc.client import ACK_TIMEOUT, IrcClient
 from channels.irc.lines import MESSAGE_BYTES, prefix_bytes
 from channels.irc.parse import CHANNEL, Line, parse_line
 from channels.irc.send import outbound_lines, send_lines
+from channels.liveness import keep_connected
 from channels.numbered import NumberedChoices
 
 logger = logging.getLogger(__name__)
@@ -57,7 +58,9 @@ class IrcChannel(Channel):
             raise ChannelError("channels.irc needs server and nick")
         self._stopping = False
         await self._connect()
-        self._keeper = asyncio.create_task(self._keep_connected(), name="irc-reconnect")
+        self._keeper = asyncio.create_task(
+            keep_connected(self._lost, self._connect, self._retry, f"irc {self._config.server}"), name="irc-reconnect"
+        )
 
     async def stop(self) -> None:
         self._stopping = True
@@ -126,23 +129,6 @@ class IrcChannel(Channel):
     def _on_state(self, connected: bool) -> None:
         if not connected and not self._stopping:
             self._lost.set()
-
-    async def _keep_connected(self) -> None:
-        """Reconnect (and so rejoin) whenever the connection drops, with backoff, until the channel stops."""
-        failures = 0
-        while True:
-            await self._lost.wait()
-            self._lost.clear()
-            failures += 1
-            delay = self._retry.delay(min(failures, 10))
-            logger.warning("irc: connection to %s lost; reconnecting in %.1fs", self._config.server, delay)
-            await self._retry.sleep(delay)
-            try:
-                await self._connect()
-                failures = 0
-            except ChannelError as exc:
-                logger.warning("irc: reconnect failed: %s", exc)
-                self._lost.set()
 
     async def _on_line(self, line: Line) -> None:
         """Publish one PRIVMSG (a typed number presses the chat's latest choices); one that fails is logged."""

@@ -18,6 +18,7 @@ from bot.retry import RetryPolicy
 from channels.base import Channel, Publish
 from channels.formatting import split_for_platform
 from channels.live_edits import EditedMessages
+from channels.liveness import keep_connected
 from channels.media import MediaRef, attach_media, download_capped
 from channels.numbered import NumberedChoices
 from channels.streaming import LiveReply, StreamSettings
@@ -84,7 +85,9 @@ class XmppChannel(Channel):
 
             self._http = aiohttp.ClientSession()
         await self._connect()
-        self._keeper = asyncio.create_task(self._keep_connected(), name="xmpp-reconnect")
+        self._keeper = asyncio.create_task(
+            keep_connected(self._lost, self._connect, self._retry, "xmpp"), name="xmpp-reconnect"
+        )
 
     async def stop(self) -> None:
         self._stopping = True
@@ -167,23 +170,6 @@ class XmppChannel(Channel):
     def _on_state(self, connected: bool) -> None:
         if not connected and not self._stopping:
             self._lost.set()
-
-    async def _keep_connected(self) -> None:
-        """Reconnect (and rejoin the rooms) whenever the stream drops, with backoff, until the channel stops."""
-        failures = 0
-        while True:
-            await self._lost.wait()
-            self._lost.clear()
-            failures += 1
-            delay = self._retry.delay(min(failures, 10))
-            logger.warning("xmpp: connection lost; reconnecting in %.1fs", delay)
-            await self._retry.sleep(delay)
-            try:
-                await self._connect()
-                failures = 0
-            except ChannelError as exc:
-                logger.warning("xmpp: reconnect failed: %s", exc)
-                self._lost.set()
 
     async def _fetch(self, media: MediaRef, target: Path) -> None:
         """Download a shared file (an HTTP-upload URL: the link itself grants access, XEP-0363 §5)."""
