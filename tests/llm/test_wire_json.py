@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bot.llm.transports.openai_http import BodyEncoder
+from bot.llm.transports.wire_json import BodyEncoder
 
 SYSTEM = {"role": "system", "content": "You are relaybot. Ünïcode stays as it is."}
 TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]
@@ -45,3 +45,34 @@ def test_changed_tools_and_system_prompt_are_encoded_again() -> None:
     other_system = {"role": "system", "content": "A persona's prompt."}
     body = {"messages": [other_system, user, {"role": "assistant", "content": "hello"}], "tools": other_tools}
     assert json.loads(encoder.encode(body)) == body
+
+
+def test_history_messages_are_encoded_once_and_reused() -> None:
+    encoder = BodyEncoder()
+    history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    encoder.encode({"messages": [SYSTEM, *history]})
+    cached = [encoder._message(m) for m in history]
+    again = {"messages": [SYSTEM, *history, {"role": "user", "content": "and now?"}]}
+    assert json.loads(encoder.encode(again)) == again
+    assert all(a is b for a, b in zip(cached, (encoder._message(m) for m in history), strict=True))
+
+
+def test_a_message_changed_in_place_is_encoded_again() -> None:
+    encoder = BodyEncoder()
+    said = {"role": "assistant", "content": "first words"}
+    parts: list[dict[str, Any]] = [{"type": "text", "text": "look"}]
+    shown = {"role": "user", "content": parts}
+    encoder.encode({"messages": [SYSTEM, said, shown]})
+    said["content"] = "second thoughts"
+    said["name"] = "bot"
+    parts.append({"type": "text", "text": "again"})
+    body = {"messages": [SYSTEM, said, shown]}
+    assert json.loads(encoder.encode(body)) == body
+
+
+def test_the_cache_keeps_about_two_generations() -> None:
+    encoder = BodyEncoder(generation_bytes=1000)
+    for n in range(100):
+        message = {"role": "user", "content": f"message {n}"}
+        assert json.loads(encoder.encode({"messages": [message]})) == {"messages": [message]}
+    assert len(encoder._recent) + len(encoder._older) <= 2 * 1000 // 200
