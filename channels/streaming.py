@@ -154,6 +154,7 @@ class LiveReply:
     async def close(self) -> None:
         """Stop updating; what is shown stays as it is."""
         self._closing.set()
+        self._dirty.set()  # wakes the pump, which then sees it is closing
         await asyncio.gather(self._pump, return_exceptions=True)
 
     async def _final(self, text: str) -> bool:
@@ -187,7 +188,7 @@ class LiveReply:
     async def _run(self) -> None:
         failures = 0
         while not self._closing.is_set():
-            await _first_of(self._dirty, self._closing)
+            await self._dirty.wait()  # set by new text, and by close()
             if self._closing.is_set():
                 return
             remaining = self._last_shown + self._settings.interval - self._clock()
@@ -224,12 +225,3 @@ class LiveReply:
             failures = 0
             self._shown, self._last_shown = view, self._clock()
 
-
-async def _first_of(*events: asyncio.Event) -> None:
-    """Wait until any of the events is set."""
-    waiters = [asyncio.ensure_future(event.wait()) for event in events]
-    try:
-        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for waiter in waiters:
-            waiter.cancel()
