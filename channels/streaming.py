@@ -224,4 +224,3 @@ class LiveReply:
                 return
             failures = 0
             self._shown, self._last_shown = view, self._clock()
-
