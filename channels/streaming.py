@@ -154,7 +154,6 @@ class LiveReply:
     async def close(self) -> None:
         """Stop updating; what is shown stays as it is."""
         self._closing.set()
-        self._dirty.set()  # wakes the pump, which then sees it is closing
         await asyncio.gather(self._pump, return_exceptions=True)
 
     async def _final(self, text: str) -> bool:
@@ -188,7 +187,7 @@ class LiveReply:
     async def _run(self) -> None:
         failures = 0
         while not self._closing.is_set():
-            await self._dirty.wait()  # set by new text, and by close()
+            await _first_of(self._dirty, self._closing)
             if self._closing.is_set():
                 return
             remaining = self._last_shown + self._settings.interval - self._clock()
@@ -224,3 +223,13 @@ class LiveReply:
                 return
             failures = 0
             self._shown, self._last_shown = view, self._clock()
+
+
+async def _first_of(*events: asyncio.Event) -> None:
+    """Wait until any of the events is set."""
+    waiters = [asyncio.ensure_future(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()

@@ -52,33 +52,3 @@ async def test_a_crash_in_the_final_edit_sends_the_reply_anew() -> None:
     live = LiveReply(writer, StreamSettings(interval=0.0), RetryPolicy(sleep=never_wakes))
     assert await live.finish(OutboundMessage(CHAT, "The answer")) is False
     assert writer.discarded == 1
-
-
-class RecordingWriter:
-    """A LiveWriter that keeps what it was shown."""
-
-    finishes_in_place = True
-
-    def __init__(self) -> None:
-        self.shown: list[str] = []
-        self.showed = asyncio.Event()
-
-    async def show(self, text: str) -> None:
-        self.shown.append(text)
-        self.showed.set()
-
-    async def finish(self, text: str) -> bool:
-        return True
-
-    async def discard(self) -> None:
-        """Nothing to remove."""
-
-
-async def test_closing_wakes_a_pump_that_waits_for_more_text() -> None:
-    writer = RecordingWriter()
-    live = LiveReply(writer, StreamSettings(interval=0.0), RetryPolicy(sleep=never_wakes))
-    live.add("Hello")
-    await writer.showed.wait()
-    async with asyncio.timeout(2):
-        await live.close()
-    assert writer.shown == ["Hello"]
