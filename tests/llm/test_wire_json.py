@@ -47,14 +47,16 @@ def test_changed_tools_and_system_prompt_are_encoded_again() -> None:
     assert json.loads(encoder.encode(body)) == body
 
 
-def test_history_messages_are_encoded_once_and_reused() -> None:
+def test_history_is_kept_encoded_and_the_turns_own_message_is_not() -> None:
     encoder = BodyEncoder()
-    history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
-    encoder.encode({"messages": [SYSTEM, *history]})
-    cached = [encoder._message(m) for m in history]
-    again = {"messages": [SYSTEM, *history, {"role": "user", "content": "and now?"}]}
-    assert json.loads(encoder.encode(again)) == again
-    assert all(a is b for a, b in zip(cached, (encoder._message(m) for m in history), strict=True))
+    said = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    first = {"messages": [SYSTEM, *said, {"role": "user", "content": "and now?"}]}
+    assert json.loads(encoder.encode(first)) == first
+    assert encoder.kept == 2
+    said += [first["messages"][-1], {"role": "assistant", "content": "now this"}]
+    second = {"messages": [SYSTEM, *said, {"role": "user", "content": "and then?"}], "tools": TOOLS}
+    assert json.loads(encoder.encode(second)) == second
+    assert encoder.kept == 4
 
 
 def test_a_message_changed_in_place_is_encoded_again() -> None:
@@ -62,17 +64,19 @@ def test_a_message_changed_in_place_is_encoded_again() -> None:
     said = {"role": "assistant", "content": "first words"}
     parts: list[dict[str, Any]] = [{"type": "text", "text": "look"}]
     shown = {"role": "user", "content": parts}
-    encoder.encode({"messages": [SYSTEM, said, shown]})
+    last = {"role": "user", "content": "well?"}
+    encoder.encode({"messages": [SYSTEM, said, shown, last]})
     said["content"] = "second thoughts"
     said["name"] = "bot"
     parts.append({"type": "text", "text": "again"})
-    body = {"messages": [SYSTEM, said, shown]}
+    body = {"messages": [SYSTEM, said, shown, last]}
     assert json.loads(encoder.encode(body)) == body
 
 
 def test_the_cache_keeps_about_two_generations() -> None:
     encoder = BodyEncoder(generation_bytes=1000)
     for n in range(100):
-        message = {"role": "user", "content": f"message {n}"}
-        assert json.loads(encoder.encode({"messages": [message]})) == {"messages": [message]}
-    assert len(encoder._recent) + len(encoder._older) <= 2 * 1000 // 200
+        history = [{"role": "user", "content": f"message {n}"}, {"role": "assistant", "content": f"reply {n}"}]
+        body = {"messages": [*history, {"role": "user", "content": "next"}]}
+        assert json.loads(encoder.encode(body)) == body
+    assert encoder.kept <= 2 * 1000 // 200

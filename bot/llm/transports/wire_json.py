@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator
 from json.encoder import encode_basestring
 from typing import Any
 
-GENERATION_BYTES = 256 * 1024  # encoded history kept per generation; two generations at most (the windows of a few
-ENTRY_OVERHEAD = 200  # dozen busy chats); a cached message's bytes beyond its JSON (the entry, its dict slot)
+GENERATION_BYTES = 512 * 1024  # encoded history kept per generation, two at most: the windows of ten or more busy chats
+ENTRY_OVERHEAD = 200  # a cached message's bytes beyond its JSON (the entry, its dict slot)
 
 
 def _unencodable(value: Any) -> Any:
@@ -51,6 +51,11 @@ class BodyEncoder:
         self._older: dict[int, Entry] = {}
         self._recent_bytes = 0
 
+    @property
+    def kept(self) -> int:
+        """How many history messages the cache holds."""
+        return len(self._recent.keys() | self._older.keys())
+
     def encode(self, body: dict[str, Any]) -> bytes:
         """The body as UTF-8 JSON bytes; equal to encoding it whole, up to key order."""
         rest = {key: value for key, value in body.items() if key not in ("messages", "tools")}
@@ -67,12 +72,20 @@ class BodyEncoder:
         return self._tools[1]
 
     def _messages(self, messages: list[dict[str, Any]]) -> list[bytes]:
-        if not messages or messages[0].get("role") != "system":
-            return list(map(self._message, messages))
-        first = messages[0]  # the system prompt: a new dict each turn, so compared by value
-        if self._system is None or self._system[0] != first:
-            self._system = (first, dumps(first).encode())
-        return [self._system[1], *map(self._message, messages[1:])]
+        """The system prompt (a new dict each turn, so compared by value), the history from the cache, and the last
+        message (the turn's own, made anew each turn and never seen again) encoded as it is."""
+        if not messages:
+            return []
+        first = messages[0]
+        if first.get("role") != "system":
+            head = self._message(first) if len(messages) > 1 else dumps(first).encode()
+        else:
+            if self._system is None or self._system[0] != first:
+                self._system = (first, dumps(first).encode())
+            head = self._system[1]
+        if len(messages) == 1:
+            return [head]
+        return [head, *map(self._message, messages[1:-1]), dumps(messages[-1]).encode()]
 
     def _message(self, message: dict[str, Any]) -> bytes:
         """One message's JSON: from the cache while it is the same object with the same values."""
