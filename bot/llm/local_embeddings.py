@@ -74,8 +74,8 @@ class LocalEmbeddings:
 
         vectors = []
         tokens = 0
-        for encoding in model.tokenizer.encode_batch(texts, add_special_tokens=False):
-            ids = np.asarray(encoding.ids, dtype=np.intp)
+        for text in texts:  # one at a time: encode_batch would spread over every core, and warn at each fork
+            ids = np.asarray(model.tokenizer.encode(text, add_special_tokens=False).ids, dtype=np.intp)
             tokens += len(ids)
             pooled = model.table[ids].mean(axis=0) if len(ids) else np.zeros(model.table.shape[1], np.float32)
             norm = float(np.linalg.norm(pooled))
