@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.cluster.redis import RedisState  # noqa: E402
 from bot.memory.index.recall import FURTHER, REACH, RESULT_CHARS, RESULTS, WINDOW_CHARS  # noqa: E402
-from bot.memory.index.redis_store import RedisIndexes  # noqa: E402
+from bot.memory.index.redis.store import RedisIndexes  # noqa: E402
 from bot.memory.index.scopes import MemoryIndexes  # noqa: E402
 from bot.sessions.logs import FileLogs  # noqa: E402
 
