@@ -124,20 +124,21 @@ def test_what_searches_read_is_read_again_once_this_or_another_process_wrote(
     mine.refresh()
     assert [row[4] for row in mine.keyword('"kayak"', 5, None, None)] == [""]  # its reply is not read yet
     [found] = mine.passages([1]).values()
-    assert mine.around([found], 2, 2) == [[found]]
+    assert (mine.around([found], 2, 2), mine.matching([])) == ([[found]], ([], 1))
 
     later = [exchange(1, "", "In the garage loft", opens=False), exchange(2, "And the paddles?", "Beside it")]
     theirs.refresh()
     assert theirs.add_exchanges("tg:1", later, Cursor("l", 1, 1), Cursor("l", 3, 3), True)
     mine.refresh()
     [grown] = mine.passages([1]).values()
-    [before] = mine.around([grown], 2, 2)
+    [before], top = mine.around([grown], 2, 2), mine.matching([])
     mine.add_exchanges("tg:1", [exchange(3, "Oars too?", "Yes")], Cursor("l", 3, 3), Cursor("l", 4, 4), True)
     [after] = mine.around([grown], 2, 2)
 
     assert grown.passage.answered == "In the garage loft"
     assert [each.passage.asked for each in before] == ["Where is the kayak?", "And the paddles?"]
     assert [each.passage.asked for each in after] == ["Where is the kayak?", "And the paddles?", "Oars too?"]
+    assert (top, mine.matching([])) == (([], 2), ([], 3))  # the highest passage id
 
 
 def test_a_write_from_a_stale_cursor_stores_nothing(index: ScopeIndex) -> None:
