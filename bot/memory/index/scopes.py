@@ -36,7 +36,7 @@ MAX_OPEN = 32
 MAX_LISTED = 128  # sessions remembered as listed in their scope (a forgotten one is looked up again)
 SAVE_DELAY = 1.0  # seconds from a turn's end to indexing what it saved, so a burst of turns shares one catch-up
 WIDER = 4  # hits looked at for each window wanted: windows that merge leave room for further ones
-QUICK_SEARCH = 0.002  # seconds: a scope searched faster is searched on the event loop (a thread hop costs more)
+QUICK_SEARCH = 0.002  # seconds of CPU: a scope searched faster is searched on the event loop (a thread hop costs more)
 T = TypeVar("T")
 
 
