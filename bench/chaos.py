@@ -5,14 +5,19 @@ Faults: `rate` of sendMessage calls fail (429 with retry_after 1, 502, a connect
 Telegram took the message) and `rate` of updates are delivered twice. Prints lost, doubled and ambiguous
 counts and the wall time of each run (the last reply's arrival); with faults it should stay within 1.4x of
 the clean run of the same round, in every round. `--rounds N` alternates clean and faulty runs N times, so a
-changing machine load touches both alike; `--trace` shows where each run's last replies waited
-(bench/chaos_trace.py). The fake LLM runs in its own process; the fake Telegram and the gateway share this one.
+changing machine load touches both alike; `--together` runs each round's two at the same time, each in its own
+process with its own fake LLM, so a load that changes between runs cannot make one look slower than the other
+(the faulty run, the longer, has the machine a little more to itself once the clean one is done).
+`--trace` shows where each run's last replies waited (bench/chaos_trace.py). Otherwise the fake LLM runs in its
+own process, and the fake Telegram and the gateway share this one.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
 import logging
 import os
 import random
@@ -20,7 +25,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -124,6 +129,37 @@ async def traced_run(base_url: str, messages: int, chats: int, rate: float, trac
         return await run(base_url, messages, chats, rate, trace)
 
 
+async def one_run(messages: int, chats: int, rate: float) -> None:
+    """One run with its own fake LLM, its outcome printed as one JSON line (a child of `--together`)."""
+    async with FakeLLM(default=echo) as llm:
+        outcome = await run(llm.base_url, messages, chats, rate)
+    print(json.dumps({name: value for name, value in asdict(outcome).items() if name != "trace"}), flush=True)
+
+
+async def together(messages: int, chats: int, rate: float) -> tuple[Outcome, Outcome]:
+    """A clean and a faulty run at the same time, each in its own process: the machine's load touches both alike."""
+
+    async def child(child_rate: float) -> Outcome:
+        argv = [__file__, "--messages", str(messages), "--chats", str(chats), "--one-run", str(child_rate)]
+        process = await asyncio.create_subprocess_exec(sys.executable, *argv, stdout=asyncio.subprocess.PIPE)
+        out, _ = await process.communicate()
+        return Outcome(**json.loads(out.decode().strip().splitlines()[-1]))
+
+    clean, chaos = await asyncio.gather(child(0.0), child(rate))
+    return clean, chaos
+
+
+def show(name: str, outcome: Outcome) -> None:
+    """Print one run's figures (and its trace, if it has one)."""
+    print(
+        f"  {name:<11} wall {outcome.wall:6.1f}s  CPU {outcome.cpu:5.1f}s  lost {outcome.lost}  "
+        f"doubled {outcome.doubled}  ambiguous sends {outcome.ambiguous}  faults injected {outcome.faults}  "
+        f"last reply {outcome.tail:.2f}s after the last turn  slowest reply {outcome.slowest:.2f}s"
+    )
+    if outcome.trace is not None:
+        print("\n".join(outcome.trace.report()))
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=1000)
@@ -131,26 +167,27 @@ async def main() -> None:
     parser.add_argument("--rate", type=float, default=0.1)
     parser.add_argument("--rounds", type=int, default=1, help="clean and faulty runs, alternated")
     parser.add_argument("--trace", action="store_true", help="show where the last replies of each run waited")
+    parser.add_argument("--together", action="store_true", help="run each round's clean and faulty runs at once")
+    parser.add_argument("--one-run", type=float, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     logging.getLogger("telegram").setLevel(logging.CRITICAL)  # the injected 502 pages, logged by PTB
-    print(f"{args.messages} messages over {args.chats} chats")
+    if args.one_run is not None:
+        return await one_run(args.messages, args.chats, args.one_run)
+    print(f"{args.messages} messages over {args.chats} chats" + (", clean and faulty at once" if args.together else ""))
     ratios = []
-    async with FakeLLM(default=echo) as llm:
+    async with contextlib.AsyncExitStack() as stack:
+        llm = None if args.together else await stack.enter_async_context(FakeLLM(default=echo))
         for round_ in range(1, args.rounds + 1):
-            clean = await traced_run(llm.base_url, args.messages, args.chats, 0.0, args.trace)
-            chaos = await traced_run(llm.base_url, args.messages, args.chats, args.rate, args.trace)
+            if llm is None:
+                clean, chaos = await together(args.messages, args.chats, args.rate)
+            else:
+                clean = await traced_run(llm.base_url, args.messages, args.chats, 0.0, args.trace)
+                chaos = await traced_run(llm.base_url, args.messages, args.chats, args.rate, args.trace)
             ratios.append(chaos.wall / clean.wall)
             print(f"round {round_} (load average {os.getloadavg()[0]:.1f})")
-            for name, outcome in (("no faults", clean), (f"{args.rate:.0%} faults", chaos)):
-                print(
-                    f"  {name:<11} wall {outcome.wall:6.1f}s  CPU {outcome.cpu:5.1f}s  lost {outcome.lost}  "
-                    f"doubled {outcome.doubled}  "
-                    f"ambiguous sends {outcome.ambiguous}  faults injected {outcome.faults}  "
-                    f"last reply {outcome.tail:.2f}s after the last turn  slowest reply {outcome.slowest:.2f}s"
-                )
-                if outcome.trace is not None:
-                    print("\n".join(outcome.trace.report()))
+            show("no faults", clean)
+            show(f"{args.rate:.0%} faults", chaos)
             print(f"  wall time ratio {ratios[-1]:.2f}x", flush=True)
     print(f"ratios {' '.join(f'{r:.2f}x' for r in ratios)}; target: each <= 1.4x (the clean run is its baseline)")
 
