@@ -77,7 +77,7 @@ class RedisStores:
         locks = RedisScopeLocks(self.state, self._config.workspace)
         home = None
         if self._config.memory.index == "redis":
-            from bot.memory.index.redis_store import RedisIndexes
+            from bot.memory.index.redis.store import RedisIndexes
 
             home = RedisIndexes(self.state)
         return MemoryBackend(locks, RedisLogs(self.state), RedisMembers(self.state), local=False, home=home)

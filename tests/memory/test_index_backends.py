@@ -17,7 +17,7 @@ from bot.memory.index.passages import ExchangePart, Passage
 from bot.memory.index.protocols import IndexHome, ScopeIndex
 from bot.memory.index.query import parse_query
 from bot.memory.index.ranking import Hit, best_hits
-from bot.memory.index.redis_store import RedisIndex
+from bot.memory.index.redis.store import RedisIndex
 from bot.memory.index.store import MemoryIndex
 from bot.memory.index.windows import widen
 from bot.sessions.logs import Cursor

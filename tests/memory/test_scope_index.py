@@ -13,7 +13,7 @@ from bot.cluster.redis import RedisState
 from bot.memory.index.protocols import IndexHome, PassageIndex
 from bot.memory.index.query import Query
 from bot.memory.index.ranking import Shown
-from bot.memory.index.redis_store import RedisIndexes
+from bot.memory.index.redis.store import RedisIndexes
 from bot.memory.index.scopes import MemoryIndexes
 from bot.memory.members import FileMembers, ScopeMembers
 from bot.memory.redis_members import RedisMembers

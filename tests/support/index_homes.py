@@ -8,7 +8,7 @@ import pytest
 
 from bot.cluster.redis import RedisState
 from bot.memory.index.protocols import IndexHome
-from bot.memory.index.redis_store import RedisIndexes
+from bot.memory.index.redis.store import RedisIndexes
 from bot.memory.index.store import FileIndexes
 
 

@@ -1,6 +1,6 @@
 """What ranking reads of a scope's passages, what catching up writes, where a scope's index is kept, and what semantic
 search needs of a vector store: the seams a backend implements. `store.MemoryIndex`, `store.FileIndexes` and
-`vectors.PassageVectors` are the SQLite ones; `redis_store.RedisIndex` and `redis_store.RedisIndexes` the Redis ones."""
+`vectors.PassageVectors` are the SQLite ones; `redis.store.RedisIndex` and `redis.store.RedisIndexes` the Redis ones."""
 
 from __future__ import annotations
 

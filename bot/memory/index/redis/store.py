@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 
 from bot.bus.redis.connection import as_text
 from bot.cluster.redis import RedisState, zset_members
-from bot.memory.index import redis_search
 from bot.memory.index.fts_terms import Terms, Tokenizer
 from bot.memory.index.passages import ExchangePart, Passage
-from bot.memory.index.redis_search import FIELDS, Keys, log_field, posting, stored
+from bot.memory.index.redis import search as redis_search
+from bot.memory.index.redis.search import FIELDS, Keys, log_field, posting, stored
 from bot.memory.index.store import IndexUnusable, StoredPassage
 from bot.sessions.logs import Cursor
 from bot.sessions.redis_store import glob_escaped
