@@ -1,4 +1,5 @@
-"""The scope index with semantic search on: vectors fused with keywords, kept in step as messages are saved."""
+"""The scope index with semantic search on, in SQLite files and in Redis: vectors fused with keywords, kept in step as
+messages are saved."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from bot.config.schema_embeddings import EmbeddingsConfig
 from bot.llm.embeddings import EmbeddingModel
+from bot.memory.index.protocols import IndexHome
 from bot.memory.index.scopes import MemoryIndexes
 from bot.memory.index.semantic import SemanticMemory
 from bot.memory.members import FileMembers
@@ -27,12 +29,14 @@ def say(store: SessionStore, key: str, text: str, reply: str) -> None:
     store.append(session, [{"role": "user", "content": HEADER + text}, {"role": "assistant", "content": reply}])
 
 
-def semantic_indexes(tmp_path: Path, fake: FakeLLM) -> tuple[SessionStore, MemoryIndexes]:
+def semantic_indexes(tmp_path: Path, fake: FakeLLM, home: IndexHome) -> tuple[SessionStore, MemoryIndexes]:
+    """Indexes with semantic search, their passages and vectors kept in `home`."""
     store = SessionStore(tmp_path / "sessions")
     logs, members = FileLogs(tmp_path / "sessions"), FileMembers(tmp_path / "lists")
-    indexes = MemoryIndexes(logs, members, tmp_path / "ws", tmp_path / "state", "UTC")
+    indexes = MemoryIndexes(logs, members, tmp_path / "ws", tmp_path / "state", "UTC", home=home)
     model = EmbeddingModel(EmbeddingsConfig(model="embed", api_base=fake.base_url))
-    indexes.semantic = SemanticMemory(MeteredEmbeddings(model, UsageLedger(tmp_path / "usage.db")), batch_size=16)
+    embedder = MeteredEmbeddings(model, UsageLedger(tmp_path / "usage.db"))
+    indexes.semantic = SemanticMemory(embedder, batch_size=16, home=home)
     return store, indexes
 
 
@@ -41,10 +45,10 @@ def asked(hits: list) -> list[str]:
 
 
 async def test_a_question_in_other_words_finds_the_passage_through_its_vector(
-    tmp_path: Path, fake_llm: FakeLLM
+    tmp_path: Path, fake_llm: FakeLLM, index_home: IndexHome
 ) -> None:
     fake_llm.same_words = {"hike": "walk", "hiked": "walk", "walked": "walk", "ramble": "walk"}
-    store, indexes = semantic_indexes(tmp_path, fake_llm)
+    store, indexes = semantic_indexes(tmp_path, fake_llm, index_home)
     scope = tmp_path / SCOPE
     say(store, "telegram:1", "We walked the Quiraing loop on Skye", "Lovely")
     say(store, "telegram:1", "The dentist is on Tuesday", "Noted")
@@ -63,9 +67,9 @@ async def test_a_question_in_other_words_finds_the_passage_through_its_vector(
 
 
 async def test_a_failing_embedding_server_leaves_keyword_search_answering(
-    tmp_path: Path, fake_llm: FakeLLM, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, fake_llm: FakeLLM, caplog: pytest.LogCaptureFixture, index_home: IndexHome
 ) -> None:
-    store, indexes = semantic_indexes(tmp_path, fake_llm)
+    store, indexes = semantic_indexes(tmp_path, fake_llm, index_home)
     fake_llm.embedding_failure = Error(502, "bad gateway")
     scope = tmp_path / SCOPE
     say(store, "telegram:1", "The boat is named Seagull", "Nice")
