@@ -10,6 +10,7 @@ import pytest
 from bot.cluster.redis import RedisState
 from bot.memory.index.passages import ExchangePart, Passage
 from bot.memory.index.protocols import IndexHome, ScopeIndex, VectorStore
+from bot.memory.index.redis import vectors as redis_vectors
 from bot.memory.index.redis.store import RedisIndexes
 from bot.sessions.logs import Cursor
 from tests.fakes.embeddings import embed
@@ -175,4 +176,20 @@ def test_one_process_embeds_a_scope_while_the_others_leave_it_the_work(tmp_path:
     assert embed_all(first) == 1 and first.pending(10) == []  # done: it lets go
     entries(index, "delta")
     assert [passage.text for passage in second.pending(10)] == ["delta"]
+    shared.client.close()
+
+
+def test_another_process_reads_many_vectors_a_slice_at_a_time(
+    tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(redis_vectors, "SLICE", 2)
+    shared = RedisState(redis_url, prefix="t")
+    home = RedisIndexes(shared)
+    index = home.open(SCOPE, tmp_path / "index.sqlite3")
+    texts = ["alpha trail", "beta lake", "gamma ridge", "delta bay", "epsilon moor"]
+    entries(index, *texts)
+    embed_all(home.vectors(SCOPE, index.path, "fake-embed"))
+    other = home.vectors(SCOPE, index.path, "fake-embed")
+    found = [other.nearest(embed(text), 1, None, None)[0] for text in texts]
+    assert [index.passages([rowid])[rowid].passage.asked for rowid in found] == texts
     shared.client.close()

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 DROPS = "vec:drops"
 KEPT = ("vec:next", "vec:model", DROPS)  # what a reindex keeps: vectors read before it must not look current
+SLICE = 2000  # vectors read in one reply: 3 MB at 384 dimensions
 LEASE_MS = 120_000  # how long the scope's embedding stays with a process that stopped calling (longer than a request)
 _TIME = struct.Struct("<d")
 # Which passages need a vector: open exchanges whose reply grew since (or that have none), then those above
@@ -97,20 +98,18 @@ for i = 5, #ARGV, 4 do
 end
 return stored
 """
-# What was stored after sequence ARGV[1] (ids, sequences, vectors) and, when drops changed since ARGV[2], the ids
-# stored up to it that are still there. HMGET in slices: Lua unpacks at most a few thousand arguments.
+# Up to ARGV[3] vectors stored after sequence ARGV[1] (ids and sequences, vectors) and, when drops changed since
+# ARGV[2], the ids stored up to it that are still there. A slice at a time, so that no reply holds Redis (and the bus)
+# for long.
 LOAD = """
 local base = KEYS[1]
 local drops = redis.call('GET', base .. ':vec:drops') or '0'
 local kept = {}
 if drops ~= ARGV[2] then kept = redis.call('ZRANGEBYSCORE', base .. ':vec:seq', '-inf', ARGV[1]) end
-local new = redis.call('ZRANGEBYSCORE', base .. ':vec:seq', '(' .. ARGV[1], '+inf', 'WITHSCORES')
-local ids, vectors = {}, {}
+local new = redis.call('ZRANGEBYSCORE', base .. ':vec:seq', '(' .. ARGV[1], '+inf', 'WITHSCORES', 'LIMIT', 0, ARGV[3])
+local ids = {}
 for i = 1, #new, 2 do ids[#ids + 1] = new[i] end
-for s = 1, #ids, 4000 do
-  local slice = redis.call('HMGET', base .. ':vec', unpack(ids, s, math.min(s + 3999, #ids)))
-  for _, vector in ipairs(slice) do vectors[#vectors + 1] = vector end
-end
+local vectors = #ids > 0 and redis.call('HMGET', base .. ':vec', unpack(ids)) or {}
 return {drops, kept, new, vectors}
 """
 # The scope's vectors are this model's from now on: another model's are dropped.
@@ -191,14 +190,24 @@ class RedisVectors:
         """Bring the in-memory copy up to date: what was stored since, and what the index dropped."""
         with self._lock:
             self._adopt()
-            drops, kept, new, vectors = self._raw(LOAD, self._loaded, self._read or "-")
-            if (drops := drops.decode()) != self._read:
-                self._read = drops
-                self._copy.keep([int(rowid) for rowid in kept])
-            if new:
-                self._loaded = int(new[-1])
-                ids = [int(rowid) for rowid in new[::2]]
-                self._copy.add(ids, [_TIME.unpack_from(vector)[0] for vector in vectors], [v[8:] for v in vectors])
+            ids: list[int] = []
+            times: list[float] = []
+            vectors: list[bytes] = []
+            while True:
+                drops, kept, new, read = self._raw(LOAD, self._loaded, self._read or "-", SLICE)
+                if (drops := drops.decode()) != self._read:
+                    self._add(ids, times, vectors)  # what this call read is older than the drops
+                    ids, times, vectors = [], [], []
+                    self._read = drops
+                    self._copy.keep([int(rowid) for rowid in kept])
+                if new:
+                    self._loaded = int(new[-1])
+                    ids += [int(rowid) for rowid in new[::2]]
+                    times += [_TIME.unpack_from(vector)[0] for vector in read]
+                    vectors += [vector[_TIME.size :] for vector in read]
+                if len(new) < 2 * SLICE:
+                    break
+            self._add(ids, times, vectors)
 
     def close(self) -> None:
         """Let go of the in-memory copy (the connection is the process's)."""
@@ -206,6 +215,10 @@ class RedisVectors:
             self._copy = VectorCopy()
             self._loaded = 0
             self._read = ""
+
+    def _add(self, ids: list[int], times: list[float], vectors: list[bytes]) -> None:
+        if ids:
+            self._copy.add(ids, times, vectors)
 
     def _adopt(self) -> None:
         """Make the scope's vectors this model's, once."""
