@@ -1,6 +1,7 @@
 """The vectors of a scope's passages in the bus's Redis, the twin of `vectors.PassageVectors` for processes that share
-a Redis and no disk: float32 rows in a hash beside the scope's index, read in one round trip, searched exactly in
-Python (plain Redis: no search module).
+a Redis and no disk: float32 rows in a hash beside the scope's index, each process reading only those stored since
+its last look (one round trip, or a slice at a time when there are many), searched exactly in Python (plain Redis:
+no search module).
 
 Keys under the scope's index (`<prefix>:memory-index:{<scope>}`, its hash slot): `vec` (passage id -> time as float64,
 then the unit vector), `vec:made` (id -> its reply's length in bytes when embedded: an exchange whose reply grew is
@@ -139,7 +140,7 @@ def forgetting(keys: Keys, rowid: int) -> list[list[str]]:
 
 class RedisVectors:
     """One scope's vectors in Redis for one model (`VectorStore`): which passages need one, storing them, and the
-    nearest to a query, searched in an in-memory copy brought up to date in one round trip."""
+    nearest to a query, searched in an in-memory copy brought up to date before each search."""
 
     def __init__(self, shared: RedisState, keys: Keys, model: str) -> None:
         self._shared = shared
