@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from bot.cluster.redis import RedisState
 from bot.config.schema_embeddings import EmbeddingsConfig
 from bot.llm.embeddings import EmbeddingModel
 from bot.memory.index.protocols import IndexHome
+from bot.memory.index.redis.store import RedisIndexes
 from bot.memory.index.scopes import MemoryIndexes
 from bot.memory.index.semantic import SemanticMemory
 from bot.memory.members import FileMembers
@@ -82,3 +84,27 @@ async def test_a_failing_embedding_server_leaves_keyword_search_answering(
     assert len([r for r in caplog.records if r.levelno == logging.WARNING]) == 1
     await indexes.stop()
     await indexes.semantic.stop()
+
+
+async def test_processes_sharing_a_redis_index_embed_each_passage_once(
+    tmp_path: Path, fake_llm: FakeLLM, redis_url: str
+) -> None:
+    fake_llm.same_words = {"walked": "walk", "ramble": "walk"}
+    clients = [RedisState(redis_url, prefix="t") for _ in range(2)]
+    (store, first), (_, second) = (semantic_indexes(tmp_path, fake_llm, RedisIndexes(shared)) for shared in clients)
+    scope = tmp_path / SCOPE
+    say(store, "telegram:1", "We walked the Quiraing loop on Skye", "Lovely")
+    say(store, "telegram:1", "The dentist is on Tuesday", "Noted")
+    await first.join(scope, "telegram:1")
+    assert first.semantic is not None and second.semantic is not None
+    await first.semantic.idle()
+    embedded = sum(len(body["input"]) for body in fake_llm.embedding_requests)
+
+    found = asked(await second.search(scope, "where did we ramble?"))  # the other process: nothing indexed by it
+    await second.semantic.idle()
+    assert found[0] == "We walked the Quiraing loop on Skye"
+    assert embedded == 2 and [body["input"] for body in fake_llm.embedding_requests[1:]] == [["where did we ramble?"]]
+    for indexes in (first, second):
+        await indexes.stop()
+    for shared in clients:
+        shared.client.close()
