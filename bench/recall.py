@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.llm.tokens import CHARS_PER_TOKEN  # noqa: E402
 from bot.memory.index.bulk import ChildIndexer  # noqa: E402
-from bot.memory.index.recall import RESULT_CHARS, WINDOW_CHARS  # noqa: E402
+from bot.memory.index.recall import FURTHER, REACH, RESULT_CHARS, RESULTS, WINDOW_CHARS  # noqa: E402
 from bot.memory.index.rendering import recalled_block  # noqa: E402
 from bot.memory.index.scopes import MemoryIndexes  # noqa: E402
 from bot.memory.members import FileMembers  # noqa: E402
@@ -169,7 +169,9 @@ async def at_scale(corpus: Corpus, messages: int, root: Path) -> dict[str, float
     latencies = []
     for question, _, _ in corpus.questions:
         began = time.perf_counter()
-        await indexes.search(scope, question, 5, window_chars=(WINDOW_CHARS, RESULT_CHARS), follow=True)
+        await indexes.search(
+            scope, question, RESULTS + FURTHER, window_chars=(WINDOW_CHARS, RESULT_CHARS), follow=True, reach=REACH
+        )
         latencies.append(time.perf_counter() - began)
     incremental = await append_cost(indexes, scope, root / "sessions" / f"{FILE}.jsonl", 500)
     await indexes.stop()

@@ -26,7 +26,7 @@ from rig import load_average
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.cluster.redis import RedisState  # noqa: E402
-from bot.memory.index.recall import RESULT_CHARS, WINDOW_CHARS  # noqa: E402
+from bot.memory.index.recall import FURTHER, REACH, RESULT_CHARS, RESULTS, WINDOW_CHARS  # noqa: E402
 from bot.memory.index.redis.store import RedisIndexes  # noqa: E402
 from bot.memory.index.scopes import MemoryIndexes  # noqa: E402
 from bot.sessions.logs import FileLogs  # noqa: E402
@@ -67,7 +67,9 @@ async def compare(messages: int, questions: int, root: Path, shared: RedisState)
         found = {}
         for name, indexes in made.items():
             began = time.perf_counter()
-            hits = await indexes.search(scope, question, 5, window_chars=(WINDOW_CHARS, RESULT_CHARS), follow=True)
+            hits = await indexes.search(
+                scope, question, RESULTS + FURTHER, window_chars=(WINDOW_CHARS, RESULT_CHARS), follow=True, reach=REACH
+            )
             took[name].append(time.perf_counter() - began)
             found[name] = [[each.passage.asked for each in hit.window] for hit in hits]
         same += found["sqlite"] == found["redis"]

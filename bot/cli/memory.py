@@ -79,7 +79,8 @@ def memory_search(
     limit: int = typer.Option(5, "--limit", min=1, max=50, help="How many passages to show."),
 ) -> None:
     """Show the passages of a chat's memory that best match QUERY, as the recall tool finds them."""
-    from bot.memory.index.recall import IndexRecall
+    from bot.memory.index.recall import IndexRecall, Recalled
+    from bot.tools.recall import FURTHER_HEADING
 
     config = load(ctx.obj)
     indexes, stores = _indexes(config)
@@ -89,7 +90,7 @@ def memory_search(
         typer.echo(f"{query!r} has no words to search for: only question and common words.", err=True)
         raise typer.Exit(1)
 
-    async def run() -> list[str]:
+    async def run() -> Recalled:
         try:
             return await recall.recall(scope, query, chat or "", None, None, None)
         finally:
@@ -97,10 +98,14 @@ def memory_search(
             await stores.aclose()
 
     found = asyncio.run(run())
-    if not found:
+    if not found.best:
         typer.echo(f"Nothing in {scope.relative_to(config.workspace)} matches {query!r}.")
-    for n, text in enumerate(found, 1):
+    for n, text in enumerate(found.best, 1):
         typer.echo(f"{n}. {text}")
+    if found.further:
+        typer.echo(FURTHER_HEADING)
+    for text in found.further:
+        typer.echo(f"- {text}")
 
 
 @app.command("reindex")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -9,6 +10,20 @@ from zoneinfo import ZoneInfo
 
 from bot.errors import ToolError
 from bot.tools.base import Tool, ToolContext
+
+FURTHER_HEADING = "More mentions, further down the ranking:"
+
+
+class Recalled(Protocol):
+    """What a search found: the best passages, numbered when shown, then further hits."""
+
+    @property
+    def best(self) -> Sequence[str]:
+        """The best passages, best first, each with its date and who spoke."""
+
+    @property
+    def further(self) -> Sequence[str]:
+        """Hits further down the ranking, best first."""
 
 
 class MemorySearch(Protocol):
@@ -25,9 +40,9 @@ class MemorySearch(Protocol):
         shown_from: int | None,
         since: float | None,
         until: float | None,
-    ) -> list[str]:
-        """The best passages of the scope folder for `query`, each with its date and who spoke, best first;
-        the session's messages from `shown_from` on (already in the prompt) left out."""
+    ) -> Recalled:
+        """The best passages of the scope folder for `query`, each with its date and who spoke, best first, then
+        further hits; the session's messages from `shown_from` on (already in the prompt) left out."""
 
 
 class RecallTool(Tool):
@@ -39,7 +54,7 @@ class RecallTool(Tool):
     description = (
         "Search this chat's own memory: every earlier message (also those no longer in the conversation), "
         "summaries and saved facts. Returns the five best passages with their dates, and beside them the "
-        "conversation summary that matches best."
+        "conversation summary that matches best; then, as space allows, more mentions further down the ranking."
     )
     parameters = {
         "type": "object",
@@ -80,13 +95,15 @@ class RecallTool(Tool):
             since,
             until + 86400.0 if until is not None else None,
         )
-        if not found:
+        if not found.best:
             return (
                 f"Nothing in this chat's memory matches {query!r}. Search with the words the user would have "
                 "used (names, places, things), not only question words."
             )
         lines = [f"Best matches in this chat's memory for {query!r}:"]
-        lines += [f"{n}. {text}" for n, text in enumerate(found, 1)]
+        lines += [f"{n}. {text}" for n, text in enumerate(found.best, 1)]
+        if found.further:
+            lines += [FURTHER_HEADING, *(f"- {text}" for text in found.further)]
         return "\n".join(lines)
 
     def _day(self, value: Any, name: str) -> float | None:

@@ -1,6 +1,6 @@
 """Issue 46 end to end: `relaybot run` on Telegram and the fake model, on the local and the Redis backend. A recall
 result is a hit with the exchanges around it within its budget; an earlier asking of the same question ranks below
-the exchange that answers it; a second pass finds what a first hit leads to."""
+the exchange that answers it; a second pass finds what a first hit leads to; further hits follow the five."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from bot.memory.index.recall import RESULT_CHARS
+from bot.tools.recall import FURTHER_HEADING
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.fakes.telegram_server import FakeTelegram
 from tests.memory.test_memory import is_consolidation, save
@@ -107,7 +108,7 @@ def garden_reply(body: dict[str, Any]) -> Any:
 
 
 @pytest.mark.parametrize("backend", ["local", "redis"])
-async def test_recall_gives_five_windows_and_the_best_summary_beside_them(
+async def test_recall_gives_five_windows_the_best_summary_beside_them_and_further_hits_after(
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, backend: str, request: pytest.FixtureRequest
 ) -> None:
     fake_llm.default = garden_reply
@@ -116,14 +117,19 @@ async def test_recall_gives_five_windows_and_the_best_summary_beside_them(
         tmp_path, fake_llm, telegram, {"streaming": "off"}, agent={"memory_window": 4}, bus=bus
     ) as bot:
         await bot.gateway.manager.ready("telegram")
-        said = [line for n in range(6) for line in [f"The tulips in bed {n} opened", *filler(7 * n, 7)]]
+        said = [line for n in range(8) for line in [f"The tulips in bed {n} opened", *filler(7 * n, 7)]]
         sent = await chat(telegram, said, 0)  # seven between: no two windows meet
         telegram.text("Tulips again?", chat_id=OWNER, user_id=OWNER)
         await telegram.wait_for_sent(sent + 1)
 
     [found] = [str(m["content"]) for body in fake_llm.requests for m in body["messages"] if m["role"] == "tool"]
-    passages = re.split(r"^\d\. ", found, flags=re.MULTILINE)[1:]
+    best, further = found.split(f"\n{FURTHER_HEADING}\n")
+    passages = re.split(r"^\d\. ", best, flags=re.MULTILINE)[1:]
     summaries = [passage for passage in passages if "conversation summary: Ann planted tulips" in passage]
     assert len(passages) == 6 and len(summaries) == 1  # five windows of what was said, and the summary
     assert sum("The tulips in bed" in passage for passage in passages) == 5
+    mentions = re.split(r"^- ", further, flags=re.MULTILINE)[1:]
+    assert len(mentions) == 3 and all("The tulips in bed" in mention for mention in mentions)  # the other beds
+    exchanges = sorted(window.count("you replied:") for window in [*passages, *mentions] if window not in summaries)
+    assert exchanges == [2, 3, 3, 3, 3, 3, 3, 3]  # a hit with one exchange on each side (the first has none before)
     assert len(found) <= RESULT_CHARS + 200

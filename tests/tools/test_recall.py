@@ -9,6 +9,7 @@ import pytest
 
 from bot.bus import Trust
 from bot.errors import ToolError
+from bot.memory.index.recall import Recalled
 from bot.tools.base import ToolContext
 from bot.tools.recall import RecallTool
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
@@ -20,8 +21,8 @@ MARCH_5 = 1772668800.0  # 2026-03-05 00:00 UTC
 class Memory:
     """A memory index that answers with fixed passages and keeps what it was asked."""
 
-    def __init__(self, found: list[str]) -> None:
-        self.found = found
+    def __init__(self, found: list[str], further: tuple[str, ...] = ()) -> None:
+        self.found = Recalled(tuple(found), further)
         self.asked: list[tuple[Path, str, str, int | None, float | None, float | None]] = []
 
     def searchable(self, query: str) -> bool:
@@ -35,7 +36,7 @@ class Memory:
         shown_from: int | None,
         since: float | None,
         until: float | None,
-    ) -> list[str]:
+    ) -> Recalled:
         self.asked.append((directory, query, session_key, shown_from, since, until))
         return self.found
 
@@ -51,6 +52,16 @@ async def test_the_best_passages_are_numbered_with_the_scope_session_and_prompt_
         "2. memory fact: likes tea",
     ]
     assert memory.asked == [(tmp_path, "wifi", "test:1", 40, None, None)]
+
+
+async def test_further_hits_follow_the_numbered_ones_under_their_own_heading(tmp_path: Path, ctx: ToolContext) -> None:
+    memory = Memory(["2026-03-05 (Thu), Ann: the wifi password is hunter2"], ("2026-03-09 (Mon), Ann: new router",))
+    text = await RecallTool(memory).run({"query": "wifi"}, replace(ctx, memory_dir=tmp_path))
+    assert text.splitlines()[1:] == [
+        "1. 2026-03-05 (Thu), Ann: the wifi password is hunter2",
+        "More mentions, further down the ranking:",
+        "- 2026-03-09 (Mon), Ann: new router",
+    ]
 
 
 async def test_since_and_until_are_whole_days_in_the_timezone(tmp_path: Path, ctx: ToolContext) -> None:

@@ -23,7 +23,7 @@ from bot.memory.index.query import parse_query
 from bot.memory.index.ranking import Hit, Ranker, Shown, best_hits, shown_ranges
 from bot.memory.index.semantic import SemanticMemory
 from bot.memory.index.store import FileIndexes, IndexUnusable, damaged
-from bot.memory.index.windows import widen
+from bot.memory.index.windows import REACH, widen
 from bot.memory.index.word_counts import WordCounts
 from bot.memory.members import ScopeMembers
 from bot.sessions.logs import SessionLogs
@@ -122,11 +122,12 @@ class MemoryIndexes:
         join: str | None = None,
         window_chars: tuple[int, int] | None = None,
         follow: bool = False,
+        reach: int = REACH,
     ) -> list[Hit]:
         """The best passages of the scope for a question, after listing session `join` for the scope and catching
         the index up; none for a question without content words. With `window_chars` (each, in all), each is a
-        window of the exchanges around it within that many characters (`windows.widen`); `follow` adds the second
-        pass (`second_pass`), which costs a second search."""
+        window of up to `reach` exchanges on each side within that many characters (`windows.widen`); `follow` adds
+        the second pass (`second_pass`), which costs a second search."""
         query = parse_query(text, datetime.fromtimestamp(self._clock(), self._zone))
         if not query.words:
             return []
@@ -143,7 +144,7 @@ class MemoryIndexes:
                     found.index, query, limit * WIDER, now, since, until, shown, rankers, follow, found.counts
                 )
                 ranges = shown_ranges(found.index, shown) if shown is not None else []
-                hits = widen(found.index, hits, limit, *window_chars, shown=ranges)
+                hits = widen(found.index, hits, limit, *window_chars, shown=ranges, reach=reach)
             found.took = time.perf_counter() - started
             return hits
 

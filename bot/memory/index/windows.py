@@ -11,7 +11,7 @@ from bot.memory.index.protocols import PassageIndex
 from bot.memory.index.ranking import Hit, in_prompt
 from bot.memory.index.store import StoredPassage
 
-REACH = 3  # exchanges looked at on each side of a hit
+REACH = 3  # exchanges looked at on each side of a hit, unless the caller asks for fewer
 SUMMARIES = 1  # history entries and facts beside the windows: they hold no words said, only what was made of them
 SUMMARY_CHARS = 800  # of one: what happened and when, in short; the words said are in the windows
 
@@ -28,11 +28,12 @@ def widen(
     chars: int,
     total: int,
     shown: Sequence[tuple[str, str, int]] = (),
+    reach: int = REACH,
 ) -> list[Hit]:
-    """The first `limit` windows of the hits, best first: each hit with its neighbours within `chars` characters,
-    up to what the prompt shows (`shown`, as `ranking.shown_ranges` gives it); windows that overlap merge into
-    one. Beside them, where it ranks, the best summary (a history entry or fact) within SUMMARY_CHARS: it takes no
-    window's place. All of them together stay within `total` characters."""
+    """The first `limit` windows of the hits, best first: each hit with up to `reach` neighbours on each side within
+    `chars` characters, up to what the prompt shows (`shown`, as `ranking.shown_ranges` gives it); windows that
+    overlap merge into one. Beside them, where it ranks, the best summary (a history entry or fact) within
+    SUMMARY_CHARS: it takes no window's place. All of them together stay within `total` characters."""
     windows: list[Hit] = []
     room = total
     full = False  # no further window: a summary further down may still join
@@ -56,9 +57,9 @@ def widen(
         if hit.stored.id not in neighbours:
             at = next(n for n, found in enumerate(exchanges) if found.id == hit.stored.id)
             read = exchanges[at : at + limit]
-            neighbours.update(zip((found.id for found in read), index.around(read, REACH, REACH), strict=True))
+            neighbours.update(zip((found.id for found in read), index.around(read, reach, reach), strict=True))
         around = [found for found in neighbours[hit.stored.id] if not in_prompt(found, shown)]
-        window = _grown(around, hit.stored, min(chars, room))
+        window = _grown(around, hit.stored, min(chars, room), reach)
         size = min(chars, room, sum(passage_chars(found) for found in window))
         meets = next((n for n, other in enumerate(windows) if _overlap(other.window, window)), None)
         if meets is None and sum(window.stored.passage.kind == "exchange" for window in windows) == limit:
@@ -75,12 +76,12 @@ def widen(
     return windows
 
 
-def _grown(around: list[StoredPassage], hit: StoredPassage, chars: int) -> tuple[StoredPassage, ...]:
+def _grown(around: list[StoredPassage], hit: StoredPassage, chars: int, reach: int) -> tuple[StoredPassage, ...]:
     """The hit and its nearest neighbours, the one after before the one before, while they fit in `chars`."""
     at = next(n for n, found in enumerate(around) if found.id == hit.id)
     start, end = at, at + 1
     room = chars - passage_chars(hit)
-    for step in range(1, REACH + 1):
+    for step in range(1, reach + 1):
         for n in (at + step, at - step):
             if (n == end or n == start - 1) and 0 <= n < len(around) and passage_chars(around[n]) <= room:
                 room -= passage_chars(around[n])
