@@ -3,6 +3,7 @@ against a plain BM25 over whole exchanges; index cost per message; query latency
 
 Run from the repository root: python bench/recall.py --locomo ../shared/data/locomo-dev [--conversations N]
                              [--questions N] [--quick] [--json FILE] [--show q26-3,…]
+                             [--embeddings local [--min-similarity 0.3]]
                          or: python bench/recall.py [--exchanges 2400] [--questions 300] [--scale 10000,100000]
                              [--big-file-mb 50]
 
@@ -12,6 +13,8 @@ of the prompt and of both, per category, beside plain BM25 on the same history a
 unless --quick, the costs at 100,000 messages of the generated set below (query p95, indexing per message).
 --conversations and --questions take the first N of each; --json writes every figure (each question's too);
 --show prints, for the questions tagged, the evidence lines, which of them were covered, and what recall found.
+--embeddings local fuses the in-process embedding model's nearest passages in (memory.embeddings.model: local),
+every passage embedded before the first question; without it, keywords alone (the default config).
 
 Without it, a smoke test on a generated set: the conversation is made up here (bench/recall_corpus.py): facts told
 in passing among chatter over ten weeks, asked about at the end in other words. It is written as one chat's session
@@ -248,7 +251,12 @@ async def append_cost(indexes: MemoryIndexes, scope: Path, live: Path, exchanges
 async def locomo(args: argparse.Namespace) -> None:
     """The LoCoMo figures, then (unless --quick) the costs at 100,000 messages; all of them to --json if given."""
     show = frozenset(args.show.split(",")) if args.show else frozenset()
-    figures = await run_locomo(Path(args.locomo), args.conversations, args.questions, load_average(), show)
+    memory = None
+    if args.embeddings:
+        memory = {"embeddings": {"model": args.embeddings, "min_similarity": args.min_similarity}}
+        print(f"semantic search with memory.embeddings.model {args.embeddings}, min_similarity {args.min_similarity}")
+    figures = await run_locomo(Path(args.locomo), args.conversations, args.questions, load_average(), show, memory)
+    figures["embeddings"] = memory
     if not args.quick:
         corpus = build_corpus(args.exchanges, 300, seed=args.seed)
         with tempfile.TemporaryDirectory() as folder:
@@ -271,6 +279,9 @@ async def main() -> None:
     parser.add_argument("--quick", action="store_true", help="with --locomo: leave out the costs at 100,000 messages")
     parser.add_argument("--json", metavar="FILE", help="with --locomo: write every figure to FILE")
     parser.add_argument("--show", metavar="TAGS", help="with --locomo: what the model held for q26-3,q30-7,…")
+    embeddings_help = "with --locomo: fuse in semantic search with this memory.embeddings.model (local: in-process)"
+    parser.add_argument("--embeddings", metavar="MODEL", choices=["local"], help=embeddings_help)
+    parser.add_argument("--min-similarity", type=float, default=0.3, help="with --embeddings: its min_similarity")
     parser.add_argument("--exchanges", type=int, default=2400)
     questions_help = "the generated set's count (300), or with --locomo the first N of each conversation (all)"
     parser.add_argument("--questions", type=int, help=questions_help)

@@ -65,19 +65,26 @@ class Chat:
         await self._agent.memory.idle()
 
 
-async def play(conversation: Conversation, folder: Path, questions: int | None = None) -> Played:
-    """Play the conversation, then ask its questions (the first `questions` of them, or all)."""
+async def play(
+    conversation: Conversation, folder: Path, questions: int | None = None, memory: dict[str, Any] | None = None
+) -> Played:
+    """Play the conversation, then ask its questions (the first `questions` of them, or all); `memory` is the
+    config's memory section (keywords only when None). With embeddings, every passage has its vector before the
+    first question."""
     model = LocomoModel(conversation)
     played = Played(model.seen)
     started = time.perf_counter()
     async with FakeLLM(default=model, context_length=WINDOW) as fake, FakeTelegram() as telegram:
         access = {"rate_limit": 0}  # a conversation replayed at machine speed is no flood
-        async with GatewayUnderTest(folder, fake, [], {"telegram": telegram_section(telegram)}, access=access) as bot:
+        sections = {"access": access, **({"memory": memory} if memory else {})}
+        async with GatewayUnderTest(folder, fake, [], {"telegram": telegram_section(telegram)}, **sections) as bot:
             await bot.gateway.manager.ready("telegram")
             agent = bot.gateway.agent
             chat = Chat(model, telegram, agent)
             for exchange in conversation.exchanges:
                 await chat.say(exchange)
+            if agent.indexes.semantic is not None:
+                await agent.indexes.semantic.idle()
             agent.auto_recall.block = measured(agent.auto_recall.block, played.recall_cpu)
             with workers_noted():
                 for question in conversation.questions[:questions]:

@@ -23,17 +23,22 @@ def quantile(samples: list[float], share: float) -> float:
 
 
 async def run(
-    folder: Path, conversations: int | None, questions: int | None, note: str, show: frozenset[str] = frozenset()
+    folder: Path,
+    conversations: int | None,
+    questions: int | None,
+    note: str,
+    show: frozenset[str] = frozenset(),
+    memory: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Play and score the first `conversations` of `folder` (all when None), asking the first `questions` of each
-    (all when None); print a table per conversation and overall, each followed by `note`, and what the model held
-    for the questions tagged in `show`; the figures."""
+    (all when None), with `memory` as the config's memory section; print a table per conversation and overall,
+    each followed by `note`, and what the model held for the questions tagged in `show`; the figures."""
     every: list[Scored] = []
     recall_cpu: list[float] = []
     figures: dict[str, Any] = {"conversations": {}}
     for conversation in load(folder)[:conversations]:
         with tempfile.TemporaryDirectory() as home:
-            played = await play(conversation, Path(home), questions)
+            played = await play(conversation, Path(home), questions, memory)
         scored = score(conversation, played.seen, questions)
         every.extend(scored)
         recall_cpu.extend(played.recall_cpu)

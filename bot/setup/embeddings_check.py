@@ -11,11 +11,13 @@ FIX = "check memory.embeddings (model, api_base, api_key) and that its server is
 
 async def check_embeddings(config: EmbeddingsConfig) -> Check:
     """One word embedded with the configured model: its vector's size, or why it failed."""
-    from bot.llm.embeddings import EmbeddingModel
+    from bot.llm.embeddings import Embedder, EmbeddingModel
+    from bot.llm.local_embeddings import INSTALL, LocalEmbeddings
 
-    where = f"{config.model} at {config.api_base}" if config.api_base else config.model
+    model: Embedder = LocalEmbeddings() if config.local else EmbeddingModel(config)
+    where = f"{config.model} at {config.api_base}" if config.api_base else model.model
     try:
-        embedded = await EmbeddingModel(config).embed(["ping"])
+        embedded = await model.embed(["ping"])
     except ProviderError as exc:
-        return Check("embeddings", "fail", f"{where} did not answer: {exc}", FIX)
+        return Check("embeddings", "fail", f"{where} did not answer: {exc}", INSTALL if config.local else FIX)
     return Check("embeddings", "ok", f"{where} answers ({len(embedded.vectors[0])} dimensions)")

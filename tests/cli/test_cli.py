@@ -14,7 +14,17 @@ from tests.files.samples import docx_file
 from tests.support.cli_process import env_for, run_cli, write_config
 from tests.support.document_reader import read_the_attached_document
 
-HEAVY = ("litellm", "telegram", "discord", "slack_bolt", "slack_sdk", "apscheduler", "microsoft_agents", "jwt")
+HEAVY = (
+    "litellm",
+    "telegram",
+    "discord",
+    "slack_bolt",
+    "slack_sdk",
+    "apscheduler",
+    "microsoft_agents",
+    "jwt",
+    "tokenizers",
+)
 
 
 def test_help_loads_no_heavy_module() -> None:

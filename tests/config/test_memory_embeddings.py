@@ -53,3 +53,14 @@ def test_a_redis_memory_index_needs_the_redis_bus_and_takes_embeddings(tmp_path:
     path.write_text(redis_bus + "memory:\n  index: redis\n  embeddings:\n    model: nomic-embed-text\n")
     memory = load_config(path, env={}).memory
     assert memory.index == "redis" and memory.embeddings is not None and memory.embeddings.model == "nomic-embed-text"
+
+
+def test_the_local_model_needs_no_server_and_refuses_one(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("memory:\n  embeddings:\n    model: local\n")
+    embeddings = load_config(path, env={}).memory.embeddings
+    assert embeddings is not None and embeddings.local and embeddings.api_base is None
+    for key, value in (("api_base", "http://127.0.0.1:11434/v1"), ("api_key", "sk-local")):
+        path.write_text(f"memory:\n  embeddings:\n    model: local\n    {key}: {value}\n")
+        with pytest.raises(ConfigError, match=rf"memory\.embeddings\.{key}: .*runs in this process"):
+            load_config(path, env={})

@@ -93,7 +93,17 @@ def test_the_composition_root_imports_no_library_a_tool_or_the_scheduler_loads_o
     code = "import sys\nimport bot.app.serve\nprint(' '.join(sorted({m.split('.')[0] for m in sys.modules})))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = set(result.stdout.split())
-    assert not loaded & {"aiohttp", "yarl", "sqlalchemy", "apscheduler", "litellm", "httpx", "telegram"}
+    assert not loaded & {
+        "aiohttp",
+        "yarl",
+        "sqlalchemy",
+        "apscheduler",
+        "litellm",
+        "httpx",
+        "telegram",
+        "tokenizers",
+        "safetensors",
+    }
 
 
 def test_help_loads_no_chat_library_of_the_open_protocols() -> None:

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.config.schema_embeddings import EmbeddingsConfig
-from bot.errors import BudgetExceeded, ProviderError
+from bot.errors import BudgetExceeded, ConfigError, ProviderError
 from bot.llm.embeddings import Embedder, EmbeddingModel
+from bot.llm.local_embeddings import INSTALL, LocalEmbeddings, missing_packages
 from bot.memory.index.protocols import IndexHome, PassageIndex, VectorStore
 from bot.memory.index.query import Query
 from bot.memory.index.ranking import Ranker
@@ -162,9 +163,14 @@ class SemanticMemory:
 def semantic_memory(
     config: EmbeddingsConfig | None, ledger: Ledger, guard: BudgetGuard, home: IndexHome | None = None
 ) -> SemanticMemory | None:
-    """Semantic search with `memory.embeddings`' model, every call metered and within budget, its vectors kept in
-    `home` beside the indexes; None when unset."""
+    """Semantic search with `memory.embeddings`' model, every call metered and within budget (the local model's
+    cost nothing: no row, no budget), its vectors kept in `home` beside the indexes; None when unset. ConfigError
+    when the local model's packages are missing."""
     if config is None:
         return None
+    if config.local:
+        if missing := missing_packages():
+            raise ConfigError(f"model local needs {', '.join(missing)}: {INSTALL}", "memory.embeddings.model")
+        return SemanticMemory(LocalEmbeddings(), config.batch_size, config.min_similarity, home=home)
     embedder = MeteredEmbeddings(EmbeddingModel(config), ledger, guard)
     return SemanticMemory(embedder, config.batch_size, config.min_similarity, home=home)
