@@ -134,7 +134,7 @@ class MemoryIndexes:
         if not query.words:
             return []
         now = self._clock()
-        rankers = [*self.rankers, *await self._vector_rankers(text)]
+        rankers = [*self.rankers, *await self._vector_rankers(text, directory)]
         seen = (shown.session, shown.start) if shown is not None else None
 
         def ranked(found: _Open) -> list[Hit]:
@@ -161,7 +161,7 @@ class MemoryIndexes:
         if hits is None:
             hits = await asyncio.to_thread(self._using, directory, run)
         if self.semantic is not None:
-            self.semantic.index_changed(self.path_for(directory))  # embed what the catch-up added
+            self.semantic.index_changed(self.scope_name(directory), self.path_for(directory))  # embed what was added
         return hits
 
     def _search_here(
@@ -195,7 +195,7 @@ class MemoryIndexes:
 
         await asyncio.to_thread(self._using, directory, run)
         if self.semantic is not None:
-            self.semantic.index_changed(self.path_for(directory))
+            self.semantic.index_changed(self.scope_name(directory), self.path_for(directory))
 
     def saved(self, directory: Path, key: str) -> None:
         """Messages were saved to session `key` of the scope: index them a little later, off the event loop (turns
@@ -230,12 +230,15 @@ class MemoryIndexes:
 
         size = await asyncio.to_thread(self._using, directory, run, False)
         if self.semantic is not None:
-            self.semantic.index_changed(self.path_for(directory))
+            self.semantic.index_changed(self.scope_name(directory), self.path_for(directory))
         return size
 
-    async def _vector_rankers(self, text: str) -> list[Ranker]:
-        """The vector ranking of the question, when semantic search is on and the embedding server answers."""
-        ranker = await self.semantic.ranker(text) if self.semantic is not None else None
+    async def _vector_rankers(self, text: str, directory: Path) -> list[Ranker]:
+        """The vector ranking of the question in the scope, when semantic search is on and the embedding server
+        answers."""
+        if self.semantic is None:
+            return []
+        ranker = await self.semantic.ranker(text, self.scope_name(directory), self.path_for(directory))
         return [ranker] if ranker is not None else []
 
     async def stop(self) -> None:

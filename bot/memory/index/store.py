@@ -16,6 +16,7 @@ from pathlib import Path
 
 from bot.memory.index.passages import ExchangePart, KeptPassages, Passage
 from bot.memory.index.passages import StoredPassage as StoredPassage  # where ranking and backends import it from
+from bot.memory.index.vectors import PassageVectors
 from bot.sessions.logs import Cursor
 from bot.storage.sqlite import open_store
 
@@ -283,6 +284,9 @@ class FileIndexes:
     def delete(self, scope: str, path: Path) -> None:
         for name in (path.name, path.name + "-wal", path.name + "-shm"):
             (path.parent / name).unlink(missing_ok=True)
+
+    def vectors(self, scope: str, path: Path, model: str) -> PassageVectors:
+        return PassageVectors(path, model)
 
 
 def _stored(row: tuple[int, str, str, str, int, float, str, str, str]) -> StoredPassage:

@@ -5,7 +5,7 @@ Keys under `<prefix>:memory-index:{<scope>}` (one hash slot per scope): `p:<id>`
 postings (passage id -> occurrences in what was asked and answered) of FTS5's own terms (`fts_terms`); `terms`
 (every term, for prefixes); `meta` (id -> length and time); `ids`; `stats` (passages, tokens); `x:<session>\\n<log>`
 (a log's exchanges by first message); `kind:<kind>` (entries, facts); `logs` and `marks` (how far each source was
-read). Each write is one MULTI under WATCH, so two processes never store the same exchanges twice.
+read); `vec…` (their vectors, deleted with them: `vectors`). Each write is one MULTI under WATCH: no exchange twice.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from bot.memory.index.fts_terms import Terms, Tokenizer
 from bot.memory.index.passages import ExchangePart, KeptPassages, Passage
 from bot.memory.index.redis import search as redis_search
 from bot.memory.index.redis.search import FIELDS, Keys, log_field, posting, stored
+from bot.memory.index.redis.vectors import DROPS, KEPT, RedisVectors, forgetting
 from bot.memory.index.store import IndexUnusable, StoredPassage
 from bot.sessions.logs import Cursor
 from bot.sessions.redis_store import glob_escaped
@@ -75,6 +76,9 @@ class RedisIndexes:
         index = RedisIndex(self._shared, scope, path)
         index.clear()
         self._shared.client.delete(index.keys("version"))
+
+    def vectors(self, scope: str, path: Path, model: str) -> RedisVectors:
+        return RedisVectors(self._shared, RedisIndex(self._shared, scope, path).keys, model)
 
 
 class RedisIndex:
@@ -266,12 +270,13 @@ class RedisIndex:
 
     def clear(self) -> None:
         """Forget every passage and read mark, so the next catch-up reads every source again."""
-        kept = {self.keys("version"), self.keys("written")}
+        kept = {self.keys("version"), self.keys("written"), *(self.keys(name) for name in KEPT)}
         client = self._client
         names = [name for name in client.scan_iter(match=glob_escaped(self.keys.base) + ":*", count=1000)]
         for start in range(0, len(names), 500):
             client.delete(*(name for name in names[start : start + 500] if name not in kept))
         client.incr(self.keys("written"))
+        client.incr(self.keys(DROPS))  # the passages' vectors went too
         self._logs = self._marks = self._top = None
         self._read.forget()
 
@@ -369,6 +374,7 @@ def _delete(batch: Batch, keys: Keys, rowid: int, session: str, log: str, passag
         return
     _unindex(batch, keys, rowid, passage)
     batch.append(["DEL", keys.passage(rowid)])
+    batch.extend(forgetting(keys, rowid))
     if passage.kind == "exchange":
         batch.append(["ZREM", keys("x", log_field(session, log)), str(rowid)])
     else:
