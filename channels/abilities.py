@@ -4,7 +4,7 @@ a command menu, dismissing, invites, webhooks, live replies, liveness and catchi
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeGuard, runtime_checkable
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -88,3 +88,36 @@ class CatchesUp(Protocol):
     """A channel that, given its active chats, reads at start what was sent to them while it was down."""
 
     def remember_chats(self, chats: RecentChats) -> None: ...
+
+
+_DECIDED: dict[tuple[type, Any], bool] = {}
+
+
+def _decided_per_class(channel: object, ability: Any) -> bool:
+    """`isinstance(channel, ability)` for an ability of methods only, decided once per channel class: typing walks
+    the Protocol's members on every check (several microseconds), and a class's methods do not change."""
+    key = (type(channel), ability)
+    decided = _DECIDED.get(key)
+    if decided is None:
+        decided = _DECIDED[key] = isinstance(channel, ability)
+    return decided
+
+
+def shows_typing(channel: object) -> TypeGuard[ShowsTyping]:
+    """Whether the channel's class implements ShowsTyping (decided once per class)."""
+    return _decided_per_class(channel, ShowsTyping)
+
+
+def reacts(channel: object) -> TypeGuard[Reacts]:
+    """Whether the channel's class implements Reacts (decided once per class)."""
+    return _decided_per_class(channel, Reacts)
+
+
+def dismisses(channel: object) -> TypeGuard[Dismisses]:
+    """Whether the channel's class implements Dismisses (decided once per class)."""
+    return _decided_per_class(channel, Dismisses)
+
+
+def streams_replies(channel: object) -> TypeGuard[StreamsReplies]:
+    """Whether the channel's class implements StreamsReplies (decided once per class)."""
+    return _decided_per_class(channel, StreamsReplies)

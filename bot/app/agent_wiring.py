@@ -115,7 +115,7 @@ class AgentApp:
         self.indexes = MemoryIndexes(
             memory.logs, memory.members, *folders, config.timezone, quick=quick, bulk=memory.bulk, home=memory.home
         )
-        self.indexes.semantic = semantic_memory(config.memory.embeddings, self.ledger, self.guard)
+        self.indexes.semantic = semantic_memory(config.memory.embeddings, self.ledger, self.guard, memory.home)
         self.registry.register(RecallTool(IndexRecall(self.indexes, config.timezone), config.timezone))
         self.memory = self._memory()
         self.context = context_builder(config, self.skills, self.budget, self.files)

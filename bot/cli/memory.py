@@ -59,7 +59,7 @@ def _indexes(config: Config) -> tuple[MemoryIndexes, Stores]:
     if config.memory.embeddings is not None:
         ledger = stores.ledger()
         guard = BudgetGuard(config.budgets, ledger, config.timezone)
-        indexes.semantic = semantic_memory(config.memory.embeddings, ledger, guard)
+        indexes.semantic = semantic_memory(config.memory.embeddings, ledger, guard, memory.home)
     return indexes, stores
 
 

@@ -10,7 +10,7 @@ from bot.access.flood import RateLimit, Verdict, flood_notice
 from bot.access.pairing import pairing_message
 from bot.access.policy import AccessPolicy, Ignore, Overheard, Reply, SendPairingCode, Serve
 from bot.bus import InboundMessage, MessageBus, OutboundMessage
-from channels.abilities import Dismisses
+from channels.abilities import dismisses
 from channels.base import Publish
 from channels.dedupe import RECENT_DELIVERIES, SeenIds
 from channels.gateway.group_context import GroupContext
@@ -85,7 +85,7 @@ class Intake:
     def _dismiss(self, name: str, message: InboundMessage) -> None:
         """Tell the channel a message gets no answer, where it shows one coming (in the background)."""
         slot = self._slots.get(name)
-        if slot is not None and isinstance(slot.channel, Dismisses) and message.platform_message_id:
+        if slot is not None and dismisses(slot.channel) and message.platform_message_id:
             dismissed = slot.channel.dismiss(message.chat, message.platform_message_id)
             self._spawn(dismissed, f"dismiss:{message.chat.session_key}")
 

@@ -53,7 +53,7 @@ class ChannelOutbox:
         self._retry = retry or SEND_RETRY
         self._finish_live = finish_live
         self._clock = clock
-        self._chats: dict[str, deque[OutboundMessage]] = {}
+        self._chats: dict[str, deque[tuple[OutboundMessage, float]]] = {}  # each message with when it was queued
         self._workers: dict[str, asyncio.Task[None]] = {}
         self._later = tuple(later)
         self._mask = mask
@@ -63,10 +63,15 @@ class ChannelOutbox:
         self._idle.set()
         self.delivered = 0
 
+    @property
+    def sends_waiting(self) -> int:
+        """How many sends wait for a free send slot."""
+        return self._pool.waiting
+
     def submit(self, message: OutboundMessage) -> None:
         """Queue a journaled message behind the earlier ones of its chat."""
         key = message.chat.session_key
-        self._chats.setdefault(key, deque()).append(message)
+        self._chats.setdefault(key, deque()).append((message, self._clock()))
         self._idle.clear()
         if key not in self._workers:
             self._workers[key] = asyncio.create_task(self._drain(key), name=f"send:{key}")
@@ -92,7 +97,7 @@ class ChannelOutbox:
         try:
             await self._ready.wait()
             while queue:
-                await self._deliver(queue[0])
+                await self._deliver(*queue[0])
                 queue.popleft()
         finally:
             self._chats.pop(key, None)
@@ -100,19 +105,18 @@ class ChannelOutbox:
             if not self._workers:
                 self._idle.set()
 
-    async def _deliver(self, message: OutboundMessage) -> None:
+    async def _deliver(self, message: OutboundMessage, queued_at: float) -> None:
         """Send with retries: a 429 pauses this chat (or every chat when global) and spends no attempt;
         5xx and resets spend one each (the first retried at once); an ambiguous drop retries once; spent
-        attempts wait for a later round. A retry takes the next free send slot before any first attempt."""
+        attempts wait for a later round. Each attempt waits for a send slot by `queued_at`: oldest first."""
         key = message.chat.session_key
         ambiguous = 0
         failures = 0
-        retry = False
         reason = ""
         await self._wait_for_global_pause()
         while True:
             try:
-                await self._send_once(message, retry)
+                await self._send_once(message, queued_at)
                 self.delivered += 1
                 self._events.emit(Delivered(message.chat, message.id, message.in_reply_to, message.kind))
                 return
@@ -140,7 +144,6 @@ class ChannelOutbox:
                 return await self._try_later(message, f"still failing after {failures} attempts ({reason})")
             wait = max(wait, self._paused_until - self._clock())
             logger.info("[%s] send %s failed; retry in %.1fs", key, message.id, wait)
-            retry = True
             if wait > 0:
                 await self._retry.sleep(wait)
 
@@ -148,13 +151,13 @@ class ChannelOutbox:
         """The wait after a transient failure: none after the first (most pass at once), then the policy's."""
         return self._retry.delay(failures) if failures > 1 else 0.0
 
-    async def _send_once(self, message: OutboundMessage, retry: bool = False) -> None:
+    async def _send_once(self, message: OutboundMessage, queued_at: float) -> None:
         """Finish the turn's live reply with it, or send it (holding a pool slot) after the chunks already confirmed."""
         # Finishing a live reply first waits for its update in flight: a slot held through that wait stalls other chats.
         if self._finish_live is not None and await self._finish_live(message):
             await self._bus.mark_sent(message.id)
             return
-        async with self._pool.slot(retry):
+        async with self._pool.slot(queued_at):
             await self._send_after_confirmed(message)
 
     async def _send_after_confirmed(self, message: OutboundMessage) -> None:

@@ -19,7 +19,7 @@ from bot.events import (
     TurnFinished,
     TurnStarted,
 )
-from channels.abilities import ShowsTyping, StreamsReplies
+from channels.abilities import shows_typing, streams_replies
 from channels.gateway.reactions import ReactionMode, Reactions
 from channels.gateway.supervisor import Slot, Spawn
 from channels.gateway.typing_indicators import TypingIndicators
@@ -79,7 +79,7 @@ class Presence:
     def _on_turn_started(self, event: TurnStarted) -> None:
         self._reactions.turn_started(event)
         slot = self._slots.get(event.chat.channel_key)
-        if slot and isinstance(slot.channel, ShowsTyping):
+        if slot and shows_typing(slot.channel):
             self._typing.start(event.session_key, partial(_show_typing, slot, event.chat))
 
     def _on_turn_finished(self, event: TurnFinished) -> None:
@@ -94,7 +94,7 @@ class Presence:
         """Create the turn's live reply at its first model call; tell it each later call started."""
         live = self._live.get(event.turn_id)
         slot = self._slots.get(event.chat.channel_key)
-        if live is None and slot and slot.ready.is_set() and isinstance(slot.channel, StreamsReplies):
+        if live is None and slot and slot.ready.is_set() and streams_replies(slot.channel):
             live = slot.channel.live_reply(event.chat, event.reply_to, event.recipient)
             if live is not None:
                 self._live[event.turn_id] = live
@@ -117,5 +117,5 @@ class Presence:
 async def _show_typing(slot: Slot, chat: ChatRef) -> None:
     """Typing in `chat`, once its channel is connected."""
     if slot.ready.is_set():
-        assert isinstance(slot.channel, ShowsTyping)
+        assert shows_typing(slot.channel)
         await slot.channel.show_typing(chat)

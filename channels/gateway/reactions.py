@@ -12,7 +12,7 @@ from typing import Any, Literal
 from bot.bus import ChatRef, InboundMessage
 from bot.events import Delivered, DeliveryFailed, TurnFinished, TurnStarted
 from bot.storage.recent import RecentMap
-from channels.abilities import ReactionStatus, Reacts
+from channels.abilities import ReactionStatus, Reacts, reacts
 from channels.base import Channel
 
 logger = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ class Reactions:
         """A user's message passed the gate: mark it seen under `ack` and `status`."""
         mode = self._modes.get(channel.key) or default_mode(message)
         eligible = message.kind == "user" and message.press is None and message.edit_of is None
-        if mode == "off" or not eligible or not message.platform_message_id or not isinstance(channel, Reacts):
+        if mode == "off" or not eligible or not message.platform_message_id or not reacts(channel):
             return
         mark = _Mark(message.chat, message.platform_message_id)
         self._react(channel, mark, "seen")
@@ -75,7 +75,7 @@ class Reactions:
     def turn_finished(self, channel: Channel | None, event: TurnFinished) -> None:
         """Mark the turn's messages answered, or failed; a cancelled turn leaves them as they are."""
         marks = self._running.pop(event.turn_id, [])
-        if not marks or event.outcome == "cancelled" or not isinstance(channel, Reacts):
+        if not marks or event.outcome == "cancelled" or not reacts(channel):
             return
         status: ReactionStatus = "failed" if event.outcome in FAILED_OUTCOMES else "done"
         if event.replied:

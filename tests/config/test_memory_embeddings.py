@@ -42,7 +42,7 @@ def test_a_bad_embeddings_value_names_its_key(tmp_path: Path, section: str, name
         load_config(path, env={})
 
 
-def test_a_redis_memory_index_needs_the_redis_bus_and_no_embeddings(tmp_path: Path) -> None:
+def test_a_redis_memory_index_needs_the_redis_bus_and_takes_embeddings(tmp_path: Path) -> None:
     path = tmp_path / "config.yaml"
     redis_bus = "bus:\n  backend: redis\n  url: redis://127.0.0.1:6379/0\n"
     path.write_text(redis_bus + "memory:\n  index: redis\n")
@@ -51,8 +51,8 @@ def test_a_redis_memory_index_needs_the_redis_bus_and_no_embeddings(tmp_path: Pa
     with pytest.raises(ConfigError, match="needs bus.backend: redis"):
         load_config(path, env={})
     path.write_text(redis_bus + "memory:\n  index: redis\n  embeddings:\n    model: nomic-embed-text\n")
-    with pytest.raises(ConfigError, match="needs memory.index: sqlite"):
-        load_config(path, env={})
+    memory = load_config(path, env={}).memory
+    assert memory.index == "redis" and memory.embeddings is not None and memory.embeddings.model == "nomic-embed-text"
 
 
 def test_the_local_model_needs_no_server_and_refuses_one(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bot.llm.transports.openai_http import BodyEncoder
+from bot.llm.transports.wire_json import BodyEncoder
 
 SYSTEM = {"role": "system", "content": "You are relaybot. Ünïcode stays as it is."}
 TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]
@@ -45,3 +45,38 @@ def test_changed_tools_and_system_prompt_are_encoded_again() -> None:
     other_system = {"role": "system", "content": "A persona's prompt."}
     body = {"messages": [other_system, user, {"role": "assistant", "content": "hello"}], "tools": other_tools}
     assert json.loads(encoder.encode(body)) == body
+
+
+def test_history_is_kept_encoded_and_the_turns_own_message_is_not() -> None:
+    encoder = BodyEncoder()
+    said = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    first = {"messages": [SYSTEM, *said, {"role": "user", "content": "and now?"}]}
+    assert json.loads(encoder.encode(first)) == first
+    assert encoder.kept == 2
+    said += [first["messages"][-1], {"role": "assistant", "content": "now this"}]
+    second = {"messages": [SYSTEM, *said, {"role": "user", "content": "and then?"}], "tools": TOOLS}
+    assert json.loads(encoder.encode(second)) == second
+    assert encoder.kept == 4
+
+
+def test_a_message_changed_in_place_is_encoded_again() -> None:
+    encoder = BodyEncoder()
+    said = {"role": "assistant", "content": "first words"}
+    parts: list[dict[str, Any]] = [{"type": "text", "text": "look"}]
+    shown = {"role": "user", "content": parts}
+    last = {"role": "user", "content": "well?"}
+    encoder.encode({"messages": [SYSTEM, said, shown, last]})
+    said["content"] = "second thoughts"
+    said["name"] = "bot"
+    parts.append({"type": "text", "text": "again"})
+    body = {"messages": [SYSTEM, said, shown, last]}
+    assert json.loads(encoder.encode(body)) == body
+
+
+def test_the_cache_keeps_about_two_generations() -> None:
+    encoder = BodyEncoder(generation_bytes=1000)
+    for n in range(100):
+        history = [{"role": "user", "content": f"message {n}"}, {"role": "assistant", "content": f"reply {n}"}]
+        body = {"messages": [*history, {"role": "user", "content": "next"}]}
+        assert json.loads(encoder.encode(body)) == body
+    assert encoder.kept <= 2 * 1000 // 200

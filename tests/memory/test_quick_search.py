@@ -78,3 +78,16 @@ async def test_messages_the_prompt_shows_are_left_to_the_next_catch_up(tmp_path:
     assert shown == ["We moored the boat at the marina"]
     assert plain == ["The boat needs a new sail"]
     assert where.on_loop() == [False, True, False]
+
+
+async def test_searches_with_and_without_the_second_pass_are_measured_apart(tmp_path: Path) -> None:
+    backend, index, where = quick_index(tmp_path)
+    scope = tmp_path / "ws" / "memory"
+    backend.say("telegram:1", "The boat is moored at pier nine", "OK")
+    await index.join(scope, "telegram:1")
+
+    for follow in (False, True, False, True):
+        assert asked(await index.search(scope, "boat pier", follow=follow)) == ["The boat is moored at pier nine"]
+    await index.stop()
+
+    assert where.on_loop() == [False, False, True, True]  # each kind unmeasured at first, then quick

@@ -1,4 +1,5 @@
-"""Semantic memory over the real HTTP embeddings path: background batches, metered, and a failing server."""
+"""Semantic memory over the real HTTP embeddings path: background batches (vectors in SQLite and in Redis), metered,
+and a failing server."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from bot.config.schema import BudgetsConfig, Limit
 from bot.config.schema_embeddings import EmbeddingsConfig
 from bot.llm.embeddings import EmbeddingModel
 from bot.memory.index.passages import Passage
+from bot.memory.index.protocols import IndexHome, ScopeIndex
 from bot.memory.index.query import parse_query
 from bot.memory.index.semantic import FIRST_PAUSE, SemanticMemory
-from bot.memory.index.store import MemoryIndex
+from bot.memory.index.store import FileIndexes
 from bot.usage.budgets import BudgetGuard
 from bot.usage.ledger import UsageLedger
 from bot.usage.metered_embeddings import MeteredEmbeddings
@@ -31,27 +33,29 @@ class Clock:
         return self.now
 
 
-def index_of(tmp_path: Path, texts: list[str]) -> MemoryIndex:
-    index = MemoryIndex.open(tmp_path / "index.sqlite3")
+def index_of(tmp_path: Path, texts: list[str], home: IndexHome) -> ScopeIndex:
+    index = home.open("memory", tmp_path / "index.sqlite3")
     index.add_entries([Passage("entry", 1.7e9 + i, "", text) for i, text in enumerate(texts)], "history", "", "1")
     return index
 
 
-def semantic(fake: FakeLLM, ledger: UsageLedger, clock: Clock, guard: BudgetGuard | None = None) -> SemanticMemory:
+def semantic(
+    fake: FakeLLM, ledger: UsageLedger, clock: Clock, home: IndexHome, guard: BudgetGuard | None = None
+) -> SemanticMemory:
     model = EmbeddingModel(EmbeddingsConfig(model="embed", api_base=fake.base_url))
-    return SemanticMemory(MeteredEmbeddings(model, ledger, guard), batch_size=2, clock=clock)
+    return SemanticMemory(MeteredEmbeddings(model, ledger, guard), batch_size=2, clock=clock, home=home)
 
 
 async def test_passages_are_embedded_in_background_batches_and_ranked_by_meaning(
-    tmp_path: Path, fake_llm: FakeLLM
+    tmp_path: Path, fake_llm: FakeLLM, index_home: IndexHome
 ) -> None:
     ledger = UsageLedger(tmp_path / "usage.db")
-    index = index_of(tmp_path, TRIPS)
-    memory = semantic(fake_llm, ledger, Clock())
-    memory.index_changed(index.path)
+    index = index_of(tmp_path, TRIPS, index_home)
+    memory = semantic(fake_llm, ledger, Clock(), index_home)
+    memory.index_changed("memory", index.path)
     await memory.idle()
     assert [len(body["input"]) for body in fake_llm.embedding_requests] == [2, 1]
-    ranker = await memory.ranker("which trail did we hike on the isle of Skye?")
+    ranker = await memory.ranker("which trail did we hike on the isle of Skye?", "memory", index.path)
     assert ranker is not None
     found = ranker(index, parse_query("trail Skye", datetime.now(UTC)), 2, None, None)
     assert index.passages(found)[found[0]].passage.asked == TRIPS[0]
@@ -64,21 +68,24 @@ async def test_a_failing_server_leaves_keywords_alone_with_one_warning_and_a_pau
     tmp_path: Path, fake_llm: FakeLLM, caplog: pytest.LogCaptureFixture
 ) -> None:
     ledger = UsageLedger(tmp_path / "usage.db")
-    index = index_of(tmp_path, TRIPS)
+    home = FileIndexes()
+    index = index_of(tmp_path, TRIPS, home)
     clock = Clock()
-    memory = semantic(fake_llm, ledger, clock)
+    memory = semantic(fake_llm, ledger, clock, home)
     fake_llm.embedding_failure = Error(500, "the model crashed")
     with caplog.at_level(logging.INFO, logger="bot.memory.index.semantic"):
-        memory.index_changed(index.path)
+        memory.index_changed("memory", index.path)
         await memory.idle()
-        assert await memory.ranker("trail") is None
-        assert await memory.ranker("bicycle") is None
+        assert await memory.ranker("trail", "memory", index.path) is None
+        assert await memory.ranker("bicycle", "memory", index.path) is None
         assert len(fake_llm.embedding_requests) == 1  # paused after the first failure
         clock.now += FIRST_PAUSE + 1
-        assert await memory.ranker("trail") is None  # tried again, failed again: no second warning
+        assert (
+            await memory.ranker("trail", "memory", index.path) is None
+        )  # tried again, failed again: no second warning
         fake_llm.embedding_failure = None
         clock.now += 4 * FIRST_PAUSE
-        assert await memory.ranker("trail") is not None
+        assert await memory.ranker("trail", "memory", index.path) is not None
     messages = [(r.levelname, r.getMessage()) for r in caplog.records]
     [warning] = [m for level, m in messages if level == "WARNING"]
     assert "keywords alone" in warning and "the model crashed" in warning
@@ -91,9 +98,10 @@ async def test_a_failing_server_leaves_keywords_alone_with_one_warning_and_a_pau
 async def test_background_embedding_waits_for_the_background_budget(tmp_path: Path, fake_llm: FakeLLM) -> None:
     ledger = UsageLedger(tmp_path / "usage.db")
     guard = BudgetGuard(BudgetsConfig(background=Limit(daily_tokens=0)), ledger, "UTC")
-    index = index_of(tmp_path, TRIPS)
-    memory = semantic(fake_llm, ledger, Clock(), guard)
-    memory.index_changed(index.path)
+    home = FileIndexes()
+    index = index_of(tmp_path, TRIPS, home)
+    memory = semantic(fake_llm, ledger, Clock(), home, guard)
+    memory.index_changed("memory", index.path)
     await memory.idle()
     assert fake_llm.embedding_requests == [] and ledger.calls() == []
     await memory.stop()

@@ -34,6 +34,7 @@ from bot.llm.keys import environment_allowed
 from bot.llm.model_params import openai_body, request_headers
 from bot.llm.sse import EventReader
 from bot.llm.transports import openai_endpoint
+from bot.llm.transports.wire_json import BodyEncoder
 from bot.net.proxy import proxy_for
 from bot.net.tls import client_context
 
@@ -156,46 +157,6 @@ def _error_text(error: Any) -> str:
     if isinstance(error, dict):
         return " ".join(f"{error.get('message') or ''} {error.get('code') or ''}".split())
     return " ".join(str(error).split())
-
-
-def dumps(value: Any) -> str:
-    """Compact JSON with text kept as UTF-8 characters, as the request body carries it."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-class BodyEncoder:
-    """Encodes bodies; the tool list (the same list object while tools don't change) and an unchanged system
-    message are encoded once and spliced in, so a turn encodes only its history and new message."""
-
-    def __init__(self) -> None:
-        self._tools: tuple[Any, str] | None = None
-        self._system: tuple[dict[str, Any], str] | None = None
-
-    def encode(self, body: dict[str, Any]) -> bytes:
-        """The body as UTF-8 JSON bytes; equal to encoding it whole, up to key order."""
-        rest = {key: value for key, value in body.items() if key not in ("messages", "tools")}
-        parts = [dumps(rest)[:-1]] if rest else ["{"]
-        if "messages" in body:
-            parts.append(f'"messages":{self._messages(body["messages"])}')
-        if "tools" in body:
-            parts.append(f'"tools":{self._tool_list(body["tools"])}')
-        head, *fields = parts
-        joined = ",".join(fields)
-        separator = "," if rest and joined else ""
-        return f"{head}{separator}{joined}}}".encode()
-
-    def _tool_list(self, tools: Any) -> str:
-        if self._tools is None or self._tools[0] is not tools:
-            self._tools = (tools, dumps(tools))
-        return self._tools[1]
-
-    def _messages(self, messages: list[dict[str, Any]]) -> str:
-        if not messages or messages[0].get("role") != "system":
-            return dumps(messages)
-        if self._system is None or self._system[0] != messages[0]:
-            self._system = (messages[0], dumps(messages[0]))
-        rest = dumps(messages[1:])
-        return f"[{self._system[1]}]" if rest == "[]" else f"[{self._system[1]},{rest[1:]}"
 
 
 def read_answer(raw: bytes) -> Wire:

@@ -1,10 +1,9 @@
 """FTS5's own terms of a text (the `porter unicode61` tokenizer the SQLite index uses), read through an in-memory
-SQLite table and its `fts5vocab` view, and BM25 scored as FTS5's `bm25()` scores: an index kept elsewhere (Redis)
-then finds and ranks what the SQLite index does, down to the stemmer's quirks and the float arithmetic."""
+SQLite table and its `fts5vocab` view, and the parameters of FTS5's `bm25()`: an index kept elsewhere (Redis) then
+finds and ranks what the SQLite index does, down to the stemmer's quirks and the float arithmetic."""
 
 from __future__ import annotations
 
-import math
 import re
 import sqlite3
 import threading
@@ -89,26 +88,3 @@ def phrases(expression: str, tokenizer: Tokenizer) -> list[Phrase]:
             raise ValueError(f"not a quoted term: {part!r}")
         found.append(Phrase(tokenizer.tokens(match.group(1).replace('""', '"')), bool(match.group(2))))
     return found
-
-
-def frequency(counts: Counts) -> float:
-    """A phrase's weighted frequency in a passage, summed instance by instance as FTS5's bm25() does."""
-    asked, answered = counts
-    weighed = float(asked)
-    for _ in range(answered):
-        weighed += ANSWER_WEIGHT
-    return weighed
-
-
-def idf(rows: int, hits: int) -> float:
-    """FTS5's inverse document frequency of a phrase `hits` of `rows` passages hold (never below 1e-6)."""
-    value = math.log((rows - hits + 0.5) / (hits + 0.5))
-    return value if value > 0.0 else 1e-6
-
-
-def bm25(frequencies: Sequence[tuple[float, float]], length: int, average: float) -> float:
-    """A passage's BM25 score (higher better) from each phrase's (idf, weighted frequency), in the phrases' order."""
-    score = 0.0
-    for weight, freq in frequencies:
-        score += weight * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * length / average)))
-    return score

@@ -187,6 +187,11 @@ class KeptPassages:
             self._open_ended.setdefault((found.session, found.log), set()).add(key)
         return [*earlier, found, *later]
 
+    def holds_around(self, found: StoredPassage, before: int, after: int) -> bool:
+        """Whether `around` has the passage's neighbours kept (and need not read them)."""
+        ids = self._around.get((found.session, found.log), {}).get((found.passage.first, before, after))
+        return ids is not None and all(rowid in self._passages for rowid in (*ids[0], *ids[1]))
+
     def grown(self, session: str, log: str) -> None:
         """Exchanges were added to a log: what was kept of its last passages' neighbours may lack them."""
         kept = self._around.get((session, log), {})

@@ -1,6 +1,7 @@
 """What ranking reads of a scope's passages, what catching up writes, where a scope's index is kept, and what semantic
 search needs of a vector store: the seams a backend implements. `store.MemoryIndex`, `store.FileIndexes` and
-`vectors.PassageVectors` are the SQLite ones; `redis.store.RedisIndex` and `redis.store.RedisIndexes` the Redis ones."""
+`vectors.PassageVectors` are the SQLite ones; `redis.store.RedisIndex`, `redis.store.RedisIndexes` and
+`redis.vectors.RedisVectors` the Redis ones."""
 
 from __future__ import annotations
 
@@ -109,6 +110,10 @@ class IndexHome(Protocol):
 
     def delete(self, scope: str, path: Path) -> None:
         """Delete the scope's index (it is rebuilt from its sources on next use)."""
+        ...
+
+    def vectors(self, scope: str, path: Path, model: str) -> VectorStore:
+        """The scope's passage vectors for one embedding model, kept beside its index."""
         ...
 
 

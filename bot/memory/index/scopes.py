@@ -36,7 +36,7 @@ MAX_OPEN = 32
 MAX_LISTED = 128  # sessions remembered as listed in their scope (a forgotten one is looked up again)
 SAVE_DELAY = 1.0  # seconds from a turn's end to indexing what it saved, so a burst of turns shares one catch-up
 WIDER = 4  # hits looked at for each window wanted: windows that merge leave room for further ones
-QUICK_SEARCH = 0.002  # seconds: a scope searched faster is searched on the event loop (a thread hop costs more)
+QUICK_SEARCH = 0.002  # seconds of CPU: a scope searched faster is searched on the event loop (a thread hop costs more)
 T = TypeVar("T")
 
 
@@ -51,7 +51,8 @@ class _Open:
     lock: threading.Lock = field(default_factory=threading.Lock)
     members: set[str] = field(default_factory=set)
     closed: bool = False
-    took: float = math.inf  # seconds the last search took
+    took: dict[bool, float] = field(default_factory=dict)  # CPU seconds the last search took, without and with
+    # the second pass (`follow`): the recall tool's searches cost about twice auto-recall's
     counts: WordCounts = field(default_factory=WordCounts)  # how many passages hold each word, kept a while
 
     def close(self) -> None:
@@ -78,8 +79,9 @@ class MemoryIndexes:
         bulk: Bulk | None = None,
         home: IndexHome | None = None,
     ) -> None:
-        """`quick`: a scope whose last search took less (in seconds) is searched on the caller's thread when its
-        index needs no catch-up; 0 always searches in a worker thread (as where the logs are across a network).
+        """`quick`: a scope whose last search of the same kind took less CPU (in seconds) is searched on the
+        caller's thread when its index needs no catch-up; 0 always searches in a worker thread (as where the logs are
+        across a network).
         `bulk` indexes a big backlog in another process. `home` keeps the indexes (None: SQLite files under
         `state_dir`)."""
         self._logs = logs
@@ -132,11 +134,11 @@ class MemoryIndexes:
         if not query.words:
             return []
         now = self._clock()
-        rankers = [*self.rankers, *await self._vector_rankers(text)]
+        rankers = [*self.rankers, *await self._vector_rankers(text, directory)]
         seen = (shown.session, shown.start) if shown is not None else None
 
         def ranked(found: _Open) -> list[Hit]:
-            started = time.perf_counter()
+            started = time.thread_time()  # the search's own cost: the load of the machine is not the search's
             if window_chars is None:
                 hits = best_hits(found.index, query, limit, now, since, until, shown, rankers, follow, found.counts)
             else:
@@ -145,7 +147,7 @@ class MemoryIndexes:
                 )
                 ranges = shown_ranges(found.index, shown) if shown is not None else []
                 hits = widen(found.index, hits, limit, *window_chars, shown=ranges, reach=reach)
-            found.took = time.perf_counter() - started
+            found.took[follow] = time.thread_time() - started
             return hits
 
         def run(found: _Open) -> list[Hit]:
@@ -155,20 +157,20 @@ class MemoryIndexes:
                 self._catch_up(directory, found, seen)
             return ranked(found)
 
-        hits = self._search_here(directory, join, seen, ranked)
+        hits = self._search_here(directory, join, seen, follow, ranked)
         if hits is None:
             hits = await asyncio.to_thread(self._using, directory, run)
         if self.semantic is not None:
-            self.semantic.index_changed(self.path_for(directory))  # embed what the catch-up added
+            self.semantic.index_changed(self.scope_name(directory), self.path_for(directory))  # embed what was added
         return hits
 
     def _search_here(
-        self, directory: Path, join: str | None, seen: Seen, ranked: Callable[[_Open], list[Hit]]
+        self, directory: Path, join: str | None, seen: Seen, follow: bool, ranked: Callable[[_Open], list[Hit]]
     ) -> list[Hit] | None:
-        """The search run on this thread when the scope's last one was quick, its index free and caught up; None
-        when it is for a worker thread (which catches up first, and rebuilds a damaged index)."""
+        """The search run on this thread when the scope's last one of its kind was quick, its index free and caught
+        up; None when it is for a worker thread (which catches up first, and rebuilds a damaged index)."""
         found = self._open.get(directory)
-        if found is None or found.took >= self._quick or not found.lock.acquire(blocking=False):
+        if found is None or found.took.get(follow, math.inf) >= self._quick or not found.lock.acquire(blocking=False):
             return None
         try:
             if found.closed or (join is not None and join not in found.members):
@@ -193,7 +195,7 @@ class MemoryIndexes:
 
         await asyncio.to_thread(self._using, directory, run)
         if self.semantic is not None:
-            self.semantic.index_changed(self.path_for(directory))
+            self.semantic.index_changed(self.scope_name(directory), self.path_for(directory))
 
     def saved(self, directory: Path, key: str) -> None:
         """Messages were saved to session `key` of the scope: index them a little later, off the event loop (turns
@@ -228,12 +230,15 @@ class MemoryIndexes:
 
         size = await asyncio.to_thread(self._using, directory, run, False)
         if self.semantic is not None:
-            self.semantic.index_changed(self.path_for(directory))
+            self.semantic.index_changed(self.scope_name(directory), self.path_for(directory))
         return size
 
-    async def _vector_rankers(self, text: str) -> list[Ranker]:
-        """The vector ranking of the question, when semantic search is on and the embedding server answers."""
-        ranker = await self.semantic.ranker(text) if self.semantic is not None else None
+    async def _vector_rankers(self, text: str, directory: Path) -> list[Ranker]:
+        """The vector ranking of the question in the scope, when semantic search is on and the embedding server
+        answers."""
+        if self.semantic is None:
+            return []
+        ranker = await self.semantic.ranker(text, self.scope_name(directory), self.path_for(directory))
         return [ranker] if ranker is not None else []
 
     async def stop(self) -> None:

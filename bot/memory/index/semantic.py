@@ -17,10 +17,10 @@ from bot.config.schema_embeddings import EmbeddingsConfig
 from bot.errors import BudgetExceeded, ConfigError, ProviderError
 from bot.llm.embeddings import Embedder, EmbeddingModel
 from bot.llm.local_embeddings import INSTALL, LocalEmbeddings, missing_packages
-from bot.memory.index.protocols import PassageIndex, VectorStore
+from bot.memory.index.protocols import IndexHome, PassageIndex, VectorStore
 from bot.memory.index.query import Query
 from bot.memory.index.ranking import Ranker
-from bot.memory.index.vectors import PassageVectors
+from bot.memory.index.store import FileIndexes
 from bot.storage.recent import RecentMap
 from bot.usage.budgets import BudgetGuard
 from bot.usage.charge import Charge, charged_to
@@ -45,11 +45,14 @@ class SemanticMemory:
         min_similarity: float = -1.0,
         clock: Callable[[], float] = time.monotonic,
         max_open: int = MAX_OPEN,
+        home: IndexHome | None = None,
     ) -> None:
+        """`home` keeps the vectors beside the indexes (None: in the SQLite files)."""
         self._embedder = embedder
         self._batch = batch_size
         self._floor = min_similarity
         self._clock = clock
+        self._home: IndexHome = FileIndexes() if home is None else home
         self._stores: RecentMap[Path, VectorStore] = RecentMap(max_open, on_evict=lambda _, store: store.close())
         self._opening = threading.Lock()  # searches open stores from worker threads
         self._tasks: dict[Path, asyncio.Task[None]] = {}
@@ -57,12 +60,13 @@ class SemanticMemory:
         self._paused_until = 0.0
         self._pause = 0.0
 
-    def index_changed(self, path: Path) -> None:
-        """The index at `path` has new passages: embed them in the background (one task per index at a time)."""
+    def index_changed(self, scope: str, path: Path) -> None:
+        """The index of `scope` (at `path`) has new passages: embed them in the background (one task per index at a
+        time)."""
         if path in self._tasks:
             self._again.add(path)
             return
-        task = asyncio.create_task(self._embed_pending(path), name=f"memory-vectors:{path.parent.name}")
+        task = asyncio.create_task(self._embed_pending(scope, path), name=f"memory-vectors:{path.parent.name}")
         self._tasks[path] = task
 
         def done(finished: asyncio.Task[None]) -> None:
@@ -71,12 +75,13 @@ class SemanticMemory:
                 logger.error("embedding the memory index %s failed", path, exc_info=finished.exception())
             elif path in self._again and not finished.cancelled():
                 self._again.discard(path)
-                self.index_changed(path)
+                self.index_changed(scope, path)
 
         task.add_done_callback(done)
 
-    async def ranker(self, text: str) -> Ranker | None:
-        """A ranker of passages by closeness to the question's vector; None when no vector can be had now."""
+    async def ranker(self, text: str, scope: str, path: Path) -> Ranker | None:
+        """A ranker of the scope's passages by closeness to the question's vector; None when no vector can be had
+        now."""
         if self._clock() < self._paused_until:
             return None
         try:
@@ -92,16 +97,16 @@ class SemanticMemory:
         def nearest(
             index: PassageIndex, query: Query, limit: int, since: float | None, until: float | None
         ) -> list[int]:
-            return self.vectors(index.path).nearest(vector, limit, since, until, self._floor)
+            return self.vectors(scope, path).nearest(vector, limit, since, until, self._floor)
 
         return nearest
 
-    def vectors(self, path: Path) -> VectorStore:
-        """The vector store of the index at `path` (a few are kept open, the least used closed)."""
+    def vectors(self, scope: str, path: Path) -> VectorStore:
+        """The vector store of the scope's index at `path` (a few are kept open, the least used closed)."""
         with self._opening:
             store = self._stores.get(path, fresh=True)
             if store is None:
-                store = self._stores[path] = PassageVectors(path, self._embedder.model)
+                store = self._stores[path] = self._home.vectors(scope, path, self._embedder.model)
             return store
 
     async def idle(self) -> None:
@@ -119,9 +124,9 @@ class SemanticMemory:
                 store.close()
             self._stores.clear()
 
-    async def _embed_pending(self, path: Path) -> None:
+    async def _embed_pending(self, scope: str, path: Path) -> None:
         """Embed the index's passages that lack a vector, batch by batch, as background work."""
-        store = self.vectors(path)
+        store = self.vectors(scope, path)
         with charged_to(Charge("embedding")):
             while self._clock() >= self._paused_until:
                 batch = await asyncio.to_thread(store.pending, self._batch)
@@ -155,14 +160,17 @@ class SemanticMemory:
         self._paused_until = 0.0
 
 
-def semantic_memory(config: EmbeddingsConfig | None, ledger: Ledger, guard: BudgetGuard) -> SemanticMemory | None:
+def semantic_memory(
+    config: EmbeddingsConfig | None, ledger: Ledger, guard: BudgetGuard, home: IndexHome | None = None
+) -> SemanticMemory | None:
     """Semantic search with `memory.embeddings`' model, every call metered and within budget (the local model's
-    cost nothing: no row, no budget); None when unset. ConfigError when the local model's packages are missing."""
+    cost nothing: no row, no budget), its vectors kept in `home` beside the indexes; None when unset. ConfigError
+    when the local model's packages are missing."""
     if config is None:
         return None
     if config.local:
         if missing := missing_packages():
             raise ConfigError(f"model local needs {', '.join(missing)}: {INSTALL}", "memory.embeddings.model")
-        return SemanticMemory(LocalEmbeddings(), config.batch_size, config.min_similarity)
+        return SemanticMemory(LocalEmbeddings(), config.batch_size, config.min_similarity, home=home)
     embedder = MeteredEmbeddings(EmbeddingModel(config), ledger, guard)
-    return SemanticMemory(embedder, config.batch_size, config.min_similarity)
+    return SemanticMemory(embedder, config.batch_size, config.min_similarity, home=home)

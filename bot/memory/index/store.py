@@ -16,6 +16,7 @@ from pathlib import Path
 
 from bot.memory.index.passages import ExchangePart, KeptPassages, Passage
 from bot.memory.index.passages import StoredPassage as StoredPassage  # where ranking and backends import it from
+from bot.memory.index.vectors import PassageVectors
 from bot.sessions.logs import Cursor
 from bot.storage.sqlite import open_store
 
@@ -231,11 +232,14 @@ class MemoryIndex:
 
     def matching(self, expressions: Sequence[str]) -> tuple[list[int], int]:
         """How many passages match each FTS5 expression, and the highest passage id (about how many there are), in
-        one statement."""
+        one statement; with no expression and nothing written since, the id last read."""
+        if not expressions and self._kept.top is not None:
+            return [], self._kept.top
         count = "(SELECT count(*) FROM passage_text WHERE passage_text MATCH ?)"
         columns = [count] * len(expressions) + ["(SELECT coalesce(max(id), 0) FROM passages)"]
         *counts, last = self._db.execute(f"SELECT {', '.join(columns)}", expressions).fetchone()
-        return counts, int(last)
+        self._kept.top = int(last)
+        return counts, self._kept.top
 
     def size(self) -> int:
         """How many passages the index holds."""
@@ -281,6 +285,9 @@ class FileIndexes:
         for name in (path.name, path.name + "-wal", path.name + "-shm"):
             (path.parent / name).unlink(missing_ok=True)
 
+    def vectors(self, scope: str, path: Path, model: str) -> PassageVectors:
+        return PassageVectors(path, model)
+
 
 def _stored(row: tuple[int, str, str, str, int, float, str, str, str]) -> StoredPassage:
     rowid, kind, session, log, first, ts, speaker, asked, answered = row
@@ -310,12 +317,14 @@ def _neighbours(
 
 
 class _ReadMarks:
-    """The logs table and the marks as last read, kept until a write (or another connection's) changes them."""
+    """The logs table, the marks and the highest passage id as last read, kept until a write (or another
+    connection's) changes them."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
         self._logs: dict[str, dict[str, tuple[Cursor, bool]]] | None = None
         self._marks: dict[str, str] | None = None
+        self.top: int | None = None  # the highest passage id, likewise
         self.version = -1  # the connection's data_version when they were read
 
     def logs(self) -> dict[str, dict[str, tuple[Cursor, bool]]]:
@@ -337,6 +346,7 @@ class _ReadMarks:
     def forget(self) -> None:
         self._logs = None
         self._marks = None
+        self.top = None
 
 
 @contextmanager

@@ -64,6 +64,81 @@ class Pending:
     text: str
 
 
+def unit_rows(vectors: Sequence[Sequence[float]]) -> list[bytes]:
+    """Each vector normalised to length 1, as float32 bytes (a zero vector stays zero)."""
+    import numpy as np
+
+    matrix = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    matrix /= np.where(norms == 0, 1, norms)
+    return [row.tobytes() for row in matrix]
+
+
+class VectorCopy:
+    """A scope's vectors in memory (id, time, unit float32 row), searched exactly by brute force; a search reads one
+    snapshot, so it may run while another thread changes the copy."""
+
+    def __init__(self) -> None:
+        self._rows: tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float32]] | None = None
+
+    def add(self, ids: Sequence[int], ts: Sequence[float], vectors: Sequence[bytes]) -> None:
+        """Add rows in the order stored, replacing older ones of the same ids; rows of another width than the last
+        (another model's) are left out, and a new width replaces the whole copy."""
+        import numpy as np
+
+        width = len(vectors[-1]) // 4
+        rows = [
+            (rowid, at, vector) for rowid, at, vector in zip(ids, ts, vectors, strict=True) if len(vector) == width * 4
+        ]
+        new_ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+        new_ts = np.fromiter((row[1] for row in rows), dtype=np.float64, count=len(rows))
+        matrix = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32).reshape(len(rows), width)
+        if self._rows is None or self._rows[2].shape[1] != width:
+            self._rows = new_ids, new_ts, matrix
+            return
+        old_ids, old_ts, old_matrix = self._rows
+        kept = ~np.isin(old_ids, new_ids)
+        self._rows = (
+            np.concatenate([old_ids[kept], new_ids]),
+            np.concatenate([old_ts[kept], new_ts]),
+            np.concatenate([old_matrix[kept], matrix]),
+        )
+
+    def keep(self, ids: Sequence[int]) -> None:
+        """Keep only the rows of these ids."""
+        import numpy as np
+
+        if self._rows is None:
+            return
+        old_ids, old_ts, old_matrix = self._rows
+        kept = np.isin(old_ids, np.fromiter(ids, dtype=np.int64, count=len(ids)))
+        self._rows = old_ids[kept], old_ts[kept], old_matrix[kept]
+
+    def nearest(
+        self, query: Sequence[float], limit: int, since: float | None, until: float | None, floor: float = -1.0
+    ) -> list[int]:
+        """The ids of the `limit` rows closest to `query` (cosine, at least `floor`) in [since, until), best first."""
+        import numpy as np
+
+        if self._rows is None or not len(self._rows[0]):
+            return []
+        ids, ts, matrix = self._rows
+        vector = np.asarray(query, dtype=np.float32)
+        if vector.shape != (matrix.shape[1],):
+            return []  # another model's vectors (the config changed): nothing to compare with yet
+        scores = matrix @ (vector / (np.linalg.norm(vector) or 1.0))
+        if since is not None:
+            scores = np.where(ts >= since, scores, -np.inf)
+        if until is not None:
+            scores = np.where(ts < until, scores, -np.inf)
+        count = min(limit, int((scores >= floor).sum()))
+        if count <= 0:
+            return []
+        best = np.argpartition(-scores, count - 1)[:count]
+        best = best[np.argsort(-scores[best], kind="stable")]
+        return [int(rowid) for rowid in ids[best]]
+
+
 class PassageVectors:
     """One index file's vectors for one model: which passages need one, storing them, and the nearest to a query."""
 
@@ -75,9 +150,7 @@ class PassageVectors:
         self._inode = 0
         self._checked = 0  # every passage up to this id has a vector, though maybe of an older text (see _changed)
         self._drops: int | None = None  # passages the index had dropped when last looked at
-        self._ids: NDArray[np.int64] | None = None  # the in-memory copy, None until a search needs it
-        self._ts: NDArray[np.float64] | None = None
-        self._matrix: NDArray[np.float32] | None = None
+        self._copy = VectorCopy()
         self._loaded = 0  # the highest `seq` in the copy
 
     def pending(self, limit: int) -> list[Pending]:
@@ -122,14 +195,9 @@ class PassageVectors:
 
     def store(self, passages: Sequence[Pending], vectors: Sequence[Sequence[float]]) -> None:
         """Keep the vectors (normalised, float32) of these passages, in one transaction."""
-        import numpy as np
-
-        matrix = np.asarray(vectors, dtype=np.float32)
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        matrix /= np.where(norms == 0, 1, norms)
         rows = [
-            (passage.id, passage.ts, text_crc(passage.text), self._model, row.tobytes())
-            for passage, row in zip(passages, matrix, strict=True)
+            (passage.id, passage.ts, text_crc(passage.text), self._model, row)
+            for passage, row in zip(passages, unit_rows(vectors), strict=True)
         ]
         with self._lock:
             db = self._connection()
@@ -145,30 +213,12 @@ class PassageVectors:
     ) -> list[int]:
         """The ids of the `limit` passages closest to `query` (cosine, at least `floor`) in [since, until), best
         first."""
-        import numpy as np
-
         with self._lock:
             db = self._connection()
             if db is None:
                 return []
             self._load_new(db)
-            ids, ts, matrix = self._ids, self._ts, self._matrix
-        if ids is None or ts is None or matrix is None or not len(ids):
-            return []
-        vector = np.asarray(query, dtype=np.float32)
-        if vector.shape != (matrix.shape[1],):
-            return []  # another model's vectors (the config changed): nothing to compare with yet
-        scores = matrix @ (vector / (np.linalg.norm(vector) or 1.0))
-        if since is not None:
-            scores = np.where(ts >= since, scores, -np.inf)
-        if until is not None:
-            scores = np.where(ts < until, scores, -np.inf)
-        count = min(limit, int((scores >= floor).sum()))
-        if count <= 0:
-            return []
-        best = np.argpartition(-scores, count - 1)[:count]
-        best = best[np.argsort(-scores[best], kind="stable")]
-        return [int(rowid) for rowid in ids[best]]
+        return self._copy.nearest(query, limit, since, until, floor)
 
     def load(self) -> None:
         """Bring the in-memory copy up to date, so that the next search need not read the new vectors itself."""
@@ -206,42 +256,23 @@ class PassageVectors:
             deterministic=True,
         )
         self._db, self._inode = db, inode
-        self._ids = self._ts = self._matrix = None
+        self._copy = VectorCopy()
         self._loaded = self._checked = 0
         self._drops = None
         return db
 
     def _load_new(self, db: sqlite3.Connection) -> None:
         """Add the vectors stored since the last search to the in-memory copy, replacing older ones of the same ids."""
-        import numpy as np
-
         rows = db.execute(
             "SELECT v.seq, v.id, p.ts, v.vector FROM passage_vectors v JOIN passages p ON p.id = v.id WHERE v.seq > ? "
             "ORDER BY v.seq",
             (self._loaded,),
         ).fetchall()
-        if not rows:
-            return
-        self._loaded = rows[-1][0]
-        width = len(rows[-1][3]) // 4
-        rows = [row for row in rows if len(row[3]) == width * 4]
-        ids = np.fromiter((row[1] for row in rows), dtype=np.int64, count=len(rows))
-        ts = np.fromiter((row[2] for row in rows), dtype=np.float64, count=len(rows))
-        matrix = np.frombuffer(b"".join(row[3] for row in rows), dtype=np.float32).reshape(len(rows), width)
-        if self._ids is None or self._ts is None or self._matrix is None or self._matrix.shape[1] != width:
-            self._ids, self._ts, self._matrix = ids, ts, matrix
-            return
-        kept = ~np.isin(self._ids, ids)
-        self._ids = np.concatenate([self._ids[kept], ids])
-        self._ts = np.concatenate([self._ts[kept], ts])
-        self._matrix = np.concatenate([self._matrix[kept], matrix])
+        if rows:
+            self._loaded = rows[-1][0]
+            self._copy.add([row[1] for row in rows], [row[2] for row in rows], [row[3] for row in rows])
 
     def _forget_dropped(self, db: sqlite3.Connection) -> None:
         """Take passages the index dropped (MEMORY.md's old facts) out of the in-memory copy."""
-        import numpy as np
-
-        if self._ids is None or self._ts is None or self._matrix is None:
-            return
         stored = db.execute("SELECT id FROM passage_vectors WHERE seq <= ?", (self._loaded,)).fetchall()
-        kept = np.isin(self._ids, np.fromiter((row[0] for row in stored), dtype=np.int64, count=len(stored)))
-        self._ids, self._ts, self._matrix = self._ids[kept], self._ts[kept], self._matrix[kept]
+        self._copy.keep([row[0] for row in stored])

@@ -1,4 +1,5 @@
 import asyncio
+import itertools
 from typing import ClassVar
 
 from bot.bus import ChatRef, LocalBus, OutboundMessage
@@ -7,8 +8,9 @@ from bot.events import EventBus
 from bot.retry import RetryPolicy
 from channels.base import Channel
 from channels.gateway.outbound import ChannelOutbox
+from tests.support.polling import until
 
-A, B = ChatRef("fake", "a"), ChatRef("fake", "b")
+A, B, C, D, E = (ChatRef("fake", name) for name in "abcde")
 
 
 class ScriptedChannel(Channel):
@@ -146,3 +148,41 @@ async def test_a_live_reply_being_finished_holds_no_send_slot() -> None:
     held.set()
     assert await outbox.flush(1)
     assert channel.sent == ["b1", "a1"]
+
+
+class GatedChannel(ScriptedChannel):
+    """A ScriptedChannel whose sends of the gated texts wait until their gate opens."""
+
+    def __init__(self, failures: dict[str, list[BotError]], gates: dict[str, asyncio.Event]) -> None:
+        super().__init__(failures)
+        self.gates = gates
+
+    async def send(self, message: OutboundMessage) -> None:
+        if (gate := self.gates.get(message.text)) is not None:
+            await gate.wait()
+        await super().send(message)
+
+
+async def test_a_chat_held_up_by_a_rate_limit_catches_up_before_newer_replies_of_other_chats() -> None:
+    gates = {name: asyncio.Event() for name in ("c1", "d1", "b1")}
+    channel, sleep = GatedChannel({"a1": [RateLimited(1)]}, gates), HeldSleep()
+    bus = LocalBus()
+    await bus.start()
+    ready, ticks = asyncio.Event(), itertools.count()
+    ready.set()
+    outbox = ChannelOutbox(channel, bus, EventBus(), ready, 2, RetryPolicy(sleep=sleep), clock=lambda: next(ticks))
+    await submit(outbox, bus, A, "a1")
+    await asyncio.wait_for(sleep.asked.wait(), 5)  # a1 waits out its retry_after; a2 waits behind it
+    await submit(outbox, bus, A, "a2")
+    for chat, text in ((C, "c1"), (D, "d1"), (B, "b1"), (E, "e1")):  # c1 and d1 hold both slots
+        await submit(outbox, bus, chat, text)
+    await until(lambda: outbox.sends_waiting == 2, timeout=5)
+    sleep.release.set()
+    await until(lambda: outbox.sends_waiting == 3, timeout=5)
+    gates["c1"].set()  # a1 goes; then b1 takes its slot and holds it
+    await until(lambda: channel.sent == ["c1", "a1"] and outbox.sends_waiting == 2, timeout=5)
+    gates["d1"].set()  # a2, queued before e1, goes first though it asked for a slot after e1
+    await until(lambda: len(channel.sent) == 5, timeout=5)
+    gates["b1"].set()
+    assert await outbox.flush(1)
+    assert channel.sent == ["c1", "a1", "d1", "a2", "e1", "b1"]

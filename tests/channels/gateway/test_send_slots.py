@@ -1,4 +1,4 @@
-"""The send slots: a bound on sends in flight, where a retry is served before first attempts."""
+"""The send slots: a bound on sends in flight, where the oldest waiting reply is served first."""
 
 import asyncio
 
@@ -6,25 +6,25 @@ from channels.gateway.send_slots import SendSlots
 from tests.support.polling import until
 
 
-async def test_a_waiting_retry_takes_the_next_free_slot_before_earlier_first_attempts() -> None:
+async def test_the_oldest_waiting_reply_takes_the_next_free_slot_whatever_order_they_asked_in() -> None:
     slots, order, gate = SendSlots(1), [], asyncio.Event()
 
-    async def send(name: str, retry: bool = False, until: asyncio.Event | None = None) -> None:
-        async with slots.slot(retry):
+    async def send(name: str, queued_at: float, until: asyncio.Event | None = None) -> None:
+        async with slots.slot(queued_at):
             order.append(name)
             if until is not None:
                 await until.wait()
 
-    holder = asyncio.create_task(send("holder", until=gate))
+    holder = asyncio.create_task(send("holder", 0.0, until=gate))
     await until(lambda: order == ["holder"], timeout=5)
-    firsts = [asyncio.create_task(send(name)) for name in ("b1", "c1")]
-    await until(lambda: slots.waiting == 2, timeout=5)
-    retry = asyncio.create_task(send("a1 again", retry=True))
-    await until(lambda: slots.waiting == 3, timeout=5)
+    waiters = []
+    for n, (name, queued_at) in enumerate((("b1", 3.0), ("c1", 2.0), ("a2", 1.0), ("d1", 3.0)), start=1):
+        waiters.append(asyncio.create_task(send(name, queued_at)))
+        await until(lambda n=n: slots.waiting == n, timeout=5)
     assert order == ["holder"]
     gate.set()
-    await asyncio.gather(holder, *firsts, retry)
-    assert order == ["holder", "a1 again", "b1", "c1"]
+    await asyncio.gather(holder, *waiters)
+    assert order == ["holder", "a2", "c1", "b1", "d1"]  # by age; of two the same age, the one that asked first
 
 
 async def test_a_cancelled_waiter_leaves_its_place_and_no_slot_is_lost() -> None:
@@ -45,5 +45,5 @@ async def test_a_cancelled_waiter_leaves_its_place_and_no_slot_is_lost() -> None
         async with slots.slot():
             pass
     async with asyncio.timeout(1):
-        async with slots.slot(retry=True):
+        async with slots.slot(queued_at=5.0):
             pass

@@ -5,7 +5,7 @@ Keys under `<prefix>:memory-index:{<scope>}` (one hash slot per scope): `p:<id>`
 postings (passage id -> occurrences in what was asked and answered) of FTS5's own terms (`fts_terms`); `terms`
 (every term, for prefixes); `meta` (id -> length and time); `ids`; `stats` (passages, tokens); `x:<session>\\n<log>`
 (a log's exchanges by first message); `kind:<kind>` (entries, facts); `logs` and `marks` (how far each source was
-read). Each write is one MULTI under WATCH, so two processes never store the same exchanges twice.
+read); `vec…` (their vectors, deleted with them: `vectors`). Each write is one MULTI under WATCH: no exchange twice.
 """
 
 from __future__ import annotations
@@ -13,15 +13,17 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Collection, Iterable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.bus.redis.connection import as_text
 from bot.cluster.redis import RedisState, zset_members
 from bot.memory.index.fts_terms import Terms, Tokenizer
-from bot.memory.index.passages import ExchangePart, Passage
+from bot.memory.index.passages import ExchangePart, KeptPassages, Passage
 from bot.memory.index.redis import search as redis_search
 from bot.memory.index.redis.search import FIELDS, Keys, log_field, posting, stored
+from bot.memory.index.redis.vectors import DROPS, KEPT, RedisVectors, forgetting
 from bot.memory.index.store import IndexUnusable, StoredPassage
 from bot.sessions.logs import Cursor
 from bot.sessions.redis_store import glob_escaped
@@ -75,6 +77,9 @@ class RedisIndexes:
         index.clear()
         self._shared.client.delete(index.keys("version"))
 
+    def vectors(self, scope: str, path: Path, model: str) -> RedisVectors:
+        return RedisVectors(self._shared, RedisIndex(self._shared, scope, path).keys, model)
+
 
 class RedisIndex:
     """The passages of one scope in Redis, searched by BM25 as the SQLite index ranks them (`store.MemoryIndex`)."""
@@ -86,6 +91,8 @@ class RedisIndex:
         self._logs: dict[str, dict[str, tuple[Cursor, bool, int | None]]] | None = None
         self._marks: dict[str, str] | None = None
         self._written = ""  # the scope's write counter when the read marks were read
+        self._read = KeptPassages()  # passages searches read, and their neighbours, until anything is written
+        self._top: int | None = None  # the highest passage id, likewise
 
     @classmethod
     def open(cls, shared: RedisState, scope: str, path: Path) -> RedisIndex:
@@ -104,7 +111,8 @@ class RedisIndex:
         written = as_text(self._client.get(self.keys("written")) or "")
         if written != self._written:
             self._written = written
-            self._logs = self._marks = None
+            self._logs = self._marks = self._top = None
+            self._read.forget()
 
     def cursors(self, session: str) -> dict[str, tuple[Cursor, bool]]:
         """Each known log of the session: how far it was read, and whether it is the live one."""
@@ -229,35 +237,48 @@ class RedisIndex:
         leave_out: Sequence[tuple[str, str, int]] = (),
     ) -> list[tuple[int, float, float, str, str]]:
         """The best `limit` passages matching an FTS5-style expression (`"word"` and `"root"*` terms joined by OR),
-        as (id, BM25 score (higher better), time, asked, answered), best first, as the SQLite index ranks them."""
-        return redis_search.keyword(self._client, self.keys, _TOKENIZER, expression, limit, since, until, leave_out)
+        as (id, BM25 score (higher better), time, asked, answered), best first, as the SQLite index ranks them. The
+        passages come with them, and are kept for `passages`."""
+        found = redis_search.keyword(self._client, self.keys, _TOKENIZER, expression, limit, since, until, leave_out)
+        read = {each.id: each for _, each in found}
+        self._read.passages(read, lambda missing: (read[rowid] for rowid in missing))
+        return [row for row, _ in found]
 
     def matching(self, expressions: Sequence[str]) -> tuple[list[int], int]:
-        """How many passages match each expression, and the highest passage id (about how many there are)."""
-        return redis_search.matching(self._client, self.keys, _TOKENIZER, expressions)
+        """How many passages match each expression, and the highest passage id (about how many there are); with no
+        expression and nothing written since, the id last read."""
+        if expressions or self._top is None:
+            counts, self._top = redis_search.matching(self._client, self.keys, _TOKENIZER, expressions)
+            return counts, self._top
+        return [], self._top
 
     def passages(self, ids: Iterable[int]) -> dict[int, StoredPassage]:
-        """The stored passages with these ids, by id (as SQLite gives them: callers read them in that order)."""
-        wanted = sorted(set(ids))
-        pipe = self._client.pipeline(transaction=False)
-        for rowid in wanted:
-            pipe.hmget(self.keys.passage(rowid), FIELDS)
-        replies = pipe.execute()
-        return {rowid: stored(rowid, values) for rowid, values in zip(wanted, replies, strict=True) if values[0]}
+        """The stored passages with these ids, by id (as SQLite gives them: callers read them in that order); those
+        kept from an earlier read are not read again."""
+        return self._read.passages(ids, self._read_passages)
 
     def around(self, found: Sequence[StoredPassage], before: int, after: int) -> list[list[StoredPassage]]:
-        """Each passage with up to `before` and `after` exchanges of its log around it, in order, in one round trip."""
-        return redis_search.around(self._client, self.keys, found, before, after)
+        """Each passage with up to `before` and `after` exchanges of its log around it, in order: those not kept
+        from an earlier read in one round trip."""
+        wanted = [each for each in found if not self._read.holds_around(each, before, after)]
+        read = dict(zip(wanted, redis_search.around(self._client, self.keys, wanted, before, after), strict=True))
+
+        def neighbours(each: StoredPassage) -> tuple[list[StoredPassage], list[StoredPassage]]:
+            return read.get(each) or redis_search.around(self._client, self.keys, [each], before, after)[0]
+
+        return [self._read.around(each, before, after, partial(neighbours, each)) for each in found]
 
     def clear(self) -> None:
         """Forget every passage and read mark, so the next catch-up reads every source again."""
-        kept = {self.keys("version"), self.keys("written")}
+        kept = {self.keys("version"), self.keys("written"), *(self.keys(name) for name in KEPT)}
         client = self._client
         names = [name for name in client.scan_iter(match=glob_escaped(self.keys.base) + ":*", count=1000)]
         for start in range(0, len(names), 500):
             client.delete(*(name for name in names[start : start + 500] if name not in kept))
         client.incr(self.keys("written"))
-        self._logs = self._marks = None
+        client.incr(self.keys(DROPS))  # the passages' vectors went too
+        self._logs = self._marks = self._top = None
+        self._read.forget()
 
     def size(self) -> int:
         """How many passages the index holds."""
@@ -266,6 +287,12 @@ class RedisIndex:
     @property
     def _client(self) -> redis.Redis:
         return self._shared.client
+
+    def _read_passages(self, ids: list[int]) -> list[StoredPassage]:
+        pipe = self._client.pipeline(transaction=False)
+        for rowid in ids:
+            pipe.hmget(self.keys.passage(rowid), FIELDS)
+        return [stored(rowid, values) for rowid, values in zip(ids, pipe.execute(), strict=True) if values[0]]
 
     def _read_logs(self) -> dict[str, dict[str, tuple[Cursor, bool, int | None]]]:
         if self._logs is None:
@@ -297,7 +324,8 @@ class RedisIndex:
                 except WatchError:
                     continue
                 finally:
-                    self._logs = self._marks = None
+                    self._logs = self._marks = self._top = None
+                    self._read.forget()
 
 
 def _next_id(pipe: Pipeline, keys: Keys, dropped: Collection[int] = ()) -> int:
@@ -346,6 +374,7 @@ def _delete(batch: Batch, keys: Keys, rowid: int, session: str, log: str, passag
         return
     _unindex(batch, keys, rowid, passage)
     batch.append(["DEL", keys.passage(rowid)])
+    batch.extend(forgetting(keys, rowid))
     if passage.kind == "exchange":
         batch.append(["ZREM", keys("x", log_field(session, log)), str(rowid)])
     else:
