@@ -17,6 +17,7 @@ from bot.memory.index.word_counts import WordCounts
 from bot.memory.index.wording import roots_of
 
 CANDIDATES = 60  # keyword hits rescored before fusion
+PASSAGES_KEPT = 4096  # passages whose roots are kept: ten busy chats' recurring candidates, about 13 MB at most
 NAME_WEIGHT = 3.0  # a name in the question (Maya, Lisbon) weighs triple: the passage should be about it
 COVER_FLOOR = 0.1  # the share of its BM25 score a passage keeps when it covers none of the question
 RECENCY_LIFT = 0.15  # how much more a passage from today weighs than a very old one, at most
@@ -131,7 +132,7 @@ def joined(first: Sequence[Row], leads: Sequence[Row]) -> list[Row]:
     return list(rows.values())
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=PASSAGES_KEPT)
 def _roots(asked: str, answered: str) -> frozenset[str]:
     """The roots of a passage's words (the same passages come up turn after turn: kept for a while)."""
     return frozenset(roots_of(f"{asked} {answered}"))
