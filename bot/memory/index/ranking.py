@@ -17,7 +17,7 @@ from bot.memory.index.word_counts import WordCounts
 from bot.memory.index.wording import roots_of
 
 CANDIDATES = 60  # keyword hits rescored before fusion
-PASSAGES_KEPT = 4096  # passages whose roots are kept: ten busy chats' recurring candidates, about 13 MB at most
+PASSAGES_KEPT = 2048  # passages whose roots are kept: ten busy chats' candidates (1,593 in the replay), ~6.5 MB
 NAME_WEIGHT = 3.0  # a name in the question (Maya, Lisbon) weighs triple: the passage should be about it
 COVER_FLOOR = 0.1  # the share of its BM25 score a passage keeps when it covers none of the question
 RECENCY_LIFT = 0.15  # how much more a passage from today weighs than a very old one, at most
