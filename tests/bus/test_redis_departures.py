@@ -25,13 +25,18 @@ async def up_two_seconds(client: aioredis.Redis) -> bool:
     return int((await client.info("server"))["uptime_in_seconds"]) >= 2
 
 
-async def test_a_name_whose_connections_closed_is_gone_after_the_grace_once(redis_url: str) -> None:
+async def watched(redis_url: str, name: str) -> tuple[aioredis.Redis, aioredis.Redis, Clock, Departures]:
+    """A watcher, a connected worker named `name` (on a server up two seconds), and departures on a hand clock."""
     watcher = aioredis.from_url(redis_url, decode_responses=True)
-    worker = aioredis.from_url(redis_url, decode_responses=True, client_name="worker-a")
+    worker = aioredis.from_url(redis_url, decode_responses=True, client_name=name)
     await until(lambda: up_two_seconds(watcher), 5)
     clock = Clock()
-    departures = Departures(clock=clock)
     await worker.ping()
+    return watcher, worker, clock, Departures(clock=clock)
+
+
+async def test_a_name_whose_connections_closed_is_gone_after_the_grace_once(redis_url: str) -> None:
+    watcher, worker, clock, departures = await watched(redis_url, "worker-a")
     for _ in range(3):  # connected, however quiet: never gone
         assert await departures.gone(watcher) == []
         clock.tick()
@@ -46,12 +51,7 @@ async def test_a_name_whose_connections_closed_is_gone_after_the_grace_once(redi
 
 
 async def test_a_name_that_reconnects_within_the_grace_is_not_gone(redis_url: str) -> None:
-    watcher = aioredis.from_url(redis_url, decode_responses=True)
-    worker = aioredis.from_url(redis_url, decode_responses=True, client_name="worker-b")
-    await until(lambda: up_two_seconds(watcher), 5)
-    clock = Clock()
-    departures = Departures(clock=clock)
-    await worker.ping()
+    watcher, worker, clock, departures = await watched(redis_url, "worker-b")
     assert await departures.gone(watcher) == []
     clock.tick()
     await worker.connection_pool.disconnect()  # a dropped connection...
