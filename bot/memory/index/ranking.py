@@ -23,6 +23,7 @@ COVER_FLOOR = 0.1  # the share of its BM25 score a passage keeps when it covers 
 RECENCY_LIFT = 0.15  # how much more a passage from today weighs than a very old one, at most
 RECENCY_HALF_LIFE = 60 * 86400.0  # seconds for that lift to halve
 WINDOW_LIFT = 0.5  # for a passage inside the period the question names ("in spring", "3 weeks ago")
+KIND_SHARE = 0.3  # of a word's weight, for a passage that names a thing of the kind the word names, not the word
 RRF_K = 60
 COMMON_SHARE = 0.05  # a question word in more than this share of a scope's passages is left out of the search
 COMMON_FLOOR = 100  # ... unless it is in fewer passages than this
@@ -103,14 +104,19 @@ def rescored(query: Query, found: Sequence[Row], now: float, counts: WordCounts)
         for one in concept:
             owners.setdefault(one, []).append(number)
     asked_for = frozenset(owners)
+    kinds = query.things
+    kind_roots = frozenset(kinds)
     whole = sum(weights) or 1.0
     window = (query.since, query.until) if query.since is not None and query.until is not None else None
     scored = []
     asked_roots = question_roots(query.words)
     for rowid, score, ts, asked, answered in found:
         # the concepts the passage covers, from the few question roots it holds (not concept by concept)
-        held = {number for one in _roots(asked, answered) & asked_for for number in owners[one]}
+        roots = _roots(asked, answered)
+        held = {number for one in roots & asked_for for number in owners[one]}
         covered = sum(weights[number] for number in sorted(held))  # in order, as floats add
+        if kind_roots and (named := {number for one in roots & kind_roots for number in kinds[one]} - held):
+            covered += KIND_SHARE * sum(weights[number] for number in sorted(named))
         lift = 1.0 + RECENCY_LIFT * 0.5 ** (max(0.0, now - ts) / RECENCY_HALF_LIFE)
         if window is not None and window[0] <= ts < window[1]:
             lift += WINDOW_LIFT
