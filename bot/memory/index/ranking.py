@@ -88,7 +88,8 @@ def keyword_rows(
     `searched_words` when given; the query's words are counted into `counts` meanwhile."""
     if not query.words:
         return []
-    total = counts.count(index, query.words)
+    things = [] if searched_words else [thing for _, found in query.kinds for thing in found]
+    total = counts.count(index, [*query.words, *things])
     searched = replace(query, words=searched_words) if searched_words else _without_common(query, counts, total)
     return index.keyword(searched.expression, max(limit, CANDIDATES), since, until, leave_out)
 
@@ -145,13 +146,15 @@ def _roots(asked: str, answered: str) -> frozenset[str]:
 
 
 def _without_common(query: Query, counts: WordCounts, total: int) -> Query:
-    """The query without words most passages have (they say little, and ranking them costs the most); the rarest
-    word stays when all are common."""
+    """The query without words (and things of its kinds) most passages have: they say little, and ranking them costs
+    the most; the rarest word stays when all are common."""
     common = max(COMMON_FLOOR, int(COMMON_SHARE * total))
     kept = tuple(word for word in query.words if counts[word] <= common)
-    if kept == query.words:
+    rare = ((word, tuple(thing for thing in found if counts[thing] <= common)) for word, found in query.kinds)
+    kinds = tuple((word, things) for word, things in rare if things)
+    if kept == query.words and kinds == query.kinds:
         return query
-    return replace(query, words=kept or (min(query.words, key=counts.__getitem__),))
+    return replace(query, words=kept or (min(query.words, key=counts.__getitem__),), kinds=kinds)
 
 
 def _idf(matching: int, total: int) -> float:
