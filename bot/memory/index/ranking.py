@@ -185,7 +185,9 @@ def best_hits(
     counts: WordCounts | None = None,
 ) -> list[Hit]:
     """The `limit` best passages for the query between `since` and `until`, leaving out what the prompt shows;
-    `follow` fuses in a second search with what the first hits name (`second_pass`)."""
+    `follow` fuses in a second search with what the first hits name (`second_pass`) and searches the things of the
+    kinds the question names (`Query.kinds`): the recall tool's wider search, which auto-recall does not pay for."""
+    query = query if follow or not query.kinds else replace(query, kinds=())
     leave_out = shown_ranges(index, shown) if shown is not None else []
     counts = WordCounts() if counts is None else counts
     rows = keyword_rows(index, query, limit, since, until, leave_out, counts)
