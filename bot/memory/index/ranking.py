@@ -180,8 +180,9 @@ def best_hits(
 ) -> list[Hit]:
     """The `limit` best passages for the query between `since` and `until`, leaving out what the prompt shows;
     `follow` (the recall tool's deeper search) fuses in a second search with what the first hits name
-    (`second_pass`) and ranks down earlier questions whose reply says nothing of this one (`restating.echoes`): the
-    tool is called when the prompt did not answer, and such a passage only repeats the asking."""
+    (`second_pass`) and one of the question's words alone (no root prefixes or synonyms), and ranks down earlier
+    questions whose reply says nothing of this one (`restating.echoes`): the tool is called when the prompt did not
+    answer, and such a passage only repeats the asking."""
     leave_out = shown_ranges(index, shown) if shown is not None else []
     counts = WordCounts() if counts is None else counts
     rows = keyword_rows(index, query, limit, since, until, leave_out, counts)
@@ -195,6 +196,9 @@ def best_hits(
         led = keyword_rows(index, wider, limit, since, until, leave_out, counts, leads)
         followed = rescored(wider, joined(rows, led), now, counts, follow)
         rankings.append([rowid for rowid, _ in followed])
+    if follow:  # the words alone, no synonyms or root prefixes: the very word ("photo", not "picture") ranks first
+        narrow = index.keyword(query.narrow_expression, max(limit, CANDIDATES), since, until, leave_out)
+        rankings.append([rowid for rowid, _ in rescored(query, narrow, now, counts, follow)])
     rankings += [ranker(index, query, max(limit, CANDIDATES), since, until) for ranker in rankers]
     ordered = fuse(rankings)
     hits: list[Hit] = []
