@@ -176,7 +176,7 @@ PHOTO = "The photo from the school was taken at the harbour festival, with the b
 
 
 def photo_reply(body: dict[str, Any]) -> Any:
-    """ "The photo?" calls recall for it; all else is noted."""
+    """Asking "The photo?" calls recall for it; all else is noted."""
     if is_consolidation(body):
         return save("Small talk.", "# Memory\n")
     last = body["messages"][-1]

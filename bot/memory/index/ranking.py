@@ -13,7 +13,7 @@ from bot.memory.index.query import Query
 from bot.memory.index.restating import RESTATED_WEIGHT, echoes, question_roots, restates
 from bot.memory.index.second_pass import FED_BACK, expanded
 from bot.memory.index.store import StoredPassage
-from bot.memory.index.word_counts import WordCounts
+from bot.memory.index.word_counts import WordCounts, narrow
 from bot.memory.index.wording import roots_of
 
 CANDIDATES = 60  # keyword hits rescored before fusion
@@ -197,8 +197,12 @@ def best_hits(
         followed = rescored(wider, joined(rows, led), now, counts, follow)
         rankings.append([rowid for rowid, _ in followed])
     if follow:  # the words alone, no synonyms or root prefixes: the very word ("photo", not "picture") ranks first
-        narrow = index.keyword(query.narrow_expression, max(limit, CANDIDATES), since, until, leave_out)
-        rankings.append([rowid for rowid, _ in rescored(query, narrow, now, counts, follow)])
+        alone = counts.count(index, [narrow(word) for word in query.words])  # each word's own rarity, not its root's
+        common = max(COMMON_FLOOR, int(COMMON_SHARE * alone))
+        kept = [word for word in query.words if counts[narrow(word)] <= common]
+        searched = replace(query, words=tuple(kept)).narrow_expression
+        narrow_rows = index.keyword(searched, max(limit, CANDIDATES), since, until, leave_out) if kept else []
+        rankings.append([rowid for rowid, _ in rescored(query, narrow_rows, now, counts, follow)])
     rankings += [ranker(index, query, max(limit, CANDIDATES), since, until) for ranker in rankers]
     ordered = fuse(rankings)
     hits: list[Hit] = []
