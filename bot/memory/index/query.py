@@ -95,6 +95,12 @@ class Query:
         terms += [f'"{thing}"' for word, things in self.kinds if word in self.words for thing in things]
         return " OR ".join(terms)
 
+    @property
+    def narrow_expression(self) -> str:
+        """The words alone as an FTS5 OR of quoted terms (stemmed by the index's tokenizer, without root prefixes or
+        synonyms); "" when there are none."""
+        return " OR ".join(f'"{word}"' for word in self.words)
+
 
 def concept_expression(word: str) -> str:
     """One word's FTS5 terms: each variant as itself (stemmed by the index's tokenizer) and by its root prefix."""
