@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
-import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
+
+from bot.storage.compact_json import dumps
 
 Origin = Literal["user", "heartbeat", "cron", "subagent", "trigger"]
 """Who put an inbound message on the bus: a person on a channel, one of the bot's own schedulers and workers, or a
@@ -20,8 +22,11 @@ ACCOUNT_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
 
 def new_id() -> str:
-    """A fresh unique message id."""
-    return uuid.uuid4().hex
+    """A fresh unique message id: a random UUID (version 4) in hex, as `uuid.uuid4().hex` gives, without its object."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = raw[6] & 0x0F | 0x40
+    raw[8] = raw[8] & 0x3F | 0x80
+    return raw.hex()
 
 
 class Trust(StrEnum):
@@ -270,7 +275,7 @@ def _plain(value: Any) -> Any:
 
 def inbound_to_json(message: InboundMessage) -> str:
     """The message as one JSON object (journal rows, Redis stream entries)."""
-    return json.dumps(_plain(message), ensure_ascii=False, separators=(",", ":"))
+    return dumps(_plain(message))
 
 
 def inbound_from_json(text: str) -> InboundMessage:
@@ -299,7 +304,7 @@ def inbound_from_json(text: str) -> InboundMessage:
 
 def outbound_to_json(message: OutboundMessage) -> str:
     """The message as one JSON object."""
-    return json.dumps(_plain(message), ensure_ascii=False, separators=(",", ":"))
+    return dumps(_plain(message))
 
 
 def outbound_from_json(text: str) -> OutboundMessage:

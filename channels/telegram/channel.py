@@ -169,7 +169,7 @@ class TelegramChannel(Channel):
             raise ChannelUnavailable("telegram is not connected")
         sender, chat = self._sender, self._moves.follow(message.chat)
         try:
-            await sender.send(replace(message, chat=chat))
+            await sender.send(message if chat is message.chat else replace(message, chat=chat))
         except ChatMoved as moved:
             self._moves.record(chat.chat_id, moved.new_chat_id)
             await sender.send(replace(message, chat=self._moves.follow(chat)))
