@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from operator import attrgetter
 from typing import Any, Literal
 
 from bot.storage.compact_json import dumps
@@ -258,16 +259,18 @@ class OutboundMessage:
     private_to: str | None = None
 
 
-_RECORDS = frozenset(
-    {ChatRef, Attachment, Quote, GroupLine, Press, Choice, EarlierMessage, InboundMessage, OutboundMessage}
-)
+_RECORDS = (ChatRef, Attachment, Quote, GroupLine, Press, Choice, EarlierMessage, InboundMessage, OutboundMessage)
+_FIELDS = {kind: (kind.__slots__, attrgetter(*kind.__slots__)) for kind in _RECORDS}
+"""Each record's field names and one getter of all their values, in the same order."""
+_LEAVES = frozenset({str, int, float, bool, type(None), Trust})
 
 
 def _plain(value: Any) -> Any:
     """A message's fields as JSON-ready values: `dataclasses.asdict` without its per-leaf deep copies."""
     kind = type(value)
-    if kind in _RECORDS:
-        return {name: _plain(getattr(value, name)) for name in kind.__slots__}
+    if (fields := _FIELDS.get(kind)) is not None:
+        pairs = zip(fields[0], fields[1](value), strict=True)
+        return {name: item if item.__class__ in _LEAVES else _plain(item) for name, item in pairs}
     if kind is tuple or kind is list:
         return [_plain(item) for item in value]
     return value
