@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from bot.memory.index.wording import root, variants
 
+WORDS_KEPT = 4096  # words whose concepts are kept: a chat's questions reuse their words
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][^\W_]+)", re.UNICODE)
 _STOP_WORDS = """
@@ -71,7 +73,7 @@ class Query:
     @property
     def concepts(self) -> tuple[tuple[str, ...], ...]:
         """For each word, the roots of the words that stand for it (its forms and synonyms)."""
-        return tuple(tuple(dict.fromkeys(root(v) for v in variants(word))) for word in self.words)
+        return tuple(map(concept_roots, self.words))
 
     @property
     def expression(self) -> str:
@@ -86,6 +88,13 @@ class Query:
         return " OR ".join(f'"{word}"' for word in self.words)
 
 
+@lru_cache(maxsize=WORDS_KEPT)
+def concept_roots(word: str) -> tuple[str, ...]:
+    """The roots of the words that stand for a word (its forms and synonyms), each once."""
+    return tuple(dict.fromkeys(root(v) for v in variants(word)))
+
+
+@lru_cache(maxsize=WORDS_KEPT)
 def concept_expression(word: str) -> str:
     """One word's FTS5 terms: each variant as itself (stemmed by the index's tokenizer) and by its root prefix."""
     terms: list[str] = []

@@ -10,7 +10,7 @@ from functools import lru_cache
 
 from bot.memory.index.protocols import PassageIndex
 from bot.memory.index.query import Query
-from bot.memory.index.restating import RESTATED_WEIGHT, echoes, question_roots, restates
+from bot.memory.index.restating import RESTATED_WEIGHT, asked_roots, echoes, question_roots, restated
 from bot.memory.index.second_pass import FED_BACK, expanded
 from bot.memory.index.store import StoredPassage
 from bot.memory.index.word_counts import WordCounts, narrow
@@ -109,17 +109,21 @@ def rescored(
     whole = sum(weights) or 1.0
     window = (query.since, query.until) if query.since is not None and query.until is not None else None
     scored = []
-    asked_roots = question_roots(query.words)
+    question = question_roots(query.words)
+    shares: dict[frozenset[str], float] = {}  # the share of its BM25 a passage keeps, by the question roots it holds
     for rowid, score, ts, asked, answered in found:
-        # the concepts the passage covers, from the few question roots it holds (not concept by concept)
-        held = {number for one in _roots(asked, answered) & asked_for for number in owners[one]}
-        covered = sum(weights[number] for number in sorted(held))  # in order, as floats add
+        roots, asks = _roots(asked, answered)
+        held = roots & asked_for  # the concepts it covers follow from the few question roots it holds
+        share = shares.get(held)
+        if share is None:
+            covered = sum(weights[number] for number in sorted({n for one in held for n in owners[one]}))  # in order
+            share = shares[held] = COVER_FLOOR + (1 - COVER_FLOOR) * covered / whole
         lift = 1.0 + RECENCY_LIFT * 0.5 ** (max(0.0, now - ts) / RECENCY_HALF_LIFE)
         if window is not None and window[0] <= ts < window[1]:
             lift += WINDOW_LIFT
-        if restates(asked, asked_roots) or echoes_down and echoes(asked, answered, asked_roots):
+        if asks and restated(asks, question) or echoes_down and echoes(asked, answered, question):
             lift *= RESTATED_WEIGHT
-        scored.append((rowid, score * (COVER_FLOOR + (1 - COVER_FLOOR) * covered / whole) * lift, ts))
+        scored.append((rowid, score * share * lift, ts))
     scored.sort(key=lambda item: (-item[1], -item[2], item[0]))
     return [(rowid, score) for rowid, score, _ in scored]
 
@@ -136,9 +140,10 @@ def joined(first: Sequence[Row], leads: Sequence[Row]) -> list[Row]:
 
 
 @lru_cache(maxsize=PASSAGES_KEPT)
-def _roots(asked: str, answered: str) -> frozenset[str]:
-    """The roots of a passage's words (the same passages come up turn after turn: kept for a while)."""
-    return frozenset(roots_of(f"{asked} {answered}"))
+def _roots(asked: str, answered: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The roots of a passage's words, and those of the question it asks if it is one (`restating.asked_roots`):
+    the same passages come up turn after turn, so they are kept for a while."""
+    return frozenset(roots_of(f"{asked} {answered}")), asked_roots(asked)
 
 
 def _without_common(query: Query, counts: WordCounts, total: int) -> Query:
@@ -231,4 +236,7 @@ def shown_ranges(index: PassageIndex, shown: Shown) -> list[tuple[str, str, int]
 
 def in_prompt(found: StoredPassage, ranges: Sequence[tuple[str, str, int]]) -> bool:
     """Whether a passage is in one of the stretches `shown_ranges` gives."""
-    return any(found.session == s and found.log == log and found.passage.first >= first for s, log, first in ranges)
+    for session, log, first in ranges:  # a loop, not any(): it runs for every passage a search looks at
+        if found.passage.first >= first and found.session == session and found.log == log:
+            return True
+    return False
