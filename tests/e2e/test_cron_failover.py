@@ -26,7 +26,7 @@ def process(home: Path, fake_llm: FakeLLM, telegram: FakeTelegram, redis_url: st
     # imports) for seconds: with 3 s the leader lost its leases while it started. The standby takes the channel's
     # lease when the killed leader's connections close, but the scheduler's only when it lapses (that lease's
     # watcher starts after the channel's is taken, when the leader is gone), so the lease bounds the takeover.
-    bus = {"backend": "redis", "url": redis_url, "prefix": PREFIX, "lease": "8s"}
+    bus = {"backend": "redis", "url": redis_url, "prefix": PREFIX, "lease": "10s"}
     return GatewayProcess(home, fake_llm, telegram, [OWNER], bus=bus)
 
 
