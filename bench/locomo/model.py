@@ -30,7 +30,8 @@ def text_of(content: Any) -> str:
 
 
 class LocomoModel:
-    """The fake model's answers for one conversation; `now` is the exchange or question being played."""
+    """The fake model's answers for one conversation; `now` is the exchange or question being played (the gateway
+    strips a message's outer whitespace, so an exchange is known by its stripped text)."""
 
     def __init__(self, conversation: Conversation) -> None:
         self._conversation = conversation
@@ -48,7 +49,11 @@ class LocomoModel:
             return self._summary(text_of(body["messages"][-1].get("content")))
         last = body["messages"][-1]
         now = self.now
-        if isinstance(now, Exchange) and last.get("role") == "user" and now.asked in text_of(last.get("content")):
+        if (
+            isinstance(now, Exchange)
+            and last.get("role") == "user"
+            and now.asked.strip() in text_of(last.get("content"))
+        ):
             return Text(now.answered)
         if isinstance(now, Question):
             seen = self.seen.setdefault(now.tag, Seen())

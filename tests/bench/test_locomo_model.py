@@ -1,5 +1,7 @@
 """The LoCoMo bench's fake model: the other speaker's lines, LoCoMo's events as summaries, a recall per question."""
 
+from dataclasses import replace
+
 from locomo.conversation import parse
 from locomo.model import QUIET, LocomoModel
 
@@ -15,6 +17,14 @@ def consolidation(excerpt: str) -> dict:
 def test_an_exchange_is_answered_with_the_other_speakers_lines() -> None:
     model = LocomoModel(parse("7", DATA))
     exchange = model.now = parse("7", DATA).exchanges[0]
+    body = {"messages": [{"role": "user", "content": f"[telegram DM 42 · from Ann]\n{exchange.asked}"}]}
+    assert model(body) == Text("Lovely kite.")
+
+
+def test_an_exchange_is_known_by_its_text_without_the_outer_whitespace_the_gateway_strips() -> None:
+    model = LocomoModel(parse("7", DATA))
+    exchange = parse("7", DATA).exchanges[0]
+    model.now = replace(exchange, asked=f" {exchange.asked} ")
     body = {"messages": [{"role": "user", "content": f"[telegram DM 42 · from Ann]\n{exchange.asked}"}]}
     assert model(body) == Text("Lovely kite.")
 

@@ -133,3 +133,75 @@ async def test_recall_gives_five_windows_the_best_summary_beside_them_and_furthe
     exchanges = sorted(window.count("you replied:") for window in [*passages, *mentions] if window not in summaries)
     assert exchanges == [2, 3, 3, 3, 3, 3, 3, 3]  # a hit with one exchange on each side (the first has none before)
     assert len(found) <= RESULT_CHARS + 200
+
+
+NOTEBOOK = "I put the blue notebook in the glovebox of the car, under the maps, beside the torch and old receipts"
+
+
+def notebook_reply(body: dict[str, Any]) -> Any:
+    """An earlier question about the notebook is answered with a day; "Notebook?" calls recall; all else is noted."""
+    if is_consolidation(body):
+        return save("Small talk.", "# Memory\n")
+    last = body["messages"][-1]
+    if last["role"] == "tool":
+        return Text("Here is what I found.")
+    said = str(last["content"])
+    if said.endswith("Notebook?"):
+        return ToolCalls((("recall", {"query": "Where is my blue notebook?"}),))
+    return Text("On Tuesday." if said.endswith("When did I buy the blue notebook?") else "Noted.")
+
+
+@pytest.mark.parametrize("index", ["sqlite", "redis"])
+async def test_recall_ranks_an_earlier_question_whose_reply_says_nothing_of_this_one_below_what_was_told(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, index: str, request: pytest.FixtureRequest
+) -> None:
+    fake_llm.default = notebook_reply
+    bus = {"backend": "redis", "url": request.getfixturevalue("redis_url")} if index == "redis" else {}
+    async with TelegramBot(
+        tmp_path, fake_llm, telegram, {"streaming": "off"}, agent={"memory_window": 4}, bus=bus, memory={"index": index}
+    ) as bot:
+        await bot.gateway.manager.ready("telegram")
+        said = [NOTEBOOK, *filler(0, 7), "When did I buy the blue notebook?", *filler(7, 7)]
+        sent = await chat(telegram, said, 0)  # seven between: their windows do not meet
+        telegram.text("Notebook?", chat_id=OWNER, user_id=OWNER)
+        await telegram.wait_for_sent(sent + 1)
+
+    [found] = [str(m["content"]) for body in fake_llm.requests for m in body["messages"] if m["role"] == "tool"]
+    first = re.split(r"^2\. ", found, flags=re.MULTILINE)[0]
+    assert "in the glovebox of the car" in first and "When did I buy" not in first  # what was told, not the asking
+    assert "When did I buy the blue notebook?" in found  # still there, further down
+
+
+PHOTO = "The photo from the school was taken at the harbour festival, with the brass band and the food stalls"
+
+
+def photo_reply(body: dict[str, Any]) -> Any:
+    """Asking "The photo?" calls recall for it; all else is noted."""
+    if is_consolidation(body):
+        return save("Small talk.", "# Memory\n")
+    last = body["messages"][-1]
+    if last["role"] == "tool":
+        return Text("Here is what I found.")
+    if str(last["content"]).endswith("The photo?"):
+        return ToolCalls((("recall", {"query": "the photo"}),))
+    return Text("Noted.")
+
+
+@pytest.mark.parametrize("index", ["sqlite", "redis"])
+async def test_recall_finds_the_very_word_among_many_of_its_synonym(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, index: str, request: pytest.FixtureRequest
+) -> None:
+    fake_llm.default = photo_reply
+    bus = {"backend": "redis", "url": request.getfixturevalue("redis_url")} if index == "redis" else {}
+    async with TelegramBot(
+        tmp_path, fake_llm, telegram, {"streaming": "off"}, agent={"memory_window": 4}, bus=bus, memory={"index": index}
+    ) as bot:
+        await bot.gateway.manager.ready("telegram")
+        said = [line for n in range(8) for line in [f"Picture day {n}: a picture, another picture", *filler(3 * n, 3)]]
+        sent = await chat(telegram, [PHOTO, *filler(30, 3), *said], 0)
+        telegram.text("The photo?", chat_id=OWNER, user_id=OWNER)
+        await telegram.wait_for_sent(sent + 1)
+
+    [found] = [str(m["content"]) for body in fake_llm.requests for m in body["messages"] if m["role"] == "tool"]
+    best = found.split(f"\n{FURTHER_HEADING}\n")[0]
+    assert "at the harbour festival" in best  # among the five, above the picture days that only share a synonym

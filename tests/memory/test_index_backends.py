@@ -238,6 +238,8 @@ def test_redis_ranks_exactly_as_sqlite_on_the_same_passages(tmp_path: Path, redi
         assert redis.matching([expression, '"basil"']) == sqlite.matching([expression, '"basil"'])
         words = [concept_expression(word) for word in parse_query(question, NOW).words]  # as WordCounts counts
         assert redis.matching(words) == sqlite.matching(words)
+        alone = parse_query(question, NOW).narrow_expression  # the recall tool's search of the words alone
+        assert redis.keyword(alone, 40, None, None) == sqlite.keyword(alone, 40, None, None)
     for expression in ('"stra"*', '"naiv"*', '"caf"*'):  # a prefix whose terms go on past ASCII, or fold to it
         assert redis.keyword(expression, 40, None, None) == sqlite.keyword(expression, 40, None, None)
         assert redis.matching([expression]) == sqlite.matching([expression])

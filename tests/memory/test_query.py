@@ -14,6 +14,7 @@ def test_question_words_and_stop_words_are_dropped() -> None:
     query = parse_query("What was the name of the trail I told you about?", NOW)
     assert query.words == ("name", "trail")
     assert query.expression == '"name" OR "trail" OR "hike" OR "hiking" OR "walk" OR "route" OR "rout"*'
+    assert query.narrow_expression == '"name" OR "trail"'  # the words alone: no synonyms, no root prefixes
 
 
 def test_forms_and_synonyms_of_a_word_share_a_concept() -> None:

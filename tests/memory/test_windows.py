@@ -24,7 +24,7 @@ from bot.memory.index.ranking import (
     shown_ranges,
 )
 from bot.memory.index.rendering import render_window
-from bot.memory.index.restating import question_roots, restates
+from bot.memory.index.restating import echoes, question_roots, restates
 from bot.memory.index.windows import SUMMARY_CHARS, widen
 from bot.memory.index.word_counts import WordCounts
 from bot.sessions.logs import Cursor
@@ -103,6 +103,14 @@ def test_only_a_near_identical_question_is_a_restatement() -> None:
     assert restates("Where did I put the spare house keys?", question)
     assert not restates("I put the spare house keys in the vase", question)  # a statement: what is looked for
     assert not restates("Are the spare keys in the blue vase by the door?", question)  # it adds words of its own
+
+
+def test_an_earlier_question_echoes_when_its_reply_has_none_of_the_question_words() -> None:
+    question = question_roots(("blue", "notebook"))
+    assert echoes("When did I buy the blue notebook?", "On Tuesday.", question)
+    assert not echoes("When did I buy the blue notebook?", "The notebook? On Tuesday.", question)  # the reply speaks
+    assert not echoes("I lost my blue notebook. Have you seen it?", "No.", question)  # it tells something first
+    assert not echoes("I lost my blue notebook", "Oh no.", question)  # not a question
 
 
 def test_the_second_pass_finds_what_a_first_hit_names(chat: Chat) -> None:

@@ -79,6 +79,12 @@ class Query:
         read as FTS5 syntax); "" when there are none."""
         return " OR ".join(concept_expression(word) for word in self.words)
 
+    @property
+    def narrow_expression(self) -> str:
+        """The words alone as an FTS5 OR of quoted terms (stemmed by the index's tokenizer, without root prefixes or
+        synonyms); "" when there are none."""
+        return " OR ".join(f'"{word}"' for word in self.words)
+
 
 def concept_expression(word: str) -> str:
     """One word's FTS5 terms: each variant as itself (stemmed by the index's tokenizer) and by its root prefix."""

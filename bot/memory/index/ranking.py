@@ -10,10 +10,10 @@ from functools import lru_cache
 
 from bot.memory.index.protocols import PassageIndex
 from bot.memory.index.query import Query
-from bot.memory.index.restating import RESTATED_WEIGHT, question_roots, restates
+from bot.memory.index.restating import RESTATED_WEIGHT, echoes, question_roots, restates
 from bot.memory.index.second_pass import FED_BACK, expanded
 from bot.memory.index.store import StoredPassage
-from bot.memory.index.word_counts import WordCounts
+from bot.memory.index.word_counts import WordCounts, narrow
 from bot.memory.index.wording import roots_of
 
 CANDIDATES = 60  # keyword hits rescored before fusion
@@ -92,8 +92,11 @@ def keyword_rows(
     return index.keyword(searched.expression, max(limit, CANDIDATES), since, until, leave_out)
 
 
-def rescored(query: Query, found: Sequence[Row], now: float, counts: WordCounts) -> list[tuple[int, float]]:
-    """Keyword hits as `keyword_ranking` orders them (their words counted in `counts` already)."""
+def rescored(
+    query: Query, found: Sequence[Row], now: float, counts: WordCounts, echoes_down: bool = False
+) -> list[tuple[int, float]]:
+    """Keyword hits as `keyword_ranking` orders them (their words counted in `counts` already); `echoes_down` ranks
+    earlier questions whose reply says nothing of this one down as restatements are."""
     if not query.words:
         return []
     total = counts.total
@@ -114,7 +117,7 @@ def rescored(query: Query, found: Sequence[Row], now: float, counts: WordCounts)
         lift = 1.0 + RECENCY_LIFT * 0.5 ** (max(0.0, now - ts) / RECENCY_HALF_LIFE)
         if window is not None and window[0] <= ts < window[1]:
             lift += WINDOW_LIFT
-        if restates(asked, asked_roots):
+        if restates(asked, asked_roots) or echoes_down and echoes(asked, answered, asked_roots):
             lift *= RESTATED_WEIGHT
         scored.append((rowid, score * (COVER_FLOOR + (1 - COVER_FLOOR) * covered / whole) * lift, ts))
     scored.sort(key=lambda item: (-item[1], -item[2], item[0]))
@@ -176,11 +179,14 @@ def best_hits(
     counts: WordCounts | None = None,
 ) -> list[Hit]:
     """The `limit` best passages for the query between `since` and `until`, leaving out what the prompt shows;
-    `follow` fuses in a second search with what the first hits name (`second_pass`)."""
+    `follow` (the recall tool's deeper search) fuses in a second search with what the first hits name
+    (`second_pass`) and one of the question's words alone (no root prefixes or synonyms), and ranks down earlier
+    questions whose reply says nothing of this one (`restating.echoes`): the tool is called when the prompt did not
+    answer, and such a passage only repeats the asking."""
     leave_out = shown_ranges(index, shown) if shown is not None else []
     counts = WordCounts() if counts is None else counts
     rows = keyword_rows(index, query, limit, since, until, leave_out, counts)
-    keyword = rescored(query, rows, now, counts)
+    keyword = rescored(query, rows, now, counts, follow)
     scores = dict(keyword)
     rankings = [[rowid for rowid, _ in keyword]]
     first = index.passages(rowid for rowid, _ in keyword[:FED_BACK]) if follow else {}
@@ -188,8 +194,15 @@ def best_hits(
     if wider is not None:  # only the added words are searched: the question's were, and their hits are reused
         leads = wider.words[len(query.words) :]
         led = keyword_rows(index, wider, limit, since, until, leave_out, counts, leads)
-        followed = rescored(wider, joined(rows, led), now, counts)
+        followed = rescored(wider, joined(rows, led), now, counts, follow)
         rankings.append([rowid for rowid, _ in followed])
+    if follow:  # the words alone, no synonyms or root prefixes: the very word ("photo", not "picture") ranks first
+        alone = counts.count(index, [narrow(word) for word in query.words])  # each word's own rarity, not its root's
+        common = max(COMMON_FLOOR, int(COMMON_SHARE * alone))
+        kept = [word for word in query.words if counts[narrow(word)] <= common]
+        searched = replace(query, words=tuple(kept)).narrow_expression
+        narrow_rows = index.keyword(searched, max(limit, CANDIDATES), since, until, leave_out) if kept else []
+        rankings.append([rowid for rowid, _ in rescored(query, narrow_rows, now, counts, follow)])
     rankings += [ranker(index, query, max(limit, CANDIDATES), since, until) for ranker in rankers]
     ordered = fuse(rankings)
     hits: list[Hit] = []

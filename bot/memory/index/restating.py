@@ -1,5 +1,6 @@
-"""Telling a passage that only restates the question (the same question asked before, in nearly the same words)
-from one that adds something: a restatement holds no answer, so it ranks below the passages that do."""
+"""Telling a passage that only restates the question (the same question asked before, in nearly the same words, or
+an earlier question whose reply says nothing of this one) from one that adds something: neither holds an answer, so
+it ranks below the passages that do."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from bot.memory.index.query import STOP_WORDS
 from bot.memory.index.wording import root
 
 RESTATED_SHARE = 0.75  # of the content words of each question among the other's: nearly the same question
-RESTATED_WEIGHT = 0.1  # what a restatement keeps of its score
+RESTATED_WEIGHT = 0.1  # what a restatement (or, for the recall tool, an echo) keeps of its score
 QUESTION_CHARS = 400  # a longer message is more than a question
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_SENTENCE_END = re.compile(r"[.!?]\s")
 
 
 @lru_cache(maxsize=1024)
@@ -28,6 +30,15 @@ def restates(asked: str, question: frozenset[str]) -> bool:
         return False
     mine = content_roots(asked)
     return bool(mine) and len(mine & question) >= RESTATED_SHARE * max(len(mine), len(question))
+
+
+def echoes(asked: str, answered: str, question: frozenset[str]) -> bool:
+    """Whether an exchange is an earlier question (one sentence asking) whose reply holds none of this question's
+    words: it met the question only on the asking side, which holds no answer."""
+    end = asked.rfind("?")
+    if end < 0 or len(asked) > QUESTION_CHARS or _SENTENCE_END.search(asked, 0, end):
+        return False
+    return not content_roots(answered) & question
 
 
 def question_roots(words: tuple[str, ...]) -> frozenset[str]:

@@ -1,5 +1,6 @@
-"""How many passages of a scope hold each word (with its forms and synonyms): what its rarity is read from. Counting a
-frequent word costs the most of a search, and rarity barely moves while the scope grows, so counts are kept a while."""
+"""How many passages of a scope hold each word (with its forms and synonyms, or alone): what its rarity is read from.
+Counting a frequent word costs the most of a search, and rarity barely moves while the scope grows, so counts are
+kept a while."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ class WordCounts:
         """Count the passages holding each word not counted yet (one statement); about how many passages there are.
         All counts are dropped when the scope's size moved by more than GROWTH, or too many words are kept."""
         missing = [word for word in dict.fromkeys(words) if word not in self._counts]
-        matching, total = index.matching([concept_expression(word) for word in missing])
+        matching, total = index.matching([_expression(word) for word in missing])
         if abs(total - self._total) > GROWTH * self._total or len(self._counts) > KEPT_WORDS:
             self._counts.clear()
             self._total = total
@@ -41,3 +42,12 @@ class WordCounts:
         self._counts.update(zip(missing, matching, strict=True))
         self._last = total
         return total
+
+
+def narrow(word: str) -> str:
+    """The key a word alone is counted under (no forms or synonyms), beside the same word with them."""
+    return f'"{word}"'
+
+
+def _expression(key: str) -> str:
+    return key if key.startswith('"') else concept_expression(key)
