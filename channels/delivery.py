@@ -39,13 +39,19 @@ async def send_in_chunks(
     render: Callable[[str], str],
     post: Post,
     retry: RetryPolicy,
+    ends_send: bool = False,
 ) -> None:
-    """Split, render and post each chunk; transient failures retry that chunk only, rejected markup goes plain."""
+    """Split, render and post each chunk; transient failures retry that chunk only, rejected markup goes plain.
+
+    `ends_send` says the caller posts nothing after the last chunk: its confirmation is then left to the outbox's
+    `sent`, written as the send returns (one journal write fewer, with no await between them)."""
     what = f"[{message.chat.session_key}] send {message.id}"
     progress = chunk_progress.get()
     if progress:
         retry = SEND_ONCE  # the outbox retries, without holding a send slot while it waits
-    for index, chunk in enumerate(split_for_platform(message.text, limit)):
+    chunks = split_for_platform(message.text, limit)
+    last = len(chunks) - 1 if ends_send else None
+    for index, chunk in enumerate(chunks):
         if progress and index < progress.confirmed:
             continue
         first = index == 0
@@ -55,5 +61,5 @@ async def send_in_chunks(
         except MarkupRejected as exc:
             logger.info("%s: markup rejected (%s); resending as plain text", what, exc)
             await retry.run(partial(post, chunk, False, first), what, (ChannelUnavailable,))
-        if progress:
+        if progress and index != last:
             await progress.confirm(index)

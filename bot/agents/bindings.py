@@ -25,6 +25,10 @@ class Route:
         return f"{self.agent} (bindings[{self.binding}]: {self.match})"
 
 
+_UNBOUND = Route(DEFAULT_AGENT)
+"""Where a chat no binding matches goes (one frozen value, not one a message)."""
+
+
 class Bindings:
     """The `bindings:` list as a router; `route` is a pure function of the chat and its server."""
 
@@ -40,7 +44,7 @@ class Bindings:
         for index, binding in self._by_channel.get(chat.channel, ()):
             if matches(binding, chat, server_id):
                 return Route(binding.agent, index, binding.describe())
-        return Route(DEFAULT_AGENT)
+        return _UNBOUND
 
     def agents_bound(self) -> list[tuple[int, BindingConfig]]:
         """Every binding with its index in the config, most specific first."""

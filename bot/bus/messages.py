@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
-import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from operator import attrgetter
 from typing import Any, Literal
+
+from bot.storage.compact_json import dumps
 
 Origin = Literal["user", "heartbeat", "cron", "subagent", "trigger"]
 """Who put an inbound message on the bus: a person on a channel, one of the bot's own schedulers and workers, or a
@@ -20,8 +23,11 @@ ACCOUNT_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
 
 def new_id() -> str:
-    """A fresh unique message id."""
-    return uuid.uuid4().hex
+    """A fresh unique message id: a random UUID (version 4) in hex, as `uuid.uuid4().hex` gives, without its object."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = raw[6] & 0x0F | 0x40
+    raw[8] = raw[8] & 0x3F | 0x80
+    return raw.hex()
 
 
 class Trust(StrEnum):
@@ -253,16 +259,18 @@ class OutboundMessage:
     private_to: str | None = None
 
 
-_RECORDS = frozenset(
-    {ChatRef, Attachment, Quote, GroupLine, Press, Choice, EarlierMessage, InboundMessage, OutboundMessage}
-)
+_RECORDS = (ChatRef, Attachment, Quote, GroupLine, Press, Choice, EarlierMessage, InboundMessage, OutboundMessage)
+_FIELDS = {kind: (kind.__slots__, attrgetter(*kind.__slots__)) for kind in _RECORDS}
+"""Each record's field names and one getter of all their values, in the same order."""
+_LEAVES = frozenset({str, int, float, bool, type(None), Trust})
 
 
 def _plain(value: Any) -> Any:
     """A message's fields as JSON-ready values: `dataclasses.asdict` without its per-leaf deep copies."""
     kind = type(value)
-    if kind in _RECORDS:
-        return {name: _plain(getattr(value, name)) for name in kind.__slots__}
+    if (fields := _FIELDS.get(kind)) is not None:
+        pairs = zip(fields[0], fields[1](value), strict=True)
+        return {name: item if item.__class__ in _LEAVES else _plain(item) for name, item in pairs}
     if kind is tuple or kind is list:
         return [_plain(item) for item in value]
     return value
@@ -270,7 +278,7 @@ def _plain(value: Any) -> Any:
 
 def inbound_to_json(message: InboundMessage) -> str:
     """The message as one JSON object (journal rows, Redis stream entries)."""
-    return json.dumps(_plain(message), ensure_ascii=False, separators=(",", ":"))
+    return dumps(_plain(message))
 
 
 def inbound_from_json(text: str) -> InboundMessage:
@@ -299,7 +307,7 @@ def inbound_from_json(text: str) -> InboundMessage:
 
 def outbound_to_json(message: OutboundMessage) -> str:
     """The message as one JSON object."""
-    return json.dumps(_plain(message), ensure_ascii=False, separators=(",", ":"))
+    return dumps(_plain(message))
 
 
 def outbound_from_json(text: str) -> OutboundMessage:

@@ -106,27 +106,37 @@ class Lease:
         return min(remaining_ms / 1000 + EXPIRY_MARGIN, self.interval)
 
     async def _keep(self, on_lost: Callable[[], Awaitable[None]] | None, renewed_at: float) -> None:
-        """Renew every third of the ttl; lost once a renewal fails or none got through in 2/3 of the ttl."""
+        """Renew every third of the ttl (counted from the last renewal's send time, not from when this task got to
+        run); lost once a renewal fails or none got through in 2/3 of the ttl.
+
+        A loop that stalled past that point before it could ask (imports on a loaded machine block it for seconds)
+        asks once, for half a third of the ttl: a renewal that gets through proves the lease stayed ours (it is
+        compare-and-set), so no standby can have taken it meanwhile.
+        """
         from redis.exceptions import RedisError
 
         deadline = self._ttl_ms / 1000 * 2 / 3  # measured from a renewal's send time, so a slow reply is on our side
-        pause = self.interval
+        due = renewed_at + self.interval
+        asked = False  # since the last renewal
         while True:
-            await asyncio.sleep(pause)
-            pause = self.interval
+            await asyncio.sleep(max(due - time.monotonic(), 0.0))
             attempt = time.monotonic()
+            left = renewed_at + deadline - attempt
+            if left <= 0 and not asked:  # the loop stalled past the deadline: nothing was asked yet
+                left = self.interval / 2
+            asked = True
             try:
-                async with asyncio.timeout(max(renewed_at + deadline - attempt, 0.001)):
+                async with asyncio.timeout(max(left, 0.001)):
                     renewed = bool(await self._renew(keys=[self.key], args=[self.holder, self._ttl_ms]))
             except (RedisError, TimeoutError) as exc:
                 if time.monotonic() - renewed_at < deadline:
                     logger.warning("lease %s: a renewal failed (%s); retrying", self.key, type(exc).__name__)
-                    pause = self.interval / 5
+                    due = time.monotonic() + self.interval / 5
                     continue
                 logger.error("lease %s: no renewal got through in time (%s)", self.key, type(exc).__name__)
                 renewed = False
             if renewed:
-                renewed_at = attempt
+                renewed_at, asked, due = attempt, False, attempt + self.interval
                 continue
             logger.error("lost lease %s", self.key)
             self._held = False

@@ -21,6 +21,7 @@ from bot.cluster.redis import RedisState, zset_scored
 from bot.sessions.archive import ArchivedSession, summarise
 from bot.sessions.cache import DEFAULT_MAX_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_TAIL, SessionCache
 from bot.sessions.session import Session
+from bot.storage.compact_json import dumps
 
 logger = logging.getLogger(__name__)
 
@@ -185,7 +186,7 @@ class RedisSessionStore(SessionCache):
         if inbound_ids:
             records[0]["inbound"] = inbound_ids
             session.inbound_ids.update(inbound_ids)
-        raw = [json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in records]
+        raw = [dumps(r) for r in records]
         index = self._index if session.meta_key == self._meta(session.key) else ""
         keys = [session.meta_key, session.log_key, index]
         length = self._append_script(keys=keys, args=[now, session.key, *raw])

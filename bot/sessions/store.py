@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import glob
 import itertools
-import json
 import logging
 import os
 import re
@@ -33,6 +32,7 @@ from bot.sessions.tail import (
     read_tail_rewriting,
 )
 from bot.storage.chat_paths import chat_path
+from bot.storage.compact_json import dumps
 from bot.storage.private_file import write_private
 
 __all__ = ["Session", "SessionStore"]
@@ -41,7 +41,6 @@ logger = logging.getLogger(__name__)
 
 _ARCHIVE_ID = re.compile(r"\d{8}T\d{6}(-\d+)?")
 """When /new archived a session file (local time), with a number when two came within one second."""
-_json_line = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # made once, not per record
 
 
 class SessionStore(SessionCache):
@@ -239,7 +238,7 @@ class SessionStore(SessionCache):
 
 def _encoded(records: list[dict[str, Any]]) -> bytes:
     """The records as JSON lines."""
-    return "".join(_json_line(r) + "\n" for r in records).encode()
+    return "".join(dumps(r) + "\n" for r in records).encode()
 
 
 def prune_archived(directory: Path, before: float) -> int:

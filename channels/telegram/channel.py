@@ -169,7 +169,7 @@ class TelegramChannel(Channel):
             raise ChannelUnavailable("telegram is not connected")
         sender, chat = self._sender, self._moves.follow(message.chat)
         try:
-            await sender.send(replace(message, chat=chat))
+            await sender.send(message if chat is message.chat else replace(message, chat=chat))
         except ChatMoved as moved:
             self._moves.record(chat.chat_id, moved.new_chat_id)
             await sender.send(replace(message, chat=self._moves.follow(chat)))
@@ -226,10 +226,10 @@ class TelegramChannel(Channel):
             await self._answer_press(query)
         if (notice := message_of(raw)) and "migrate_to_chat_id" in notice:
             self._moves.record(str(notice["chat"]["id"]), str(notice["migrate_to_chat_id"]))
-        message = parse_update(raw, self._bot_id, self._bot_username, self._group_menu)
+        message = parse_update(raw, self._bot_id, self._bot_username, self._group_menu, self._streaming.mode != "off")
         if message is None:
             return
-        message = self.own(replace(message, stream=self._streaming.mode != "off"))
+        message = self.own(message)
         try:
             body = message_of(raw) or {}
             quote_image = replied_image(body)

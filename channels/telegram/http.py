@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import functools
 import ssl
 from typing import Any
 
@@ -13,6 +13,7 @@ from telegram.request import BaseRequest, RequestData
 from telegram.request._requestparameter import RequestParameter  # stable across 22.x, the pinned range
 
 from bot.net.proxy import ProxyBook
+from bot.storage.compact_json import dumps
 
 WRITE_TIMEOUT = 5.0
 MEDIA_WRITE_TIMEOUT = 20.0
@@ -61,13 +62,13 @@ class AiohttpRequest(BaseRequest):
         read = self._read_timeout if isinstance(read_timeout, DefaultValue) else read_timeout
         write = _given(write_timeout, MEDIA_WRITE_TIMEOUT if files else WRITE_TIMEOUT)
         connect = _given(connect_timeout, 5.0)
-        timeout = aiohttp.ClientTimeout(sock_connect=connect, sock_read=max(read or 0, write or 0) or None)
+        timeout = _timeout(connect, max(read or 0, write or 0) or None)
         headers = {"User-Agent": self.USER_AGENT}
         data: Any = None
         if files and request_data:
             data = _multipart(request_data, files)
         elif request_data:
-            data = json.dumps(request_data.parameters, ensure_ascii=False).encode()
+            data = dumps(request_data.parameters).encode()
             headers["Content-Type"] = "application/json"
         try:
             request = self._session.request(
@@ -109,6 +110,12 @@ def _parameter(name: str, value: Any) -> RequestParameter:
     if type(value) in _PLAIN_JSON:
         return RequestParameter(name, value, None)
     return RequestParameter.from_input(name, value)
+
+
+@functools.lru_cache(maxsize=16)
+def _timeout(connect: float | None, read: float | None) -> aiohttp.ClientTimeout:
+    """The timeouts of a call (a frozen value; the few combinations the calls use are made once)."""
+    return aiohttp.ClientTimeout(sock_connect=connect, sock_read=read)
 
 
 def _given(value: Any, default: float) -> float | None:

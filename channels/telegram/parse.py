@@ -23,22 +23,24 @@ _MEDIA_FIELDS: tuple[tuple[str, Literal["file", "voice"], str], ...] = (
 
 
 def parse_update(
-    raw: dict[str, Any], bot_id: int, bot_username: str, menu: frozenset[str] = frozenset()
+    raw: dict[str, Any], bot_id: int, bot_username: str, menu: frozenset[str] = frozenset(), stream: bool = False
 ) -> InboundMessage | None:
     """Turn a Bot API update into an InboundMessage; None for anything that is not a user's message, edit or press.
 
-    `menu` names the commands the bot offers in groups: a bare `/name` from it is addressed to the bot."""
+    `menu` names the commands the bot offers in groups: a bare `/name` from it is addressed to the bot; `stream`
+    asks for the reply live."""
     if query := raw.get("callback_query"):
-        return parse_press(query)
+        press = parse_press(query)
+        return replace(press, stream=stream) if press is not None and stream else press
     if edited := raw.get("edited_message"):
-        message = _parse_message(edited, bot_id, bot_username, menu)
+        message = _parse_message(edited, bot_id, bot_username, menu, stream)
         if message is None:
             return None
         version = edited.get("edit_date") or raw.get("update_id")
         edit_id = f"{edited['message_id']}@{version}"  # a new id per version: dedupe never swallows an edit
         return replace(message, edit_of=message.platform_message_id, platform_message_id=edit_id)
     if message := raw.get("message"):
-        return _parse_message(message, bot_id, bot_username, menu)
+        return _parse_message(message, bot_id, bot_username, menu, stream)
     return None
 
 
@@ -102,7 +104,7 @@ def parse_press(query: dict[str, Any]) -> InboundMessage | None:
 
 
 def _parse_message(
-    message: dict[str, Any], bot_id: int, bot_username: str, menu: frozenset[str]
+    message: dict[str, Any], bot_id: int, bot_username: str, menu: frozenset[str], stream: bool
 ) -> InboundMessage | None:
     sender = message.get("from")
     if not sender or sender.get("is_bot"):
@@ -130,6 +132,7 @@ def _parse_message(
         platform_message_id=str(message["message_id"]),
         server_id=str(chat["id"]),  # a Telegram group is its own server
         reply_to=quote_of(message, bot_id),
+        stream=stream,
     )
 
 

@@ -74,8 +74,9 @@ class TelegramSender:
                 self._replies.add((message.chat.chat_id, message.reply_to_platform_id), str(sent["message_id"]))
             last_id[:] = [sent["message_id"]]
 
-        await send_in_chunks(message, MAX_MESSAGE_LENGTH, markdown_to_telegram_html, post, self._retry)
-        if keyboard is not None and not single and last_id:
+        ends = keyboard is None or single  # else the buttons are added under the last part once it is out
+        await send_in_chunks(message, MAX_MESSAGE_LENGTH, markdown_to_telegram_html, post, self._retry, ends)
+        if not ends and last_id:
             # A long message's buttons go under its last part, added once every part is out.
             await self._call(
                 lambda: self._bot.edit_message_reply_markup(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import TYPE_CHECKING
 
 import pytest
@@ -53,6 +54,27 @@ async def test_a_holder_whose_lease_was_taken_learns_it_lost(redis_url: str) -> 
     assert holder.lost.is_set()
     await holder.release()
     assert await client.get("t:lease") == "intruder"
+    await client.aclose()
+
+
+@pytest.mark.slow
+async def test_a_holder_whose_loop_stalled_past_the_renewal_deadline_keeps_a_lease_nobody_took(redis_url: str) -> None:
+    import redis.asyncio as aioredis
+
+    from tests.support.polling import until
+
+    ttl = 3.0  # renewals due every second, and within 2 s of the last
+    client = aioredis.from_url(redis_url, decode_responses=True)
+    holder = Lease(client, "t:lease", "a", ttl=ttl)
+    await holder.hold()
+    time.sleep(ttl * 0.8)  # the loop stalls (imports on a loaded machine) past the deadline, within the ttl
+
+    async def renewed() -> bool:
+        return await client.pttl("t:lease") > ttl * 1000 * 0.8
+
+    await until(renewed, ttl)
+    assert not holder.lost.is_set() and await client.get("t:lease") == "a"
+    await holder.release()
     await client.aclose()
 
 

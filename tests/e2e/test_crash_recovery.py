@@ -88,7 +88,9 @@ async def test_messages_survive_a_kill_at_each_moment_and_are_answered_once(
         telegram.text(token, chat_id=int(token[1:4]), user_id=int(token[1:4]))
     await telegram.wait_for_sent(2 + 5, timeout=60)
     await bot.kill()
-    in_flight = {s["text"].split()[-1] for s in telegram.sent[-8:]}  # send_concurrency sends at most
+    # Those in flight had reached Telegram; send_concurrency (8) at most. Not the last 8 Telegram saw: on a loaded
+    # machine the bot may take the answer to an earlier send after the answers to several later ones.
+    reached = {s["text"].split()[-1] for s in telegram.sent}
     await bot.start()
     await until(lambda: set(tokens) <= set(answers(telegram)), 90)  # a count would take a doubled send for one
 
@@ -104,7 +106,8 @@ async def test_messages_survive_a_kill_at_each_moment_and_are_answered_once(
     counts = answers(telegram)
     assert set(counts) == {"k042x1", "k042x2", "k042x3", *tokens}, err
     assert [counts[f"k042x{n}"] for n in (1, 2, 3)] == [1, 1, 1]
-    assert {token for token, n in counts.items() if n > 1} <= in_flight and max(counts.values()) <= 2
+    doubled = {token for token, n in counts.items() if n > 1}
+    assert doubled <= reached and len(doubled) <= 8 and max(counts.values()) <= 2
     for chat in chats:
         said = list(dict.fromkeys(s["text"].split()[-1] for s in telegram.sent if s["chat_id"] == chat))
         assert said == [f"k{chat}x{n}" for n in range(3)]

@@ -22,7 +22,11 @@ PREFIX = "failover"
 
 
 def process(home: Path, fake_llm: FakeLLM, telegram: FakeTelegram, redis_url: str) -> GatewayProcess:
-    bus = {"backend": "redis", "url": redis_url, "prefix": PREFIX, "lease": "3s"}
+    # A holder must renew within 2/3 of the lease, and a loaded machine blocks a starting process's loop (its
+    # imports) for seconds: with 3 s the leader lost its leases while it started. The standby takes the channel's
+    # lease when the killed leader's connections close, but the scheduler's only when it lapses (that lease's
+    # watcher starts after the channel's is taken, when the leader is gone), so the lease bounds the takeover.
+    bus = {"backend": "redis", "url": redis_url, "prefix": PREFIX, "lease": "10s"}
     return GatewayProcess(home, fake_llm, telegram, [OWNER], bus=bus)
 
 
@@ -81,7 +85,7 @@ async def test_a_cron_reminder_fires_once_while_the_leader_is_killed_and_replace
 
         await cli(leader.home, "cron", "add", "--to", to, "--at", at(4.0), "--remind", "second")
         await leader.kill()  # before it is due: the job is in Redis, only the standby can fire it
-        sent = await telegram.wait_for_sent(2, timeout=20)
+        sent = await telegram.wait_for_sent(2, timeout=30)
         assert [s["text"] for s in sent] == ["first", "second"]
 
         added = await cli(leader.home, "cron", "add", "--to", to, "--every", "1d", "--remind", "nudge")
@@ -90,7 +94,7 @@ async def test_a_cron_reminder_fires_once_while_the_leader_is_killed_and_replace
         assert "last: ok" in await cli(leader.home, "cron", "list")
         fake_llm.script(Text("barrier"))  # the chat's replies go out in order: a second nudge would come before it
         telegram.text("anything more?", chat_id=OWNER, user_id=OWNER)
-        sent = await telegram.wait_for_sent(4, timeout=20)
+        sent = await telegram.wait_for_sent(4, timeout=30)
         assert [s["text"] for s in sent] == ["first", "second", "nudge", "barrier"]
 
 

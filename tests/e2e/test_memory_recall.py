@@ -3,6 +3,7 @@ consolidations, then an early detail (in no summary) recalled unasked into the p
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import re
 from pathlib import Path
@@ -36,7 +37,10 @@ async def test_an_early_detail_is_recalled_unasked_and_by_the_tool_after_several
         for n in range(24):
             telegram.text(f"Tell me something about {FILLER[n % len(FILLER)]} (#{n})", chat_id=OWNER, user_id=OWNER)
             await telegram.wait_for_sent(n + 2)
-        await bot.gateway.agent.memory.idle()
+            # Each consolidation done before the next turn: turns take milliseconds, a round's file writes wait
+            # for a worker thread, and on a loaded machine one round outlasted all 24 turns (one entry, not 12).
+            async with asyncio.timeout(60):
+                await bot.gateway.agent.memory.idle()
         history = (bot.config.workspace / "memory" / "HISTORY.md").read_text()
         assert len(ENTRY.findall(history)) >= 3 and "8319" not in history  # only the exchange itself holds it
 

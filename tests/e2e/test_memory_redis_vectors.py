@@ -4,6 +4,8 @@ words recalls the same passage by meaning on both, and the Redis one keeps the v
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +18,21 @@ from tests.support.gateway import OWNER, TelegramBot
 RECALLED = "[From earlier conversations"
 WALK = "We walked the Quiraing loop on Skye"
 FILLERS = [f"Filler question number {n} about cooking pasta" for n in range(4)]
+SETTLE = 60.0  # a generous ceiling on the background work each turn leaves: past it the test fails, saying which
 
 
 def answer(body: dict[str, Any]) -> Reply:
     """Consolidation saves a short entry; a chat gets a short reply (an echo would carry the time into vectors)."""
     return save("Chatted.", "") if is_consolidation(body) else Text("Noted.")
+
+
+async def settled(work: Awaitable[None], what: str) -> None:
+    """Await `work`; past SETTLE seconds fail naming `what` (never hang the run)."""
+    try:
+        async with asyncio.timeout(SETTLE):
+            await work
+    except TimeoutError:
+        raise AssertionError(f"{what} did not finish within {SETTLE:g}s") from None
 
 
 async def played(tmp_path: Path, url: str, prefix: str, index: str) -> list[str]:
@@ -35,14 +47,15 @@ async def played(tmp_path: Path, url: str, prefix: str, index: str) -> list[str]
         async with TelegramBot(
             tmp_path, fake_llm, telegram, options, agent={"memory_window": 4}, bus=bus, memory=memory
         ) as bot:
-            await bot.gateway.manager.ready("telegram")
             app = bot.gateway.agent
-            assert app.indexes.semantic is not None
+            semantic = app.indexes.semantic
+            assert semantic is not None
+            await settled(bot.gateway.manager.ready("telegram"), "telegram's start")
             for sent, text in enumerate([WALK, *FILLERS, "Any news on zebras?", "Where did we ramble?"], 1):
                 telegram.text(text, chat_id=OWNER, user_id=OWNER)
-                await telegram.wait_for_sent(sent)
-                await app.memory.idle()
-                await app.indexes.semantic.idle()
+                await telegram.wait_for_sent(sent, timeout=SETTLE)
+                await settled(app.memory.idle(), f"consolidation after message {sent}")
+                await settled(semantic.idle(), f"the background embedding after message {sent}")
         turns = [body["messages"][-1] for body in fake_llm.requests if not is_consolidation(body)]
         said = [str(message["content"]) for message in turns[-2:]]
         return [text.partition("[end of recalled passages]")[0] if text.startswith(RECALLED) else "" for text in said]

@@ -13,7 +13,7 @@ NOW = datetime(2026, 6, 15, 12, 0, tzinfo=UTC)
 def test_question_words_and_stop_words_are_dropped() -> None:
     query = parse_query("What was the name of the trail I told you about?", NOW)
     assert query.words == ("name", "trail")
-    assert query.expression == '"name" OR "trail" OR "hike" OR "hiking" OR "walk" OR "route" OR "rout"*'
+    assert query.expression.startswith('"name" OR "trail" OR "hike" OR "hiking" OR "walk" OR "route" OR "rout"* OR ')
     assert query.narrow_expression == '"name" OR "trail"'  # the words alone: no synonyms, no root prefixes
 
 
@@ -26,6 +26,17 @@ def test_forms_and_synonyms_of_a_word_share_a_concept() -> None:
     assert root("saw") in see
     assert root("allergy") in allergic
     assert root("allergies") == root("allergic") == "aller"
+
+
+def test_a_word_naming_a_kind_brings_the_things_of_that_kind_beside_its_concept() -> None:
+    query = parse_query("What kinds of art does Ann make? Is she religious?", NOW)
+    assert query.words == ("kinds", "art", "ann", "make", "religious")
+    things = dict(query.kinds)
+    assert {"painting", "sculpture", "watercolor"} <= set(things["art"]) and "church" in things["religious"]
+    assert root("painting") not in query.concepts[1]  # a thing is not the word: it counts for less
+    assert query.things[root("painting")] == [1] and query.things[root("church")] == [4]
+    assert '"painting"' in query.expression and '"church"' in query.expression
+    assert parse_query("Where did I leave the spare keys?", NOW).things == {}  # most words name no kind
 
 
 def test_an_all_stop_word_question_has_no_words() -> None:

@@ -24,7 +24,7 @@ from bot.memory.index.ranking import (
     shown_ranges,
 )
 from bot.memory.index.rendering import render_window
-from bot.memory.index.restating import echoes, question_roots, restates
+from bot.memory.index.restating import asked_roots, echoes, question_roots, restates
 from bot.memory.index.windows import SUMMARY_CHARS, widen
 from bot.memory.index.word_counts import WordCounts
 from bot.sessions.logs import Cursor
@@ -103,6 +103,12 @@ def test_only_a_near_identical_question_is_a_restatement() -> None:
     assert restates("Where did I put the spare house keys?", question)
     assert not restates("I put the spare house keys in the vase", question)  # a statement: what is looked for
     assert not restates("Are the spare keys in the blue vase by the door?", question)  # it adds words of its own
+
+
+def test_only_a_short_question_has_roots_to_compare() -> None:
+    assert asked_roots("Where did I put the spare house keys?") == question_roots(("put", "spare", "house", "keys"))
+    assert asked_roots("I put the spare house keys in the vase") == frozenset()
+    assert asked_roots("keys " * 100 + "?") == frozenset()  # a long message is more than a question
 
 
 def test_an_earlier_question_echoes_when_its_reply_has_none_of_the_question_words() -> None:

@@ -60,6 +60,10 @@ def make_config(tmp_path: Path, fake: FakeLLM, **overrides: Any) -> Config:
         "state_dir": tmp_path / "state",
         "llm": {"model": "openai/fake-model", "api_key": "sk-test", "api_base": fake.base_url, "timeout": 10},
         "shutdown_grace": 0.2,  # tests stop with turns hanging on purpose
+        # On the redis bus a holder must renew its leases within 2/3 of `lease`; a loaded machine stalls a test's
+        # loop for longer than 4 s (the default's), and the gateway lost its channel while it started. Tests of
+        # takeovers set their own.
+        "bus": {"lease": 60},
     }
     for key, value in overrides.items():
         data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value

@@ -4,11 +4,8 @@ import asyncio
 import os
 import re
 import signal
-import socket
-import subprocess
 import sys
 from collections.abc import AsyncIterator
-from functools import partial
 from pathlib import Path
 
 import pytest
@@ -18,13 +15,19 @@ from bot.bus import Trust
 from bot.config.schema_tools import MCPServerConfig
 from bot.tools.base import ToolRegistry
 from bot.tools.mcp.servers import MCPServer, probe
+from tests.fakes.mcp_http import FakeMCPHttp
 from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.support.harness import Harness
 from tests.support.model_requests import tool_names
-from tests.support.polling import accepts, until
 
 REPO = Path(__file__).resolve().parents[2]
 STDIO = {"command": sys.executable, "args": ["-m", "tests.fakes.mcp_server"], "cwd": str(REPO)}
+UP_CEILING = 60.0  # a generous bound on a start the server signals: a loaded machine may pass STARTUP_WAIT
+
+
+async def up(server: MCPServer) -> None:
+    """Return once the server's tools are registered; fail, never hang, if that takes longer than UP_CEILING."""
+    await asyncio.wait_for(server.wait_until_up(), UP_CEILING)
 
 
 def tool_answers(request: dict) -> list[str]:
@@ -33,7 +36,7 @@ def tool_answers(request: dict) -> list[str]:
 
 async def test_owner_sees_and_calls_an_mcp_tool_a_guest_does_not_and_errors_reach_the_model(tmp_path: Path) -> None:
     async with FakeLLM() as fake, Harness(tmp_path, fake, mcp_servers={"calc": STDIO}) as bot:
-        await bot.app.mcp.servers["calc"].wait_until_up()  # a busy machine may start it after STARTUP_WAIT
+        await up(bot.app.mcp.servers["calc"])
         fake.script(ToolCalls((("calc__add", {"a": 2, "b": 40}),)), Text("It is 42."))
         assert await bot.ask("what is 2+40?") == "It is 42."
         assert {"calc__add", "calc__getenv", "calc__pid"} <= set(tool_names(fake.requests[0]))
@@ -50,6 +53,7 @@ async def test_an_mcp_tool_that_returns_nothing_gives_the_model_empty_and_read_o
 ) -> None:
     cut = '{"text": "half a sent'
     async with FakeLLM() as fake, Harness(tmp_path, fake, mcp_servers={"calc": STDIO}) as bot:
+        await up(bot.app.mcp.servers["calc"])
         fake.script(
             ToolCalls((("calc__nothing", {}), ("calc__echo", cut), ("calc__getenv", '{"name": "HO'))), Text("ok")
         )
@@ -61,6 +65,7 @@ async def test_an_mcp_tool_that_returns_nothing_gives_the_model_empty_and_read_o
 
 async def test_guest_trust_server_is_offered_to_guests(tmp_path: Path) -> None:
     async with FakeLLM() as fake, Harness(tmp_path, fake, mcp_servers={"calc": {**STDIO, "trust": "guest"}}) as bot:
+        await up(bot.app.mcp.servers["calc"])
         await bot.ask("hello", sender="g1", trust=Trust.GUEST)
         assert "calc__add" in tool_names(fake.requests[0])
 
@@ -73,6 +78,7 @@ async def test_stdio_server_gets_only_the_environment_its_config_names(
     server = MCPServer("calc", MCPServerConfig(**STDIO, env={"GREETING": "hi"}), registry)
     await server.start()
     try:
+        await up(server)
         assert await server.call("getenv", {"name": "GREETING"}) == "hi"
         assert await server.call("getenv", {"name": "RELAYBOT_TEST_SECRET"}) == "unset"
     finally:
@@ -84,11 +90,12 @@ async def test_killed_server_withdraws_its_tools_and_they_return_after_restart()
     server = MCPServer("calc", MCPServerConfig(**STDIO), registry, restart_delay=0.05)
     await server.start()
     try:
+        await up(server)
         first = int(await server.call("pid", {}))
         os.kill(first, signal.SIGKILL)
-        await asyncio.wait_for(server.wait_until_down(), 10)
+        await asyncio.wait_for(server.wait_until_down(), UP_CEILING)
         assert not [name for name in registry.names() if name.startswith("calc__")]
-        await asyncio.wait_for(server.wait_until_up(), 20)
+        await up(server)
         assert "calc__add" in registry.names()
         assert int(await server.call("pid", {})) != first
     finally:
@@ -104,28 +111,11 @@ async def test_server_that_cannot_start_leaves_the_bot_answering(tmp_path: Path)
         assert bot.app.mcp.servers["broken"].tool_names == []
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest_asyncio.fixture
 async def http_server() -> AsyncIterator[str]:
-    """The fake MCP server over streamable HTTP in a child process; yields its URL."""
-    port = _free_port()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.fakes.mcp_server", "--http", str(port)],
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        await until(partial(accepts, port), 30, interval=0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        child.terminate()
-        child.wait(10)
+    """The fake MCP server over streamable HTTP, served in the test's loop; yields its URL."""
+    async with FakeMCPHttp() as server:
+        yield server.url
 
 
 async def test_streamable_http_server_tools_are_called(tmp_path: Path, http_server: str) -> None:
@@ -149,7 +139,7 @@ async def test_pictures_and_resources_a_tool_returns_reach_the_chat_as_files(tmp
     from tests.fakes.mcp_server import PNG_PIXEL
 
     async with FakeLLM() as fake, Harness(tmp_path, fake, mcp_servers={"calc": STDIO}) as bot:
-        await bot.app.mcp.servers["calc"].wait_until_up()
+        await up(bot.app.mcp.servers["calc"])
         fake.script(ToolCalls((("calc__chart", {}),)), Text("Sent."))
         assert await bot.ask("chart please", chat="telegram:5", sender="5") == "Sent."
         (sent,) = [message for message in bot.outbox if message.files]

@@ -2,33 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import json.encoder
-from collections.abc import Callable, Iterator
-from json.encoder import encode_basestring
 from typing import Any
+
+from bot.storage.compact_json import dumps
 
 GENERATION_BYTES = 512 * 1024  # encoded history kept per generation, two at most: the windows of ten or more busy chats
 ENTRY_OVERHEAD = 200  # a cached message's bytes beyond its JSON (the entry, its dict slot)
-
-
-def _unencodable(value: Any) -> Any:
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
-# json's C encoder made once with the body's settings: `json.dumps` makes one per call, most of what a short message
-# costs. Its arguments: no circular check, default, string escaper, indent, separators, sort_keys, skipkeys, allow_nan.
-_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)  # typeshed does not declare it
-_encode_chunks: Callable[[Any, bool], Iterator[str]] = (
-    _c_make_encoder(None, _unencodable, encode_basestring, None, ":", ",", False, False, True)
-    if _c_make_encoder is not None
-    else json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).iterencode
-)
-
-
-def dumps(value: Any) -> str:
-    """Compact JSON with text kept as UTF-8 characters, as the request body carries it."""
-    return "".join(_encode_chunks(value, False))
 
 
 Entry = tuple[dict[str, Any], tuple[Any, ...], bytes]

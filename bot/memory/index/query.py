@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 
-from bot.memory.index.wording import root, variants
+from bot.memory.index.wording import instances, root, variants
 
+WORDS_KEPT = 4096  # words whose concepts are kept: a chat's questions reuse their words
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][^\W_]+)", re.UNICODE)
 _STOP_WORDS = """
@@ -67,17 +69,33 @@ class Query:
     since: float | None = None
     until: float | None = None
     names: frozenset[str] = NO_NAMES  # words written with a capital inside a sentence: names, which count more
+    kinds: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (a question word, the things it names a kind of)
 
     @property
     def concepts(self) -> tuple[tuple[str, ...], ...]:
         """For each word, the roots of the words that stand for it (its forms and synonyms)."""
-        return tuple(tuple(dict.fromkeys(root(v) for v in variants(word))) for word in self.words)
+        return tuple(map(concept_roots, self.words))
+
+    @property
+    def things(self) -> dict[str, list[int]]:
+        """Each root of a thing a word names a kind of (none of the word's own roots) -> the numbers of those words."""
+        found: dict[str, list[int]] = {}
+        for word, things in self.kinds:
+            if word in self.words:
+                number = self.words.index(word)
+                own = self.concepts[number]
+                for one in dict.fromkeys(root(thing) for thing in things):
+                    if one not in own:
+                        found.setdefault(one, []).append(number)
+        return found
 
     @property
     def expression(self) -> str:
         """The words, their forms and synonyms as an FTS5 OR of quoted terms and root prefixes (so no user text is
-        read as FTS5 syntax); "" when there are none."""
-        return " OR ".join(concept_expression(word) for word in self.words)
+        read as FTS5 syntax), and the things they name kinds of as quoted terms; "" when there are none."""
+        terms = [concept_expression(word) for word in self.words]
+        terms += [f'"{thing}"' for word, things in self.kinds if word in self.words for thing in things]
+        return " OR ".join(terms)
 
     @property
     def narrow_expression(self) -> str:
@@ -86,6 +104,13 @@ class Query:
         return " OR ".join(f'"{word}"' for word in self.words)
 
 
+@lru_cache(maxsize=WORDS_KEPT)
+def concept_roots(word: str) -> tuple[str, ...]:
+    """The roots of the words that stand for a word (its forms and synonyms), each once."""
+    return tuple(dict.fromkeys(root(v) for v in variants(word)))
+
+
+@lru_cache(maxsize=WORDS_KEPT)
 def concept_expression(word: str) -> str:
     """One word's FTS5 terms: each variant as itself (stemmed by the index's tokenizer) and by its root prefix."""
     terms: list[str] = []
@@ -108,7 +133,8 @@ def parse_query(text: str, now: datetime) -> Query:
             continue
         if word not in words:
             words.append(word)
-    return Query(text, tuple(words), since, until, frozenset(names.intersection(words)) if names else NO_NAMES)
+    kinds = tuple((word, things) for word in words if (things := instances(word)))
+    return Query(text, tuple(words), since, until, frozenset(names.intersection(words)) if names else NO_NAMES, kinds)
 
 
 def _window(text: str, now: datetime) -> tuple[float | None, float | None, frozenset[str]]:

@@ -10,7 +10,7 @@ from functools import lru_cache
 
 from bot.memory.index.protocols import PassageIndex
 from bot.memory.index.query import Query
-from bot.memory.index.restating import RESTATED_WEIGHT, echoes, question_roots, restates
+from bot.memory.index.restating import RESTATED_WEIGHT, asked_roots, echoes, question_roots, restated
 from bot.memory.index.second_pass import FED_BACK, expanded
 from bot.memory.index.store import StoredPassage
 from bot.memory.index.word_counts import WordCounts, narrow
@@ -23,7 +23,9 @@ COVER_FLOOR = 0.1  # the share of its BM25 score a passage keeps when it covers 
 RECENCY_LIFT = 0.15  # how much more a passage from today weighs than a very old one, at most
 RECENCY_HALF_LIFE = 60 * 86400.0  # seconds for that lift to halve
 WINDOW_LIFT = 0.5  # for a passage inside the period the question names ("in spring", "3 weeks ago")
+KIND_SHARE = 0.3  # of a word's weight, for a passage that names a thing of the kind the word names, not the word
 RRF_K = 60
+NO_ROOTS: frozenset[str] = frozenset()
 COMMON_SHARE = 0.05  # a question word in more than this share of a scope's passages is left out of the search
 COMMON_FLOOR = 100  # ... unless it is in fewer passages than this
 
@@ -87,7 +89,8 @@ def keyword_rows(
     `searched_words` when given; the query's words are counted into `counts` meanwhile."""
     if not query.words:
         return []
-    total = counts.count(index, query.words)
+    things = [] if searched_words else [thing for _, found in query.kinds for thing in found]
+    total = counts.count(index, [*query.words, *things])
     searched = replace(query, words=searched_words) if searched_words else _without_common(query, counts, total)
     return index.keyword(searched.expression, max(limit, CANDIDATES), since, until, leave_out)
 
@@ -106,20 +109,30 @@ def rescored(
         for one in concept:
             owners.setdefault(one, []).append(number)
     asked_for = frozenset(owners)
+    kinds = query.things
+    kind_roots = frozenset(kinds)
     whole = sum(weights) or 1.0
     window = (query.since, query.until) if query.since is not None and query.until is not None else None
     scored = []
-    asked_roots = question_roots(query.words)
+    question = question_roots(query.words)
+    shares: dict[tuple[frozenset[str], frozenset[str]], float] = {}  # a passage's share of its BM25, by the roots held
     for rowid, score, ts, asked, answered in found:
-        # the concepts the passage covers, from the few question roots it holds (not concept by concept)
-        held = {number for one in _roots(asked, answered) & asked_for for number in owners[one]}
-        covered = sum(weights[number] for number in sorted(held))  # in order, as floats add
+        roots, asks = _roots(asked, answered)
+        held = roots & asked_for  # the concepts it covers follow from the few question roots it holds
+        named = roots & kind_roots if kind_roots else NO_ROOTS  # ... and the things of a kind it names
+        share = shares.get((held, named))
+        if share is None:
+            numbers = {n for one in held for n in owners[one]}
+            covered = sum(weights[number] for number in sorted(numbers))  # in order, as floats add
+            if named and (things := {n for one in named for n in kinds[one]} - numbers):
+                covered += KIND_SHARE * sum(weights[number] for number in sorted(things))
+            share = shares[(held, named)] = COVER_FLOOR + (1 - COVER_FLOOR) * covered / whole
         lift = 1.0 + RECENCY_LIFT * 0.5 ** (max(0.0, now - ts) / RECENCY_HALF_LIFE)
         if window is not None and window[0] <= ts < window[1]:
             lift += WINDOW_LIFT
-        if restates(asked, asked_roots) or echoes_down and echoes(asked, answered, asked_roots):
+        if asks and restated(asks, question) or echoes_down and echoes(asked, answered, question):
             lift *= RESTATED_WEIGHT
-        scored.append((rowid, score * (COVER_FLOOR + (1 - COVER_FLOOR) * covered / whole) * lift, ts))
+        scored.append((rowid, score * share * lift, ts))
     scored.sort(key=lambda item: (-item[1], -item[2], item[0]))
     return [(rowid, score) for rowid, score, _ in scored]
 
@@ -136,19 +149,22 @@ def joined(first: Sequence[Row], leads: Sequence[Row]) -> list[Row]:
 
 
 @lru_cache(maxsize=PASSAGES_KEPT)
-def _roots(asked: str, answered: str) -> frozenset[str]:
-    """The roots of a passage's words (the same passages come up turn after turn: kept for a while)."""
-    return frozenset(roots_of(f"{asked} {answered}"))
+def _roots(asked: str, answered: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The roots of a passage's words, and those of the question it asks if it is one (`restating.asked_roots`):
+    the same passages come up turn after turn, so they are kept for a while."""
+    return frozenset(roots_of(f"{asked} {answered}")), asked_roots(asked)
 
 
 def _without_common(query: Query, counts: WordCounts, total: int) -> Query:
-    """The query without words most passages have (they say little, and ranking them costs the most); the rarest
-    word stays when all are common."""
+    """The query without words (and things of its kinds) most passages have: they say little, and ranking them costs
+    the most; the rarest word stays when all are common."""
     common = max(COMMON_FLOOR, int(COMMON_SHARE * total))
     kept = tuple(word for word in query.words if counts[word] <= common)
-    if kept == query.words:
+    rare = ((word, tuple(thing for thing in found if counts[thing] <= common)) for word, found in query.kinds)
+    kinds = tuple((word, things) for word, things in rare if things)
+    if kept == query.words and kinds == query.kinds:
         return query
-    return replace(query, words=kept or (min(query.words, key=counts.__getitem__),))
+    return replace(query, words=kept or (min(query.words, key=counts.__getitem__),), kinds=kinds)
 
 
 def _idf(matching: int, total: int) -> float:
@@ -180,9 +196,11 @@ def best_hits(
 ) -> list[Hit]:
     """The `limit` best passages for the query between `since` and `until`, leaving out what the prompt shows;
     `follow` (the recall tool's deeper search) fuses in a second search with what the first hits name
-    (`second_pass`) and one of the question's words alone (no root prefixes or synonyms), and ranks down earlier
-    questions whose reply says nothing of this one (`restating.echoes`): the tool is called when the prompt did not
-    answer, and such a passage only repeats the asking."""
+    (`second_pass`) and one of the question's words alone (no root prefixes or synonyms), ranks down earlier
+    questions whose reply says nothing of this one (`restating.echoes`), and searches the things of the kinds the
+    question names (`Query.kinds`): the tool is called when the prompt did not answer, and auto-recall, on every
+    turn, does not pay for these."""
+    query = query if follow or not query.kinds else replace(query, kinds=())
     leave_out = shown_ranges(index, shown) if shown is not None else []
     counts = WordCounts() if counts is None else counts
     rows = keyword_rows(index, query, limit, since, until, leave_out, counts)
@@ -231,4 +249,7 @@ def shown_ranges(index: PassageIndex, shown: Shown) -> list[tuple[str, str, int]
 
 def in_prompt(found: StoredPassage, ranges: Sequence[tuple[str, str, int]]) -> bool:
     """Whether a passage is in one of the stretches `shown_ranges` gives."""
-    return any(found.session == s and found.log == log and found.passage.first >= first for s, log, first in ranges)
+    for session, log, first in ranges:  # a loop, not any(): it runs for every passage a search looks at
+        if found.passage.first >= first and found.session == session and found.log == log:
+            return True
+    return False

@@ -26,9 +26,18 @@ def content_roots(text: str) -> frozenset[str]:
 def restates(asked: str, question: frozenset[str]) -> bool:
     """Whether a message (the user's side of an exchange) is a question in nearly the words of this one (by their
     roots): a statement in the question's words is what the question looks for, and stays."""
+    return restated(asked_roots(asked), question)
+
+
+def asked_roots(asked: str) -> frozenset[str]:
+    """The content roots of a message that reads as a question (what `restated` compares); none for any other."""
     if "?" not in asked[-80:] or len(asked) > QUESTION_CHARS:
-        return False
-    mine = content_roots(asked)
+        return frozenset()
+    return content_roots(asked)
+
+
+def restated(mine: frozenset[str], question: frozenset[str]) -> bool:
+    """Whether a question's roots (`asked_roots`) are nearly those of this one."""
     return bool(mine) and len(mine & question) >= RESTATED_SHARE * max(len(mine), len(question))
 
 

