@@ -104,21 +104,32 @@ class Query:
         return " OR ".join(f'"{word}"' for word in self.words)
 
 
-@lru_cache(maxsize=WORDS_KEPT)
 def concept_roots(word: str) -> tuple[str, ...]:
     """The roots of the words that stand for a word (its forms and synonyms), each once."""
+    return _kept_roots(word) if word.isalpha() else _roots(word)
+
+
+def concept_expression(word: str) -> str:
+    """One word's FTS5 terms: each variant as itself (stemmed by the index's tokenizer) and by its root prefix."""
+    return _kept_expression(word) if word.isalpha() else _expression(word)
+
+
+def _roots(word: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(root(v) for v in variants(word)))
 
 
-@lru_cache(maxsize=WORDS_KEPT)
-def concept_expression(word: str) -> str:
-    """One word's FTS5 terms: each variant as itself (stemmed by the index's tokenizer) and by its root prefix."""
+def _expression(word: str) -> str:
     terms: list[str] = []
     for variant in variants(word):
         terms.append(f'"{variant}"')
         if len(stem := root(variant)) >= 4 and stem != variant:
             terms.append(f'"{stem}"*')
     return " OR ".join(dict.fromkeys(terms))
+
+
+# Words recur far more than they are new; numbers and ids, which never end, stay out of what is kept.
+_kept_roots = lru_cache(maxsize=WORDS_KEPT)(_roots)
+_kept_expression = lru_cache(maxsize=WORDS_KEPT)(_expression)
 
 
 def parse_query(text: str, now: datetime) -> Query:
