@@ -109,8 +109,8 @@
       method: "POST", credentials: "same-origin", headers: headers, body: JSON.stringify(request),
     });
     const result = await response.json();
+    await refresh();  // "done" is shown once the tables show what the action did
     $("state").textContent = result.ok ? "done" : "failed: " + result.error;
-    await refresh();
   }
 
   function open(session) {
