@@ -9,6 +9,8 @@ from bot.storage.recent import RecentMap
 
 REMEMBERED_REPLIES = 1000
 """User messages whose replies are remembered; an older reply is sent anew instead of replaced."""
+REMEMBERED_REPLY_BYTES = 64 * 1024
+"""And at most this much of them: about 170 Telegram messages with a one-message reply each."""
 
 K = TypeVar("K", bound=Hashable)
 
@@ -17,7 +19,7 @@ class SentReplies(Generic[K]):
     """A bounded map from a user message (each platform's key) to the ids of the bot's reply, in order."""
 
     def __init__(self, limit: int = REMEMBERED_REPLIES) -> None:
-        self._replies: RecentMap[K, list[str]] = RecentMap(limit)
+        self._replies: RecentMap[K, list[str]] = RecentMap(limit, max_bytes=REMEMBERED_REPLY_BYTES)
 
     def add(self, user_message: K, reply_id: str) -> None:
         """Note that `reply_id` is (one more part of) the bot's answer to `user_message`."""
@@ -39,3 +41,4 @@ class SentReplies(Generic[K]):
         ids = self._replies.get(user_message)
         if ids and reply_id in ids:
             ids.remove(reply_id)
+            self._replies.reweigh(user_message)

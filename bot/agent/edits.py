@@ -15,6 +15,7 @@ from bot.storage.recent import RecentMap
 logger = logging.getLogger(__name__)
 
 REMEMBERED = 1_000  # messages of the turns taken last: an edit of an older one is answered as a new message
+REMEMBERED_BYTES = 64 * 1024  # and at most this much of them: about 380 messages of Telegram chats
 RERUN_NOTE = "[I edited my earlier message after your answer; answer it again as it now reads:]"
 ANSWERED_NOTE = "[The user edited a message you had already answered; it now reads:]"
 RUNNING_NOTE = "[The user edited their message while you were working on it; it now reads:]"
@@ -38,7 +39,7 @@ class EditDesk:
         self._sessions = sessions
         self._user_text = user_text
         self._complete = complete
-        self._taken: RecentMap[str, None] = RecentMap(remembered)
+        self._taken: RecentMap[str, None] = RecentMap(remembered, max_bytes=REMEMBERED_BYTES)
 
     def taken(self, batch: Sequence[InboundMessage]) -> frozenset[str]:
         """Note that a turn takes these messages; returns the platform ids an edit may name to reach them."""

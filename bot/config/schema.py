@@ -72,7 +72,7 @@ class AgentConfig(Section):
     queue_mode: Literal["collect", "followup", "steer"] = "collect"
     memory_window: int = Field(default=100, gt=1)
     max_subagents: int = Field(default=4, gt=0)
-    session_cache_size: int = Field(default=500, gt=0)
+    session_cache_size: int = Field(default=256, gt=0)
     session_cache_mb: float = Field(default=32.0, gt=0)
     max_tool_result_chars: int = Field(default=16_000, ge=200)
     turn_timeout: Duration = Field(default=600.0, gt=0)

@@ -12,6 +12,7 @@ from typing import Any
 from bot.bus import InboundMessage, Trust
 from bot.llm.types import LLMResponse, tool_call_message
 from bot.memory.pair_write import write_pair
+from bot.storage.chat_paths import chat_path
 
 MAIN_SCOPE_CHANNELS = frozenset({"console"})
 SAVE_MEMORY = "save_memory"
@@ -71,9 +72,15 @@ def scope_for(workspace: Path, message: InboundMessage) -> MemoryScope:
     if chat.channel in MAIN_SCOPE_CHANNELS or (message.is_direct and message.trust is Trust.OWNER):
         return MemoryScope(workspace / "memory", is_main=True)
     if message.is_direct and message.person:
-        return MemoryScope(workspace / "memory" / "people" / re.sub(r"[^\w.-]", "_", message.person), is_main=False)
-    folder = re.sub(r"[^\w@.-]", "_", f"{chat.channel_key}_{chat.chat_id}")
-    return MemoryScope(workspace / "memory" / "chats" / folder, is_main=False)
+        return MemoryScope(chat_path(workspace / "memory" / "people", _folder_name(message.person)), is_main=False)
+    folder = _folder_name(f"{chat.channel_key}_{chat.chat_id}", "@")
+    return MemoryScope(chat_path(workspace / "memory" / "chats", folder), is_main=False)
+
+
+def _folder_name(name: str, keep: str = "") -> str:
+    """`name` as one folder name: characters other than word characters, `.`, `-` and `keep` become `_`; never `..`."""
+    folder = re.sub(rf"[^\w{keep}.-]", "_", name)
+    return "_" * len(folder) if folder.strip(".") == "" else folder
 
 
 SAVE_MEMORY_TOOL: dict[str, Any] = {

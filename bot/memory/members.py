@@ -56,9 +56,9 @@ class FileMembers:
         return list(keys)
 
     def add(self, scope: str, key: str) -> None:
-        folder = self._root / scope
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(folder / LIST_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        folder = os.path.join(self._root, scope)  # os.path: pathlib would intern the scope's folder name
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd = os.open(os.path.join(folder, LIST_FILE), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, f"{key}\n".encode())
         finally:

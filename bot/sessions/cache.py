@@ -9,7 +9,7 @@ from bot.sessions.session import Session
 from bot.storage.recent import RecentMap
 
 DEFAULT_TAIL = 100
-DEFAULT_MAX_SESSIONS = 500
+DEFAULT_MAX_SESSIONS = 256  # a one-exchange session holds about 3.4 KB; a longer one is bounded by the bytes
 DEFAULT_MAX_BYTES = 32 * 1024 * 1024
 
 

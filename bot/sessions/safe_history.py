@@ -59,6 +59,8 @@ class SafeHistory:
     before it leave what was walked valid; a start before the anchor, or messages not as walked, walk afresh.
     """
 
+    __slots__ = ("_anchor", "_done", "_last", "_indices", "_kept")  # one per cached session
+
     def __init__(self) -> None:
         self._anchor = 0  # the user message the walk began at
         self._done = 0  # the walk is settled before this index

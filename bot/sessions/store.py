@@ -31,6 +31,7 @@ from bot.sessions.tail import (
     read_tail,
     read_tail_rewriting,
 )
+from bot.storage.chat_paths import chat_path
 from bot.storage.compact_json import dumps
 from bot.storage.private_file import write_private
 
@@ -217,7 +218,7 @@ class SessionStore(SessionCache):
         return found
 
     def _path(self, key: str) -> Path:
-        return self._directory / f"{quote(key, safe='')}.jsonl"
+        return chat_path(self._directory, f"{quote(key, safe='')}.jsonl")
 
     def _file(self, session: Session) -> Path:
         return session.path or self._path(session.key)

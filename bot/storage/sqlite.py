@@ -21,9 +21,8 @@ def open_store(
     """A connection to the store at `path`, made if missing; `cache` trades the last commits before a power cut for
     fewer syncs (synchronous=NORMAL: for what can be rebuilt or lost), `threads` lets other threads use it (the
     caller then holds a lock)."""
-    if str(path) != IN_MEMORY:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_FOLDER_MODE)
+    if str(path) != IN_MEMORY:  # os.path: Path(path) would intern each part again (see bot.storage.chat_paths)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), mode=PRIVATE_FOLDER_MODE, exist_ok=True)
         os.close(os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE))
     db = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None, check_same_thread=not threads)
     try:

@@ -12,7 +12,7 @@ from bot.access.policy import AccessPolicy, Ignore, Overheard, Reply, SendPairin
 from bot.bus import InboundMessage, MessageBus, OutboundMessage
 from channels.abilities import dismisses
 from channels.base import Publish
-from channels.dedupe import RECENT_DELIVERIES, SeenIds
+from channels.dedupe import RECENT_DELIVERIES, RECENT_DELIVERY_BYTES, SeenIds
 from channels.gateway.group_context import GroupContext
 from channels.gateway.supervisor import Slot, Spawn
 
@@ -39,7 +39,7 @@ class Intake:
         self._spawn = spawn
         self._accepted = accepted
         self._rate_limit = rate_limit
-        self._seen = SeenIds(remembered)
+        self._seen = SeenIds(remembered, RECENT_DELIVERY_BYTES)
         self._group_context = GroupContext()
 
     def publisher(self, name: str) -> Publish:

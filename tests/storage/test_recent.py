@@ -2,7 +2,7 @@
 
 import pytest
 
-from bot.storage.recent import RecentMap
+from bot.storage.recent import RecentMap, item_bytes
 
 
 def test_past_its_capacity_the_oldest_item_goes() -> None:
@@ -71,3 +71,16 @@ def test_expire_drops_stale_items_from_the_oldest_until_a_fresh_one() -> None:
     recent["a"], recent["b"], recent["c"], recent["d"] = 1.0, 5.0, 2.0, 9.0
     assert recent.expire(lambda at: at < 3.0) == 1  # "c" is stale too, but behind the fresh "b"
     assert list(recent) == ["b", "c", "d"]
+
+
+def test_past_its_max_bytes_the_oldest_go_each_weighed_by_its_key_and_value() -> None:
+    recent: RecentMap[str, str | None] = RecentMap(max_bytes=3 * item_bytes("k0", None))
+    recent["k0"], recent["k1"], recent["k2"] = None, None, None
+    assert list(recent) == ["k0", "k1", "k2"]
+    recent["k3"] = "x" * 100  # about two items' weight: the two oldest go
+    assert list(recent) == ["k2", "k3"] and recent.total_weight == item_bytes("k2", None) + item_bytes("k3", "x" * 100)
+
+
+def test_a_map_is_bounded_by_its_own_weight_or_by_bytes_not_both() -> None:
+    with pytest.raises(ValueError, match="not both"):
+        RecentMap(10, weight=len, max_bytes=100)

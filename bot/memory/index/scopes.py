@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import os
 import sqlite3
 import threading
 import time
@@ -27,6 +28,7 @@ from bot.memory.index.windows import REACH, widen
 from bot.memory.index.word_counts import WordCounts
 from bot.memory.members import ScopeMembers
 from bot.sessions.logs import SessionLogs
+from bot.storage.chat_paths import chat_path
 from bot.storage.recent import RecentMap
 
 logger = logging.getLogger(__name__)
@@ -111,7 +113,8 @@ class MemoryIndexes:
 
     def path_for(self, directory: Path) -> Path:
         """Where a scope folder's index lives."""
-        return self._root / self.scope_name(directory) / INDEX_FILE
+        parts = [part for part in self.scope_name(directory).split("/") if part != "."]
+        return chat_path(self._root, *parts, INDEX_FILE)
 
     async def search(
         self,
@@ -341,7 +344,10 @@ class MemoryIndexes:
 
 
 def _scope_name(directory: Path, workspace: Path) -> str:
-    try:
-        return directory.resolve().relative_to(workspace.resolve()).as_posix()
-    except ValueError:
-        return Path("outside", *directory.resolve().parts[1:]).as_posix()
+    # In strings: pathlib would intern each scope's folder name (see bot.storage.chat_paths).
+    real, root = os.path.realpath(directory), os.path.realpath(workspace).rstrip(os.sep)
+    if real == root:
+        return "."
+    if real.startswith(root + os.sep):
+        return real[len(root) + 1 :].replace(os.sep, "/")
+    return "outside/" + os.path.splitdrive(real)[1].lstrip(os.sep).replace(os.sep, "/")
