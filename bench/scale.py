@@ -122,8 +122,10 @@ async def wait_for_workers(url: str, prefix: str, count: int) -> None:
     await bus.stop()
 
 
-def start_processes(home: Path, url: str, model_url: str, prefix: str, telegram: TimedTelegram, workers: int) -> list:
-    """One `relaybot run --role gateway` and `workers` worker processes on one redis prefix."""
+def start_processes(
+    home: Path, url: str, model_url: str, prefix: str, telegram: TimedTelegram, workers: int, first: str = "gateway"
+) -> list:
+    """One `relaybot run --role gateway` (or `first`) and `workers` worker processes on one redis prefix."""
     telegram_section = {"enabled": True, "token": telegram.token, "api_base": telegram.base_url}
     channels = {"telegram": {**telegram_section, "dm_policy": "open"}}
     config_file = home / "config.yaml"
@@ -139,7 +141,7 @@ def start_processes(home: Path, url: str, model_url: str, prefix: str, telegram:
             stdout=subprocess.DEVNULL,
             stderr=None if os.environ.get("DEBUGF") else subprocess.DEVNULL,
         )
-        for role in ["gateway"] + ["worker"] * workers
+        for role in [first] + ["worker"] * workers
     ]
 
 
@@ -259,6 +261,37 @@ async def takeover(home: Path, url: str, model_url: str, hang: bool = False) -> 
     return left / 1000, polled, answered
 
 
+async def scheduler_takeover(home: Path, url: str, model_url: str) -> tuple[float, float]:
+    """Two `--role all` processes; the one holding the leases is SIGKILLed: when the standby held the channel's
+    lease and when the scheduler's, in seconds after the kill."""
+    prefix = f"scheduler{int(time.time() * 1000) % 10_000_000}"
+    async with TimedTelegram() as telegram:
+        processes = [start_processes(home, url, model_url, prefix, telegram, 0, "all")[0] for _ in range(2)]
+        probe = RedisBus(url, prefix=prefix, consumer="bench-probe")
+        try:
+            await wait_for_workers(url, prefix, 2)
+            await probe.start()
+            scheduler, taken = probe.key("lease", "scheduler"), {}
+            async with asyncio.timeout(120):
+                while not (holder := await probe.redis.get(scheduler)):
+                    await asyncio.sleep(0.05)
+            await asyncio.sleep(1.0)  # both settled: the leader renews, the standby waits on the channel's lease
+            [channel] = await probe.redis.keys(probe.key("lease", "channel", "telegram", "*"))
+            [doomed] = [p for p in processes if f"-{p.pid}-" in holder]
+            doomed.send_signal(signal.SIGKILL)
+            killed = time.perf_counter()
+            async with asyncio.timeout(60):
+                while len(taken) < 2:
+                    for name, key in (("channel", channel), ("scheduler", scheduler)):
+                        if name not in taken and await probe.redis.get(key) not in (None, holder):
+                            taken[name] = time.perf_counter() - killed
+                    await asyncio.sleep(0.01)
+        finally:
+            await probe.stop()
+            stop_processes(processes)
+    return taken["channel"], taken["scheduler"]
+
+
 async def takeovers(home: Path, url: str, model_url: str) -> None:
     """The standby's takeover after a SIGKILL, against a hung holder (SIGSTOP) that only its lease's ttl unseats."""
     print(f"\nStandby gateway: two gateways on one bot token (bus.lease {LEASE:.0f} s), one worker, 0 s model;")
@@ -270,6 +303,10 @@ async def takeovers(home: Path, url: str, model_url: str) -> None:
         name = "SIGSTOP (baseline)" if hang else "SIGKILL"
         print(f"| {name} | {left:.1f} s | {polled:.1f} s | {answered:.1f} s | {load_average()} |", flush=True)
     print("target: the standby takes over <= 8 s after a SIGKILL")
+    print("\nScheduler: two `--role all` processes, the one holding the leases SIGKILLed; the standby holds")
+    print("| the channel's lease | the scheduler's lease | load |\n|---|---|---|")
+    channel, scheduler = await scheduler_takeover(home, url, model_url)
+    print(f"| {channel:.1f} s | {scheduler:.1f} s | {load_average()} |", flush=True)
 
 
 async def pending_of(probe: RedisBus, name_part: str) -> int:

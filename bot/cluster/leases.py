@@ -9,9 +9,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from bot.bus.redis.departures import LOOK_EVERY, Departures
+from bot.bus.redis.departures import LOOK_EVERY
 from bot.bus.redis.scripts import RELEASE, RENEW
 from bot.cancelling import cancel_and_wait
+from bot.cluster.holders import HolderWatch
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -38,11 +39,11 @@ class Lease:
     and the standby deletes the lease (compare-and-delete) and takes it at once, without waiting out the ttl.
     """
 
-    def __init__(self, redis: Redis, key: str, holder: str, ttl: float, departures: Departures | None = None) -> None:
+    def __init__(self, redis: Redis, key: str, holder: str, ttl: float, watch: HolderWatch | None = None) -> None:
         self._redis = redis
         self.key = key
         self.holder = holder
-        self._departures = departures
+        self._watch = watch
         self._ttl_ms = max(int(ttl * 1000), 30)
         self.lost = asyncio.Event()
         self._held = False
@@ -71,7 +72,7 @@ class Lease:
                 if await self.try_acquire():
                     break
                 pause = await self._until_expiry()
-                if self._departures is not None:
+                if self._watch is not None:
                     pause = 0.0 if await self._holder_departed() else min(pause, LOOK_EVERY)
             except RedisError as exc:
                 failures += 1
@@ -87,8 +88,8 @@ class Lease:
 
     async def _holder_departed(self) -> bool:
         """Whether the holder's connections all closed; its lease is then deleted (unless it changed hands)."""
-        assert self._departures is not None
-        gone = await self._departures.gone(self._redis)
+        assert self._watch is not None
+        gone = await self._watch.departed(self._redis)
         holder = await self._redis.get(self.key) if gone else None
         if holder is None or holder not in gone:
             return False

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, SecretStr
 
-from bot.bus.redis.departures import Departures
+from bot.cluster.holders import HolderWatch
 from bot.cluster.leases import Lease, credential_key
 
 if TYPE_CHECKING:
@@ -31,16 +31,21 @@ def channel_secrets(section: BaseModel) -> list[str]:
 
 
 class ClusterLeases:
-    """Takes and keeps this process's leases on the redis bus; released on stop."""
+    """Takes and keeps this process's leases on the redis bus; released on stop.
+
+    Its leases share one watch of the holders' connections, begun with the first wait: a standby that takes the
+    channels when the holder dies takes its scheduler lease at once too, not when that lease lapses.
+    """
 
     def __init__(self, bus: RedisBus, config: Config) -> None:
         self._bus = bus
         self._config = config
         self._leases: list[Lease] = []
+        self._watch = HolderWatch()
 
     def _lease(self, *parts: str) -> Lease:
         ttl = self._config.bus.lease
-        lease = Lease(self._bus.redis, self._bus.key("lease", *parts), self._bus.consumer, ttl, Departures())
+        lease = Lease(self._bus.redis, self._bus.key("lease", *parts), self._bus.consumer, ttl, self._watch)
         self._leases.append(lease)
         return lease
 

@@ -98,7 +98,7 @@ async def test_a_standby_tries_again_when_the_holders_lease_expires_not_a_third_
 async def test_a_standby_takes_over_at_once_when_the_holders_connections_all_close(redis_url: str) -> None:
     import redis.asyncio as aioredis
 
-    from bot.bus.redis.departures import Departures
+    from bot.cluster.holders import HolderWatch
     from tests.support.polling import until
 
     ttl = 30.0  # far longer than the test may take: only the closed connections can hand the lease over
@@ -106,11 +106,11 @@ async def test_a_standby_takes_over_at_once_when_the_holders_connections_all_clo
     client = aioredis.from_url(redis_url, decode_responses=True, client_name="standby-1")
     await until(lambda: up_two_seconds(client), 5)  # a server just started may still miss its reconnecting clients
     holder = Lease(holder_client, "t:lease", "holder-1", ttl=ttl)
-    departures = Departures()
-    standby = Lease(client, "t:lease", "standby-1", ttl=ttl, departures=departures)
+    watch = HolderWatch()
+    standby = Lease(client, "t:lease", "standby-1", ttl=ttl, watch=watch)
     await holder.hold()
     waiting = asyncio.create_task(standby.hold())
-    await until(lambda: "holder-1" in departures.connected, 5)
+    await until(lambda: "holder-1" in watch.connected, 5)
     assert not waiting.done()
     await cancel_and_wait(holder._renewer)  # the holder's process dies: no release, its sockets closed by the kernel
     await holder_client.aclose()

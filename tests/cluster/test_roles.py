@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -19,6 +21,9 @@ from tests.fakes.openai_server import FakeLLM, Text
 from tests.fakes.telegram_server import FakeTelegram
 from tests.support.harness import make_config
 from tests.support.polling import until
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
 OWNER = 42
 
@@ -137,3 +142,42 @@ async def test_a_telegram_gateway_and_a_discord_gateway_each_deliver_their_own_r
 def test_a_split_role_needs_the_redis_bus(tmp_path: Path, fake_llm: FakeLLM) -> None:
     with pytest.raises(ConfigError, match="bus.backend: redis"):
         Gateway(make_config(tmp_path, fake_llm), role="worker")
+
+
+async def test_a_standby_takes_the_scheduler_lease_at_once_after_the_channels_when_the_leader_dies(
+    tmp_path: Path, fake_llm: FakeLLM, redis_url: str
+) -> None:
+    from bot.bus.redis.bus import RedisBus
+    from bot.cluster.roles import ClusterLeases
+    from tests.cluster.test_leases import up_two_seconds
+
+    async def nothing() -> None:
+        return None
+
+    async def client_lists(redis: Redis) -> bool:
+        return "cmdstat_client|list" in await redis.info("commandstats")
+
+    channels = {"telegram": {"enabled": True, "token": "123:abc"}}
+    config = make_config(tmp_path, fake_llm, channels=channels, bus={"backend": "redis", "url": redis_url, "lease": 30})
+    leader_bus, standby_bus = (RedisBus(redis_url, consumer=name) for name in ("leader-1", "standby-1"))
+    await leader_bus.start()
+    await standby_bus.start()
+    await until(lambda: up_two_seconds(standby_bus.redis), 5)  # a server just started may miss reconnecting clients
+    leader, standby = ClusterLeases(leader_bus, config), ClusterLeases(standby_bus, config)
+    await leader.hold_channels(["telegram"], nothing)
+    await leader.hold_scheduler(nothing)
+
+    async def stand_by() -> None:
+        await standby.hold_channels(["telegram"], nothing)
+        await standby.hold_scheduler(nothing)
+
+    waiting = asyncio.create_task(stand_by())
+    await until(partial(client_lists, standby_bus.redis), 5)  # the standby looked at who is connected
+    assert not waiting.done()
+    for held in leader._leases:  # killed: no release, its sockets closed by the kernel
+        await cancel_and_wait(held._renewer)
+    await leader_bus.stop()
+    await asyncio.wait_for(waiting, 10)  # the lease's 30 s would lapse only long after
+    assert await standby_bus.redis.get(standby_bus.key("lease", "scheduler")) == "standby-1"
+    await standby.release()
+    await standby_bus.stop()

@@ -23,9 +23,8 @@ PREFIX = "failover"
 
 def process(home: Path, fake_llm: FakeLLM, telegram: FakeTelegram, redis_url: str) -> GatewayProcess:
     # A holder must renew within 2/3 of the lease, and a loaded machine blocks a starting process's loop (its
-    # imports) for seconds: with 3 s the leader lost its leases while it started. The standby takes the channel's
-    # lease when the killed leader's connections close, but the scheduler's only when it lapses (that lease's
-    # watcher starts after the channel's is taken, when the leader is gone), so the lease bounds the takeover.
+    # imports) for seconds: with 3 s the leader lost its leases while it started. The standby takes both leases
+    # when the killed leader's connections close (one watch, begun while it waits for the channel's), not at 10 s.
     bus = {"backend": "redis", "url": redis_url, "prefix": PREFIX, "lease": "10s"}
     return GatewayProcess(home, fake_llm, telegram, [OWNER], bus=bus)
 
