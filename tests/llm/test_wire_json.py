@@ -73,6 +73,16 @@ def test_a_message_changed_in_place_is_encoded_again() -> None:
     assert json.loads(encoder.encode(body)) == body
 
 
+def test_a_key_renamed_in_place_is_encoded_again() -> None:
+    encoder = BodyEncoder()
+    said = {"role": "assistant", "content": "first words"}
+    last = {"role": "user", "content": "well?"}
+    encoder.encode({"messages": [SYSTEM, said, last]})
+    said["name"] = said.pop("content")
+    body = {"messages": [SYSTEM, said, last]}
+    assert json.loads(encoder.encode(body)) == body
+
+
 def test_the_cache_keeps_about_two_generations() -> None:
     encoder = BodyEncoder(generation_bytes=1000)
     for n in range(100):

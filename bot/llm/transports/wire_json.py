@@ -10,8 +10,8 @@ GENERATION_BYTES = 512 * 1024  # encoded history kept per generation, two at mos
 ENTRY_OVERHEAD = 200  # a cached message's bytes beyond its JSON (the entry, its dict slot)
 
 
-Entry = tuple[dict[str, Any], tuple[Any, ...], bytes]
-"""A cached history message: the message, its values when encoded (to see a change in place), its JSON."""
+Entry = tuple[dict[str, Any], dict[str, Any], bytes]
+"""A cached history message: the message, a copy of it when encoded (to see a change in place), its JSON."""
 
 
 class BodyEncoder:
@@ -19,7 +19,7 @@ class BodyEncoder:
     message are encoded once and spliced in, and so is each history message that holds only text: a turn encodes
     its new messages, not the whole history again.
 
-    A history message is reused by identity, and only while every value is still the one it was encoded with (a
+    A history message is reused by identity, and only while it still equals the copy kept when it was encoded (a
     message changed in place is encoded again); the cache keeps about two generations of `GENERATION_BYTES`."""
 
     def __init__(self, generation_bytes: int = GENERATION_BYTES) -> None:
@@ -67,17 +67,18 @@ class BodyEncoder:
         return [head, *map(self._message, messages[1:-1]), dumps(messages[-1]).encode()]
 
     def _message(self, message: dict[str, Any]) -> bytes:
-        """One message's JSON: from the cache while it is the same object with the same values."""
+        """One message's JSON: from the cache while it is the same object and equal to its copy kept when encoded."""
         key = id(message)
-        entry = self._recent.get(key) or self._older.get(key)
-        values = tuple(message.values())
-        if entry is not None and entry[0] is message and entry[1] == values:
-            if key not in self._recent:
-                self._keep(key, entry)
+        entry = self._recent.get(key)
+        if entry is not None:
+            if entry[0] is message and entry[1] == message:
+                return entry[2]
+        elif (entry := self._older.get(key)) is not None and entry[0] is message and entry[1] == message:
+            self._keep(key, entry)
             return entry[2]
         encoded = dumps(message).encode()
-        if all(type(value) is str for value in values):  # nested lists or dicts could change unseen
-            self._keep(key, (message, values, encoded))
+        if all(type(value) is str for value in message.values()):  # nested lists or dicts could change unseen
+            self._keep(key, (message, message.copy(), encoded))
         return encoded
 
     def _keep(self, key: int, entry: Entry) -> None:
