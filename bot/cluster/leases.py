@@ -39,8 +39,17 @@ class Lease:
     and the standby deletes the lease (compare-and-delete) and takes it at once, without waiting out the ttl.
     """
 
-    def __init__(self, redis: Redis, key: str, holder: str, ttl: float, watch: HolderWatch | None = None) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        key: str,
+        holder: str,
+        ttl: float,
+        watch: HolderWatch | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._redis = redis
+        self._clock = clock
         self.key = key
         self.holder = holder
         self._watch = watch
@@ -67,7 +76,7 @@ class Lease:
 
         failures = 0
         while True:
-            attempt = time.monotonic()
+            attempt = self._clock()
             try:
                 if await self.try_acquire():
                     break
@@ -120,8 +129,8 @@ class Lease:
         due = renewed_at + self.interval
         asked = False  # since the last renewal
         while True:
-            await asyncio.sleep(max(due - time.monotonic(), 0.0))
-            attempt = time.monotonic()
+            await asyncio.sleep(max(due - self._clock(), 0.0))
+            attempt = self._clock()
             left = renewed_at + deadline - attempt
             if left <= 0 and not asked:  # the loop stalled past the deadline: nothing was asked yet
                 left = self.interval / 2
@@ -130,9 +139,9 @@ class Lease:
                 async with asyncio.timeout(max(left, 0.001)):
                     renewed = bool(await self._renew(keys=[self.key], args=[self.holder, self._ttl_ms]))
             except (RedisError, TimeoutError) as exc:
-                if time.monotonic() - renewed_at < deadline:
+                if self._clock() - renewed_at < deadline:
                     logger.warning("lease %s: a renewal failed (%s); retrying", self.key, type(exc).__name__)
-                    due = time.monotonic() + self.interval / 5
+                    due = self._clock() + self.interval / 5
                     continue
                 logger.error("lease %s: no renewal got through in time (%s)", self.key, type(exc).__name__)
                 renewed = False
