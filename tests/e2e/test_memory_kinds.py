@@ -6,48 +6,29 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.e2e.test_memory_windows import chat, filler
-from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
+from tests.e2e.test_memory_windows import bot_on, chat, filler, searching, tool_results
+from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
-from tests.memory.test_memory import is_consolidation, save
-from tests.support.gateway import TelegramBot
 
 SEARCHED = {"Remind me?": "What art do I make?", "And the bins?": "Which bins did the council collect?"}
 
 
-def reply(body: dict[str, Any]) -> Any:
-    """Consolidations save a plain entry; a question of SEARCHED calls recall with its search; all else is noted."""
-    if is_consolidation(body):
-        return save("Small talk.", "# Memory\n")
-    last = body["messages"][-1]
-    if last["role"] == "tool":
-        return Text("Here is what I found.")
-    said = str(last["content"])
-    if query := next((query for asked, query in SEARCHED.items() if said.endswith(asked)), None):
-        return ToolCalls((("recall", {"query": query}),))
-    return Text("Noted.")
-
-
-@pytest.mark.parametrize("backend", ["local", "redis"])
+@pytest.mark.parametrize("index", ["sqlite", "redis"])
 async def test_a_question_naming_a_kind_finds_the_things_of_that_kind(
-    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, backend: str, request: pytest.FixtureRequest
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, index: str, request: pytest.FixtureRequest
 ) -> None:
-    fake_llm.default = reply
-    bus = {"backend": "redis", "url": request.getfixturevalue("redis_url")} if backend == "redis" else {}
-    async with TelegramBot(
-        tmp_path, fake_llm, telegram, {"streaming": "off"}, agent={"memory_window": 4}, bus=bus
-    ) as bot:
+    fake_llm.default = searching(SEARCHED)
+    async with bot_on(index, tmp_path, fake_llm, telegram, request) as bot:
         await bot.gateway.manager.ready("telegram")
         said = ["I spent Sunday on a watercolor of the harbour", *filler(0, 7), "The art club meets on Fridays"]
         said += [*filler(7, 7), "The council collected the blue recycling bins", *filler(14, 7)]
         sent = await chat(telegram, [*said, "Remind me?", "And the bins?"], 0)
 
     assert sent == len(said) + 2
-    results = [str(m["content"]) for body in fake_llm.requests for m in body["messages"] if m["role"] == "tool"]
+    results = tool_results(fake_llm)
     art = next(result for result in results if "'What art do I make?'" in result.splitlines()[0])
     bins = next(result for result in results if "'Which bins did the council collect?'" in result.splitlines()[0])
     windows = re.split(r"^\d\. ", art, flags=re.MULTILINE)[1:]

@@ -1,10 +1,12 @@
-"""Issue 46 end to end: `relaybot run` on Telegram and the fake model, on the local and the Redis backend. A recall
-result is a hit with the exchanges around it within its budget; an earlier asking of the same question ranks below
-the exchange that answers it; a second pass finds what a first hit leads to; further hits follow the five."""
+"""Issue 46 end to end: `relaybot run` on Telegram and the fake model, its index in SQLite or (with its bus) on
+Redis. A recall result is a hit with the exchanges around it within its budget; an earlier asking of the same
+question ranks below the exchange that answers it; a second pass finds what a first hit leads to; further hits
+follow the five."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ REPLIES = {
     "My sister Dana moved to Porto last spring": "How exciting for her!",
     "Dana says her favourite dish is grilled sardines": "A classic choice.",
 }
+GARDEN = "Ann planted tulips along the garden fence and keeps a notebook of them."
 FILLER = ["the weather", "a pasta recipe", "my running plan", "a birthday card", "the news", "a crossword clue"]
 
 
@@ -34,18 +37,46 @@ ASKED = {  # a question to the bot, and what the model searches for it
 }
 
 
-def reply(body: dict[str, Any]) -> Any:
-    """Consolidations save a plain entry; a question of ASKED calls recall; a chat message gets its scripted reply,
-    or a short one (answered by the body, not a queue, so a consolidation in between takes nothing away)."""
-    if is_consolidation(body):
-        return save("Small talk.", "# Memory\n")
-    last = body["messages"][-1]
-    if last["role"] == "tool":
-        return Text("Here is what I found.")
-    said = str(last["content"])
-    if query := next((query for asked, query in ASKED.items() if said.endswith(asked)), None):
-        return ToolCalls((("recall", {"query": query}),))
-    return Text(next((answer for asked, answer in REPLIES.items() if said.endswith(asked)), "Noted."))
+def searching(
+    searches: dict[str, str], replies: dict[str, str] | None = None, summary: str = "Small talk."
+) -> Callable[[dict[str, Any]], Any]:
+    """A fake model: consolidations save `summary`; a message ending in a key of `searches` calls recall with its
+    search; any other gets its reply from `replies`, or a short one (answered by the body, not a queue, so a
+    consolidation in between takes nothing away)."""
+
+    def reply(body: dict[str, Any]) -> Any:
+        if is_consolidation(body):
+            return save(summary, "# Memory\n")
+        last = body["messages"][-1]
+        if last["role"] == "tool":
+            return Text("Here is what I found.")
+        said = str(last["content"])
+        if query := next((query for asked, query in searches.items() if said.endswith(asked)), None):
+            return ToolCalls((("recall", {"query": query}),))
+        return Text(next((answer for asked, answer in (replies or {}).items() if said.endswith(asked)), "Noted."))
+
+    return reply
+
+
+def bot_on(
+    index: str, tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, request: pytest.FixtureRequest
+) -> TelegramBot:
+    """`relaybot run` on Telegram with its memory index in SQLite, or with its bus and index on a Redis server."""
+    redis = {"backend": "redis", "url": request.getfixturevalue("redis_url")} if index == "redis" else {}
+    return TelegramBot(
+        tmp_path,
+        fake_llm,
+        telegram,
+        {"streaming": "off"},
+        agent={"memory_window": 4},
+        bus=redis,
+        memory={"index": index},
+    )
+
+
+def tool_results(fake_llm: FakeLLM) -> list[str]:
+    """What the recall tool returned, in the order the model saw it."""
+    return [str(m["content"]) for body in fake_llm.requests for m in body["messages"] if m["role"] == "tool"]
 
 
 async def chat(telegram: FakeTelegram, lines: list[str], sent: int) -> int:
@@ -66,19 +97,15 @@ async def recalled(fake_llm: FakeLLM, telegram: FakeTelegram, question: str, sen
     telegram.text(question, chat_id=OWNER, user_id=OWNER)
     await telegram.wait_for_sent(sent + 1)
     heading = f"for '{ASKED[question]}':"
-    results = (str(m["content"]) for body in fake_llm.requests for m in body["messages"] if m["role"] == "tool")
-    return next(result for result in results if heading in result.splitlines()[0])
+    return next(result for result in tool_results(fake_llm) if heading in result.splitlines()[0])
 
 
-@pytest.mark.parametrize("backend", ["local", "redis"])
+@pytest.mark.parametrize("index", ["sqlite", "redis"])
 async def test_recall_shows_neighbours_ranks_restatements_down_and_follows_a_lead(
-    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, backend: str, request: pytest.FixtureRequest
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, index: str, request: pytest.FixtureRequest
 ) -> None:
-    fake_llm.default = reply
-    bus = {"backend": "redis", "url": request.getfixturevalue("redis_url")} if backend == "redis" else {}
-    async with TelegramBot(
-        tmp_path, fake_llm, telegram, {"streaming": "off"}, agent={"memory_window": 4}, bus=bus
-    ) as bot:
+    fake_llm.default = searching(ASKED, REPLIES)
+    async with bot_on(index, tmp_path, fake_llm, telegram, request) as bot:
         await bot.gateway.manager.ready("telegram")
         said = [*list(REPLIES)[:2], *filler(0, 7), "The spare keys are in the blue vase in the hall", *filler(7, 7)]
         said += [list(REPLIES)[2], *filler(14, 7), list(REPLIES)[3], *filler(21, 7), list(REPLIES)[4]]
@@ -95,34 +122,19 @@ async def test_recall_shows_neighbours_ranks_restatements_down_and_follows_a_lea
     assert "grilled sardines" in sister  # no word of the question: found through Dana, whom the first hit names
 
 
-def garden_reply(body: dict[str, Any]) -> Any:
-    """Consolidations save an entry about the garden; "Tulips again?" calls recall for tulips; all else is noted."""
-    if is_consolidation(body):
-        return save("Ann planted tulips along the garden fence and keeps a notebook of them.", "# Memory\n")
-    last = body["messages"][-1]
-    if last["role"] == "tool":
-        return Text("Here is what I found.")
-    if str(last["content"]).endswith("Tulips again?"):
-        return ToolCalls((("recall", {"query": "tulips"}),))
-    return Text("Noted.")
-
-
-@pytest.mark.parametrize("backend", ["local", "redis"])
+@pytest.mark.parametrize("index", ["sqlite", "redis"])
 async def test_recall_gives_five_windows_the_best_summary_beside_them_and_further_hits_after(
-    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, backend: str, request: pytest.FixtureRequest
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, index: str, request: pytest.FixtureRequest
 ) -> None:
-    fake_llm.default = garden_reply
-    bus = {"backend": "redis", "url": request.getfixturevalue("redis_url")} if backend == "redis" else {}
-    async with TelegramBot(
-        tmp_path, fake_llm, telegram, {"streaming": "off"}, agent={"memory_window": 4}, bus=bus
-    ) as bot:
+    fake_llm.default = searching({"Tulips again?": "tulips"}, summary=GARDEN)
+    async with bot_on(index, tmp_path, fake_llm, telegram, request) as bot:
         await bot.gateway.manager.ready("telegram")
         said = [line for n in range(8) for line in [f"The tulips in bed {n} opened", *filler(7 * n, 7)]]
         sent = await chat(telegram, said, 0)  # seven between: no two windows meet
         telegram.text("Tulips again?", chat_id=OWNER, user_id=OWNER)
         await telegram.wait_for_sent(sent + 1)
 
-    [found] = [str(m["content"]) for body in fake_llm.requests for m in body["messages"] if m["role"] == "tool"]
+    [found] = tool_results(fake_llm)
     best, further = found.split(f"\n{FURTHER_HEADING}\n")
     passages = re.split(r"^\d\. ", best, flags=re.MULTILINE)[1:]
     summaries = [passage for passage in passages if "conversation summary: Ann planted tulips" in passage]
@@ -138,35 +150,21 @@ async def test_recall_gives_five_windows_the_best_summary_beside_them_and_furthe
 NOTEBOOK = "I put the blue notebook in the glovebox of the car, under the maps, beside the torch and old receipts"
 
 
-def notebook_reply(body: dict[str, Any]) -> Any:
-    """An earlier question about the notebook is answered with a day; "Notebook?" calls recall; all else is noted."""
-    if is_consolidation(body):
-        return save("Small talk.", "# Memory\n")
-    last = body["messages"][-1]
-    if last["role"] == "tool":
-        return Text("Here is what I found.")
-    said = str(last["content"])
-    if said.endswith("Notebook?"):
-        return ToolCalls((("recall", {"query": "Where is my blue notebook?"}),))
-    return Text("On Tuesday." if said.endswith("When did I buy the blue notebook?") else "Noted.")
-
-
 @pytest.mark.parametrize("index", ["sqlite", "redis"])
 async def test_recall_ranks_an_earlier_question_whose_reply_says_nothing_of_this_one_below_what_was_told(
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, index: str, request: pytest.FixtureRequest
 ) -> None:
-    fake_llm.default = notebook_reply
-    bus = {"backend": "redis", "url": request.getfixturevalue("redis_url")} if index == "redis" else {}
-    async with TelegramBot(
-        tmp_path, fake_llm, telegram, {"streaming": "off"}, agent={"memory_window": 4}, bus=bus, memory={"index": index}
-    ) as bot:
+    fake_llm.default = searching(
+        {"Notebook?": "Where is my blue notebook?"}, {"When did I buy the blue notebook?": "On Tuesday."}
+    )
+    async with bot_on(index, tmp_path, fake_llm, telegram, request) as bot:
         await bot.gateway.manager.ready("telegram")
         said = [NOTEBOOK, *filler(0, 7), "When did I buy the blue notebook?", *filler(7, 7)]
         sent = await chat(telegram, said, 0)  # seven between: their windows do not meet
         telegram.text("Notebook?", chat_id=OWNER, user_id=OWNER)
         await telegram.wait_for_sent(sent + 1)
 
-    [found] = [str(m["content"]) for body in fake_llm.requests for m in body["messages"] if m["role"] == "tool"]
+    [found] = tool_results(fake_llm)
     first = re.split(r"^2\. ", found, flags=re.MULTILINE)[0]
     assert "in the glovebox of the car" in first and "When did I buy" not in first  # what was told, not the asking
     assert "When did I buy the blue notebook?" in found  # still there, further down
@@ -175,33 +173,18 @@ async def test_recall_ranks_an_earlier_question_whose_reply_says_nothing_of_this
 PHOTO = "The photo from the school was taken at the harbour festival, with the brass band and the food stalls"
 
 
-def photo_reply(body: dict[str, Any]) -> Any:
-    """Asking "The photo?" calls recall for it; all else is noted."""
-    if is_consolidation(body):
-        return save("Small talk.", "# Memory\n")
-    last = body["messages"][-1]
-    if last["role"] == "tool":
-        return Text("Here is what I found.")
-    if str(last["content"]).endswith("The photo?"):
-        return ToolCalls((("recall", {"query": "the photo"}),))
-    return Text("Noted.")
-
-
 @pytest.mark.parametrize("index", ["sqlite", "redis"])
 async def test_recall_finds_the_very_word_among_many_of_its_synonym(
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, index: str, request: pytest.FixtureRequest
 ) -> None:
-    fake_llm.default = photo_reply
-    bus = {"backend": "redis", "url": request.getfixturevalue("redis_url")} if index == "redis" else {}
-    async with TelegramBot(
-        tmp_path, fake_llm, telegram, {"streaming": "off"}, agent={"memory_window": 4}, bus=bus, memory={"index": index}
-    ) as bot:
+    fake_llm.default = searching({"The photo?": "the photo"})
+    async with bot_on(index, tmp_path, fake_llm, telegram, request) as bot:
         await bot.gateway.manager.ready("telegram")
         said = [line for n in range(8) for line in [f"Picture day {n}: a picture, another picture", *filler(3 * n, 3)]]
         sent = await chat(telegram, [PHOTO, *filler(30, 3), *said], 0)
         telegram.text("The photo?", chat_id=OWNER, user_id=OWNER)
         await telegram.wait_for_sent(sent + 1)
 
-    [found] = [str(m["content"]) for body in fake_llm.requests for m in body["messages"] if m["role"] == "tool"]
+    [found] = tool_results(fake_llm)
     best = found.split(f"\n{FURTHER_HEADING}\n")[0]
     assert "at the harbour festival" in best  # among the five, above the picture days that only share a synonym
