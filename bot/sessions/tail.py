@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.sessions.session import Session
+from bot.storage.compact_json import dumps
 from bot.storage.private_file import PRIVATE_FILE_MODE, sync_folder
 
 logger = logging.getLogger(__name__)
@@ -233,7 +234,7 @@ def rewrite_old_format(path: Path, key: str) -> Rewrite:
                 prompt += int(record.get("prompt", 0))
                 completion += int(record.get("completion", 0))
                 record["totals"] = [prompt, completion]
-            target.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+            target.write(dumps(record).encode() + b"\n")
             if index % YIELD_EVERY == 0:
                 time.sleep(0)  # hand the GIL to the event loop's thread now and then, not only every switch interval
         target.flush()

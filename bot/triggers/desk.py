@@ -15,6 +15,7 @@ from typing import Any
 from bot.bus import InboundMessage
 from bot.config.schema_triggers import TRIGGER_CHANNEL, TriggerConfig, rate_window
 from bot.errors import BusClosed
+from bot.storage.compact_json import dumps
 from bot.triggers.deliveries import Deliveries
 from bot.triggers.delivery_ids import delivery_id, run_id
 from bot.triggers.rate import RateLimit
@@ -161,4 +162,4 @@ def _parsed(body: bytes) -> tuple[object, str]:
         payload = json.loads(text)
     except ValueError:
         return None, text
-    return payload, json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return payload, dumps(payload)

@@ -6,10 +6,10 @@ outside: information to read, never instructions to follow.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from bot.config.schema_triggers import FIELD
+from bot.storage.compact_json import dumps
 
 VALUE_CHARS = 1000
 """How much of one filled-in value the prompt carries."""
@@ -36,7 +36,7 @@ def shown(value: object) -> str:
     elif isinstance(value, str):
         text = value
     else:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        text = dumps(value)
     return defanged(text[:VALUE_CHARS])
 
 
