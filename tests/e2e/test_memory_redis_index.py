@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.cluster.redis import RedisState
-from tests.e2e.test_memory_windows import ASKED, REPLIES, chat, filler, recalled, reply
+from tests.e2e.test_memory_windows import ASKED, REPLIES, chat, filler, recalled, searching
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
 from tests.memory.test_memory import is_consolidation
@@ -20,7 +20,7 @@ async def played(tmp_path: Path, url: str, prefix: str, index: str) -> tuple[lis
     """The conversation on a fresh bot whose indexes are kept in `index`: the recall tool's result for each question
     of ASKED, and the passages auto-recalled into each turn's prompt."""
     async with FakeLLM() as fake_llm, FakeTelegram() as telegram:
-        fake_llm.default = reply
+        fake_llm.default = searching(ASKED, REPLIES)
         bus = {"backend": "redis", "url": url, "prefix": prefix}
         options = {"streaming": "off"}
         async with TelegramBot(
