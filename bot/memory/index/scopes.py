@@ -53,8 +53,8 @@ class _Open:
     lock: threading.Lock = field(default_factory=threading.Lock)
     members: set[str] = field(default_factory=set)
     closed: bool = False
-    took: dict[bool, float] = field(default_factory=dict)  # CPU seconds the last search took, without and with
-    # the second pass (`follow`): the recall tool's searches cost about twice auto-recall's
+    took: dict[bool, tuple[float, float]] = field(default_factory=dict)  # CPU seconds the last two searches took,
+    # without and with the second pass (`follow`): the recall tool's searches cost about twice auto-recall's
     counts: WordCounts = field(default_factory=WordCounts)  # how many passages hold each word, kept a while
 
     def close(self) -> None:
@@ -81,8 +81,9 @@ class MemoryIndexes:
         bulk: Bulk | None = None,
         home: IndexHome | None = None,
     ) -> None:
-        """`quick`: a scope whose last search of the same kind took less CPU (in seconds) is searched on the
-        caller's thread when its index needs no catch-up; 0 always searches in a worker thread (as where the logs are
+        """`quick`: a scope where either of the last two searches of the same kind took less CPU (in seconds) is
+        searched on the caller's thread when its index needs no catch-up (one slow search, as when the collector ran
+        in it, does not send the next to a thread); 0 always searches in a worker thread (as where the logs are
         across a network).
         `bulk` indexes a big backlog in another process. `home` keeps the indexes (None: SQLite files under
         `state_dir`)."""
@@ -150,7 +151,8 @@ class MemoryIndexes:
                 )
                 ranges = shown_ranges(found.index, shown) if shown is not None else []
                 hits = widen(found.index, hits, limit, *window_chars, shown=ranges, reach=reach)
-            found.took[follow] = time.thread_time() - started
+            spent = time.thread_time() - started
+            found.took[follow] = (found.took.get(follow, (spent, spent))[1], spent)
             return hits
 
         def run(found: _Open) -> list[Hit]:
@@ -170,10 +172,11 @@ class MemoryIndexes:
     def _search_here(
         self, directory: Path, join: str | None, seen: Seen, follow: bool, ranked: Callable[[_Open], list[Hit]]
     ) -> list[Hit] | None:
-        """The search run on this thread when the scope's last one of its kind was quick, its index free and caught
-        up; None when it is for a worker thread (which catches up first, and rebuilds a damaged index)."""
+        """The search run on this thread when either of the scope's last two of its kind was quick, its index free
+        and caught up; None when it is for a worker thread (which catches up first, and rebuilds a damaged index)."""
         found = self._open.get(directory)
-        if found is None or found.took.get(follow, math.inf) >= self._quick or not found.lock.acquire(blocking=False):
+        slow = found is None or min(found.took.get(follow, (math.inf, math.inf))) >= self._quick
+        if found is None or slow or not found.lock.acquire(blocking=False):
             return None
         try:
             if found.closed or (join is not None and join not in found.members):
