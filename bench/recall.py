@@ -173,13 +173,7 @@ async def at_scale(corpus: Corpus, messages: int, root: Path) -> dict[str, float
     for question, _, _ in corpus.questions:
         began = time.perf_counter()
         await indexes.search(
-            scope,
-            question,
-            RESULTS + FURTHER,
-            window_chars=(WINDOW_CHARS, RESULT_CHARS),
-            follow=True,
-            reach=REACH,
-            ranked_first=RESULTS,
+            scope, question, RESULTS + FURTHER, window_chars=(WINDOW_CHARS, RESULT_CHARS), follow=True, reach=REACH
         )
         latencies.append(time.perf_counter() - began)
     incremental = await append_cost(indexes, scope, root / "sessions" / f"{FILE}.jsonl", 500)

@@ -68,13 +68,7 @@ async def compare(messages: int, questions: int, root: Path, shared: RedisState)
         for name, indexes in made.items():
             began = time.perf_counter()
             hits = await indexes.search(
-                scope,
-                question,
-                RESULTS + FURTHER,
-                window_chars=(WINDOW_CHARS, RESULT_CHARS),
-                follow=True,
-                reach=REACH,
-                ranked_first=RESULTS,
+                scope, question, RESULTS + FURTHER, window_chars=(WINDOW_CHARS, RESULT_CHARS), follow=True, reach=REACH
             )
             took[name].append(time.perf_counter() - began)
             found[name] = [[each.passage.asked for each in hit.window] for hit in hits]

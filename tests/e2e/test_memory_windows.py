@@ -188,25 +188,3 @@ async def test_recall_finds_the_very_word_among_many_of_its_synonym(
     [found] = tool_results(fake_llm)
     best = found.split(f"\n{FURTHER_HEADING}\n")[0]
     assert "at the harbour festival" in best  # among the five, above the picture days that only share a synonym
-
-
-GNOME = "A new gnome for the garden arrived today, with a red hat, a fishing rod and a lantern"
-
-
-@pytest.mark.parametrize("index", ["sqlite", "redis"])
-async def test_recall_shows_first_the_further_hit_whose_neighbour_says_the_questions_other_word(
-    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, index: str, request: pytest.FixtureRequest
-) -> None:
-    fake_llm.default = searching({"Fence again?": "garden fence"})
-    async with bot_on(index, tmp_path, fake_llm, telegram, request) as bot:
-        await bot.gateway.manager.ready("telegram")
-        beds = [line for n in range(5) for line in [f"The garden fence by bed {n} needs paint", *filler(7 * n, 7)]]
-        gnome = [GNOME, "It will stand guard by the gate, near the old wooden fence, all year round", *filler(35, 7)]
-        sent = await chat(telegram, [*beds, *gnome, "Garden, garden, my garden!", *filler(42, 4)], 0)
-        telegram.text("Fence again?", chat_id=OWNER, user_id=OWNER)
-        await telegram.wait_for_sent(sent + 1)
-
-    [found] = tool_results(fake_llm)
-    best, further = found.split(f"\n{FURTHER_HEADING}\n")
-    assert best.count("The garden fence by bed") == 5
-    assert further.index("A new gnome for the garden") < further.index("Garden, garden, my garden!")

@@ -25,7 +25,7 @@ from bot.memory.index.ranking import (
 )
 from bot.memory.index.rendering import render_window
 from bot.memory.index.restating import asked_roots, echoes, question_roots, restates
-from bot.memory.index.windows import SUMMARY_CHARS, covered, widen, widen_by_coverage
+from bot.memory.index.windows import SUMMARY_CHARS, widen
 from bot.memory.index.word_counts import WordCounts
 from bot.sessions.logs import Cursor
 
@@ -164,44 +164,3 @@ def test_the_best_summary_goes_beside_five_windows_not_in_place_of_one(chat: Cha
     [entry] = [window for window in windows if window.stored.passage.kind == "entry"]
     assert entry.chars == SUMMARY_CHARS
     assert len(render_window(entry, ZoneInfo("UTC"))) <= SUMMARY_CHARS + 40
-
-
-def test_further_windows_go_by_how_much_of_the_question_the_hit_and_its_neighbours_cover(chat: Chat) -> None:
-    index = chat(
-        [
-            ("The garden fence needs paint", "ok"),
-            *filler(4),
-            ("My garden is lovely", "ok"),
-            *filler(4, 4),
-            ("A gnome for the garden", "ok"),
-            ("It will stand by the fence", "ok"),
-            *filler(4, 8),
-        ]
-    )
-    ids = {found.passage.asked: found.id for found in index.passages(range(1, 20)).values()}
-    said = ["The garden fence needs paint", "My garden is lovely", "A gnome for the garden"]
-    ranked = [Hit(found, 1.0) for found in index.passages([ids[text] for text in said]).values()]
-    query = parse_query("garden fence", NOW)
-    counts = WordCounts()
-    counts.count(index, query.words)
-    as_ranked = widen(index, ranked, 3, 400, 7600, reach=1)
-    by_coverage = widen_by_coverage(index, ranked, 3, 400, 7600, query, counts, 1, reach=1)
-    assert [window.stored.passage.asked for window in as_ranked] == said
-    assert [window.stored.passage.asked for window in by_coverage] == [said[0], said[2], said[1]]  # fence beside it
-    assert [found.passage.asked for found in by_coverage[1].window][-1] == "It will stand by the fence"
-    assert widen_by_coverage(index, ranked, 3, 400, 7600, query, counts, 3, reach=1) == as_ranked  # all kept
-
-
-def test_a_windows_coverage_weighs_the_question_words_by_rarity_and_names_more(chat: Chat) -> None:
-    index = chat([("Maya and the garden", "ok"), ("Maya again", "ok"), ("Maya once more", "ok"), ("a fence", "ok")])
-    by_id = index.passages(range(1, 5))
-    maya, fence = [found for found in by_id.values() if found.passage.asked in ("Maya again", "a fence")]
-    counts = WordCounts()
-    plain = parse_query("maya fence", NOW)
-    named = parse_query("Is Maya by the fence", NOW)
-    counts.count(index, plain.words)
-    assert covered(plain, counts, [[maya, fence], [maya], [fence], []]) == pytest.approx(
-        [1.0, *covered(plain, counts, [[maya]]), 1 - covered(plain, counts, [[maya]])[0], 0.0]
-    )
-    assert covered(plain, counts, [[fence]])[0] > covered(plain, counts, [[maya]])[0]  # the rarer word weighs more
-    assert covered(named, counts, [[maya]])[0] > covered(plain, counts, [[maya]])[0]  # a name weighs triple

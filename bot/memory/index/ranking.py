@@ -102,7 +102,8 @@ def rescored(
     earlier questions whose reply says nothing of this one down as restatements are."""
     if not query.words:
         return []
-    weights = question_weights(query, counts)
+    total = counts.total
+    weights = [_idf(counts[word], total) * (NAME_WEIGHT if word in query.names else 1.0) for word in query.words]
     owners: dict[str, list[int]] = {}  # each root of the question's concepts -> the concepts it stands for
     for number, concept in enumerate(query.concepts):
         for one in concept:
@@ -134,18 +135,6 @@ def rescored(
         scored.append((rowid, score * share * lift, ts))
     scored.sort(key=lambda item: (-item[1], -item[2], item[0]))
     return [(rowid, score) for rowid, score, _ in scored]
-
-
-def question_weights(query: Query, counts: WordCounts) -> list[float]:
-    """Each of the question's words' weight in the rescoring: its rarity in the scope (counted in `counts`), a name's
-    NAME_WEIGHT times more."""
-    total = counts.total
-    return [_idf(counts[word], total) * (NAME_WEIGHT if word in query.names else 1.0) for word in query.words]
-
-
-def passage_roots(found: StoredPassage) -> frozenset[str]:
-    """The roots of a passage's words, kept a while as the rescoring keeps them."""
-    return _roots(found.passage.asked, found.passage.answered)[0]
 
 
 def joined(first: Sequence[Row], leads: Sequence[Row]) -> list[Row]:

@@ -65,7 +65,6 @@ class IndexRecall:
             window_chars=(WINDOW_CHARS, RESULT_CHARS),
             follow=True,
             reach=REACH,
-            ranked_first=self._results,
         )
         best: list[str] = []
         further: list[str] = []

@@ -24,7 +24,7 @@ from bot.memory.index.query import parse_query
 from bot.memory.index.ranking import Hit, Ranker, Shown, best_hits, shown_ranges
 from bot.memory.index.semantic import SemanticMemory
 from bot.memory.index.store import FileIndexes, IndexUnusable, damaged
-from bot.memory.index.windows import REACH, widen, widen_by_coverage
+from bot.memory.index.windows import REACH, widen
 from bot.memory.index.word_counts import WordCounts
 from bot.memory.members import ScopeMembers
 from bot.sessions.logs import SessionLogs
@@ -128,13 +128,11 @@ class MemoryIndexes:
         window_chars: tuple[int, int] | None = None,
         follow: bool = False,
         reach: int = REACH,
-        ranked_first: int | None = None,
     ) -> list[Hit]:
         """The best passages of the scope for a question, after listing session `join` for the scope and catching
         the index up; none for a question without content words. With `window_chars` (each, in all), each is a
-        window of up to `reach` exchanges on each side within that many characters (`windows.widen`), and with
-        `ranked_first` the windows after that many are ordered by how much of the question each covers
-        (`windows.widen_by_coverage`); `follow` adds the second pass (`second_pass`), which costs a second search."""
+        window of up to `reach` exchanges on each side within that many characters (`windows.widen`); `follow` adds
+        the second pass (`second_pass`), which costs a second search."""
         query = parse_query(text, datetime.fromtimestamp(self._clock(), self._zone))
         if not query.words:
             return []
@@ -151,12 +149,7 @@ class MemoryIndexes:
                     found.index, query, limit * WIDER, now, since, until, shown, rankers, follow, found.counts
                 )
                 ranges = shown_ranges(found.index, shown) if shown is not None else []
-                if ranked_first is None:
-                    hits = widen(found.index, hits, limit, *window_chars, shown=ranges, reach=reach)
-                else:
-                    hits = widen_by_coverage(
-                        found.index, hits, limit, *window_chars, query, found.counts, ranked_first, ranges, reach
-                    )
+                hits = widen(found.index, hits, limit, *window_chars, shown=ranges, reach=reach)
             found.took[follow] = time.thread_time() - started
             return hits
 

@@ -7,10 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.memory.index.protocols import PassageIndex
-from bot.memory.index.query import Query
-from bot.memory.index.ranking import KIND_SHARE, Hit, in_prompt, passage_roots, question_weights
+from bot.memory.index.ranking import Hit, in_prompt
 from bot.memory.index.store import StoredPassage
-from bot.memory.index.word_counts import WordCounts
 
 REACH = 3  # exchanges looked at on each side of a hit, unless the caller asks for fewer
 SUMMARIES = 1  # history entries and facts beside the windows: they hold no words said, only what was made of them
@@ -79,60 +77,6 @@ def widen(
         merged = sorted((*other.window, *(f for f in window if f.id not in held)), key=lambda f: f.passage.first)
         windows[meets] = Hit(other.stored, other.score, tuple(merged), other.chars + size)
     return windows
-
-
-def widen_by_coverage(
-    index: PassageIndex,
-    hits: Sequence[Hit],
-    limit: int,
-    chars: int,
-    total: int,
-    query: Query,
-    counts: WordCounts,
-    kept: int,
-    shown: Sequence[tuple[str, str, int]] = (),
-    reach: int = REACH,
-) -> list[Hit]:
-    """As `widen`, with the first `kept` windows as ranked and the hits after them taken by how much of the question
-    each one's window covers (`covered`), in rank order where they cover as much: of two further hits, the one whose
-    neighbour says the question's other word comes first. The question's words are counted in `counts` (by its
-    search)."""
-    first = widen(index, hits, kept, chars, total, shown, reach)
-    opened = {window.stored.id for window in first if window.stored.passage.kind == "exchange"}
-    if len(opened) < kept:
-        return first
-    at = max(n for n, hit in enumerate(hits) if hit.stored.id in opened) + 1
-    slots = [n for n in range(at, len(hits)) if hits[n].stored.passage.kind == "exchange"]  # summaries stay put
-    rest = [hits[n].stored for n in slots]
-    shares = covered(
-        query,
-        counts,
-        [
-            _grown([each for each in around if not in_prompt(each, shown)], found, chars, reach)[0]
-            for found, around in zip(rest, index.around(rest, reach, reach), strict=True)
-        ],
-    )
-    ordered = list(hits)
-    for n, best in zip(slots, sorted(range(len(slots)), key=lambda m: -shares[m]), strict=True):  # stable: ties
-        ordered[n] = hits[slots[best]]
-    return widen(index, ordered, limit, chars, total, shown, reach)
-
-
-def covered(query: Query, counts: WordCounts, windows: Sequence[Sequence[StoredPassage]]) -> list[float]:
-    """The share of the question (0 to 1) each window's passages hold together, its words weighed as the rescoring
-    weighs them (`ranking.question_weights`; the things of a kind it names at KIND_SHARE), from each passage's kept
-    roots."""
-    weights = question_weights(query, counts)
-    whole = sum(weights) or 1.0
-    concepts = query.concepts
-    kinds = query.things
-    shares = []
-    for window in windows:
-        roots = frozenset().union(*map(passage_roots, window))
-        held = {n for n, concept in enumerate(concepts) if not roots.isdisjoint(concept)}
-        named = {n for one in roots.intersection(kinds) for n in kinds[one]} - held
-        shares.append((sum(weights[n] for n in held) + KIND_SHARE * sum(weights[n] for n in named)) / whole)
-    return shares
 
 
 def _grown(
