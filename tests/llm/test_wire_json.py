@@ -90,3 +90,19 @@ def test_the_cache_keeps_about_two_generations() -> None:
         body = {"messages": [*history, {"role": "user", "content": "next"}]}
         assert json.loads(encoder.encode(body)) == body
     assert encoder.kept <= 2 * 1000 // 200
+
+
+def test_a_conversation_that_grows_changes_or_slides_is_encoded_as_it_is_each_turn() -> None:
+    encoder = BodyEncoder()
+    said: list[dict[str, Any]] = []
+    for n in range(12):
+        body = {"messages": [SYSTEM, *said, {"role": "user", "content": f"question {n}"}]}
+        assert json.loads(encoder.encode(body)) == body
+        said += [body["messages"][-1], {"role": "assistant", "content": f"answer {n}"}]
+        if n == 5:
+            said[3]["content"] = "an answer edited in place"
+        if n == 7:
+            said.append({"role": "assistant", "content": None, "tool_calls": [{"id": "1", "type": "function"}]})
+            said.append({"role": "tool", "tool_call_id": "1", "content": "done"})
+        if n == 9:
+            del said[:6]  # the window moved on
