@@ -106,3 +106,15 @@ def test_a_conversation_that_grows_changes_or_slides_is_encoded_as_it_is_each_tu
             said.append({"role": "tool", "tool_call_id": "1", "content": "done"})
         if n == 9:
             del said[:6]  # the window moved on
+
+
+def test_each_chats_system_prompt_is_kept_apart() -> None:
+    encoder = BodyEncoder()
+    prompts = [{"role": "system", "content": f"You are relaybot. Chat {n} remembers {n}."} for n in range(3)]
+    for _ in range(2):
+        for prompt in prompts:
+            body = {"messages": [dict(prompt), {"role": "user", "content": "hi"}]}
+            assert json.loads(encoder.encode(body)) == body
+    named = {"role": "system", "content": prompts[0]["content"], "name": "persona"}
+    body = {"messages": [named, {"role": "user", "content": "hi"}]}
+    assert json.loads(encoder.encode(body)) == body

@@ -13,6 +13,8 @@ GENERATION_BYTES = 512 * 1024  # encoded history kept per generation, two at mos
 ENTRY_OVERHEAD = 200  # a cached message's bytes beyond its JSON (the entry, its dict slot)
 RUN_BYTES = 512 * 1024  # encoded history runs kept (one a conversation): the windows of ten or more busy chats
 RUNS_KEPT = 64
+SYSTEMS_KEPT = 32  # system prompts kept encoded: one a chat with a memory of its own, for the chats busy lately
+SYSTEM_BYTES = 256 * 1024  # of their text and JSON
 
 
 Entry = tuple[dict[str, Any], dict[str, Any], bytes]
@@ -34,18 +36,20 @@ class _Run:
 
 
 class BodyEncoder:
-    """Encodes bodies; the tool list (the same list object while tools don't change) and an unchanged system
-    message are encoded once and spliced in, and so is each history message that holds only text: a turn encodes
-    its new messages, not the whole history again. A conversation's history as last sent is kept joined (a run,
-    looked up by its first message): a turn that only added to it checks it in two C-level passes, not message by
-    message.
+    """Encodes bodies; the tool list (the same list object while tools don't change) and each chat's system
+    message (by its text) are encoded once and spliced in, and so is each history message that holds only text: a
+    turn encodes its new messages, not the whole history again. A conversation's history as last sent is kept
+    joined (a run, looked up by its first message): a turn that only added to it checks it in two C-level passes,
+    not message by message.
 
     A history message is reused by identity, and only while it still equals the copy kept when it was encoded (a
     message changed in place is encoded again); the cache keeps about two generations of `GENERATION_BYTES`."""
 
     def __init__(self, generation_bytes: int = GENERATION_BYTES) -> None:
         self._tools: tuple[Any, bytes] | None = None
-        self._system: tuple[dict[str, Any], bytes] | None = None
+        self._systems: RecentMap[str, bytes] = RecentMap(
+            SYSTEMS_KEPT, weight=lambda encoded: 2 * len(encoded), max_weight=SYSTEM_BYTES
+        )
         self._generation_bytes = generation_bytes
         self._recent: dict[int, Entry] = {}
         self._older: dict[int, Entry] = {}
@@ -73,7 +77,7 @@ class BodyEncoder:
         return self._tools[1]
 
     def _messages(self, messages: list[dict[str, Any]]) -> list[bytes]:
-        """The system prompt (a new dict each turn, so compared by value), the history from the cache, and the last
+        """The system prompt (a new dict each turn, so kept by its text), the history from the cache, and the last
         message (the turn's own, made anew each turn and never seen again) encoded as it is."""
         if not messages:
             return []
@@ -81,14 +85,22 @@ class BodyEncoder:
         if first.get("role") != "system":
             head = self._message(first) if len(messages) > 1 else dumps(first).encode()
         else:
-            if self._system is None or self._system[0] != first:
-                self._system = (first, dumps(first).encode())
-            head = self._system[1]
+            head = self._system(first)
         if len(messages) == 1:
             return [head]
         if len(messages) == 2:
             return [head, dumps(messages[-1]).encode()]
         return [head, self._history(messages[1:-1]), dumps(messages[-1]).encode()]
+
+    def _system(self, message: dict[str, Any]) -> bytes:
+        """A system message's JSON, kept by its text (the prompt of each chat with a memory of its own differs)."""
+        content = message.get("content")
+        if message.keys() != {"role", "content"} or type(content) is not str:
+            return dumps(message).encode()
+        encoded = self._systems.get(content)
+        if encoded is None:
+            encoded = self._systems[content] = dumps(message).encode()
+        return encoded
 
     def _history(self, history: list[dict[str, Any]]) -> bytes:
         """The history's JSON: the run kept for it while the history starts with it unchanged, then each further
