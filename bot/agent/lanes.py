@@ -17,7 +17,7 @@ class Lane:
 
     pending: deque[InboundMessage] = field(default_factory=deque)
     worker: asyncio.Task[None] | None = None
-    turn: asyncio.Task[None] | None = None
+    turn: asyncio.Task[None] | None = None  # the worker, while it runs a turn
     stopped: bool = False
     running: frozenset[str] = frozenset()  # platform ids of the running turn's messages, which edits may name
     edits: list[InboundMessage] = field(default_factory=list)  # edits of those, waiting to steer the turn

@@ -106,7 +106,8 @@ class AgentLoop:
         tasks: list[asyncio.Task[None]] = []
         for lane in self._lanes.values():
             lane.pending.clear()
-            tasks.extend(task for task in (lane.turn, lane.worker) if task)
+            if lane.worker is not None:  # a running turn runs in its lane's worker
+                tasks.append(lane.worker)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -168,7 +169,10 @@ class AgentLoop:
         return self._rules.for_chat(message.chat, message.server_id, message.is_direct)
 
     async def _drain(self, key: str, lane: Lane) -> None:
-        """Run the session's queued turns one after another."""
+        """Run the session's queued turns one after another, each in this task: /stop cancels it while a turn runs
+        (`lane.turn`), and the lane goes on with its next messages; any other cancellation ends the lane."""
+        worker = asyncio.current_task()
+        assert worker is not None
         try:
             while lane.pending:
                 async with self._slots:
@@ -178,12 +182,11 @@ class AgentLoop:
                         continue
                     lane.stopped = False
                     lane.running = self._edits.taken(batch)
-                    lane.turn = asyncio.create_task(self._process(batch, lane), name=f"turn:{key}")
+                    lane.turn = worker
                     try:
-                        await lane.turn
+                        await self._process(batch, lane)
                     except asyncio.CancelledError:
-                        drain = asyncio.current_task()
-                        if drain is not None and drain.cancelling():
+                        if not lane.stopped or worker.uncancel() > 0:
                             raise
                     finally:
                         lane.turn, lane.running = None, frozenset()
