@@ -79,11 +79,9 @@ class LiveReply:
         self._shown = ""
         self._last_shown = float("-inf")
         self._broken = False
-        self._settled = False  # the model's call ended and nothing followed it yet
-        self._dirty = asyncio.Event()  # set by new text and by close(): the pump waits on this one event
+        self._dirty = asyncio.Event()
         self._closing = asyncio.Event()
-        self._pump: asyncio.Task[None] | None = None
-        self._starting = False
+        self._pump = asyncio.create_task(self._run(), name="live-reply")
 
     @property
     def text(self) -> str:
@@ -93,11 +91,6 @@ class LiveReply:
     def call_started(self) -> None:
         """A new model call: its first text replaces what an earlier call streamed."""
         self._new_call = True
-        self._settled = False
-
-    def call_ended(self) -> None:
-        """The model call ended: a reply not shown by now is not shown live (its final text follows at once)."""
-        self._settled = True
 
     def add(self, text: str) -> None:
         """Append streamed reply text."""
@@ -106,20 +99,19 @@ class LiveReply:
             text = text.lstrip()
         self._text += text
         self._status = ""
-        self._changed()
+        self._dirty.set()
 
     def add_reasoning(self, text: str) -> None:
         """Reasoning text; shown (until reply text arrives) only with show_reasoning."""
         if self._settings.show_reasoning:
             self._reasoning += text
-            self._changed()
+            self._dirty.set()
 
     def tool_started(self, name: str) -> None:
         """While a tool runs the live message shows one status line, which later text replaces."""
-        self._settled = False  # the turn goes on: what the call said before the tool may show
         if self._settings.show_tool_progress:
             self._status = f"running {name}…"
-        self._changed()
+            self._dirty.set()
 
     def view(self) -> str:
         """What the live message should show now."""
@@ -162,26 +154,7 @@ class LiveReply:
     async def close(self) -> None:
         """Stop updating; what is shown stays as it is."""
         self._closing.set()
-        self._dirty.set()
-        if self._pump is not None:
-            await asyncio.gather(self._pump, return_exceptions=True)
-
-    def _changed(self) -> None:
-        """Something new to show: wake the pump, or start it on the loop's next round (by then a call that answered
-        in one read has ended, and its reply needs no live message)."""
-        self._dirty.set()
-        if self._pump is None and not self._starting:
-            self._starting = True
-            asyncio.get_running_loop().call_soon(self._start_pump)
-
-    def _start_pump(self) -> None:
-        self._starting = False
-        if self._pump is None and not self._closing.is_set() and not self._held_back():
-            self._pump = asyncio.create_task(self._run(), name="live-reply")
-
-    def _held_back(self) -> bool:
-        """Whether the reply is not shown live: its call ended before anything was shown."""
-        return self._settled and not self._shown
+        await asyncio.gather(self._pump, return_exceptions=True)
 
     async def _final(self, text: str) -> bool:
         try:
@@ -214,19 +187,18 @@ class LiveReply:
     async def _run(self) -> None:
         failures = 0
         while not self._closing.is_set():
-            await self._dirty.wait()
+            await _first_of(self._dirty, self._closing)
             if self._closing.is_set():
                 return
             remaining = self._last_shown + self._settings.interval - self._clock()
             if remaining > 0:
                 with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(remaining):
-                        await self._closing.wait()
+                    await asyncio.wait_for(self._closing.wait(), remaining)
                 if self._closing.is_set():
                     return
             self._dirty.clear()
             view = self.view()
-            if not view.strip() or view == self._shown or self._held_back():
+            if not view.strip() or view == self._shown:
                 continue
             try:
                 await self._writer.show(view)
@@ -251,3 +223,13 @@ class LiveReply:
                 return
             failures = 0
             self._shown, self._last_shown = view, self._clock()
+
+
+async def _first_of(*events: asyncio.Event) -> None:
+    """Wait until any of the events is set."""
+    waiters = [asyncio.ensure_future(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()

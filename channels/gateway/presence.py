@@ -14,7 +14,6 @@ from bot.events import (
     Event,
     ReasoningDelta,
     StreamDelta,
-    StreamEnded,
     StreamStarted,
     ToolCalled,
     TurnFinished,
@@ -44,7 +43,6 @@ class Presence:
             DeliveryFailed: self._reactions.delivery,
             StreamStarted: self._on_stream_started,
             StreamDelta: self._on_stream_delta,
-            StreamEnded: self._on_stream_ended,
             ReasoningDelta: self._on_reasoning_delta,
             ToolCalled: self._on_tool_called,
         }
@@ -106,10 +104,6 @@ class Presence:
     def _on_stream_delta(self, event: StreamDelta) -> None:
         if live := self._live.get(event.turn_id):
             live.add(event.text)
-
-    def _on_stream_ended(self, event: StreamEnded) -> None:
-        if live := self._live.get(event.turn_id):
-            live.call_ended()
 
     def _on_reasoning_delta(self, event: ReasoningDelta) -> None:
         if live := self._live.get(event.turn_id):

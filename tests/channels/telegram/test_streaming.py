@@ -59,17 +59,6 @@ async def test_private_chat_shows_growing_drafts_then_one_message(
     assert telegram.edits == []
 
 
-async def test_a_reply_the_model_gives_in_one_piece_is_sent_without_a_draft(
-    bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
-) -> None:
-    fake_llm.script(Text(REPLY))
-    done = asyncio.create_task(delivered(bot))
-    telegram.text("explain", chat_id=OWNER, user_id=OWNER)
-    await done
-    assert telegram.drafts == []
-    assert [s["text"] for s in telegram.sent] == [markdown_to_telegram_html(REPLY)]
-
-
 async def test_group_reply_is_edited_in_place_and_never_after_the_final_text(
     bot: TelegramBot, fake_llm: FakeLLM, telegram: FakeTelegram
 ) -> None:
