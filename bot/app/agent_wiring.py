@@ -41,7 +41,7 @@ from bot.llm.context_window import ContextWindow
 from bot.llm.transcription import SpeechModel, Transcriber
 from bot.llm.types import Provider, Warmable
 from bot.memory.index.recall import IndexRecall
-from bot.memory.index.scopes import QUICK_SEARCH, MemoryIndexes
+from bot.memory.index.scopes import QUICK_SEARCH, RECHECK, MemoryIndexes
 from bot.memory.index.semantic import semantic_memory
 from bot.plugins.approvals import ExecApprovals
 from bot.retry import RetryPolicy
@@ -110,10 +110,17 @@ class AgentApp:
         self.rules = ChatRulesBook(config.channels.bot_sections(), config.agent.queue_mode)
         self.sessions = self.stores.sessions()
         memory = self.memory_backend = self.stores.memory()
-        quick = QUICK_SEARCH if memory.local else 0.0
+        quick, recheck = (QUICK_SEARCH, RECHECK) if memory.local else (0.0, 0.0)
         folders = (config.workspace, config.state_dir)
         self.indexes = MemoryIndexes(
-            memory.logs, memory.members, *folders, config.timezone, quick=quick, bulk=memory.bulk, home=memory.home
+            memory.logs,
+            memory.members,
+            *folders,
+            config.timezone,
+            quick=quick,
+            bulk=memory.bulk,
+            home=memory.home,
+            recheck=recheck,
         )
         self.indexes.semantic = semantic_memory(config.memory.embeddings, self.ledger, self.guard, memory.home)
         self.registry.register(RecallTool(IndexRecall(self.indexes, config.timezone), config.timezone))

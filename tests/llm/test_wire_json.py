@@ -90,3 +90,31 @@ def test_the_cache_keeps_about_two_generations() -> None:
         body = {"messages": [*history, {"role": "user", "content": "next"}]}
         assert json.loads(encoder.encode(body)) == body
     assert encoder.kept <= 2 * 1000 // 200
+
+
+def test_a_conversation_that_grows_changes_or_slides_is_encoded_as_it_is_each_turn() -> None:
+    encoder = BodyEncoder()
+    said: list[dict[str, Any]] = []
+    for n in range(12):
+        body = {"messages": [SYSTEM, *said, {"role": "user", "content": f"question {n}"}]}
+        assert json.loads(encoder.encode(body)) == body
+        said += [body["messages"][-1], {"role": "assistant", "content": f"answer {n}"}]
+        if n == 5:
+            said[3]["content"] = "an answer edited in place"
+        if n == 7:
+            said.append({"role": "assistant", "content": None, "tool_calls": [{"id": "1", "type": "function"}]})
+            said.append({"role": "tool", "tool_call_id": "1", "content": "done"})
+        if n == 9:
+            del said[:6]  # the window moved on
+
+
+def test_each_chats_system_prompt_is_kept_apart() -> None:
+    encoder = BodyEncoder()
+    prompts = [{"role": "system", "content": f"You are relaybot. Chat {n} remembers {n}."} for n in range(3)]
+    for _ in range(2):
+        for prompt in prompts:
+            body = {"messages": [dict(prompt), {"role": "user", "content": "hi"}]}
+            assert json.loads(encoder.encode(body)) == body
+    named = {"role": "system", "content": prompts[0]["content"], "name": "persona"}
+    body = {"messages": [named, {"role": "user", "content": "hi"}]}
+    assert json.loads(encoder.encode(body)) == body

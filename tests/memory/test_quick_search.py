@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from pathlib import Path
 
 from bot.memory.index.query import Query
@@ -91,3 +92,71 @@ async def test_searches_with_and_without_the_second_pass_are_measured_apart(tmp_
     await index.stop()
 
     assert where.on_loop() == [False, False, True, True]  # each kind unmeasured at first, then quick
+
+
+class Slow(Where):
+    """`Where`, spending at least `spend` seconds of CPU in the searches told to."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.spend = 0.0
+
+    def __call__(
+        self, index: MemoryIndex, query: Query, limit: int, since: float | None, until: float | None
+    ) -> list[int]:
+        started = time.thread_time()
+        while time.thread_time() - started < self.spend:
+            pass
+        return super().__call__(index, query, limit, since, until)
+
+
+async def test_one_slow_search_keeps_the_scope_on_the_loop_and_two_in_a_row_send_it_to_a_thread(
+    tmp_path: Path,
+) -> None:
+    backend = Backend(SessionStore(tmp_path / "sessions"), FileLogs(tmp_path / "sessions"), FileMembers(tmp_path / "l"))
+    index = MemoryIndexes(
+        backend.logs, backend.members, tmp_path / "ws", tmp_path / "state", "UTC", clock=lambda: 1.78e9, quick=0.05
+    )
+    slow = Slow()
+    index.rankers.append(slow)
+    scope = tmp_path / "ws" / "memory"
+    backend.say("telegram:1", "The boat is moored at pier nine", "OK")
+    await index.join(scope, "telegram:1")
+
+    for spend in (0.0, 0.0, 0.06, 0.0, 0.06, 0.06, 0.0, 0.0):
+        slow.spend = spend
+        assert asked(await index.search(scope, "boat pier")) == ["The boat is moored at pier nine"]
+    await index.stop()
+
+    # unmeasured; quick; slow, but the one before was quick (as is the next); slow twice: the next in a thread
+    assert slow.on_loop() == [False, True, True, True, True, True, False, True]
+
+
+async def test_what_other_sessions_save_shows_from_the_next_check_and_what_left_the_prompt_at_once(
+    tmp_path: Path,
+) -> None:
+    backend = Backend(SessionStore(tmp_path / "sessions"), FileLogs(tmp_path / "sessions"), FileMembers(tmp_path / "l"))
+    now = [0.0]
+    index = MemoryIndexes(
+        backend.logs, backend.members, tmp_path / "ws", tmp_path / "state", "UTC", recheck=1.0, ticks=lambda: now[0]
+    )
+    scope = tmp_path / "ws" / "memory"
+    backend.say("telegram:1", "The boat is moored at pier nine", "OK")  # messages 0-3
+    backend.say("console:direct", "Bought new oars", "Nice")
+    await index.join(scope, "console:direct")
+    assert asked(await index.search(scope, "boat", shown=Shown("telegram:1", 4), join="telegram:1")) == [
+        "The boat is moored at pier nine"
+    ]
+    backend.say("console:direct", "The kayak is moored at pier nine too", "OK")  # another session of the scope
+    now[0] = 0.9
+    within = asked(await index.search(scope, "kayak", shown=Shown("telegram:1", 4), join="telegram:1"))
+    now[0] = 1.0
+    rechecked = asked(await index.search(scope, "kayak", shown=Shown("telegram:1", 4), join="telegram:1"))
+    backend.say("telegram:1", "The canoe is moored at pier nine as well", "OK")  # messages 4-7
+    now[0] = 1.1
+    left = asked(await index.search(scope, "canoe", shown=Shown("telegram:1", 8), join="telegram:1"))
+    await index.stop()
+
+    assert within == []
+    assert rechecked == ["The kayak is moored at pier nine too"]
+    assert left == ["The canoe is moored at pier nine as well"]  # the session's own, out of the prompt: no wait

@@ -104,6 +104,16 @@ def caught_up(
     return sources == (logs.pruned(), _history_mark(history), _memory_mark(memory))
 
 
+def shown_indexed(index: ScopeIndex, logs: SessionLogs, key: str, shown_from: int) -> bool:
+    """Whether the index holds session `key`'s live log up to message `shown_from` (where the prompt starts): one
+    stat (the log is still the live one) and the read marks kept in memory."""
+    live = next((cursor for cursor, is_live in index.cursors(key).values() if is_live), None)
+    if live is None or live.count < shown_from:
+        return False
+    head = logs.live_heads([key]).get(key)
+    return head is not None and head.log == live.log
+
+
 def _unread(key: str, cursor: Cursor, head: Cursor, shown: Shown) -> bool:
     """Whether the live log has messages the index lacks, beyond those the prompt shows."""
     return head.offset > cursor.offset and not (shown is not None and shown[0] == key and cursor.count >= shown[1])

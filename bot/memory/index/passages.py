@@ -169,11 +169,11 @@ class KeptPassages:
         key = (found.passage.first, before, after)
         ids = log.get(key)
         if ids is not None:
-            kept = [self._passages.get(rowid) for rowid in (*ids[0], *ids[1])]
-            if all(stored is not None for stored in kept):
-                earlier = [stored for stored in kept[: len(ids[0])] if stored is not None]
-                later = [stored for stored in kept[len(ids[0]) :] if stored is not None]
-                return [*earlier, found, *later]
+            kept = self._passages
+            try:
+                return [*(kept[rowid] for rowid in ids[0]), found, *(kept[rowid] for rowid in ids[1])]
+            except KeyError:  # one of them is no longer kept: read them again
+                pass
         nearer, later = read()
         earlier = nearer[::-1]
         for stored in (*earlier, *later):

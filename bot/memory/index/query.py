@@ -11,7 +11,7 @@ from bot.memory.index.wording import instances, root, variants
 
 WORDS_KEPT = 4096  # words whose concepts are kept: a chat's questions reuse their words
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
-_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][^\W_]+)", re.UNICODE)
+_CAPITALISED = re.compile(r"\b[A-Z][^\W_]+", re.UNICODE)  # a name, unless it starts the text or a sentence
 _STOP_WORDS = """
     a about above after again against ago all almost also am an and any anything are aren around as ask asked at
     back be because been before being below between both but by can could couldn d day did didn do does doesn
@@ -135,11 +135,13 @@ _kept_expression = lru_cache(maxsize=WORDS_KEPT)(_expression)
 def parse_query(text: str, now: datetime) -> Query:
     """The question read for search: content words in order, and a time window when it names one."""
     lowered = text.lower()
-    since, until, time_words = _window(lowered, now)
+    found = _WORD.findall(lowered)
+    since, until, time_words = _window(lowered, found, now)
     words: list[str] = []
-    names = {m.group(1).lower() for m in _NAME.finditer(text)} if text != lowered else set()
-    for word in _WORD.findall(lowered):
-        word = word.replace("’", "'").split("'")[0]
+    names = _names(text) if text != lowered else set()
+    for word in found:
+        if "'" in word or "’" in word:
+            word = word.replace("’", "'").split("'")[0]
         if word in STOP_WORDS or word in time_words or len(word) < 2 and not word.isdigit():
             continue
         if word not in words:
@@ -148,25 +150,36 @@ def parse_query(text: str, now: datetime) -> Query:
     return Query(text, tuple(words), since, until, frozenset(names.intersection(words)) if names else NO_NAMES, kinds)
 
 
-def _window(text: str, now: datetime) -> tuple[float | None, float | None, frozenset[str]]:
-    """The period a question points at (`3 weeks ago`, `last month`, `in spring`, `in March`) and its words."""
-    if match := _RELATIVE.search(text):
+def _names(text: str) -> set[str]:
+    """The words written with a capital inside a sentence, lower-cased."""
+    names = set()
+    for match in _CAPITALISED.finditer(text):
+        at = match.start()
+        if at and not (at > 1 and text[at - 2] in ".!?" and text[at - 1].isspace()):
+            names.add(match.group().lower())
+    return names
+
+
+def _window(text: str, words: list[str], now: datetime) -> tuple[float | None, float | None, frozenset[str]]:
+    """The period a question points at (`3 weeks ago`, `last month`, `in spring`, `in March`) and its words (`words`:
+    the text's own); each pattern is tried only when its fixed part is in the text, as most questions name no time."""
+    if " ago" in text and (match := _RELATIVE.search(text)):
         amount = _NUMBERS.get(match.group(1) or "a") or int(match.group(1))
         days = _UNITS[match.group(2)] * amount
         middle = now - timedelta(days=days)
         spread = timedelta(days=max(2, days // 2))
         return (middle - spread).timestamp(), (middle + spread).timestamp(), frozenset(match.group(0).split())
-    if match := _LAST.search(text):
+    if "last " in text and (match := _LAST.search(text)):
         unit = match.group(1)
         if unit in SEASONS:
             return _season(unit, now, this_year=False) + (frozenset(("last", unit)),)
         days = _UNITS[unit]
         return (now - timedelta(days=2 * days)).timestamp(), now.timestamp(), frozenset(("last", unit))
     for near, (phrase, days) in _NEAR.items():
-        if near.search(text):
+        if phrase in text and near.search(text):
             start = (now - timedelta(days=days)).replace(hour=0, minute=0, second=0, microsecond=0)
             return start.timestamp(), now.timestamp() + 1, frozenset(phrase.split())
-    for word in _WORD.findall(text):
+    for word in words:
         if word in SEASONS:
             return _season(word, now, this_year=True) + (frozenset((word,)),)
         if word in MONTHS and (word != "may" or re.search(r"\b(?:in|of|during|early|late) may\b", text)):

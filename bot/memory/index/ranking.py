@@ -17,6 +17,7 @@ from bot.memory.index.word_counts import WordCounts, narrow
 from bot.memory.index.wording import roots_of
 
 CANDIDATES = 60  # keyword hits rescored before fusion
+TURN_CANDIDATES = 30  # ... for auto-recall, on every turn: half as many, still more than the windows it looks at
 PASSAGES_KEPT = 2048  # passages whose roots are kept: ten busy chats' candidates (1,593 in the replay), ~6.5 MB
 NAME_WEIGHT = 3.0  # a name in the question (Maya, Lisbon) weighs triple: the passage should be about it
 COVER_FLOOR = 0.1  # the share of its BM25 score a passage keeps when it covers none of the question
@@ -84,15 +85,16 @@ def keyword_rows(
     leave_out: Sequence[tuple[str, str, int]],
     counts: WordCounts,
     searched_words: tuple[str, ...] = (),
+    candidates: int = CANDIDATES,
 ) -> list[Row]:
-    """The index's best keyword hits for the query's words (the common ones left out), or only for
-    `searched_words` when given; the query's words are counted into `counts` meanwhile."""
+    """The index's best `candidates` (at least `limit`) keyword hits for the query's words (the common ones left
+    out), or only for `searched_words` when given; the query's words are counted into `counts` meanwhile."""
     if not query.words:
         return []
     things = [] if searched_words else [thing for _, found in query.kinds for thing in found]
     total = counts.count(index, [*query.words, *things])
     searched = replace(query, words=searched_words) if searched_words else _without_common(query, counts, total)
-    return index.keyword(searched.expression, max(limit, CANDIDATES), since, until, leave_out)
+    return index.keyword(searched.expression, max(limit, candidates), since, until, leave_out)
 
 
 def rescored(
@@ -132,9 +134,9 @@ def rescored(
             lift += WINDOW_LIFT
         if asks and restated(asks, question) or echoes_down and echoes(asked, answered, question):
             lift *= RESTATED_WEIGHT
-        scored.append((rowid, score * share * lift, ts))
-    scored.sort(key=lambda item: (-item[1], -item[2], item[0]))
-    return [(rowid, score) for rowid, score, _ in scored]
+        scored.append((-score * share * lift, -ts, rowid))  # sorted as they are: best first, then the newest
+    scored.sort()
+    return [(rowid, -score) for score, _, rowid in scored]
 
 
 def joined(first: Sequence[Row], leads: Sequence[Row]) -> list[Row]:
@@ -203,7 +205,8 @@ def best_hits(
     query = query if follow or not query.kinds else replace(query, kinds=())
     leave_out = shown_ranges(index, shown) if shown is not None else []
     counts = WordCounts() if counts is None else counts
-    rows = keyword_rows(index, query, limit, since, until, leave_out, counts)
+    candidates = CANDIDATES if follow else TURN_CANDIDATES
+    rows = keyword_rows(index, query, limit, since, until, leave_out, counts, candidates=candidates)
     keyword = rescored(query, rows, now, counts, follow)
     scores = dict(keyword)
     rankings = [[rowid for rowid, _ in keyword]]

@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import TypeVar
 from zoneinfo import ZoneInfo
 
-from bot.memory.index.catchup import Bulk, catch_up_history, catch_up_memory, catch_up_sessions, caught_up
+from bot.memory.index.catchup import (
+    Bulk,
+    catch_up_history,
+    catch_up_memory,
+    catch_up_sessions,
+    caught_up,
+    shown_indexed,
+)
 from bot.memory.index.catchup import Shown as Seen
 from bot.memory.index.protocols import IndexHome, ScopeIndex
 from bot.memory.index.query import parse_query
@@ -39,6 +46,7 @@ MAX_LISTED = 128  # sessions remembered as listed in their scope (a forgotten on
 SAVE_DELAY = 1.0  # seconds from a turn's end to indexing what it saved, so a burst of turns shares one catch-up
 WIDER = 4  # hits looked at for each window wanted: windows that merge leave room for further ones
 QUICK_SEARCH = 0.002  # seconds of CPU: a scope searched faster is searched on the event loop (a thread hop costs more)
+RECHECK = 1.0  # seconds a scope found caught up is taken as such for what others save (searches in a row: no stats)
 T = TypeVar("T")
 
 
@@ -53,9 +61,10 @@ class _Open:
     lock: threading.Lock = field(default_factory=threading.Lock)
     members: set[str] = field(default_factory=set)
     closed: bool = False
-    took: dict[bool, float] = field(default_factory=dict)  # CPU seconds the last search took, without and with
-    # the second pass (`follow`): the recall tool's searches cost about twice auto-recall's
+    took: dict[bool, tuple[float, float]] = field(default_factory=dict)  # CPU seconds the last two searches took,
+    # without and with the second pass (`follow`): the recall tool's searches cost about twice auto-recall's
     counts: WordCounts = field(default_factory=WordCounts)  # how many passages hold each word, kept a while
+    checked: float = -math.inf  # when (monotonic) it was last found caught up, or last caught up
 
     def close(self) -> None:
         """Close the index once nobody uses it; a later use opens it again."""
@@ -80,12 +89,17 @@ class MemoryIndexes:
         quick: float = 0.0,
         bulk: Bulk | None = None,
         home: IndexHome | None = None,
+        recheck: float = 0.0,
+        ticks: Callable[[], float] = time.monotonic,
     ) -> None:
-        """`quick`: a scope whose last search of the same kind took less CPU (in seconds) is searched on the
-        caller's thread when its index needs no catch-up; 0 always searches in a worker thread (as where the logs are
+        """`quick`: a scope where either of the last two searches of the same kind took less CPU (in seconds) is
+        searched on the caller's thread when its index needs no catch-up (one slow search, as when the collector ran
+        in it, does not send the next to a thread); 0 always searches in a worker thread (as where the logs are
         across a network).
         `bulk` indexes a big backlog in another process. `home` keeps the indexes (None: SQLite files under
-        `state_dir`)."""
+        `state_dir`). `recheck`: for that many seconds (on `ticks`) after a scope was found caught up, a search that
+        says what its prompt shows checks only its own session, in memory: what other sessions and HISTORY.md or
+        MEMORY.md gained meanwhile is searchable from the next check, within `recheck`; 0 checks every search."""
         self._logs = logs
         self._members = members
         self._workspace = workspace
@@ -99,6 +113,8 @@ class MemoryIndexes:
         self._quick = quick
         self._bulk = bulk
         self._home: IndexHome = FileIndexes() if home is None else home
+        self._recheck = recheck
+        self._ticks = ticks
         self._names: RecentMap[Path, str] = RecentMap(MAX_LISTED)  # scope folder -> name (resolving costs stats)
         self._listed: RecentMap[tuple[Path, str], None] = RecentMap(MAX_LISTED)  # (scope, session) known listed
         self.rankers: list[Ranker] = []  # further ranked lists fused with the keyword one
@@ -150,7 +166,8 @@ class MemoryIndexes:
                 )
                 ranges = shown_ranges(found.index, shown) if shown is not None else []
                 hits = widen(found.index, hits, limit, *window_chars, shown=ranges, reach=reach)
-            found.took[follow] = time.thread_time() - started
+            spent = time.thread_time() - started
+            found.took[follow] = (found.took.get(follow, (spent, spent))[1], spent)
             return hits
 
         def run(found: _Open) -> list[Hit]:
@@ -170,10 +187,11 @@ class MemoryIndexes:
     def _search_here(
         self, directory: Path, join: str | None, seen: Seen, follow: bool, ranked: Callable[[_Open], list[Hit]]
     ) -> list[Hit] | None:
-        """The search run on this thread when the scope's last one of its kind was quick, its index free and caught
-        up; None when it is for a worker thread (which catches up first, and rebuilds a damaged index)."""
+        """The search run on this thread when either of the scope's last two of its kind was quick, its index free
+        and caught up; None when it is for a worker thread (which catches up first, and rebuilds a damaged index)."""
         found = self._open.get(directory)
-        if found is None or found.took.get(follow, math.inf) >= self._quick or not found.lock.acquire(blocking=False):
+        slow = found is None or min(found.took.get(follow, (math.inf, math.inf))) >= self._quick
+        if found is None or slow or not found.lock.acquire(blocking=False):
             return None
         try:
             if found.closed or (join is not None and join not in found.members):
@@ -329,11 +347,19 @@ class MemoryIndexes:
         )
 
     def _caught_up(self, directory: Path, found: _Open, shown: Seen) -> bool:
-        """Whether a catch-up would read nothing now."""
+        """Whether a catch-up would read nothing now, or the scope was found so lately and the session's messages
+        before the prompt's are indexed (`recheck`)."""
+        now = self._ticks()
+        if shown is not None and now - found.checked < self._recheck and shown_indexed(found.index, self._logs, *shown):
+            return True
         keys = self._members.members(self.scope_name(directory))
-        return caught_up(found.index, self._logs, keys, found.history, found.memory, shown)
+        if not caught_up(found.index, self._logs, keys, found.history, found.memory, shown):
+            return False
+        found.checked = now
+        return True
 
     def _catch_up(self, directory: Path, found: _Open, shown: tuple[str, int] | None = None) -> None:
+        found.checked = self._ticks()  # what is saved from now on may be missed: the next check looks
         started = time.perf_counter()
         members = self._members.members(self.scope_name(directory))
         read = catch_up_sessions(found.index, self._logs, members, shown, self._bulk)

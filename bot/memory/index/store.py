@@ -194,7 +194,7 @@ class MemoryIndex:
         """The best `limit` passages matching an FTS5 expression, as (id, BM25 score (higher better), time, asked,
         answered), best first; each `leave_out` (session, log, first) skips that log's passages from that number on."""
         sql = (
-            f"SELECT p.id, -bm25(passage_text, 1.0, {ANSWER_WEIGHT}) AS score, p.ts, p.asked, p.answered "
+            f"SELECT p.id, -bm25(passage_text, 1.0, {ANSWER_WEIGHT}) AS score, p.ts "
             "FROM passage_text "
             "JOIN passages p ON p.id = passage_text.rowid WHERE passage_text MATCH ?"
         )
@@ -209,7 +209,13 @@ class MemoryIndex:
             sql += " AND NOT (p.session = ? AND p.log = ? AND p.first >= ?)"
             args.extend((session, log, first))
         sql += " ORDER BY score DESC, p.ts DESC, p.session, p.first LIMIT ?"
-        return self._db.execute(sql, (*args, limit)).fetchall()
+        found = self._db.execute(sql, (*args, limit)).fetchall()
+        stored = self.passages(rowid for rowid, _, _ in found)  # the texts as kept: the statement's sorter carries none
+        rows = []
+        for rowid, score, ts in found:
+            passage = stored[rowid].passage
+            rows.append((rowid, score, ts, passage.asked, passage.answered))
+        return rows
 
     def passages(self, ids: Iterable[int]) -> dict[int, StoredPassage]:
         """The stored passages with these ids, in id order."""
