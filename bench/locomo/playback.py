@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.app.agent_wiring import AgentApp
 from bot.events import TurnFinished
+from bot.ops.collector import freeze_started
 from locomo.conversation import Conversation, Exchange, Question
 from locomo.cpu import measured, workers_noted
 from locomo.model import LocomoModel, Seen
@@ -80,6 +81,8 @@ async def play(
         async with GatewayUnderTest(folder, fake, [], {"telegram": telegram_section(telegram)}, **sections) as bot:
             await bot.gateway.manager.ready("telegram")
             agent = bot.gateway.agent
+            await agent.warmed()
+            freeze_started()  # as `relaybot run` does once started: its full collections skip the start-up heap
             chat = Chat(model, telegram, agent)
             for exchange in conversation.exchanges:
                 await chat.say(exchange)

@@ -19,6 +19,7 @@ from bot.cluster.roles import Role
 from bot.config.schema import Config
 from bot.llm.types import Provider
 from bot.ops.allocator import QuietTrim, limit_arenas
+from bot.ops.collector import freeze_started
 from bot.ops.gateway_lock import AlreadyRunning
 from channels.console.channel import ConsoleChannel
 from channels.gateway.manager import ChannelManager
@@ -103,19 +104,27 @@ async def _serve(config: Config, role: Role = "all") -> None:
         logger.info("gateway starting with channels: %s", ", ".join(gateway.names))
     else:
         print(NO_CHANNEL, file=sys.stderr, flush=True)
+    settling: asyncio.Task[None] | None = None
     stopping = asyncio.create_task(stop.wait(), name="stop signal")
     lost = asyncio.create_task(gateway.lost_lease.wait(), name="lost lease")
     try:
         started = await _started(gateway, stopping)
         try:
             if started:
+                settling = asyncio.create_task(_settle(gateway), name="settle heap")
                 await asyncio.wait([stopping, lost], return_when=asyncio.FIRST_COMPLETED)
         finally:
             await gateway.stop()
             await trim.stop()
     finally:
-        await cancel_and_wait(stopping, lost, *reloads)
+        await cancel_and_wait(stopping, lost, settling, *reloads)
     logger.info("gateway stopped")
+
+
+async def _settle(gateway: Gateway) -> None:
+    """Once the first model call's modules are loaded, freeze what start-up built out of the collector's passes."""
+    await gateway.agent.warmed()
+    freeze_started()
 
 
 async def _started(gateway: Gateway, stopping: asyncio.Task[bool]) -> bool:

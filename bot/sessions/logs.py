@@ -145,16 +145,13 @@ class FileLogs:
         """The session's own archived files, oldest first (its threads' and other chats' left out)."""
         prefix = quote(key, safe="") + "."
         try:
-            names = [entry.name for entry in os.scandir(self._directory)]  # not glob: its pattern cache grows per chat
+            # Not glob (its pattern cache grows per chat), and no list of every session's name: a chat's first
+            # search walks a folder of thousands, and a list of them all would raise the heap's peak per chat.
+            with os.scandir(self._directory) as entries:
+                names = [entry.name for entry in entries if _archive_of(entry.name, prefix)]
         except FileNotFoundError:
             return []
-        return [
-            self._directory / name
-            for name in sorted(names)
-            if name.startswith(prefix)
-            and name.endswith(ARCHIVED_SUFFIX)
-            and "." not in name.removeprefix(prefix).removesuffix(ARCHIVED_SUFFIX)
-        ]
+        return [self._directory / name for name in sorted(names)]
 
     def _find(self, key: str, log: str) -> Path | None:
         """The file of the log with this identity: the live one, or (looked for only then) one archived since."""
@@ -171,6 +168,15 @@ class FileLogs:
             except FileNotFoundError:
                 continue
         return None
+
+
+def _archive_of(name: str, prefix: str) -> bool:
+    """Whether a file name is an archived log of the session whose quoted key and dot are `prefix`."""
+    return (
+        name.startswith(prefix)
+        and name.endswith(ARCHIVED_SUFFIX)
+        and "." not in name.removeprefix(prefix).removesuffix(ARCHIVED_SUFFIX)
+    )
 
 
 def _record(line: bytes) -> dict[str, Any] | None:

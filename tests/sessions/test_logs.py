@@ -6,6 +6,7 @@ import asyncio
 import json
 import resource
 import time
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -103,3 +104,24 @@ async def test_a_large_session_file_is_indexed_in_a_child_process_while_the_even
     assert [hit.stored.passage.first for hit in hits] == [9998]
     assert worked > 0.1  # the child parsed and indexed the file
     assert ticks > 1000 and longest < 0.25  # in a thread it stalled the loop 100-400 ms under load
+
+
+def test_finding_a_sessions_archives_holds_no_list_of_every_session_in_the_folder(tmp_path: Path) -> None:
+    # A chat's first search looks for its archives: in a folder of thousands of sessions, what that holds at its
+    # peak must not grow with their number (each new chat would raise the heap's high-water mark).
+    sessions = SessionStore(tmp_path)
+    sessions.append(sessions.get("telegram:1"), [{"role": "user", "content": "before /new"}])
+    sessions.reset("telegram:1")
+    for n in range(3_000):
+        (tmp_path / f"telegram%3A{100_000 + n}.jsonl").touch()
+    logs = FileLogs(tmp_path)
+    logs.archived("telegram:1")  # anything cached on first use is not the peak measured
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        found = logs.archived("telegram:1")
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert len(found) == 1
+    assert peak < 16 * 1024, f"{peak:,} bytes at the peak over a folder of 3,000 sessions"
