@@ -31,6 +31,18 @@ def two_telegram_bots(telegram: FakeTelegram, work: FakeTelegram, **overrides: A
     }
 
 
+def two_discord_bots(main: FakeDiscord, support: FakeDiscord, front: DiscordFront) -> dict[str, Any]:
+    """The default bot on `main`, account `support` on the second fake, both reached through `front`."""
+    return {
+        "enabled": True,
+        "token": main.token,
+        "api_base": front.api_base,
+        "gateway_url": front.gateway_url,
+        "streaming": "off",
+        "accounts": [{"name": "support", "token": support.token}],
+    }
+
+
 def said(sent: dict) -> str:
     """The user's words a reply echoes (the fake model echoes the message, after its one-line header)."""
     return str(sent["text"]).rpartition("\n")[2]
@@ -89,14 +101,7 @@ async def test_two_discord_bots_each_answer_their_own_dms_with_sessions_apart(
 ) -> None:
     main, support = FakeDiscord("main-token", bot_id=900), FakeDiscord("support-token", bot_id=901)
     async with main, support, DiscordFront(main, support) as front:
-        section = {
-            "enabled": True,
-            "token": main.token,
-            "api_base": front.api_base,
-            "gateway_url": front.gateway_url,
-            "streaming": "off",
-            "accounts": [{"name": "support", "token": support.token}],
-        }
+        section = two_discord_bots(main, support, front)
         async with GatewayUnderTest(tmp_path, fake_llm, [f"discord:{OWNER}"], {"discord": section}) as bot:
             await bot.gateway.manager.ready("discord")
             await bot.gateway.manager.ready("discord@support")
@@ -117,14 +122,7 @@ async def test_a_dm_sent_to_the_second_discord_bot_while_the_gateway_was_down_is
 ) -> None:
     main, support = FakeDiscord("main-token", bot_id=900), FakeDiscord("support-token", bot_id=901)
     async with main, support, DiscordFront(main, support) as front:
-        section = {
-            "enabled": True,
-            "token": main.token,
-            "api_base": front.api_base,
-            "gateway_url": front.gateway_url,
-            "streaming": "off",
-            "accounts": [{"name": "support", "token": support.token}],
-        }
+        section = two_discord_bots(main, support, front)
         async with GatewayUnderTest(tmp_path, fake_llm, [f"discord:{OWNER}"], {"discord": section}) as bot:
             await bot.gateway.manager.ready("discord@support")
             support.dm("first ticket", user_id=OWNER)

@@ -5,6 +5,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bot.access.pairing import PairingBook
 from tests.channels.contract.gateways import user_texts
 from tests.fakes.openai_server import FakeLLM
@@ -81,12 +83,13 @@ async def test_a_reply_to_the_bot_is_a_quote_and_a_thread_is_a_session_of_its_ow
     assert "in the thread now" in thread_request and "why?" not in thread_request  # a session of its own
 
 
-async def test_a_restart_resumes_from_the_stored_sync_token_without_replaying(
-    tmp_path: Path, fake_llm: FakeLLM, matrix_world: MatrixWorld
+@pytest.mark.parametrize("new_login", [False, True], ids=["same-token", "password-login"])
+async def test_a_restart_resumes_from_the_stored_sync_position_without_replaying(
+    tmp_path: Path, fake_llm: FakeLLM, matrix_world: MatrixWorld, new_login: bool
 ) -> None:
     world, front = matrix_world, matrix_world.front
     owner = world.client(OWNER)
-    async with matrix_bot(tmp_path, fake_llm, world):
+    async with matrix_bot(tmp_path, fake_llm, world):  # logged in with the access token
         room = await world.direct_room(OWNER)
         assert room is not None
         await owner.send(room, text("before the restart"))
@@ -94,30 +97,14 @@ async def test_a_restart_resumes_from_the_stored_sync_token_without_replaying(
     await owner.send(room, text("while it was down"))
     state = tmp_path / "state" / "matrix" / "sync.json"
     assert stat.S_IMODE(state.stat().st_mode) == 0o600
-    async with matrix_bot(tmp_path, fake_llm, world):
+    login = {"access_token": "", "password": world.bot.password} if new_login else {}
+    async with matrix_bot(tmp_path, fake_llm, world, **login):
         await front.wait_until(lambda: len(front.posted) == 2, "the missed message answered")
         await owner.send(room, text("after"))
         await front.wait_until(lambda: len(front.posted) == 3, "the next answer")
     texts = user_texts(fake_llm)
     assert len(texts) == 3 and texts[0].endswith("before the restart")  # never replayed
     assert texts[1].endswith("while it was down") and texts[2].endswith("after")
-
-
-async def test_a_new_login_by_password_resumes_the_accounts_sync_position(
-    tmp_path: Path, fake_llm: FakeLLM, matrix_world: MatrixWorld
-) -> None:
-    world, front = matrix_world, matrix_world.front
-    owner = world.client(OWNER)
-    async with matrix_bot(tmp_path, fake_llm, world):  # logged in with the access token
-        room = await world.direct_room(OWNER)
-        assert room is not None
-        await owner.send(room, text("before the switch"))
-        await front.wait_until(lambda: len(front.posted) == 1, "the first answer")
-    await owner.send(room, text("sent while it was down"))
-    async with matrix_bot(tmp_path, fake_llm, world, access_token="", password=world.bot.password):
-        await front.wait_until(lambda: len(front.posted) == 2, "the missed message answered after the new login")
-    texts = user_texts(fake_llm)
-    assert len(texts) == 2 and texts[1].endswith("sent while it was down")
 
 
 async def test_a_strangers_invite_is_declined_with_a_pairing_code_and_joined_once_approved(

@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.loopback import LoopbackSite
+from tests.fakes.loopback import LoopbackServer
 
 API_KEY = "brave-test-key"
 
@@ -18,32 +18,23 @@ def result(title: str, url: str, description: str) -> dict[str, Any]:
     return {"type": "search_result", "title": title, "url": url, "description": description, "language": "en"}
 
 
-class FakeBrave:
+class FakeBrave(LoopbackServer):
     """Serves `results` to requests bearing the right X-Subscription-Token; records every request's query."""
 
     def __init__(self, results: list[dict[str, Any]], api_key: str = API_KEY) -> None:
+        super().__init__()
         self.results = results
         self.api_key = api_key
         self.queries: list[dict[str, str]] = []
         self.throttle = 0  # answer this many more requests with 429 RATE_LIMITED
-        self._site: LoopbackSite | None = None
-        self._port = 0
 
     @property
     def base_url(self) -> str:
         """The URL to configure as tools.web_search.api_base."""
-        return f"http://127.0.0.1:{self._port}/res/v1"
+        return f"http://127.0.0.1:{self.port}/res/v1"
 
-    async def __aenter__(self) -> FakeBrave:
-        app = web.Application()
+    def routes(self, app: web.Application) -> None:
         app.router.add_get("/res/v1/web/search", self._search)
-        self._site = LoopbackSite(app)
-        self._port = await self._site.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        if self._site is not None:
-            await self._site.stop()
 
     async def _search(self, request: web.Request) -> web.Response:
         self.queries.append(dict(request.query))

@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-LOOPBACK = "127.0.0.1"
+from tests.fakes.stream_front import LOOPBACK, StreamFront
 
 
 @dataclass(frozen=True)
@@ -36,35 +36,17 @@ class Privmsg:
     passed: bool
 
 
-class IrcFront:
+class IrcFront(StreamFront):
     """`async with IrcFront(server_port) as front`: the bot connects to `front.port` instead of the server."""
 
     def __init__(self, server_port: int, server_name: str) -> None:
-        self.server_port = server_port
+        super().__init__(server_port)
         self.server_name = server_name
-        self.port = 0
         self.privmsgs: list[Privmsg] = []
         self.connections = 0
         self.transcript: list[str] = []
         """The bot's commands and the server's PONGs as they passed, in order: `PRIVMSG`, `PING`, `PONG` …"""
         self._answers: deque[Callable[[str, str], str] | None] = deque()
-        self._changed = asyncio.Condition()
-        self._server: asyncio.Server | None = None
-        self._links: set[asyncio.Task[None]] = set()
-        self._writers: list[asyncio.StreamWriter] = []
-
-    async def __aenter__(self) -> IrcFront:
-        self._server = await asyncio.start_server(self._link, LOOPBACK, 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        assert self._server is not None
-        self._server.close()
-        self.drop()
-        for task in list(self._links):
-            task.cancel()
-        await asyncio.gather(*self._links, return_exceptions=True)
 
     def answer_next(self, numeric: str, text: str, about_target: bool = True) -> None:
         """Answer the bot's next PRIVMSG with `numeric` (about its target, or about the command) instead of passing
@@ -76,28 +58,11 @@ class IrcFront:
 
         self._answers.append(line)
 
-    def drop(self) -> None:
-        """Cut every connection through the front, as a network failure would."""
-        for writer in self._writers:
-            writer.close()
-        self._writers.clear()
-
     def passed(self) -> list[Privmsg]:
         """The PRIVMSGs that reached the server, in order."""
         return [message for message in self.privmsgs if message.passed]
 
-    async def wait_until(self, check: Callable[[], bool], what: str, timeout: float = 15) -> None:
-        """Return once `check()` holds, re-checked on every PRIVMSG; TimeoutError naming `what` otherwise."""
-        try:
-            async with asyncio.timeout(timeout), self._changed:
-                await self._changed.wait_for(check)
-        except TimeoutError:
-            raise TimeoutError(f"timed out waiting for {what}") from None
-
     async def _link(self, bot_reader: asyncio.StreamReader, bot_writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._links.add(task)
         self.connections += 1
         server_reader, server_writer = await asyncio.open_connection(LOOPBACK, self.server_port)
         self._writers += [bot_writer, server_writer]
@@ -121,7 +86,6 @@ class IrcFront:
             down.cancel()
             for writer in (bot_writer, server_writer):
                 writer.close()
-            self._links.discard(task)
 
     async def _privmsg(
         self, params: str, raw: bytes, nick: str, bot_writer: asyncio.StreamWriter, server: asyncio.StreamWriter

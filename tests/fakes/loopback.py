@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Self
+
 from aiohttp import web
 
 
@@ -19,3 +21,26 @@ class LoopbackSite:
 
     async def stop(self) -> None:
         await self._runner.cleanup()
+
+
+class LoopbackServer:
+    """`async with` a fake server: the routes it adds in `routes` are served on 127.0.0.1 at `port` while entered."""
+
+    def __init__(self) -> None:
+        self.port = 0
+        self._site: LoopbackSite | None = None
+
+    def routes(self, app: web.Application) -> None:
+        """Add the fake's routes to `app`."""
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        app = web.Application()
+        self.routes(app)
+        self._site = LoopbackSite(app)
+        self.port = await self._site.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._site is not None:
+            await self._site.stop()

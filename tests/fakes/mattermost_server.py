@@ -45,7 +45,7 @@ import aiohttp
 from aiohttp import WSMsgType, web
 from aiohttp.typedefs import Handler
 
-from tests.fakes.loopback import LoopbackSite
+from tests.fakes.loopback import LoopbackServer
 from tests.fakes.mattermost_payloads import action_request, command_request, mm_error, new_id, post, posted
 from tests.fakes.waiting import RecordWaiter
 
@@ -53,10 +53,11 @@ TEXT_LIMIT = 16_383
 VERSION = "10.5.0"
 
 
-class FakeMattermost:
+class FakeMattermost(LoopbackServer):
     """One team with a town square and the bot; users write with `dm`/`channel_message`/`dm_file`."""
 
     def __init__(self, token: str = "mm-bot-token", bot_username: str = "relaybot") -> None:
+        super().__init__()
         self.token, self.bot_username = token, bot_username
         self.bot_id, self.team_id, self.town_square = new_id(), new_id(), new_id()
         self.users: dict[str, str] = {}  # user id -> username
@@ -75,11 +76,9 @@ class FakeMattermost:
         self.failures: deque[web.Response] = deque()  # answers for the next POST /posts
         self.attempts = 0
         self.connections = 0
-        self.port = 0
         self._dms: dict[str, str] = {}  # user id -> DM channel id
         self._outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._waiter = RecordWaiter()
-        self._site: LoopbackSite | None = None
         self._sockets: set[web.WebSocketResponse] = set()
 
     @property
@@ -87,8 +86,8 @@ class FakeMattermost:
         """The server's URL, as `channels.mattermost.url`."""
         return f"http://127.0.0.1:{self.port}"
 
-    async def __aenter__(self) -> FakeMattermost:
-        app = web.Application(middlewares=[self._authorised])
+    def routes(self, app: web.Application) -> None:
+        app.middlewares.append(self._authorised)
         api = "/api/v4"
         app.router.add_get(f"{api}/users/me", self._me)
         app.router.add_get(f"{api}/users/me/teams", self._teams)
@@ -106,15 +105,11 @@ class FakeMattermost:
         app.router.add_get(f"{api}/commands", self._list_commands)
         app.router.add_delete(f"{api}/commands/{{command_id}}", self._delete_command)
         app.router.add_get(f"{api}/websocket", self._websocket)
-        self._site = LoopbackSite(app)
-        self.port = await self._site.start()
-        return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         for socket in list(self._sockets):
             await socket.close()
-        if self._site is not None:
-            await self._site.stop()
+        await super().__aexit__(*exc_info)
 
     # What users do.
 

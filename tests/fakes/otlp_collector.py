@@ -7,7 +7,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.loopback import LoopbackSite
+from tests.fakes.loopback import LoopbackServer
 
 
 def _value(any_value: Any) -> Any:
@@ -15,31 +15,22 @@ def _value(any_value: Any) -> Any:
     return getattr(any_value, kind) if kind else None
 
 
-class FakeCollector:
+class FakeCollector(LoopbackServer):
     """Receives /v1/traces and /v1/metrics (application/x-protobuf) and answers as a collector does."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.spans: list[dict[str, Any]] = []
         self.metrics: dict[str, list[Any]] = {}
         self._changed = asyncio.Condition()
-        self._site: LoopbackSite | None = None
-        self.port = 0
 
     @property
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    async def __aenter__(self) -> FakeCollector:
-        app = web.Application()
+    def routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/traces", self._traces)
         app.router.add_post("/v1/metrics", self._metrics)
-        self._site = LoopbackSite(app)
-        self.port = await self._site.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        if self._site is not None:
-            await self._site.stop()
 
     async def wait_for(self, ready: Any, timeout: float = 20.0) -> None:
         """Return once `ready()` holds for what arrived."""

@@ -7,40 +7,24 @@ and answers the next `throttle` requests with its provider's rate-limit answer (
 from __future__ import annotations
 
 import html
-from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.loopback import LoopbackSite
+from tests.fakes.loopback import LoopbackServer
 
 TAVILY_KEY = "tvly-test-key"
 Hit = tuple[str, str, str]
 
 
-class _FakeServer:
-    """An aiohttp app on a free loopback port; subclasses add their routes."""
+class _FakeServer(LoopbackServer):
+    """A search provider's fake; subclasses add their routes."""
 
     def __init__(self, results: list[Hit]) -> None:
+        super().__init__()
         self.results = results
         self.queries: list[str] = []
         self.throttle = 0
         self.retry_after: int | None = None
-        self._site: LoopbackSite | None = None
-        self.port = 0
-
-    def routes(self, app: web.Application) -> None:
-        raise NotImplementedError
-
-    async def __aenter__(self) -> Any:
-        app = web.Application()
-        self.routes(app)
-        self._site = LoopbackSite(app)
-        self.port = await self._site.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        if self._site is not None:
-            await self._site.stop()
 
     def throttled(self, status: int = 429) -> web.Response | None:
         """The rate-limit answer while `throttle` lasts, else None."""

@@ -28,8 +28,6 @@ files", Adaptive Card actions) and the Agents SDK's connector_client.py (1.9.0):
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import itertools
 from collections import deque
 from collections.abc import Callable
@@ -38,9 +36,9 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from tests.fakes.loopback import LoopbackSite
 from tests.fakes.teams_issuer import FakeIssuer
 from tests.fakes.waiting import RecordWaiter
+from tests.fakes.webhook_pusher import WebhookPusher
 
 APP_ID = "00000000-0000-0000-0000-0000000000b0"
 BOT_NAME = "Relay"
@@ -55,10 +53,11 @@ def connector_error(status: int, code: str, message: str, retry_after: float | N
     return web.json_response({"error": {"code": code, "message": message}}, status=status, headers=headers)
 
 
-class FakeTeams:
+class FakeTeams(WebhookPusher):
     """One tenant with the bot installed: users write with `personal`/`channel_message`; `sent` is what it posted."""
 
     def __init__(self, app_password: str = "s3cret-value") -> None:
+        super().__init__()
         self.issuer = FakeIssuer(APP_ID, app_password)
         self.sent: list[dict[str, Any]] = []  # activities the bot created, with "_id" and "_conversation"
         self.updates: list[tuple[str, dict[str, Any]]] = []  # (activity id, new activity)
@@ -68,13 +67,8 @@ class FakeTeams:
         self.failures: deque[web.Response] = deque()
         self.files: dict[str, bytes] = {}
         self.accept_files = True  # the user presses Allow on each consent card
-        self.webhook_url = ""
         self._ids = itertools.count(1)
         self._waiter = RecordWaiter()
-        self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        self._pusher: asyncio.Task[None] | None = None
-        self._site: LoopbackSite | None = None
-        self.port = 0
 
     @property
     def service_url(self) -> str:
@@ -84,8 +78,7 @@ class FakeTeams:
     def bot_id(self) -> str:
         return f"28:{APP_ID}"
 
-    async def __aenter__(self) -> FakeTeams:
-        app = web.Application()
+    def routes(self, app: web.Application) -> None:
         app.router.add_routes(self.issuer.routes())
         app.router.add_post("/teams/v3/conversations/{cid}/activities", self._create)
         app.router.add_put("/teams/v3/conversations/{cid}/activities/{aid}", self._update)
@@ -93,19 +86,11 @@ class FakeTeams:
         app.router.add_put("/upload/{name}", self._upload)
         app.router.add_get("/files/{name}", self._download)
         app.router.add_get("/teams/v3/attachments/{name}/views/original", self._attachment)
-        self._site = LoopbackSite(app)
-        self.port = await self._site.start()
-        self.issuer.base = f"http://127.0.0.1:{self.port}"
-        self._pusher = asyncio.create_task(self._push_in_order())
-        return self
 
-    async def __aexit__(self, *exc_info: object) -> None:
-        if self._pusher is not None:
-            self._pusher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._pusher
-        if self._site is not None:
-            await self._site.stop()
+    async def __aenter__(self) -> FakeTeams:
+        await super().__aenter__()
+        self.issuer.base = f"http://127.0.0.1:{self.port}"
+        return self
 
     def section(self) -> dict[str, Any]:
         """The `channels.teams` keys pointing the channel at this fake."""
@@ -187,14 +172,6 @@ class FakeTeams:
         activity = self.activity(conversation, user, "", value=data, replyToId=sent["_id"])
         self.push(activity)
         return activity
-
-    def push(self, activity: dict[str, Any]) -> None:
-        """Queue an activity; a background task delivers the queue in order."""
-        self._queue.put_nowait(activity)
-
-    async def _push_in_order(self) -> None:
-        while True:
-            await self.deliver(await self._queue.get())
 
     async def deliver(self, activity: dict[str, Any], token: str | None = "valid") -> int:
         """POST an activity to the bot with a signed token (or `token` as given, or none); returns its status."""

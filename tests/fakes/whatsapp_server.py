@@ -30,8 +30,6 @@ The wire format it speaks, checked against Meta's Cloud API reference and pywa 4
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hashlib
 import hmac
 import itertools
@@ -44,8 +42,8 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from tests.fakes.loopback import LoopbackSite
 from tests.fakes.waiting import RecordWaiter
+from tests.fakes.webhook_pusher import WebhookPusher
 
 VERSION = "v21.0"
 TEXT_LIMIT = 4096
@@ -57,10 +55,11 @@ def graph_error(status: int, code: int, message: str) -> web.Response:
     return web.json_response({"error": error}, status=status)
 
 
-class FakeWhatsApp:
+class FakeWhatsApp(WebhookPusher):
     """One business phone number: push user messages with `text`/`image`/`press`, read `sent` and `reads`."""
 
     def __init__(self, phone_number_id: str = "1055", token: str = "EAAtest", app_secret: str = "s3cret") -> None:
+        super().__init__()
         self.phone_number_id, self.token, self.app_secret = phone_number_id, token, app_secret
         self.sent: list[dict[str, Any]] = []  # accepted POST /messages bodies, reads and reactions excluded
         self.reads: list[dict[str, Any]] = []
@@ -69,38 +68,20 @@ class FakeWhatsApp:
         self.uploads: dict[str, tuple[bytes, str, str]] = {}  # media id -> bytes, mime type, file name
         self.closed_windows: set[str] = set()  # wa_ids whose 24-hour window has passed
         self.failures: deque[web.Response] = deque()  # answers for the next POST /messages calls
-        self.webhook_url = ""  # where `deliver` posts, set by the test once the bot serves
         self.answers: list[int] = []  # the bot's HTTP status for each webhook POST
         self._ids = itertools.count(1)
         self._waiter = RecordWaiter()
-        self._site: LoopbackSite | None = None
-        self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        self._pusher: asyncio.Task[None] | None = None
-        self.port = 0
 
     @property
     def api_base(self) -> str:
         """The `api_base` to configure."""
         return f"http://127.0.0.1:{self.port}/{VERSION}"
 
-    async def __aenter__(self) -> FakeWhatsApp:
-        app = web.Application()
+    def routes(self, app: web.Application) -> None:
         app.router.add_get(f"/{VERSION}/{{node}}", self._get_node)
         app.router.add_post(f"/{VERSION}/{{phone}}/messages", self._post_message)
         app.router.add_post(f"/{VERSION}/{{phone}}/media", self._upload)
         app.router.add_get("/media-bytes/{media_id}", self._download)
-        self._site = LoopbackSite(app)
-        self.port = await self._site.start()
-        self._pusher = asyncio.create_task(self._push_in_order())
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        if self._pusher is not None:
-            self._pusher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._pusher
-        if self._site is not None:
-            await self._site.stop()
 
     # What a user does: each builds the webhook body, signs it and POSTs it to the bot.
 
@@ -177,15 +158,6 @@ class FakeWhatsApp:
         message = self.new_message(sender, "text", {"body": body})
         self.push(self.message_payload(message))
         return message
-
-    def push(self, payload: dict[str, Any]) -> None:
-        """Queue a webhook body; a background task delivers the queue in order."""
-        self._queue.put_nowait(payload)
-
-    async def _push_in_order(self) -> None:
-        while True:
-            payload = await self._queue.get()
-            await self.deliver(payload)
 
     async def deliver(self, payload: dict[str, Any] | bytes, signature: str | None = "valid") -> int:
         """POST a webhook body to the bot, signed unless `signature` is None or given; returns its status."""

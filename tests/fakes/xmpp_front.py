@@ -22,13 +22,12 @@ import contextlib
 import re
 import xml.etree.ElementTree as ET
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
+from tests.fakes.stream_front import LOOPBACK, StreamFront
 from tests.support.polling import until
 
-LOOPBACK = "127.0.0.1"
 STANZAS = "urn:ietf:params:xml:ns:xmpp-stanzas"
 _BOUND = re.compile(rb"<jid>([^<]+)</jid>")
 
@@ -108,32 +107,13 @@ def read_message(unit: bytes) -> tuple[str, str, str, str, str, str] | None:
     return attrs.get("id", ""), attrs.get("to", ""), attrs.get("type", "normal"), body, replaces, url
 
 
-class XmppFront:
+class XmppFront(StreamFront):
     """`async with XmppFront(server_port) as front`: the bot connects to `front.port` instead of the server."""
 
     def __init__(self, server_port: int) -> None:
-        self.server_port = server_port
-        self.port = 0
+        super().__init__(server_port)
         self.messages: list[SentMessage] = []
         self._bounces: deque[tuple[str, str, str]] = deque()
-        self._changed = asyncio.Condition()
-        self._server: asyncio.Server | None = None
-        self._links: set[asyncio.Task[None]] = set()
-        self._writers: list[asyncio.StreamWriter] = []
-
-    async def __aenter__(self) -> XmppFront:
-        self._server = await asyncio.start_server(self._link, LOOPBACK, 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        assert self._server is not None
-        self._server.close()
-        for writer in self._writers:
-            writer.close()
-        for task in list(self._links):
-            task.cancel()
-        await asyncio.gather(*self._links, return_exceptions=True)
 
     def bounce_next(self, kind: str, condition: str, text: str) -> None:
         """Answer the bot's next message with a stanza error (`kind`: wait, cancel, auth, modify) instead of passing
@@ -144,23 +124,11 @@ class XmppFront:
         """The messages that reached the server, in order."""
         return [message for message in self.messages if message.passed]
 
-    async def wait_until(self, check: Callable[[], bool], what: str, timeout: float = 15) -> None:
-        """Return once `check()` holds, re-checked on every message; TimeoutError naming `what` otherwise."""
-        try:
-            async with asyncio.timeout(timeout), self._changed:
-                await self._changed.wait_for(check)
-        except TimeoutError:
-            raise TimeoutError(f"timed out waiting for {what}") from None
-
     async def _link(self, bot_reader: asyncio.StreamReader, bot_writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._links.add(task)
         try:
             server_reader, server_writer = await self._reach_server()
         except OSError:
             bot_writer.close()
-            self._links.discard(task)
             return
         self._writers += [bot_writer, server_writer]
         bound = [""]
@@ -183,7 +151,6 @@ class XmppFront:
             down.cancel()
             for writer in (bot_writer, server_writer):
                 writer.close()
-            self._links.discard(task)
 
     async def _reach_server(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """The server's connection; while it restarts (refusing), the bot's connection waits, as a slow one would."""

@@ -35,6 +35,18 @@ def save(entry: str, memory: str) -> Reply:
     return ToolCalls((("save_memory", {"history_entry": entry, "memory_update": memory}),))
 
 
+async def consolidated(tmp_path: Path, reply: Callable[[dict], Reply]) -> tuple[FakeLLM, Harness]:
+    """Two console messages under a window of four, so `reply` answers one consolidation; the fake and bot, stopped."""
+    async with (
+        FakeLLM(default=consolidating(reply)) as fake,
+        Harness(tmp_path, fake, agent={"memory_window": 4}) as bot,
+    ):
+        for i in range(2):
+            await bot.ask(f"message {i}", chat="console:me")
+        await bot.app.memory.idle()
+    return fake, bot
+
+
 def excerpt(body: dict) -> str:
     return body["messages"][1]["content"]
 
@@ -111,13 +123,7 @@ async def test_empty_memory_update_keeps_memory_but_logs_history(tmp_path: Path)
 
 async def test_json_in_a_text_answer_is_accepted(tmp_path: Path) -> None:
     text = 'Here you go: {"history_entry": "Planned a trip to Lisbon.", "memory_update": "- Trip: Lisbon in May"}'
-    async with (
-        FakeLLM(default=consolidating(lambda body: Text(text))) as fake,
-        Harness(tmp_path, fake, agent={"memory_window": 4}) as bot,
-    ):
-        for i in range(2):
-            await bot.ask(f"message {i}", chat="console:me")
-        await bot.app.memory.idle()
+    fake, bot = await consolidated(tmp_path, lambda body: Text(text))
     memory = bot.config.workspace / "memory"
     assert unsourced((memory / "MEMORY.md").read_text()) == "- Trip: Lisbon in May\n"
     assert ENTRY.findall((memory / "HISTORY.md").read_text()) == ["Planned a trip to Lisbon."]
@@ -125,13 +131,7 @@ async def test_json_in_a_text_answer_is_accepted(tmp_path: Path) -> None:
 
 async def test_oversized_memory_is_sent_back_once_to_be_condensed(tmp_path: Path) -> None:
     answers = iter([save("Long chat.", "- fact\n" * 2000), save("Long chat.", "- the one fact that matters")])
-    async with (
-        FakeLLM(default=consolidating(lambda body: next(answers))) as fake,
-        Harness(tmp_path, fake, agent={"memory_window": 4}) as bot,
-    ):
-        for i in range(2):
-            await bot.ask(f"message {i}", chat="console:me")
-        await bot.app.memory.idle()
+    fake, bot = await consolidated(tmp_path, lambda body: next(answers))
     _, second = consolidation_requests(fake)
     note = second["messages"][-1]
     assert note["role"] == "tool" and "must stay under 6000" in note["content"]

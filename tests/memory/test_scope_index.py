@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,16 @@ def backends(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[B
     shared.client.close()
 
 
+@pytest.fixture
+async def first(
+    tmp_path: Path, backends: tuple[Backend, Backend], index_home: IndexHome
+) -> AsyncIterator[tuple[Backend, MemoryIndexes, Path]]:
+    """The first worker's backend, its index and the main scope; the index is stopped after the test."""
+    index = indexes(tmp_path, backends[0], home=index_home)
+    yield backends[0], index, tmp_path / "ws" / "memory"
+    await index.stop()
+
+
 def indexes(tmp_path: Path, backend: Backend, worker: str = "a", home: IndexHome | None = None) -> MemoryIndexes:
     state = tmp_path / f"state-{worker}"
     return MemoryIndexes(backend.logs, backend.members, tmp_path / "ws", state, "UTC", clock=lambda: 1.78e9, home=home)
@@ -69,11 +79,9 @@ def asked(hits: list[Any]) -> list[str]:
 
 
 async def test_every_message_of_live_and_archived_sessions_is_found_by_stemmed_words(
-    tmp_path: Path, backends: tuple[Backend, Backend], index_home: IndexHome
+    first: tuple[Backend, MemoryIndexes, Path],
 ) -> None:
-    backend = backends[0]
-    index = indexes(tmp_path, backend, home=index_home)
-    scope = tmp_path / "ws" / "memory"
+    backend, index, scope = first
     backend.say("telegram:1", "We hiked the Eagle Crest trail", "Sounds lovely")
     await index.join(scope, "telegram:1")
     backend.sessions.reset("telegram:1")
@@ -87,7 +95,6 @@ async def test_every_message_of_live_and_archived_sessions_is_found_by_stemmed_w
     assert (hit.stored.passage.speaker, hit.stored.passage.answered) == ("Ann", "Enjoy it")
     assert await index.search(scope, "zeppelin") == []  # a tool result is not something the chat said
     assert await index.search(scope, "what did you say about it?") == []
-    await index.stop()
 
 
 async def test_a_second_worker_catches_up_from_the_shared_store_with_identical_results(
@@ -110,19 +117,14 @@ async def test_a_second_worker_catches_up_from_the_shared_store_with_identical_r
     await index_b.stop()
 
 
-async def test_passages_in_the_prompt_history_are_left_out(
-    tmp_path: Path, backends: tuple[Backend, Backend], index_home: IndexHome
-) -> None:
-    backend = backends[0]
-    index = indexes(tmp_path, backend, home=index_home)
-    scope = tmp_path / "ws" / "memory"
+async def test_passages_in_the_prompt_history_are_left_out(first: tuple[Backend, MemoryIndexes, Path]) -> None:
+    backend, index, scope = first
     backend.say("telegram:1", "The wifi password is on the fridge", "OK")
     backend.say("telegram:1", "The fridge is making noise", "Call a repair")
     await index.join(scope, "telegram:1")
 
     found = await index.search(scope, "fridge", shown=Shown("telegram:1", 4))
     assert asked(found) == ["The wifi password is on the fridge"]
-    await index.stop()
 
 
 async def test_history_entries_and_memory_facts_are_passages_with_dates(tmp_path: Path, index_home: IndexHome) -> None:
@@ -255,12 +257,8 @@ async def test_a_further_ranked_list_is_fused_with_the_keyword_one(tmp_path: Pat
     assert fed[:3] == ["We planted tulips by the fence", "The fence needs new paint", "Spring flowers make me happy"]
 
 
-async def test_a_resumed_session_is_indexed_once(
-    tmp_path: Path, backends: tuple[Backend, Backend], index_home: IndexHome
-) -> None:
-    backend = backends[0]
-    index = indexes(tmp_path, backend, home=index_home)
-    scope = tmp_path / "ws" / "memory"
+async def test_a_resumed_session_is_indexed_once(first: tuple[Backend, MemoryIndexes, Path]) -> None:
+    backend, index, scope = first
     backend.say("telegram:1", "The spare tyre is in the garage loft", "Noted")
     await index.join(scope, "telegram:1")
     backend.sessions.reset("telegram:1")
@@ -272,4 +270,3 @@ async def test_a_resumed_session_is_indexed_once(
 
     assert asked(await index.search(scope, "garage loft tyre")) == ["The spare tyre is in the garage loft"]
     assert asked(await index.search(scope, "jack boot")) == ["And the jack is in the boot"]
-    await index.stop()

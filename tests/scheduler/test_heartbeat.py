@@ -112,13 +112,18 @@ async def test_a_chat_the_callable_calls_busy_is_skipped(tmp_path: Path) -> None
     assert bus.published == []
 
 
+def with_tasks(bot: TelegramBot, tasks: str) -> TelegramBot:
+    """`bot` with `tasks` as its workspace's HEARTBEAT.md."""
+    bot.config.workspace.mkdir(parents=True, exist_ok=True)
+    (bot.config.workspace / "HEARTBEAT.md").write_text(tasks)
+    return bot
+
+
 def heartbeat_bot(
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, tasks: str, **heartbeat: object
 ) -> TelegramBot:
     bot = TelegramBot(tmp_path, fake_llm, telegram, heartbeat={"deliver_to": f"telegram:{OWNER}", **heartbeat})
-    bot.config.workspace.mkdir(parents=True, exist_ok=True)
-    (bot.config.workspace / "HEARTBEAT.md").write_text(tasks)
-    return bot
+    return with_tasks(bot, tasks)
 
 
 async def test_empty_file_makes_no_request(tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram) -> None:
@@ -195,9 +200,7 @@ async def test_a_beat_cut_short_by_a_stop_runs_again_at_the_next_start(
 async def test_without_deliver_to_the_latest_owner_chat_is_used(
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
 ) -> None:
-    bot = TelegramBot(tmp_path, fake_llm, telegram)
-    bot.config.workspace.mkdir(parents=True, exist_ok=True)
-    (bot.config.workspace / "HEARTBEAT.md").write_text("- anything new?")
+    bot = with_tasks(TelegramBot(tmp_path, fake_llm, telegram), "- anything new?")
     async with bot:
         await bot.gateway.manager.ready("telegram")
         assert await bot.gateway.heartbeat.tick() is Outcome.NO_TARGET
@@ -244,9 +247,7 @@ async def test_without_deliver_to_only_an_owner_dm_is_used_and_remembered(
 
     def bot() -> TelegramBot:
         made = TelegramBot(tmp_path, fake_llm, telegram, telegram_options={"group_policy": "open"})
-        made.config.workspace.mkdir(parents=True, exist_ok=True)
-        (made.config.workspace / "HEARTBEAT.md").write_text("- anything new?")
-        return made
+        return with_tasks(made, "- anything new?")
 
     async with bot() as first:
         await first.gateway.manager.ready("telegram")
@@ -277,9 +278,7 @@ async def test_a_heartbeat_turn_is_bounded_by_the_turn_timeout(
     bot = TelegramBot(
         tmp_path, fake_llm, telegram, heartbeat={"deliver_to": f"telegram:{OWNER}"}, agent={"turn_timeout": "200ms"}
     )
-    bot.config.workspace.mkdir(parents=True, exist_ok=True)
-    (bot.config.workspace / "HEARTBEAT.md").write_text("- check things")
-    async with bot:
+    async with with_tasks(bot, "- check things"):
         assert await bot.gateway.heartbeat.tick() is Outcome.FAILED
     assert telegram.sent == []
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from bot.bus import InboundMessage
 from bot.config.channels.discord import DiscordConfig
@@ -16,6 +16,7 @@ from channels.discord.channel import DiscordChannel
 from channels.slack.channel import SlackChannel
 from channels.telegram.channel import TelegramChannel
 from tests.fakes.discord_server import FakeDiscord
+from tests.fakes.loopback import LoopbackSite
 from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import FakeTelegram
 from tests.support.gateway import slack_section
@@ -49,6 +50,37 @@ class AdapterUnderTest(Generic[C]):
     def nothing_more(self) -> bool:
         """Whether the channel published nothing beyond what `next` returned."""
         return len(self.published.messages) == self._read
+
+
+class PostsToWebhook(Protocol):
+    """A fake platform that delivers by POSTing to the bot's webhook at `webhook_url`."""
+
+    webhook_url: str
+
+
+class WebhookAdapter(AdapterUnderTest[C]):
+    """The channel with its webhook served on 127.0.0.1 at `path`, as the gateway's HTTP server serves it; `fake`
+    posts there."""
+
+    def __init__(self, make: Callable[[Publish], C], fake: PostsToWebhook, path: str) -> None:
+        super().__init__(make)
+        self._fake, self._path = fake, path
+        self._site: LoopbackSite | None = None
+
+    async def __aenter__(self) -> WebhookAdapter[C]:
+        from aiohttp import web
+
+        app = web.Application()
+        app.router.add_routes(self.channel.webhook_routes())  # type: ignore[attr-defined]
+        self._site = LoopbackSite(app)
+        self._fake.webhook_url = f"http://127.0.0.1:{await self._site.start()}{self._path}"
+        await self.channel.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.channel.stop()
+        if self._site is not None:
+            await self._site.stop()
 
 
 def telegram_adapter(fake: FakeTelegram, media_dir: Path, **section: Any) -> AdapterUnderTest[TelegramChannel]:

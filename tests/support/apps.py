@@ -14,39 +14,14 @@ from bot.config.channels.whatsapp import WhatsAppConfig
 from channels.base import Channel, Publish
 from channels.email.channel import EmailChannel
 from channels.whatsapp.channel import WhatsAppChannel
-from tests.fakes.loopback import LoopbackSite
 from tests.fakes.whatsapp_server import TEXT_LIMIT as WHATSAPP_LIMIT
 from tests.fakes.whatsapp_server import FakeWhatsApp, graph_error
-from tests.support.adapter import AdapterUnderTest
+from tests.support.adapter import AdapterUnderTest, WebhookAdapter
 from tests.support.mail_servers import MailPlatform, text_of
 from tests.support.platform import Platform
 
 WEBHOOK_PATH = "/whatsapp/webhook"
 _NUMBERED = re.compile(r"^(\d+)\. (.+)$", re.MULTILINE)
-
-
-class WebhookAdapter(AdapterUnderTest[WhatsAppChannel]):
-    """The WhatsApp channel with its webhook served on 127.0.0.1, as the gateway's HTTP server serves it."""
-
-    def __init__(self, make: Callable[[Publish], WhatsAppChannel], fake: FakeWhatsApp) -> None:
-        super().__init__(make)
-        self._fake = fake
-        self._site: LoopbackSite | None = None
-
-    async def __aenter__(self) -> WebhookAdapter:
-        from aiohttp import web
-
-        app = web.Application()
-        app.router.add_routes(self.channel.webhook_routes())
-        self._site = LoopbackSite(app)
-        self._fake.webhook_url = f"http://127.0.0.1:{await self._site.start()}{WEBHOOK_PATH}"
-        await self.channel.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.channel.stop()
-        if self._site is not None:
-            await self._site.stop()
 
 
 def whatsapp_section(fake: FakeWhatsApp) -> dict[str, Any]:
@@ -91,7 +66,7 @@ class WhatsApp(Platform):
         def make(publish: Publish) -> WhatsAppChannel:
             return WhatsAppChannel(publish, config, media_dir)
 
-        return WebhookAdapter(make, self.fake)  # type: ignore[return-value]
+        return WebhookAdapter(make, self.fake, WEBHOOK_PATH)  # type: ignore[return-value]
 
     def dm(self, text: str, user: str) -> Any:
         return self.fake.push_text(text, sender=user)

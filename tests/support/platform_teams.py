@@ -8,41 +8,16 @@ from typing import Any
 
 from bot.bus import ChatRef
 from bot.config.channels.teams import TeamsConfig
-from channels.base import Channel, Publish
+from channels.base import Channel
 from channels.teams.channel import TeamsChannel
-from tests.fakes.loopback import LoopbackSite
 from tests.fakes.teams_server import CHANNEL_CONVERSATION, TEAM, FakeTeams, connector_error
-from tests.support.adapter import AdapterUnderTest
+from tests.support.adapter import AdapterUnderTest, WebhookAdapter
 from tests.support.platform import Platform
 
 WEBHOOK_PATH = "/api/messages"
 TEXT_LIMIT = 4000
 CONSENT_CARD = "application/vnd.microsoft.teams.card.file.consent"
 ADAPTIVE_CARD = "application/vnd.microsoft.card.adaptive"
-
-
-class TeamsWebhookAdapter(AdapterUnderTest[TeamsChannel]):
-    """The Teams channel with its webhook served on 127.0.0.1, as the gateway's HTTP server serves it."""
-
-    def __init__(self, make: Callable[[Publish], TeamsChannel], fake: FakeTeams) -> None:
-        super().__init__(make)
-        self._fake = fake
-        self._site: LoopbackSite | None = None
-
-    async def __aenter__(self) -> TeamsWebhookAdapter:
-        from aiohttp import web
-
-        app = web.Application()
-        app.router.add_routes(self.channel.webhook_routes())
-        self._site = LoopbackSite(app)
-        self._fake.webhook_url = f"http://127.0.0.1:{await self._site.start()}{WEBHOOK_PATH}"
-        await self.channel.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.channel.stop()
-        if self._site is not None:
-            await self._site.stop()
 
 
 def teams_section(fake: FakeTeams, **section: Any) -> dict[str, Any]:
@@ -80,7 +55,7 @@ class Teams(Platform):
 
     def adapter(self, media_dir: Path, **section: Any) -> AdapterUnderTest[Channel]:
         config = TeamsConfig.model_validate({"enabled": True, **self.section, **section})
-        return TeamsWebhookAdapter(lambda publish: TeamsChannel(publish, config, media_dir), self.fake)  # type: ignore[return-value]
+        return WebhookAdapter(lambda publish: TeamsChannel(publish, config, media_dir), self.fake, WEBHOOK_PATH)  # type: ignore[return-value]
 
     def dm(self, text: str, user: str) -> Any:
         return self.fake.personal(text, user)

@@ -25,6 +25,31 @@ from tests.support.adapter import AdapterUnderTest
 from tests.support.platform import Platform
 
 
+class _SelfHosted(Platform):
+    """What Mattermost's and signal-cli's fakes answer alike: a DM, a file in a DM, a redelivery, the texts sent."""
+
+    def dm(self, text: str, user: str) -> Any:
+        return self.fake.dm(text, user)
+
+    def dm_file(self, content: bytes, name: str, mime_type: str, user: str) -> Any:
+        return self.fake.dm_file(content, name, mime_type, user)
+
+    def redeliver(self, payload: Any) -> None:
+        self.fake.push(payload)
+
+    def sent(self) -> list[str]:
+        return self.fake.sent_texts()
+
+    async def wait_sent(self, n: int) -> None:
+        await self.fake.wait_for_sent(n)
+
+    def send_attempts(self) -> int:
+        return self.fake.attempts
+
+    async def wait_for(self, check: Callable[[], bool], what: str) -> None:
+        await self.fake.wait_until(check, what)
+
+
 class MattermostAdapter(AdapterUnderTest[MattermostChannel]):
     """The Mattermost channel with its callbacks served on 127.0.0.1, as the gateway's HTTP server serves them;
     the channel is made once the server's URL (its `callback_url`) is known."""
@@ -82,7 +107,7 @@ def mattermost_section(fake: FakeMattermost) -> dict[str, Any]:
     return {"url": fake.url, "token": fake.token, "streaming": "off"}
 
 
-class Mattermost(Platform):
+class Mattermost(_SelfHosted):
     """Mattermost's town square is the group; a 429 names its wait in Retry-After."""
 
     name, limit, owner, stranger = (
@@ -109,23 +134,8 @@ class Mattermost(Platform):
     def adapter(self, media_dir: Path, **section: Any) -> AdapterUnderTest[Channel]:
         return MattermostAdapter(self.fake, media_dir, section)  # type: ignore[return-value]
 
-    def dm(self, text: str, user: str) -> Any:
-        return self.fake.dm(text, user)
-
     def group(self, text: str, user: str, mention: bool) -> Any:
         return self.fake.channel_message(text, user, mention)
-
-    def dm_file(self, content: bytes, name: str, mime_type: str, user: str) -> Any:
-        return self.fake.dm_file(content, name, mime_type, user)
-
-    def redeliver(self, payload: Any) -> None:
-        self.fake.push(payload)
-
-    def sent(self) -> list[str]:
-        return self.fake.sent_texts()
-
-    async def wait_sent(self, n: int) -> None:
-        await self.fake.wait_for_sent(n)
 
     def sent_ids(self) -> list[str]:
         return [post["id"] for post in self.fake.sent]
@@ -161,12 +171,6 @@ class Mattermost(Platform):
     def refuse_send(self) -> None:
         self.fake.failures.append(mm_error(403, "api.context.permissions.app_error", self.forbidden))
 
-    def send_attempts(self) -> int:
-        return self.fake.attempts
-
-    async def wait_for(self, check: Callable[[], bool], what: str) -> None:
-        await self.fake.wait_until(check, what)
-
 
 def posted_post(event: dict[str, Any]) -> dict[str, Any]:
     """The post a `posted` event carries."""
@@ -188,7 +192,7 @@ def signal_adapter(fake: FakeSignalDaemon, media_dir: Path, **section: Any) -> A
     return AdapterUnderTest(lambda publish: SignalChannel(publish, config, media_dir, **options))
 
 
-class Signal(Platform):
+class Signal(_SelfHosted):
     """Signal through signal-cli: a group, no edits (a live reply goes out whole), choices as numbered lines
     pressed by typing the number, and a rate limit that names its wait."""
 
@@ -212,23 +216,8 @@ class Signal(Platform):
     def adapter(self, media_dir: Path, **section: Any) -> AdapterUnderTest[Channel]:
         return signal_adapter(self.fake, media_dir, **section)  # type: ignore[return-value]
 
-    def dm(self, text: str, user: str) -> Any:
-        return self.fake.dm(text, user)
-
     def group(self, text: str, user: str, mention: bool) -> Any:
         return self.fake.group_message(text, user, mention)
-
-    def dm_file(self, content: bytes, name: str, mime_type: str, user: str) -> Any:
-        return self.fake.dm_file(content, name, mime_type, user)
-
-    def redeliver(self, payload: Any) -> None:
-        self.fake.push(payload)
-
-    def sent(self) -> list[str]:
-        return self.fake.sent_texts()
-
-    async def wait_sent(self, n: int) -> None:
-        await self.fake.wait_for_sent(n)
 
     def sent_ids(self) -> list[str]:
         return [f"{self.fake.account}:{sent['timestamp']}" for sent in self.fake.sent]
@@ -268,9 +257,3 @@ class Signal(Platform):
 
     def refuse_send(self) -> None:
         self.fake.failures.append(rpc_error(-1, self.forbidden, ["UNREGISTERED_FAILURE"]))
-
-    def send_attempts(self) -> int:
-        return self.fake.attempts
-
-    async def wait_for(self, check: Callable[[], bool], what: str) -> None:
-        await self.fake.wait_until(check, what)

@@ -5,30 +5,8 @@ from bot.agent.context.attachments import describe_attachment
 from bot.bus import Attachment
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
+from tests.files.samples import pdf_pages
 from tests.support.gateway import OWNER, TelegramBot
-
-
-def tiny_pdf(text: str) -> bytes:
-    """A one-page PDF whose text layer holds `text`."""
-    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
 
 
 def saved(tmp_path: Path, name: str, content: bytes) -> Path:
@@ -52,7 +30,7 @@ def test_long_text_is_cut_with_a_note(tmp_path: Path) -> None:
 
 
 def test_pdf_text_is_extracted(tmp_path: Path) -> None:
-    path = saved(tmp_path, "f3.pdf", tiny_pdf("Invoice 4711 total 99 EUR"))
+    path = saved(tmp_path, "f3.pdf", pdf_pages(["Invoice 4711 total 99 EUR"]))
     note = describe_attachment(Attachment(str(path), "application/pdf"), tmp_path, 20_000)
     assert "Invoice 4711 total 99 EUR" in note
 
