@@ -46,11 +46,15 @@ def test_what_start_up_built_is_frozen_and_later_cycles_and_dropped_objects_are_
 
 
 async def test_the_gateway_freezes_its_heap_only_once_the_model_is_warm() -> None:
-    warm = asyncio.Event()
-    agent = SimpleNamespace(warmed=warm.wait)
-    settling = asyncio.create_task(_settle(cast(Gateway, SimpleNamespace(agent=agent))))
+    asked, warm = asyncio.Event(), asyncio.Event()
+
+    async def warmed() -> None:
+        asked.set()
+        await warm.wait()
+
+    settling = asyncio.create_task(_settle(cast(Gateway, SimpleNamespace(agent=SimpleNamespace(warmed=warmed)))))
     try:
-        await asyncio.sleep(0)
+        await asked.wait()
         assert gc.get_freeze_count() == 0 and not settling.done()
         warm.set()
         await settling

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import selectors
 import shutil
 import socket
 import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -21,25 +24,37 @@ def _free_port() -> int:
 
 
 def _started(binary: str, directory: Path) -> tuple[subprocess.Popen[bytes], int]:
-    """A redis-server on a free port, once it accepts connections; another port when a process took this one first
-    (other suites run on the machine) and it exited."""
+    """A redis-server on a free port, once its log says it accepts connections; another port when a process took
+    this one first (other suites run on the machine) and it exited."""
     for _ in range(3):
         port = _free_port()
-        args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(directory)]
+        args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(directory), "--logfile", ""]
         process = subprocess.Popen(
-            [*args, "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
+            [*args, "--save", "", "--appendonly", "no"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT
         )
-        deadline = time.monotonic() + START_CEILING
-        while process.poll() is None:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                return process, port
-            except OSError:
-                if time.monotonic() > deadline:
-                    process.kill()
-                    raise RuntimeError(f"redis-server did not start within {START_CEILING:g}s") from None
-                time.sleep(0.02)
+        assert process.stdout is not None
+        if _ready(process.stdout, time.monotonic() + START_CEILING, process):
+            process.stdout.close()  # the log goes on into a closed pipe: redis ignores SIGPIPE
+            return process, port
+        process.wait(START_CEILING)
     raise RuntimeError("redis-server did not start: it exited three times (its port taken?)")
+
+
+def _ready(log: IO[bytes], deadline: float, process: subprocess.Popen[bytes]) -> bool:
+    """Whether the server's log said it accepts connections; False when it exited first. The pipe is waited on (no
+    polling) and read unbuffered, so no line sits unseen in a buffer; past `deadline` the server is killed."""
+    said = b""
+    with selectors.DefaultSelector() as selector:
+        selector.register(log, selectors.EVENT_READ)
+        while selector.select(max(0.0, deadline - time.monotonic())):
+            chunk = os.read(log.fileno(), 4096)
+            if not chunk:
+                return False
+            said = said[-64:] + chunk
+            if b"Ready to accept connections" in said:
+                return True
+    process.kill()
+    raise RuntimeError(f"redis-server did not start within {START_CEILING:g}s")
 
 
 @pytest.fixture
