@@ -13,10 +13,12 @@ from bot.bus import InboundMessage, Trust
 from bot.llm.types import LLMResponse, tool_call_message
 from bot.memory.pair_write import write_pair
 from bot.storage.chat_paths import chat_path
+from bot.storage.recent import RecentMap
 
 MAIN_SCOPE_CHANNELS = frozenset({"console"})
 SAVE_MEMORY = "save_memory"
 MEMORY_CAP_CHARS = 6000
+SCOPES_KEPT = 64  # chats active lately: a turn's scope is one look-up, not three path joins and a pattern
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,14 +67,28 @@ class MemoryScope:
         write_pair(self.directory, memory, history + "".join(f"\n{entry}\n" for entry in entries))
 
 
+_scopes: RecentMap[tuple[Path, object, bool, str | None], MemoryScope] = RecentMap(SCOPES_KEPT)
+
+
 def scope_for(workspace: Path, message: InboundMessage) -> MemoryScope:
     """Owner DMs and the console share the main memory; a person's DMs on every app share theirs; other chats
-    have their own."""
+    have their own. The same chat gets the same object while it is among the last `SCOPES_KEPT` asked for (its
+    path's hash and text made once)."""
     chat = message.chat
-    if chat.channel in MAIN_SCOPE_CHANNELS or (message.is_direct and message.trust is Trust.OWNER):
+    main = chat.channel in MAIN_SCOPE_CHANNELS or (message.is_direct and message.trust is Trust.OWNER)
+    key = (workspace, chat, main, message.person if message.is_direct else None)
+    scope = _scopes.get(key, fresh=True)
+    if scope is None:
+        scope = _scopes[key] = _scope(workspace, message, main)
+    return scope
+
+
+def _scope(workspace: Path, message: InboundMessage, main: bool) -> MemoryScope:
+    if main:
         return MemoryScope(workspace / "memory", is_main=True)
     if message.is_direct and message.person:
         return MemoryScope(chat_path(workspace / "memory" / "people", _folder_name(message.person)), is_main=False)
+    chat = message.chat
     folder = _folder_name(f"{chat.channel_key}_{chat.chat_id}", "@")
     return MemoryScope(chat_path(workspace / "memory" / "chats", folder), is_main=False)
 

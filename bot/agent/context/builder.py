@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import math
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -113,6 +114,7 @@ class ContextBuilder:
         self._max_inbound_chars = max_inbound_chars
         self._inline_attachment_chars = inline_attachment_chars
         self._chat_files = files
+        self._minute: tuple[float, str] = (math.nan, "")  # the local minute last written in a header: its start, text
 
     def build(
         self,
@@ -127,7 +129,8 @@ class ContextBuilder:
         user message."""
         limit = self._max_tool_result_chars
         messages = [{"role": "system", "content": self.system_prompt(message, scope, persona_file, bootstrap)}]
-        messages += [_as_sent(m, limit) for m in history]
+        # most messages go as they are: the call is made only for a tool result or a message with reasoning
+        messages += [_as_sent(m, limit) if m.get("role") == "tool" or "reasoning" in m else m for m in history]
         messages.append(self.user_message(message, user_text))
         return messages
 
@@ -219,12 +222,22 @@ class ContextBuilder:
         where = f"{chat.channel} {'DM' if message.is_direct else 'group'} {chat.chat_id}"
         if chat.thread_id:
             where += f" thread {chat.thread_id}"
-        sent = datetime.fromtimestamp(message.created_at, self._zone)  # the same header if the turn runs again
-        when = sent.strftime("%Y-%m-%d %H:%M %A")
+        when = self._when(message.created_at)  # the same header if the turn runs again
         if message.kind == "system":
             return f"[system message for {where} · {when}]"
         sender = f"{message.sender_name} ({message.sender_id})" if message.sender_name else message.sender_id
         return f"[{where} · from {sender} · {when}]"
+
+    def _when(self, timestamp: float) -> str:
+        """The local minute of `timestamp` as a header writes it; messages within the minute last written reuse it
+        (its edges, a millisecond each, are formatted again: the start is worked out in floating point)."""
+        start, text = self._minute
+        if start + 0.001 <= timestamp < start + 59.999:
+            return text
+        sent = datetime.fromtimestamp(timestamp, self._zone)
+        text = sent.strftime("%Y-%m-%d %H:%M %A")
+        self._minute = (timestamp - sent.second - sent.microsecond / 1e6, text)
+        return text
 
     def user_text(self, message: InboundMessage) -> str:
         """The text stored in history: header, group context, quote, message (capped), attachments (text inlined)."""

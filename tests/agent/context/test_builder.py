@@ -90,3 +90,20 @@ def test_owners_guests_and_personas_each_get_their_own_prompt(tmp_path: Path) ->
     os.utime(persona, ns=(0, 1))
     assert "Talk like a sailor." in builder.system_prompt(message, scope, persona)
     assert builder.system_prompt(message, scope) == owner_prompt
+
+
+def test_a_header_names_the_local_minute_of_each_message_across_minutes_and_a_clock_change(tmp_path: Path) -> None:
+    builder = ContextBuilder(tmp_path, "Europe/Berlin")
+    chat = ChatRef("telegram", "42")
+
+    def header(at: float) -> str:
+        return builder.runtime_header(InboundMessage(chat, "42", "hi", created_at=at)).split(" · ")[-1]
+
+    change = 1_698_541_200.0  # 2023-10-29 01:00 UTC: Berlin's clocks go back from 03:00 to 02:00
+    assert header(change - 60.5) == "2023-10-29 02:58 Sunday]"
+    assert header(change - 0.5) == "2023-10-29 02:59 Sunday]"
+    assert header(change - 0.0001) == "2023-10-29 02:59 Sunday]"
+    assert header(change) == "2023-10-29 02:00 Sunday]"
+    assert header(change + 59.9) == "2023-10-29 02:00 Sunday]"
+    assert header(change + 60) == "2023-10-29 02:01 Sunday]"
+    assert header(change - 30) == "2023-10-29 02:59 Sunday]"
