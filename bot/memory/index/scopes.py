@@ -44,6 +44,8 @@ INDEX_FILE = "index.sqlite3"
 MAX_OPEN = 32
 MAX_LISTED = 128  # sessions remembered as listed in their scope (a forgotten one is looked up again)
 SAVE_DELAY = 1.0  # seconds from a turn's end to indexing what it saved, so a burst of turns shares one catch-up
+SAVE_INTERVAL = 5.0  # seconds at least from one background catch-up of a scope to its next: a busy chat's turns share
+# one (each costs about 1 ms beside its messages' own cost); a search catches up by itself, so nothing waits on it
 WIDER = 4  # hits looked at for each window wanted: windows that merge leave room for further ones
 QUICK_SEARCH = 0.002  # seconds of CPU: a scope searched faster is searched on the event loop (a thread hop costs more)
 RECHECK = 1.0  # seconds a scope found caught up is taken as such for what others save (searches in a row: no stats)
@@ -91,6 +93,7 @@ class MemoryIndexes:
         home: IndexHome | None = None,
         recheck: float = 0.0,
         ticks: Callable[[], float] = time.monotonic,
+        save_interval: float = SAVE_INTERVAL,
     ) -> None:
         """`quick`: a scope where either of the last two searches of the same kind took less CPU (in seconds) is
         searched on the caller's thread when its index needs no catch-up (one slow search, as when the collector ran
@@ -99,7 +102,8 @@ class MemoryIndexes:
         `bulk` indexes a big backlog in another process. `home` keeps the indexes (None: SQLite files under
         `state_dir`). `recheck`: for that many seconds (on `ticks`) after a scope was found caught up, a search that
         says what its prompt shows checks only its own session, in memory: what other sessions and HISTORY.md or
-        MEMORY.md gained meanwhile is searchable from the next check, within `recheck`; 0 checks every search."""
+        MEMORY.md gained meanwhile is searchable from the next check, within `recheck`; 0 checks every search.
+        `save_interval`: seconds at least between a scope's catch-ups after turns (`saved`)."""
         self._logs = logs
         self._members = members
         self._workspace = workspace
@@ -110,6 +114,8 @@ class MemoryIndexes:
         self._opening = threading.Lock()
         self._pending: dict[Path, asyncio.Task[None] | asyncio.TimerHandle] = {}
         self._delay = save_delay
+        self._interval = save_interval
+        self._joined: RecentMap[Path, float] = RecentMap(MAX_LISTED)  # scope -> loop time of its last `saved` catch-up
         self._quick = quick
         self._bulk = bulk
         self._home: IndexHome = FileIndexes() if home is None else home
@@ -219,13 +225,16 @@ class MemoryIndexes:
             self.semantic.index_changed(self.scope_name(directory), self.path_for(directory))
 
     def saved(self, directory: Path, key: str) -> None:
-        """Messages were saved to session `key` of the scope: index them a little later, off the event loop (turns
-        in a row share one catch-up; a search catches up by itself first)."""
+        """Messages were saved to session `key` of the scope: index them a little later, off the event loop:
+        `save_delay` after the turn, and `save_interval` after the scope's last such catch-up began (turns in a row
+        share one; a search catches up by itself first)."""
         if directory in self._pending:
             return
         listed = (directory, key) in self._listed
+        loop = asyncio.get_running_loop()
 
         def start() -> None:
+            self._joined[directory] = loop.time()
             task = asyncio.create_task(self.join(directory, key), name=f"memory-index:{key}")
             self._pending[directory] = task
             task.add_done_callback(lambda finished: self._finished(directory, key, finished))
@@ -233,7 +242,8 @@ class MemoryIndexes:
         if not listed:  # a session new to the scope is listed at once: a search in another chat must see it
             start()
             return
-        self._pending[directory] = asyncio.get_running_loop().call_later(self._delay, start)
+        last = self._joined.get(directory, -math.inf)
+        self._pending[directory] = loop.call_later(max(self._delay, last + self._interval - loop.time()), start)
 
     def _finished(self, directory: Path, key: str, task: asyncio.Task[None]) -> None:
         self._pending.pop(directory, None)

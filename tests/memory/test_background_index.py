@@ -1,0 +1,66 @@
+"""What turns save is indexed in the background: a second after a quiet chat's turn, at most every few seconds in a
+busy one (in virtual time)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from bot.memory.index.scopes import MemoryIndexes
+from bot.memory.index.store import MemoryIndex
+from bot.memory.members import FileMembers
+from bot.sessions.logs import FileLogs
+from bot.sessions.store import SessionStore
+from tests.memory.test_scope_index import Backend
+from tests.support.virtual_time import in_virtual_time
+
+KEY = "telegram:1"
+
+
+class Joins:
+    """Each background catch-up of the index: when it began (on the loop's clock), and an event when it is done."""
+
+    def __init__(self, index: MemoryIndexes) -> None:
+        self.began: list[float] = []
+        self.done = asyncio.Event()
+        catch_up = index.join
+
+        async def join(directory: Path, key: str) -> None:
+            self.began.append(asyncio.get_running_loop().time())
+            task = asyncio.current_task()
+            assert task is not None
+            task.add_done_callback(lambda _: self.done.set())  # after the index's own: the scope is free again
+            await catch_up(directory, key)
+
+        index.join = join  # type: ignore[method-assign]
+
+    async def next(self) -> None:
+        await self.done.wait()
+        self.done.clear()
+
+
+def test_a_busy_scope_is_caught_up_every_interval_and_a_quiet_one_a_second_after_its_turn(tmp_path: Path) -> None:
+    backend = Backend(SessionStore(tmp_path / "sessions"), FileLogs(tmp_path / "sessions"), FileMembers(tmp_path / "l"))
+    index = MemoryIndexes(backend.logs, backend.members, tmp_path / "ws", tmp_path / "state", "UTC", save_interval=5.0)
+    scope = tmp_path / "ws" / "memory"
+
+    async def main() -> tuple[list[float], int]:
+        joins = Joins(index)
+        backend.say(KEY, "The boat is moored at pier nine", "OK")
+        index.saved(scope, KEY)  # a session new to the scope: listed and indexed at once
+        await joins.next()
+        for said in ("The sail is torn", "The mast is new", "The oars are blue"):  # turns in a row
+            backend.say(KEY, said, "Noted")
+            index.saved(scope, KEY)
+        await joins.next()
+        await asyncio.sleep(20)  # virtual: the chat goes quiet
+        backend.say(KEY, "The anchor is heavy", "Noted")
+        index.saved(scope, KEY)
+        await joins.next()
+        await index.stop()
+        return joins.began, MemoryIndex.open(index.path_for(scope)).cursors(KEY).popitem()[1][0].count
+
+    began, indexed = in_virtual_time(main())
+
+    assert began == [0.0, 5.0, 26.0]  # at once; 5 s after the first; a second after the quiet chat's turn
+    assert indexed == 20  # every message the five turns saved
