@@ -13,7 +13,7 @@ from bot.agent.turn.compaction import TurnCompactor, tokens_of
 from bot.errors import ContextOverflow, MessageTooLarge, PromptTooLarge
 from bot.hooks.handlers import Hooks
 from bot.llm.context_window import ContextWindow
-from bot.llm.tokens import CHARS_PER_TOKEN, KeptEstimates, estimate_each, estimate_tokens, estimate_tool_tokens
+from bot.llm.tokens import CHARS_PER_TOKEN, estimate_each, estimate_tokens, estimate_tool_tokens
 from bot.llm.types import DeltaHandler, LLMResponse, Provider
 from bot.storage.recent import RecentMap
 
@@ -32,10 +32,8 @@ def fit_history(messages: list[dict[str, Any]], limit: int) -> list[dict[str, An
     return counted_fit(messages, limit)[0]
 
 
-def counted_fit(
-    messages: list[dict[str, Any]], limit: int, each: Callable[[list[dict[str, Any]]], list[int]] = estimate_each
-) -> tuple[list[dict[str, Any]], int]:
-    """`fit_history`, and the estimated tokens of what it kept (each message estimated once, by `each`)."""
+def counted_fit(messages: list[dict[str, Any]], limit: int) -> tuple[list[dict[str, Any]], int]:
+    """`fit_history`, and the estimated tokens of what it kept (each message estimated once)."""
     # The current turn starts at the last user message. History is cut only just before a user
     # message, so an assistant tool call is never separated from its results.
     current = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), None)
@@ -47,7 +45,7 @@ def counted_fit(
     fixed = tokens_of(messages[:head]) + tokens_of(messages[current:])
     room = limit - fixed
     # totals[k]: the tokens of the k + 1 messages before the current turn; as many of those as fit are kept
-    totals = list(accumulate(reversed(each(messages[head:current]))))
+    totals = list(accumulate(estimate_each(reversed(messages[head:current]))))
     start = current - bisect_right(totals, room)
     while start < current and messages[start].get("role") != "user":
         start += 1
@@ -80,7 +78,6 @@ class ContextBudget:
         self._clock = clock
         self._ceiling: tuple[int, float] | None = None
         self._tool_sizes: RecentMap[int, tuple[list[dict[str, Any]], int]] = RecentMap(TOOL_LISTS_KEPT)
-        self._estimates = KeptEstimates()  # each chat's history counted once, then only what a turn adds
         self.cramped: str | None = None  # set once history had to be cut below the last 6 exchanges
 
     async def input_limit(self, tools: list[dict[str, Any]] | None, reserve: int | None = None) -> int:
@@ -103,7 +100,7 @@ class ContextBudget:
     async def _fit(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
     ) -> tuple[list[dict[str, Any]], int | None, int]:
-        fitted, tokens = counted_fit(messages, await self.input_limit(tools), self._estimates.each)
+        fitted, tokens = counted_fit(messages, await self.input_limit(tools))
         if fitted is messages:
             return fitted, None, tokens
         wanted = min(MIN_EXCHANGES, exchanges_in(messages))
@@ -112,7 +109,7 @@ class ContextBudget:
         window = await self._window.size()
         needed = tokens_for_recent(messages, wanted) + self.tools_size(tools)
         reserve = min(self._max_tokens, max(MIN_REPLY_RESERVE, window - needed))
-        fitted, tokens = counted_fit(messages, await self.input_limit(tools, reserve), self._estimates.each)
+        fitted, tokens = counted_fit(messages, await self.input_limit(tools, reserve))
         if exchanges_in(fitted) < wanted:
             self._warn_cramped(window, exchanges_in(fitted), wanted)
         return fitted, reserve if reserve < self._max_tokens else None, tokens
