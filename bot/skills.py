@@ -122,13 +122,19 @@ class SkillLibrary:
 
     A call costs one stat per root: a skill folder added or removed shows at once, while the skill
     files themselves (and the tools they need) are checked again at most every `refresh` seconds,
-    so a turn costs the same with 100 skills as with none.
+    so a turn costs the same with 100 skills as with none. The `installed` roots (relaybot's own skills, which
+    change only with the installation) are looked at only with the files.
     """
 
     def __init__(
-        self, roots: Sequence[Path], refresh: float = REFRESH_SECONDS, clock: Callable[[], float] = time.monotonic
+        self,
+        roots: Sequence[Path],
+        refresh: float = REFRESH_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+        installed: Sequence[Path] = (),
     ) -> None:
         self._roots = list(roots)
+        self._watched = [root for root in self._roots if root not in installed]
         self._refresh = refresh
         self._clock = clock
         self._listings: dict[Path, tuple[int, list[Path]]] = {}
@@ -140,7 +146,7 @@ class SkillLibrary:
 
     def skills(self) -> list[Skill]:
         """Every valid skill, sorted by name; the same list object until something changed."""
-        stamps = tuple(_mtime(root) for root in self._roots)
+        stamps = tuple(_mtime(root) for root in self._watched)
         now = self._clock()
         if self._current is not None and stamps == self._root_stamps and now - self._checked_at < self._refresh:
             return self._current

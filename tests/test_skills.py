@@ -91,6 +91,29 @@ def test_unchanged_skills_cost_one_stat_per_root(tmp_path: Path, monkeypatch: py
     assert stats == [tmp_path, tmp_path / "missing"]
 
 
+def test_an_installed_root_is_looked_at_only_with_the_files_and_the_workspaces_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    installed, own = tmp_path / "installed", tmp_path / "ws"
+    write_skill(installed, "notes", "name: notes\ndescription: Notes.")
+    own.mkdir()
+    now = [0.0]
+    library = SkillLibrary([installed, own], refresh=5.0, clock=lambda: now[0], installed=[installed])
+    prompt = library.prompt()
+    stats: list[Path] = []
+    real_stat = Path.stat
+    monkeypatch.setattr(Path, "stat", lambda self, **kw: stats.append(self) or real_stat(self, **kw))
+    assert library.prompt() is prompt and stats == [own]
+    write_skill(installed, "extra", "name: extra\ndescription: Shipped later.")
+    os.utime(installed, ns=(0, 1))
+    assert [s.name for s in library.skills()] == ["notes"]
+    now[0] = 5.0
+    assert [s.name for s in library.skills()] == ["extra", "notes"]  # the installed root's with the files
+    write_skill(own, "todo", "name: todo\ndescription: To do.")
+    os.utime(own, ns=(0, 1))
+    assert [s.name for s in library.skills()] == ["extra", "notes", "todo"]  # the workspace's at once
+
+
 def test_frontmatter_errors_are_explained() -> None:
     with pytest.raises(ValueError, match="description"):
         parse_skill(Path("x"), "---\nname: x\n---\nbody")

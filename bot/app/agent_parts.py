@@ -104,7 +104,8 @@ def plugins_for(config: Config) -> Plugins:
 
 def skill_library(config: Config) -> SkillLibrary:
     """The bundled skills, then the workspace's own."""
-    return SkillLibrary([bundled("skills"), config.workspace / "skills"])
+    own = bundled("skills")
+    return SkillLibrary([own, config.workspace / "skills"], installed=[own])
 
 
 def provider_factory(config: Config, given: Provider | None, retry: RetryPolicy | None) -> ProviderFactory:
