@@ -18,6 +18,7 @@ from bot.memory.index.wording import roots_of
 
 CANDIDATES = 60  # keyword hits rescored before fusion
 TURN_CANDIDATES = 30  # ... for auto-recall, on every turn: half as many, still more than the windows it looks at
+TURN_WORDS = 8  # auto-recall searches a longer message by this many of its rarest words (`rarest_words`)
 PASSAGES_KEPT = 2048  # passages whose roots are kept: ten busy chats' candidates (1,593 in the replay), ~6.5 MB
 NAME_WEIGHT = 3.0  # a name in the question (Maya, Lisbon) weighs triple: the passage should be about it
 COVER_FLOOR = 0.1  # the share of its BM25 score a passage keeps when it covers none of the question
@@ -169,6 +170,17 @@ def _without_common(query: Query, counts: WordCounts, total: int) -> Query:
     return replace(query, words=kept or (min(query.words, key=counts.__getitem__),), kinds=kinds)
 
 
+def rarest_words(query: Query, counts: WordCounts, limit: int) -> Query:
+    """A message of more than `limit` words read as its `limit` rarest that some passage holds (by the scope's counts,
+    in the message's order): a long statement's rarest words say what it is about, and searching all of its words
+    costs BM25 over most of the scope; a shorter message stays as it is."""
+    if len(query.words) <= limit:
+        return query
+    held = sorted((word for word in query.words if counts[word]), key=counts.__getitem__)[:limit]
+    kept = tuple(word for word in query.words if word in held)
+    return replace(query, words=kept, names=query.names.intersection(kept) if query.names else query.names)
+
+
 def _idf(matching: int, total: int) -> float:
     return math.log(1.0 + (total - matching + 0.5) / (matching + 0.5))
 
@@ -201,11 +213,15 @@ def best_hits(
     (`second_pass`) and one of the question's words alone (no root prefixes or synonyms), ranks down earlier
     questions whose reply says nothing of this one (`restating.echoes`), and searches the things of the kinds the
     question names (`Query.kinds`): the tool is called when the prompt did not answer, and auto-recall, on every
-    turn, does not pay for these."""
+    turn, does not pay for these; auto-recall searches a message of more than TURN_WORDS words by its rarest
+    (`rarest_words`)."""
     query = query if follow or not query.kinds else replace(query, kinds=())
     leave_out = shown_ranges(index, shown) if shown is not None else []
     counts = WordCounts() if counts is None else counts
     candidates = CANDIDATES if follow else TURN_CANDIDATES
+    if not follow and len(query.words) > TURN_WORDS:
+        counts.count(index, query.words)
+        query = rarest_words(query, counts, TURN_WORDS)
     rows = keyword_rows(index, query, limit, since, until, leave_out, counts, candidates=candidates)
     keyword = rescored(query, rows, now, counts, follow)
     scores = dict(keyword)
