@@ -1,15 +1,17 @@
-"""Issues 46 and 50 end to end: `relaybot run` on Telegram and the fake model. A long message is auto-recalled by its
-rarest words: the passage they point to comes before it in the prompt, above many that share its everyday words."""
+"""Issues 46 and 50 end to end: `relaybot run` on Telegram and the fake model, its index in SQLite or (with its bus) on
+Redis. A long message is auto-recalled by its rarest words: the passage they point to comes before it in the prompt,
+beside many that share its everyday words."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.e2e.test_memory_windows import chat, filler, searching
+import pytest
+
+from tests.e2e.test_memory_windows import bot_on, chat, filler, searching
 from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
 from tests.memory.test_memory import is_consolidation
-from tests.support.gateway import TelegramBot
 
 RECIPE = "Grandmother wrote her quince marmalade down on a card"
 EVERYDAY = "at the market with the kids we bought bread, cheese, apples, coffee, milk, eggs, butter, honey and jam"
@@ -19,11 +21,12 @@ LONG = (
 )
 
 
+@pytest.mark.parametrize("index", ["sqlite", "redis"])
 async def test_a_long_message_recalls_the_passage_its_rarest_words_point_to(
-    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, index: str, request: pytest.FixtureRequest
 ) -> None:
     fake_llm.default = searching({})
-    async with TelegramBot(tmp_path, fake_llm, telegram, {"streaming": "off"}, agent={"memory_window": 4}) as bot:
+    async with bot_on(index, tmp_path, fake_llm, telegram, request) as bot:
         await bot.gateway.manager.ready("telegram")
         said = [RECIPE, *(line for n in range(12) for line in [f"On day {n} {EVERYDAY}", *filler(3 * n, 3)])]
         said += ["Thanks", "See you"]  # the everyday passages, in a quarter of the chat, share many of its words
