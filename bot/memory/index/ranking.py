@@ -200,11 +200,14 @@ def best_hits(
     `follow` (the recall tool's deeper search) fuses in a second search with what the first hits name
     (`second_pass`) and one of the question's words alone (no root prefixes or synonyms), ranks down earlier
     questions whose reply says nothing of this one (`restating.echoes`), and searches the things of the kinds the
-    question names (`Query.kinds`): the tool is called when the prompt did not answer, and auto-recall, on every
-    turn, does not pay for these."""
-    query = query if follow or not query.kinds else replace(query, kinds=())
+    question names (`Query.kinds`) and the kin of the things it names (`with_kin`): the tool is called when the
+    prompt did not answer, and auto-recall, on every turn, does not pay for these."""
     leave_out = shown_ranges(index, shown) if shown is not None else []
     counts = WordCounts() if counts is None else counts
+    if follow:
+        query = with_kin(index, query, counts)
+    elif query.kinds or query.kin:
+        query = replace(query, kinds=(), kin=())
     candidates = CANDIDATES if follow else TURN_CANDIDATES
     rows = keyword_rows(index, query, limit, since, until, leave_out, counts, candidates=candidates)
     keyword = rescored(query, rows, now, counts, follow)
@@ -237,6 +240,17 @@ def best_hits(
             if len(hits) == limit:
                 return hits
     return hits
+
+
+def with_kin(index: PassageIndex, query: Query, counts: WordCounts) -> Query:
+    """The query with the kin of each name in it that no passage of the scope holds searched as things of a kind
+    (Vivaldi: composer, Bach, Mozart …); a name the chat has said (a member's, or a thing it spoke of) is found as
+    itself, and its kin would only crowd it."""
+    if not query.kin:
+        return query
+    counts.count(index, [word for word, _ in query.kin])
+    unsaid = tuple((word, others) for word, others in query.kin if not counts[word])
+    return replace(query, kinds=query.kinds + unsaid, kin=())
 
 
 def shown_ranges(index: PassageIndex, shown: Shown) -> list[tuple[str, str, int]]:
