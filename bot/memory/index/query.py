@@ -70,9 +70,7 @@ class Query:
     until: float | None = None
     names: frozenset[str] = NO_NAMES  # words written with a capital inside a sentence: names, which count more
     kinds: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (a question word, the things it names a kind of)
-    kin: tuple[
-        tuple[str, tuple[str, ...]], ...
-    ] = ()  # (a question word that is a name, its kind and that kind's names)
+    kin: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (a name in the question, its kind's words and names)
 
     @property
     def concepts(self) -> tuple[tuple[str, ...], ...]:
