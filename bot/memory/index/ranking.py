@@ -159,10 +159,11 @@ def _roots(asked: str, answered: str) -> tuple[frozenset[str], frozenset[str]]:
 
 def _without_common(query: Query, counts: WordCounts, total: int) -> Query:
     """The query without words (and things of its kinds) most passages have: they say little, and ranking them costs
-    the most; the rarest word stays when all are common."""
+    the most; the rarest word stays when all are common. Things no passage holds are left out too: a kind of names
+    brings a hundred of them (composers), most never said, and each is one more phrase to look up."""
     common = max(COMMON_FLOOR, int(COMMON_SHARE * total))
     kept = tuple(word for word in query.words if counts[word] <= common)
-    rare = ((word, tuple(thing for thing in found if counts[thing] <= common)) for word, found in query.kinds)
+    rare = ((word, tuple(thing for thing in found if 0 < counts[thing] <= common)) for word, found in query.kinds)
     kinds = tuple((word, things) for word, things in rare if things)
     if kept == query.words and kinds == query.kinds:
         return query
