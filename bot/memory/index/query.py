@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
 
-from bot.memory.index.wording import instances, kin, root, variants
+from bot.memory.index.wording import instances, root, variants
 
 WORDS_KEPT = 4096  # words whose concepts are kept: a chat's questions reuse their words
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
@@ -70,7 +70,6 @@ class Query:
     until: float | None = None
     names: frozenset[str] = NO_NAMES  # words written with a capital inside a sentence: names, which count more
     kinds: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (a question word, the things it names a kind of)
-    kin: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (a name in the question, its kind's words and names)
 
     @property
     def concepts(self) -> tuple[tuple[str, ...], ...]:
@@ -148,9 +147,7 @@ def parse_query(text: str, now: datetime) -> Query:
         if word not in words:
             words.append(word)
     kinds = tuple((word, things) for word in words if (things := instances(word)))
-    kin_of = tuple((word, others) for word in words if (others := kin(word)))
-    named = frozenset(names.intersection(words)) if names else NO_NAMES
-    return Query(text, tuple(words), since, until, named, kinds, kin_of)
+    return Query(text, tuple(words), since, until, frozenset(names.intersection(words)) if names else NO_NAMES, kinds)
 
 
 def _names(text: str) -> set[str]:

@@ -14,7 +14,7 @@ from bot.memory.index.restating import RESTATED_WEIGHT, asked_roots, echoes, que
 from bot.memory.index.second_pass import FED_BACK, expanded
 from bot.memory.index.store import StoredPassage
 from bot.memory.index.word_counts import WordCounts, narrow
-from bot.memory.index.wording import roots_of
+from bot.memory.index.wording import kin, roots_of
 
 CANDIDATES = 60  # keyword hits rescored before fusion
 TURN_CANDIDATES = 30  # ... for auto-recall, on every turn: half as many, still more than the windows it looks at
@@ -207,8 +207,8 @@ def best_hits(
     counts = WordCounts() if counts is None else counts
     if follow:
         query = with_kin(index, query, counts)
-    elif query.kinds or query.kin:
-        query = replace(query, kinds=(), kin=())
+    elif query.kinds:
+        query = replace(query, kinds=())
     candidates = CANDIDATES if follow else TURN_CANDIDATES
     rows = keyword_rows(index, query, limit, since, until, leave_out, counts, candidates=candidates)
     keyword = rescored(query, rows, now, counts, follow)
@@ -247,11 +247,11 @@ def with_kin(index: PassageIndex, query: Query, counts: WordCounts) -> Query:
     """The query with the kin of each name in it that no passage of the scope holds searched as things of a kind
     (Vivaldi: composer, Bach, Mozart …); a name the chat has said (a member's, or a thing it spoke of) is found as
     itself, and its kin would only crowd it."""
-    if not query.kin:
+    named = [(word, others) for word in query.words if (others := kin(word))]
+    if not named:
         return query
-    counts.count(index, [word for word, _ in query.kin])
-    unsaid = tuple((word, others) for word, others in query.kin if not counts[word])
-    return replace(query, kinds=query.kinds + unsaid, kin=())
+    counts.count(index, [word for word, _ in named])
+    return replace(query, kinds=query.kinds + tuple((word, others) for word, others in named if not counts[word]))
 
 
 def shown_ranges(index: PassageIndex, shown: Shown) -> list[tuple[str, str, int]]:
