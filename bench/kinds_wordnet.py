@@ -17,11 +17,12 @@ commonest, single words tagged at least twice, the twelve most tagged; kinds wit
 
 Names, by the same kind of rules: a name is a single word of at least three letters whose commonest noun sense is an
 instance (WordNet's instance-hypernym pointer, `@i`: Vivaldi is an instance of composer), that WordNet writes with a
-capital in every noun sense (a proper noun throughout: "bush", "will", "barber" are common nouns too; "sessions" is
-the plural of one) and that the tagged corpus never met as a verb, adjective or adverb; a name stands for its
-commonest sense only (Paris the capital, not the genus). A kind is kept with at least two names and at most
-NAMES_WIDEST (a wider one, city or writer, is too wide for its names to stand for each other, and each name is one
-more phrase a search looks up); its words are the kind's own single words and their plurals.
+capital in every noun sense (a proper noun throughout: "bush", "will", "barber" are common nouns too), that is no
+form of a common word (by WordNet's exception lists and its own suffix rules: "drew", "ate", "sessions") and that
+the tagged corpus never met as a verb, adjective or adverb; a name stands for its commonest sense only (Paris the
+capital, not the genus). A kind is kept with at least two names and at most NAMES_WIDEST (a wider one, city or
+writer, is too wide for its names to stand for each other, and each name is one more phrase a search looks up); its
+words are the kind's own single words and their plurals.
 """
 
 from __future__ import annotations
@@ -37,6 +38,20 @@ KIND_TAGS = 5  # sense-tagged occurrences a kind word needs
 THING_TAGS = 2  # ... and a thing
 NAME_CHARS = 3  # letters a name has at least: shorter ones are abbreviations (ak, me, ct)
 NAMES_WIDEST = 150  # names of one kind beyond which the kind is too wide
+FORMS = {  # WordNet's suffix rules (morphy): a form's ending and its base's, by part of speech
+    "n": (
+        ("s", ""),
+        ("ses", "s"),
+        ("xes", "x"),
+        ("zes", "z"),
+        ("ches", "ch"),
+        ("shes", "sh"),
+        ("men", "man"),
+        ("ies", "y"),
+    ),
+    "v": (("s", ""), ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""), ("ing", "e"), ("ing", "")),
+    "a": (("er", ""), ("est", ""), ("er", "e"), ("est", "e")),
+}
 POS = {"1": "n", "2": "v", "3": "a", "4": "r", "5": "a"}
 Synset = tuple[list[str], list[tuple[str, str, str]]]
 
@@ -122,13 +137,33 @@ class Names:
                 head = line.split()
                 self.lower.update(head[4 + 2 * n] for n in range(int(head[3], 16)) if head[4 + 2 * n].islower())
         self.other: Counter[str] = Counter()  # tagged occurrences as a verb, an adjective or an adverb
+        self.lemmas: dict[str, set[str]] = {"n": self.lower, "v": set(), "a": set()}  # common words a form reads as
         for (lemma, pos), senses in wordnet.senses.items():
             self.other[lemma] += sum(count for _, _, count in senses) if pos != "n" else 0
+            if pos != "n":  # verbs and adjectives are all common words; nouns are where they are written in lower case
+                self.lemmas.get(pos, set()).add(lemma)
+        exceptions = ("noun.exc", "verb.exc", "adj.exc", "adv.exc")  # irregular forms: drew, ate, mice
+        self.forms = {line.split()[0] for name in exceptions for line in (folder / name).read_text().splitlines()}
+
+    def inflected(self, word: str) -> bool:
+        """Whether a word is an irregular form, or by WordNet's own suffix rules a regular one, of a common word."""
+        if word in self.forms:
+            return True
+        return any(
+            word.endswith(end) and word[: -len(end)] + base in self.lemmas[pos]
+            for pos, rules in FORMS.items()
+            for end, base in rules
+        )
 
     def name(self, word: str) -> bool:
         first = self.wordnet.first_noun.get(word)
-        inflected = word.endswith("s") and {word[:-1], word[:-2], word[:-3] + "y"} & self.lower  # sessions, session
-        if len(word) < NAME_CHARS or not word.isalpha() or word in self.lower or self.other[word] or inflected:
+        if (
+            len(word) < NAME_CHARS
+            or not word.isalpha()
+            or word in self.lower
+            or self.other[word]
+            or self.inflected(word)
+        ):
             return False
         return first in self.instances
 
