@@ -198,8 +198,8 @@ def licence(folder: Path) -> str:
 
 def names(folder: Path) -> None:
     found = Names(WordNet(folder), folder)
-    lines = sorted(
-        f"{','.join(found.kind_words(kind)) or '-'} {' '.join(names)}" for kind, names in found.by_kind().items()
+    lines = sorted(  # once each: kinds without a word of their own may hold the same names (jupiter saturn)
+        {f"{','.join(found.kind_words(kind)) or '-'} {' '.join(names)}" for kind, names in found.by_kind().items()}
     )
     print("# Kinds of named things (a kind's words and their plurals, or - when it has no single word, then the names")
     print("# of its instances), built by bench/kinds_wordnet.py --names from WordNet 3.0, used under this licence:")
