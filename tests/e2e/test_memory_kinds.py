@@ -1,6 +1,7 @@
 """Issue 46 end to end: `relaybot run` on Telegram and the fake model, on the local and the Redis index. A question
 that names a kind of thing ("art") finds what was said about a thing of that kind ("a watercolor"), below what
-names the kind itself; a word that names no kind brings nothing in."""
+names the kind itself; a word that names no kind brings nothing in. A question that names a thing the chat never
+named ("Vivaldi") finds what was said of another of its kind ("Bach")."""
 
 from __future__ import annotations
 
@@ -35,3 +36,19 @@ async def test_a_question_naming_a_kind_finds_the_things_of_that_kind(
     assert "The art club meets on Fridays" in windows[0]  # the kind itself first
     assert any("a watercolor of the harbour" in window for window in windows[1:])  # then a thing of that kind
     assert "watercolor" not in bins  # council and bins name no kind of painting
+
+
+@pytest.mark.parametrize("index", ["sqlite", "redis"])
+async def test_a_question_naming_a_thing_finds_what_was_said_of_others_of_its_kind(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, index: str, request: pytest.FixtureRequest
+) -> None:
+    fake_llm.default = searching({"Worth a ticket?": "Would I enjoy a Vivaldi concert?"})
+    async with bot_on(index, tmp_path, fake_llm, telegram, request) as bot:
+        await bot.gateway.manager.ready("telegram")
+        said = ["Nothing calms me like Bach on a rainy evening", *filler(0, 14)]
+        sent = await chat(telegram, [*said, "Worth a ticket?"], 0)
+
+    assert sent == len(said) + 1
+    [result] = [result for result in tool_results(fake_llm) if "'Would I enjoy a Vivaldi concert?'" in result]
+    first = re.split(r"^\d\. ", result, flags=re.MULTILINE)[1]
+    assert "Nothing calms me like Bach" in first  # Vivaldi was never said; Bach, a composer too, was

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from bot.memory.index.query import parse_query
-from bot.memory.index.wording import root
+from bot.memory.index.wording import kin, root
 
 NOW = datetime(2026, 6, 15, 12, 0, tzinfo=UTC)
 
@@ -37,6 +37,21 @@ def test_a_word_naming_a_kind_brings_the_things_of_that_kind_beside_its_concept(
     assert query.things[root("painting")] == [1] and query.things[root("church")] == [4]
     assert '"painting"' in query.expression and '"church"' in query.expression
     assert parse_query("Where did I leave the spare keys?", NOW).things == {}  # most words name no kind
+
+
+def test_a_word_naming_a_thing_brings_its_kind_and_the_other_names_of_that_kind() -> None:
+    query = parse_query("Would Ann enjoy The Four Seasons by Vivaldi? Or Picasso?", NOW)
+    assert {"composer", "composers", "bach", "mozart"} <= set(kin("vivaldi")) and "vivaldi" not in kin("vivaldi")
+    assert {"painter", "matisse", "sculptor"} <= set(kin("picasso"))  # each kind its first sense is an instance of
+    assert query.kinds == () and query.things == {}  # the search adds them where the scope has not said the name
+    assert [word for word in query.words if kin(word)] == ["vivaldi", "picasso"]  # enjoy, seasons: no names
+
+
+def test_a_name_that_is_also_a_common_word_or_too_wide_a_kind_has_no_kin() -> None:
+    assert kin("bush") == kin("will") == kin("turner") == ()  # common nouns as well as names
+    assert kin("sessions") == kin("drew") == kin("ate") == ()  # forms of common words (session, draw, eat)
+    assert kin("dickens") == kin("london") == ()  # writers and cities: too many to stand for each other
+    assert kin("tom") == kin("ann") == ()  # a common noun too (a male turkey); not in WordNet
 
 
 def test_an_all_stop_word_question_has_no_words() -> None:

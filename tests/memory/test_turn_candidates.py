@@ -1,13 +1,17 @@
 """Auto-recall, on every turn, rescores fewer keyword hits than the recall tool, and still finds the passage a
-question asks for in other words among many that share a word with it."""
+question asks for in other words among many that share a word with it; a long message is searched by its rarest
+words."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 
-from bot.memory.index.ranking import CANDIDATES, TURN_CANDIDATES
+from bot.memory.index.query import parse_query
+from bot.memory.index.ranking import CANDIDATES, TURN_CANDIDATES, rarest_words
 from bot.memory.index.store import FileIndexes, MemoryIndex
+from bot.memory.index.word_counts import WordCounts
 from bot.memory.members import FileMembers
 from bot.sessions.logs import FileLogs
 from bot.sessions.store import SessionStore
@@ -60,3 +64,28 @@ async def test_auto_recall_rescores_fewer_hits_and_finds_a_passage_in_other_word
     assert asked(turn)[0] == asked(tool)[0] == "We rented a flat by the beach for the vacation"
     assert on_turn == [TURN_CANDIDATES] and TURN_CANDIDATES < CANDIDATES
     assert Limits.asked_for[0] == CANDIDATES
+
+
+class Held:
+    """Passages holding each word, as `WordCounts` reads them from an index (a word's first quoted term names it)."""
+
+    def __init__(self, held: dict[str, int]) -> None:
+        self.held = held
+
+    def matching(self, expressions: Sequence[str]) -> tuple[list[int], int]:
+        return [self.held.get(expression.split('"')[1], 0) for expression in expressions], 1000
+
+
+def test_a_long_message_keeps_its_rarest_words_that_some_passage_holds_in_its_order() -> None:
+    held = {"maya": 1, "quince": 2, "marmalade": 3, "coffee": 25, "market": 40, "bread": 40, "kids": 90}
+    said = "On Tuesday at the market Maya and the kids ate bread, coffee, quince marmalade and quiche"
+    query = parse_query(said, datetime.now())
+    counts = WordCounts()
+    counts.count(Held(held), query.words)  # type: ignore[arg-type]
+
+    long = rarest_words(query, counts, 5)
+    short = rarest_words(query, counts, len(query.words))
+
+    assert long.words == ("market", "maya", "coffee", "quince", "marmalade")  # "bread" ties with "market", said later
+    assert query.names == {"tuesday", "maya"} and long.names == {"maya"}  # "tuesday", "quiche": in no passage
+    assert short is query

@@ -127,6 +127,22 @@ def test_the_second_pass_finds_what_a_first_hit_names(chat: Chat) -> None:
     assert "Dana loves grilled sardines" in [hit.stored.passage.asked for hit in hits(index, "sister", follow=True)]
 
 
+def test_a_name_reaches_other_names_of_its_kind_in_the_tool_search_only(chat: Chat) -> None:
+    index = chat(
+        [*filler(4), ("We had Bach on all evening", "Lovely"), *filler(4, 4), ("A composer friend visits", "Oh")]
+    )
+    assert hits(index, "Would Ann enjoy Vivaldi?") == []  # auto-recall's search: no word of the question is there
+    found = [hit.stored.passage.asked for hit in hits(index, "Would Ann enjoy Vivaldi?", follow=True)]
+    assert found[:2] == ["A composer friend visits", "We had Bach on all evening"]  # the kind's word, another name
+
+
+def test_a_name_the_chat_has_said_is_found_as_itself_not_through_its_kin(chat: Chat) -> None:
+    index = chat([("Dana moved to Porto", "Nice"), *filler(4), ("A book on Brigit and the old gods", "Hm"), *filler(4)])
+    found = [hit.stored.passage.asked for hit in hits(index, "What did Dana say?", follow=True)]
+    assert found[0] == "Dana moved to Porto"  # Dana is a Celtic goddess too, as Brigit is: a member's name stays itself
+    assert "A book on Brigit and the old gods" not in found
+
+
 def test_the_second_pass_scores_as_one_search_of_both_word_sets_would(chat: Chat) -> None:
     index = chat(
         [

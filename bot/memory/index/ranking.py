@@ -14,10 +14,11 @@ from bot.memory.index.restating import RESTATED_WEIGHT, asked_roots, echoes, que
 from bot.memory.index.second_pass import FED_BACK, expanded
 from bot.memory.index.store import StoredPassage
 from bot.memory.index.word_counts import WordCounts, narrow
-from bot.memory.index.wording import roots_of
+from bot.memory.index.wording import kin, roots_of
 
 CANDIDATES = 60  # keyword hits rescored before fusion
 TURN_CANDIDATES = 30  # ... for auto-recall, on every turn: half as many, still more than the windows it looks at
+TURN_WORDS = 8  # auto-recall searches a longer message by this many of its rarest words (`rarest_words`)
 PASSAGES_KEPT = 2048  # passages whose roots are kept: ten busy chats' candidates (1,593 in the replay), ~6.5 MB
 NAME_WEIGHT = 3.0  # a name in the question (Maya, Lisbon) weighs triple: the passage should be about it
 COVER_FLOOR = 0.1  # the share of its BM25 score a passage keeps when it covers none of the question
@@ -159,14 +160,26 @@ def _roots(asked: str, answered: str) -> tuple[frozenset[str], frozenset[str]]:
 
 def _without_common(query: Query, counts: WordCounts, total: int) -> Query:
     """The query without words (and things of its kinds) most passages have: they say little, and ranking them costs
-    the most; the rarest word stays when all are common."""
+    the most; the rarest word stays when all are common. Things no passage holds are left out too: a kind of names
+    brings a hundred of them (composers), most never said, and each is one more phrase to look up."""
     common = max(COMMON_FLOOR, int(COMMON_SHARE * total))
     kept = tuple(word for word in query.words if counts[word] <= common)
-    rare = ((word, tuple(thing for thing in found if counts[thing] <= common)) for word, found in query.kinds)
+    rare = ((word, tuple(thing for thing in found if 0 < counts[thing] <= common)) for word, found in query.kinds)
     kinds = tuple((word, things) for word, things in rare if things)
     if kept == query.words and kinds == query.kinds:
         return query
     return replace(query, words=kept or (min(query.words, key=counts.__getitem__),), kinds=kinds)
+
+
+def rarest_words(query: Query, counts: WordCounts, limit: int) -> Query:
+    """A message of more than `limit` words read as its `limit` rarest that some passage holds (by the scope's counts,
+    in the message's order): a long statement's rarest words say what it is about, and searching all of its words
+    costs BM25 over most of the scope; a shorter message stays as it is."""
+    if len(query.words) <= limit:
+        return query
+    held = sorted((word for word in query.words if counts[word]), key=counts.__getitem__)[:limit]
+    kept = tuple(word for word in query.words if word in held)
+    return replace(query, words=kept, names=query.names.intersection(kept) if query.names else query.names)
 
 
 def _idf(matching: int, total: int) -> float:
@@ -200,12 +213,19 @@ def best_hits(
     `follow` (the recall tool's deeper search) fuses in a second search with what the first hits name
     (`second_pass`) and one of the question's words alone (no root prefixes or synonyms), ranks down earlier
     questions whose reply says nothing of this one (`restating.echoes`), and searches the things of the kinds the
-    question names (`Query.kinds`): the tool is called when the prompt did not answer, and auto-recall, on every
-    turn, does not pay for these."""
-    query = query if follow or not query.kinds else replace(query, kinds=())
+    question names (`Query.kinds`) and the kin of the things it names (`with_kin`): the tool is called when the
+    prompt did not answer, and auto-recall, on every turn, does not pay for these; auto-recall searches a message of
+    more than TURN_WORDS words by its rarest (`rarest_words`)."""
     leave_out = shown_ranges(index, shown) if shown is not None else []
     counts = WordCounts() if counts is None else counts
+    if follow:
+        query = with_kin(index, query, counts)
+    elif query.kinds:
+        query = replace(query, kinds=())
     candidates = CANDIDATES if follow else TURN_CANDIDATES
+    if not follow and len(query.words) > TURN_WORDS:
+        counts.count(index, query.words)
+        query = rarest_words(query, counts, TURN_WORDS)
     rows = keyword_rows(index, query, limit, since, until, leave_out, counts, candidates=candidates)
     keyword = rescored(query, rows, now, counts, follow)
     scores = dict(keyword)
@@ -237,6 +257,17 @@ def best_hits(
             if len(hits) == limit:
                 return hits
     return hits
+
+
+def with_kin(index: PassageIndex, query: Query, counts: WordCounts) -> Query:
+    """The query with the kin of each name in it that no passage of the scope holds searched as things of a kind
+    (Vivaldi: composer, Bach, Mozart …); a name the chat has said (a member's, or a thing it spoke of) is found as
+    itself, and its kin would only crowd it."""
+    named = [(word, others) for word in query.words if (others := kin(word))]
+    if not named:
+        return query
+    counts.count(index, [word for word, _ in named])
+    return replace(query, kinds=query.kinds + tuple((word, others) for word, others in named if not counts[word]))
 
 
 def shown_ranges(index: PassageIndex, shown: Shown) -> list[tuple[str, str, int]]:

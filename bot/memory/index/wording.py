@@ -13,6 +13,8 @@ _SUFFIXES: tuple[str, ...] = ("ations", "ation", "ings", "ing", "ions", "ion", "
 _SUFFIXES += ("ied", "ed", "es", "ic", "ly", "s", "y")  # longest first: the first that fits is cut
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 KINDS_FILE = Path(__file__).with_name("kinds.txt")  # kinds of things and their commonest instances, from WordNet
+NAMES_FILE = Path(__file__).with_name("names.txt")  # kinds of named things and their names, from WordNet
+KIN_KEPT = 1024  # names whose kin are kept: a chat's questions name a few things again and again
 
 _IRREGULAR = """
 see saw seen|go went gone goes|eat ate eaten|buy bought|get got gotten|make made|take took taken|give gave given
@@ -80,6 +82,29 @@ def instances(word: str) -> tuple[str, ...]:
     """The commonest things a word names a kind of (art: painting, sculpture; religious: church), for a question
     that names the kind where what was said names the thing; () for most words."""
     return _kinds().get(word, ())
+
+
+@lru_cache(maxsize=1)
+def _named() -> tuple[dict[str, list[int]], list[tuple[str, ...]]]:
+    """Each name -> the numbers of its kinds' lines, and each line's words (its kind's, then its names), read from
+    NAMES_FILE once."""
+    kinds: dict[str, list[int]] = {}
+    lines: list[tuple[str, ...]] = []
+    for line in NAMES_FILE.read_text(encoding="utf-8").splitlines():
+        if line[:1].isalpha() or line[:1] == "-":
+            words, *names = line.split()
+            for name in names:
+                kinds.setdefault(name, []).append(len(lines))
+            lines.append((*(word for word in words.split(",") if word != "-"), *names))
+    return kinds, lines
+
+
+@lru_cache(maxsize=KIN_KEPT)
+def kin(word: str) -> tuple[str, ...]:
+    """For a name (Vivaldi), the words of its kind and the other names of that kind (composer, bach, mozart …), for
+    a question that names one thing where what was said names others of its kind; () for most words."""
+    kinds, lines = _named()
+    return tuple(dict.fromkeys(one for n in kinds.get(word, ()) for one in lines[n] if one != word))
 
 
 def roots_of(text: str) -> set[str]:
