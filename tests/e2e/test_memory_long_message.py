@@ -13,7 +13,7 @@ from tests.fakes.openai_server import FakeLLM
 from tests.fakes.telegram_server import FakeTelegram
 from tests.memory.test_memory import is_consolidation
 
-RECIPE = "Grandmother wrote her quince marmalade down on a card"
+RECIPE = "Grandmother wrote her quince marmalade down on a card that hangs in the kitchen"
 EVERYDAY = "at the market with the kids we bought bread, cheese, apples, coffee, milk, eggs, butter, honey and jam"
 LONG = (
     f"Back {EVERYDAY} again, and later this week I want to try quince marmalade, so the kitchen will be busy while"
