@@ -39,10 +39,14 @@ class Joins:
         self.done.clear()
 
 
-def test_a_busy_scope_is_caught_up_every_interval_and_a_quiet_one_a_second_after_its_turn(tmp_path: Path) -> None:
+def _index(tmp_path: Path) -> tuple[Backend, MemoryIndexes, Path]:
     backend = Backend(SessionStore(tmp_path / "sessions"), FileLogs(tmp_path / "sessions"), FileMembers(tmp_path / "l"))
     index = MemoryIndexes(backend.logs, backend.members, tmp_path / "ws", tmp_path / "state", "UTC", save_interval=5.0)
-    scope = tmp_path / "ws" / "memory"
+    return backend, index, tmp_path / "ws" / "memory"
+
+
+def test_a_busy_scope_is_caught_up_at_most_every_interval(tmp_path: Path) -> None:
+    backend, index, scope = _index(tmp_path)
 
     async def main() -> tuple[list[float], int]:
         joins = Joins(index)
@@ -53,14 +57,29 @@ def test_a_busy_scope_is_caught_up_every_interval_and_a_quiet_one_a_second_after
             backend.say(KEY, said, "Noted")
             index.saved(scope, KEY)
         await joins.next()
-        await asyncio.sleep(20)  # virtual: the chat goes quiet
-        backend.say(KEY, "The anchor is heavy", "Noted")
-        index.saved(scope, KEY)
-        await joins.next()
         await index.stop()
         return joins.began, MemoryIndex.open(index.path_for(scope)).cursors(KEY).popitem()[1][0].count
 
     began, indexed = in_virtual_time(main())
 
-    assert began == [0.0, 5.0, 26.0]  # at once; 5 s after the first; a second after the quiet chat's turn
-    assert indexed == 20  # every message the five turns saved
+    assert began == [0.0, 5.0]  # at once; then 5 s after the first, for the three turns together
+    assert indexed == 16  # every message the four turns saved
+
+
+def test_a_quiet_scope_is_caught_up_a_second_after_its_turn(tmp_path: Path) -> None:
+    backend, index, scope = _index(tmp_path)
+
+    async def main() -> tuple[float, list[float]]:
+        backend.say(KEY, "The boat is moored at pier nine", "OK")
+        await index.join(scope, KEY)  # listed and indexed, with no background catch-up since
+        joins = Joins(index)
+        backend.say(KEY, "The anchor is heavy", "Noted")
+        saved = asyncio.get_running_loop().time()
+        index.saved(scope, KEY)
+        await joins.next()
+        await index.stop()
+        return saved, joins.began
+
+    saved, began = in_virtual_time(main())
+
+    assert began == [saved + 1.0]
