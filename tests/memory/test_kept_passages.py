@@ -78,3 +78,12 @@ def test_passages_are_read_once_in_id_order_and_kept_within_their_characters() -
     assert reads == [[3, 1, 2], [4]]
     kept.passages([1], read)  # 2, 4 and 3 were used since: 1 was the oldest, pushed out by 4
     assert reads[-1] == [1]
+
+
+def test_neighbours_read_after_a_search_take_its_kept_passages_and_a_grown_reply_anew(tmp_path: Path) -> None:
+    index = MemoryIndex.open(tmp_path / "index.sqlite3")
+    offset = said(index, 0, 3)
+    [first, *_] = index.passages([1, 2, 3]).values()  # a search kept all three, and no neighbours yet
+    more = [ExchangePart(False, 6, DAY + 400, "Ann", "", ["and more"])]
+    assert index.add_exchanges(KEY, more, Cursor("live", offset), Cursor("live", offset + 1, 7), True)
+    assert replies(index.around([first], 3, 3)[0]) == ["Reply 0", "Reply 1", "Reply 2\nand more"]

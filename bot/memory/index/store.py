@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -43,6 +43,12 @@ CREATE TABLE marks (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 
 
 _COLUMNS = "id, kind, session, log, first, ts, speaker, asked, answered"
+# A log's passages are all exchanges (history entries and facts belong to no log), so its index covers this.
+_LOG = "SELECT id, first FROM passages WHERE session = ? AND log = ? AND first"
+_NEIGHBOURS = (
+    f"SELECT * FROM ({_LOG} < ? ORDER BY first DESC LIMIT ?) "
+    f"UNION ALL SELECT * FROM ({_LOG} > ? ORDER BY first LIMIT ?)"
+)
 
 
 class IndexUnusable(Exception):
@@ -224,7 +230,7 @@ class MemoryIndex:
     def around(self, found: Sequence[StoredPassage], before: int, after: int) -> list[list[StoredPassage]]:
         """Each passage with up to `before` exchanges before it and `after` after it in the same log, in order."""
         return [
-            self._read.around(each, before, after, partial(_neighbours, self._db, each, before, after))
+            self._read.around(each, before, after, partial(_neighbours, self._db, self.passages, each, before, after))
             for each in found
         ]
 
@@ -306,20 +312,19 @@ def _read_passages(db: sqlite3.Connection, ids: list[int]) -> Iterator[StoredPas
 
 
 def _neighbours(
-    db: sqlite3.Connection, found: StoredPassage, before: int, after: int
+    db: sqlite3.Connection,
+    passages: Callable[[Iterable[int]], dict[int, StoredPassage]],
+    found: StoredPassage,
+    before: int,
+    after: int,
 ) -> tuple[list[StoredPassage], list[StoredPassage]]:
-    """Up to `before` exchanges before the passage (nearest first) and `after` after it, in one statement."""
-    select = f"SELECT {_COLUMNS} FROM passages WHERE session = ? AND log = ? AND kind = 'exchange' AND first"
+    """Up to `before` exchanges before the passage (nearest first) and `after` after it: their ids from the log's
+    index in one statement, the passages as kept (a search has read most of them already) or read."""
     key = (found.session, found.log, found.passage.first)
-    rows = db.execute(
-        f"SELECT * FROM ({select} < ? ORDER BY first DESC LIMIT ?) "
-        f"UNION ALL SELECT * FROM ({select} > ? ORDER BY first LIMIT ?)",
-        (*key, before, *key, after),
-    ).fetchall()
-    ordered = sorted(map(_stored, rows), key=lambda stored: stored.passage.first)
+    rows = db.execute(_NEIGHBOURS, (*key, before, *key, after)).fetchall()
+    stored = passages(rowid for rowid, _ in rows)
     first = found.passage.first
-    earlier = [stored for stored in reversed(ordered) if stored.passage.first < first]
-    return earlier, [stored for stored in ordered if stored.passage.first > first]
+    return [stored[rowid] for rowid, at in rows if at < first], [stored[rowid] for rowid, at in rows if at > first]
 
 
 class _ReadMarks:
