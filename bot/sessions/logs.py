@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -18,6 +19,13 @@ from bot.storage.recent import RecentMap
 
 READ_CHUNK = 2 * 1024 * 1024
 NAMES_KEPT = 256  # sessions whose live file name is kept (quoting a key costs more than the stat it is for)
+# A record's type as the store writes it first (a bare word: no escape can hide another value in it).
+_TYPE = re.compile(rb'\{"type":"([a-z]+)"')
+# A message whose text is never read, as the store writes one: a tool's result, or a tool call without text.
+_UNREAD = re.compile(
+    rb'\{"type":"message","ts":(?P<ts>-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?),"n":(?P<n>0|[1-9][0-9]*),'
+    rb'"message":\{"role":"(?:(?P<tool>tool)"|assistant","content":null,)'
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,12 +119,9 @@ class FileLogs:
             if not line.endswith(b"\n") or len(entries) >= limit:
                 break  # an append under way (or a torn last line), or enough for one batch
             used += len(line)
-            record = _record(line)
-            if record is None or record.get("type", "message") != "message":
-                continue
-            message = record.get("message")
-            if isinstance(message, dict):
-                entries.append(LogEntry(int(record.get("n", count)), float(record.get("ts") or 0.0), message))
+            entry = _entry(line, count)
+            if entry is not None:
+                entries.append(entry)
                 count += 1
         cursor = Cursor(since.log, since.offset + used, count)
         return LogRead(entries, cursor, done=len(entries) < limit and len(data) < READ_CHUNK)
@@ -177,6 +182,26 @@ def _archive_of(name: str, prefix: str) -> bool:
         and name.endswith(ARCHIVED_SUFFIX)
         and "." not in name.removeprefix(prefix).removesuffix(ARCHIVED_SUFFIX)
     )
+
+
+def _entry(line: bytes, count: int) -> LogEntry | None:
+    """The message a log line holds (`count` its number when the line has none); None for another record or a
+    torn line. Records of another type, tool results and tool calls without text are told from the line's start,
+    without parsing what a tool returned (most of a log's bytes), which no reader of logs uses: they come with
+    their role alone."""
+    kind = _TYPE.match(line)
+    if kind is not None and kind[1] != b"message":
+        return None  # usage, consolidated, resumed (one torn into the next write's line is skipped all the same)
+    unread = _UNREAD.match(line)
+    if unread is not None and line.find(b'{"type":"', 1) < 0:  # whole: no next write ran on into a torn line
+        return LogEntry(int(unread["n"]), float(unread["ts"]), {"role": "tool" if unread["tool"] else "assistant"})
+    record = _record(line)
+    if record is None or record.get("type", "message") != "message":
+        return None
+    message = record.get("message")
+    if not isinstance(message, dict):
+        return None
+    return LogEntry(int(record.get("n", count)), float(record.get("ts") or 0.0), message)
 
 
 def _record(line: bytes) -> dict[str, Any] | None:
