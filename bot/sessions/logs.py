@@ -19,6 +19,7 @@ from bot.storage.recent import RecentMap
 
 READ_CHUNK = 2 * 1024 * 1024
 NAMES_KEPT = 256  # sessions whose live file name is kept (quoting a key costs more than the stat it is for)
+_DECODER = json.JSONDecoder()  # what json.loads uses
 # A record's type as the store writes it first (a bare word: no escape can hide another value in it).
 _TYPE = re.compile(rb'\{"type":"([a-z]+)"')
 # A message whose text is never read, as the store writes one: a tool's result, or a tool call without text.
@@ -30,7 +31,8 @@ _UNREAD = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class LogEntry:
-    """One stored message of a log: its number in the log, when it was saved, the message."""
+    """One stored message of a log: its number in the log, when it was saved, the message (a tool's result, or a
+    tool call without text, may come as its role alone: what the index never reads)."""
 
     n: int
     ts: float
@@ -205,8 +207,15 @@ def _entry(line: bytes, count: int) -> LogEntry | None:
 
 
 def _record(line: bytes) -> dict[str, Any] | None:
+    """The line's JSON object, as `json.loads` reads it; None for anything else (a torn line)."""
     try:
-        record = json.loads(line)
-    except ValueError:
-        return None  # a torn line
+        text = line.decode()
+        record, end = _DECODER.raw_decode(text)  # without loads' two whitespace scans and its encoding sniff
+        if end != len(text) - 1:  # not just the object and its newline: loads says what it is
+            record = json.loads(line)
+    except ValueError:  # not UTF-8, or not an object first: loads again, for what it accepts beyond that
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return None  # a torn line
     return record if isinstance(record, dict) else None

@@ -198,3 +198,13 @@ def test_other_records_are_skipped_and_a_tool_result_in_parts_is_kept_whole(tmp_
         (8, 2.0, {"role": "assistant", "content": None}),
     ]
     assert read.cursor.count == 2
+
+
+def test_a_line_is_read_as_json_loads_reads_it(tmp_path: Path) -> None:
+    def message(n: int) -> str:
+        return json.dumps({"type": "message", "ts": 1.0, "n": n, "message": {"role": "user", "content": f"m{n}"}})
+
+    doubled = message(6)[:-1] + ', "ts": 9.0}'  # a key twice: the last one holds
+    text = f" {message(0)}\n{message(1)} \t\n{message(2)}x\n[{message(3)}]\n{message(4)}{message(5)}\n{doubled}\n"
+    read = _read_all(tmp_path, text)
+    assert [(e.n, e.ts) for e in read.entries] == [(0, 1.0), (1, 1.0), (6, 9.0)]
