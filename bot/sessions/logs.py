@@ -117,11 +117,12 @@ class FileLogs:
         entries: list[LogEntry] = []
         count = since.count
         used = 0
-        for line in data.splitlines(keepends=True):
-            if not line.endswith(b"\n") or len(entries) >= limit:
-                break  # an append under way (or a torn last line), or enough for one batch
-            used += len(line)
-            entry = _entry(line, count)
+        while len(entries) < limit:  # by position: the lines left unparsed (most of the bytes) are never copied
+            end = data.find(b"\n", used) + 1
+            if not end:
+                break  # an append under way (or a torn last line)
+            entry = _entry(data, used, end, count)
+            used = end
             if entry is not None:
                 entries.append(entry)
                 count += 1
@@ -186,18 +187,18 @@ def _archive_of(name: str, prefix: str) -> bool:
     )
 
 
-def _entry(line: bytes, count: int) -> LogEntry | None:
-    """The message a log line holds (`count` its number when the line has none); None for another record or a
-    torn line. Records of another type, tool results and tool calls without text are told from the line's start,
-    without parsing what a tool returned (most of a log's bytes), which no reader of logs uses: they come with
-    their role alone."""
-    kind = _TYPE.match(line)
+def _entry(data: bytes, start: int, end: int, count: int) -> LogEntry | None:
+    """The message the line `data[start:end]` holds (`count` its number when the line has none); None for another
+    record or a torn line. Records of another type, tool results and tool calls without text are told from the
+    line's start, without parsing what a tool returned (most of a log's bytes), which no reader of logs uses: they
+    come with their role alone."""
+    kind = _TYPE.match(data, start, end)
     if kind is not None and kind[1] != b"message":
         return None  # usage, consolidated, resumed (one torn into the next write's line is skipped all the same)
-    unread = _UNREAD.match(line)
-    if unread is not None and line.find(b'{"type":"', 1) < 0:  # whole: no next write ran on into a torn line
+    unread = _UNREAD.match(data, start, end)
+    if unread is not None and data.find(b'{"type":"', start + 1, end) < 0:  # whole: no write ran on into a torn one
         return LogEntry(int(unread["n"]), float(unread["ts"]), {"role": "tool" if unread["tool"] else "assistant"})
-    record = _record(line)
+    record = _record(data[start:end])
     if record is None or record.get("type", "message") != "message":
         return None
     message = record.get("message")

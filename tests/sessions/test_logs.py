@@ -208,3 +208,11 @@ def test_a_line_is_read_as_json_loads_reads_it(tmp_path: Path) -> None:
     text = f" {message(0)}\n{message(1)} \t\n{message(2)}x\n[{message(3)}]\n{message(4)}{message(5)}\n{doubled}\n"
     read = _read_all(tmp_path, text)
     assert [(e.n, e.ts) for e in read.entries] == [(0, 1.0), (1, 1.0), (6, 9.0)]
+
+
+def test_a_carriage_return_between_a_lines_keys_does_not_end_the_line(tmp_path: Path) -> None:
+    first = '{"type":"message",\r"ts":1.0,"n":0,"message":{"role":"user","content":"a"}}\n'
+    second = _line({"type": "message", "ts": 2.0, "n": 1, "message": {"role": "user", "content": "b"}})
+    read = _read_all(tmp_path, first + second)
+    assert [e.message["content"] for e in read.entries] == ["a", "b"]
+    assert read.cursor.offset == len(first + second) and read.done
