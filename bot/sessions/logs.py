@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -18,11 +19,20 @@ from bot.storage.recent import RecentMap
 
 READ_CHUNK = 2 * 1024 * 1024
 NAMES_KEPT = 256  # sessions whose live file name is kept (quoting a key costs more than the stat it is for)
+_DECODER = json.JSONDecoder()  # what json.loads uses
+# A record's type as the store writes it first (a bare word: no escape can hide another value in it).
+_TYPE = re.compile(rb'\{"type":"([a-z]+)"')
+# A message whose text is never read, as the store writes one: a tool's result, or a tool call without text.
+_UNREAD = re.compile(
+    rb'\{"type":"message","ts":(?P<ts>-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?),"n":(?P<n>0|[1-9][0-9]*),'
+    rb'"message":\{"role":"(?:(?P<tool>tool)"|assistant","content":null,)'
+)
 
 
 @dataclass(frozen=True, slots=True)
 class LogEntry:
-    """One stored message of a log: its number in the log, when it was saved, the message."""
+    """One stored message of a log: its number in the log, when it was saved, the message (a tool's result, or a
+    tool call without text, may come as its role alone: what the index never reads)."""
 
     n: int
     ts: float
@@ -107,16 +117,14 @@ class FileLogs:
         entries: list[LogEntry] = []
         count = since.count
         used = 0
-        for line in data.splitlines(keepends=True):
-            if not line.endswith(b"\n") or len(entries) >= limit:
-                break  # an append under way (or a torn last line), or enough for one batch
-            used += len(line)
-            record = _record(line)
-            if record is None or record.get("type", "message") != "message":
-                continue
-            message = record.get("message")
-            if isinstance(message, dict):
-                entries.append(LogEntry(int(record.get("n", count)), float(record.get("ts") or 0.0), message))
+        while len(entries) < limit:  # by position: the lines left unparsed (most of the bytes) are never copied
+            end = data.find(b"\n", used) + 1
+            if not end:
+                break  # an append under way (or a torn last line)
+            entry = _entry(data, used, end, count)
+            used = end
+            if entry is not None:
+                entries.append(entry)
                 count += 1
         cursor = Cursor(since.log, since.offset + used, count)
         return LogRead(entries, cursor, done=len(entries) < limit and len(data) < READ_CHUNK)
@@ -179,9 +187,36 @@ def _archive_of(name: str, prefix: str) -> bool:
     )
 
 
+def _entry(data: bytes, start: int, end: int, count: int) -> LogEntry | None:
+    """The message the line `data[start:end]` holds (`count` its number when the line has none); None for another
+    record or a torn line. Records of another type, tool results and tool calls without text are told from the
+    line's start, without parsing what a tool returned (most of a log's bytes), which no reader of logs uses: they
+    come with their role alone."""
+    kind = _TYPE.match(data, start, end)
+    if kind is not None and kind[1] != b"message":
+        return None  # usage, consolidated, resumed (one torn into the next write's line is skipped all the same)
+    unread = _UNREAD.match(data, start, end)
+    if unread is not None and data.find(b'{"type":"', start + 1, end) < 0:  # whole: no write ran on into a torn one
+        return LogEntry(int(unread["n"]), float(unread["ts"]), {"role": "tool" if unread["tool"] else "assistant"})
+    record = _record(data[start:end])
+    if record is None or record.get("type", "message") != "message":
+        return None
+    message = record.get("message")
+    if not isinstance(message, dict):
+        return None
+    return LogEntry(int(record.get("n", count)), float(record.get("ts") or 0.0), message)
+
+
 def _record(line: bytes) -> dict[str, Any] | None:
+    """The line's JSON object, as `json.loads` reads it; None for anything else (a torn line)."""
     try:
-        record = json.loads(line)
-    except ValueError:
-        return None  # a torn line
+        text = line.decode()
+        record, end = _DECODER.raw_decode(text)  # without loads' two whitespace scans and its encoding sniff
+        if end != len(text) - 1:  # not just the object and its newline: loads says what it is
+            record = json.loads(line)
+    except ValueError:  # not UTF-8, or not an object first: loads again, for what it accepts beyond that
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return None  # a torn line
     return record if isinstance(record, dict) else None
