@@ -46,6 +46,7 @@ def test_what_start_up_built_is_frozen_and_later_cycles_and_dropped_objects_are_
 
 
 async def test_the_gateway_freezes_its_heap_only_once_the_model_is_warm() -> None:
+    gc.unfreeze()  # a gateway an earlier test of this worker served in-process may have frozen it
     asked, warm = asyncio.Event(), asyncio.Event()
 
     async def warmed() -> None:

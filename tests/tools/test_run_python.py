@@ -176,7 +176,9 @@ async def test_a_stopped_run_leaves_nothing_running(tmp_path: Path) -> None:
     running.cancel()
     with pytest.raises(asyncio.CancelledError):
         await running
-    assert sandboxes() == []
+    # bwrap's inner process is in a session of its own (--new-session): the kernel kills it, by its parent-death
+    # signal (--die-with-parent), a moment after the outer bwrap the run killed and reaped
+    await until(lambda: not sandboxes(), timeout=10)
 
 
 def sandboxes() -> list[str]:
