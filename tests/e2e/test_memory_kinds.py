@@ -22,8 +22,7 @@ async def test_a_question_naming_a_kind_finds_the_things_of_that_kind(
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, index: str, request: pytest.FixtureRequest
 ) -> None:
     fake_llm.default = searching(SEARCHED)
-    async with bot_on(index, tmp_path, fake_llm, telegram, request) as bot:
-        await bot.gateway.manager.ready("telegram")
+    async with bot_on(index, tmp_path, fake_llm, telegram, request):
         said = ["I spent Sunday on a watercolor of the harbour", *filler(0, 7), "The art club meets on Fridays"]
         said += [*filler(7, 7), "The council collected the blue recycling bins", *filler(14, 7)]
         sent = await chat(telegram, [*said, "Remind me?", "And the bins?"], 0)
@@ -43,8 +42,7 @@ async def test_a_question_naming_a_thing_finds_what_was_said_of_others_of_its_ki
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, index: str, request: pytest.FixtureRequest
 ) -> None:
     fake_llm.default = searching({"Worth a ticket?": "Would I enjoy a Vivaldi concert?"})
-    async with bot_on(index, tmp_path, fake_llm, telegram, request) as bot:
-        await bot.gateway.manager.ready("telegram")
+    async with bot_on(index, tmp_path, fake_llm, telegram, request):
         said = ["Nothing calms me like Bach on a rainy evening", *filler(0, 14)]
         sent = await chat(telegram, [*said, "Worth a ticket?"], 0)
 

@@ -26,8 +26,7 @@ async def test_a_long_message_recalls_the_passage_its_rarest_words_point_to(
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, index: str, request: pytest.FixtureRequest
 ) -> None:
     fake_llm.default = searching({})
-    async with bot_on(index, tmp_path, fake_llm, telegram, request) as bot:
-        await bot.gateway.manager.ready("telegram")
+    async with bot_on(index, tmp_path, fake_llm, telegram, request):
         said = [RECIPE, *(line for n in range(12) for line in [f"On day {n} {EVERYDAY}", *filler(3 * n, 3)])]
         said += ["Thanks", "See you"]  # the everyday passages, in a quarter of the chat, share many of its words
         await chat(telegram, [*said, LONG], 0)

@@ -6,7 +6,8 @@ follow the five."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -58,20 +59,17 @@ def searching(
     return reply
 
 
-def bot_on(
+@asynccontextmanager
+async def bot_on(
     index: str, tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, request: pytest.FixtureRequest
-) -> TelegramBot:
-    """`relaybot run` on Telegram with its memory index in SQLite, or with its bus and index on a Redis server."""
+) -> AsyncIterator[None]:
+    """`relaybot run` on Telegram with its memory index in SQLite, or with its bus and index on a Redis server; ready
+    on Telegram within the block."""
     redis = {"backend": "redis", "url": request.getfixturevalue("redis_url")} if index == "redis" else {}
-    return TelegramBot(
-        tmp_path,
-        fake_llm,
-        telegram,
-        {"streaming": "off"},
-        agent={"memory_window": 4},
-        bus=redis,
-        memory={"index": index},
-    )
+    overrides: dict[str, Any] = {"agent": {"memory_window": 4}, "bus": redis, "memory": {"index": index}}
+    async with TelegramBot(tmp_path, fake_llm, telegram, {"streaming": "off"}, **overrides) as bot:
+        await bot.gateway.manager.ready("telegram")
+        yield
 
 
 def tool_results(fake_llm: FakeLLM) -> list[str]:
@@ -105,8 +103,7 @@ async def test_recall_shows_neighbours_ranks_restatements_down_and_follows_a_lea
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, index: str, request: pytest.FixtureRequest
 ) -> None:
     fake_llm.default = searching(ASKED, REPLIES)
-    async with bot_on(index, tmp_path, fake_llm, telegram, request) as bot:
-        await bot.gateway.manager.ready("telegram")
+    async with bot_on(index, tmp_path, fake_llm, telegram, request):
         said = [*list(REPLIES)[:2], *filler(0, 7), "The spare keys are in the blue vase in the hall", *filler(7, 7)]
         said += [list(REPLIES)[2], *filler(14, 7), list(REPLIES)[3], *filler(21, 7), list(REPLIES)[4]]
         sent = await chat(telegram, [*said, *filler(28, 4)], 0)  # seven between: their windows do not meet
@@ -127,8 +124,7 @@ async def test_recall_gives_five_windows_the_best_summary_beside_them_and_furthe
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, index: str, request: pytest.FixtureRequest
 ) -> None:
     fake_llm.default = searching({"Tulips again?": "tulips"}, summary=GARDEN)
-    async with bot_on(index, tmp_path, fake_llm, telegram, request) as bot:
-        await bot.gateway.manager.ready("telegram")
+    async with bot_on(index, tmp_path, fake_llm, telegram, request):
         said = [line for n in range(8) for line in [f"The tulips in bed {n} opened", *filler(7 * n, 7)]]
         sent = await chat(telegram, said, 0)  # seven between: no two windows meet
         telegram.text("Tulips again?", chat_id=OWNER, user_id=OWNER)
@@ -157,8 +153,7 @@ async def test_recall_ranks_an_earlier_question_whose_reply_says_nothing_of_this
     fake_llm.default = searching(
         {"Notebook?": "Where is my blue notebook?"}, {"When did I buy the blue notebook?": "On Tuesday."}
     )
-    async with bot_on(index, tmp_path, fake_llm, telegram, request) as bot:
-        await bot.gateway.manager.ready("telegram")
+    async with bot_on(index, tmp_path, fake_llm, telegram, request):
         said = [NOTEBOOK, *filler(0, 7), "When did I buy the blue notebook?", *filler(7, 7)]
         sent = await chat(telegram, said, 0)  # seven between: their windows do not meet
         telegram.text("Notebook?", chat_id=OWNER, user_id=OWNER)
@@ -178,8 +173,7 @@ async def test_recall_finds_the_very_word_among_many_of_its_synonym(
     tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram, index: str, request: pytest.FixtureRequest
 ) -> None:
     fake_llm.default = searching({"The photo?": "the photo"})
-    async with bot_on(index, tmp_path, fake_llm, telegram, request) as bot:
-        await bot.gateway.manager.ready("telegram")
+    async with bot_on(index, tmp_path, fake_llm, telegram, request):
         said = [line for n in range(8) for line in [f"Picture day {n}: a picture, another picture", *filler(3 * n, 3)]]
         sent = await chat(telegram, [PHOTO, *filler(30, 3), *said], 0)
         telegram.text("The photo?", chat_id=OWNER, user_id=OWNER)
