@@ -115,7 +115,7 @@ class MemoryIndexes:
         self._pending: dict[Path, asyncio.Task[None] | asyncio.TimerHandle] = {}
         self._delay = save_delay
         self._interval = save_interval
-        self._joined: RecentMap[Path, float] = RecentMap(MAX_LISTED)  # scope -> loop time of its last `saved` catch-up
+        self._catch_up_began: RecentMap[Path, float] = RecentMap(MAX_LISTED)  # scope -> loop time, by `saved`
         self._quick = quick
         self._bulk = bulk
         self._home: IndexHome = FileIndexes() if home is None else home
@@ -234,7 +234,7 @@ class MemoryIndexes:
         loop = asyncio.get_running_loop()
 
         def start() -> None:
-            self._joined[directory] = loop.time()
+            self._catch_up_began[directory] = loop.time()
             task = asyncio.create_task(self.join(directory, key), name=f"memory-index:{key}")
             self._pending[directory] = task
             task.add_done_callback(lambda finished: self._finished(directory, key, finished))
@@ -242,7 +242,7 @@ class MemoryIndexes:
         if not listed:  # a session new to the scope is listed at once: a search in another chat must see it
             start()
             return
-        last = self._joined.get(directory, -math.inf)
+        last = self._catch_up_began.get(directory, -math.inf)
         self._pending[directory] = loop.call_later(max(self._delay, last + self._interval - loop.time()), start)
 
     def _finished(self, directory: Path, key: str, task: asyncio.Task[None]) -> None:
