@@ -77,14 +77,17 @@ def memory_note(scope: MemoryScope, workspace: Path, trust: Trust) -> str:
     return note + "recall('words or a question') searches this chat's own past."
 
 
-def _as_sent(message: dict[str, Any], limit: int) -> dict[str, Any]:
-    """A stored message as the model reads it again: a long tool result cut (an earlier recall result shortened),
-    the reasoning kept for people left out."""
-    if message.get("role") == "tool":
-        return clip_tool_message(shorten_earlier_recall(message), limit)
-    if "reasoning" in message:
-        return {key: value for key, value in message.items() if key != "reasoning"}
-    return message
+def _as_sent(history: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """Stored messages as the model reads them again: a long tool result cut (an earlier recall result shortened),
+    the reasoning kept for people left out; the rest (most) as they are, without a call each."""
+    sent = []
+    for message in history:
+        if message.get("role") == "tool":
+            message = clip_tool_message(shorten_earlier_recall(message), limit)
+        elif "reasoning" in message:
+            message = {key: value for key, value in message.items() if key != "reasoning"}
+        sent.append(message)
+    return sent
 
 
 class ContextBuilder:
@@ -127,10 +130,8 @@ class ContextBuilder:
     ) -> list[dict[str, Any]]:
         """System prompt, then history (long tool results cut, earlier recall results shortened), then the new
         user message."""
-        limit = self._max_tool_result_chars
         messages = [{"role": "system", "content": self.system_prompt(message, scope, persona_file, bootstrap)}]
-        # most messages go as they are: the call is made only for a tool result or a message with reasoning
-        messages += [_as_sent(m, limit) if m.get("role") == "tool" or "reasoning" in m else m for m in history]
+        messages += _as_sent(history, self._max_tool_result_chars)
         messages.append(self.user_message(message, user_text))
         return messages
 
