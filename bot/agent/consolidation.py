@@ -112,8 +112,11 @@ class MemoryConsolidator:
         clock: Callable[[], float] = time.time,
         hooks: Hooks | None = None,
         locks: ScopeLocks | None = None,
+        folded: Callable[[str, MemoryScope], None] | None = None,
     ) -> None:
+        """`folded(session key, scope)` is told each time a chunk of a session went into the scope's memory files."""
         self._hooks = hooks or Hooks()
+        self._folded = folded
         self._provider = provider
         self._sessions = sessions
         self._budget = budget
@@ -225,6 +228,8 @@ class MemoryConsolidator:
             await self._write(session.key, scope, current, settle(update, current, source), f"{stamp:%Y-%m-%d %H:%M}")
             self._sessions.mark_consolidated(session, end)
             logger.info("[%s] consolidated messages %d-%d into %s", session.key, start, end, scope.directory)
+            if self._folded is not None:
+                self._folded(session.key, scope)
             return True
 
     async def _write(self, key: str, scope: MemoryScope, current: str, reviewed: Reviewed, stamp: str) -> None:

@@ -183,6 +183,7 @@ class AgentApp:
             config.timezone,
             hooks=self.plugins.hooks,
             locks=self.memory_backend.locks,
+            folded=lambda key, scope: self.indexes.folded(scope.directory, key),
         )
 
     def _loop_parts(self) -> LoopParts:

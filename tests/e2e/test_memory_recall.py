@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from tests.fakes.openai_server import FakeLLM, Text, ToolCalls
 from tests.fakes.telegram_server import FakeTelegram
 from tests.memory.test_memory import is_consolidation, save
 from tests.support.gateway import OWNER, TelegramBot
+from tests.support.polling import until
 
 ENTRY = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d\] (.+)$", re.MULTILINE)
 FILLER = ["the weather", "a pasta recipe", "my running plan", "a birthday card", "the news", "a crossword clue"]
@@ -56,3 +59,35 @@ async def test_an_early_detail_is_recalled_unasked_and_by_the_tool_after_several
     assert "My bike lock code is 8319" not in str(turn[0]["messages"][1:-1])  # consolidated out of the history
     result = next(m["content"] for m in turn[1]["messages"] if m["role"] == "tool")
     assert re.search(r"^1\. \d{4}-\d\d-\d\d \(\w{3}\), \w.*: My bike lock code is 8319", result, re.MULTILINE)
+
+
+async def test_what_a_consolidation_folds_is_indexed_before_the_next_message(
+    tmp_path: Path, fake_llm: FakeLLM, telegram: FakeTelegram
+) -> None:
+    rounds = itertools.count(1)
+    fake_llm.default = lambda body: (
+        save(f"Small talk, part {next(rounds)}.", "# Memory\n") if is_consolidation(body) else Text("Noted.")
+    )
+    async with TelegramBot(tmp_path, fake_llm, telegram, {"streaming": "off"}, agent={"memory_window": 6}) as bot:
+        await bot.gateway.manager.ready("telegram")
+        history = bot.config.workspace / "memory" / "HISTORY.md"
+        entries: list[str] = []
+        for n in itertools.count():  # until a turn's consolidation folds a second chunk: no turn searches after it
+            telegram.text(f"Tell me something about {FILLER[n % len(FILLER)]} (#{n})", chat_id=OWNER, user_id=OWNER)
+            await telegram.wait_for_sent(n + 1)
+            async with asyncio.timeout(60):
+                await bot.gateway.agent.memory.idle()
+            folded = ENTRY.findall(history.read_text()) if history.exists() else []
+            if len(folded) > max(1, len(entries)):
+                entries = folded
+                break
+            entries = folded
+        [path] = bot.config.state_dir.rglob("index.sqlite3")
+
+        def indexed() -> list[str]:
+            with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as index:
+                return [row[0] for row in index.execute("SELECT asked FROM passages WHERE kind = 'entry' ORDER BY id")]
+
+        # no further message searches the index: what each fold left out of the prompt is indexed by itself
+        await until(lambda: len(indexed()) == len(entries), 10)
+    assert indexed() == entries

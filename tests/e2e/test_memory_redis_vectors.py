@@ -55,6 +55,7 @@ async def played(tmp_path: Path, url: str, prefix: str, index: str) -> list[str]
                 telegram.text(text, chat_id=OWNER, user_id=OWNER)
                 await telegram.wait_for_sent(sent, timeout=SETTLE)
                 await settled(app.memory.idle(), f"consolidation after message {sent}")
+                await settled(app.indexes.idle(), f"the index's catch-up after message {sent}")
                 await settled(semantic.idle(), f"the background embedding after message {sent}")
         turns = [body["messages"][-1] for body in fake_llm.requests if not is_consolidation(body)]
         said = [str(message["content"]) for message in turns[-2:]]

@@ -83,3 +83,24 @@ def test_a_quiet_scope_is_caught_up_a_second_after_its_turn(tmp_path: Path) -> N
     saved, began = in_virtual_time(main())
 
     assert began == [saved + 1.0]
+
+
+def test_a_folded_session_is_indexed_at_once_in_place_of_a_waiting_catch_up_and_once(tmp_path: Path) -> None:
+    backend, index, scope = _index(tmp_path)
+
+    async def main() -> tuple[list[float], int]:
+        backend.say(KEY, "The boat is moored at pier nine", "OK")
+        await index.join(scope, KEY)  # listed and indexed, with no background catch-up since
+        joins = Joins(index)
+        backend.say(KEY, "The anchor is heavy", "Noted")
+        index.saved(scope, KEY)  # would wait a second
+        index.folded(scope, KEY)  # consolidation moved the prompt's start past it: now
+        index.folded(scope, KEY)  # the one begun covers this one too
+        await joins.next()
+        await index.stop()
+        return joins.began, MemoryIndex.open(index.path_for(scope)).cursors(KEY).popitem()[1][0].count
+
+    began, indexed = in_virtual_time(main())
+
+    assert began == [0.0]
+    assert indexed == 8  # both turns' messages

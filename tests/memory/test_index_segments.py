@@ -1,10 +1,14 @@
 """The keyword index stays compact while a chat is indexed a turn at a time: each small write leaves a segment that
-every search reads, so the writes merge them as they go, and searches find what they found before."""
+every search reads, so a small index is rewritten as one after each write, a big one merges a few pages and is
+rewritten once it has grown by a share, and searches find what they found before."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from bot.memory.index import store
 from bot.memory.index.passages import ExchangePart
 from bot.memory.index.store import MemoryIndex
 from bot.sessions.logs import Cursor
@@ -37,14 +41,29 @@ def turn(index: MemoryIndex, n: int) -> None:
     assert index.add_exchanges(KEY, more, Cursor("live", 2 * n + 1), Cursor("live", 2 * n + 2, 2 * n + 2), True)
 
 
-def test_a_chat_indexed_a_turn_at_a_time_keeps_few_segments_and_finds_the_same(tmp_path: Path) -> None:
+def test_a_small_index_is_one_segment_after_every_write_and_finds_what_it_holds(tmp_path: Path) -> None:
     index = MemoryIndex.open(tmp_path / "index.sqlite3")
+    counted = []
     for n in range(TURNS):
         turn(index, n)
+        counted.append(segments(index))
+    assert set(counted) == {1}
+    assert len(index.keyword('"topic3"', 400, None, None)) == len({n for n in range(TURNS) if 3 in (n % 7, n % 5)})
+
+
+def test_a_big_index_merges_pages_and_is_rewritten_once_grown_by_a_share(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store, "OPTIMIZE_BELOW", 0)  # every index counts as big
+    index = MemoryIndex.open(tmp_path / "index.sqlite3")
+    counted = []
+    for n in range(TURNS):
+        turn(index, n)
+        counted.append(segments(index))
+    rewrites = sum(1 for before, after in zip(counted, counted[1:], strict=False) if after == 1 < before)
+    assert max(counted) <= 8 and 10 <= rewrites <= 60  # 600 writes: a rewrite about every 10% of growth
     expression = '"topic3" OR "note"'
     found = index.keyword(expression, 60, None, None)
-    assert segments(index) <= 8
     index._db.execute("INSERT INTO passage_text (passage_text) VALUES ('optimize')")
     assert segments(index) == 1
     assert index.keyword(expression, 60, None, None) == found
-    assert len(index.keyword('"topic3"', 400, None, None)) == len({n for n in range(TURNS) if 3 in (n % 7, n % 5)})

@@ -206,7 +206,7 @@ class MemoryIndexes:
             if not self._caught_up(directory, found, seen):
                 return None
             if join is not None:
-                self._note_listed(directory, join)
+                self._listed[directory, join] = None
             return ranked(found)
         except (sqlite3.DatabaseError, IndexUnusable):
             return None
@@ -230,25 +230,39 @@ class MemoryIndexes:
         share one; a search catches up by itself first)."""
         if directory in self._pending:
             return
-        listed = (directory, key) in self._listed
-        loop = asyncio.get_running_loop()
-
-        def start() -> None:
-            self._catch_up_began[directory] = loop.time()
-            task = asyncio.create_task(self.join(directory, key), name=f"memory-index:{key}")
-            self._pending[directory] = task
-            task.add_done_callback(lambda finished: self._finished(directory, key, finished))
-
-        if not listed:  # a session new to the scope is listed at once: a search in another chat must see it
-            start()
+        if (directory, key) not in self._listed:  # a session new to the scope is listed at once: a search in another
+            self._start(directory, key)  # chat must see it
             return
         last = self._catch_up_began.get(directory, -math.inf)
-        self._pending[directory] = loop.call_later(max(self._delay, last + self._interval - loop.time()), start)
+        loop = asyncio.get_running_loop()
+        delay = max(self._delay, last + self._interval - loop.time())
+        self._pending[directory] = loop.call_later(delay, self._start, directory, key)
 
-    def _finished(self, directory: Path, key: str, task: asyncio.Task[None]) -> None:
-        self._pending.pop(directory, None)
-        if not task.cancelled() and task.exception() is not None:
-            logger.error("[%s] indexing memory failed", key, exc_info=task.exception())
+    def folded(self, directory: Path, key: str) -> None:
+        """Consolidation folded session `key`'s older messages out of its prompt: index them now, not in a search."""
+        pending = self._pending.get(directory)
+        if isinstance(pending, asyncio.Task):
+            return
+        if pending is not None:
+            pending.cancel()
+        self._start(directory, key)
+
+    def _start(self, directory: Path, key: str) -> None:
+        self._catch_up_began[directory] = asyncio.get_running_loop().time()
+        task = asyncio.create_task(self.join(directory, key), name=f"memory-index:{key}")
+        self._pending[directory] = task
+
+        def finished(done: asyncio.Task[None]) -> None:
+            self._pending.pop(directory, None)
+            if not done.cancelled() and done.exception() is not None:
+                logger.error("[%s] indexing memory failed", key, exc_info=done.exception())
+
+        task.add_done_callback(finished)
+
+    async def idle(self) -> None:
+        """Return once no background catch-up runs (one still waiting for its time is not waited for)."""
+        while running := [pending for pending in self._pending.values() if isinstance(pending, asyncio.Task)]:
+            await asyncio.wait(running)
 
     async def reindex(self, directory: Path) -> int:
         """Rebuild the scope's index from its sources, in place (a running gateway keeps using the same file);
@@ -335,11 +349,8 @@ class MemoryIndexes:
             found.close()
         self._home.delete(self.scope_name(directory), self.path_for(directory))
 
-    def _note_listed(self, directory: Path, key: str) -> None:
-        self._listed[directory, key] = None
-
     def _join(self, directory: Path, found: _Open, key: str) -> None:
-        self._note_listed(directory, key)
+        self._listed[directory, key] = None
         if key in found.members:
             return
         scope = self.scope_name(directory)
@@ -372,9 +383,9 @@ class MemoryIndexes:
         found.checked = self._ticks()  # what is saved from now on may be missed: the next check looks
         started = time.perf_counter()
         members = self._members.members(self.scope_name(directory))
-        read = catch_up_sessions(found.index, self._logs, members, shown, self._bulk)
         catch_up_history(found.index, found.history, self._zone)
         catch_up_memory(found.index, found.memory)
+        read = catch_up_sessions(found.index, self._logs, members, shown, self._bulk)  # last: its write settles them
         if read > 1000:
             logger.info("indexed %d messages of %s in %.1fs", read, directory, time.perf_counter() - started)
 

@@ -24,7 +24,9 @@ logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 ANSWER_WEIGHT = 0.6  # a word in the reply counts for less than one in what the user said
-MERGE_PAGES = 16  # FTS5 pages merged after each write: small writes leave many segments, which every search reads
+MERGE_PAGES = 16  # FTS5 pages merged after a write that does not rewrite the index (`_settle`)
+OPTIMIZE_BELOW = 4096  # passages: an index this small is rewritten as one FTS5 segment after each write (a few ms)
+OPTIMIZE_SHARE = 0.1  # a bigger one once the passages written since its last rewrite reach this share of it
 _SCHEMA = """
 CREATE TABLE passages (
     id INTEGER PRIMARY KEY, kind TEXT NOT NULL, session TEXT NOT NULL, log TEXT NOT NULL,
@@ -70,6 +72,7 @@ class MemoryIndex:
         self.path = path
         self._kept = _ReadMarks(db)
         self._read = KeptPassages()  # passages searches read, kept between them
+        self._unsettled = 0  # passages written since the index was last rewritten as one segment
 
     @classmethod
     def open(cls, path: Path) -> MemoryIndex:
@@ -139,7 +142,7 @@ class MemoryIndex:
                 passage = Passage("exchange", part.ts, part.speaker, part.asked, "\n".join(part.replies), part.first)
                 open_id = self._insert(session, end.log, passage)
             if parts:
-                db.execute("INSERT INTO passage_text (passage_text, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
+                self._unsettled = _settle(db, self._unsettled + len(parts))
             if live:
                 db.execute("UPDATE logs SET live = 0 WHERE session = ? AND log != ?", (session, end.log))
             db.execute(
@@ -299,6 +302,19 @@ class FileIndexes:
 
     def vectors(self, scope: str, path: Path, model: str) -> PassageVectors:
         return PassageVectors(path, model)
+
+
+def _settle(db: sqlite3.Connection, unsettled: int) -> int:
+    """After a write, in its transaction, with `unsettled` passages written since the index was last rewritten as one
+    FTS5 segment: every search reads every segment and each write leaves one, so the index is rewritten while that
+    is cheap (small, or grown by OPTIMIZE_SHARE since: a passage is rewritten a bounded number of times), else a few
+    of its pages are merged. The passages written since the last rewrite, after this."""
+    size = db.execute("SELECT coalesce(max(id), 0) FROM passages").fetchone()[0]
+    if size <= OPTIMIZE_BELOW or unsettled >= OPTIMIZE_SHARE * size:
+        db.execute("INSERT INTO passage_text (passage_text) VALUES ('optimize')")
+        return 0
+    db.execute("INSERT INTO passage_text (passage_text, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
+    return unsettled
 
 
 def _stored(row: tuple[int, str, str, str, int, float, str, str, str]) -> StoredPassage:
