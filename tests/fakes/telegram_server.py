@@ -20,6 +20,7 @@ from aiohttp import web
 from tests.fakes import telegram_payloads as payloads
 from tests.fakes.telegram_html import HtmlError, html_visible_text
 from tests.fakes.waiting import RecordWaiter
+from tests.support.polling import until
 
 TEXT_LIMIT = 4096
 CAPTION_LIMIT = 1024
@@ -359,6 +360,12 @@ class FakeTelegram:
     async def wait_until(self, check: Callable[[], bool], what: str, timeout: float = 10) -> None:
         """Return once `check()` holds on the fake's records (checked after each call); TimeoutError names `what`."""
         await self._recorded.wait_until(check, timeout, lambda: f"{what} did not happen; sent: {self.sent}")
+
+    async def wait_for_disconnects(self, timeout: float = 10) -> None:
+        """Return once no client is connected: by then a killed client's last requests were answered or dropped."""
+        assert self._runner is not None and self._runner.server is not None
+        server = self._runner.server
+        await until(lambda: not server.connections, timeout)
 
     async def wait_for_call(self, method: str, n: int = 1, timeout: float = 10) -> None:
         """Return once `method` has been called `n` times."""
