@@ -72,7 +72,7 @@ async def test_what_a_consolidation_folds_is_indexed_before_the_next_message(
         await bot.gateway.manager.ready("telegram")
         history = bot.config.workspace / "memory" / "HISTORY.md"
         entries: list[str] = []
-        for n in itertools.count():  # until a turn's consolidation folds a second chunk: no turn searches after it
+        for n in range(30):  # until a turn's consolidation folds a second chunk: no turn searches after it
             telegram.text(f"Tell me something about {FILLER[n % len(FILLER)]} (#{n})", chat_id=OWNER, user_id=OWNER)
             await telegram.wait_for_sent(n + 1)
             async with asyncio.timeout(60):
@@ -82,6 +82,8 @@ async def test_what_a_consolidation_folds_is_indexed_before_the_next_message(
                 entries = folded
                 break
             entries = folded
+        else:
+            raise AssertionError(f"30 turns folded {len(entries)} chunks")
         [path] = bot.config.state_dir.rglob("index.sqlite3")
 
         def indexed() -> list[str]:
