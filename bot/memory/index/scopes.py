@@ -115,7 +115,7 @@ class MemoryIndexes:
         self._pending: dict[Path, asyncio.Task[None] | asyncio.TimerHandle] = {}
         self._delay = save_delay
         self._interval = save_interval
-        self._catch_up_began: RecentMap[Path, float] = RecentMap(MAX_LISTED)  # scope -> loop time, by `saved`
+        self._catch_up_began: RecentMap[Path, float] = RecentMap(MAX_LISTED)  # scope -> loop time, last catch-up
         self._quick = quick
         self._bulk = bulk
         self._home: IndexHome = FileIndexes() if home is None else home
@@ -292,9 +292,7 @@ class MemoryIndexes:
         for pending in list(self._pending.values()):
             if isinstance(pending, asyncio.TimerHandle):
                 pending.cancel()
-        await asyncio.gather(
-            *(p for p in self._pending.values() if isinstance(p, asyncio.Task)), return_exceptions=True
-        )
+        await self.idle()
         self._pending.clear()
         if self.semantic is not None:
             await self.semantic.stop()
