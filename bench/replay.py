@@ -9,7 +9,9 @@ save_memory) runs in a process of its own. Ten people each replay one LoCoMo con
 plays conversation `i mod count`), every message sent once the reply to the last one arrived, all ten at once.
 The figure is exchanges answered per second of wall time, with the memory index kept as it is by default
 (auto-recall on, every message indexed). The baseline, in the same run and alternated with it, is the same replay
-with auto-recall off (`memory.auto_recall.enabled: false`; messages still indexed, in the background).
+with auto-recall off (`memory.auto_recall.enabled: false`; messages still indexed, in the background). Beside the
+gateway's CPU an exchange it prints the fakes' (this process's Telegram and the model's process): on a small machine
+they share its cores with the gateway.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from locomo.conversation import Conversation, load
-from rig import FakeProcess, RelaybotProcess, TimedTelegram, init_home, load_average, write_config
+from rig import FakeProcess, RelaybotProcess, TimedTelegram, init_home, load_average, process_cpu, write_config
 
 CHATS = 10
 TARGET = 300.0  # exchanges a second, issue 50
@@ -32,10 +34,12 @@ FIRST_USER = 500_000
 
 
 async def replay(
-    home: Path, base_url: str, conversations: list[Conversation], exchanges: int | None, auto_recall: bool
-) -> tuple[float, float, int]:
+    home: Path, fake: FakeProcess, conversations: list[Conversation], exchanges: int | None, auto_recall: bool
+) -> tuple[float, float, float, int]:
     """Ten chats replaying the conversations at once through a fresh gateway: (exchanges/s, gateway CPU ms per
-    exchange, exchanges answered)."""
+    exchange, the fakes' CPU ms per exchange (Telegram in this process, the model in its own), exchanges answered)."""
+    assert fake.process is not None
+    base_url = fake.base_url
     counter = itertools.count(1)
     async with TimedTelegram() as telegram:
         config_file = init_home(home)
@@ -63,16 +67,18 @@ async def replay(
                 return said
 
             cpu = gateway.cpu
+            fakes = time.process_time() + process_cpu(fake.process.pid)
             started = time.perf_counter()
             said = await asyncio.gather(
                 *(chat(FIRST_USER + i, conversations[i % len(conversations)]) for i in range(CHATS))
             )
             wall = time.perf_counter() - started
             cpu = gateway.cpu - cpu
+            fakes = time.process_time() + process_cpu(fake.process.pid) - fakes
         finally:
             gateway.stop()
     total = sum(said)
-    return total / wall, cpu * 1000 / total, total
+    return total / wall, cpu * 1000 / total, fakes * 1000 / total, total
 
 
 async def main(folder: Path, rounds: int, exchanges: int | None) -> None:
@@ -82,12 +88,12 @@ async def main(folder: Path, rounds: int, exchanges: int | None) -> None:
         for run in range(rounds):
             for auto_recall in (True, False):
                 home = Path(tmp) / f"{run}-{auto_recall}"
-                rate, cpu, total = await replay(home, fake.base_url, conversations, exchanges, auto_recall)
+                rate, cpu, fakes, total = await replay(home, fake, conversations, exchanges, auto_recall)
                 rates[auto_recall].append(rate)
                 name = "index kept, auto-recall on " if auto_recall else "baseline, auto-recall off"
                 print(
                     f"round {run + 1}, {name}: {total:,} exchanges in {CHATS} chats, {rate:.0f} exchanges/s,"
-                    f" gateway CPU {cpu:.2f} ms an exchange ({load_average()})",
+                    f" gateway CPU {cpu:.2f} ms an exchange, the fakes' {fakes:.2f} ms ({load_average()})",
                     flush=True,
                 )
     kept, baseline = statistics.median(rates[True]), statistics.median(rates[False])
