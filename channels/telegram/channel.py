@@ -45,8 +45,8 @@ REACTIONS: dict[ReactionStatus, str] = {"seen": "👀", "done": "👍", "failed"
 
 
 async def _let_turns_start() -> None:
-    """Yield until the updates just published have started their turns: the next long poll (about 0.3 ms of CPU)
-    is then written while their model answers, not before their model request."""
+    """Yield the loop for the turns an update takes to reach its turn, so the next long poll (about 0.3 ms of CPU)
+    is written while the model answers the updates just published, not ahead of their model requests."""
     for _ in range(TURN_HOPS):
         await asyncio.sleep(0)
 
