@@ -25,3 +25,14 @@ def chat_path(folder: Path, *names: str) -> Path:
             raise ValueError(f"not a plain file name: {name!r}")
         path = path / name if _CHILD is None else _CHILD(path, name)
     return path
+
+
+def relative_name(folder: Path, root: Path) -> str:
+    """`folder`'s real path below `root`'s as a `/` string ("." for `root` itself, "outside/…" for a folder beyond
+    it), made in strings: pathlib would intern each part."""
+    real, top = os.path.realpath(folder), os.path.realpath(root).rstrip(os.sep)
+    if real == top:
+        return "."
+    if real.startswith(top + os.sep):
+        return real[len(top) + 1 :].replace(os.sep, "/")
+    return "outside/" + os.path.splitdrive(real)[1].lstrip(os.sep).replace(os.sep, "/")

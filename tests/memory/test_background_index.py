@@ -85,7 +85,9 @@ def test_a_quiet_scope_is_caught_up_a_second_after_its_turn(tmp_path: Path) -> N
     assert began == [saved + 1.0]
 
 
-def test_a_folded_session_is_indexed_at_once_in_place_of_a_waiting_catch_up_and_once(tmp_path: Path) -> None:
+def test_a_folded_session_is_indexed_at_once_in_place_of_a_waiting_catch_up_and_again_after_a_running_one(
+    tmp_path: Path,
+) -> None:
     backend, index, scope = _index(tmp_path)
 
     async def main() -> tuple[list[float], int]:
@@ -95,12 +97,16 @@ def test_a_folded_session_is_indexed_at_once_in_place_of_a_waiting_catch_up_and_
         backend.say(KEY, "The anchor is heavy", "Noted")
         index.saved(scope, KEY)  # would wait a second
         index.folded(scope, KEY)  # consolidation moved the prompt's start past it: now
-        index.folded(scope, KEY)  # the one begun covers this one too
+        await asyncio.sleep(0)  # the catch-up is under way, and may have read the log already
+        backend.say(KEY, "The chain is rusty", "Oh")
+        index.folded(scope, KEY)
+        index.folded(scope, KEY)  # one catch-up more covers both folds, after the running one, not beside it
+        await joins.next()
         await joins.next()
         await index.stop()
         return joins.began, MemoryIndex.open(index.path_for(scope)).cursors(KEY).popitem()[1][0].count
 
     began, indexed = in_virtual_time(main())
 
-    assert began == [0.0]
-    assert indexed == 8  # both turns' messages
+    assert (len(began), began[0]) == (2, 0.0)
+    assert indexed == 12  # the three turns' messages

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import os
 import sqlite3
 import threading
 import time
@@ -35,7 +34,7 @@ from bot.memory.index.windows import REACH, widen
 from bot.memory.index.word_counts import WordCounts
 from bot.memory.members import ScopeMembers
 from bot.sessions.logs import SessionLogs
-from bot.storage.chat_paths import chat_path
+from bot.storage.chat_paths import chat_path, relative_name
 from bot.storage.recent import RecentMap
 
 logger = logging.getLogger(__name__)
@@ -113,6 +112,7 @@ class MemoryIndexes:
         self._open: RecentMap[Path, _Open] = RecentMap(max_open, on_evict=lambda _, oldest: oldest.close())
         self._opening = threading.Lock()
         self._pending: dict[Path, asyncio.Task[None] | asyncio.TimerHandle] = {}
+        self._again: set[Path] = set()  # scopes folded into while their catch-up ran: caught up once more after it
         self._delay = save_delay
         self._interval = save_interval
         self._catch_up_began: RecentMap[Path, float] = RecentMap(MAX_LISTED)  # scope -> loop time, last catch-up
@@ -130,7 +130,7 @@ class MemoryIndexes:
         """A scope folder's name: its path relative to the workspace, the same on every machine."""
         name = self._names.get(directory)
         if name is None:
-            name = self._names[directory] = _scope_name(directory, self._workspace)
+            name = self._names[directory] = relative_name(directory, self._workspace)
         return name
 
     def path_for(self, directory: Path) -> Path:
@@ -241,7 +241,8 @@ class MemoryIndexes:
     def folded(self, directory: Path, key: str) -> None:
         """Consolidation folded session `key`'s older messages out of its prompt: index them now, not in a search."""
         pending = self._pending.get(directory)
-        if isinstance(pending, asyncio.Task):
+        if isinstance(pending, asyncio.Task):  # it may have read the sources already
+            self._again.add(directory)
             return
         if pending is not None:
             pending.cancel()
@@ -256,6 +257,9 @@ class MemoryIndexes:
             self._pending.pop(directory, None)
             if not done.cancelled() and done.exception() is not None:
                 logger.error("[%s] indexing memory failed", key, exc_info=done.exception())
+            elif directory in self._again and not done.cancelled():
+                self._again.discard(directory)
+                self._start(directory, key)
 
         task.add_done_callback(finished)
 
@@ -292,6 +296,7 @@ class MemoryIndexes:
         for pending in list(self._pending.values()):
             if isinstance(pending, asyncio.TimerHandle):
                 pending.cancel()
+        self._again.clear()
         await self.idle()
         self._pending.clear()
         if self.semantic is not None:
@@ -386,13 +391,3 @@ class MemoryIndexes:
         read = catch_up_sessions(found.index, self._logs, members, shown, self._bulk)  # last: its write settles them
         if read > 1000:
             logger.info("indexed %d messages of %s in %.1fs", read, directory, time.perf_counter() - started)
-
-
-def _scope_name(directory: Path, workspace: Path) -> str:
-    # In strings: pathlib would intern each scope's folder name (see bot.storage.chat_paths).
-    real, root = os.path.realpath(directory), os.path.realpath(workspace).rstrip(os.sep)
-    if real == root:
-        return "."
-    if real.startswith(root + os.sep):
-        return real[len(root) + 1 :].replace(os.sep, "/")
-    return "outside/" + os.path.splitdrive(real)[1].lstrip(os.sep).replace(os.sep, "/")
