@@ -18,15 +18,18 @@ KEY = "telegram:1"
 
 
 class Joins:
-    """Each background catch-up of the index: when it began (on the loop's clock), and an event when it is done."""
+    """Each background catch-up of the index: when it began (on the loop's clock), and events when one begins and
+    when it is done."""
 
     def __init__(self, index: MemoryIndexes) -> None:
         self.began: list[float] = []
+        self.started = asyncio.Event()
         self.done = asyncio.Event()
         catch_up = index.join
 
         async def join(directory: Path, key: str) -> None:
             self.began.append(asyncio.get_running_loop().time())
+            self.started.set()
             task = asyncio.current_task()
             assert task is not None
             task.add_done_callback(lambda _: self.done.set())  # after the index's own: the scope is free again
@@ -37,6 +40,11 @@ class Joins:
     async def next(self) -> None:
         await self.done.wait()
         self.done.clear()
+
+    async def begun(self) -> None:
+        """Return once a catch-up has begun (since the last call)."""
+        await self.started.wait()
+        self.started.clear()
 
 
 def _index(tmp_path: Path) -> tuple[Backend, MemoryIndexes, Path]:
@@ -97,12 +105,13 @@ def test_a_folded_session_is_indexed_at_once_in_place_of_a_waiting_catch_up_and_
         backend.say(KEY, "The anchor is heavy", "Noted")
         index.saved(scope, KEY)  # would wait a second
         index.folded(scope, KEY)  # consolidation moved the prompt's start past it: now
-        await asyncio.sleep(0)  # the catch-up is under way, and may have read the log already
+        await joins.begun()  # the catch-up is under way, and may have read the log already
         backend.say(KEY, "The chain is rusty", "Oh")
         index.folded(scope, KEY)
         index.folded(scope, KEY)  # one catch-up more covers both folds, after the running one, not beside it
-        await joins.next()
-        await joins.next()
+        async with asyncio.timeout(60):  # virtual seconds: without the second catch-up, the test fails here
+            await joins.next()
+            await joins.next()
         await index.stop()
         return joins.began, MemoryIndex.open(index.path_for(scope)).cursors(KEY).popitem()[1][0].count
 
