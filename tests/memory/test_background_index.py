@@ -109,9 +109,7 @@ def test_a_folded_session_is_indexed_at_once_in_place_of_a_waiting_catch_up_and_
         backend.say(KEY, "The chain is rusty", "Oh")
         index.folded(scope, KEY)
         index.folded(scope, KEY)  # one catch-up more covers both folds, after the running one, not beside it
-        async with asyncio.timeout(60):  # virtual seconds: without the second catch-up, the test fails here
-            await joins.next()
-            await joins.next()
+        await index.idle()  # the running catch-up, then the one more it leaves behind it
         await index.stop()
         return joins.began, MemoryIndex.open(index.path_for(scope)).cursors(KEY).popitem()[1][0].count
 
