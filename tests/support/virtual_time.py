@@ -2,7 +2,8 @@
 
 Code that reads `loop.time()` and waits with `call_at`, `asyncio.sleep` or `asyncio.timeout` runs its
 timeouts at once, in order, and sees exactly the durations it asked for. For pure asyncio code only:
-a loop that also waits on sockets or threads would jump past them.
+a loop that also waits on sockets or threads would jump past them (a timeout armed there fires while a worker
+thread still runs: wait for the work itself instead).
 """
 
 from __future__ import annotations
