@@ -117,3 +117,33 @@ def test_a_folded_session_is_indexed_at_once_in_place_of_a_waiting_catch_up_and_
 
     assert (len(began), began[0]) == (2, 0.0)
     assert indexed == 12  # the three turns' messages
+
+
+def test_a_fold_during_a_catch_up_that_fails_leaves_no_rerun_for_a_later_one(tmp_path: Path) -> None:
+    backend, index, scope = _index(tmp_path)
+    catch_up = index.join
+    failures = [OSError("disk full")]
+
+    async def failing_once(directory: Path, key: str) -> None:
+        if failures:
+            raise failures.pop()
+        await catch_up(directory, key)
+
+    index.join = failing_once  # type: ignore[method-assign]
+
+    async def main() -> tuple[list[float], int]:
+        joins = Joins(index)
+        backend.say(KEY, "The boat is moored at pier nine", "OK")
+        index.folded(scope, KEY)  # a catch-up, which will fail
+        index.folded(scope, KEY)  # while it runs: one more after it, had it not failed
+        await index.idle()
+        backend.say(KEY, "The anchor is heavy", "Noted")
+        index.folded(scope, KEY)  # a catch-up of its own, and nothing after it
+        await index.idle()
+        await index.stop()
+        return joins.began, MemoryIndex.open(index.path_for(scope)).cursors(KEY).popitem()[1][0].count
+
+    began, indexed = in_virtual_time(main())
+
+    assert len(began) == 2
+    assert indexed == 8  # both turns' messages

@@ -255,10 +255,13 @@ class MemoryIndexes:
 
         def finished(done: asyncio.Task[None]) -> None:
             self._pending.pop(directory, None)
-            if not done.cancelled() and done.exception() is not None:
+            again = directory in self._again
+            self._again.discard(directory)  # a failed or cancelled catch-up leaves no rerun behind for a later one
+            if done.cancelled():
+                return
+            if done.exception() is not None:
                 logger.error("[%s] indexing memory failed", key, exc_info=done.exception())
-            elif directory in self._again and not done.cancelled():
-                self._again.discard(directory)
+            elif again:
                 self._start(directory, key)
 
         task.add_done_callback(finished)
