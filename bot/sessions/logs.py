@@ -154,12 +154,13 @@ class FileLogs:
         prefix = quote(key, safe="") + "."
         try:
             # Not glob (its pattern cache grows per chat), and no list of every session's name: a chat's first
-            # search walks a folder of thousands, and a list of them all would raise the heap's peak per chat.
+            # search walks a folder of thousands, and a list of them all would raise the heap's peak per chat. The
+            # prefix is checked inline: of those thousands, only the session's own names pay for a call.
             with os.scandir(self._directory) as entries:
-                names = [entry.name for entry in entries if _archive_of(entry.name, prefix)]
+                names = [name for entry in entries if (name := entry.name).startswith(prefix)]
         except FileNotFoundError:
             return []
-        return [self._directory / name for name in sorted(names)]
+        return [self._directory / name for name in sorted(names) if _archive_of(name, prefix)]
 
     def _find(self, key: str, log: str) -> Path | None:
         """The file of the log with this identity: the live one, or (looked for only then) one archived since."""
