@@ -112,7 +112,6 @@ class ContextBuilder:
         self._timezone = timezone
         self._files = FileCache()
         self._prompts = SystemPromptCache()
-        self._bootstrap = [(name, workspace / name) for name in BOOTSTRAP_FILES]
         self._skills = skills
         self._max_inbound_chars = max_inbound_chars
         self._inline_attachment_chars = inline_attachment_chars
@@ -158,9 +157,10 @@ class ContextBuilder:
         inputs = (limit, self._skills.prompt() if self._skills else "")
         prompt = self._prompts.get(key, inputs)
         if prompt is None:
-            paths = self._prompt_files(names, scope, persona_file)
+            files = self._bootstrap_paths(names)  # once: each file's path is resolved, a few stats apiece
+            paths = self._prompt_files(files, scope, persona_file)
             stamps = tuple(map(stamp, paths))
-            prompt = self._assemble(message, scope, names, persona_file, (limit, inputs[1]))
+            prompt = self._assemble(message, scope, files, persona_file, (limit, inputs[1]))
             self._prompts.put(key, paths, stamps, inputs, prompt)
         return prompt
 
@@ -170,16 +170,18 @@ class ContextBuilder:
         paths = [(name, self._workspace / name) for name in names]
         return [(name, path) for name, path in paths if path.resolve().is_relative_to(root)]
 
-    def _prompt_files(self, names: tuple[str, ...], scope: MemoryScope, persona_file: Path | None) -> tuple[str, ...]:
+    def _prompt_files(
+        self, files: list[tuple[str, Path]], scope: MemoryScope, persona_file: Path | None
+    ) -> tuple[str, ...]:
         """The files a scope's prompt is made from."""
-        files = [path for _, path in self._bootstrap_paths(names)]
-        return tuple(str(path) for path in (*files, *([persona_file] if persona_file else []), scope.memory_file))
+        bootstrap = [path for _, path in files]
+        return tuple(str(path) for path in (*bootstrap, *([persona_file] if persona_file else []), scope.memory_file))
 
     def _assemble(
         self,
         message: InboundMessage,
         scope: MemoryScope,
-        names: tuple[str, ...],
+        files: list[tuple[str, Path]],
         persona_file: Path | None,
         extras: tuple[int | None, str],
     ) -> str:
@@ -191,7 +193,7 @@ class ContextBuilder:
             f"Workspace: {self._workspace} (file tools take paths relative to it).",
             memory_note(scope, self._workspace, message.trust),
         ]
-        for name, path in self._bootstrap_paths(names):
+        for name, path in files:
             text = self._files.read(path).strip()
             if text:
                 sections.append(f"## {name}\n\n{text}")
