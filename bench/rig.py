@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +56,29 @@ class FakeProcess:
             self.process.wait()
 
 
-def init_home(home: Path) -> Path:
-    """Run `relaybot init` into `home` as a user would; returns the config file."""
+@dataclass(frozen=True)
+class Checkout:
+    """The code a bench's `relaybot` runs: a repository folder and the Python that runs it."""
+
+    root: Path
+    python: str
+
+    @classmethod
+    def at(cls, folder: Path) -> Checkout:
+        """Another checkout of relaybot, run by its own `.venv` (its dependencies may differ from this one's)."""
+        python = folder / ".venv" / "bin" / "python"
+        if not python.exists():
+            raise SystemExit(f"{folder} has no .venv/bin/python: make it (`python3 -m venv .venv`, `pip install -e .`)")
+        return cls(folder.resolve(), str(python))
+
+
+HERE = Checkout(ROOT, sys.executable)
+
+
+def init_home(home: Path, code: Checkout = HERE) -> Path:
+    """Run `relaybot init` of `code` into `home` as a user would; returns the config file."""
     env = {**os.environ, "RELAYBOT_HOME": str(home), "RELAYBOT_CONFIG": str(home / "config.yaml")}
-    subprocess.run([sys.executable, "-m", "bot", "init"], cwd=ROOT, env=env, check=True, capture_output=True)
+    subprocess.run([code.python, "-m", "bot", "init"], cwd=code.root, env=env, check=True, capture_output=True)
     return home / "config.yaml"
 
 
@@ -182,13 +202,20 @@ def load_average() -> str:
 
 
 class RelaybotProcess:
-    """`relaybot run --role ROLE` on a home's config, in its own process; its CPU readable meanwhile."""
+    """`relaybot run --role ROLE` of `code` on a home's config, in its own process; its CPU readable meanwhile."""
 
-    def __init__(self, home: Path, config_file: Path, role: str = "all", env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        home: Path,
+        config_file: Path,
+        role: str = "all",
+        env: dict[str, str] | None = None,
+        code: Checkout = HERE,
+    ) -> None:
         env = {**os.environ, **(env or {}), "RELAYBOT_HOME": str(home), "RELAYBOT_CONFIG": str(config_file)}
-        command = [sys.executable, "-m", "bot", "run", "--role", role]
+        command = [code.python, "-m", "bot", "run", "--role", role]
         self.process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            command, cwd=code.root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
 
     @property
