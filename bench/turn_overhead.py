@@ -1,6 +1,7 @@
 """Per-message overhead against the raw-HTTP floor, and 20 chats at once with the default config.
 
 Run from the repository root: python bench/turn_overhead.py [--rounds 200] [--only gateway] [--auto-recall off]
+                                                     [--against DIR]
 
 The fake model runs in its own process with 0 s latency. Phase 0 is the whole gateway: a real
 `relaybot run` process made by `relaybot init` (default config: streaming on, Telegram only, the
@@ -8,6 +9,8 @@ owner's DM) long-polls the fake Telegram in this process; each round pushes one 
 it to the reply's sendMessage, and reads the gateway's CPU (all threads, schedstat) around it.
 Beside it, interleaved, a minimal client does the same three calls against a second fake Telegram
 (long poll, the model request with relaybot's own body, sendMessage): the three-call floor.
+`--against DIR` runs phase 0 once more right after, through another checkout's gateway (run by DIR/.venv, with
+its own defaults) against a floor of its own, such as the code before wave 4.
 One phase interleaves, round by round:
 a raw aiohttp POST of the exact body relaybot sent in the previous round (the floor), litellm's
 own `acompletion` with the same messages and tools, and a relaybot turn end to end (publish on the
@@ -30,7 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from rig import (
+    HERE,
     Bot,
+    Checkout,
     FakeProcess,
     RelaybotProcess,
     TimedTelegram,
@@ -123,18 +128,24 @@ async def gateway_round(telegram: TimedTelegram, n: int, gateway: RelaybotProces
     return arrived - started, cpu
 
 
-async def whole_gateway(home: Path, rounds: int, body: dict[str, Any], auto_recall: bool) -> None:
-    """Phase 0: `relaybot run` (default config, streaming on) against the floor of three calls, interleaved."""
+async def whole_gateway(
+    home: Path, rounds: int, body: dict[str, Any], auto_recall: bool | None, code: Checkout = HERE
+) -> None:
+    """Phase 0: `relaybot run` of `code` (default config, streaming on; `auto_recall` None: its default) against the
+    floor of three calls, interleaved."""
     import aiohttp
 
     with FakeProcess(0.0, consolidating=True) as fake:
         async with TimedTelegram() as telegram, TimedTelegram() as bare, aiohttp.ClientSession() as session:
-            config_file = init_home(home / "gateway")
+            gateway_home = home / ("gateway" if code is HERE else "against")
+            config_file = init_home(gateway_home, code)
             section = {"enabled": True, "token": telegram.token, "api_base": telegram.base_url}
-            memory = {"auto_recall": {"enabled": auto_recall}}
+            sections: dict[str, Any] = {}
+            if auto_recall is not None:
+                sections["memory"] = {"auto_recall": {"enabled": auto_recall}}
             owners = ["telegram:42"]
-            write_config(config_file, fake.base_url, owners=owners, channels={"telegram": section}, memory=memory)
-            gateway = RelaybotProcess(home / "gateway", config_file)
+            write_config(config_file, fake.base_url, owners=owners, channels={"telegram": section}, **sections)
+            gateway = RelaybotProcess(gateway_home, config_file, code=code)
             data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
             client = asyncio.create_task(three_calls(session, bare, fake.base_url + "/chat/completions", data))
             try:
@@ -156,8 +167,9 @@ async def whole_gateway(home: Path, rounds: int, body: dict[str, Any], auto_reca
             finally:
                 client.cancel()
                 gateway.stop()
-    recall = "on" if auto_recall else "off"
-    print(f"0. {rounds} owner DMs through `relaybot run` (auto-recall {recall}), 0 s model ({load_average()})")
+    recall = "its default" if auto_recall is None else "on" if auto_recall else "off"
+    of = "" if code is HERE else f" of {code.root}"
+    print(f"0. {rounds} owner DMs through `relaybot run`{of} (auto-recall {recall}), 0 s model ({load_average()})")
     print(f"   three-call floor (poll, model, send): {summary(floor)}")
     print(f"   relaybot, push to reply:             {summary(times)}")
     mean, median = statistics.mean(times) / statistics.mean(floor), statistics.median(times) / statistics.median(floor)
@@ -277,12 +289,14 @@ async def skills_cost(home: Path, rounds: int) -> None:
         print(f"   {count:>3} extra skills: system prompt {build:6.1f} µs median, turn {summary(turns[count])}")
 
 
-async def main(rounds: int, only: str | None, auto_recall: bool) -> None:
+async def main(rounds: int, only: str | None, auto_recall: bool, against: Checkout | None) -> None:
     logging.basicConfig(level=logging.ERROR)
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         body = await interleaved(home, 20 if only == "gateway" else rounds)
         await whole_gateway(home, rounds, body, auto_recall)
+        if against is not None:
+            await whole_gateway(home, rounds, body, None, against)
         if only != "gateway":
             await concurrency(home)
             await skills_cost(home, rounds)
@@ -294,5 +308,7 @@ if __name__ == "__main__":
     parser.add_argument("--only", choices=["gateway"], help="only the whole-gateway phase (after a short warm-up)")
     recall_help = "memory.auto_recall.enabled in phase 0"
     parser.add_argument("--auto-recall", choices=["on", "off"], default="on", help=recall_help)
+    parser.add_argument("--against", type=Path, help="another checkout (with its .venv): phase 0 through it too")
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.rounds, arguments.only, arguments.auto_recall == "on"))
+    against = Checkout.at(arguments.against) if arguments.against else None
+    asyncio.run(main(arguments.rounds, arguments.only, arguments.auto_recall == "on", against))
