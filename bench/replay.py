@@ -131,7 +131,7 @@ async def main(folder: Path, rounds: int, exchanges: int | None, against: Checko
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--locomo", type=Path, default=Path("../shared/data/locomo-dev"), help="LoCoMo folder")
-    parser.add_argument("--rounds", type=int, default=2, help="alternations of the two replays")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds; each plays every replay once")
     parser.add_argument("--exchanges", type=int, help="the first N exchanges of each conversation (all by default)")
     parser.add_argument("--against", type=Path, help="another checkout (with its .venv) replayed in each round too")
     args = parser.parse_args()
