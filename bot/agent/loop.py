@@ -204,7 +204,8 @@ class AgentLoop:
             await self._reply(message, await switch(message, found), completes=ids)
             return
         await self._bus.begin_inbound(ids)
-        mark = TurnMark.of(await self._sessions.load(key))  # agent_end reports what the turn added to the session
+        session = await self._sessions.load(key)
+        mark = TurnMark.of(session)  # agent_end reports what the turn added to the session
         started = time.perf_counter()
         self._events.emit(TurnStarted(message.chat, message.id, tuple(ids), "\n\n".join(m.text for m in batch)))
         outbox = TurnOutbox(message.chat, self._bus.publish_outbound)
@@ -226,7 +227,8 @@ class AgentLoop:
                 rules.queue_mode == "steer",
                 lambda edit: self._edits.steering_text(edit, running),
             )
-            result = await bounded(self._turns.run(batch, outbox, steer, trust), self._config.turn_timeout)
+            turn = self._turns.run(batch, session, outbox, steer, trust)
+            result = await bounded(turn, self._config.turn_timeout)
             reply, iterations = result.text, result.iterations
             if result.hit_limit:
                 outcome = "iteration limit"
@@ -241,9 +243,7 @@ class AgentLoop:
             self._turns.close_unfinished(key, STOPPED if lane.stopped else SHUT_DOWN)
             # Stopped by the user: handled. Stopped by a shutdown: the next start runs it again.
             await (self._bus.complete_inbound(ids) if lane.stopped else self._bus.release_inbound(ids))
-            await self._hooks.ended(
-                message, "stopped" if lane.stopped else "shut down", None, mark.since(self._sessions)
-            )
+            await self._hooks.ended(message, "stopped" if lane.stopped else "shut down", None, mark, self._sessions)
             raise
         except TurnTimedOut as exc:
             outcome = "timed out"
@@ -269,7 +269,7 @@ class AgentLoop:
                 TurnFinished(message.chat, message.id, outcome, iterations, duration, reply is not None, reply or "")
             )
             logger.info("[%s] turn %s in %.2fs (%s)", key, outcome, duration, message.id)
-        await self._hooks.ended(message, outcome, reply, mark.since(self._sessions))
+        await self._hooks.ended(message, outcome, reply, mark, self._sessions)
         if failure is not None and all(m.awaited for m in batch):
             logger.info("[%s] turn failed for good; its caller gets the error, no dead letter is kept", key)
             failure = None

@@ -62,13 +62,14 @@ class SessionTurns:
     async def run(
         self,
         batch: list[InboundMessage],
+        session: Session,
         outbox: TurnOutbox,
         steer: Callable[[], list[str]] | None = None,
         trust: Trust | None = None,
     ) -> TurnResult:
-        """Run the turn, acting with `trust` (by default the batch's lowest) and charged to its sender."""
+        """Run the turn in `session` (the batch's, as its caller just loaded it), acting with `trust` (by default the
+        batch's lowest) and charged to its sender."""
         trust = trust or lowest_trust(batch)
-        session = await self._sessions.load(batch[-1].chat.session_key)
         with charged_to(charge_for(_trusted(batch[-1], trust))):
             if self._transcriber is not None:
                 batch = [await self._transcriber.apply(m) for m in batch]

@@ -118,10 +118,13 @@ class TurnHooks:
             messages[0] = {**messages[0], "content": str(decision.value)}
         return messages
 
-    async def ended(self, message: InboundMessage, outcome: str, reply: str | None, added: TurnAdded) -> None:
-        """`agent_end`: the turn's outcome, the reply it is about to send (None when it sends none), what it added."""
+    async def ended(
+        self, message: InboundMessage, outcome: str, reply: str | None, mark: TurnMark, sessions: Sessions
+    ) -> None:
+        """`agent_end`: the turn's outcome, the reply it is about to send (None when it sends none), what it added
+        since `mark` (read from `sessions` only when a plugin hears it: with Redis, a read is a round trip)."""
         if self.hooks.has("agent_end"):
-            messages, (prompt, completion) = added
+            messages, (prompt, completion) = mark.since(sessions)
             event = AgentEnd(message.chat, message.sender_id, outcome, reply, messages, prompt, completion)
             await self.hooks.run("agent_end", event)
 
