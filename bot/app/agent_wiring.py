@@ -110,7 +110,7 @@ class AgentApp:
         self.rules = ChatRulesBook(config.channels.bot_sections(), config.agent.queue_mode)
         self.sessions = self.stores.sessions()
         memory = self.memory_backend = self.stores.memory()
-        quick, recheck = (QUICK_SEARCH, RECHECK) if memory.local else (0.0, 0.0)
+        quick = QUICK_SEARCH if memory.local else 0.0  # logs read over the network are read in a worker thread
         folders = (config.workspace, config.state_dir)
         self.indexes = MemoryIndexes(
             memory.logs,
@@ -120,7 +120,7 @@ class AgentApp:
             quick=quick,
             bulk=memory.bulk,
             home=memory.home,
-            recheck=recheck,
+            recheck=RECHECK,
         )
         self.indexes.semantic = semantic_memory(config.memory.embeddings, self.ledger, self.guard, memory.home)
         self.registry.register(RecallTool(IndexRecall(self.indexes, config.timezone), config.timezone))

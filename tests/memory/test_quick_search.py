@@ -130,33 +130,3 @@ async def test_one_slow_search_keeps_the_scope_on_the_loop_and_two_in_a_row_send
 
     # unmeasured; quick; slow, but the one before was quick (as is the next); slow twice: the next in a thread
     assert slow.on_loop() == [False, True, True, True, True, True, False, True]
-
-
-async def test_what_other_sessions_save_shows_from_the_next_check_and_what_left_the_prompt_at_once(
-    tmp_path: Path,
-) -> None:
-    backend = Backend(SessionStore(tmp_path / "sessions"), FileLogs(tmp_path / "sessions"), FileMembers(tmp_path / "l"))
-    now = [0.0]
-    index = MemoryIndexes(
-        backend.logs, backend.members, tmp_path / "ws", tmp_path / "state", "UTC", recheck=1.0, ticks=lambda: now[0]
-    )
-    scope = tmp_path / "ws" / "memory"
-    backend.say("telegram:1", "The boat is moored at pier nine", "OK")  # messages 0-3
-    backend.say("console:direct", "Bought new oars", "Nice")
-    await index.join(scope, "console:direct")
-    assert asked(await index.search(scope, "boat", shown=Shown("telegram:1", 4), join="telegram:1")) == [
-        "The boat is moored at pier nine"
-    ]
-    backend.say("console:direct", "The kayak is moored at pier nine too", "OK")  # another session of the scope
-    now[0] = 0.9
-    within = asked(await index.search(scope, "kayak", shown=Shown("telegram:1", 4), join="telegram:1"))
-    now[0] = 1.0
-    rechecked = asked(await index.search(scope, "kayak", shown=Shown("telegram:1", 4), join="telegram:1"))
-    backend.say("telegram:1", "The canoe is moored at pier nine as well", "OK")  # messages 4-7
-    now[0] = 1.1
-    left = asked(await index.search(scope, "canoe", shown=Shown("telegram:1", 8), join="telegram:1"))
-    await index.stop()
-
-    assert within == []
-    assert rechecked == ["The kayak is moored at pier nine too"]
-    assert left == ["The canoe is moored at pier nine as well"]  # the session's own, out of the prompt: no wait
