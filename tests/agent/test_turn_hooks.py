@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bot.hooks.hook_events import AgentBootstrap, AgentEnd, CommandIssued, Replace
+from bot.sessions.session import Session
 from tests.fakes.openai_server import FakeLLM, Hang, Text, ToolCalls
 from tests.support.harness import Harness
 
@@ -89,3 +92,26 @@ async def test_agent_bootstrap_adds_and_removes_prompt_files(tmp_path: Path, fak
     assert offered == [("AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md")]
     assert "## notes/extra.md\n\nEXTRA-MARKER" in prompt
     assert "SOUL-MARKER" not in prompt and "OUTSIDE-MARKER" not in prompt
+
+
+async def test_a_turn_reads_its_session_once_when_no_plugin_hears_agent_end(
+    tmp_path: Path, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_llm.script(Text("Hello."))
+    async with Harness(tmp_path, fake_llm) as bot:
+        sessions, reads = bot.app.sessions, []
+        load, get = sessions.load, sessions.get
+
+        async def counted_load(key: str) -> Session:
+            reads.append(key)
+            return await load(key)
+
+        def counted_get(key: str) -> Session:
+            reads.append(key)
+            return get(key)
+
+        monkeypatch.setattr(sessions, "load", counted_load)
+        monkeypatch.setattr(sessions, "get", counted_get)
+        assert await bot.ask("hi") == "Hello."
+        await bot.app.loop.drain(5)
+    assert len(reads) == 1  # with Redis, each read of a session is a round trip
