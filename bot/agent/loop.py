@@ -227,8 +227,7 @@ class AgentLoop:
                 rules.queue_mode == "steer",
                 lambda edit: self._edits.steering_text(edit, running),
             )
-            turn = self._turns.run(batch, session, outbox, steer, trust)
-            result = await bounded(turn, self._config.turn_timeout)
+            result = await bounded(self._turns.run(batch, session, outbox, steer, trust), self._config.turn_timeout)
             reply, iterations = result.text, result.iterations
             if result.hit_limit:
                 outcome = "iteration limit"
