@@ -24,7 +24,6 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from locomo.conversation import Conversation, load
 from rig import (
@@ -33,6 +32,7 @@ from rig import (
     FakeProcess,
     RelaybotProcess,
     TimedTelegram,
+    auto_recall_sections,
     init_home,
     load_average,
     process_cpu,
@@ -68,7 +68,7 @@ async def replay(
             "allow_from": [str(FIRST_USER + i) for i in range(CHATS)],
             "streaming": "off",
         }
-        sections: dict[str, Any] = {} if auto_recall is None else {"memory": {"auto_recall": {"enabled": auto_recall}}}
+        sections = auto_recall_sections(auto_recall)
         write_config(config_file, base_url, channels={"telegram": section}, access={"rate_limit": 0}, **sections)
         gateway = RelaybotProcess(home, config_file, code=code)
         try:

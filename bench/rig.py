@@ -104,6 +104,12 @@ def write_config(config_file: Path, base_url: str, **sections: Any) -> None:
     config_file.write_text(yaml.safe_dump(data))
 
 
+def auto_recall_sections(enabled: bool | None) -> dict[str, Any]:
+    """`write_config` sections switching auto-recall on or off; none for None: the code's own default (another
+    checkout may not know the key)."""
+    return {} if enabled is None else {"memory": {"auto_recall": {"enabled": enabled}}}
+
+
 def bench_config(home: Path, base_url: str, **sections: Any) -> Config:
     """`relaybot init` in `home`, pointed at the fake; the loaded Config."""
     config_file = init_home(home)

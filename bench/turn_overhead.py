@@ -39,6 +39,7 @@ from rig import (
     FakeProcess,
     RelaybotProcess,
     TimedTelegram,
+    auto_recall_sections,
     bench_config,
     init_home,
     load_average,
@@ -140,9 +141,7 @@ async def whole_gateway(
             gateway_home = home / ("gateway" if code is HERE else "against")
             config_file = init_home(gateway_home, code)
             section = {"enabled": True, "token": telegram.token, "api_base": telegram.base_url}
-            sections: dict[str, Any] = {}
-            if auto_recall is not None:
-                sections["memory"] = {"auto_recall": {"enabled": auto_recall}}
+            sections = auto_recall_sections(auto_recall)
             owners = ["telegram:42"]
             write_config(config_file, fake.base_url, owners=owners, channels={"telegram": section}, **sections)
             gateway = RelaybotProcess(gateway_home, config_file, code=code)
